@@ -1,0 +1,84 @@
+"""torchic: a small, fast, readable PyTorch-style neural-network library.
+
+    import torchic as torch
+    torch.init(backend="workers")          # or "simd", "webgpu"
+    x = torch.randn(3, 4, requires_grad=True)
+    loss = (x @ x.T).sum()
+    loss.backward()
+    print(x.grad)
+
+See README.md for the API table and docs/ARCHITECTURE.md for how it works.
+"""
+
+import atexit as _atexit
+
+from . import dispatcher as _dispatcher
+from .autograd import enable_grad, is_grad_enabled, no_grad
+from .creation import (Generator, arange, as_tensor, empty, empty_like, from_numpy, full,
+                       full_like, linspace, manual_seed, multinomial, ones, ones_like, rand,
+                       rand_like, randint, randn, randn_like, randperm, tensor, zeros,
+                       zeros_like, default_generator)
+from .dispatcher import (BackendUnavailableError, KernelError, backend_names, init, shutdown)
+from .allocator import HeapFullError
+from .functions import (abs, amax, amin, argmax, argmin, cat, cross_entropy, div, eq, exp,
+                        expand, flatten, ge, gt, le, log, log_softmax, lt, matmul, max, maximum,
+                        mean, min, minimum, mse_loss, mul, ne, neg, permute, pow, relu, reshape,
+                        sigmoid, softmax, sqrt, squeeze, stack, sub, sum, tanh, transpose,
+                        unsqueeze, var, where, add)
+from .scopes import keep, track_tensors
+from .tensor import DType, Tensor, float32, int32
+
+__version__ = "0.1.0"
+
+float = float32          # noqa: A001  PyTorch spellings
+long = int32             # indices are int32 in torchic
+int64 = int32
+int = int32              # noqa: A001
+
+
+def memory():
+    """Exact heap figures of the current runtime (bytes, blocks, tensors, recycling)."""
+    from .tensor import live_tensor_count
+    rt = _dispatcher.runtime()
+    with rt.lock:
+        stats = rt.allocator.stats()
+    stats["live_tensors"] = live_tensor_count()
+    stats["backend"] = rt.backend.name
+    return stats
+
+
+def sync():
+    """Wait until every queued op has run; raise KernelError if one failed."""
+    _dispatcher.runtime().sync()
+
+
+def dispose(*tensors):
+    """Free the storage of the given tensors (nested lists / dicts allowed) now."""
+    from .scopes import _iter_tensors
+    for t in _iter_tensors(tensors):
+        t.dispose()
+
+
+def get_backend():
+    return _dispatcher.current_backend_name()
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(t):
+    return t.numel()
+
+
+def save(obj, path):
+    from .checkpoint import save as _save
+    return _save(obj, path)
+
+
+def load(path):
+    from .checkpoint import load as _load
+    return _load(path)
+
+
+_atexit.register(shutdown)

@@ -1,0 +1,185 @@
+"""The heap allocator: a segregated free-list over byte offsets (no I/O).
+
+Why this shape
+--------------
+Training repeats the same step over and over, so the same tensor sizes are
+requested again and again. The fast path is therefore *exact recycling*:
+every freed small block goes onto a LIFO bucket for its (rounded) size, and the
+next request of that size pops it back in O(1): a dict lookup and a list pop.
+LIFO keeps the most recently touched (cache-warm) block in use.
+
+Large blocks (over ``small_max`` bytes) are rarer and big enough that
+fragmentation matters, so they take the *coalescing path*: each arena keeps a
+list of free ranges sorted by offset; a freed large block is merged with its
+free neighbours, and a request takes the first range that fits (splitting off
+the rest). Fresh small blocks are carved from the same ranges.
+
+The heap is a list of arenas (one NumPy buffer or GPU buffer each, made by the
+backend through the ``new_arena`` callback). When nothing fits, the allocator
+first returns every bucketed block to the coalescing lists (so memory parked
+in one size class can serve another), then asks for a new arena, and raises
+``HeapFullError`` naming the requested / in-use / cap bytes when the cap
+would be exceeded.
+
+Blocks never move, so a block can be handed to a new tensor the moment it is
+freed: the op stream runs every earlier reader before any later writer (see
+``dispatcher.py``).
+"""
+
+import bisect
+
+
+class HeapFullError(MemoryError):
+    """An allocation would take the heap past the cap set at ``init``."""
+
+
+class Block:
+    """A range of one arena: ``arena`` index, byte ``offset``, byte ``size``."""
+
+    __slots__ = ("arena", "offset", "size", "__weakref__")
+
+    def __init__(self, arena, offset, size):
+        self.arena = arena
+        self.offset = offset
+        self.size = size
+
+    def __repr__(self):
+        return f"Block(arena={self.arena}, offset={self.offset}, size={self.size})"
+
+
+def round_up(n, multiple):
+    return (n + multiple - 1) // multiple * multiple
+
+
+class Allocator:
+    def __init__(self, new_arena, cap_bytes, arena_bytes=64 << 20, max_arena_bytes=None,
+                 align=256, small_max=1 << 20):
+        """new_arena(nbytes) -> None is called to grow the heap by one arena.
+
+        cap_bytes: the most the heap may hold in arenas together.
+        arena_bytes: the usual arena size; a bigger request gets an arena of its own.
+        max_arena_bytes: the largest arena the backend can make (a GPU binding limit).
+        """
+        self._new_arena = new_arena
+        self.cap_bytes = int(cap_bytes)
+        self.arena_bytes = int(arena_bytes)
+        self.max_arena_bytes = int(max_arena_bytes or cap_bytes)
+        self.align = int(align)
+        self.small_max = int(small_max)
+        self.arena_sizes = []     # bytes of each arena
+        self._free_ranges = []    # per arena: sorted list of [offset, size]
+        self._buckets = {}        # rounded size -> list of (arena, offset), LIFO
+        self.in_use = 0
+        self.peak = 0
+        self.live_blocks = 0
+        self.recycled = 0         # requests served from a bucket (O(1) path)
+        self.fresh = 0            # requests carved from free ranges / new arenas
+
+    # -- public ---------------------------------------------------------------
+    @property
+    def capacity(self):
+        return sum(self.arena_sizes)
+
+    def alloc(self, nbytes):
+        size = round_up(max(int(nbytes), 1), self.align)
+        if size <= self.small_max:
+            bucket = self._buckets.get(size)
+            if bucket:
+                arena, offset = bucket.pop()
+                self.recycled += 1
+                return self._hand_out(arena, offset, size)
+        placed = self._carve(size)
+        if placed is None:
+            self._flush_buckets()
+            placed = self._carve(size)
+        if placed is None:
+            placed = self._grow_and_carve(size, nbytes)
+        self.fresh += 1
+        return self._hand_out(placed[0], placed[1], size)
+
+    def free(self, block):
+        self.in_use -= block.size
+        self.live_blocks -= 1
+        if block.size <= self.small_max:
+            self._buckets.setdefault(block.size, []).append((block.arena, block.offset))
+        else:
+            self._release_range(block.arena, block.offset, block.size)
+
+    def stats(self):
+        parked = sum(size * len(b) for size, b in self._buckets.items())
+        return {
+            "bytes_in_use": self.in_use,
+            "peak_bytes": self.peak,
+            "live_blocks": self.live_blocks,
+            "heap_capacity": self.capacity,
+            "heap_cap": self.cap_bytes,
+            "arenas": len(self.arena_sizes),
+            "bytes_in_buckets": parked,
+            "recycled_allocs": self.recycled,
+            "fresh_allocs": self.fresh,
+        }
+
+    def free_ranges(self):
+        """(arena, offset, size) of every range not handed out (for tests)."""
+        out = [(a, o, s) for a, ranges in enumerate(self._free_ranges) for o, s in ranges]
+        out += [(a, o, size) for size, b in self._buckets.items() for a, o in b]
+        return out
+
+    # -- internals --------------------------------------------------------------
+    def _hand_out(self, arena, offset, size):
+        self.in_use += size
+        self.live_blocks += 1
+        if self.in_use > self.peak:
+            self.peak = self.in_use
+        return Block(arena, offset, size)
+
+    def _carve(self, size):
+        for arena, ranges in enumerate(self._free_ranges):
+            for i, (offset, free) in enumerate(ranges):
+                if free >= size:
+                    if free == size:
+                        del ranges[i]
+                    else:
+                        ranges[i] = [offset + size, free - size]
+                    return arena, offset
+        return None
+
+    def _release_range(self, arena, offset, size):
+        ranges = self._free_ranges[arena]
+        i = bisect.bisect_left(ranges, [offset, 0])
+        # merge with the following range
+        if i < len(ranges) and offset + size == ranges[i][0]:
+            size += ranges[i][1]
+            del ranges[i]
+        # merge with the preceding range
+        if i > 0 and ranges[i - 1][0] + ranges[i - 1][1] == offset:
+            ranges[i - 1][1] += size
+        else:
+            ranges.insert(i, [offset, size])
+
+    def _flush_buckets(self):
+        buckets, self._buckets = self._buckets, {}
+        for size, entries in buckets.items():
+            for arena, offset in entries:
+                self._release_range(arena, offset, size)
+
+    def _grow_and_carve(self, size, requested):
+        arena_size = max(self.arena_bytes, size)
+        if arena_size > self.max_arena_bytes:
+            if size > self.max_arena_bytes:
+                raise HeapFullError(
+                    f"cannot allocate {requested} bytes: larger than the backend's largest "
+                    f"buffer ({self.max_arena_bytes} bytes)")
+            arena_size = self.max_arena_bytes
+        room = self.cap_bytes - self.capacity
+        if arena_size > room:
+            arena_size = size  # a smaller arena still may fit under the cap
+        if arena_size > room:
+            raise HeapFullError(
+                f"heap cap exceeded: requested {requested} bytes, {self.in_use} bytes in use, "
+                f"heap holds {self.capacity} of its cap of {self.cap_bytes} bytes "
+                f"(raise it with torchic.init(heap_cap=...))")
+        self._new_arena(arena_size)
+        self.arena_sizes.append(arena_size)
+        self._free_ranges.append([[0, arena_size]])
+        return self._carve(size)

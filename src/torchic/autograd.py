@@ -1,0 +1,236 @@
+"""Reverse-mode autograd over a dynamic graph.
+
+Each differentiable op is a ``Function`` subclass (functions.py) with
+``forward`` and ``backward`` side by side. ``Function.apply`` runs forward
+and, when gradients are wanted, records a node: the Function instance
+itself, holding ``edges`` to where the gradient of each input goes (the
+input's own node, or the leaf tensor that accumulates ``.grad``) and the
+tensors it saved. ``backward`` orders the nodes topologically with an explicit
+stack (no recursion, so 10,000-op chains are fine), runs each node's
+backward once with the summed gradient of its output, and frees the graph
+unless ``retain_graph=True``.
+
+Backward formulas are written with ordinary tensor ops under ``no_grad``:
+they read like the maths and run on whatever backend is current.
+"""
+
+import contextvars
+import functools
+
+_grad_enabled = contextvars.ContextVar("torchic_grad_enabled", default=True)
+
+
+def is_grad_enabled():
+    return _grad_enabled.get()
+
+
+class _GradMode:
+    """Context manager, decorator and call form (``no_grad(fn)``) for a grad mode."""
+
+    def __init__(self, enabled, fn=None):
+        self._enabled = enabled
+        self._tokens = []
+        self._fn = fn
+
+    def __enter__(self):
+        self._tokens.append(_grad_enabled.set(self._enabled))
+        return self
+
+    def __exit__(self, *exc):
+        _grad_enabled.reset(self._tokens.pop())
+        return False
+
+    def __call__(self, fn):
+        if not callable(fn):
+            raise TypeError("no_grad()/enable_grad() wrap a callable")
+        mode = self._enabled
+
+        @functools.wraps(fn)
+        def wrapped(*a, **k):
+            with _GradMode(mode):
+                return fn(*a, **k)
+        return wrapped
+
+
+def no_grad(fn=None):
+    """Disable graph recording: ``with no_grad():``, ``@no_grad`` / ``@no_grad()``, or
+    the call form ``no_grad(fn)()`` (the original's ``noGrad(fn)``), which runs fn
+    without recording and returns its result.
+    """
+    if fn is None:
+        return _GradMode(False)
+    if not callable(fn):
+        raise TypeError("no_grad(fn) needs a callable")
+    return _DecoratorOrCall(False, fn)
+
+
+def enable_grad(fn=None):
+    if fn is None:
+        return _GradMode(True)
+    return _DecoratorOrCall(True, fn)
+
+
+class _DecoratorOrCall:
+    """``no_grad(fn)``: used as a decorator it wraps; called with no args it runs fn."""
+
+    def __init__(self, enabled, fn):
+        self._enabled = enabled
+        self._fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        with _GradMode(self._enabled):
+            return self._fn(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+
+class Function:
+    """Base class of differentiable ops. Subclasses define forward and backward.
+
+    forward(self, *args, **params) -> Tensor computes with raw (unrecorded) ops.
+    backward(self, grad) -> a tuple with one gradient (or None) per forward arg.
+    Call ``self.save(*tensors)`` in forward to keep tensors for backward; they
+    come back from ``self.saved`` (checked against in-place modification).
+    """
+
+    __slots__ = ("edges", "needs_grad", "_saved", "_versions", "freed", "retained",
+                 "__dict__")
+
+    @classmethod
+    def apply(cls, *args, **params):
+        from .tensor import Tensor
+        node = cls()
+        if _grad_enabled.get():
+            needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+            record = True in needs
+        else:
+            record = False
+        if not record:
+            node.needs_grad = ()
+            with _GradMode(False):
+                return node.forward(*args, **params)
+        node.needs_grad = needs
+        node._saved = ()
+        with _GradMode(False):
+            out = node.forward(*args, **params)
+        node.edges = tuple(
+            (a.grad_fn if a.grad_fn is not None else a) if need else None
+            for a, need in zip(args, needs))
+        node.freed = False
+        node.retained = None
+        out.requires_grad = True
+        out.grad_fn = node
+        return out
+
+    def save(self, *tensors):
+        if self.needs_grad:
+            self._saved = tensors
+            self._versions = tuple(t._storage.version for t in tensors)
+
+    @property
+    def saved(self):
+        if self.freed:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Saved tensors are freed "
+                "after backward; call .backward(retain_graph=True) the first time if you "
+                "need to backward through the graph again.")
+        for t, v in zip(self._saved, self._versions):
+            if t._storage.version != v:
+                raise RuntimeError(
+                    f"one of the tensors needed for gradient computation in "
+                    f"{type(self).__name__} has been modified by an inplace operation: "
+                    f"a tensor of shape {list(t.shape)} is at version {t._storage.version}; "
+                    f"expected version {v}")
+        return self._saved
+
+    def forward(self, *args, **params):
+        raise NotImplementedError
+
+    def backward(self, grad):
+        raise NotImplementedError
+
+    @property
+    def name(self):
+        return type(self).__name__ + "Backward"
+
+    def __repr__(self):
+        return f"<{self.name}>"
+
+
+def _topological_order(root_node):
+    """Nodes reachable from root, each before the nodes it feeds (iterative DFS)."""
+    order, visited = [], set()
+    stack = [(root_node, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        for edge in node.edges:
+            if isinstance(edge, Function) and id(edge) not in visited:
+                stack.append((edge, False))
+    order.reverse()
+    return order
+
+
+def run_backward(tensor, gradient=None, retain_graph=False):
+    from .tensor import Tensor, _accumulate_grad
+    if not tensor.requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn: call .requires_grad_() on a leaf before building the graph")
+    if gradient is None:
+        if tensor.numel() != 1:
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs; "
+                               f"backward() on a tensor of shape {list(tensor.shape)} needs "
+                               f"gradient= of the same shape")
+        from . import creation
+        gradient = creation.ones(tensor.shape)
+    else:
+        if not isinstance(gradient, Tensor):
+            from . import creation
+            gradient = creation.tensor(gradient)
+        if gradient.shape != tensor.shape:
+            raise RuntimeError(f"gradient has shape {list(gradient.shape)} but the tensor has "
+                               f"shape {list(tensor.shape)}")
+    if tensor.grad_fn is None:
+        _accumulate_grad(tensor, gradient)
+        return
+    with _GradMode(False):
+        root = tensor.grad_fn
+        order = _topological_order(root)
+        grads = {id(root): gradient}
+        for node in order:
+            grad = grads.pop(id(node), None)
+            if grad is None:
+                continue
+            if node.freed:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time; call "
+                    ".backward(retain_graph=True) the first time to keep the graph")
+            if node.retained is not None:
+                t = node.retained()
+                if t is not None:
+                    _accumulate_grad(t, grad)
+            input_grads = node.backward(grad)
+            if not isinstance(input_grads, tuple):
+                input_grads = (input_grads,)
+            for edge, g in zip(node.edges, input_grads):
+                if edge is None or g is None:
+                    continue
+                if isinstance(edge, Function):
+                    prev = grads.get(id(edge))
+                    grads[id(edge)] = g if prev is None else prev + g
+                else:
+                    _accumulate_grad(edge, g)
+            if not retain_graph:
+                node.freed = True
+                node._saved = ()

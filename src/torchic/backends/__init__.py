@@ -1,0 +1,1 @@
+"""Backends: each subpackage implements dispatcher.Backend and registers itself."""

@@ -1,0 +1,108 @@
+"""The `workers` backend: coordinator + N worker threads over one host heap, NumPy kernels.
+
+This is the portable reference backend: it needs nothing but NumPy, and its
+kernel table (numpy_kernels.py) is the executable form of the op contract
+in ops.py.
+"""
+
+import os
+import threading
+
+from ...dispatcher import Backend, register_backend
+from . import numpy_kernels
+from .heap import HostHeap
+from .stream import OpStream, WorkerPool
+
+# Below this many output elements an op runs whole on the coordinator: a
+# hand-off to a worker thread costs more than the kernel (measured with
+# `python -m torchic bench elementwise`; see docs/ARCHITECTURE.md).
+SPLIT_MIN_ELEMENTS = int(os.environ.get("TORCHIC_SPLIT_MIN", 1 << 16))
+
+
+class WorkersBackend(Backend):
+    name = "workers"
+
+    def __init__(self, threads=None, **options):
+        super().__init__(threads)
+        if options:
+            raise TypeError(f"backend 'workers' got unknown options {sorted(options)}")
+        self.heap = HostHeap()
+        self.kernels = numpy_kernels.KERNELS
+        self.pool = WorkerPool(self.threads - 1, "torchic")
+        self.stream = OpStream(self._execute, "torchic")
+
+    # heap
+    def new_arena(self, nbytes):
+        self.heap.new_arena(nbytes)
+
+    # stream
+    def run(self, op, out, inputs, params):
+        self.stream.put((op, out, inputs, params))
+
+    def write(self, view, array):
+        self.stream.put(("<write>", view, array, None))
+
+    def read(self, view):
+        done = threading.Event()
+        box = []
+        self.stream.put(("<read>", view, box, done))
+        done.wait()
+        self.raise_pending_error()
+        return box[0]
+
+    def sync(self):
+        self.stream.wait()
+        self.raise_pending_error()
+
+    def close(self):
+        self.stream.close()
+        self.pool.close()
+        self.heap.close()
+
+    def describe(self):
+        return {"backend": self.name, "threads": self.threads,
+                "kernels": "NumPy " + __import__("numpy").__version__,
+                "split_min_elements": SPLIT_MIN_ELEMENTS}
+
+    # coordinator side ----------------------------------------------------------
+    def _execute(self, record):
+        if isinstance(record, threading.Event):
+            record.set()
+            return
+        op, out, inputs, params = record
+        if op == "<read>":
+            try:
+                inputs.append(self.heap.array(out).copy())
+            except BaseException as exc:
+                self.record_error("read", exc)
+                inputs.append(None)
+            params.set()
+            return
+        try:
+            heap_array = self.heap.array
+            if op == "<write>":
+                heap_array(out)[...] = inputs
+                return
+            out_a = heap_array(out)
+            ins = tuple(heap_array(v) for v in inputs)
+            kernel = self.kernels[op]
+            n = numpy_kernels.split_length(op, out) if self.pool.size > 1 else 0
+            if n < 2 or out_a.size < SPLIT_MIN_ELEMENTS:
+                kernel(out_a, ins, params)
+            else:
+                self._run_split(op, kernel, out_a, ins, params, n)
+        except BaseException as exc:
+            self.record_error(op.strip("<>"), exc)
+
+    def _run_split(self, op, kernel, out_a, ins, params, n):
+        cut = numpy_kernels.SPLIT[op]
+        parts = min(self.pool.size, n)
+        bounds = [n * i // parts for i in range(parts + 1)]
+        tasks = []
+        for lo, hi in zip(bounds, bounds[1:]):
+            o, i = cut(out_a, ins, lo, hi)
+            tasks.append(lambda o=o, i=i: kernel(o, i, params))
+        self.pool.run_parallel(tasks)
+
+
+register_backend(WorkersBackend, numpy_kernels.KERNELS)

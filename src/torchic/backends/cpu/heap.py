@@ -1,0 +1,40 @@
+"""The CPU heap: arenas of host memory (NumPy byte buffers) and views onto them."""
+
+import numpy as np
+
+from ...dispatcher import DTYPES
+
+# 64-byte alignment inside an arena is enough for AVX-512 loads; blocks are
+# 256-byte aligned by the allocator anyway (the same rule as the GPU heap).
+ARENA_ALIGN = 64
+
+
+class HostHeap:
+    def __init__(self):
+        self.arenas = []     # NumPy uint8 arrays, aligned to ARENA_ALIGN
+        self.addresses = []  # raw address of each arena (for native kernels)
+
+    def new_arena(self, nbytes):
+        raw = np.zeros(nbytes + ARENA_ALIGN, dtype=np.uint8)
+        start = (-raw.ctypes.data) % ARENA_ALIGN
+        arena = raw[start:start + nbytes]
+        self.arenas.append(arena)
+        self.addresses.append(arena.ctypes.data)
+
+    def array(self, view):
+        """A NumPy array aliasing the view's memory (no copy)."""
+        dtype = DTYPES[view.dtype]
+        item = dtype.itemsize
+        block = view.block
+        return np.ndarray(view.shape, dtype, self.arenas[block.arena],
+                          block.offset + view.offset * item,
+                          tuple(s * item for s in view.strides))
+
+    def address(self, view):
+        """Byte address of the view's first element."""
+        return (self.addresses[view.block.arena] + view.block.offset
+                + view.offset * DTYPES[view.dtype].itemsize)
+
+    def close(self):
+        self.arenas.clear()
+        self.addresses.clear()

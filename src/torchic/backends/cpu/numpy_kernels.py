@@ -1,0 +1,188 @@
+"""The `workers` kernel table: one NumPy function per primitive op (ops.py).
+
+Each kernel takes NumPy arrays that alias the heap, ``kernel(out, inputs, params)``,
+and writes ``out`` in place. They run on the coordinator or worker threads,
+never on the calling thread. ``SPLIT`` says how a large op is cut into row
+ranges for the worker threads (``None``: run whole on one thread).
+"""
+
+import numpy as np
+
+
+def _unary(fn):
+    def kernel(out, ins, params):
+        fn(ins[0], out=out)
+    return kernel
+
+
+def _relu(a, out):
+    np.maximum(a, np.float32(0), out=out)
+
+
+def _sigmoid(a, out):
+    # 1 / (1 + exp(-a)); exp overflow to inf gives the right limit 0
+    np.negative(a, out=out)
+    np.exp(out, out=out)
+    out += np.float32(1)
+    np.reciprocal(out, out=out)
+
+
+def _binary(fn):
+    def kernel(out, ins, params):
+        fn(ins[0], ins[1], out=out)
+    return kernel
+
+
+def _compare(fn):
+    def kernel(out, ins, params):
+        fn(ins[0], ins[1], out=out, casting="unsafe")
+    return kernel
+
+
+def fill(out, ins, params):
+    out[...] = params["value"]
+
+
+def copy(out, ins, params):
+    np.copyto(out, ins[0], casting="unsafe")
+
+
+def where(out, ins, params):
+    cond, a, b = ins
+    np.copyto(out, b)
+    np.copyto(out, a, where=cond != 0)
+
+
+def _axes(a, params):
+    n = params["naxes"]
+    return tuple(range(a.ndim - n, a.ndim))
+
+
+def reduce_sum(out, ins, params):
+    a = ins[0]
+    np.sum(a, axis=_axes(a, params), out=out)
+
+
+def reduce_max(out, ins, params):
+    a = ins[0]
+    np.max(a, axis=_axes(a, params), out=out, initial=-np.inf)
+
+
+def reduce_min(out, ins, params):
+    a = ins[0]
+    np.min(a, axis=_axes(a, params), out=out, initial=np.inf)
+
+
+def argmax(out, ins, params):
+    np.copyto(out, np.argmax(ins[0], axis=-1), casting="unsafe")
+
+
+def _shifted(a):
+    """a - rowmax(a) in a new float32 array."""
+    return a - a.max(axis=1, keepdims=True)
+
+
+def softmax(out, ins, params):
+    if out.shape[1] == 0:
+        return
+    np.exp(_shifted(ins[0]), out=out)
+    out /= out.sum(axis=1, keepdims=True)
+
+
+def log_softmax(out, ins, params):
+    if out.shape[1] == 0:
+        return
+    shifted = _shifted(ins[0])
+    np.subtract(shifted, np.log(np.exp(shifted).sum(axis=1, keepdims=True)), out=out)
+
+
+def _check_index(idx, bound, what):
+    if idx.size and (idx.min() < 0 or idx.max() >= bound):
+        bad = idx[(idx < 0) | (idx >= bound)][0]
+        raise IndexError(f"{what} {int(bad)} is out of range [0, {bound})")
+
+
+def cross_entropy(out, ins, params):
+    logits, target = ins
+    rows, classes = logits.shape
+    _check_index(target, classes, "target class")
+    m = logits.max(axis=1, keepdims=True) if classes else np.zeros((rows, 1), np.float32)
+    lse = np.log(np.exp(logits - m).sum(axis=1)) + m[:, 0]
+    out[...] = lse - logits[np.arange(rows), target]
+
+
+def cross_entropy_grad(out, ins, params):
+    logits, target, g = ins
+    rows, classes = logits.shape
+    _check_index(target, classes, "target class")
+    softmax(out, (logits,), params)
+    out[np.arange(rows), target] -= np.float32(1)
+    out *= g[:, None]
+
+
+def matmul(out, ins, params):
+    np.matmul(ins[0], ins[1], out=out)
+
+
+def gather_rows(out, ins, params):
+    table, idx = ins
+    _check_index(idx, table.shape[0], "index")
+    np.take(table, idx, axis=0, out=out)
+
+
+def scatter_add_rows(out, ins, params):
+    src, idx = ins
+    _check_index(idx, out.shape[0], "index")
+    np.add.at(out, idx, src)
+
+
+KERNELS = {
+    "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
+    "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
+    "sqrt": _unary(np.sqrt), "abs": _unary(np.abs),
+    "add": _binary(np.add), "sub": _binary(np.subtract), "mul": _binary(np.multiply),
+    "div": _binary(np.divide), "pow": _binary(np.power),
+    "maximum": _binary(np.maximum), "minimum": _binary(np.minimum),
+    "eq": _compare(np.equal), "ne": _compare(np.not_equal), "lt": _compare(np.less),
+    "le": _compare(np.less_equal), "gt": _compare(np.greater), "ge": _compare(np.greater_equal),
+    "sum": reduce_sum, "max": reduce_max, "min": reduce_min,
+    "fill": fill, "copy": copy, "where": where, "argmax": argmax,
+    "softmax": softmax, "log_softmax": log_softmax,
+    "cross_entropy": cross_entropy, "cross_entropy_grad": cross_entropy_grad,
+    "matmul": matmul, "gather_rows": gather_rows, "scatter_add_rows": scatter_add_rows,
+}
+
+
+# -- how to cut an op into row ranges for the worker threads ---------------------
+def _rows_of_all(out, ins, lo, hi):
+    """Ops whose out and every input share axis 0 (elementwise, rowwise)."""
+    return out[lo:hi], tuple(a[lo:hi] for a in ins)
+
+
+def _rows_of_first(out, ins, lo, hi):
+    """Ops where only the first input shares out's axis 0 (gather: idx rows)."""
+    return out[lo:hi], (ins[0], ins[1][lo:hi])
+
+
+def _matmul_rows(out, ins, lo, hi):
+    """Batched matmul cut along M (axis 1)."""
+    return out[:, lo:hi], (ins[0][:, lo:hi], ins[1])
+
+
+ROWWISE = _rows_of_all
+SPLIT = {op: ROWWISE for op in (
+    "neg", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs",
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+    "eq", "ne", "lt", "le", "gt", "ge", "where", "copy", "fill",
+    "sum", "max", "min", "argmax", "softmax", "log_softmax",
+    "cross_entropy", "cross_entropy_grad")}
+SPLIT["gather_rows"] = _rows_of_first
+SPLIT["matmul"] = _matmul_rows
+SPLIT["scatter_add_rows"] = None  # rows collide: one thread
+
+
+def split_length(op, out):
+    """Length of the axis an op is cut along (0 when it cannot be cut)."""
+    if SPLIT.get(op) is None or not out.shape:
+        return 0
+    return out.shape[1] if op == "matmul" else out.shape[0]

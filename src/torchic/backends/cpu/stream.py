@@ -1,0 +1,110 @@
+"""The op stream of the CPU backends: one coordinator thread plus a worker pool.
+
+The calling thread only appends records to a queue and returns. The
+coordinator takes them off in issue order and runs each one to completion
+before the next (this is the stream-order invariant of dispatcher.py). A
+large op is cut into row ranges: the coordinator runs the first range and
+the pool's threads the others, and the op is finished only when all ranges
+are. Small ops run whole on the coordinator, because a hand-off between
+Python threads costs tens of microseconds, far more than a small kernel.
+
+A failing kernel does not stop the stream: its error is recorded (naming the
+op) and raised at the next read or sync; the ops after it still run.
+"""
+
+import queue
+import threading
+
+import numpy as np
+
+_STOP = object()
+
+
+class WorkerPool:
+    """threads - 1 helper threads; the coordinator is the first worker."""
+
+    def __init__(self, helpers, name):
+        self._inboxes = []
+        self._done = queue.SimpleQueue()
+        self._threads = []
+        for i in range(helpers):
+            inbox = queue.SimpleQueue()
+            t = threading.Thread(target=self._loop, args=(inbox,), daemon=True,
+                                 name=f"{name}-worker-{i + 1}")
+            t.start()
+            self._inboxes.append(inbox)
+            self._threads.append(t)
+
+    @property
+    def size(self):
+        return len(self._inboxes) + 1
+
+    def _loop(self, inbox):
+        with np.errstate(all="ignore"):
+            while True:
+                task = inbox.get()
+                if task is _STOP:
+                    return
+                try:
+                    task()
+                    self._done.put(None)
+                except BaseException as exc:  # reported to the coordinator
+                    self._done.put(exc)
+
+    def run_parallel(self, tasks):
+        """Run tasks[0] here and the rest on helpers; re-raise the first error."""
+        for inbox, task in zip(self._inboxes, tasks[1:]):
+            inbox.put(task)
+        error = None
+        try:
+            tasks[0]()
+        except BaseException as exc:
+            error = exc
+        for _ in tasks[1:]:
+            exc = self._done.get()
+            if exc is not None and error is None:
+                error = exc
+        if error is not None:
+            raise error
+
+    def close(self, timeout=2.0):
+        for inbox in self._inboxes:
+            inbox.put(_STOP)
+        for t in self._threads:
+            t.join(timeout)
+
+
+class OpStream:
+    """Runs records (callables) in issue order on a coordinator thread."""
+
+    def __init__(self, execute, name):
+        self._execute = execute   # execute(record) runs one record
+        self._queue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name=f"{name}-coordinator")
+        self._thread.start()
+        self.closed = False
+
+    def put(self, record):
+        self._queue.put(record)
+
+    def _loop(self):
+        with np.errstate(all="ignore"):
+            get, execute = self._queue.get, self._execute
+            while True:
+                record = get()
+                if record is _STOP:
+                    return
+                execute(record)
+
+    def wait(self):
+        """Block until every record issued so far has run."""
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait()
+
+    def close(self, timeout=5.0):
+        if not self.closed:
+            self.closed = True
+            self._queue.put(_STOP)
+            self._thread.join(timeout)

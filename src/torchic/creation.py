@@ -1,0 +1,286 @@
+"""Creating tensors: from data, filled, random (one seeded generator), ranges.
+
+Random numbers are drawn on the host from a NumPy PCG64 generator and
+uploaded, so the same seed gives the same values on every backend.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import raw
+from .shape import infer_shape, numel
+from .tensor import DType, Tensor
+
+_DEFAULT_SEED = 0
+
+
+class Generator:
+    """A seeded random source, accepted by randn / rand / randint / multinomial (generator=)."""
+
+    def __init__(self, seed=None):
+        self.manual_seed(_DEFAULT_SEED if seed is None else seed)
+
+    def manual_seed(self, seed):
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        self.seed = int(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self.seed))
+        return self
+
+    def initial_seed(self):
+        return self.seed
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the default generator: the same seed gives the same numbers on every backend."""
+    return default_generator.manual_seed(seed)
+
+
+def _rng(generator):
+    if generator is None:
+        return default_generator.rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a torchic.Generator, got {type(generator).__name__}")
+    return generator.rng
+
+
+def _dtype_code(dtype, default="f32"):
+    if dtype is None:
+        return default
+    if isinstance(dtype, DType):
+        return dtype.code
+    if dtype in ("f32", "i32"):
+        return dtype
+    names = {"float32": "f32", "float": "f32", "int32": "i32", "int64": "i32", "long": "i32",
+             "int": "i32"}
+    if isinstance(dtype, str) and dtype in names:
+        return names[dtype]
+    if dtype is float:
+        return "f32"
+    if dtype is int:
+        return "i32"
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:
+        kind = None
+    if kind == "f":
+        return "f32"
+    if kind in "iu" and kind is not None:
+        return "i32"
+    raise TypeError(f"unsupported dtype {dtype!r}: torchic tensors are float32 (values) or "
+                    f"int32 (indices)")
+
+
+def _shape_args(shape):
+    """zeros(3, 4) and zeros([3, 4]) / zeros((3, 4)) both mean shape (3, 4)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"shape dimensions must be ints, got {shape!r}")
+        if d < 0:
+            raise ValueError(f"negative dimension in shape {tuple(shape)}")
+    return tuple(int(d) for d in shape)
+
+
+def _to_numpy(data, code):
+    if isinstance(data, Tensor):
+        return data.numpy()
+    if isinstance(data, np.ndarray):
+        arr = data
+    else:
+        try:
+            arr = np.asarray(data)
+        except ValueError as exc:
+            raise ValueError(f"cannot make a tensor from ragged nested sequences: {exc}") from None
+    kind = arr.dtype.kind
+    if kind not in "biuf":
+        raise TypeError(f"cannot make a tensor from data of type {arr.dtype} "
+                        f"({type(data).__name__}): torchic holds float32 and int32 numbers")
+    if code is None:
+        code = "i32" if kind in "iu" else "f32"
+    if code == "i32":
+        if kind == "f":
+            if not np.all(np.isfinite(arr)) or np.any(arr != np.trunc(arr)):
+                raise ValueError("int32 tensor from non-integral float data")
+        if arr.size and (arr.min() < -2**31 or arr.max() > 2**31 - 1):
+            raise OverflowError("integer data does not fit in int32")
+        return np.asarray(arr, dtype=np.int32, order="C"), code
+    return np.asarray(arr, dtype=np.float32, order="C"), code
+
+
+def from_numpy_array(arr, code, requires_grad=False):
+    t = raw.new_tensor(arr.shape, code)
+    if arr.size:
+        raw.write(t, arr.copy() if not arr.flags.owndata else arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, requires_grad=False, shape=None):
+    """A new tensor holding a copy of `data` (nested lists, NumPy array, scalar, tensor)."""
+    code = None if dtype is None else _dtype_code(dtype)
+    arr, code = _to_numpy(data, code)
+    if shape is not None:
+        shape = infer_shape(_shape_args(shape if isinstance(shape, (list, tuple)) else (shape,)),
+                            arr.size)
+        arr = arr.reshape(shape)
+    return from_numpy_array(arr, code, requires_grad)
+
+
+def as_tensor(data, dtype=None):
+    if isinstance(data, Tensor) and (dtype is None or _dtype_code(dtype) == data._dtype):
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(arr):
+    return tensor(arr)
+
+
+def _filled(shape, value, dtype, requires_grad):
+    code = _dtype_code(dtype)
+    t = raw.full(_shape_args(shape), value, code)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*shape, dtype=None, requires_grad=False):
+    return _filled(shape, 0.0, dtype, requires_grad)
+
+
+def ones(*shape, dtype=None, requires_grad=False):
+    return _filled(shape, 1.0, dtype, requires_grad)
+
+
+def full(shape, fill_value, dtype=None, requires_grad=False):
+    if isinstance(shape, int):
+        shape = (shape,)
+    if dtype is None and isinstance(fill_value, int) and not isinstance(fill_value, bool):
+        dtype = "i32"
+    return _filled((shape,), fill_value, dtype, requires_grad)
+
+
+def empty(*shape, dtype=None, requires_grad=False):
+    t = raw.new_tensor(_shape_args(shape), _dtype_code(dtype))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros_like(t, dtype=None, requires_grad=False):
+    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False):
+    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False):
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def empty_like(t, dtype=None, requires_grad=False):
+    return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn(*shape, generator=None, dtype=None, requires_grad=False):
+    """Standard normal float32 samples."""
+    shape = _shape_args(shape)
+    arr = _rng(generator).standard_normal(shape, dtype=np.float32)
+    return from_numpy_array(arr, _dtype_code(dtype), requires_grad)
+
+
+def rand(*shape, generator=None, dtype=None, requires_grad=False):
+    """Uniform [0, 1) float32 samples."""
+    shape = _shape_args(shape)
+    arr = _rng(generator).random(shape, dtype=np.float32)
+    return from_numpy_array(arr, _dtype_code(dtype), requires_grad)
+
+
+def randn_like(t, generator=None):
+    return randn(t.shape, generator=generator)
+
+
+def rand_like(t, generator=None):
+    return rand(t.shape, generator=generator)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None):
+    """Integers uniform in [low, high); randint(high, size) and randint(low, high, size)."""
+    if high is None or (size is None and isinstance(high, (tuple, list))):
+        if size is None and isinstance(high, (tuple, list)):
+            low, high, size = 0, low, high
+        else:
+            low, high = 0, low
+    if size is None:
+        raise TypeError("randint needs a size, e.g. randint(0, 10, (32,))")
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"randint {name} must be an int, got {v!r}")
+    if high <= low:
+        raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+    shape = _shape_args(size if isinstance(size, (tuple, list)) else (size,))
+    arr = _rng(generator).integers(low, high, shape, dtype=np.int64)
+    code = _dtype_code(dtype, "i32")
+    return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code)
+
+
+def randperm(n, generator=None):
+    return from_numpy_array(_rng(generator).permutation(n).astype(np.int32), "i32")
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    values = (start, end, step)
+    all_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+    if step == 0:
+        raise ValueError("arange step must be nonzero")
+    code = _dtype_code(dtype, "i32" if all_int else "f32")
+    arr = np.arange(start, end, step, dtype=np.float64)
+    return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code,
+                            requires_grad)
+
+
+def linspace(start, end, steps, requires_grad=False):
+    return from_numpy_array(np.linspace(start, end, steps, dtype=np.float32), "f32",
+                            requires_grad)
+
+
+def multinomial(probs, num_samples, replacement=False, *, generator=None):
+    """Sample category indices from (rows of) non-negative weights."""
+    if not isinstance(probs, Tensor):
+        raise TypeError("multinomial takes a tensor of weights")
+    if probs.ndim not in (1, 2):
+        raise ValueError(f"multinomial expects 1-D or 2-D weights, got shape {list(probs.shape)}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
+        raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
+    w = probs.numpy().astype(np.float64)
+    rows = w.reshape(-1, w.shape[-1])
+    if rows.shape[1] == 0:
+        raise ValueError("multinomial needs at least one category")
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise ValueError("multinomial weights must be finite and non-negative")
+    rng = _rng(generator)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int32)
+    for r, row in enumerate(rows):
+        total = row.sum()
+        if total <= 0:
+            raise ValueError("multinomial weights of a row sum to zero")
+        if not replacement and num_samples > np.count_nonzero(row):
+            raise ValueError(f"cannot draw {num_samples} samples without replacement from "
+                             f"{np.count_nonzero(row)} categories with non-zero weight")
+        out[r] = rng.choice(row.size, size=num_samples, replace=replacement, p=row / total)
+    if probs.ndim == 1:
+        out = out[0]
+    return from_numpy_array(np.ascontiguousarray(out), "i32")
+
+
+_ = numel

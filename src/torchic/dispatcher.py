@@ -1,0 +1,255 @@
+"""The Dispatcher: one interface, several backends.
+
+A backend is a class that implements ``Backend`` below and registers itself
+with ``register_backend``; nothing else in torchic names a backend. The
+frontend only ever talks to the current ``Runtime``:
+
+    runtime.alloc(nbytes) -> Block            (heap, via allocator.py)
+    runtime.run(op, out, inputs, params)      (enqueue one primitive op, ops.py)
+    runtime.write(view, array)                (host -> heap, in stream order)
+    runtime.read(view) -> numpy array         (waits for the producing ops)
+
+Stream order is the invariant that makes everything else simple: ops, host
+writes and reads are executed in exactly the order they were issued. So a
+block freed on the calling thread can be handed to a new tensor at once: any
+op that still reads the old contents was issued earlier and therefore runs
+before any op that writes the new ones.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+from . import ops as _ops
+from .allocator import Allocator
+
+DTYPES = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
+
+
+class KernelError(RuntimeError):
+    """A kernel failed on the backend; raised at the next read or sync."""
+
+
+class BackendUnavailableError(RuntimeError):
+    """The requested backend cannot run on this machine (the message says why)."""
+
+
+class View:
+    """What a kernel sees of a tensor: heap block + element offset/shape/strides."""
+
+    __slots__ = ("block", "offset", "shape", "strides", "dtype")
+
+    def __init__(self, block, offset, shape, strides, dtype):
+        self.block = block
+        self.offset = offset      # in elements, from the start of the block
+        self.shape = shape        # tuple of ints
+        self.strides = strides    # tuple of ints, in elements
+        self.dtype = dtype        # "f32" or "i32"
+
+    def __repr__(self):
+        return (f"View({self.block}, offset={self.offset}, shape={self.shape}, "
+                f"strides={self.strides}, dtype={self.dtype})")
+
+
+class Backend:
+    """The interface every backend implements. See ops.py for the op contract."""
+
+    name = "?"
+    alignment = 256                 # byte alignment of every block
+    max_arena_bytes = None          # largest single buffer the backend can make
+    default_arena_bytes = 64 << 20  # usual growth step of the heap
+
+    @classmethod
+    def available(cls):
+        """(True, "") or (False, "why not and how to fix it")."""
+        return True, ""
+
+    def __init__(self, threads=None, **options):
+        self.threads = threads or os.cpu_count() or 1
+        self._error = None
+        self._error_lock = threading.Lock()
+
+    # heap ------------------------------------------------------------------
+    def new_arena(self, nbytes):
+        """Grow the heap by one arena of nbytes; arenas are numbered 0, 1, ..."""
+        raise NotImplementedError
+
+    # stream ----------------------------------------------------------------
+    def run(self, op, out, inputs, params):
+        """Enqueue one primitive op; return before it has run."""
+        raise NotImplementedError
+
+    def write(self, view, array):
+        """Enqueue a host -> heap copy of a contiguous array the caller gives away."""
+        raise NotImplementedError
+
+    def read(self, view):
+        """Wait for every earlier op, then return a NumPy copy of the view."""
+        raise NotImplementedError
+
+    def sync(self):
+        """Wait for every earlier op; raise KernelError if one failed."""
+        raise NotImplementedError
+
+    def close(self):
+        """Stop the backend's threads and release its memory (idempotent, never hangs)."""
+
+    def describe(self):
+        return {"backend": self.name, "threads": self.threads}
+
+    # error plumbing shared by backends ---------------------------------------
+    def record_error(self, op, exc):
+        with self._error_lock:
+            if self._error is None:
+                self._error = KernelError(f"op {op!r} failed on backend {self.name!r}: "
+                                          f"{type(exc).__name__}: {exc}")
+                self._error.__cause__ = exc
+
+    def raise_pending_error(self):
+        if self._error is not None:
+            with self._error_lock:
+                err, self._error = self._error, None
+            if err is not None:
+                raise err
+
+
+_BACKENDS = {}
+
+
+def register_backend(cls, kernel_table=None):
+    """Make a backend available to init(); kernel_table is checked against ops.ALL_OPS."""
+    if kernel_table is not None:
+        _ops.check_backend_table(cls.name, kernel_table)
+    _BACKENDS[cls.name] = cls
+    return cls
+
+
+def backend_names():
+    _load_builtin_backends()
+    return list(_BACKENDS)
+
+
+def backend_class(name):
+    _load_builtin_backends()
+    if name not in _BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; known backends: {sorted(_BACKENDS)}")
+    return _BACKENDS[name]
+
+
+def _load_builtin_backends():
+    # importing a backend module registers it
+    from .backends import cpu  # noqa: F401
+    try:
+        from .backends import simd  # noqa: F401
+    except ImportError:
+        pass
+    try:
+        from .backends import webgpu  # noqa: F401
+    except ImportError:
+        pass
+
+
+class Runtime:
+    """One initialized backend with its heap. ``init`` makes a new one."""
+
+    _generation = 0
+
+    def __init__(self, backend, heap_cap):
+        Runtime._generation += 1
+        self.generation = Runtime._generation
+        self.backend = backend
+        self.closed = False
+        self.lock = threading.Lock()
+        self.allocator = Allocator(
+            backend.new_arena, heap_cap,
+            arena_bytes=min(backend.default_arena_bytes, heap_cap),
+            max_arena_bytes=backend.max_arena_bytes, align=backend.alignment)
+        self.live_tensors = 0
+        self.run = backend.run
+
+    def alloc(self, nbytes):
+        with self.lock:
+            return self.allocator.alloc(nbytes)
+
+    def free(self, block):
+        if self.closed:
+            return
+        with self.lock:
+            self.allocator.free(block)
+
+    def write(self, view, array):
+        self.backend.write(view, array)
+
+    def read(self, view):
+        return self.backend.read(view)
+
+    def sync(self):
+        self.backend.sync()
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.backend.close()
+
+
+_runtime = None
+_runtime_lock = threading.Lock()
+
+DEFAULT_HEAP_CAP = 8 << 30
+
+
+def init(backend=None, threads=None, heap_cap=None, **options):
+    """Start (or switch to) a backend. Tensors of the previous runtime become unusable.
+
+    backend: "workers" (default), "simd" or "webgpu"; env TORCHIC_BACKEND sets the default.
+    threads: worker threads for the CPU backends (default: the number of cores).
+    heap_cap: the most bytes the heap may grow to (default 8 GiB, env TORCHIC_HEAP_CAP).
+    """
+    global _runtime
+    name = backend or os.environ.get("TORCHIC_BACKEND", "workers")
+    if not isinstance(name, str):
+        raise TypeError(f"backend must be a string, got {type(name).__name__}")
+    cls = backend_class(name)
+    ok, why = cls.available()
+    if not ok:
+        raise BackendUnavailableError(f"backend {name!r} is not available: {why}")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool)
+                                or threads < 1):
+        raise ValueError(f"threads must be a positive int, got {threads!r}")
+    cap = heap_cap if heap_cap is not None else int(os.environ.get("TORCHIC_HEAP_CAP",
+                                                                   DEFAULT_HEAP_CAP))
+    if not isinstance(cap, int) or cap <= 0:
+        raise ValueError(f"heap_cap must be a positive number of bytes, got {cap!r}")
+    with _runtime_lock:
+        if _runtime is not None:
+            old, _runtime = _runtime, None
+            try:
+                old.sync()
+            except KernelError:
+                pass
+            finally:
+                old.close()
+        _runtime = Runtime(cls(threads=threads, **options), cap)
+    return _runtime
+
+
+def runtime():
+    """The current runtime, starting the default backend on first use."""
+    rt = _runtime
+    if rt is None:
+        rt = init()
+    return rt
+
+
+def current_backend_name():
+    return runtime().backend.name
+
+
+def shutdown():
+    """Close the current runtime (also run at interpreter exit)."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is not None:
+            rt, _runtime = _runtime, None
+            rt.close()

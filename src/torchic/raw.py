@@ -1,0 +1,149 @@
+"""Unrecorded primitive calls: allocate an output tensor, build views, enqueue one op.
+
+This is the only module that turns tensors into dispatcher ``View``s and
+calls ``runtime.run``. Functions (functions.py) use these helpers in their
+forward and backward; nothing here records autograd history.
+"""
+
+from . import dispatcher, scopes
+from .dispatcher import View
+from .shape import broadcast_shapes, broadcast_strides, contiguous_strides, numel
+from .tensor import Storage, Tensor
+
+ITEMSIZE = 4  # float32 and int32
+
+
+def current_runtime():
+    rt = dispatcher._runtime
+    return rt if rt is not None else dispatcher.runtime()
+
+
+def new_tensor(shape, dtype="f32"):
+    """An uninitialized contiguous tensor on the current runtime."""
+    rt = current_runtime()
+    n = numel(shape)
+    storage = Storage(rt, rt.alloc(n * ITEMSIZE))
+    if scopes.active:
+        scopes.register(storage)
+    return Tensor._make(storage, 0, tuple(shape), contiguous_strides(shape), dtype)
+
+
+def view_of(t):
+    """The dispatcher View of a tensor, checked to be usable on the current runtime."""
+    st = t._storage
+    if st.runtime is not dispatcher._runtime or st.block is None:
+        st.check_usable()
+    v = t._view
+    if v is None:
+        v = t._view = View(st.block, t._offset, t.shape, t._strides, t._dtype)
+    return v
+
+
+def broadcast_view(t, shape):
+    """A View of t read as `shape` (broadcast dims get stride 0)."""
+    if t.shape == shape:
+        return view_of(t)
+    v = view_of(t)
+    return View(v.block, v.offset, shape, broadcast_strides(t.shape, t._strides, shape), v.dtype)
+
+
+def run(op, out, inputs, params=None):
+    current_runtime().run(op, view_of(out), inputs, params)
+    return out
+
+
+def require_float(t, what):
+    if t._dtype != "f32":
+        raise TypeError(f"{what} expects a float32 tensor, got an int32 tensor "
+                        f"(convert with .float())")
+
+
+def unary(op, a):
+    require_float(a, op)
+    out = new_tensor(a.shape)
+    return run(op, out, (view_of(a),))
+
+
+def binary(op, a, b, out_dtype="f32"):
+    shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+    out = new_tensor(shape, out_dtype)
+    return run(op, out, (broadcast_view(a, shape), broadcast_view(b, shape)))
+
+
+def where(cond, a, b):
+    shape = broadcast_shapes(cond.shape, a.shape, b.shape)
+    out = new_tensor(shape)
+    return run("where", out, (broadcast_view(cond, shape), broadcast_view(a, shape),
+                              broadcast_view(b, shape)))
+
+
+def fill(dst, value):
+    current_runtime().run("fill", view_of(dst), (), {"value": float(value)})
+    return dst
+
+
+def copy_into(dst, src):
+    """dst[...] = src (src broadcast to dst's shape; dtype cast f32 <-> i32)."""
+    current_runtime().run("copy", view_of(dst), (broadcast_view(src, dst.shape),), None)
+    return dst
+
+
+def contiguous(a):
+    if a.is_contiguous():
+        return a
+    out = new_tensor(a.shape, a._dtype)
+    return copy_into(out, a)
+
+
+def cast(a, dtype):
+    out = new_tensor(a.shape, dtype)
+    return copy_into(out, a)
+
+
+def full(shape, value, dtype="f32"):
+    return fill(new_tensor(shape, dtype), value)
+
+
+def reduce(op, a, axes):
+    """Reduce `axes` (sorted, distinct) of a; result has the kept dims only."""
+    require_float(a, op)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    perm = kept + list(axes)
+    shape = tuple(a.shape[d] for d in perm)
+    strides = tuple(a._strides[d] for d in perm)
+    v = view_of(a)
+    out = new_tensor(tuple(a.shape[d] for d in kept))
+    return run(op, out, (View(v.block, v.offset, shape, strides, v.dtype),),
+               {"naxes": len(axes)})
+
+
+def rows_op(op, a2d, *extra, out_shape=None, out_dtype="f32"):
+    """Row-wise ops on a 2-D (rows, cols) view: softmax, log_softmax, cross_entropy..."""
+    out = new_tensor(out_shape if out_shape is not None else a2d.shape, out_dtype)
+    return run(op, out, (view_of(a2d),) + tuple(view_of(e) for e in extra))
+
+
+def matmul3(a, b):
+    """(B, M, K) @ (B, K, N) -> (B, M, N), any strides."""
+    out = new_tensor((a.shape[0], a.shape[1], b.shape[2]))
+    return run("matmul", out, (view_of(a), view_of(b)))
+
+
+def gather_rows(table2d, idx1d):
+    out = new_tensor((idx1d.shape[0], table2d.shape[1]))
+    return run("gather_rows", out, (view_of(table2d), view_of(idx1d)))
+
+
+def scatter_add_rows(src2d, idx1d, rows):
+    out = full((rows, src2d.shape[1]), 0.0)
+    return run("scatter_add_rows", out, (view_of(src2d), view_of(idx1d)))
+
+
+def write(t, array):
+    """Host -> heap copy, ordered in the stream with the ops around it."""
+    current_runtime().write(view_of(t), array)
+    return t
+
+
+def read(t):
+    return current_runtime().read(view_of(t))

@@ -1,0 +1,224 @@
+"""Stride and broadcast arithmetic: small pure functions, no tensors, no I/O.
+
+A tensor's element (i0, i1, ...) lives at ``offset + i0*s0 + i1*s1 + ...``
+(strides in elements). Every view (reshape, transpose, slice, expand) is just
+a new (offset, shape, strides) over the same storage; these functions compute
+them and say when a view is impossible.
+"""
+
+import math
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def contiguous_strides(shape):
+    strides = [0] * len(shape)
+    step = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = step
+        step *= max(shape[i], 1)
+    return tuple(strides)
+
+
+def is_contiguous(shape, strides):
+    step = 1
+    for d, s in zip(reversed(shape), reversed(strides)):
+        if d != 1 and s != step:
+            return False
+        step *= d
+    return True
+
+
+def view_extent(offset, shape, strides):
+    """(first, last) element index a view touches; None for a 0-size view."""
+    if 0 in shape:
+        return None
+    last = offset + sum((d - 1) * s for d, s in zip(shape, strides))
+    return offset, last
+
+
+def normalize_axis(axis, ndim, what="dim"):
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
+    n = max(ndim, 1)
+    if not -n <= axis < n:
+        raise IndexError(f"{what} {axis} is out of range for a tensor with {ndim} "
+                         f"dimension{'s' if ndim != 1 else ''} (expected -{n} <= {what} < {n})")
+    return axis % n
+
+
+def normalize_axes(axes, ndim):
+    """None -> all axes; int or sequence -> sorted tuple of distinct non-negative axes."""
+    if axes is None:
+        return tuple(range(ndim))
+    if isinstance(axes, int) and not isinstance(axes, bool):
+        axes = (axes,)
+    out = []
+    for a in axes:
+        a = normalize_axis(a, ndim)
+        if a in out:
+            raise ValueError(f"dim {a} appears more than once in {tuple(axes)}")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def broadcast_shapes(*shapes):
+    """NumPy broadcasting of shapes; ValueError naming the shapes if impossible."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            if -i <= len(s):
+                d = s[i]
+                if d != 1:
+                    if size != 1 and d != size:
+                        raise ValueError(
+                            "shapes " + " and ".join(str(tuple(x)) for x in shapes)
+                            + f" cannot be broadcast together (dimension {i}: {size} vs {d})")
+                    size = d
+        out.append(size)
+    return tuple(out)
+
+
+def broadcast_strides(shape, strides, target):
+    """Strides that make (shape, strides) read as `target` (0 on broadcast dims)."""
+    pad = len(target) - len(shape)
+    out = [0] * pad
+    for d, s, t in zip(shape, strides, target[pad:]):
+        if d == t:
+            out.append(s)
+        elif d == 1:
+            out.append(0)
+        else:
+            raise ValueError(f"cannot expand shape {tuple(shape)} to {tuple(target)}")
+    return tuple(out)
+
+
+def infer_shape(shape, total):
+    """Resolve one -1 in a requested shape; ValueError if it cannot hold `total` elements."""
+    shape = tuple(shape)
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError(f"shape entries must be ints, got {shape}")
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"only one dimension can be -1, got shape {shape}")
+    if any(d < -1 for d in shape):
+        raise ValueError(f"invalid shape {shape}: negative dimension")
+    known = numel(d for d in shape if d != -1)
+    if unknown:
+        if known == 0 or total % known:
+            raise ValueError(f"shape {shape} is invalid for input of size {total}")
+        shape = shape[:unknown[0]] + (total // known,) + shape[unknown[0] + 1:]
+    elif known != total:
+        raise ValueError(f"shape {shape} is invalid for input of size {total}")
+    return shape
+
+
+def reshape_strides(shape, strides, new_shape):
+    """Strides viewing (shape, strides) as new_shape without a copy, or None if impossible.
+
+    Old dims are walked from the innermost outwards in *chunks*: runs of dims
+    laid out back to back (stride[d-1] == size[d] * stride[d]). A chunk may be
+    re-split into any new dims covering the same number of elements; a new dim
+    that would straddle two chunks makes the view impossible.
+    """
+    if numel(shape) == 0 or len(shape) == 0:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    nd = len(new_shape) - 1
+    base = strides[-1]
+    chunk_elems = 1
+    new_elems = 1
+    for od in range(len(shape) - 1, -1, -1):
+        chunk_elems *= shape[od]
+        chunk_ends = od == 0 or (shape[od - 1] != 1
+                                 and strides[od - 1] != chunk_elems * base)
+        if chunk_ends:
+            while nd >= 0 and (new_elems < chunk_elems or new_shape[nd] == 1):
+                new_strides[nd] = new_elems * base
+                new_elems *= new_shape[nd]
+                nd -= 1
+            if new_elems != chunk_elems:
+                return None
+            if od > 0:
+                base = strides[od - 1]
+                chunk_elems = 1
+                new_elems = 1
+    if nd != -1:
+        return None
+    return tuple(new_strides)
+
+
+def permute_meta(shape, strides, dims):
+    ndim = len(shape)
+    if len(dims) != ndim:
+        raise ValueError(f"permute needs {ndim} dims for a tensor of shape {tuple(shape)}, "
+                         f"got {tuple(dims)}")
+    dims = tuple(normalize_axis(d, ndim) for d in dims)
+    if sorted(dims) != list(range(ndim)):
+        raise ValueError(f"permute dims {dims} are not a permutation of 0..{ndim - 1}")
+    return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), dims
+
+
+def inverse_permutation(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+def slice_meta(offset, shape, strides, key):
+    """Basic indexing (ints, slices with positive steps, None, Ellipsis) -> (offset, shape, strides).
+
+    `key` is a tuple. Raises IndexError / TypeError naming the problem.
+    """
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} "
+                         f"(got {n_real} indices)")
+    expanded = []
+    for k in key:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (len(shape) - n_real))
+        else:
+            expanded.append(k)
+    expanded.extend([slice(None)] * (len(shape) - sum(1 for k in expanded if k is not None)))
+    new_shape, new_strides = [], []
+    dim = 0
+    for k in expanded:
+        if k is None:
+            new_shape.append(1)
+            new_strides.append(0)
+            continue
+        size, stride = shape[dim], strides[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.start, k.stop, k.step
+            for name, v in (("start", start), ("stop", stop), ("step", step)):
+                if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                    raise TypeError(f"slice {name} must be an int or None, got {v!r}")
+            if step is not None and step <= 0:
+                raise ValueError(f"slice step must be positive, got {step}")
+            start, stop, step = k.indices(size)
+            length = max(0, math.ceil((stop - start) / step))
+            if length:
+                offset += start * stride
+            new_shape.append(length)
+            new_strides.append(stride * step)
+        else:
+            if isinstance(k, bool) or not isinstance(k, int):
+                raise TypeError(f"invalid index of type {type(k).__name__}: only ints, slices, "
+                                f"None, ..., and integer tensors are valid indices")
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+            offset += (k % size) * stride
+        dim += 1
+    return offset, tuple(new_shape), tuple(new_strides)

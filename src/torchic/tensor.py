@@ -1,0 +1,415 @@
+"""The Tensor handle: storage block + (offset, shape, strides) + autograd fields.
+
+A Tensor never holds data on the calling thread. Its values live in a block
+of the backend's heap, owned by a refcounted ``Storage``; views share the
+Storage (and so keep it alive). The block goes back to the allocator the
+moment the last Tensor using the Storage dies, or at ``dispose()``.
+
+Methods are thin: they parse PyTorch-style arguments and call the op
+functions in functions.py, which record autograd nodes.
+"""
+
+import asyncio
+
+import numpy as np
+
+from . import dispatcher
+from .shape import contiguous_strides, is_contiguous, numel
+
+
+class DType:
+    __slots__ = ("name", "code", "numpy", "is_floating_point")
+
+    def __init__(self, name, code):
+        self.name = name
+        self.code = code
+        self.numpy = dispatcher.DTYPES[code]
+        self.is_floating_point = code == "f32"
+
+    def __repr__(self):
+        return f"torchic.{self.name}"
+
+
+float32 = DType("float32", "f32")
+int32 = DType("int32", "i32")
+_DTYPE_OF_CODE = {"f32": float32, "i32": int32}
+
+
+class Storage:
+    """One heap block of one runtime. Freed when the last reference dies or on dispose."""
+
+    __slots__ = ("runtime", "block", "version", "__weakref__")
+
+    def __init__(self, runtime, block):
+        self.runtime = runtime
+        self.block = block
+        self.version = 0   # bumped by every in-place write (autograd checks it)
+
+    def __del__(self):
+        block = self.block
+        if block is not None:
+            self.block = None
+            self.runtime.free(block)
+
+    def dispose(self):
+        block = self.block
+        if block is not None:
+            self.block = None
+            self.runtime.free(block)
+
+    def check_usable(self):
+        if self.block is None:
+            raise RuntimeError("this tensor has been disposed (by dispose() or a "
+                               "track_tensors scope); it can no longer be used")
+        if self.runtime is not dispatcher._runtime:
+            raise RuntimeError(
+                f"this tensor belongs to a previous runtime (backend "
+                f"{self.runtime.backend.name!r}) that was replaced by torchic.init(); "
+                f"tensors cannot cross runtimes: create it again (e.g. from .numpy() taken "
+                f"before init)")
+
+
+_live = [0]
+
+
+class Tensor:
+    __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
+                 "grad", "grad_fn", "_view", "__weakref__")
+
+    __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with torchic.tensor(...), torchic.zeros(...), "
+                        "Tensor.from_data(...) and friends")
+
+    @classmethod
+    def _make(cls, storage, offset, shape, strides, dtype, requires_grad=False):
+        t = object.__new__(cls)
+        t._storage = storage
+        t._offset = offset
+        t.shape = shape
+        t._strides = strides
+        t._dtype = dtype
+        t.requires_grad = requires_grad
+        t.grad = None
+        t.grad_fn = None
+        t._view = None
+        _live[0] += 1
+        return t
+
+    def __del__(self):
+        _live[0] -= 1
+
+    @staticmethod
+    def from_data(data, shape=None, dtype=None, requires_grad=False):
+        """A tensor from nested lists, a NumPy array or a scalar; `shape` reshapes flat data."""
+        from .creation import tensor
+        return tensor(data, dtype=dtype, requires_grad=requires_grad, shape=shape)
+
+    # -- metadata ----------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _DTYPE_OF_CODE[self._dtype]
+
+    def is_floating_point(self):
+        return self._dtype == "f32"
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def dim(self):
+        return len(self.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        from .shape import normalize_axis
+        return self.shape[normalize_axis(dim, self.ndim)]
+
+    def numel(self):
+        return numel(self.shape)
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._strides
+        from .shape import normalize_axis
+        return self._strides[normalize_axis(dim, self.ndim)]
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self):
+        return is_contiguous(self.shape, self._strides)
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def device(self):
+        return self._storage.runtime.backend.name
+
+    @property
+    def is_disposed(self):
+        return self._storage.block is None
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- autograd ------------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=False):
+        from .autograd import run_backward
+        run_backward(self, gradient, retain_graph)
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and self._dtype != "f32":
+            raise TypeError("only float32 tensors can require gradients")
+        if not self.is_leaf and not requires_grad:
+            raise RuntimeError("you can only change requires_grad of leaf tensors")
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self):
+        import weakref
+        if self.grad_fn is not None:
+            self.grad_fn.retained = weakref.ref(self)
+        return self
+
+    def detach(self):
+        """The same storage, cut from the graph (no gradient flows through it)."""
+        return Tensor._make(self._storage, self._offset, self.shape, self._strides, self._dtype)
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        self._storage = other._storage
+        self._offset = other._offset
+        self.shape = other.shape
+        self._strides = other._strides
+        self._dtype = other._dtype
+        self._view = None
+
+    def dispose(self):
+        """Free this tensor's storage now (every view of it becomes unusable)."""
+        self._storage.dispose()
+
+    # -- reads ---------------------------------------------------------------------
+    def numpy(self):
+        from . import raw
+        return raw.read(self)
+
+    to_array = numpy
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item() needs a tensor with one element, got shape "
+                             f"{list(self.shape)}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    async def item_async(self):
+        return await asyncio.get_running_loop().run_in_executor(None, self.item)
+
+    async def numpy_async(self):
+        return await asyncio.get_running_loop().run_in_executor(None, self.numpy)
+
+    async def tolist_async(self):
+        return await asyncio.get_running_loop().run_in_executor(None, self.tolist)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype != "i32" or self.numel() != 1:
+            raise TypeError("only a one-element integer tensor can be used as an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"the truth value of a tensor with {self.numel()} elements is "
+                               f"ambiguous")
+        return bool(self.item())
+
+    def __repr__(self):
+        if self._storage.block is None:
+            return "tensor(<disposed>)"
+        a = self.numpy()
+        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4,
+                               floatmode="maxprec_equal" if a.dtype == np.float32 else "maxprec",
+                               threshold=1000, edgeitems=3)
+        extras = []
+        if a.size == 0:
+            extras.append(f"size={tuple(self.shape)}")
+        if self._dtype == "i32":
+            extras.append("dtype=torchic.int32")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __setstate__(self, state):
+        raise TypeError("tensors are not picklable; use torchic.save")
+
+    def __reduce__(self):
+        raise TypeError("tensors are not picklable; use torchic.save")
+
+    # -- ops (thin wrappers over functions.py) ------------------------------------------
+    def __add__(self, other): return _F.add(self, other)
+    def __radd__(self, other): return _F.add(other, self)
+    def __sub__(self, other): return _F.sub(self, other)
+    def __rsub__(self, other): return _F.sub(other, self)
+    def __mul__(self, other): return _F.mul(self, other)
+    def __rmul__(self, other): return _F.mul(other, self)
+    def __truediv__(self, other): return _F.div(self, other)
+    def __rtruediv__(self, other): return _F.div(other, self)
+    def __pow__(self, other): return _F.pow(self, other)
+    def __rpow__(self, other): return _F.pow(other, self)
+    def __matmul__(self, other): return _F.matmul(self, _F.as_operand(other))
+    def __rmatmul__(self, other): return _F.matmul(_F.as_operand(other), self)
+    def __neg__(self): return _F.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _F.abs(self)
+    def __eq__(self, other): return _F.eq(self, other)
+    def __ne__(self, other): return _F.ne(self, other)
+    def __lt__(self, other): return _F.lt(self, other)
+    def __le__(self, other): return _F.le(self, other)
+    def __gt__(self, other): return _F.gt(self, other)
+    def __ge__(self, other): return _F.ge(self, other)
+    def __getitem__(self, key): return _F.getitem(self, key)
+    def __setitem__(self, key, value): _F.setitem(self, key, value)
+
+    def __iadd__(self, other): return _F.inplace_binary("add", self, other)
+    def __isub__(self, other): return _F.inplace_binary("sub", self, other)
+    def __imul__(self, other): return _F.inplace_binary("mul", self, other)
+    def __itruediv__(self, other): return _F.inplace_binary("div", self, other)
+
+    def add(self, other): return _F.add(self, other)
+    def sub(self, other): return _F.sub(self, other)
+    def mul(self, other): return _F.mul(self, other)
+    def div(self, other): return _F.div(self, other)
+    def pow(self, other): return _F.pow(self, other)
+    def maximum(self, other): return _F.maximum(self, other)
+    def minimum(self, other): return _F.minimum(self, other)
+    def eq(self, other): return _F.eq(self, other)
+    def ne(self, other): return _F.ne(self, other)
+    def lt(self, other): return _F.lt(self, other)
+    def le(self, other): return _F.le(self, other)
+    def gt(self, other): return _F.gt(self, other)
+    def ge(self, other): return _F.ge(self, other)
+    def neg(self): return _F.neg(self)
+    def exp(self): return _F.exp(self)
+    def log(self): return _F.log(self)
+    def relu(self): return _F.relu(self)
+    def tanh(self): return _F.tanh(self)
+    def sigmoid(self): return _F.sigmoid(self)
+    def sqrt(self): return _F.sqrt(self)
+    def abs(self): return _F.abs(self)
+    def matmul(self, other): return _F.matmul(self, other)
+    def where(self, cond, other): return _F.where(cond, self, other)
+
+    def sum(self, dim=None, keepdim=False, *, axis=None): return _F.sum(self, dim, keepdim, axis=axis)
+    def mean(self, dim=None, keepdim=False, *, axis=None): return _F.mean(self, dim, keepdim, axis=axis)
+    def var(self, dim=None, keepdim=False, *, axis=None, unbiased=True):
+        return _F.var(self, dim, keepdim, axis=axis, unbiased=unbiased)
+    def max(self, dim=None, keepdim=False, *, axis=None): return _F.max(self, dim, keepdim, axis=axis)
+    def min(self, dim=None, keepdim=False, *, axis=None): return _F.min(self, dim, keepdim, axis=axis)
+    def amax(self, dim=None, keepdim=False): return _F.amax(self, dim, keepdim)
+    def amin(self, dim=None, keepdim=False): return _F.amin(self, dim, keepdim)
+    def argmax(self, dim=None, keepdim=False, *, axis=None): return _F.argmax(self, dim, keepdim, axis=axis)
+    def argmin(self, dim=None, keepdim=False, *, axis=None): return _F.argmin(self, dim, keepdim, axis=axis)
+    def softmax(self, dim=None, *, axis=None): return _F.softmax(self, dim, axis=axis)
+    def log_softmax(self, dim=None, *, axis=None): return _F.log_softmax(self, dim, axis=axis)
+
+    def reshape(self, *shape): return _F.reshape(self, *shape)
+    def view(self, *shape): return _F.view(self, *shape)
+    def permute(self, *dims): return _F.permute(self, *dims)
+    def transpose(self, dim0=None, dim1=None): return _F.transpose(self, dim0, dim1)
+    def t(self): return _F.transpose(self)
+    @property
+    def T(self): return _F.permute(self, tuple(reversed(range(self.ndim))))
+    def expand(self, *shape): return _F.expand(self, *shape)
+    def expand_as(self, other): return _F.expand(self, other.shape)
+    def squeeze(self, dim=None): return _F.squeeze(self, dim)
+    def unsqueeze(self, dim): return _F.unsqueeze(self, dim)
+    def flatten(self, start_dim=0, end_dim=-1): return _F.flatten(self, start_dim, end_dim)
+    def contiguous(self): return _F.contiguous(self)
+    def clone(self): return _F.Clone.apply(self)
+    def slice(self, ranges):
+        """The original's slice: one (start, stop[, step]) range, int or None per leading dim."""
+        key = []
+        for r in ranges:
+            if r is None or isinstance(r, (int, slice)):
+                key.append(slice(None) if r is None else r)
+            else:
+                key.append(slice(*r))
+        return _F.getitem(self, tuple(key))
+    def set(self, indices, value):
+        """The original's set: self[indices] = value, returning self."""
+        return _F.setitem(self, indices, value)
+
+    def float(self): return _F.to_dtype(self, "f32")
+    def long(self): return _F.to_dtype(self, "i32")
+    def int(self): return _F.to_dtype(self, "i32")
+    def to(self, dtype): return _F.to_dtype(self, dtype)
+    def type_as(self, other): return _F.to_dtype(self, other._dtype)
+
+    def add_(self, other): return _F.inplace_binary("add", self, other)
+    def sub_(self, other): return _F.inplace_binary("sub", self, other)
+    def mul_(self, other): return _F.inplace_binary("mul", self, other)
+    def div_(self, other): return _F.inplace_binary("div", self, other)
+    def zero_(self): return _F.fill_(self, 0.0)
+    def fill_(self, value): return _F.fill_(self, value)
+    def copy_(self, src): return _F.copy_(self, src)
+
+
+def _accumulate_grad(leaf, grad):
+    """leaf.grad += grad (a new tensor; shapes already match)."""
+    from . import raw
+    if grad.shape != leaf.shape:
+        grad = grad.reshape(leaf.shape)
+    if leaf.grad is None:
+        # a private contiguous copy: backward may pass one gradient tensor to several
+        # inputs (add) or hand out views, and users update .grad in place
+        leaf.grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
+    else:
+        leaf.grad = raw.binary("add", leaf.grad, grad)
+
+
+def dtype_of(code):
+    return _DTYPE_OF_CODE[code]
+
+
+def live_tensor_count():
+    return _live[0]
+
+
+_ = contiguous_strides  # re-exported for backends that build tensors
+
+
+from . import functions as _F  # noqa: E402  (methods above call into it at run time)
