@@ -164,21 +164,18 @@ class Allocator:
                 self._release_range(arena, offset, size)
 
     def _grow_and_carve(self, size, requested):
-        arena_size = max(self.arena_bytes, size)
-        if arena_size > self.max_arena_bytes:
-            if size > self.max_arena_bytes:
-                raise HeapFullError(
-                    f"cannot allocate {requested} bytes: larger than the backend's largest "
-                    f"buffer ({self.max_arena_bytes} bytes)")
-            arena_size = self.max_arena_bytes
         room = self.cap_bytes - self.capacity
-        if arena_size > room:
-            arena_size = size  # a smaller arena still may fit under the cap
-        if arena_size > room:
+        if size > room:
             raise HeapFullError(
                 f"heap cap exceeded: requested {requested} bytes, {self.in_use} bytes in use, "
                 f"heap holds {self.capacity} of its cap of {self.cap_bytes} bytes "
                 f"(raise it with torchic.init(heap_cap=...))")
+        if size > self.max_arena_bytes:
+            raise HeapFullError(
+                f"cannot allocate {requested} bytes: larger than the backend's largest "
+                f"buffer ({self.max_arena_bytes} bytes)")
+        # the usual arena size, or what still fits under the cap / in one buffer
+        arena_size = min(max(self.arena_bytes, size), self.max_arena_bytes, room)
         self._new_arena(arena_size)
         self.arena_sizes.append(arena_size)
         self._free_ranges.append([[0, arena_size]])

@@ -251,9 +251,8 @@ class Tensor:
         if self._storage.block is None:
             return "tensor(<disposed>)"
         a = self.numpy()
-        body = np.array2string(a, separator=", ", prefix="tensor(", precision=4,
-                               floatmode="maxprec_equal" if a.dtype == np.float32 else "maxprec",
-                               threshold=1000, edgeitems=3)
+        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
+                               edgeitems=3, formatter=_repr_formatter(a))
         extras = []
         if a.size == 0:
             extras.append(f"size={tuple(self.shape)}")
@@ -386,6 +385,19 @@ class Tensor:
     def zero_(self): return _F.fill_(self, 0.0)
     def fill_(self, value): return _F.fill_(self, value)
     def copy_(self, src): return _F.copy_(self, src)
+
+
+def _repr_formatter(a):
+    """PyTorch's look: `1.` for whole numbers, four decimals otherwise."""
+    if a.dtype != np.float32:
+        return None
+    finite = a[np.isfinite(a)]
+    if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
+        return {"float": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
+    if finite.size and (np.abs(finite).max() >= 1e8 or
+                        np.abs(finite[finite != 0]).min(initial=1) < 1e-4):
+        return {"float": lambda v: f"{v:.4e}"}
+    return {"float": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
 
 
 def _accumulate_grad(leaf, grad):

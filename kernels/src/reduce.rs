@@ -1,0 +1,398 @@
+//! Reductions over the trailing `naxes` dims: sum, max, min; and argmax.
+//!
+//! Sum accuracy: a contiguous run is summed in blocks of 4096 with four
+//! independent vector accumulators (4 * W partial sums, each over at most
+//! 4096 / (4W) elements), and the block totals are added in f64. The error is
+//! then that of a short f32 sum, whatever the length: a 10M-element uniform
+//! [0, 1) sum lands within ~1e-7 relative (tests/simd checks <= 1e-6).
+//!
+//! Shapes: the out elements are walked as one nest and each reduces its
+//! inner nest. Two special cases: a full reduction of a long input is split
+//! into per-thread partial sums; and a "column" reduction (the reduced dim is
+//! strided while the kept innermost dim is contiguous, e.g. a bias gradient
+//! summing over the batch) runs W columns at a time down the rows.
+
+use crate::arch::{dispatch, Kernel, Simd};
+use crate::runtime::{KResult, Pool};
+use crate::view::{chunk, split_count, Arr, Nest};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Red {
+    Sum,
+    Max,
+    Min,
+}
+
+impl Red {
+    fn identity(self) -> f32 {
+        match self {
+            Red::Sum => 0.0,
+            Red::Max => f32::NEG_INFINITY,
+            Red::Min => f32::INFINITY,
+        }
+    }
+}
+
+const BLOCK: usize = 4096;
+
+/// sum of a run with stride s, in f64 over f32 blocks
+#[inline(always)]
+unsafe fn sum_run<S: Simd>(p: *const f32, n: usize, s: isize) -> f64 {
+    if s == 0 {
+        return *p as f64 * n as f64;
+    }
+    let w = S::W;
+    let mut total = 0f64;
+    let mut i = 0usize;
+    while i < n {
+        let end = (i + BLOCK).min(n);
+        let (mut a0, mut a1, mut a2, mut a3) = (S::zero(), S::zero(), S::zero(), S::zero());
+        if s == 1 {
+            while i + 4 * w <= end {
+                a0 = S::add(a0, S::load(p.add(i)));
+                a1 = S::add(a1, S::load(p.add(i + w)));
+                a2 = S::add(a2, S::load(p.add(i + 2 * w)));
+                a3 = S::add(a3, S::load(p.add(i + 3 * w)));
+                i += 4 * w;
+            }
+            while i + w <= end {
+                a0 = S::add(a0, S::load(p.add(i)));
+                i += w;
+            }
+            if i < end {
+                a1 = S::add(a1, S::load_part(p.add(i), end - i, 0.0));
+                i = end;
+            }
+        } else {
+            while i + w <= end {
+                a0 = S::add(a0, S::load_strided(p.offset(i as isize * s), s));
+                i += w;
+            }
+            while i < end {
+                total += *p.offset(i as isize * s) as f64;
+                i += 1;
+            }
+        }
+        total += S::hsum(S::add(S::add(a0, a1), S::add(a2, a3))) as f64;
+    }
+    total
+}
+
+#[inline(always)]
+unsafe fn step<S: Simd>(acc: S::F, x: S::F, is_max: bool) -> S::F {
+    if is_max { S::max(x, acc) } else { S::min(x, acc) }
+}
+
+#[inline(always)]
+unsafe fn ld_col<S: Simd>(p: *const f32, m: usize, init: f32) -> S::F {
+    if m == S::W { S::load(p) } else { S::load_part(p, m, init) }
+}
+
+/// max (or min) of a run, NaN if any element is NaN; `n` > 0
+#[inline(always)]
+unsafe fn ext_run<S: Simd>(p: *const f32, n: usize, s: isize, is_max: bool, init: f32) -> f32 {
+    let w = S::W;
+    let mut acc = S::splat(init);
+    let mut nan = S::isnan(S::zero());
+    let mut i = 0usize;
+    if s == 1 {
+        let mut acc2 = acc;
+        while i + 2 * w <= n {
+            let x0 = S::load(p.add(i));
+            let x1 = S::load(p.add(i + w));
+            nan = S::mor(nan, S::mor(S::isnan(x0), S::isnan(x1)));
+            acc = step::<S>(acc, x0, is_max);
+            acc2 = step::<S>(acc2, x1, is_max);
+            i += 2 * w;
+        }
+        acc = step::<S>(acc, acc2, is_max);
+        if i + w <= n {
+            let x = S::load(p.add(i));
+            nan = S::mor(nan, S::isnan(x));
+            acc = step::<S>(acc, x, is_max);
+            i += w;
+        }
+        if i < n {
+            let x = S::load_part(p.add(i), n - i, init);
+            nan = S::mor(nan, S::isnan(x));
+            acc = step::<S>(acc, x, is_max);
+        }
+    } else {
+        while i + w <= n {
+            let x = S::load_strided(p.offset(i as isize * s), s);
+            nan = S::mor(nan, S::isnan(x));
+            acc = step::<S>(acc, x, is_max);
+            i += w;
+        }
+        let mut r = if is_max { S::hmax(acc) } else { S::hmin(acc) };
+        while i < n {
+            let x = *p.offset(i as isize * s);
+            if x.is_nan() {
+                return f32::NAN;
+            }
+            r = if is_max { r.max(x) } else { r.min(x) };
+            i += 1;
+        }
+        return if S::any(nan) { f32::NAN } else { r };
+    }
+    if S::any(nan) {
+        f32::NAN
+    } else if is_max {
+        S::hmax(acc)
+    } else {
+        S::hmin(acc)
+    }
+}
+
+/// reduce the inner nest (flat range lo..hi) starting at p
+#[inline(always)]
+unsafe fn reduce_nest<S: Simd>(red: Red, p: *const f32, inner: &Nest<1>, lo: usize, hi: usize) -> f64 {
+    let s = inner.st[0][0];
+    let mut runs = inner.runs(lo, hi);
+    match red {
+        Red::Sum => {
+            let mut t = 0f64;
+            while let Some((off, len)) = runs.next_run() {
+                t += sum_run::<S>(p.offset(off[0]), len, s);
+            }
+            t
+        }
+        Red::Max | Red::Min => {
+            let is_max = red == Red::Max;
+            let mut r = red.identity();
+            while let Some((off, len)) = runs.next_run() {
+                let x = ext_run::<S>(p.offset(off[0]), len, s, is_max, red.identity());
+                if x.is_nan() {
+                    return f64::NAN;
+                }
+                r = if is_max { r.max(x) } else { r.min(x) };
+            }
+            r as f64
+        }
+    }
+}
+
+struct RowsK<'a> { red: Red, outer: &'a Nest<2>, inner: &'a Nest<1>, lo: usize, hi: usize, o: *mut f32, a: *const f32 }
+impl Kernel for RowsK<'_> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self) {
+        let (_, s) = self.outer.inner();
+        let mut runs = self.outer.runs(self.lo, self.hi);
+        while let Some((off, len)) = runs.next_run() {
+            for j in 0..len as isize {
+                unsafe {
+                    let v = reduce_nest::<S>(self.red, self.a.offset(off[1] + j * s[1]), self.inner, 0, self.inner.total);
+                    *self.o.offset(off[0] + j * s[0]) = v as f32;
+                }
+            }
+        }
+    }
+}
+
+struct PartK<'a> { red: Red, inner: &'a Nest<1>, lo: usize, hi: usize, a: *const f32 }
+impl Kernel for PartK<'_> {
+    type Out = f64;
+    #[inline(always)]
+    fn run<S: Simd>(self) -> f64 {
+        unsafe { reduce_nest::<S>(self.red, self.a, self.inner, self.lo, self.hi) }
+    }
+}
+
+/// W columns at a time: out[j..j+W] = red over r of a[r * sr + j..]
+struct ColsK<'a> { red: Red, outer: &'a Nest<2>, rows: usize, sr: isize, lo: usize, hi: usize, o: *mut f32, a: *const f32 }
+impl Kernel for ColsK<'_> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self) {
+        let w = S::W;
+        let init = self.red.identity();
+        let mut runs = self.outer.runs(self.lo, self.hi);
+        while let Some((off, len)) = runs.next_run() {
+            let (o, a) = unsafe { (self.o.offset(off[0]), self.a.offset(off[1])) };
+            let mut j = 0;
+            while j < len {
+                let m = (len - j).min(w);
+                unsafe {
+                    let col = a.add(j);
+                    match self.red {
+                        Red::Sum => {
+                            let mut tot = [0f64; 16];
+                            let mut r = 0;
+                            while r < self.rows {
+                                let end = (r + 256).min(self.rows);
+                                let mut acc = S::zero();
+                                while r < end {
+                                    acc = S::add(acc, ld_col::<S>(col.offset(r as isize * self.sr), m, init));
+                                    r += 1;
+                                }
+                                let mut buf = [0f32; 16];
+                                S::store(buf.as_mut_ptr(), acc);
+                                for l in 0..w {
+                                    tot[l] += buf[l] as f64;
+                                }
+                            }
+                            for l in 0..m {
+                                *o.add(j + l) = tot[l] as f32;
+                            }
+                        }
+                        Red::Max | Red::Min => {
+                            let mut acc = S::splat(init);
+                            let mut nan = S::isnan(S::zero());
+                            for r in 0..self.rows {
+                                let x = ld_col::<S>(col.offset(r as isize * self.sr), m, init);
+                                nan = S::mor(nan, S::isnan(x));
+                                acc = if self.red == Red::Max { S::max(x, acc) } else { S::min(x, acc) };
+                            }
+                            acc = S::select(nan, S::splat(f32::NAN), acc);
+                            if m == w { S::store(o.add(j), acc) } else { S::store_part(o.add(j), acc, m) }
+                        }
+                    }
+                }
+                j += m;
+            }
+        }
+    }
+}
+
+struct SendPtr<T>(T);
+unsafe impl<T> Sync for SendPtr<T> {}
+
+pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResult {
+    let k = a.nd - naxes;
+    let outer = Nest::<2>::new(&a.shape[..k], [&out.st[..k], &a.st[..k]]);
+    let inner = Nest::<1>::new(&a.shape[k..a.nd], [&a.st[k..a.nd]]);
+    let (n_out, n_in) = (outer.total, inner.total);
+    if n_out == 0 {
+        return Ok(());
+    }
+    let p = SendPtr((out.f(), a.f() as *const f32));
+    if n_in == 0 {
+        let mut runs = outer.runs(0, n_out);
+        while let Some((off, len)) = runs.next_run() {
+            for j in 0..len as isize {
+                unsafe { *out.f().offset(off[0] + j * outer.st[0][0]) = red.identity() };
+            }
+        }
+        return Ok(());
+    }
+    let threads = pool.threads();
+    if n_out == 1 && n_in >= 2 * crate::elementwise::PAR_MIN && threads > 1 {
+        let n = split_count(n_in, threads, crate::elementwise::PAR_MIN);
+        let parts: Vec<std::sync::Mutex<f64>> = (0..n).map(|_| std::sync::Mutex::new(0.0)).collect();
+        pool.run(n, &|t| {
+            let (lo, hi) = chunk(n_in, n, t, 64);
+            let p = &p;
+            let v = dispatch(PartK { red, inner: &inner, lo, hi, a: p.0 .1 });
+            *parts[t].lock().unwrap() = v;
+        });
+        let vals = parts.iter().map(|m| *m.lock().unwrap());
+        let v = match red {
+            Red::Sum => vals.sum::<f64>(),
+            Red::Max => vals.fold(f64::NEG_INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) }),
+            Red::Min => vals.fold(f64::INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(y) }),
+        };
+        unsafe { *out.f() = v as f32 };
+        return Ok(());
+    }
+    let n = split_count(n_out * n_in, threads, crate::elementwise::PAR_MIN).min(n_out);
+    let cols = inner.nd == 1 && inner.st[0][0] != 1 && outer.nd >= 1
+        && outer.st[0][0] == 1 && outer.st[1][0] == 1 && outer.shape[0] >= 4;
+    pool.run(n, &|t| {
+        let (lo, hi) = chunk(n_out, n, t, 16);
+        let p = &p;
+        if cols {
+            dispatch(ColsK { red, outer: &outer, rows: n_in, sr: inner.st[0][0], lo, hi, o: p.0 .0, a: p.0 .1 });
+        } else {
+            dispatch(RowsK { red, outer: &outer, inner: &inner, lo, hi, o: p.0 .0, a: p.0 .1 });
+        }
+    });
+    Ok(())
+}
+
+struct ArgmaxK<'a> { outer: &'a Nest<2>, n: usize, s: isize, lo: usize, hi: usize, o: *mut i32, a: *const f32 }
+impl Kernel for ArgmaxK<'_> {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self) {
+        let (_, os) = self.outer.inner();
+        let mut runs = self.outer.runs(self.lo, self.hi);
+        while let Some((off, len)) = runs.next_run() {
+            for j in 0..len as isize {
+                unsafe {
+                    let p = self.a.offset(off[1] + j * os[1]);
+                    let m = ext_run::<S>(p, self.n, self.s, true, f32::NEG_INFINITY);
+                    let mut idx = 0usize;
+                    for i in 0..self.n {
+                        let x = *p.offset(i as isize * self.s);
+                        if x == m || (m.is_nan() && x.is_nan()) {
+                            idx = i;
+                            break;
+                        }
+                    }
+                    *self.o.offset(off[0] + j * os[0]) = idx as i32;
+                }
+            }
+        }
+    }
+}
+
+/// argmax over the last dim (n > 0): first index of the maximum (or of the first NaN)
+pub fn argmax(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
+    let k = a.nd - 1;
+    let outer = Nest::<2>::new(&a.shape[..k], [&out.st[..k], &a.st[..k]]);
+    let (n_row, s) = (a.shape[k], a.st[k]);
+    let n_out = outer.total;
+    let n = split_count(n_out * n_row, pool.threads(), crate::elementwise::PAR_MIN).min(n_out.max(1));
+    let p = SendPtr((out.i(), a.f() as *const f32));
+    pool.run(n, &|t| {
+        let (lo, hi) = chunk(n_out, n, t, 16);
+        let p = &p;
+        dispatch(ArgmaxK { outer: &outer, n: n_row, s, lo, hi, o: p.0 .0, a: p.0 .1 });
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::{dispatch_on, Isa};
+
+    struct Sum<'a>(&'a [f32], isize);
+    impl Kernel for Sum<'_> {
+        type Out = (f64, f32);
+        fn run<S: Simd>(self) -> (f64, f32) {
+            let n = if self.1 == 1 { self.0.len() } else { self.0.len() / self.1 as usize };
+            unsafe {
+                (sum_run::<S>(self.0.as_ptr(), n, self.1), ext_run::<S>(self.0.as_ptr(), n, self.1, true, f32::NEG_INFINITY))
+            }
+        }
+    }
+
+    #[test]
+    fn long_sum_is_accurate_every_isa() {
+        let mut x = 12345u64;
+        let data: Vec<f32> = (0..3_000_003)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 40) as f32 / (1u64 << 24) as f32
+            })
+            .collect();
+        let exact: f64 = data.iter().map(|&v| v as f64).sum();
+        let mx = data.iter().cloned().fold(f32::MIN, f32::max);
+        for isa in Isa::all_supported() {
+            for s in [1isize, 3] {
+                let (got, m) = dispatch_on(isa, Sum(&data, s));
+                let want: f64 = data.iter().step_by(s as usize).map(|&v| v as f64).sum();
+                assert!(((got as f32) as f64 - want).abs() / want <= 1e-6, "{isa:?} s={s}");
+                if s == 1 {
+                    assert_eq!(m, mx);
+                    assert!((got - exact).abs() / exact < 1e-6);
+                }
+            }
+            let mut nan = data[..100].to_vec();
+            nan[37] = f32::NAN;
+            assert!(dispatch_on(isa, Sum(&nan, 1)).1.is_nan(), "{isa:?}");
+        }
+    }
+}

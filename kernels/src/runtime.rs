@@ -1,0 +1,427 @@
+//! The op stream: a coordinator thread that runs queued ops in issue order,
+//! and a worker pool it splits large ops over. Both live here, in Rust, so the
+//! Python side costs one FFI call per op (see backends/simd/__init__.py for
+//! the measurements behind this choice).
+//!
+//! Waiting, everywhere, is "spin briefly, then sleep on a condvar": a spin
+//! on shared memory answers in well under a microsecond, which is what a
+//! chain of tiny ops needs, and the sleep keeps idle threads off the cores
+//! (the machine has 2; the Python thread needs one).
+//!
+//! Pool protocol. One 64-bit word holds (epoch | ntasks | next task). The
+//! coordinator publishes a job by writing a new epoch with next = 0; every
+//! thread (coordinator included) claims tasks with a CAS on that word, so a
+//! helper that wakes late can never claim a task of a later job: the epoch in
+//! its snapshot no longer matches. The job closure is only read after a
+//! successful claim, and the coordinator does not return (and so does not
+//! drop the closure) until every claimed task has finished.
+
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// how long an idle thread spins before it sleeps
+pub const SPIN: Duration = Duration::from_micros(50);
+
+#[inline]
+fn spin_until(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    let mut i = 0u32;
+    loop {
+        if ready() {
+            return true;
+        }
+        i = i.wrapping_add(1);
+        if i % 64 == 0 && start.elapsed() > limit {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+type Job = *const (dyn Fn(usize) + Sync);
+
+const NEXT_BITS: u64 = 20;
+const NEXT_MASK: u64 = (1 << NEXT_BITS) - 1;
+pub const MAX_TASKS: usize = NEXT_MASK as usize;
+
+struct PoolShared {
+    state: AtomicU64, // epoch (24 bits) << 40 | ntasks << 20 | next
+    job: UnsafeCell<Job>,
+    pending: AtomicUsize,
+    sleepers: AtomicUsize,
+    mx: Mutex<()>,
+    cv: Condvar,
+    stop: AtomicBool,
+}
+
+unsafe impl Sync for PoolShared {}
+unsafe impl Send for PoolShared {}
+
+fn noop(_: usize) {}
+
+impl PoolShared {
+    #[inline]
+    fn epoch(s: u64) -> u64 {
+        s >> 40
+    }
+    /// claim and run tasks of epoch `e` until none is left
+    fn work(&self, e: u64) {
+        loop {
+            let s = self.state.load(Acquire);
+            let ntasks = (s >> NEXT_BITS) & NEXT_MASK;
+            let next = s & NEXT_MASK;
+            if Self::epoch(s) != e || next >= ntasks {
+                return;
+            }
+            if self.state.compare_exchange_weak(s, s + 1, AcqRel, Relaxed).is_ok() {
+                // SAFETY: the claim succeeded, so the job of epoch e is live until
+                // `pending` (which counts this task) reaches zero
+                let job = unsafe { &*(*self.job.get()) };
+                job(next as usize);
+                self.pending.fetch_sub(1, Release);
+            }
+        }
+    }
+}
+
+pub struct Pool {
+    shared: Arc<PoolShared>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    /// `threads` workers in all: the calling (coordinator) thread + threads-1 helpers
+    pub fn new(threads: usize) -> Pool {
+        let shared = Arc::new(PoolShared {
+            state: AtomicU64::new(0),
+            job: UnsafeCell::new(&noop as &(dyn Fn(usize) + Sync) as Job),
+            pending: AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+            mx: Mutex::new(()),
+            cv: Condvar::new(),
+            stop: AtomicBool::new(false),
+        });
+        let handles = (1..threads.max(1))
+            .map(|i| {
+                let sh = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("torchic-simd-{i}"))
+                    .spawn(move || helper_loop(&sh))
+                    .expect("spawn pool thread")
+            })
+            .collect();
+        Pool { shared, handles }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.handles.len() + 1
+    }
+
+    /// Run f(0..ntasks) over the pool; returns when all have finished.
+    pub fn run(&self, ntasks: usize, f: &(dyn Fn(usize) + Sync)) {
+        if ntasks == 0 {
+            return;
+        }
+        if ntasks == 1 || self.handles.is_empty() {
+            for t in 0..ntasks {
+                f(t);
+            }
+            return;
+        }
+        assert!(ntasks <= MAX_TASKS);
+        let sh = &*self.shared;
+        // SAFETY: no task of the previous epoch is pending (we waited for it),
+        // so no thread reads `job` until the new epoch is published below.
+        unsafe {
+            *sh.job.get() = std::mem::transmute::<&(dyn Fn(usize) + Sync), Job>(f);
+        }
+        sh.pending.store(ntasks, Relaxed);
+        let e = (PoolShared::epoch(sh.state.load(Relaxed)) + 1) & 0xff_ffff;
+        sh.state.store((e << 40) | ((ntasks as u64) << NEXT_BITS), Release);
+        if sh.sleepers.load(SeqCst) > 0 {
+            let _g = sh.mx.lock().unwrap();
+            sh.cv.notify_all();
+        }
+        sh.work(e);
+        if !spin_until(Duration::from_millis(1), || sh.pending.load(Acquire) == 0) {
+            while sh.pending.load(Acquire) != 0 {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+fn helper_loop(sh: &PoolShared) {
+    let mut seen = 0u64;
+    loop {
+        let fresh = |sh: &PoolShared| {
+            PoolShared::epoch(sh.state.load(Acquire)) != seen || sh.stop.load(Relaxed)
+        };
+        if !spin_until(SPIN, || fresh(sh)) {
+            sh.sleepers.fetch_add(1, SeqCst);
+            let mut g = sh.mx.lock().unwrap();
+            while !fresh(sh) {
+                g = sh.cv.wait(g).unwrap();
+            }
+            drop(g);
+            sh.sleepers.fetch_sub(1, SeqCst);
+        }
+        if sh.stop.load(Relaxed) {
+            return;
+        }
+        seen = PoolShared::epoch(sh.state.load(Acquire));
+        sh.work(seen);
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, SeqCst);
+        {
+            let _g = self.shared.mx.lock().unwrap();
+            self.shared.cv.notify_all();
+        }
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// An error of one op, reported at the next read / sync.
+#[derive(Debug, Clone)]
+pub struct KernelError {
+    pub kind: i32, // 1 IndexError, 2 ValueError, 3 RuntimeError
+    pub msg: String,
+}
+
+impl KernelError {
+    pub fn index(msg: String) -> Self {
+        KernelError { kind: 1, msg }
+    }
+    pub fn value(msg: String) -> Self {
+        KernelError { kind: 2, msg }
+    }
+}
+
+pub type KResult = Result<(), KernelError>;
+
+/// What the coordinator executes: anything with a name and a run method.
+pub trait Task: Send {
+    fn name(&self) -> &'static str;
+    fn run(&self, pool: &Pool) -> KResult;
+}
+
+struct StreamShared<T> {
+    queue: Mutex<VecDeque<(u64, T)>>,
+    qcv: Condvar,
+    coord_sleeping: AtomicBool,
+    pushed: AtomicU64,
+    done: AtomicU64,
+    wait_mx: Mutex<()>,
+    wait_cv: Condvar,
+    waiters: AtomicUsize,
+    error: Mutex<Option<(&'static str, KernelError)>>,
+    has_error: AtomicBool,
+    stop: AtomicBool,
+}
+
+pub struct Stream<T: Task + 'static> {
+    shared: Arc<StreamShared<T>>,
+    coord: Option<JoinHandle<()>>,
+    next_seq: u64,
+}
+
+impl<T: Task + 'static> Stream<T> {
+    pub fn new(threads: usize) -> Stream<T> {
+        let shared = Arc::new(StreamShared {
+            queue: Mutex::new(VecDeque::with_capacity(1024)),
+            qcv: Condvar::new(),
+            coord_sleeping: AtomicBool::new(false),
+            pushed: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            wait_mx: Mutex::new(()),
+            wait_cv: Condvar::new(),
+            waiters: AtomicUsize::new(0),
+            error: Mutex::new(None),
+            has_error: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let sh = shared.clone();
+        let coord = std::thread::Builder::new()
+            .name("torchic-simd-coordinator".into())
+            .spawn(move || {
+                let pool = Pool::new(threads);
+                coordinator_loop(&sh, &pool);
+            })
+            .expect("spawn coordinator");
+        Stream { shared, coord: Some(coord), next_seq: 1 }
+    }
+
+    /// Queue a task; returns its sequence number (1, 2, ...).
+    pub fn push(&mut self, task: T) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let sh = &*self.shared;
+        let mut q = sh.queue.lock().unwrap();
+        q.push_back((seq, task));
+        sh.pushed.store(seq, SeqCst);
+        if sh.coord_sleeping.load(SeqCst) {
+            sh.qcv.notify_one();
+        }
+        drop(q);
+        seq
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    pub fn done(&self) -> u64 {
+        self.shared.done.load(Acquire)
+    }
+
+    /// Block until task `seq` (and so every earlier one) has run.
+    pub fn wait(&self, seq: u64) {
+        let sh = &*self.shared;
+        if spin_until(SPIN, || sh.done.load(Acquire) >= seq) {
+            return;
+        }
+        sh.waiters.fetch_add(1, SeqCst);
+        let mut g = sh.wait_mx.lock().unwrap();
+        while sh.done.load(SeqCst) < seq {
+            g = sh.wait_cv.wait(g).unwrap();
+        }
+        drop(g);
+        sh.waiters.fetch_sub(1, SeqCst);
+    }
+
+    pub fn has_error(&self) -> bool {
+        self.shared.has_error.load(Acquire)
+    }
+
+    /// Take the first recorded error (op name, error), clearing it.
+    pub fn take_error(&self) -> Option<(&'static str, KernelError)> {
+        let mut e = self.shared.error.lock().unwrap();
+        self.shared.has_error.store(false, Release);
+        e.take()
+    }
+}
+
+fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
+    loop {
+        let item = sh.queue.lock().unwrap().pop_front();
+        match item {
+            Some((seq, task)) => {
+                if let Err(e) = task.run(pool) {
+                    let mut slot = sh.error.lock().unwrap();
+                    if slot.is_none() {
+                        *slot = Some((task.name(), e));
+                    }
+                    sh.has_error.store(true, Release);
+                }
+                drop(task);
+                sh.done.store(seq, SeqCst);
+                if sh.waiters.load(SeqCst) > 0 {
+                    let _g = sh.wait_mx.lock().unwrap();
+                    sh.wait_cv.notify_all();
+                }
+            }
+            None => {
+                if sh.stop.load(Acquire) {
+                    return;
+                }
+                let done = sh.done.load(Relaxed);
+                if spin_until(SPIN, || sh.pushed.load(Acquire) > done || sh.stop.load(Relaxed)) {
+                    continue;
+                }
+                sh.coord_sleeping.store(true, SeqCst);
+                let mut q = sh.queue.lock().unwrap();
+                while q.is_empty() && !sh.stop.load(SeqCst) {
+                    q = sh.qcv.wait(q).unwrap();
+                }
+                sh.coord_sleeping.store(false, SeqCst);
+            }
+        }
+    }
+}
+
+impl<T: Task + 'static> Drop for Stream<T> {
+    fn drop(&mut self) {
+        // drain: queued ops still run (they may be the last writes before a read)
+        self.shared.stop.store(true, SeqCst);
+        {
+            let _q = self.shared.queue.lock().unwrap();
+            self.shared.qcv.notify_all();
+        }
+        if let Some(h) = self.coord.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn pool_runs_every_task_once_across_many_jobs() {
+        for threads in [1, 2, 3] {
+            let pool = Pool::new(threads);
+            for round in 0..2000usize {
+                let n = 1 + round % 7;
+                let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+                pool.run(n, &|t| {
+                    hits[t].fetch_add(1, Relaxed);
+                });
+                assert!(hits.iter().all(|h| h.load(Relaxed) == 1));
+                if round % 500 == 0 {
+                    std::thread::sleep(Duration::from_micros(200)); // let helpers sleep
+                }
+            }
+        }
+    }
+
+    struct Add(Arc<AtomicUsize>, usize, bool);
+    impl Task for Add {
+        fn name(&self) -> &'static str {
+            "add"
+        }
+        fn run(&self, _: &Pool) -> KResult {
+            if self.2 {
+                return Err(KernelError::index("bad".into()));
+            }
+            // order check: each task sees exactly its predecessors
+            let v = self.0.fetch_add(1, SeqCst);
+            assert_eq!(v, self.1);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn stream_runs_in_order_and_reports_errors() {
+        let mut s: Stream<Add> = Stream::new(2);
+        let c = Arc::new(AtomicUsize::new(0));
+        let mut k = 0;
+        for i in 0..1000 {
+            let fail = i == 500;
+            s.push(Add(c.clone(), k, fail));
+            if !fail {
+                k += 1;
+            }
+            if i % 100 == 0 {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        s.wait(s.last_seq());
+        assert_eq!(c.load(SeqCst), 999);
+        assert!(s.has_error());
+        let (name, e) = s.take_error().unwrap();
+        assert_eq!((name, e.kind), ("add", 1));
+        assert!(s.take_error().is_none());
+    }
+}

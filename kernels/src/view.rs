@@ -1,0 +1,237 @@
+//! Strided operands and the loop nest every elementwise-style kernel walks.
+//!
+//! `Arr` is a validated view (lib.rs checks it against its block before the
+//! op is queued). `Nest` merges the dims of K views that share a shape into
+//! as few loops as possible (size-1 dims dropped, dims merged where *every*
+//! view is contiguous across them), innermost first; `Runs` then walks any
+//! flat range [lo, hi) of it as inner runs of (per-view element offset, len),
+//! which is how a kernel is split over threads without caring about shape.
+
+pub const MAXD: usize = 16;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DType {
+    F32 = 0,
+    I32 = 1,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Arr {
+    pub ptr: *mut u8,
+    pub dtype: DType,
+    pub nd: usize,
+    pub shape: [usize; MAXD],
+    pub st: [isize; MAXD],
+}
+
+unsafe impl Send for Arr {}
+unsafe impl Sync for Arr {}
+
+impl Arr {
+    pub fn new(ptr: *mut u8, dtype: DType, shape: &[usize], st: &[isize]) -> Arr {
+        let mut a = Arr { ptr, dtype, nd: shape.len(), shape: [0; MAXD], st: [0; MAXD] };
+        a.shape[..shape.len()].copy_from_slice(shape);
+        a.st[..st.len()].copy_from_slice(st);
+        a
+    }
+    /// a contiguous f32 array over a slice (tests)
+    pub fn f32s(data: &mut [f32], shape: &[usize]) -> Arr {
+        let st = contiguous_strides(shape);
+        Arr::new(data.as_mut_ptr() as *mut u8, DType::F32, shape, &st[..shape.len()])
+    }
+    pub fn i32s(data: &mut [i32], shape: &[usize]) -> Arr {
+        let st = contiguous_strides(shape);
+        Arr::new(data.as_mut_ptr() as *mut u8, DType::I32, shape, &st[..shape.len()])
+    }
+    #[inline]
+    pub fn shape(&self) -> &[usize] {
+        &self.shape[..self.nd]
+    }
+    #[inline]
+    pub fn strides(&self) -> &[isize] {
+        &self.st[..self.nd]
+    }
+    #[inline]
+    pub fn numel(&self) -> usize {
+        self.shape().iter().product()
+    }
+    #[inline]
+    pub fn f(&self) -> *mut f32 {
+        self.ptr as *mut f32
+    }
+    #[inline]
+    pub fn i(&self) -> *mut i32 {
+        self.ptr as *mut i32
+    }
+    /// row-major contiguous (size-1 dims may have any stride)
+    pub fn is_contiguous(&self) -> bool {
+        let mut expect = 1isize;
+        for d in (0..self.nd).rev() {
+            if self.shape[d] != 1 && self.st[d] != expect {
+                return false;
+            }
+            expect *= self.shape[d] as isize;
+        }
+        true
+    }
+}
+
+pub fn contiguous_strides(shape: &[usize]) -> [isize; MAXD] {
+    let mut st = [0isize; MAXD];
+    let mut s = 1isize;
+    for d in (0..shape.len()).rev() {
+        st[d] = s;
+        s *= shape[d] as isize;
+    }
+    st
+}
+
+/// K views walked together; dims stored innermost first.
+#[derive(Clone, Copy, Debug)]
+pub struct Nest<const K: usize> {
+    pub nd: usize,
+    pub shape: [usize; MAXD],
+    pub st: [[isize; MAXD]; K],
+    pub total: usize,
+}
+
+impl<const K: usize> Nest<K> {
+    pub fn new(shape: &[usize], strides: [&[isize]; K]) -> Nest<K> {
+        let mut n = Nest { nd: 0, shape: [1; MAXD], st: [[0; MAXD]; K], total: shape.iter().product() };
+        for d in (0..shape.len()).rev() {
+            let size = shape[d];
+            if size == 1 {
+                continue;
+            }
+            if n.nd > 0 {
+                let p = n.nd - 1;
+                let psize = n.shape[p] as isize;
+                if (0..K).all(|k| strides[k][d] == n.st[k][p] * psize) {
+                    n.shape[p] *= size;
+                    continue;
+                }
+            }
+            n.shape[n.nd] = size;
+            for k in 0..K {
+                n.st[k][n.nd] = strides[k][d];
+            }
+            n.nd += 1;
+        }
+        n
+    }
+    /// innermost length and strides (a 0-d nest is one run of length 1)
+    #[inline(always)]
+    pub fn inner(&self) -> (usize, [isize; K]) {
+        let mut s = [0isize; K];
+        for k in 0..K {
+            s[k] = self.st[k][0];
+        }
+        (self.shape[0], s)
+    }
+    #[inline(always)]
+    pub fn runs(&self, lo: usize, hi: usize) -> Runs<'_, K> {
+        Runs::new(self, lo, hi)
+    }
+}
+
+/// Iterator over the inner runs of a flat range of a nest.
+pub struct Runs<'a, const K: usize> {
+    n: &'a Nest<K>,
+    pos: usize,
+    hi: usize,
+    c: [usize; MAXD],
+    off: [isize; K], // offset of coords c (all dims, incl. the innermost)
+}
+
+impl<'a, const K: usize> Runs<'a, K> {
+    #[inline(always)]
+    fn new(n: &'a Nest<K>, lo: usize, hi: usize) -> Self {
+        let mut c = [0usize; MAXD];
+        let mut off = [0isize; K];
+        let mut rest = lo;
+        for d in 0..n.nd.max(1) {
+            let size = n.shape[d];
+            c[d] = rest % size;
+            rest /= size;
+            for k in 0..K {
+                off[k] += c[d] as isize * n.st[k][d];
+            }
+        }
+        Runs { n, pos: lo, hi: hi.min(n.total), c, off }
+    }
+    /// next run: (element offset per view, length); None when done
+    #[inline(always)]
+    pub fn next_run(&mut self) -> Option<([isize; K], usize)> {
+        if self.pos >= self.hi {
+            return None;
+        }
+        let n = self.n;
+        let len = (n.shape[0] - self.c[0]).min(self.hi - self.pos);
+        let out = self.off;
+        self.pos += len;
+        // advance: innermost back to 0, carry into the outer dims
+        for k in 0..K {
+            self.off[k] -= self.c[0] as isize * n.st[k][0];
+        }
+        self.c[0] = 0;
+        let mut d = 1;
+        while d < n.nd {
+            self.c[d] += 1;
+            for k in 0..K {
+                self.off[k] += n.st[k][d];
+            }
+            if self.c[d] < n.shape[d] {
+                break;
+            }
+            for k in 0..K {
+                self.off[k] -= n.shape[d] as isize * n.st[k][d];
+            }
+            self.c[d] = 0;
+            d += 1;
+        }
+        Some((out, len))
+    }
+}
+
+/// Split `total` items into at most `max_tasks` chunks of at least `min_chunk`
+/// (aligned to `align`); returns the number of chunks.
+pub fn split_count(total: usize, max_tasks: usize, min_chunk: usize) -> usize {
+    if total == 0 {
+        return 0;
+    }
+    (total / min_chunk.max(1)).clamp(1, max_tasks.max(1))
+}
+
+/// bounds of chunk `t` of `parts` over `total`, aligned to `align`
+#[inline]
+pub fn chunk(total: usize, parts: usize, t: usize, align: usize) -> (usize, usize) {
+    let per = total.div_ceil(parts).div_ceil(align) * align;
+    let lo = (t * per).min(total);
+    let hi = ((t + 1) * per).min(total);
+    (lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nest_merges_contiguous_dims_and_walks_ranges() {
+        // (2, 3, 4) contiguous + broadcast of a (3, 1) column
+        let n = Nest::<2>::new(&[2, 3, 4], [&[12, 4, 1], &[0, 1, 0]]);
+        assert_eq!(n.total, 24);
+        let mut seen = vec![];
+        for (lo, hi) in [(0, 5), (5, 24)] {
+            let mut r = n.runs(lo, hi);
+            while let Some((off, len)) = r.next_run() {
+                for i in 0..len {
+                    seen.push((off[0] + i as isize * n.st[0][0], off[1] + i as isize * n.st[1][0]));
+                }
+            }
+        }
+        let want: Vec<_> = (0..24).map(|i| (i as isize, ((i / 4) % 3) as isize)).collect();
+        assert_eq!(seen, want);
+        let c = Nest::<1>::new(&[4, 5, 6], [&[30, 6, 1]]);
+        assert_eq!((c.nd, c.shape[0]), (1, 120));
+    }
+}

@@ -1,0 +1,185 @@
+"""Elementwise family: unary, binary, compare, where, copy (with casts), fill.
+
+One generator covers them all. An op is a WGSL expression over the loaded
+inputs ``a``, ``b``, ``c`` (snippet tables below); the generator wraps it in
+one of three index schemes, picked per call after collapsing dims:
+
+* ``v4``: every operand contiguous, 16-byte aligned, f32, length % 4 == 0:
+  one ``vec4<f32>`` per invocation (the expression is evaluated on vec4s:
+  snippets use ``T`` for the value type, ``f32`` or ``vec4<f32>``);
+* ``c``: every operand contiguous: ``x[base + i]``;
+* ``s{D}``: general strides (broadcast stride 0, transposed, sliced) over up to
+  ``MAX_DIMS`` collapsed dims, the index decomposition unrolled for that D.
+
+The collapsed shape, bases and strides travel as parameter words, so one
+pipeline serves every shape with the same (op, dtypes, scheme).
+"""
+
+from . import wgsl
+from .wgsl import WG, par
+
+MAX_DIMS = 6
+
+UNARY = {
+    "neg": "-a",
+    "exp": "exp(a)",
+    "log": "log(a)",
+    "relu": "select(a, T(0.0), a < T(0.0))",
+    "tanh": "select(tanh(clamp(a, T(-15.0), T(15.0))), a, a != a)",
+    "sigmoid": "T(1.0) / (T(1.0) + exp(-a))",
+    "sqrt": "sqrt(a)",
+    "abs": "abs(a)",
+}
+
+BINARY = {
+    "add": "a + b",
+    "sub": "a - b",
+    "mul": "a * b",
+    "div": "a / b",
+    "pow": "tpow(a, b)",
+    "maximum": "select(select(b, a, a > b), a, a != a)",
+    "minimum": "select(select(b, a, a < b), a, a != a)",
+}
+
+COMPARE = {
+    "eq": "a == b", "ne": "a != b", "lt": "a < b",
+    "le": "a <= b", "gt": "a > b", "ge": "a >= b",
+}
+
+WHERE = "select(c, b, a != T(0.0))"
+
+# ops whose snippet only works on scalars
+SCALAR_ONLY = {"tpow"}
+
+TPOW = """
+fn tpow(a: f32, b: f32) -> f32 {
+  // NumPy's float power: exact 1 for b == 0, signs for integral b, NaN otherwise
+  if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (a != a || b != b) { return f32_nan(); }
+  let m = abs(a);
+  var r: f32;
+  if (m == 0.0) {
+    r = select(0.0, f32_inf(), b < 0.0);
+  } else if (m == f32_inf()) {
+    r = select(f32_inf(), 0.0, b < 0.0);
+  } else {
+    r = exp2(b * log2(m));
+  }
+  if (a < 0.0) {
+    if (floor(b) != b) { return f32_nan(); }
+    if (abs(b) < 16777216.0 && fract(b * 0.5) != 0.0) { r = -r; }
+  }
+  return r;
+}
+"""
+
+
+def collapse(shape, strides_list):
+    """Drop size-1 dims and merge dims that are contiguous in every operand."""
+    dims = [(n, [s[d] for s in strides_list]) for d, n in enumerate(shape) if n != 1]
+    if not dims:
+        return (1,), [(0,) for _ in strides_list]
+    merged = [dims[0]]
+    for n, st in dims[1:]:
+        pn, pst = merged[-1]
+        if all(ps == s * n for ps, s in zip(pst, st)):
+            merged[-1] = (pn * n, st)
+        else:
+            merged.append((n, st))
+    shape = tuple(n for n, _ in merged)
+    strides = [tuple(st[k] for _, st in merged) for k in range(len(strides_list))]
+    return shape, strides
+
+
+def _build(expr, out_t, in_ts, scheme, nextra):
+    """WGSL source for one (expression, dtypes, scheme)."""
+    names = "abc"[:len(in_ts)]
+    v4 = scheme == "v4"
+    bind = [("O", "v4" if v4 else out_t)] + [(n.upper(), "v4" if v4 else t)
+                                             for n, t in zip(names, in_ts)]
+    src = wgsl.header(bind) + wgsl.FLOAT_FNS
+    if "tpow" in expr:
+        src += TPOW
+    src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
+    body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"]
+    k = 1
+    nin = len(in_ts)
+    if scheme in ("v4", "c"):
+        idx = [f"{par(k + j)} + i" for j in range(nin + 1)]
+        k += nin + 1
+    else:
+        ndim = int(scheme[1:])
+        shape = [par(k + d) for d in range(ndim)]
+        k += ndim
+        bases, strides = [], []
+        for _ in range(nin + 1):
+            bases.append(par(k))
+            strides.append([par(k + 1 + d) for d in range(ndim)])
+            k += 1 + ndim
+        body.append("var r = i;")
+        for d in range(ndim - 1, 0, -1):
+            body.append(f"let c{d} = r % {shape[d]}; r = r / {shape[d]};")
+        body.append("let c0 = r;")
+        idx = [" + ".join([bases[j]] + [f"c{d} * {strides[j][d]}" for d in range(ndim)])
+               for j in range(nin + 1)]
+    extra = [par(k + e) for e in range(nextra)]
+    for j, name in enumerate(names):
+        body.append(f"let {name} = {name.upper()}[{idx[j + 1]}];")
+    e = expr
+    for q, p in enumerate(extra):
+        e = e.replace(f"{{p{q}}}", p)
+    body.append(f"O[{idx[0]}] = {e};")
+    src += wgsl.entry() + "  " + "\n  ".join(body) + "\n}\n"
+    return src, nin + 1
+
+
+def run(gpu, opname, expr, out, ins, *, buffers, extra=(), vec_ok=True):
+    """Encode ``out = expr(ins...)`` (views; buffers(view) -> (buffer, element base))."""
+    n = 1
+    for s in out.shape:
+        n *= s
+    if n == 0:
+        return
+    views = (out,) + tuple(ins)
+    shape, strides = collapse(out.shape, [v.strides for v in views])
+    bufs, bases = [], []
+    for v in views:
+        b, base = buffers(v)
+        bufs.append(b)
+        bases.append(base)
+    _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok)
+
+
+def _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok):
+    if len(shape) > MAX_DIMS:   # rare: peel the leading dim off in a host loop
+        for j in range(shape[0]):
+            _encode(gpu, opname, expr, views, bufs,
+                    [b + j * s[0] for b, s in zip(bases, strides)], shape[1:],
+                    [s[1:] for s in strides], extra, vec_ok)
+        return
+    n = 1
+    for s in shape:
+        n *= s
+    dtypes = tuple(v.dtype for v in views)
+    contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
+    if (contiguous and vec_ok and n % 4 == 0 and all(d == "f32" for d in dtypes)
+            and all(b % 4 == 0 for b in bases) and "tpow" not in expr):
+        scheme = "v4"
+        words = [n // 4] + [b // 4 for b in bases]
+        count = n // 4
+    elif contiguous:
+        scheme = "c"
+        words = [n] + list(bases)
+        count = n
+    else:
+        scheme = f"s{len(shape)}"
+        words = [n] + list(shape)
+        for b, s in zip(bases, strides):
+            words.append(b)
+            words.extend(s)
+        count = n
+    words.extend(extra)
+    key = ("ew", expr, dtypes, scheme, len(extra))
+    prog = gpu.program(key, lambda: _build(expr, dtypes[0], dtypes[1:], scheme, len(extra)))
+    groups = -(-count // WG)
+    gpu.dispatch(prog, bufs, words, wgsl.grid(groups, gpu.max_groups))

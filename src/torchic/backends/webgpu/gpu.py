@@ -1,0 +1,372 @@
+"""The GPU side of the `webgpu` backend: device, heap buffers, programs, batched dispatch.
+
+Why this shape
+--------------
+A Python call into wgpu costs microseconds and a queue submit ~70 us, while a
+small model's training step issues a few dozen tiny ops. So nothing here talks
+to the GPU per op except to *encode*:
+
+* **One pending command encoder** (and one open compute pass) collects every
+  dispatch. It is submitted only when someone needs a result (``read`` /
+  ``sync``), when the batch's parameter space is full (``batch_ops`` ops), or
+  when a host write cannot be ordered inside the batch. A training step that
+  ends with ``loss.item()`` is one submit.
+* **Op parameters** (element offsets, shapes, strides) go into a host
+  ``bytearray`` at a 256-byte slot per op; at submit the used part is written
+  with one ``queue.write_buffer`` into a uniform buffer, which every program
+  binds at a *dynamic offset*. Bind groups therefore depend only on which
+  buffers an op touches, and are cached: in steady state an op costs
+  set_pipeline + set_bind_group + dispatch.
+* **Whole arenas are bound**, never sub-ranges; kernels index with element
+  offsets from the parameters. int32 tensors live in the same buffers, bound
+  a second time as ``array<i32>`` when an op needs them.
+* **Reads** copy into one persistent staging buffer (grown on demand) together
+  with the status words, submit, map, copy out, unmap. ``queue.read_buffer``
+  (a new buffer + encoder + submit per call) is never used.
+* **Host writes keep stream order**: ``queue.write_buffer`` lands *before* the
+  next submitted command buffer, i.e. before ops already encoded but not yet
+  submitted. So a write into the pending batch goes through an upload buffer
+  (``write_buffer`` into a fresh region, then an encoded copy in op order);
+  a write with nothing pending goes straight to its destination.
+* **Index errors** (gather / scatter / cross-entropy targets): a kernel that
+  finds an out-of-range value writes the op's tag into the status buffer;
+  every read copies the status words out with the data and raises
+  ``KernelError`` naming the first failing op. Ops after it still run.
+"""
+
+import struct
+
+import numpy as np
+
+from .device import create_device, import_wgpu, select_adapter
+from .wgsl import PARAM_WORDS
+
+UPLOAD_BYTES = 4 << 20
+STAGING_MIN = 1 << 16
+STATUS_BYTES = 16
+DATA_OFFSET = 256       # where read data starts in the staging buffer (after the status)
+
+
+class Program:
+    __slots__ = ("key", "pipeline", "nbind", "source")
+
+    def __init__(self, key, pipeline, nbind):
+        self.key = key
+        self.pipeline = pipeline
+        self.nbind = nbind
+
+
+class GPU:
+    def __init__(self, adapter=None, batch_ops=None):
+        wgpu = self.wgpu = import_wgpu()
+        self.adapter = select_adapter(adapter)
+        self.device, self.features = create_device(self.adapter)
+        self.queue = self.device.queue
+        lim = dict(self.device.limits)
+        self.limits = lim
+        self.max_binding = min(int(lim["max-storage-buffer-binding-size"]),
+                               int(lim["max-buffer-size"]))
+        self.max_workgroup_storage = int(lim["max-compute-workgroup-storage-size"])
+        self.max_groups = int(lim["max-compute-workgroups-per-dimension"])
+        self.param_stride = max(256, int(lim["min-uniform-buffer-offset-alignment"]))
+        self.batch_ops = int(batch_ops or 1024)
+        U = wgpu.BufferUsage
+        self._storage_usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
+        self._serial = 0
+        self._serials = {}            # id(buffer) -> serial (buffers kept alive in _keep)
+        self._keep = []
+        self.arenas = []
+        self.params_buf = self._buffer(self.batch_ops * self.param_stride,
+                                       U.UNIFORM | U.COPY_DST, "torchic-params")
+        self.params_host = bytearray(self.batch_ops * self.param_stride)
+        self.nparams = 0
+        self.status = self._buffer(STATUS_BYTES, self._storage_usage, "torchic-status")
+        self.upload = self._buffer(UPLOAD_BYTES, self._storage_usage, "torchic-upload")
+        self.upload_used = 0
+        self.staging = None
+        self._grow_staging(STAGING_MIN)
+        self.scratch = {}
+        self.encoder = None
+        self.cpass = None
+        self.pipelines = {}
+        self._layouts = {}            # nbind -> (bind group layout, pipeline layout)
+        self._bind_groups = {}
+        self.tags = {}                # tag -> (op, message) for index-checked dispatches
+        self.next_tag = 1
+        self.stats = {"submits": 0, "dispatches": 0, "compiles": 0, "reads": 0,
+                      "staging_grows": 0, "bind_groups": 0, "uploads_in_batch": 0,
+                      "direct_writes": 0}
+        self._query = None
+
+    # -- buffers ------------------------------------------------------------------
+    def _buffer(self, size, usage, label):
+        buf = self.device.create_buffer(size=int(size), usage=usage, label=label)
+        self._serial += 1
+        self._serials[id(buf)] = self._serial
+        self._keep.append(buf)
+        return buf
+
+    def _drop(self, buf):
+        self._serials.pop(id(buf), None)
+        self._keep = [b for b in self._keep if b is not buf]
+        # bind groups naming it die with it
+        self._bind_groups = {k: v for k, v in self._bind_groups.items()
+                             if buf not in v[1]}
+
+    def new_arena(self, nbytes):
+        if nbytes > self.max_binding:
+            raise MemoryError(f"arena of {nbytes} bytes exceeds the adapter's largest storage "
+                              f"binding ({self.max_binding} bytes)")
+        self.arenas.append(self._buffer(nbytes, self._storage_usage,
+                                        f"torchic-arena-{len(self.arenas)}"))
+
+    def scratch_buffer(self, name, nbytes):
+        """An internal storage buffer of at least nbytes (reused across ops in stream order)."""
+        buf = self.scratch.get(name)
+        if buf is None or buf.size < nbytes:
+            size = max(1 << 16, 1 << (int(nbytes) - 1).bit_length())
+            size = min(size, self.max_binding)
+            if size < nbytes:
+                raise MemoryError(f"scratch buffer of {nbytes} bytes exceeds the adapter's "
+                                  f"largest storage binding")
+            if buf is not None:
+                self._drop(buf)
+            buf = self.scratch[name] = self._buffer(size, self._storage_usage,
+                                                    f"torchic-{name}")
+        return buf
+
+    def _grow_staging(self, nbytes):
+        size = max(STAGING_MIN, 1 << (int(nbytes) - 1).bit_length())
+        if self.staging is not None:
+            self._drop(self.staging)
+            self.stats["staging_grows"] += 1
+        U = self.wgpu.BufferUsage
+        self.staging = self._buffer(size, U.MAP_READ | U.COPY_DST, "torchic-staging")
+
+    # -- programs -----------------------------------------------------------------
+    def _layout(self, nbind):
+        lay = self._layouts.get(nbind)
+        if lay is None:
+            S = self.wgpu.ShaderStage.COMPUTE
+            entries = [{"binding": i, "visibility": S, "buffer": {"type": "storage"}}
+                       for i in range(nbind)]
+            entries.append({"binding": nbind, "visibility": S,
+                            "buffer": {"type": "uniform", "has_dynamic_offset": True,
+                                       "min_binding_size": PARAM_WORDS * 4}})
+            entries.append({"binding": nbind + 1, "visibility": S,
+                            "buffer": {"type": "storage"}})
+            bgl = self.device.create_bind_group_layout(entries=entries)
+            pl = self.device.create_pipeline_layout(bind_group_layouts=[bgl])
+            lay = self._layouts[nbind] = (bgl, pl)
+        return lay
+
+    def program(self, key, build):
+        """The cached pipeline for ``key``; ``build()`` -> (wgsl, nbind) makes it once."""
+        prog = self.pipelines.get(key)
+        if prog is None:
+            code, nbind = build()
+            module = self.device.create_shader_module(code=code, label=str(key)[:200])
+            pipeline = self.device.create_compute_pipeline(
+                layout=self._layout(nbind)[1],
+                compute={"module": module, "entry_point": "main"}, label=str(key)[:200])
+            prog = self.pipelines[key] = Program(key, pipeline, nbind)
+            prog.source = code
+            self.stats["compiles"] += 1
+        return prog
+
+    # -- encoding -----------------------------------------------------------------
+    def _encoder(self):
+        if self.encoder is None:
+            self.encoder = self.device.create_command_encoder()
+        return self.encoder
+
+    def _end_pass(self):
+        if self.cpass is not None:
+            self.cpass.end()
+            self.cpass = None
+
+    def _bind_group(self, nbind, bufs):
+        key = (nbind,) + tuple(self._serials[id(b)] for b in bufs)
+        hit = self._bind_groups.get(key)
+        if hit is None:
+            entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                       for i, b in enumerate(bufs)]
+            entries.append({"binding": nbind, "resource": {"buffer": self.params_buf,
+                                                           "offset": 0,
+                                                           "size": PARAM_WORDS * 4}})
+            entries.append({"binding": nbind + 1, "resource": {"buffer": self.status,
+                                                               "offset": 0,
+                                                               "size": STATUS_BYTES}})
+            bg = self.device.create_bind_group(layout=self._layout(nbind)[0], entries=entries)
+            hit = self._bind_groups[key] = (bg, tuple(bufs))
+            self.stats["bind_groups"] += 1
+        return hit[0]
+
+    def dispatch(self, prog, bufs, words, groups):
+        """Encode one dispatch of prog over bufs with parameter words (u32 ints)."""
+        if self.nparams >= self.batch_ops:
+            self.flush()
+        off = self.nparams * self.param_stride
+        struct.pack_into(f"<{len(words)}I", self.params_host, off,
+                         *[w & 0xFFFFFFFF for w in words])
+        self.nparams += 1
+        bg = self._bind_group(prog.nbind, bufs)
+        cpass = self.cpass
+        if cpass is None:
+            cpass = self.cpass = self._encoder().begin_compute_pass()
+        cpass.set_pipeline(prog.pipeline)
+        cpass.set_bind_group(0, bg, [off])
+        cpass.dispatch_workgroups(*groups)
+        self.stats["dispatches"] += 1
+
+    def new_tag(self, op, message):
+        tag = self.next_tag
+        self.next_tag += 1
+        self.tags[tag] = (op, message)
+        return tag
+
+    def pending(self):
+        return self.encoder is not None
+
+    def flush(self):
+        """Submit the pending batch (no wait)."""
+        if self.encoder is None:
+            return
+        self._end_pass()
+        if self.nparams:
+            self.queue.write_buffer(self.params_buf, 0, self.params_host, 0,
+                                    self.nparams * self.param_stride)
+        self.queue.submit([self.encoder.finish()])
+        self.encoder = None
+        self.nparams = 0
+        self.upload_used = 0
+        self.stats["submits"] += 1
+
+    # -- host transfers -------------------------------------------------------------
+    def write(self, buf, offset, data):
+        """Copy bytes (a contiguous NumPy array) to buf[offset:], in stream order."""
+        nbytes = data.nbytes
+        if nbytes == 0:
+            return
+        if self.encoder is None:
+            self.queue.write_buffer(buf, offset, data)
+            self.stats["direct_writes"] += 1
+            return
+        if nbytes <= UPLOAD_BYTES - self.upload_used:
+            at = self.upload_used
+            self.queue.write_buffer(self.upload, at, data)
+            self._end_pass()
+            self.encoder.copy_buffer_to_buffer(self.upload, at, buf, offset, nbytes)
+            self.upload_used = (at + nbytes + 255) // 256 * 256
+            self.stats["uploads_in_batch"] += 1
+            return
+        self.flush()
+        self.queue.write_buffer(buf, offset, data)
+        self.stats["direct_writes"] += 1
+
+    def stage_upload(self, data):
+        """Put data into the upload buffer for an op of the pending batch -> (buffer, byte offset)."""
+        nbytes = data.nbytes
+        if nbytes > UPLOAD_BYTES - self.upload_used:
+            self.flush()
+            if nbytes > self.upload.size:
+                buf = self.scratch_buffer("big-upload", nbytes)
+                self.queue.write_buffer(buf, 0, data)
+                return buf, 0
+        at = self.upload_used
+        if nbytes:
+            self.queue.write_buffer(self.upload, at, data)
+        self.upload_used = (at + nbytes + 255) // 256 * 256
+        self._encoder()     # the op that consumes it joins this batch
+        return self.upload, at
+
+    def read(self, buf, offset, nbytes):
+        """Submit everything, wait, and return (status words, bytes of buf[offset:offset+nbytes])."""
+        need = DATA_OFFSET + nbytes
+        if need > self.staging.size:
+            self._grow_staging(need)
+        enc = self._encoder()
+        self._end_pass()
+        staging = self.staging
+        enc.copy_buffer_to_buffer(self.status, 0, staging, 0, STATUS_BYTES)
+        enc.clear_buffer(self.status, 0, STATUS_BYTES)
+        if nbytes:
+            enc.copy_buffer_to_buffer(buf, offset, staging, DATA_OFFSET, nbytes)
+        self.flush()
+        size = (need + 3) // 4 * 4
+        promise = staging.map_async("READ_NOSYNC", 0, size)
+        self.device._poll_wait()
+        promise.sync_wait()
+        try:
+            mv = staging.read_mapped(0, size, copy=False)
+            status = np.frombuffer(mv, np.uint32, 4, 0).copy()
+            data = np.frombuffer(mv, np.uint8, nbytes, DATA_OFFSET).copy()
+        finally:
+            staging.unmap()
+        self.stats["reads"] += 1
+        return status, data
+
+    def check_status(self, status):
+        """(op, message) of the first failed checked op of the batch, or None; resets tags."""
+        word, bad = int(status[0]), int(status[1])
+        failed = None
+        if word:
+            tag = 0xFFFFFFFF - word
+            op, msg = self.tags.get(tag, ("?", "index out of range"))
+            bad = bad - (1 << 32) if bad >= 1 << 31 else bad
+            failed = (op, msg.format(bad=bad))
+        self.tags.clear()
+        self.next_tag = 1
+        return failed
+
+    # -- GPU timestamps (benchmarks) ----------------------------------------------------
+    def has_timestamps(self):
+        return "timestamp-query" in self.features
+
+    def timed(self, fn):
+        """Run fn() (which encodes ops) inside one compute pass between GPU timestamps.
+
+        Returns (GPU nanoseconds, status words). fn must not read or exceed batch_ops.
+        """
+        if self._query is None:
+            U = self.wgpu.BufferUsage
+            self._query = (self.device.create_query_set(type="timestamp", count=2),
+                           self._buffer(16, U.QUERY_RESOLVE | U.COPY_SRC, "torchic-ts"))
+        qs, qbuf = self._query
+        self.flush()
+        enc = self._encoder()
+        self.cpass = enc.begin_compute_pass(timestamp_writes={
+            "query_set": qs, "beginning_of_pass_write_index": 0,
+            "end_of_pass_write_index": 1})
+        submits = self.stats["submits"]
+        fn()
+        if self.stats["submits"] != submits or self.encoder is not enc:
+            raise RuntimeError("timed section was split by a submit (too many ops)")
+        self._end_pass()
+        enc.resolve_query_set(qs, 0, 2, qbuf, 0)
+        status, data = self.read(qbuf, 0, 16)
+        t0, t1 = np.frombuffer(data.tobytes(), np.uint64)
+        from wgpu.backends.wgpu_native._ffi import lib
+        period = lib.wgpuQueueGetTimestampPeriod(self.queue._internal)
+        return float(int(t1) - int(t0)) * float(period), status
+
+    def close(self):
+        try:
+            self._end_pass()
+            self.encoder = None
+        except Exception:
+            pass
+        for b in self._keep:
+            try:
+                b.destroy()
+            except Exception:
+                pass
+        self._keep = []
+        self._serials = {}
+        self.arenas = []
+        self._bind_groups = {}
+        self.pipelines = {}
+        try:
+            self.device.destroy()
+        except Exception:
+            pass

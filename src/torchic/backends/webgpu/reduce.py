@@ -1,0 +1,174 @@
+"""Reduce family: sum / max / min over trailing axes, argmax over the last axis.
+
+The input is split into ``R`` kept rows (the leading dims) and ``C`` reduced
+elements per row (the trailing ``naxes`` dims); each part is collapsed and
+decomposed separately, so any strides work. Three layouts:
+
+* ``t``: one invocation per row (short rows, many of them);
+* ``w``: one 256-invocation workgroup per row, strided loop + tree in workgroup memory;
+* split: few very long rows (e.g. a full sum of 64M floats): pass 1 reduces
+  ``S`` chunks per row into a scratch buffer, pass 2 reduces those ``R x S``
+  partials with ``w``. Deterministic: no atomics, a fixed order.
+
+max / min propagate NaN as NumPy does; argmax returns the first index of the
+maximum (a NaN counts as the maximum).
+"""
+
+from . import wgsl
+from .elementwise import collapse
+from .wgsl import par
+
+WGR = 256
+THREAD_ROW_MAX_C = 32
+SPLIT_MIN_C = 1 << 16
+
+COMBINE = {
+    "sum": ("0.0", "{a} + {b}"),
+    "max": ("-f32_inf()", "nanmax({a}, {b})"),
+    "min": ("f32_inf()", "nanmin({a}, {b})"),
+}
+
+ARG_BETTER = """
+fn better(v1: f32, i1: u32, v2: f32, i2: u32) -> bool {
+  if (i2 == 0xffffffffu) { return false; }
+  if (i1 == 0xffffffffu) { return true; }
+  let n1 = v1 != v1;
+  let n2 = v2 != v2;
+  if (n1 || n2) { return n2 && (!n1 || i2 < i1); }
+  return v2 > v1 || (v2 == v1 && i2 < i1);
+}
+"""
+
+
+def _index_code(prefix, var, dims, k):
+    """Statements turning `var` into an element offset `{prefix}off` over dims collapsed dims.
+
+    Parameter words from k: shape[0..dims), strides[0..dims). Returns (code, next k).
+    """
+    shape = [par(k + d) for d in range(dims)]
+    strides = [par(k + dims + d) for d in range(dims)]
+    lines = [f"var {prefix}r = {var};"]
+    terms = []
+    for d in range(dims - 1, 0, -1):
+        lines.append(f"let {prefix}c{d} = {prefix}r % {shape[d]}; {prefix}r = {prefix}r / {shape[d]};")
+        terms.append(f"{prefix}c{d} * {strides[d]}")
+    terms.append(f"{prefix}r * {strides[0]}")
+    lines.append(f"let {prefix}off = {' + '.join(terms)};")
+    return lines, k + 2 * dims
+
+
+def _build(mode, layout, od, idims, split):
+    """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims."""
+    arg = mode == "argmax"
+    bind = [("O", "i32" if arg else "f32"), ("A", "f32")]
+    src = wgsl.header(bind) + wgsl.FLOAT_FNS + (ARG_BETTER if arg else "")
+    k = 4
+    ocode, k = _index_code("o", "row", od, k)
+    icode, k = _index_code("i", "c", idims, k)
+    chunk = par(k) if split else None
+    R, C, obase, abase = par(0), par(1), par(2), par(3)
+    if arg:
+        init = ["var best = -f32_inf();", "var bi = 0xffffffffu;"]
+        step = ["if (better(best, bi, x, c)) { best = x; bi = c; }"]
+    else:
+        ident, comb = COMBINE[mode]
+        init = [f"var acc = {ident};"]
+        step = [f"acc = {comb.format(a='acc', b='x')};"]
+    lines = []
+    if layout == "t":
+        wg = wgsl.WG
+        lines += [wgsl.linear_id(wg), "let row = i;", f"if (row >= {R}) {{ return; }}"]
+        lines += ocode + init
+        lines += [f"for (var c = 0u; c < {C}; c = c + 1u) {{"] + icode + \
+                 [f"let x = A[{abase} + ooff + ioff];"] + step + ["}"]
+        if arg:
+            lines.append(f"O[{obase} + row] = i32(select(bi, 0u, bi == 0xffffffffu));")
+        else:
+            lines.append(f"O[{obase} + row] = acc;")
+    else:
+        wg = WGR
+        if arg:
+            src += f"var<workgroup> sv: array<f32, {wg}>;\nvar<workgroup> si: array<u32, {wg}>;\n"
+        else:
+            src += f"var<workgroup> sv: array<f32, {wg}>;\n"
+        lines += ["let g = wid.y * nwg.x + wid.x;"]
+        if split:
+            lines += [f"let S = {par(k + 1)};", "let row = g / S;", "let part = g % S;",
+                      f"if (row >= {R}) {{ return; }}",
+                      f"let c0 = part * {chunk};", f"let c1 = min({C}, c0 + {chunk});"]
+        else:
+            lines += ["let row = g;", f"if (row >= {R}) {{ return; }}", "let c0 = 0u;",
+                      f"let c1 = {C};"]
+        lines += ocode + init
+        lines += [f"for (var c = c0 + lid; c < c1; c = c + {wg}u) {{"] + icode + \
+                 [f"let x = A[{abase} + ooff + ioff];"] + step + ["}"]
+        if arg:
+            lines += ["sv[lid] = best;", "si[lid] = bi;", "workgroupBarrier();",
+                      f"for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{",
+                      "  if (lid < s && better(sv[lid], si[lid], sv[lid + s], si[lid + s])) {",
+                      "    sv[lid] = sv[lid + s]; si[lid] = si[lid + s];", "  }",
+                      "  workgroupBarrier();", "}",
+                      f"if (lid == 0u) {{ O[{obase} + row] = i32(select(si[0], 0u, si[0] == 0xffffffffu)); }}"]
+        else:
+            _, comb = COMBINE[mode]
+            tree = comb.format(a="sv[lid]", b="sv[lid + s]")
+            out_at = f"{obase} + row * S + part" if split else f"{obase} + row"
+            lines += ["sv[lid] = acc;", "workgroupBarrier();",
+                      f"for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{",
+                      f"  if (lid < s) {{ sv[lid] = {tree}; }}",
+                      "  workgroupBarrier();", "}",
+                      f"if (lid == 0u) {{ O[{out_at}] = sv[0]; }}"]
+    src += wgsl.entry(wg) + "  " + "\n  ".join(lines) + "\n}\n"
+    return src, 2
+
+
+def _split_dims(view, naxes):
+    nd = len(view.shape)
+    outer, inner = view.shape[:nd - naxes], view.shape[nd - naxes:]
+    os_, is_ = view.strides[:nd - naxes], view.strides[nd - naxes:]
+    R = 1
+    for s in outer:
+        R *= s
+    C = 1
+    for s in inner:
+        C *= s
+    oshape, (ostr,) = collapse(outer, [os_])
+    ishape, (istr,) = collapse(inner, [is_])
+    return R, C, oshape, ostr, ishape, istr
+
+
+def run(gpu, mode, out, a, naxes, *, buffers, fill):
+    """Encode a reduction of a's trailing naxes dims into out (contiguous)."""
+    R, C, oshape, ostr, ishape, istr = _split_dims(a, naxes)
+    if R == 0:
+        return
+    if C == 0:
+        fill(out, {"sum": 0.0, "max": float("-inf"), "min": float("inf")}[mode])
+        return
+    if max(len(oshape), len(ishape)) > 6:
+        raise NotImplementedError("reductions over more than 6 non-contiguous dims")
+    obuf, obase = buffers(out)
+    abuf, abase = buffers(a)
+    geom = list(oshape) + list(ostr) + list(ishape) + list(istr)
+    od, idims = len(oshape), len(ishape)
+    if mode != "argmax" and C >= SPLIT_MIN_C and R < 256:
+        S = max(2, min(1024 // R, C // 4096))
+        chunk = -(-C // S)
+        S = -(-C // chunk)
+        scratch = gpu.scratch_buffer("reduce", R * S * 4)
+        key = ("reduce", mode, "w", od, idims, True)
+        prog = gpu.program(key, lambda: _build(mode, "w", od, idims, True))
+        gpu.dispatch(prog, [scratch, abuf], [R, C, 0, abase] + geom + [chunk, S],
+                     wgsl.grid(R * S, gpu.max_groups))
+        # pass 2: R rows of S partials, contiguous
+        key = ("reduce", mode, "w", 1, 1, False)
+        prog = gpu.program(key, lambda: _build(mode, "w", 1, 1, False))
+        gpu.dispatch(prog, [obuf, scratch], [R, S, obase, 0, R, S, S, 1],
+                     wgsl.grid(R, gpu.max_groups))
+        return
+    layout = "t" if C <= THREAD_ROW_MAX_C else "w"
+    key = ("reduce", mode, layout, od, idims, False)
+    prog = gpu.program(key, lambda: _build(mode, layout, od, idims, False))
+    groups = -(-R // wgsl.WG) if layout == "t" else R
+    gpu.dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom,
+                 wgsl.grid(groups, gpu.max_groups))

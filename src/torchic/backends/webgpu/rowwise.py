@@ -1,0 +1,135 @@
+"""Row-wise family: softmax, log_softmax, cross_entropy, cross_entropy_grad over (R, C).
+
+One workgroup per row. For rows up to 2048 elements each invocation keeps its
+``VPT`` values in registers (a private array indexed only with constants, so
+nothing is clamped), and the row is read from memory once: max, sum of exps
+and the output all come from registers. The workgroup size follows C (32 ..
+256) so short rows (makemore's 27 classes) don't idle 256 invocations. Longer
+rows stream: an online (max, sum) pass, then a second read for the output.
+
+Targets are checked: a class outside [0, C) reports the op's tag (see gpu.py)
+and writes NaN.
+"""
+
+from . import wgsl
+from .wgsl import par
+
+MODES = ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad")
+MAX_CACHED = 2048
+
+
+def plan(C):
+    """(workgroup size, values per invocation; 0 = streaming) for rows of C."""
+    if C <= MAX_CACHED:
+        w = 32
+        while w < 256 and w * 4 < C:
+            w *= 2
+        return w, max(1, -(-C // w))
+    return 256, 0
+
+
+def _build(mode, w, vpt):
+    ce = mode in ("cross_entropy", "cross_entropy_grad")
+    bind = [("O", "f32"), ("X", "f32")]
+    if ce:
+        bind.append(("T", "i32"))
+    if mode == "cross_entropy_grad":
+        bind.append(("G", "f32"))
+    src = wgsl.header(bind) + wgsl.FLOAT_FNS
+    src += f"var<workgroup> sm: array<f32, {w}>;\nvar<workgroup> ss: array<f32, {w}>;\n"
+    R, C, ob, xb, sr, sc = (par(i) for i in range(6))
+    tb, ts, gb, gs, tag = (par(i) for i in range(6, 11))
+    L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
+         f"let x0 = {xb} + row * {sr};"]
+    if ce:
+        L += [f"let t = T[{tb} + row * {ts}];",
+              f"let tok = t >= 0 && u32(t) < {C};"]
+    # -- per-invocation (max, sum) --------------------------------------------------
+    if vpt:
+        L += [f"var v: array<f32, {vpt}>;", "var m = -f32_inf();"]
+        for j in range(vpt):
+            L += [f"let c{j} = lid + {j * w}u;",
+                  f"v[{j}] = select(-f32_inf(), X[x0 + min(c{j}, {C} - 1u) * {sc}], c{j} < {C});",
+                  f"m = nanmax(m, v[{j}]);"]
+    else:
+        L += ["var m = -f32_inf();", "var s = 0.0;",
+              f"for (var c = lid; c < {C}; c = c + {w}u) {{",
+              f"  let x = X[x0 + c * {sc}];",
+              "  if (x > m) { s = s * exp(m - x) + 1.0; m = x; }",
+              "  else if (x != x) { m = x; s = x; }",
+              "  else { s = s + exp(x - m); }", "}"]
+    # -- workgroup max ----------------------------------------------------------------
+    L += ["sm[lid] = m;", "workgroupBarrier();",
+          f"for (var k = {w // 2}u; k > 0u; k = k >> 1u) {{",
+          "  if (lid < k) { sm[lid] = nanmax(sm[lid], sm[lid + k]); }",
+          "  workgroupBarrier();", "}", "let mx = sm[0];"]
+    if vpt:
+        L += ["var s = 0.0;", f"var e: array<f32, {vpt}>;"]
+        for j in range(vpt):
+            L += [f"e[{j}] = select(0.0, exp(v[{j}] - mx), c{j} < {C});", f"s = s + e[{j}];"]
+    else:
+        L += ["s = select(s * exp(m - mx), 0.0, s == 0.0);"]
+    L += ["ss[lid] = s;", "workgroupBarrier();",
+          f"for (var k = {w // 2}u; k > 0u; k = k >> 1u) {{",
+          "  if (lid < k) { ss[lid] = ss[lid] + ss[lid + k]; }",
+          "  workgroupBarrier();", "}", "let tot = ss[0];"]
+    # -- outputs ------------------------------------------------------------------------
+    o0 = f"{ob} + row * {C}"
+    if mode == "cross_entropy":
+        L += ["if (lid == 0u) {",
+              f"  if (!tok) {{ report_error({tag}, t); O[{ob} + row] = f32_nan(); }}",
+              f"  else {{ O[{ob} + row] = log(tot) + mx - X[x0 + u32(t) * {sc}]; }}",
+              "}"]
+    else:
+        if mode == "log_softmax":
+            L += ["let lt = log(tot);"]
+        if mode == "cross_entropy_grad":
+            L += [f"let g = G[{gb} + row * {gs}];",
+                  f"if (!tok && lid == 0u) {{ report_error({tag}, t); }}",
+                  "let inv = 1.0 / tot;"]
+        if mode == "softmax":
+            L += ["let inv = 1.0 / tot;"]
+
+        def value(xv, ev, c):
+            if mode == "softmax":
+                return f"{ev} * inv"
+            if mode == "log_softmax":
+                return f"{xv} - mx - lt"
+            return (f"select(({ev} * inv - select(0.0, 1.0, i32({c}) == t)) * g, "
+                    f"f32_nan(), !tok)")
+        if vpt:
+            for j in range(vpt):
+                L += [f"if (c{j} < {C}) {{ O[{o0} + c{j}] = {value(f'v[{j}]', f'e[{j}]', f'c{j}')}; }}"]
+        else:
+            L += [f"for (var c = lid; c < {C}; c = c + {w}u) {{",
+                  f"  let x = X[x0 + c * {sc}];",
+                  "  let ex = exp(x - mx);" if mode != "log_softmax" else "",
+                  f"  O[{o0} + c] = {value('x', 'ex', 'c')};", "}"]
+    src += wgsl.entry(w) + "  " + "\n  ".join(line for line in L if line) + "\n}\n"
+    return src, len(bind)
+
+
+def run(gpu, mode, out, ins, *, buffers):
+    x = ins[0]
+    R, C = x.shape
+    if R == 0 or (C == 0 and mode in ("softmax", "log_softmax", "cross_entropy_grad")):
+        return
+    w, vpt = plan(max(C, 1))
+    obuf, ob = buffers(out)
+    xbuf, xb = buffers(x)
+    words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0]
+    bufs = [obuf, xbuf]
+    if mode in ("cross_entropy", "cross_entropy_grad"):
+        t = ins[1]
+        tbuf, tb = buffers(t)
+        bufs.append(tbuf)
+        words[6:8] = [tb, t.strides[0]]
+        words[10] = gpu.new_tag(mode, f"target class {{bad}} is out of range [0, {C})")
+    if mode == "cross_entropy_grad":
+        g = ins[2]
+        gbuf, gb = buffers(g)
+        bufs.append(gbuf)
+        words[8:10] = [gb, g.strides[0]]
+    key = ("row", mode, w, vpt)
+    prog = gpu.program(key, lambda: _build(mode, w, vpt))
+    gpu.dispatch(prog, bufs, words, wgsl.grid(R, gpu.max_groups))

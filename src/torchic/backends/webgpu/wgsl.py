@@ -1,0 +1,83 @@
+"""Small helpers shared by the WGSL generators.
+
+Every program sees the same binding layout (so bind groups are shared by all
+programs with the same number of operands):
+
+    @binding(0 .. n-1)  the operands: whole heap arenas (or internal buffers),
+                        declared ``array<f32>``, ``array<i32>`` or ``array<vec4<f32>>``
+                        as the program needs (one buffer may be bound several times)
+    @binding(n)         ``P``: 64 u32 words of op parameters (element offsets, shapes,
+                        strides...) at a dynamic offset in the batch's uniform buffer
+    @binding(n + 1)     ``ST``: the status words (index errors), see gpu.py
+
+Parameters are read with constant indices (``P.v[2].z``) so nothing is clamped.
+"""
+
+PARAM_WORDS = 64
+WG = 256  # workgroup size of the elementwise / gather programs
+
+TYPES = {"f32": "f32", "i32": "i32", "v4": "vec4<f32>"}
+
+
+def par(i):
+    """WGSL expression for u32 parameter word i."""
+    if not 0 <= i < PARAM_WORDS:
+        raise ValueError(f"parameter word {i} out of range")
+    return f"P.v[{i // 4}].{'xyzw'[i % 4]}"
+
+
+def header(bindings):
+    """bindings: list of (name, type key) in binding order."""
+    lines = []
+    for i, (name, t) in enumerate(bindings):
+        lines.append(f"@group(0) @binding({i}) var<storage, read_write> {name}: "
+                     f"array<{TYPES[t]}>;")
+    n = len(bindings)
+    lines.append(f"struct Params {{ v: array<vec4<u32>, {PARAM_WORDS // 4}> }}")
+    lines.append(f"@group(0) @binding({n}) var<uniform> P: Params;")
+    lines.append(f"@group(0) @binding({n + 1}) var<storage, read_write> ST: array<atomic<u32>, 4>;")
+    lines.append(ERROR_FN)
+    return "\n".join(lines) + "\n"
+
+
+# An out-of-range integer index: remember the earliest failing op of the batch
+# (ops get increasing tags; ST[0] keeps the max of ~tag) and the bad value.
+ERROR_FN = """
+fn report_error(tag: u32, bad: i32) {
+  let prev = atomicMax(&ST[0], 0xffffffffu - tag);
+  if (prev < 0xffffffffu - tag) { atomicStore(&ST[1], bitcast<u32>(bad)); }
+}
+"""
+
+# shared float helpers (NaN-propagating max/min as NumPy does)
+FLOAT_FNS = """
+fn nanmax(a: f32, b: f32) -> f32 { return select(select(b, a, a > b), a, a != a); }
+fn nanmin(a: f32, b: f32) -> f32 { return select(select(b, a, a < b), a, a != a); }
+fn f32_inf() -> f32 { return bitcast<f32>(0x7f800000u); }
+fn f32_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+"""
+
+
+def linear_id(wg=WG):
+    """Statement computing the flat invocation index `i` over a 2-D grid."""
+    return f"let i = gid.y * (nwg.x * {wg}u) + gid.x;"
+
+
+ENTRY = ("@compute @workgroup_size({wg})\n"
+         "fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
+         "@builtin(num_workgroups) nwg: vec3<u32>, "
+         "@builtin(workgroup_id) wid: vec3<u32>, "
+         "@builtin(local_invocation_index) lid: u32) {{\n")
+
+
+def entry(wg=WG):
+    return ENTRY.format(wg=wg)
+
+
+def grid(groups, max_dim=65535):
+    """Split a 1-D number of workgroups into a 2-D grid (x, y, 1)."""
+    if groups <= max_dim:
+        return (max(groups, 1), 1, 1)
+    gy = -(-groups // max_dim)
+    gx = -(-groups // gy)
+    return (gx, gy, 1)

@@ -1,0 +1,364 @@
+"""Every op on every backend against NumPy float64, values and gradients.
+
+One line per case: (name, torchic function, NumPy reference, input shapes, options).
+Adding a primitive op means adding a line here; adding a backend means
+registering it (the `backend` fixture parametrizes over the registry).
+"""
+
+import numpy as np
+import pytest
+
+import torchic
+from helpers import LAYOUTS, check_op
+
+
+def np_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def np_log_softmax(x, axis=-1):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+POS = dict(low=0.5, high=2.0)
+
+UNARY = [
+    ("neg", lambda a: -a, lambda a: -a, {}),
+    ("exp", torchic.exp, np.exp, {}),
+    ("log", torchic.log, np.log, POS),
+    ("relu", torchic.relu, lambda a: np.maximum(a, 0), {}),
+    ("tanh", torchic.tanh, np.tanh, {}),
+    ("sigmoid", torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a)), {}),
+    ("sqrt", torchic.sqrt, np.sqrt, POS),
+    ("abs", torchic.abs, np.abs, {}),
+]
+
+BINARY = [
+    ("add", lambda a, b: a + b, np.add, {}),
+    ("sub", lambda a, b: a - b, np.subtract, {}),
+    ("mul", lambda a, b: a * b, np.multiply, {}),
+    ("div", lambda a, b: a / b, np.divide, POS),
+    ("pow", lambda a, b: a ** b, np.power, POS),
+    ("maximum", torchic.maximum, np.maximum, {}),
+    ("minimum", torchic.minimum, np.minimum, {}),
+]
+
+BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
+                    ((), (3,)), ((0, 4), (1, 4))]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name,fn,ref,opts", UNARY, ids=[u[0] for u in UNARY])
+def test_unary(backend, name, fn, ref, opts, layout):
+    check_op(fn, ref, [(3, 5)], layout=layout, **opts)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (7,), (2, 3, 4)])
+@pytest.mark.parametrize("name,fn,ref,opts", UNARY, ids=[u[0] for u in UNARY])
+def test_unary_shapes(backend, name, fn, ref, opts, shape):
+    check_op(fn, ref, [shape], **opts)
+
+
+@pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
+@pytest.mark.parametrize("name,fn,ref,opts", BINARY, ids=[b[0] for b in BINARY])
+def test_binary_broadcast(backend, name, fn, ref, opts, shapes):
+    check_op(fn, ref, list(shapes), **opts)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name,fn,ref,opts", BINARY, ids=[b[0] for b in BINARY])
+def test_binary_layouts(backend, name, fn, ref, opts, layout):
+    check_op(fn, ref, [(4, 3), (4, 3)], layout=layout, **opts)
+
+
+@pytest.mark.parametrize("name,fn,ref,opts", BINARY, ids=[b[0] for b in BINARY])
+def test_binary_python_scalars(backend, name, fn, ref, opts):
+    check_op(lambda a: fn(a, 1.5), lambda a: ref(a, 1.5), [(2, 3)], **opts)
+    check_op(lambda a: fn(1.5, a), lambda a: ref(1.5, a), [(2, 3)], **opts)
+
+
+COMPARE = [
+    ("eq", lambda a, b: a == b, np.equal), ("ne", lambda a, b: a != b, np.not_equal),
+    ("lt", lambda a, b: a < b, np.less), ("le", lambda a, b: a <= b, np.less_equal),
+    ("gt", lambda a, b: a > b, np.greater), ("ge", lambda a, b: a >= b, np.greater_equal),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref", COMPARE, ids=[c[0] for c in COMPARE])
+def test_compare(backend, name, fn, ref):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-2, 3, (4, 5)).astype(np.float64)   # many ties
+    b = rng.integers(-2, 3, (5,)).astype(np.float64)
+    out = check_op(fn, lambda x, y: ref(x, y).astype(np.float64), arrays=[a, b], grad=False)
+    assert out.dtype == torchic.float32 and not out.requires_grad
+
+
+def test_compare_int_tensors(backend):
+    a = torchic.tensor([1, 2, 3])
+    b = torchic.tensor([3, 2, 1])
+    assert (a == b).tolist() == [0.0, 1.0, 0.0]
+    assert (a < 3).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_where(backend):
+    rng = np.random.default_rng(0)
+    cond = (rng.uniform(size=(3, 4)) > 0.5).astype(np.float32)
+    c = torchic.tensor(cond)
+    check_op(lambda a, b: torchic.where(c, a, b), lambda a, b: np.where(cond != 0, a, b),
+             [(3, 4), (4,)])
+
+
+REDUCTIONS = [
+    ("sum_all", lambda a: a.sum(), lambda a: a.sum()),
+    ("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0)),
+    ("sum_dim-1_keepdim", lambda a: a.sum(dim=-1, keepdim=True), lambda a: a.sum(-1, keepdims=True)),
+    ("sum_axis_tuple", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2))),
+    ("mean_all", lambda a: a.mean(), lambda a: a.mean()),
+    ("mean_dim1", lambda a: a.mean(1), lambda a: a.mean(1)),
+    ("max_all", lambda a: a.max(), lambda a: a.max()),
+    ("min_all", lambda a: a.min(), lambda a: a.min()),
+    ("max_dim_values", lambda a: a.max(dim=1).values, lambda a: a.max(1)),
+    ("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0], lambda a: a.min(2, keepdims=True)),
+    ("amax_tuple", lambda a: a.amax((0, 1)), lambda a: a.max((0, 1))),
+    ("softmax_last", lambda a: a.softmax(-1), np_softmax),
+    ("softmax_dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0)),
+    ("softmax_mid", lambda a: a.softmax(axis=1), lambda a: np_softmax(a, 1)),
+    ("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax),
+    ("log_softmax_dim0", lambda a: torchic.log_softmax(a, 0), lambda a: np_log_softmax(a, 0)),
+    ("var_dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1)),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name,fn,ref", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+def test_reductions(backend, name, fn, ref, layout):
+    check_op(fn, ref, [(3, 4, 5)], layout=layout)
+
+
+def test_reductions_zero_size(backend):
+    check_op(lambda a: a.sum(), lambda a: a.sum(), [(0, 3)])
+    check_op(lambda a: a.sum(0), lambda a: a.sum(0), [(0, 3)])
+    check_op(lambda a: a.sum(1), lambda a: a.sum(1), [(0, 3)])
+    check_op(lambda a: a.max(1).values, lambda a: a.max(1), [(0, 3)], grad=False)
+
+
+def test_argmax(backend):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 6)).astype(np.float32)
+    t = torchic.tensor(a)
+    assert t.argmax().item() == int(np.argmax(a))
+    assert t.argmax(1).tolist() == np.argmax(a, 1).tolist()
+    assert t.argmax(dim=0, keepdim=True).shape == (1, 6)
+    assert t.T.argmax(axis=-1).tolist() == np.argmax(a.T, -1).tolist()
+    assert t.argmin(1).tolist() == np.argmin(a, 1).tolist()
+    values, indices = t.max(dim=1)
+    np.testing.assert_allclose(values.numpy(), a.max(1))
+    assert indices.tolist() == np.argmax(a, 1).tolist()
+    assert indices.dtype == torchic.int32
+
+
+def test_softmax_is_stable(backend):
+    big = torchic.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]])
+    np.testing.assert_allclose(big.softmax(-1).numpy(), np_softmax(big.numpy().astype(np.float64)),
+                               rtol=1e-5)
+    assert np.all(np.isfinite(big.log_softmax(-1).numpy()))
+
+
+def np_cross_entropy(logits, target):
+    return -np_log_softmax(logits)[np.arange(len(target)), target].mean()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_cross_entropy(backend, layout):
+    target = np.array([0, 3, 2, 4, 4, 1])
+    t = torchic.tensor(target)
+    check_op(lambda x: torchic.cross_entropy(x, t), lambda x: np_cross_entropy(x, target),
+             [(6, 5)], layout=layout, low=-4, high=4)
+
+
+def test_cross_entropy_reductions(backend):
+    target = np.array([1, 0, 2])
+    t = torchic.tensor(target)
+    ref_rows = lambda x: -np_log_softmax(x)[np.arange(3), target]  # noqa: E731
+    check_op(lambda x: torchic.cross_entropy(x, t, reduction="none"), ref_rows, [(3, 4)])
+    check_op(lambda x: torchic.cross_entropy(x, t, reduction="sum"),
+             lambda x: ref_rows(x).sum(), [(3, 4)])
+    big = torchic.tensor([[1000.0, -1000.0], [0.0, 0.0]])
+    loss = torchic.cross_entropy(big, torchic.tensor([1, 0])).item()
+    assert np.isclose(loss, (2000 + np.log(2)) / 2, rtol=1e-5)
+
+
+def test_mse_loss(backend):
+    check_op(lambda a, b: torchic.mse_loss(a, b), lambda a, b: ((a - b) ** 2).mean(),
+             [(4, 3), (4, 3)])
+
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)), ((1, 7), (7, 1)), ((2, 0), (0, 3)),
+    ((0, 3), (3, 2)), ((33, 17), (17, 65)),
+]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_matmul(backend, shapes):
+    check_op(lambda a, b: a @ b, np.matmul, list(shapes), atol=1e-4)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_matmul_layouts(backend, layout):
+    check_op(torchic.matmul, np.matmul, [(6, 5), (5, 7)], layout=layout, atol=1e-4)
+
+
+def test_matmul_of_transposed_views(backend):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    ta, tb = torchic.tensor(a), torchic.tensor(b)
+    np.testing.assert_allclose((ta.T @ tb.T).numpy(), a.T @ b.T, atol=1e-5)
+    np.testing.assert_allclose((tb @ ta).numpy(), b @ a, atol=1e-5)
+
+
+VIEWS = [
+    ("reshape", lambda a: a.reshape(4, 6), lambda a: a.reshape(4, 6)),
+    ("reshape_-1", lambda a: a.reshape([-1, 3]), lambda a: a.reshape(-1, 3)),
+    ("view", lambda a: a.contiguous().view(-1, 12), lambda a: a.reshape(-1, 12)),
+    ("transpose", lambda a: a.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
+    ("permute", lambda a: a.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
+    ("T_2d", lambda a: a[0].T, lambda a: a[0].T),
+    ("expand", lambda a: a[:, :1].expand(2, 3, 4), lambda a: np.broadcast_to(a[:, :1], (2, 3, 4))),
+    ("expand_new_dim", lambda a: a.expand(5, 2, 3, 4), lambda a: np.broadcast_to(a, (5, 2, 3, 4))),
+    ("squeeze", lambda a: a[:, :1].squeeze(), lambda a: a[:, :1].squeeze()),
+    ("squeeze_dim", lambda a: a[:, 1:2].squeeze(1), lambda a: a[:, 1]),
+    ("unsqueeze", lambda a: a.unsqueeze(-1), lambda a: a[..., None]),
+    ("flatten", lambda a: a.flatten(), lambda a: a.reshape(-1)),
+    ("flatten_1", lambda a: a.flatten(1), lambda a: a.reshape(2, -1)),
+    ("index_int", lambda a: a[1], lambda a: a[1]),
+    ("index_neg", lambda a: a[-1, -2], lambda a: a[-1, -2]),
+    ("slice_step", lambda a: a[:, ::2, 1:], lambda a: a[:, ::2, 1:]),
+    ("none_ellipsis", lambda a: a[None, ..., 2], lambda a: a[None, ..., 2]),
+    ("slice_method", lambda a: a.slice([(0, 1), None, (1, 4, 2)]), lambda a: a[0:1, :, 1:4:2]),
+    ("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2)),
+    ("clone", lambda a: a.clone(), lambda a: a.copy()),
+    ("reshape_of_transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
+     lambda a: a.swapaxes(0, 1).reshape(3, 8)),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name,fn,ref", VIEWS, ids=[v[0] for v in VIEWS])
+def test_views(backend, name, fn, ref, layout):
+    check_op(fn, ref, [(2, 3, 4)], layout=layout)
+
+
+def test_views_share_storage(backend):
+    a = torchic.arange(12).float().reshape(3, 4)
+    t = a.T
+    assert t._storage is a._storage and not t.is_contiguous()
+    assert a.view(4, 3)._storage is a._storage
+    assert a.reshape(2, 6)._storage is a._storage
+    assert a[1:, ::2]._storage is a._storage
+    assert t.reshape(12)._storage is not a._storage   # impossible as a view: copied
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        t.view(12)
+
+
+def test_gather_rows(backend):
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((7, 3))
+    idx = np.array([[1, 2, 6], [0, 1, 1]])
+    t_idx = torchic.tensor(idx)
+    check_op(lambda c: c[t_idx], lambda c: c[idx], arrays=[table])
+    check_op(lambda c: c[[4, 4, 0]], lambda c: c[[4, 4, 0]], arrays=[table])
+    rows = np.array([0, 1, 2])
+    cols = np.array([2, 0, 1])
+    check_op(lambda c: c[torchic.tensor(rows), torchic.tensor(cols)],
+             lambda c: c[rows, cols], arrays=[table])
+
+
+def test_cat_stack(backend):
+    check_op(lambda a, b: torchic.cat([a, b], dim=1), lambda a, b: np.concatenate([a, b], 1),
+             [(2, 3), (2, 5)])
+    check_op(lambda a, b: torchic.cat((a, b)), lambda a, b: np.concatenate([a, b]),
+             [(1, 3), (4, 3)])
+    check_op(lambda a, b: torchic.stack([a, b], dim=-1), lambda a, b: np.stack([a, b], -1),
+             [(2, 3), (2, 3)])
+
+
+def test_setitem_and_set(backend):
+    a = torchic.zeros(3, 4)
+    a[1] = 5.0
+    a[:, 2] = torchic.tensor([1.0, 2.0, 3.0])
+    a[0, ::2] = torchic.tensor(7.0)
+    a.set((2, slice(0, 1)), -1.0)
+    expect = np.zeros((3, 4))
+    expect[1] = 5
+    expect[:, 2] = [1, 2, 3]
+    expect[0, ::2] = 7
+    expect[2, 0:1] = -1
+    np.testing.assert_array_equal(a.numpy(), expect)
+
+
+def test_inplace_ops(backend):
+    a = torchic.tensor([[1.0, 2.0], [3.0, 4.0]])
+    a.add_(1).mul_(torchic.tensor([2.0, 3.0])).sub_(1).div_(2)
+    np.testing.assert_allclose(a.numpy(), (((np.array([[1, 2], [3, 4.0]]) + 1) * [2, 3]) - 1) / 2)
+    a += 1
+    a -= torchic.ones(2)
+    a *= 2
+    a /= 4
+    v = a.T                           # in-place through a view writes the parent
+    v.zero_()
+    assert a.tolist() == [[0, 0], [0, 0]]
+    a.fill_(3)
+    b = torchic.arange(4).float().reshape(2, 2)
+    a.copy_(b.T)
+    assert a.tolist() == [[0, 2], [1, 3]]
+    a[0].copy_(torchic.tensor(9.0))
+    assert a.tolist() == [[9, 9], [1, 3]]
+
+
+def test_casts_and_creation(backend):
+    x = torchic.tensor([[1.7, -2.2]])
+    assert x.long().tolist() == [[1, -2]] and x.long().dtype == torchic.int32
+    assert x.long().float().tolist() == [[1.0, -2.0]]
+    assert torchic.zeros(2, 3).tolist() == [[0.0] * 3] * 2
+    assert torchic.ones([2]).tolist() == [1.0, 1.0]
+    assert torchic.full((2,), 3.5).tolist() == [3.5, 3.5]
+    assert torchic.arange(1, 7, 2).tolist() == [1, 3, 5]
+    assert torchic.arange(0.0, 1.0, 0.25).tolist() == [0, 0.25, 0.5, 0.75]
+    assert torchic.zeros_like(x).shape == (1, 2)
+    assert torchic.ones_like(x).tolist() == [[1, 1]]
+    assert torchic.empty(3, 0).shape == (3, 0)
+    assert torchic.tensor(3).item() == 3 and torchic.tensor(2.5).item() == 2.5
+    assert torchic.Tensor.from_data([1, 2, 3, 4], [2, 2]).tolist() == [[1, 2], [3, 4]]
+    assert torchic.tensor(np.arange(6, dtype=np.float64).reshape(2, 3)).dtype == torchic.float32
+
+
+def test_random_same_on_every_backend(backend):
+    torchic.manual_seed(42)
+    a = torchic.randn(3, 4).numpy()
+    b = torchic.rand(5).numpy()
+    c = torchic.randint(0, 10, (6,)).numpy()
+    rng = np.random.Generator(np.random.PCG64(42))
+    np.testing.assert_array_equal(a, rng.standard_normal((3, 4), dtype=np.float32))
+    np.testing.assert_array_equal(b, rng.random((5,), dtype=np.float32))
+    np.testing.assert_array_equal(c, rng.integers(0, 10, (6,)))
+    assert np.all((b >= 0) & (b < 1))
+
+
+def test_large_elementwise_split_across_workers(backend):
+    # big enough to be cut into row ranges on the CPU backends
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((300, 1000)).astype(np.float32)
+    b = rng.standard_normal((1000,)).astype(np.float32)
+    ta, tb = torchic.tensor(a), torchic.tensor(b)
+    np.testing.assert_allclose((ta * tb + 1).tanh().numpy(), np.tanh(a * b + 1), atol=1e-5)
+    np.testing.assert_allclose(ta.sum(1).numpy(), a.astype(np.float64).sum(1), rtol=1e-4,
+                               atol=1e-3)
+    np.testing.assert_allclose(ta.softmax(-1).numpy(), np_softmax(a.astype(np.float64)),
+                               atol=1e-6)
+    m = rng.standard_normal((256, 300)).astype(np.float32)
+    np.testing.assert_allclose((torchic.tensor(m) @ ta).numpy(), m @ a, rtol=1e-3, atol=1e-3)
