@@ -85,7 +85,8 @@ pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
     let n = split_count(r * d, pool.threads(), crate::elementwise::PAR_MIN).min(r.max(1));
     pool.run(n, &|t| {
         let (lo, hi) = chunk(r, n, t, 1);
-        dispatch(RowsK { lo, hi, ..k });
+        let k = &k;
+        dispatch(RowsK { lo, hi, ..*k });
     });
     Ok(())
 }

@@ -218,7 +218,8 @@ pub fn rows(pool: &Pool, kind: Kind, out: &Arr, a: &Arr, t: Option<&Arr>, g: Opt
     let n = split_count(r * c.max(1), pool.threads(), crate::elementwise::PAR_MIN / 2).min(r);
     pool.run(n, &|i| {
         let (lo, hi) = chunk(r, n, i, 1);
-        dispatch(RowsK { lo, hi, ..base });
+        let base = &base;
+        dispatch(RowsK { lo, hi, ..*base });
     });
     Ok(())
 }

@@ -87,7 +87,11 @@ class Allocator:
             if bucket:
                 arena, offset = bucket.pop()
                 self.recycled += 1
-                return self._hand_out(arena, offset, size)
+                self.in_use += size
+                self.live_blocks += 1
+                if self.in_use > self.peak:
+                    self.peak = self.in_use
+                return Block(arena, offset, size)
         placed = self._carve(size)
         if placed is None:
             self._flush_buckets()

@@ -102,21 +102,24 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **params):
-        from .tensor import Tensor
         node = cls()
+        needs = None
         if _grad_enabled.get():
-            needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-            record = True in needs
-        else:
-            record = False
-        if not record:
+            for i, a in enumerate(args):
+                if getattr(a, "requires_grad", False):
+                    needs = tuple(getattr(x, "requires_grad", False) for x in args)
+                    break
+        if needs is None:
+            # nothing to record: inputs don't require grad, so nothing inside will either
             node.needs_grad = ()
-            with _GradMode(False):
-                return node.forward(*args, **params)
+            return node.forward(*args, **params)
         node.needs_grad = needs
         node._saved = ()
-        with _GradMode(False):
+        token = _grad_enabled.set(False)
+        try:
             out = node.forward(*args, **params)
+        finally:
+            _grad_enabled.reset(token)
         node.edges = tuple(
             (a.grad_fn if a.grad_fn is not None else a) if need else None
             for a, need in zip(args, needs))

@@ -38,9 +38,10 @@ class BackendUnavailableError(RuntimeError):
 class View:
     """What a kernel sees of a tensor: heap block + element offset/shape/strides."""
 
-    __slots__ = ("block", "offset", "shape", "strides", "dtype")
+    __slots__ = ("block", "offset", "shape", "strides", "dtype", "resolved")
 
     def __init__(self, block, offset, shape, strides, dtype):
+        self.resolved = None      # a backend may cache what it resolved the view to
         self.block = block
         self.offset = offset      # in elements, from the start of the block
         self.shape = shape        # tuple of ints

@@ -16,7 +16,21 @@ def numel(shape):
     return n
 
 
+_strides_cache = {}
+
+
 def contiguous_strides(shape):
+    """Row-major strides of a shape (memoized: the same few shapes recur every step)."""
+    cached = _strides_cache.get(shape)
+    if cached is not None:
+        return cached
+    strides = _row_major(shape)
+    if len(_strides_cache) < 4096 and type(shape) is tuple:
+        _strides_cache[shape] = strides
+    return strides
+
+
+def _row_major(shape):
     strides = [0] * len(shape)
     step = 1
     for i in range(len(shape) - 1, -1, -1):

@@ -22,13 +22,17 @@ class HostHeap:
         self.addresses.append(arena.ctypes.data)
 
     def array(self, view):
-        """A NumPy array aliasing the view's memory (no copy)."""
+        """A NumPy array aliasing the view's memory (no copy), cached on the view."""
+        cached = view.resolved
+        if cached is not None:
+            return cached
         dtype = DTYPES[view.dtype]
         item = dtype.itemsize
         block = view.block
-        return np.ndarray(view.shape, dtype, self.arenas[block.arena],
-                          block.offset + view.offset * item,
-                          tuple(s * item for s in view.strides))
+        arr = view.resolved = np.ndarray(view.shape, dtype, self.arenas[block.arena],
+                                         block.offset + view.offset * item,
+                                         tuple(s * item for s in view.strides))
+        return arr
 
     def address(self, view):
         """Byte address of the view's first element."""

@@ -99,8 +99,7 @@ def _scatter_src(partial):
         L += [f"if (d < {D}) {{ O[(slice * {V} + v) * {D} + d] = acc; }}"]
     else:
         L += [f"if (d < {D}) {{ O[{ob} + v * {D} + d] = O[{ob} + v * {D} + d] + acc; }}"]
-    # the slice-range checks are only done by one slice (g == 0 covers slice 0); every
-    # slice's indices are checked because each slice's group with rest == 0 ... see run()
+    # g == 0 checks slice 0's indices; with several slices run() adds a check pass
     return src + wgsl.entry(SW) + "  " + "\n  ".join(L) + "\n}\n", 3
 
 

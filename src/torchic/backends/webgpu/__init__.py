@@ -1,0 +1,292 @@
+"""The `webgpu` backend: WGSL compute shaders through wgpu (wgpu-native).
+
+Layout of this package:
+
+    device.py       adapter ranking / override, device creation, ``list_adapters()``
+    gpu.py          heap buffers, pipeline + bind-group caches, batched dispatch,
+                    uploads, staging reads, status words, GPU timestamps
+    wgsl.py         binding layout and helpers every generated shader shares
+    elementwise.py  unary / binary / compare / where / copy / fill   (snippet tables)
+    reduce.py       sum / max / min over trailing axes, argmax
+    rowwise.py      softmax / log_softmax / cross_entropy (+ grad)
+    rows.py         gather_rows / scatter_add_rows
+    matmul.py       register-blocked batched matmul
+
+``KERNEL_TABLE`` maps every primitive op of ops.py to a function
+``kernel(backend, out, inputs, params)`` that *encodes* the op; nothing runs
+until the batch is submitted (see gpu.py for when). The calling thread does
+the encoding itself: unlike the CPU backends there is no coordinator thread,
+because encoding is cheap and the GPU queue already gives stream order.
+"""
+
+import threading
+
+import numpy as np
+
+from ...dispatcher import DTYPES, Backend, KernelError, register_backend
+from . import elementwise, matmul, reduce, rows, rowwise
+from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
+
+__all__ = ["WebGPUBackend", "KERNEL_TABLE", "list_adapters"]
+
+
+class _RawBlock:
+    """A block of an internal buffer (upload / scratch), for ops the backend issues itself."""
+    __slots__ = ("buffer", "offset", "size", "arena")
+
+    def __init__(self, buffer, offset):
+        self.buffer = buffer
+        self.offset = offset
+        self.size = buffer.size - offset
+        self.arena = None
+
+
+class _View:
+    __slots__ = ("block", "offset", "shape", "strides", "dtype")
+
+    def __init__(self, block, offset, shape, strides, dtype):
+        self.block, self.offset, self.shape, self.strides, self.dtype = (
+            block, offset, shape, strides, dtype)
+
+
+def _c_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    return tuple(reversed(strides))
+
+
+def _is_contiguous(view):
+    acc = 1
+    for n, s in zip(reversed(view.shape), reversed(view.strides)):
+        if n != 1 and s != acc:
+            return False
+        acc *= n
+    return True
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _f32_bits(x):
+    return int(np.array(x, dtype=np.float32).view(np.uint32))
+
+
+def _i32_bits(x):
+    return int(np.array(x, dtype=np.int64).astype(np.int32).view(np.uint32))
+
+
+# -- the kernel table: one encoder function per primitive op ------------------------------
+def _unary(expr):
+    def kernel(be, out, ins, params):
+        elementwise.run(be.gpu, "", expr, out, ins, buffers=be.buffers)
+    return kernel
+
+
+def _compare(expr):
+    full = f"select(T(0.0), T(1.0), {expr})"
+
+    def kernel(be, out, ins, params):
+        elementwise.run(be.gpu, "", full, out, ins, buffers=be.buffers)
+    return kernel
+
+
+def _fill(be, out, ins, params):
+    be.fill(out, params["value"])
+
+
+def _copy(be, out, ins, params):
+    src = ins[0].dtype
+    expr = "a" if src == out.dtype else f"{out.dtype}(a)"
+    elementwise.run(be.gpu, "copy", expr, out, ins, buffers=be.buffers)
+
+
+def _where(be, out, ins, params):
+    elementwise.run(be.gpu, "where", elementwise.WHERE, out, ins, buffers=be.buffers)
+
+
+def _reduce(mode):
+    def kernel(be, out, ins, params):
+        reduce.run(be.gpu, mode, out, ins[0], params["naxes"], buffers=be.buffers,
+                   fill=be.fill)
+    return kernel
+
+
+def _argmax(be, out, ins, params):
+    reduce.run(be.gpu, "argmax", out, ins[0], 1, buffers=be.buffers, fill=be.fill)
+
+
+def _rowwise(mode):
+    def kernel(be, out, ins, params):
+        rowwise.run(be.gpu, mode, out, ins, buffers=be.buffers)
+    return kernel
+
+
+def _matmul(be, out, ins, params):
+    if matmul.run(be.gpu, out, ins, buffers=be.buffers) == "zero":
+        be.fill(out, 0.0)
+
+
+def _gather(be, out, ins, params):
+    rows.gather(be.gpu, out, ins, buffers=be.buffers)
+
+
+def _scatter(be, out, ins, params):
+    rows.scatter_add(be.gpu, out, ins, buffers=be.buffers)
+
+
+KERNEL_TABLE = {}
+for _op, _expr in elementwise.UNARY.items():
+    KERNEL_TABLE[_op] = _unary(_expr)
+for _op, _expr in elementwise.BINARY.items():
+    KERNEL_TABLE[_op] = _unary(_expr)
+for _op, _expr in elementwise.COMPARE.items():
+    KERNEL_TABLE[_op] = _compare(_expr)
+for _op in ("sum", "max", "min"):
+    KERNEL_TABLE[_op] = _reduce(_op)
+for _op in rowwise.MODES:
+    KERNEL_TABLE[_op] = _rowwise(_op)
+KERNEL_TABLE.update({
+    "fill": _fill, "copy": _copy, "where": _where, "argmax": _argmax,
+    "matmul": _matmul, "gather_rows": _gather, "scatter_add_rows": _scatter,
+})
+
+
+class WebGPUBackend(Backend):
+    """GPU backend. Options: ``adapter`` (name / backend / type substring, or env
+    TORCHIC_WEBGPU_ADAPTER), ``batch_ops`` (ops per submit at most, default 1024)."""
+
+    name = "webgpu"
+    alignment = 256
+
+    @classmethod
+    def available(cls):
+        return availability()
+
+    def __init__(self, threads=None, adapter=None, batch_ops=None, **options):
+        super().__init__(threads)
+        if options:
+            raise TypeError(f"backend 'webgpu' got unknown options {sorted(options)}; "
+                            "known: adapter, batch_ops")
+        import os
+        from .gpu import GPU
+        want = adapter if adapter is not None else (os.environ.get(ENV_ADAPTER) or None)
+        self.gpu = GPU(want, batch_ops)
+        # the allocator's arenas: bounded by the largest storage binding
+        self.max_arena_bytes = self.gpu.max_binding // self.alignment * self.alignment
+        self.default_arena_bytes = min(self.max_arena_bytes,
+                                       (256 << 20) if self.max_arena_bytes >= (1 << 30)
+                                       else (64 << 20))
+        self.kernels = KERNEL_TABLE
+        self._lock = threading.RLock()
+        self._closed = False
+
+    # heap -------------------------------------------------------------------------
+    def new_arena(self, nbytes):
+        with self._lock:
+            self.gpu.new_arena(nbytes)
+
+    def buffers(self, view):
+        """(GPU buffer, element offset of the view's origin) of a view."""
+        blk = view.block
+        if type(blk) is _RawBlock:
+            return blk.buffer, blk.offset // 4 + view.offset
+        return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
+
+    # stream -----------------------------------------------------------------------
+    def run(self, op, out, inputs, params):
+        with self._lock:
+            try:
+                self.kernels[op](self, out, inputs, params)
+            except KernelError:
+                raise
+            except Exception as exc:
+                self.record_error(op, exc)
+
+    def fill(self, out, value):
+        if out.dtype == "i32":
+            try:
+                bits = _i32_bits(int(value))
+            except (ValueError, OverflowError):
+                bits = _i32_bits(-(1 << 31))
+            expr = "bitcast<i32>({p0})"
+        else:
+            bits, expr = _f32_bits(value), "T(bitcast<f32>({p0}))"
+        elementwise.run(self.gpu, "fill", expr, out, (), buffers=self.buffers, extra=(bits,))
+
+    def write(self, view, array):
+        with self._lock:
+            array = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
+            if array.size == 0:
+                return
+            if _is_contiguous(view):
+                buf, base = self.buffers(view)
+                self.gpu.write(buf, base * 4, array)
+                return
+            buf, at = self.gpu.stage_upload(array)
+            src = _View(_RawBlock(buf, at), 0, tuple(view.shape), _c_strides(view.shape),
+                        view.dtype)
+            elementwise.run(self.gpu, "write", "a", view, (src,), buffers=self.buffers)
+
+    def read(self, view):
+        with self._lock:
+            shape = tuple(view.shape)
+            n = _numel(shape)
+            dtype = DTYPES[view.dtype]
+            if n == 0:
+                status, _ = self.gpu.read(self.gpu.status, 0, 0)
+            elif _is_contiguous(view):
+                buf, base = self.buffers(view)
+                status, data = self.gpu.read(buf, base * 4, n * 4)
+            else:   # gather the view into a contiguous scratch area first
+                scratch = self.gpu.scratch_buffer("readback", n * 4)
+                dst = _View(_RawBlock(scratch, 0), 0, shape, _c_strides(shape), view.dtype)
+                elementwise.run(self.gpu, "read", "a", dst, (view,), buffers=self.buffers)
+                status, data = self.gpu.read(scratch, 0, n * 4)
+            self._check(status)
+            if n == 0:
+                return np.zeros(shape, dtype)
+            return data.view(dtype).reshape(shape)
+
+    def sync(self):
+        with self._lock:
+            status, _ = self.gpu.read(self.gpu.status, 0, 0)
+            self._check(status)
+
+    def _check(self, status):
+        failed = self.gpu.check_status(status)
+        if failed is not None:
+            op, msg = failed
+            self.record_error(op, IndexError(msg))
+        self.raise_pending_error()
+
+    def close(self):
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.gpu.close()
+
+    # introspection ----------------------------------------------------------------
+    def describe(self):
+        from .device import describe_adapter
+        a = describe_adapter(self.gpu.adapter)
+        return {"backend": self.name, "adapter": a["name"], "vendor": a["vendor"],
+                "backend_type": a["backend_type"], "adapter_type": a["adapter_type"],
+                "max_arena_bytes": self.max_arena_bytes,
+                "features": list(self.gpu.features),
+                "pipelines": len(self.gpu.pipelines), **self.gpu.stats}
+
+    def timed(self, fn):
+        """GPU nanoseconds of the ops fn() issues (one pass between timestamps); benchmarks."""
+        with self._lock:
+            ns, status = self.gpu.timed(fn)
+            self._check(status)
+            return ns
+
+
+register_backend(WebGPUBackend, KERNEL_TABLE)

@@ -1,0 +1,220 @@
+"""What machine a benchmark ran on: CPU, caches, memory, GPU, versions, BLAS kernel, env.
+
+Numbers are only comparable with the machine next to them, so every results
+file carries this record. Everything here is best-effort: a field that cannot
+be read is left out (or says why), it never stops the benchmark.
+"""
+
+import contextlib
+import io
+import os
+import platform
+import subprocess
+import sys
+
+# CPU flags worth printing in a one-line summary (the JSON keeps the full list)
+KEY_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+             "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve")
+
+ENV_PREFIXES = ("OPENBLAS_", "OMP_", "MKL_", "GOTO", "BLIS_", "TORCHIC_", "VK_", "WGPU_",
+                "CUDA_VISIBLE_DEVICES")
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def cpu_info():
+    info = {"arch": platform.machine(), "logical_cores": os.cpu_count()}
+    try:
+        info["usable_cores"] = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        info["usable_cores"] = os.cpu_count()
+    text = _read("/proc/cpuinfo")
+    fields = {}
+    for line in text.splitlines():
+        if ":" in line:
+            k, v = line.split(":", 1)
+            fields.setdefault(k.strip(), v.strip())
+    model = fields.get("model name") or fields.get("Model") or fields.get("Hardware")
+    info["model"] = model or platform.processor() or "unknown"
+    for key, name in (("vendor_id", "vendor"), ("cpu family", "family"), ("model", "model_id"),
+                      ("cpu MHz", "mhz")):
+        if key in fields:
+            info[name] = fields[key]
+    flags = (fields.get("flags") or fields.get("Features") or "").split()
+    info["flags"] = flags
+    info["key_flags"] = [f for f in KEY_FLAGS if f in flags]
+    if "hypervisor" in flags:
+        info["virtualized"] = True
+    caches = {}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+            level = _read(f"{base}/{entry}/level").strip()
+            kind = _read(f"{base}/{entry}/type").strip()
+            size = _read(f"{base}/{entry}/size").strip()
+            if kind == "Instruction":
+                continue
+            caches[f"L{level}{'d' if kind == 'Data' else ''}"] = size
+    except OSError:
+        pass
+    if caches:
+        info["caches_per_core_cpu0"] = caches
+    return info
+
+
+def memory_info():
+    for line in _read("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            return {"total_gib": round(int(line.split()[1]) / 2**20, 1)}
+    return {}
+
+
+def blas_info():
+    """The BLAS NumPy uses, as threadpoolctl sees it (the kernel name says which code ran)."""
+    out = {}
+    try:
+        import threadpoolctl
+        out["threadpoolctl"] = threadpoolctl.__version__
+        out["libraries"] = threadpoolctl.threadpool_info()
+    except ImportError:
+        out["threadpoolctl"] = None
+        out["note"] = ("threadpoolctl is not installed: the BLAS kernel and thread count "
+                       "could not be read or limited (pip install threadpoolctl)")
+    try:
+        import numpy as np
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            np.show_runtime()
+        out["numpy_show_runtime"] = buf.getvalue().strip()
+    except Exception as exc:  # noqa: BLE001  (older NumPy, or show_runtime failing)
+        out["numpy_show_runtime"] = f"unavailable: {exc}"
+    try:
+        import numpy as np
+        cfg = np.show_config(mode="dicts")
+        out["numpy_build_blas"] = cfg.get("Build Dependencies", {}).get("blas", {})
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
+def blas_summary(blas):
+    libs = [lib for lib in blas.get("libraries", []) if lib.get("user_api") == "blas"]
+    if not libs:
+        return blas.get("note", "unknown")
+    return "; ".join(f"{lib.get('internal_api')} {lib.get('version')} "
+                     f"(kernel {lib.get('architecture', '?')}, {lib.get('num_threads')} threads, "
+                     f"{lib.get('threading_layer', '?')})" for lib in libs)
+
+
+def env_info():
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
+
+
+def versions():
+    v = {"python": platform.python_version(), "implementation": platform.python_implementation(),
+         "platform": platform.platform()}
+    import numpy as np
+    v["numpy"] = np.__version__
+    import torchic
+    v["torchic"] = torchic.__version__
+    commit = git_commit(os.path.dirname(torchic.__file__))
+    if commit:
+        v["torchic_git"] = commit
+    for mod in ("torch", "tinygrad", "wgpu", "threadpoolctl", "matplotlib"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            v[mod] = getattr(m, "__version__", "?")
+    return v
+
+
+def git_commit(path):
+    try:
+        head = subprocess.run(["git", "-C", path, "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", path, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def webgpu_adapter():
+    """The adapter wgpu would pick (high-performance), or None / a reason."""
+    try:
+        import wgpu
+    except ImportError:
+        return None
+    try:
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        info = dict(adapter.info)
+        return {k: info.get(k) for k in ("device", "vendor", "adapter_type", "backend_type",
+                                         "description", "architecture") if k in info}
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def is_cpu_adapter(adapter):
+    """True for software adapters (lavapipe / llvmpipe / SwiftShader): no GPU targets there."""
+    if not adapter or "error" in adapter:
+        return True
+    text = " ".join(str(v) for v in adapter.values()).lower()
+    return "cpu" in str(adapter.get("adapter_type", "")).lower() or any(
+        s in text for s in ("llvmpipe", "lavapipe", "swiftshader", "software"))
+
+
+def collect(want_webgpu=False):
+    m = {"cpu": cpu_info(), "memory": memory_info(), "blas": blas_info(), "env": env_info()}
+    m["versions"] = versions()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        t = {"threads_default": torch.get_num_threads(), "cuda": torch.cuda.is_available()}
+        try:
+            t["mkl"] = bool(torch.backends.mkl.is_available())
+            t["mkldnn"] = bool(torch.backends.mkldnn.is_available())
+        except Exception:  # noqa: BLE001
+            pass
+        if t["cuda"]:
+            t["cuda_device"] = torch.cuda.get_device_name(0)
+            t["cuda_version"] = torch.version.cuda
+        m["torch"] = t
+    if want_webgpu:
+        m["webgpu_adapter"] = webgpu_adapter()
+    return m
+
+
+def summary_lines(m):
+    cpu = m["cpu"]
+    lines = [f"CPU     {cpu.get('model')} ({cpu.get('usable_cores')} usable cores, "
+             f"{cpu.get('arch')}{', virtualized' if cpu.get('virtualized') else ''}); "
+             f"flags: {' '.join(cpu.get('key_flags', []))}"]
+    if cpu.get("caches_per_core_cpu0"):
+        lines.append("caches  " + ", ".join(f"{k} {v}" for k, v in
+                                           cpu["caches_per_core_cpu0"].items()))
+    if m.get("memory"):
+        lines.append(f"memory  {m['memory'].get('total_gib')} GiB")
+    v = m["versions"]
+    lines.append("versions " + ", ".join(f"{k} {v[k]}" for k in
+                                         ("python", "numpy", "torch", "torchic", "torchic_git",
+                                          "tinygrad", "wgpu", "threadpoolctl") if k in v))
+    lines.append("BLAS    " + blas_summary(m["blas"]))
+    if m.get("torch", {}).get("cuda"):
+        lines.append(f"CUDA    {m['torch'].get('cuda_device')} (CUDA {m['torch'].get('cuda_version')})")
+    if m.get("webgpu_adapter"):
+        a = m["webgpu_adapter"]
+        lines.append("WebGPU  " + (a.get("error") or
+                                   f"{a.get('device')} ({a.get('adapter_type')}, "
+                                   f"{a.get('backend_type')})"))
+    env = m.get("env") or {}
+    lines.append("env     " + (" ".join(f"{k}={v}" for k, v in env.items()) or
+                               "(no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set)"))
+    return lines

@@ -1,0 +1,235 @@
+"""torchic.nn.functional: stateless layer functions, PyTorch spellings.
+
+    import torchic.nn.functional as F
+    loss = F.cross_entropy(logits, targets)
+
+Everything here is composed from the op functions in torchic.functions (one
+Function per primitive op, each with its backward); nothing adds a kernel.
+"""
+
+import numpy as np
+
+from .. import functions as _ops
+from ..autograd import no_grad
+from ..tensor import Tensor
+
+# re-exported as they are
+relu = _ops.relu
+tanh = _ops.tanh
+sigmoid = _ops.sigmoid
+mse_loss = _ops.mse_loss
+
+
+def softmax(input, dim=None, dtype=None):
+    """exp(x) / sum(exp(x)) along dim (default: the last)."""
+    _no_dtype(dtype, "softmax")
+    return _ops.softmax(input, -1 if dim is None else dim)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    _no_dtype(dtype, "log_softmax")
+    return _ops.log_softmax(input, -1 if dim is None else dim)
+
+
+def _no_dtype(dtype, what):
+    if dtype is not None and getattr(dtype, "code", dtype) not in ("f32", "float32"):
+        raise TypeError(f"{what}: torchic computes in float32 only (dtype={dtype!r})")
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
+    out = _ops.matmul(input, weight.T)
+    return out if bias is None else out + bias
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Mean negative log-likelihood of integer class targets under softmax(input).
+
+    input (N, C) float logits, target (N,) integer classes (or input (C,) with a
+    0-d target). reduction: "mean" | "sum" | "none". Class weights, ignore_index
+    and label smoothing are not supported (a non-default value raises).
+    """
+    if weight is not None:
+        raise NotImplementedError("cross_entropy: class weights are not supported in torchic")
+    if label_smoothing:
+        raise NotImplementedError("cross_entropy: label_smoothing is not supported in torchic")
+    if ignore_index != -100:
+        raise NotImplementedError("cross_entropy: ignore_index is not supported in torchic "
+                                  "(every target must be a valid class)")
+    return _ops.cross_entropy(input, target, reduction=reduction)
+
+
+def nll_loss(input, target, reduction="mean"):
+    """Negative log-likelihood of class targets given log-probabilities input (N, C)."""
+    if input.ndim != 2 or target.ndim != 1 or target.shape[0] != input.shape[0]:
+        raise ValueError(f"nll_loss expects input (N, C) and target (N,), got "
+                         f"{list(input.shape)} and {list(target.shape)}")
+    picked = (input * one_hot(target, input.shape[1]).float()).sum(1)
+    if reduction == "none":
+        return -picked
+    if reduction == "sum":
+        return -picked.sum()
+    if reduction == "mean":
+        return -picked.mean()
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+_eye_cache = {}
+_EYE_MAX = 1024
+
+
+def _eye(n):
+    from .. import raw
+    from ..creation import tensor
+    rt = raw.current_runtime()
+    t = _eye_cache.get(n)
+    if t is None or t._storage.runtime is not rt or t._storage.block is None:
+        if len(_eye_cache) > 16:
+            _eye_cache.clear()
+        from .. import scopes
+        active, scopes.active = scopes.active, 0   # a cache: never disposed by a scope
+        try:
+            t = tensor(np.eye(n, dtype=np.float32))
+        finally:
+            scopes.active = active
+        _eye_cache[n] = t
+    return t
+
+
+def one_hot(tensor, num_classes=-1):
+    """Integer classes (any shape) -> int32 one-hot rows of length num_classes.
+
+    ``F.one_hot(x, num_classes=27).float()`` gives float rows. Classes outside
+    [0, num_classes) are an error (raised at the next read, like any kernel error).
+    num_classes=-1 uses max(tensor) + 1, which reads the tensor.
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"one_hot takes an integer tensor, got {type(tensor).__name__}")
+    if tensor.is_floating_point():
+        raise TypeError("one_hot is only applicable to index tensors (int32 / .long()), "
+                        "got a float32 tensor")
+    if num_classes == -1:
+        values = tensor.numpy()
+        if values.size == 0:
+            raise ValueError("one_hot: cannot infer num_classes from an empty tensor")
+        if values.min() < 0:
+            raise ValueError("one_hot: class values must be non-negative")
+        num_classes = int(values.max()) + 1
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
+        raise ValueError(f"one_hot: num_classes must be a positive int, got {num_classes!r}")
+    if num_classes <= _EYE_MAX:
+        # rows of the identity picked by a bounds-checked gather: no host read
+        rows = _eye(num_classes)[tensor]
+    else:
+        values = tensor.numpy()
+        if values.size and (values.min() < 0 or values.max() >= num_classes):
+            raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
+        from ..creation import arange
+        rows = tensor.unsqueeze(-1) == arange(num_classes)
+    return rows.long()
+
+
+def embedding(input, weight):
+    """Rows of weight picked by integer indices: output shape input.shape + (dim,)."""
+    if not isinstance(input, Tensor) or input.is_floating_point():
+        raise TypeError("embedding indices must be an integer tensor (int32 / .long()), got "
+                        + ("a float32 tensor" if isinstance(input, Tensor)
+                           else type(input).__name__))
+    return weight[input]
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
+
+    The mask comes from the seeded default generator, so a seed gives the same
+    mask on every backend.
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
+    if inplace:
+        raise NotImplementedError("dropout(inplace=True) is not supported; use the result")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    from ..creation import rand
+    keep = (rand(input.shape) >= p) * (1.0 / (1.0 - p))
+    return input * keep
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing dims named by normalized_shape, then scale and shift."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input.shape[-k:]) != normalized_shape:
+        raise ValueError(f"layer_norm: input of shape {list(input.shape)} does not end with "
+                         f"normalized_shape {list(normalized_shape)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5, num_batches_tracked=None):
+    """Batch normalization over (N, C) or (N, C, L) input, per channel C.
+
+    training=True normalizes with the batch statistics (biased variance) and,
+    when running_mean / running_var are given, updates them in place with the
+    unbiased variance: running = (1 - momentum) * running + momentum * batch.
+    momentum=None uses a cumulative average (needs num_batches_tracked, already
+    incremented). training=False normalizes with the running statistics.
+    """
+    if input.ndim not in (2, 3):
+        raise ValueError(f"batch_norm expects 2-D (N, C) or 3-D (N, C, L) input, got "
+                         f"{input.ndim}-D input of shape {list(input.shape)}")
+    c = input.shape[1]
+    dims = (0,) if input.ndim == 2 else (0, 2)
+    bshape = (1, c) if input.ndim == 2 else (1, c, 1)
+    if training:
+        n = input.shape[0] * (1 if input.ndim == 2 else input.shape[2])
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {list(input.shape)}")
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                if momentum is None:
+                    if num_batches_tracked is None:
+                        raise ValueError("batch_norm with momentum=None needs "
+                                         "num_batches_tracked")
+                    factor = 1.0 / num_batches_tracked.float()
+                else:
+                    factor = float(momentum)
+                m = mean.reshape(c)
+                v = var.reshape(c) * (n / (n - 1))
+                running_mean.copy_(running_mean + (m - running_mean) * factor)
+                running_var.copy_(running_var + (v - running_var) * factor)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm in eval mode needs running_mean and running_var")
+        mean = running_mean.reshape(bshape)
+        var = running_var.reshape(bshape)
+        centered = input - mean
+    out = centered / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(bshape)
+    if bias is not None:
+        out = out + bias.reshape(bshape)
+    return out
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+

@@ -1,0 +1,459 @@
+"""Module: the base class of layers and models, plus the containers.
+
+A Module registers what is assigned to its attributes:
+
+* a ``Parameter`` becomes a parameter (``parameters()``, ``state_dict()``),
+* a ``Module`` becomes a child (``children()``, names joined with dots),
+* ``register_buffer(name, tensor)`` declares non-trainable state that is still
+  saved (BatchNorm's running statistics).
+
+Registered objects also live in the instance ``__dict__``, so reading
+``self.weight`` in ``forward`` is an ordinary attribute lookup (no
+``__getattr__`` indirection on the hot path). ``__setattr__`` and
+``__delattr__`` keep the registries and ``__dict__`` in step.
+
+``state_dict()`` maps dotted names to tensors sharing the module's storage;
+``load_state_dict()`` checks every key and shape first and then copies the
+values in place (so optimizers that hold the parameters keep working), or
+changes nothing and raises an error that lists every problem.
+"""
+
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from ..autograd import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _registries(module, name):
+    try:
+        return module.__dict__["_parameters"], module.__dict__["_buffers"], \
+            module.__dict__["_modules"]
+    except KeyError:
+        raise AttributeError(
+            f"cannot assign {name!r} before {type(module).__name__}.__init__ has called "
+            f"super().__init__()") from None
+
+
+class Module:
+    """Base class of every layer and model: subclass it and define ``forward``."""
+
+    def __init__(self):
+        d = self.__dict__
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent"] = set()
+        d["_modules"] = OrderedDict()
+        d["training"] = True
+
+    # -- registration ----------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if isinstance(value, Parameter):
+            params, buffers, modules = _registries(self, name)
+            buffers.pop(name, None)
+            modules.pop(name, None)
+            self._non_persistent.discard(name)
+            params[name] = value
+        elif isinstance(value, Module):
+            params, buffers, modules = _registries(self, name)
+            params.pop(name, None)
+            buffers.pop(name, None)
+            self._non_persistent.discard(name)
+            modules[name] = value
+        else:
+            d = self.__dict__
+            if name in d.get("_parameters", ()):
+                if value is not None:
+                    raise TypeError(f"cannot assign {type(value).__name__} as parameter "
+                                    f"{name!r} (torchic.nn.Parameter or None expected)")
+                d["_parameters"][name] = None
+            elif name in d.get("_modules", ()):
+                if value is not None:
+                    raise TypeError(f"cannot assign {type(value).__name__} as child module "
+                                    f"{name!r} (torchic.nn.Module or None expected)")
+                d["_modules"][name] = None
+            elif name in d.get("_buffers", ()):
+                if value is not None and not isinstance(value, Tensor):
+                    raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} "
+                                    f"(torchic.Tensor or None expected)")
+                d["_buffers"][name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        for reg in ("_parameters", "_buffers", "_modules"):
+            d.get(reg, {}).pop(name, None)
+        d.get("_non_persistent", set()).discard(name)
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        """Add a parameter (or None, a declared-but-absent parameter such as a missing bias)."""
+        _check_name(self, name)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign {type(param).__name__} as parameter {name!r} "
+                            f"(torchic.nn.Parameter or None expected)")
+        params, buffers, modules = _registries(self, name)
+        buffers.pop(name, None)
+        modules.pop(name, None)
+        params[name] = param
+        object.__setattr__(self, name, param)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add non-trainable state; persistent buffers are part of state_dict()."""
+        _check_name(self, name)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign {type(tensor).__name__} as buffer {name!r} "
+                            f"(torchic.Tensor or None expected)")
+        params, buffers, modules = _registries(self, name)
+        params.pop(name, None)
+        modules.pop(name, None)
+        buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def add_module(self, name, module):
+        _check_name(self, name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a torchic.nn.Module")
+        params, buffers, modules = _registries(self, name)
+        params.pop(name, None)
+        buffers.pop(name, None)
+        modules[name] = module
+        object.__setattr__(self, name, module)
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        mod = self
+        if target == "":
+            return mod
+        for part in target.split("."):
+            child = mod._modules.get(part)
+            if child is None:
+                raise AttributeError(f"{type(mod).__name__} has no submodule {part!r} "
+                                     f"(looking up {target!r})")
+            mod = child
+        return mod
+
+    # -- calling ------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # -- traversal -------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is None:
+                continue
+            yield from child.named_modules(memo, prefix + "." + name if prefix else name,
+                                           remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
+    def children(self):
+        for _, child in self.named_children():
+            yield child
+
+    def _named_members(self, registry, prefix, recurse, remove_duplicate=True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, value in getattr(mod, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (mod_prefix + "." + name if mod_prefix else name), value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) pairs; a parameter shared by two modules appears once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn):
+        """Call fn on every submodule (children first) and then on self; returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients ---------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be a bool")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Drop (or zero, with set_to_none=False) the .grad of every parameter."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                with no_grad():
+                    p.grad.zero_()
+
+    def num_parameters(self):
+        """Total number of scalar parameters (PyTorch: sum(p.numel() for p in parameters()))."""
+        return sum(p.numel() for p in self.parameters())
+
+    # -- state -------------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """An OrderedDict of dotted names -> tensors (parameters and persistent buffers).
+
+        The tensors share this module's storage (detached unless keep_vars=True):
+        save them with torchic.save, or copy them with .clone().
+        """
+        out = OrderedDict() if destination is None else destination
+        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip(".")):
+            pre = mod_prefix + "." if mod_prefix else ""
+            for name, p in mod._parameters.items():
+                if p is not None:
+                    out[pre + name] = p if keep_vars else p.detach()
+            for name, b in mod._buffers.items():
+                if b is not None and name not in mod._non_persistent:
+                    out[pre + name] = b if keep_vars else b.detach()
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy values into this module's parameters and buffers, in place.
+
+        Every key and shape is checked before anything is copied; on error the
+        module is unchanged and the message lists all missing, unexpected and
+        mis-shaped keys. strict=False tolerates missing / unexpected keys (they
+        are returned) but never a shape mismatch. Values may be torchic tensors or
+        NumPy arrays; they are cast to the target's dtype.
+        """
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"load_state_dict expects a dict of name -> tensor, got "
+                            f"{type(state_dict).__name__}")
+        own = self.state_dict(keep_vars=True)
+        bad_types = [f"{k!r} ({type(v).__name__})" for k, v in state_dict.items()
+                     if not isinstance(v, (Tensor, np.ndarray))]
+        if bad_types:
+            raise TypeError(f"load_state_dict for {type(self).__name__}: values must be tensors; "
+                            f"got non-tensor values for {', '.join(bad_types)}")
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        mismatched = []
+        for k, target in own.items():
+            if k in state_dict:
+                shape = tuple(state_dict[k].shape)
+                if shape != tuple(target.shape):
+                    mismatched.append(f"size mismatch for {k}: copying a param with shape "
+                                      f"{list(shape)} from checkpoint, the shape in current "
+                                      f"model is {list(target.shape)}.")
+        errors = []
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: " +
+                          ", ".join(f'"{k}"' for k in unexpected) + ".")
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: " +
+                          ", ".join(f'"{k}"' for k in missing) + ".")
+        errors.extend(mismatched)
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        from ..creation import tensor as make_tensor
+        with no_grad():
+            for k, target in own.items():
+                if k in state_dict:
+                    value = state_dict[k]
+                    if isinstance(value, np.ndarray):
+                        value = make_tensor(value, dtype=target.dtype)
+                    target.copy_(value)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing ------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines.extend(extra.split("\n"))
+        for name, child in self._modules.items():
+            body = repr(child).replace("\n", "\n  ")
+            lines.append(f"({name}): {body}")
+        if not self._modules:
+            return f"{self._get_name()}({extra})"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()))
+
+
+def _check_name(module, name):
+    if not isinstance(name, str):
+        raise TypeError(f"attribute name should be a string, got {type(name).__name__}")
+    if not name or "." in name:
+        raise KeyError(f"attribute name {name!r} must be non-empty and contain no '.'")
+    if name in module.__dict__ and not any(
+            name in module.__dict__.get(r, ()) for r in ("_parameters", "_buffers", "_modules")):
+        raise KeyError(f"attribute {name!r} already exists")
+
+
+# ---------------------------------------------------------------------------------------
+# containers
+# ---------------------------------------------------------------------------------------
+class Sequential(Module):
+    """Modules called in order: Sequential(a, b, c)(x) == c(b(a(x)))."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[_index(idx, len(self))]
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered (unlike a plain Python list)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ModuleList(list(self._modules.values())[idx])
+        return list(self._modules.values())[_index(idx, len(self))]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(_index(idx, len(self))), module)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+
+class ModuleDict(Module):
+    """A dict of named modules whose parameters are registered."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self[k] = m
+
+
+def _index(idx, n):
+    idx = int(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range for a container of {n} modules")
+    return idx % n

@@ -1,0 +1,33 @@
+"""Parameter: a leaf Tensor that requires grad and that Modules register by attribute.
+
+A Parameter *is* a Tensor (a subclass made through ``Tensor._make``), sharing
+the storage of the tensor it wraps, so everything a Tensor does works on it:
+ops, ``.grad``, ``p.data += -lr * p.grad``, ``p.copy_(...)`` under no_grad.
+Results of ops on a Parameter are plain Tensors.
+"""
+
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            from ..creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(data) takes a torchic Tensor, got {type(data).__name__} "
+                            f"(wrap it first: nn.Parameter(torchic.tensor(...)))")
+        if requires_grad and data._dtype != "f32":
+            raise TypeError("only float32 tensors can be Parameters that require grad; "
+                            "use register_buffer for integer state")
+        return cls._make(data._storage, data._offset, data.shape, data._strides, data._dtype,
+                         bool(requires_grad))
+
+    def __init__(self, data=None, requires_grad=True):   # Tensor.__init__ refuses; __new__ did it
+        pass
+
+    def __repr__(self):
+        return "Parameter containing:\n" + Tensor.__repr__(self.detach()) + \
+            ("" if self.requires_grad else "  (requires_grad=False)")
