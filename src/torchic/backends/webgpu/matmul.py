@@ -217,18 +217,18 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     # -- write C ---------------------------------------------------------------------------
     L.append(f"let cbat = {cbase} + bz * M * N{' / 4u' if omode == 'v4' else ''};")
     for i in range(TM):
-        L.append(f"let m{i} = m0 + ty + {i * MY}u;")
+        L.append(f"let om{i} = m0 + ty + {i * MY}u;")
         for g in range(TG):
-            L.append(f"let n{i}_{g} = n0 + tx * 4u + {g * NX * 4}u;")
+            L.append(f"let on{i}_{g} = n0 + tx * 4u + {g * NX * 4}u;")
             acc = f"c{i}_{g}"
             if omode == "v4":
-                conds = ([f"m{i} < M"] if cm else []) + ([f"n{i}_{g} < N"] if cn else [])
-                st = f"C[cbat + m{i} * (N / 4u) + n{i}_{g} / 4u] = {acc};"
+                conds = ([f"om{i} < M"] if cm else []) + ([f"on{i}_{g} < N"] if cn else [])
+                st = f"C[cbat + om{i} * (N / 4u) + on{i}_{g} / 4u] = {acc};"
                 L.append(f"if ({' && '.join(conds)}) {{ {st} }}" if conds else st)
             else:
                 for c in range(4):
-                    conds = ([f"m{i} < M"] if cm else []) + [f"n{i}_{g} + {c}u < N"]
-                    L.append(f"if ({' && '.join(conds)}) {{ C[cbat + m{i} * N + n{i}_{g} + {c}u]"
+                    conds = ([f"om{i} < M"] if cm else []) + [f"on{i}_{g} + {c}u < N"]
+                    L.append(f"if ({' && '.join(conds)}) {{ C[cbat + om{i} * N + on{i}_{g} + {c}u]"
                              f" = {acc}.{'xyzw'[c]}; }}")
     src += wgsl.entry(T) + "  " + "\n  ".join(L) + "\n}\n"
     return src, 3
