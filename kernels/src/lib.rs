@@ -368,9 +368,11 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
 // ---------------------------------------------------------------------------
 // C ABI
 
+/// One runtime. Every entry point takes `&Ctx` (interior mutability), so
+/// Python may call them with the GIL released from any thread.
 pub struct Ctx {
     stream: Stream<Op>,
-    arenas: Vec<(usize, usize)>,
+    arenas: Mutex<Vec<(usize, usize)>>,
     push_error: Mutex<String>,
 }
 
@@ -397,7 +399,7 @@ pub extern "C" fn tk_op_name(i: i64) -> *const c_char {
 pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
     arch::active();
     let threads = threads.clamp(1, 1024) as usize;
-    Box::into_raw(Box::new(Ctx { stream: Stream::new(threads), arenas: Vec::new(), push_error: Mutex::new(String::new()) }))
+    Box::into_raw(Box::new(Ctx { stream: Stream::new(threads), arenas: Mutex::new(Vec::new()), push_error: Mutex::new(String::new()) }))
 }
 
 /// Finish every queued op, stop the threads, free the context.
@@ -411,23 +413,29 @@ pub unsafe extern "C" fn tk_free(ctx: *mut Ctx) {
 /// Register arena memory [addr, addr + len); returns its index.
 #[no_mangle]
 pub unsafe extern "C" fn tk_add_arena(ctx: *mut Ctx, addr: u64, len: u64) -> i64 {
-    let ctx = &mut *ctx;
-    ctx.arenas.push((addr as usize, len as usize));
-    ctx.arenas.len() as i64 - 1
+    let mut arenas = (*ctx).arenas.lock().unwrap();
+    arenas.push((addr as usize, len as usize));
+    arenas.len() as i64 - 1
 }
 
 /// Validate and queue one op record of `n` i64 words. Returns its sequence
 /// number (>= 1), or -1 when the record is invalid (nothing is queued; the
 /// message is in `tk_push_error`).
 #[no_mangle]
-pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const i64, n: i64) -> i64 {
-    let ctx = &mut *ctx;
-    if rec.is_null() || n < 0 {
-        *ctx.push_error.lock().unwrap() = "null op record".into();
+pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
+    let ctx = &*ctx;
+    if rec.is_null() || !(0..=256).contains(&n) {
+        *ctx.push_error.lock().unwrap() = "bad op record".into();
         return -1;
     }
-    let rec = std::slice::from_raw_parts(rec, n as usize);
-    match decode(rec, &ctx.arenas) {
+    // the record may sit at any address (a Python bytes object): read unaligned
+    let mut words = [0i64; 256];
+    let words = &mut words[..n as usize];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = std::ptr::read_unaligned((rec as *const i64).add(i));
+    }
+    let decoded = decode(words, &ctx.arenas.lock().unwrap());
+    match decoded {
         Ok(op) => ctx.stream.push(op) as i64,
         Err(msg) => {
             *ctx.push_error.lock().unwrap() = msg;

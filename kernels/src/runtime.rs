@@ -232,7 +232,7 @@ struct StreamShared<T> {
 pub struct Stream<T: Task + 'static> {
     shared: Arc<StreamShared<T>>,
     coord: Option<JoinHandle<()>>,
-    next_seq: u64,
+    next_seq: AtomicU64,
 }
 
 impl<T: Task + 'static> Stream<T> {
@@ -258,15 +258,15 @@ impl<T: Task + 'static> Stream<T> {
                 coordinator_loop(&sh, &pool);
             })
             .expect("spawn coordinator");
-        Stream { shared, coord: Some(coord), next_seq: 1 }
+        Stream { shared, coord: Some(coord), next_seq: AtomicU64::new(1) }
     }
 
     /// Queue a task; returns its sequence number (1, 2, ...).
-    pub fn push(&mut self, task: T) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+    pub fn push(&self, task: T) -> u64 {
         let sh = &*self.shared;
         let mut q = sh.queue.lock().unwrap();
+        // numbered under the queue lock, so sequence order is queue order
+        let seq = self.next_seq.fetch_add(1, Relaxed);
         q.push_back((seq, task));
         sh.pushed.store(seq, SeqCst);
         if sh.coord_sleeping.load(SeqCst) {
@@ -277,7 +277,7 @@ impl<T: Task + 'static> Stream<T> {
     }
 
     pub fn last_seq(&self) -> u64 {
-        self.next_seq - 1
+        self.next_seq.load(Relaxed) - 1
     }
 
     pub fn done(&self) -> u64 {
@@ -404,7 +404,7 @@ mod tests {
 
     #[test]
     fn stream_runs_in_order_and_reports_errors() {
-        let mut s: Stream<Add> = Stream::new(2);
+        let s: Stream<Add> = Stream::new(2);
         let c = Arc::new(AtomicUsize::new(0));
         let mut k = 0;
         for i in 0..1000 {

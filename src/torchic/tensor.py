@@ -97,7 +97,7 @@ class Tensor:
         _live[0] += 1
         return t
 
-    def __del__(self):
+    def __del__(self, _live=_live):   # bound default: still valid at interpreter exit
         _live[0] -= 1
 
     @staticmethod

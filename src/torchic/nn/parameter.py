@@ -29,5 +29,4 @@ class Parameter(Tensor):
         pass
 
     def __repr__(self):
-        return "Parameter containing:\n" + Tensor.__repr__(self.detach()) + \
-            ("" if self.requires_grad else "  (requires_grad=False)")
+        return "Parameter containing:\n" + Tensor.__repr__(self)

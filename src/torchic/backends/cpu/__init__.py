@@ -48,6 +48,8 @@ class WorkersBackend(Backend):
         self.stream.put(("<read>", view, box, done))
         done.wait()
         self.raise_pending_error()
+        if box[0] is None:
+            raise RuntimeError("the runtime was closed before this read completed")
         return box[0]
 
     def sync(self):
@@ -70,9 +72,11 @@ class WorkersBackend(Backend):
             record.set()
             return
         op, out, inputs, params = record
+        if self.stream.closed and op != "<read>":
+            return   # shutting down: nobody can read these results any more
         if op == "<read>":
             try:
-                inputs.append(self.heap.array(out).copy())
+                inputs.append(None if self.stream.closed else self.heap.array(out).copy())
             except BaseException as exc:
                 self.record_error("read", exc)
                 inputs.append(None)

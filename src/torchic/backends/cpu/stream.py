@@ -104,6 +104,7 @@ class OpStream:
         done.wait()
 
     def close(self, timeout=5.0):
+        """Stop after the records already queued (the executor may skip them: see closed)."""
         if not self.closed:
             self.closed = True
             self._queue.put(_STOP)

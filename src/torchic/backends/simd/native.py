@@ -1,0 +1,93 @@
+"""Loading the compiled kernels (``_kernels.so``) with ctypes.
+
+Two handles on the same library: ``cdll`` calls release the GIL (used for
+anything that may block: waiting on the stream), ``pydll`` calls keep it
+(used for the per-op push, which takes well under a microsecond in Rust:
+not dropping and re-taking the GIL saves ~0.1-0.3 us per op and keeps the
+op order of one Python thread trivially intact).
+"""
+
+import ctypes
+import os
+from pathlib import Path
+
+from .build import LIB_NAME, PACKAGE_DIR
+
+HOW_TO_GET_IT = ("how to get it: install a Rust toolchain (https://rustup.rs) and reinstall "
+                 "with pip install -e . (or run python -m torchic.backends.simd.build)")
+
+
+def library_path():
+    return Path(os.environ.get("TORCHIC_SIMD_LIB") or PACKAGE_DIR / LIB_NAME)
+
+
+class Native:
+    """The library's C ABI with argument / return types declared."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.cdll = ctypes.CDLL(self.path)
+        self.pydll = ctypes.PyDLL(self.path)
+        c_void_p, c_int64, c_char_p = ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p
+        sig = {
+            "tk_isa": ([], c_char_p),
+            "tk_op_name": ([c_int64], c_char_p),
+            "tk_new": ([c_int64], c_void_p),
+            "tk_free": ([c_void_p], None),
+            "tk_add_arena": ([c_void_p, ctypes.c_uint64, ctypes.c_uint64], c_int64),
+            "tk_push": ([c_void_p, c_char_p, c_int64], c_int64),
+            "tk_push_error": ([c_void_p, c_char_p, c_int64], c_int64),
+            "tk_wait": ([c_void_p, c_int64], ctypes.c_int32),
+            "tk_done": ([c_void_p], c_int64),
+            "tk_take_error": ([c_void_p, c_char_p, c_int64], ctypes.c_int32),
+        }
+        for lib in (self.cdll, self.pydll):
+            for name, (args, res) in sig.items():
+                fn = getattr(lib, name)
+                fn.argtypes = args
+                fn.restype = res
+        # blocking calls release the GIL; the rest keep it
+        self.wait = self.cdll.tk_wait
+        self.free = self.cdll.tk_free
+        self.push = self.pydll.tk_push
+        self.push_error = self.pydll.tk_push_error
+        self.new = self.pydll.tk_new
+        self.add_arena = self.pydll.tk_add_arena
+        self.done = self.pydll.tk_done
+        self.take_error = self.pydll.tk_take_error
+
+    def isa(self):
+        return self.pydll.tk_isa().decode()
+
+    def op_names(self):
+        names, i = [], 0
+        while True:
+            n = self.pydll.tk_op_name(i)
+            if n is None:
+                return names
+            names.append(n.decode())
+            i += 1
+
+
+_native = None
+_error = None
+
+
+def load():
+    """The loaded library, or None (then ``load_error()`` says why)."""
+    global _native, _error
+    if _native is None and _error is None:
+        path = library_path()
+        if not path.is_file():
+            _error = f"the compiled kernels are missing ({path}); {HOW_TO_GET_IT}"
+        else:
+            try:
+                _native = Native(path)
+            except OSError as exc:
+                _error = f"cannot load {path}: {exc}; {HOW_TO_GET_IT}"
+    return _native
+
+
+def load_error():
+    load()
+    return _error

@@ -1,0 +1,518 @@
+"""The things a benchmark compares: each torchic backend and each reference library.
+
+Every implementation answers the same small interface, so a suite is written
+once and runs on all of them:
+
+    impl.available()            -> (ok, why)
+    with impl.session(threads): ...   (torchic.init / threadpool limits / torch threads)
+    impl.tensor(ndarray)        -> a native tensor (float32 or int32 data)
+    impl.kernel(op, *xs)        -> zero-argument callable: one op, issue to result
+    impl.op(op, *xs)            -> issue one op the way user code would (allocating)
+    impl.read(x)                -> ndarray (waits for x)
+    impl.mlp_step(cfg, data)    -> zero-argument callable: one makemore training step
+
+Fairness rules (also stated in the generated report):
+* torchic is timed issue to result: every call ends with ``torchic.sync()`` (or a
+  read), so queued work is never left running outside the timer.
+* References are given their best case: NumPy and PyTorch write into preallocated
+  outputs (``out=``) where their API allows, so neither pays for page faults of
+  fresh large arrays in throughput cases.
+* Threads: torchic runs with ``torchic.init(backend, threads=t)`` and OpenBLAS
+  limited to one thread (torchic's own threads do the parallel work); NumPy runs
+  under ``threadpool_limits(t)`` (only BLAS calls are threaded in NumPy);
+  PyTorch under ``torch.set_num_threads(t)``. GPU implementations ignore t.
+"""
+
+import contextlib
+import importlib
+
+import numpy as np
+
+OPS = ("matmul", "add", "mul", "exp", "tanh", "copy", "sum", "softmax", "cross_entropy")
+
+GPU_BACKENDS = {"webgpu"}
+
+
+class NotSupported(Exception):
+    """This implementation does not have the op / case (reported as a skip)."""
+
+
+# -- thread limits for BLAS / OpenMP pools -------------------------------------------------
+def threadpoolctl_available():
+    try:
+        importlib.import_module("threadpoolctl")
+        return True
+    except ImportError:
+        return False
+
+
+@contextlib.contextmanager
+def blas_limits(n, user_api="blas"):
+    """Limit native thread pools (OpenBLAS by default) to n threads, if threadpoolctl exists."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield False
+        return
+    with threadpool_limits(limits=n, user_api=user_api):
+        yield True
+
+
+class Impl:
+    name = "?"
+    label = "?"
+    kind = "reference"   # or "torchic"
+    gpu = False          # GPU implementations run once, not per thread count
+
+    def available(self):
+        return True, ""
+
+    def describe(self):
+        return {}
+
+    @contextlib.contextmanager
+    def session(self, threads):
+        yield
+
+    def tensor(self, arr):
+        raise NotImplementedError
+
+    def sync(self):
+        pass
+
+    def read(self, x):
+        raise NotImplementedError
+
+    def op(self, name, *xs):
+        raise NotSupported(name)
+
+    def kernel(self, name, *xs):
+        op, sync = self.op, self.sync
+
+        def call():
+            r = op(name, *xs)
+            sync()
+            return r
+        return call
+
+    def mlp_step(self, cfg, data):
+        raise NotSupported("train")
+
+
+# -- torchic ---------------------------------------------------------------------------------
+class TorchicImpl(Impl):
+    kind = "torchic"
+
+    def __init__(self, backend):
+        self.name = backend
+        self.label = f"torchic {backend}"
+        self.gpu = backend in GPU_BACKENDS
+        self._describe = {}
+
+    def available(self):
+        from torchic import dispatcher
+        try:
+            return dispatcher.backend_class(self.name).available()
+        except Exception as exc:  # noqa: BLE001
+            return False, f"{type(exc).__name__}: {exc}"
+
+    def describe(self):
+        return self._describe
+
+    @contextlib.contextmanager
+    def session(self, threads):
+        import torchic
+        with blas_limits(1):
+            torchic.init(self.name, threads=None if self.gpu else threads)
+            try:
+                try:
+                    self._describe = dict(torchic.dispatcher.runtime().backend.describe())
+                except Exception as exc:  # noqa: BLE001
+                    self._describe = {"describe_error": str(exc)}
+                yield
+            finally:
+                torchic.shutdown()
+
+    def tensor(self, arr):
+        import torchic
+        return torchic.tensor(np.ascontiguousarray(arr))
+
+    def sync(self):
+        import torchic
+        torchic.sync()
+
+    def read(self, x):
+        return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+    def op(self, name, *xs):
+        import torchic as tc
+        if name == "matmul":
+            return xs[0] @ xs[1]
+        if name == "add":
+            return xs[0] + xs[1]
+        if name == "mul":
+            return xs[0] * xs[1]
+        if name == "exp":
+            return tc.exp(xs[0])
+        if name == "tanh":
+            return tc.tanh(xs[0])
+        if name == "copy":
+            return xs[0].clone()
+        if name == "sum":
+            return xs[0].sum()
+        if name == "softmax":
+            return tc.softmax(xs[0], dim=-1)
+        if name == "cross_entropy":
+            return tc.cross_entropy(xs[0], xs[1])
+        raise NotSupported(name)
+
+    def mlp_step(self, cfg, data):
+        import torchic as tc
+        params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
+        C, W1, b1, W2, b2 = params
+        X, Y = data["X"], data["Y"]
+        rng = np.random.default_rng(data["seed"])
+        B, n, lr = cfg["batch"], len(Y), cfg["lr"]
+
+        def step():
+            ix = rng.integers(0, n, B)
+            xb, yb = tc.tensor(X[ix]), tc.tensor(Y[ix])
+            emb = C[xb]                                   # (B, context, emb)
+            h = tc.tanh(emb.view(B, -1) @ W1 + b1)
+            logits = h @ W2 + b2
+            loss = tc.cross_entropy(logits, yb)
+            for p in params:
+                p.grad = None
+            loss.backward()
+            with tc.no_grad():
+                for p in params:
+                    p -= lr * p.grad
+            return loss.item()
+        step.params = params
+        return step
+
+
+# -- NumPy -----------------------------------------------------------------------------------
+class NumpyImpl(Impl):
+    name = "numpy"
+    label = "NumPy"
+
+    def describe(self):
+        return {"version": np.__version__, "dtype": "float32",
+                "threads": "BLAS (matmul) only; ufuncs are single-threaded"}
+
+    @contextlib.contextmanager
+    def session(self, threads):
+        with blas_limits(threads):
+            yield
+
+    def tensor(self, arr):
+        return np.ascontiguousarray(arr)
+
+    def read(self, x):
+        return np.asarray(x)
+
+    def op(self, name, *xs):
+        if name == "matmul":
+            return xs[0] @ xs[1]
+        if name == "add":
+            return xs[0] + xs[1]
+        if name == "mul":
+            return xs[0] * xs[1]
+        if name in ("exp", "tanh"):
+            return getattr(np, name)(xs[0])
+        if name == "copy":
+            return xs[0].copy()
+        return self.kernel(name, *xs)()
+
+    def kernel(self, name, *xs):
+        a = xs[0]
+        if name == "matmul":
+            b = xs[1]
+            out = np.empty((a.shape[0], b.shape[1]), np.float32)
+            return lambda: np.matmul(a, b, out=out)
+        if name in ("add", "mul"):
+            fn, b, out = getattr(np, "add" if name == "add" else "multiply"), xs[1], np.empty_like(a)
+            return lambda: fn(a, b, out=out)
+        if name in ("exp", "tanh"):
+            fn, out = getattr(np, name), np.empty_like(a)
+            return lambda: fn(a, out=out)
+        if name == "copy":
+            out = np.empty_like(a)
+
+            def copy():
+                np.copyto(out, a)
+                return out
+            return copy
+        if name == "sum":
+            return lambda: a.sum()
+        if name == "softmax":
+            # max, exp, sum, divide: NumPy's best with no temporaries of the full size
+            out = np.empty_like(a)
+            mx = np.empty((a.shape[0], 1), np.float32)
+            s = np.empty((a.shape[0], 1), np.float32)
+
+            def softmax():
+                np.max(a, axis=1, keepdims=True, out=mx)
+                np.subtract(a, mx, out=out)
+                np.exp(out, out=out)
+                np.sum(out, axis=1, keepdims=True, out=s)
+                np.divide(out, s, out=out)
+                return out
+            return softmax
+        if name == "cross_entropy":
+            t = xs[1]
+            rows = np.arange(a.shape[0])
+            tmp = np.empty_like(a)
+            mx = np.empty((a.shape[0], 1), np.float32)
+
+            def cross_entropy():
+                np.max(a, axis=1, keepdims=True, out=mx)
+                np.subtract(a, mx, out=tmp)
+                np.exp(tmp, out=tmp)
+                lse = np.log(tmp.sum(axis=1)) + mx[:, 0]
+                return np.float32((lse - a[rows, t]).mean())
+            return cross_entropy
+        raise NotSupported(name)
+
+    def mlp_step(self, cfg, data):
+        C, W1, b1, W2, b2 = [w.copy() for w in data["weights"]]
+        X, Y = data["X"], data["Y"]
+        rng = np.random.default_rng(data["seed"])
+        B, n, lr = cfg["batch"], len(Y), np.float32(cfg["lr"])
+        rows = np.arange(B)
+
+        def step():
+            # forward
+            ix = rng.integers(0, n, B)
+            xb, yb = X[ix], Y[ix]
+            x = C[xb].reshape(B, -1)
+            h = np.tanh(x @ W1 + b1)
+            logits = h @ W2 + b2
+            logits -= logits.max(axis=1, keepdims=True)
+            p = np.exp(logits)
+            p /= p.sum(axis=1, keepdims=True)
+            loss = -np.log(p[rows, yb]).mean()
+            # backward (hand-written)
+            p[rows, yb] -= 1
+            p *= np.float32(1.0 / B)
+            dW2, db2 = h.T @ p, p.sum(axis=0)
+            dh = (p @ W2.T) * (1 - h * h)
+            dW1, db1 = x.T @ dh, dh.sum(axis=0)
+            dx = (dh @ W1.T).reshape(-1, C.shape[1])
+            dC = np.zeros_like(C)
+            np.add.at(dC, xb.ravel(), dx)
+            for w, g in ((C, dC), (W1, dW1), (b1, db1), (W2, dW2), (b2, db2)):
+                w -= lr * g
+            return float(loss)
+        return step
+
+
+# -- PyTorch ---------------------------------------------------------------------------------
+class TorchImpl(Impl):
+    def __init__(self, device="cpu"):
+        self.device = device
+        self.gpu = device != "cpu"
+        self.name = "torch" if device == "cpu" else f"torch-{device}"
+        self.label = "PyTorch CPU" if device == "cpu" else f"PyTorch {device.upper()}"
+
+    def available(self):
+        try:
+            import torch
+        except ImportError:
+            return False, "torch is not installed"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            return False, "no CUDA device"
+        return True, ""
+
+    def describe(self):
+        import torch
+        d = {"version": torch.__version__, "device": self.device}
+        if self.device == "cuda":
+            d["gpu"] = torch.cuda.get_device_name(0)
+            d["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
+        return d
+
+    @contextlib.contextmanager
+    def session(self, threads):
+        import torch
+        old = torch.get_num_threads()
+        if not self.gpu:
+            torch.set_num_threads(threads)
+        try:
+            with torch.no_grad():
+                yield
+        finally:
+            torch.set_num_threads(old)
+
+    def tensor(self, arr):
+        import torch
+        t = torch.from_numpy(np.ascontiguousarray(arr))
+        if t.dtype in (torch.int32, torch.int64):
+            t = t.long()   # PyTorch's index / target dtype
+        return t.to(self.device) if self.gpu else t
+
+    def sync(self):
+        if self.gpu:
+            import torch
+            torch.cuda.synchronize()
+
+    def read(self, x):
+        import torch
+        if isinstance(x, torch.Tensor):
+            return x.detach().cpu().numpy()
+        return np.asarray(x)
+
+    def op(self, name, *xs):
+        import torch
+        if name == "matmul":
+            return xs[0] @ xs[1]
+        if name == "add":
+            return xs[0] + xs[1]
+        if name == "mul":
+            return xs[0] * xs[1]
+        if name in ("exp", "tanh"):
+            return getattr(torch, name)(xs[0])
+        if name == "copy":
+            return xs[0].clone()
+        if name == "sum":
+            return xs[0].sum()
+        if name == "softmax":
+            return torch.softmax(xs[0], dim=-1)
+        if name == "cross_entropy":
+            return torch.nn.functional.cross_entropy(xs[0], xs[1])
+        raise NotSupported(name)
+
+    def kernel(self, name, *xs):
+        import torch
+        a, sync = xs[0], self.sync
+        out = None
+        if name == "matmul":
+            out = torch.empty((a.shape[0], xs[1].shape[1]), dtype=a.dtype, device=a.device)
+            fn = lambda: torch.matmul(a, xs[1], out=out)  # noqa: E731
+        elif name in ("add", "mul", "exp", "tanh"):
+            out = torch.empty_like(a)
+            f = getattr(torch, name)
+            fn = (lambda: f(a, xs[1], out=out)) if name in ("add", "mul") else \
+                (lambda: f(a, out=out))
+        elif name == "copy":
+            out = torch.empty_like(a)
+            fn = lambda: out.copy_(a)  # noqa: E731
+        else:
+            return super().kernel(name, *xs)
+
+        def call():
+            r = fn()
+            sync()
+            return r
+        return call
+
+    def mlp_step(self, cfg, data):
+        import torch
+        F = torch.nn.functional
+        dev = self.device
+        params = [torch.tensor(w, device=dev, requires_grad=True) for w in data["weights"]]
+        C, W1, b1, W2, b2 = params
+        X, Y = data["X"].astype(np.int64), data["Y"].astype(np.int64)
+        rng = np.random.default_rng(data["seed"])
+        B, n, lr = cfg["batch"], len(Y), cfg["lr"]
+
+        def step():
+            with torch.enable_grad():
+                ix = rng.integers(0, n, B)
+                xb = torch.from_numpy(X[ix]).to(dev)
+                yb = torch.from_numpy(Y[ix]).to(dev)
+                emb = C[xb]
+                h = torch.tanh(emb.view(B, -1) @ W1 + b1)
+                logits = h @ W2 + b2
+                loss = F.cross_entropy(logits, yb)
+                for p in params:
+                    p.grad = None
+                loss.backward()
+                with torch.no_grad():
+                    for p in params:
+                        p -= lr * p.grad
+                return loss.item()
+        return step
+
+
+# -- tinygrad --------------------------------------------------------------------------------
+class TinygradImpl(Impl):
+    """tinygrad on its default device; it has no thread setting, so it runs once."""
+
+    name = "tinygrad"
+    label = "tinygrad"
+    gpu = True   # "runs once": tinygrad picks its own parallelism
+
+    def available(self):
+        try:
+            import tinygrad  # noqa: F401
+        except ImportError:
+            return False, "tinygrad is not installed"
+        except Exception as exc:  # noqa: BLE001
+            return False, f"tinygrad failed to import: {exc}"
+        try:
+            from tinygrad import Tensor
+            (Tensor([1.0, 2.0]) + 1).numpy()
+        except Exception as exc:  # noqa: BLE001  (e.g. no clang for the CPU device)
+            return False, f"tinygrad cannot run here: {type(exc).__name__}: {exc}"[:300]
+        return True, ""
+
+    def describe(self):
+        import tinygrad
+        from tinygrad import Device
+        return {"version": getattr(tinygrad, "__version__", "?"), "device": Device.DEFAULT}
+
+    def tensor(self, arr):
+        from tinygrad import Tensor
+        return Tensor(np.ascontiguousarray(arr)).realize()
+
+    def sync(self):
+        from tinygrad import Device
+        Device[Device.DEFAULT].synchronize()
+
+    def read(self, x):
+        return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+    def op(self, name, *xs):
+        a = xs[0]
+        fns = {"matmul": lambda: a @ xs[1], "add": lambda: a + xs[1], "mul": lambda: a * xs[1],
+               "exp": a.exp, "tanh": a.tanh, "sum": a.sum, "softmax": lambda: a.softmax(-1),
+               "cross_entropy": lambda: a.sparse_categorical_crossentropy(xs[1])}
+        if name not in fns:
+            raise NotSupported(name)
+        return fns[name]().realize()
+
+
+REFERENCES = {
+    "numpy": NumpyImpl,
+    "torch": TorchImpl,
+    "torch-cuda": lambda: TorchImpl("cuda"),
+    "tinygrad": TinygradImpl,
+}
+
+
+def resolve(backends=None, references=None):
+    """(impls, skipped): the implementations to run and (name, why) for the ones skipped."""
+    from torchic import dispatcher
+    known = dispatcher.backend_names()
+    names = known if backends is None else backends
+    impls, skipped = [], []
+    for name in names:
+        if name not in known:
+            raise ValueError(f"unknown torchic backend {name!r}; known: {', '.join(known)}")
+        impl = TorchicImpl(name)
+        ok, why = impl.available()
+        (impls.append(impl) if ok else skipped.append((name, why or "not available")))
+    refs = list(REFERENCES) if references is None else references
+    for name in refs:
+        if name not in REFERENCES:
+            raise ValueError(f"unknown reference {name!r}; known: {', '.join(REFERENCES)}")
+        impl = REFERENCES[name]()
+        try:
+            ok, why = impl.available()
+        except Exception as exc:  # noqa: BLE001
+            ok, why = False, f"{type(exc).__name__}: {exc}"
+        (impls.append(impl) if ok else skipped.append((name, why or "not available")))
+    return impls, skipped
+

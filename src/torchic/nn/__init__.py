@@ -1,0 +1,25 @@
+"""torchic.nn: modules, parameters, layer functions and initializers (PyTorch spellings).
+
+    import torchic.nn as nn
+    import torchic.nn.functional as F
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(30, 200)
+            self.fc2 = nn.Linear(200, 27)
+
+        def forward(self, x):
+            return self.fc2(F.tanh(self.fc1(x)))
+"""
+
+from . import functional, init
+from .layers import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity,
+                     LayerNorm, Linear, LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
+from .module import Module, ModuleDict, ModuleList, Sequential
+from .parameter import Parameter
+
+__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
+           "Linear", "Embedding", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+           "Flatten", "Dropout", "LayerNorm", "BatchNorm1d", "CrossEntropyLoss", "MSELoss",
+           "functional", "init"]

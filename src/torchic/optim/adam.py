@@ -1,0 +1,89 @@
+"""Adam (Kingma & Ba 2015) and AdamW (Loshchilov & Hutter 2019)."""
+
+import math
+
+from ..autograd import no_grad
+from ..creation import zeros_like
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam update at step t, for each parameter p with gradient g:
+
+        g = g + weight_decay * p                 (Adam: L2 penalty in the gradient)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        v_hat = max(v_hat, v) if amsgrad else v
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v_hat) / sqrt(1 - beta2^t) + eps)
+
+    AdamW instead decays the weights directly: p = p * (1 - lr * weight_decay),
+    then applies the update above without the L2 term.
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 amsgrad=False, *, maximize=False):
+        if not isinstance(lr, (int, float)) or lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr!r}")
+        if eps < 0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if weight_decay < 0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if group["maximize"]:
+                        g = -g
+                    state = self.state.setdefault(p, {})
+                    if not state:
+                        state["step"] = 0
+                        state["exp_avg"] = zeros_like(p)
+                        state["exp_avg_sq"] = zeros_like(p)
+                        if amsgrad:
+                            state["max_exp_avg_sq"] = zeros_like(p)
+                    state["step"] += 1
+                    t = state["step"]
+                    if weight_decay:
+                        if self._decoupled:
+                            p.mul_(1.0 - lr * weight_decay)
+                        else:
+                            g = g + p * weight_decay
+                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                    exp_avg.mul_(beta1).add_(g * (1.0 - beta1))
+                    exp_avg_sq.mul_(beta2).add_(g * g * (1.0 - beta2))
+                    if amsgrad:
+                        v = state["max_exp_avg_sq"]
+                        v.copy_(v.maximum(exp_avg_sq))
+                    else:
+                        v = exp_avg_sq
+                    bias1 = 1.0 - beta1 ** t
+                    bias2 = 1.0 - beta2 ** t
+                    denom = v.sqrt() * (1.0 / math.sqrt(bias2)) + eps
+                    p.add_(exp_avg / denom * (-lr / bias1))
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 0.01): p *= 1 - lr * weight_decay."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,155 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict."""
+
+import copy
+
+from ..autograd import enable_grad
+from ..tensor import Tensor
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and
+    ``state`` (per-parameter dicts such as momentum buffers). Subclasses define step()."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = {}        # param -> dict (Tensor hashes by identity)
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got a Tensor")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group):
+        if not isinstance(group, dict):
+            raise TypeError(f"param group must be a dict, got {type(group).__name__}")
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs; "
+                            "use a list instead")
+        else:
+            params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
+                                f"is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+            if not p.is_floating_point():
+                raise TypeError("optimizer can only optimize float32 tensors")
+        group = dict(group)
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        self._check_hyper(group)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if len({id(p) for p in params}) != len(params) or any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear more than once (within a group or in "
+                             "more than one parameter group)")
+        self.param_groups.append(group)
+
+    def _check_hyper(self, group):
+        lr = group.get("lr")
+        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr!r}")
+
+    def zero_grad(self, set_to_none=True):
+        """Drop every parameter's .grad (or zero it in place with set_to_none=False)."""
+        from ..autograd import no_grad
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with no_grad():
+                        p.grad.zero_()
+
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # -- state_dict ------------------------------------------------------------------
+    def state_dict(self):
+        """{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}.
+
+        Parameters are numbered in order across groups, as PyTorch does. Tensor
+        values are the live state tensors (clone them to keep a snapshot).
+        """
+        index, groups = {}, []
+        for group in self.param_groups:
+            g = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            g["params"] = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                g["params"].append(index[id(p)])
+            groups.append(g)
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = dict(self.state[p])
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        by_index = {}
+        for mine, theirs in zip(self.param_groups, groups):
+            for p, i in zip(mine["params"], theirs["params"]):
+                by_index[i] = p
+            for k, v in theirs.items():
+                if k != "params":
+                    mine[k] = copy.deepcopy(v)
+        self.state = {}
+        for i, entry in state_dict["state"].items():
+            p = by_index[int(i)]
+            new = {}
+            for k, v in entry.items():
+                if isinstance(v, Tensor):
+                    if k != "step" and v.shape != p.shape:
+                        raise ValueError(f"state {k!r} of parameter {i} has shape "
+                                         f"{list(v.shape)}, the parameter has {list(p.shape)}")
+                    v = v.clone().detach() if v.requires_grad else v.clone()
+                new[k] = v
+            self.state[p] = new
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(group):
+                if k != "params":
+                    lines.append(f"    {k}: {group[k]}")
+        lines.append(")")
+        return "\n".join(lines)

@@ -1,0 +1,55 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
+from ..autograd import no_grad
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD update, for each parameter p with gradient g:
+
+        g = g + weight_decay * p                       (if weight_decay)
+        b = g                                          (first step, if momentum)
+        b = momentum * b + (1 - dampening) * g         (later steps)
+        g = g + momentum * b   if nesterov   else  b   (if momentum)
+        p = p - lr * g                                 (maximize: p + lr * g)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False, *, maximize=False):
+        if lr is not required and (not isinstance(lr, (int, float)) or lr < 0):
+            raise ValueError(f"Invalid learning rate: {lr!r}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if group["maximize"]:
+                        g = -g
+                    if weight_decay:
+                        g = g + p * weight_decay
+                    if momentum:
+                        state = self.state.setdefault(p, {})
+                        buf = state.get("momentum_buffer")
+                        if buf is None:
+                            buf = state["momentum_buffer"] = g.clone()
+                        else:
+                            buf.mul_(momentum)
+                            buf.add_(g if dampening == 0 else g * (1.0 - dampening))
+                        g = g + buf * momentum if nesterov else buf
+                    p.add_(g * -lr)
+        return loss
