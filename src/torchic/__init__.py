@@ -24,7 +24,7 @@ from .functions import (abs, amax, amin, argmax, argmin, cat, cross_entropy, div
                         expand, flatten, ge, gt, le, log, log_softmax, lt, matmul, max, maximum,
                         mean, min, minimum, mse_loss, mul, ne, neg, permute, pow, relu, reshape,
                         sigmoid, softmax, sqrt, squeeze, stack, sub, sum, tanh, transpose,
-                        unsqueeze, var, where, add)
+                        unsqueeze, var, std, where, add, unbind, log10, log2)
 from .scopes import keep, track_tensors
 from .tensor import DType, Tensor, float32, int32
 

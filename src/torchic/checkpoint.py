@@ -85,7 +85,7 @@ def _prepare(obj, metadata):
         if name in arrays:
             raise ValueError(f"torchic.save: two entries flatten to the same name {name!r}")
         a = t.detach().numpy()
-        arrays[name] = np.ascontiguousarray(a)
+        arrays[name] = a if a.flags.c_contiguous else a.copy(order="C")   # (keeps 0-d)
     meta = dict(_FORMAT)
     if metadata is not None:
         if not isinstance(metadata, dict):
@@ -144,6 +144,20 @@ def _read_header(data, name):
     return header
 
 
+def _head_of_file(where):
+    """The 8-byte length and the JSON header of a file (or what there is of them)."""
+    size = os.path.getsize(where)
+    with open(where, "rb") as f:
+        head = f.read(8)
+        if len(head) < 8:
+            return head
+        (n,) = struct.unpack("<Q", head)
+        if n > size - 8:
+            raise CheckpointError(f"{where}: not a safetensors file (header length {n} "
+                                  f"exceeds the file size {size})")
+        return head + f.read(n)
+
+
 def _to_torchic_array(name, a, where):
     if a.dtype == np.float32 or a.dtype == np.int32:
         return a
@@ -176,19 +190,16 @@ def _read_arrays(path):
         raise FileNotFoundError(f"no checkpoint at {where!r}")
     if os.path.isdir(where):
         raise IsADirectoryError(f"{where!r} is a directory, not a checkpoint file")
-    with open(where, "rb") as f:
-        head = f.read(8)
-        if len(head) == 8:
-            (n,) = struct.unpack("<Q", head)
-            head += f.read(min(n, 100 << 20))
-    _read_header(head, where)
+    _read_header(_head_of_file(where), where)
     from safetensors import safe_open
     try:
         with safe_open(where, framework="np") as f:
             meta = f.metadata() or {}
             arrays = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as exc:   # SafetensorError, or TypeError for dtypes NumPy lacks (bf16)
-        raise CheckpointError(f"{where}: cannot read safetensors data: {exc}") from None
+        raise CheckpointError(f"{where}: cannot read safetensors data: {exc}" + (
+            " (bfloat16 is not supported: store float32)" if "bfloat16" in str(exc) else "")
+        ) from None
     return arrays, meta, where
 
 
@@ -214,7 +225,7 @@ def load(path):
     for p in paths:
         name = ".".join(p)
         a = _to_torchic_array(name, arrays[name], where)
-        t = from_numpy_array(np.ascontiguousarray(a), "f32" if a.dtype == np.float32 else "i32")
+        t = from_numpy_array(a if a.flags.c_contiguous else a.copy(order="C"), "f32" if a.dtype == np.float32 else "i32")
         node = out
         for part in p[:-1]:
             node = node.setdefault(part, {})
@@ -232,11 +243,6 @@ def metadata(path):
             "__metadata__") or {}
     else:
         where = os.fspath(path)
-        with open(where, "rb") as f:
-            head = f.read(8)
-            if len(head) == 8:
-                (n,) = struct.unpack("<Q", head)
-                head += f.read(n)
-        meta = _read_header(head, where).get("__metadata__") or {}
+        meta = _read_header(_head_of_file(where), where).get("__metadata__") or {}
     return {k: v for k, v in meta.items() if not k.startswith("torchic.") and k != "format"}
 

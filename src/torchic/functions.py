@@ -638,19 +638,26 @@ sqrt = _unary_fn(Sqrt, "sqrt")
 abs = _unary_fn(Abs, "abs")
 
 
+def _keep(keepdim, keepdims):
+    """PyTorch's keepdim, with NumPy's spelling keepdims accepted too."""
+    return keepdim if keepdims is None else keepdims
+
+
 def _pick_axis(dim, axis, name="dim"):
     if dim is not None and axis is not None:
         raise TypeError("give either dim= or axis=, not both")
     return dim if dim is not None else axis
 
 
-def sum(a, dim=None, keepdim=False, *, axis=None):
+def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
     _require_float(a, op="sum")
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     return Sum.apply(a, axes=axes, keepdim=keepdim)
 
 
-def mean(a, dim=None, keepdim=False, *, axis=None):
+def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
     _require_float(a, op="mean")
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     count = numel(a.shape[i] for i in axes)
@@ -658,7 +665,9 @@ def mean(a, dim=None, keepdim=False, *, axis=None):
     return s * (1.0 / count) if count else s * float("nan")
 
 
-def var(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None):
+def var(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
+        keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     count = numel(a.shape[i] for i in axes)
     ddof = (1 if unbiased else 0) if correction is None else correction
@@ -701,13 +710,21 @@ class MaxResult(tuple):
         return self[1]
 
 
-def max(a, dim=None, keepdim=False, *, axis=None):
+def std(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
+        keepdims=None):
+    return sqrt(var(a, dim, keepdim, axis=axis, unbiased=unbiased, correction=correction,
+                    keepdims=keepdims))
+
+
+def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
         return maximum(a, dim)
     return _max_min(a, dim, keepdim, axis, "max")
 
 
-def min(a, dim=None, keepdim=False, *, axis=None):
+def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
         return minimum(a, dim)
     return _max_min(a, dim, keepdim, axis, "min")
@@ -965,6 +982,20 @@ def _gather_points(a, key):
                                 lead) if arrays[0].size else np.zeros(arrays[0].shape, np.int64)
     base = reshape(a, (numel(lead),) + a.shape[k:])
     return GatherRows.apply(base, make(flat.astype(np.int32), dtype="i32"))
+
+
+def unbind(a, dim=0):
+    """The slices of a along dim, as a tuple of views."""
+    d = normalize_axis(dim, a.ndim)
+    return tuple(getitem(a, (slice(None),) * d + (i,)) for i in range(a.shape[d]))
+
+
+def log10(a):
+    return log(a) * (1.0 / np.log(10.0))
+
+
+def log2(a):
+    return log(a) * (1.0 / np.log(2.0))
 
 
 def cat(tensors, dim=0):

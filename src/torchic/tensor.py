@@ -130,6 +130,8 @@ class Tensor:
     def numel(self):
         return numel(self.shape)
 
+    nelement = numel
+
     def stride(self, dim=None):
         if dim is None:
             return self._strides
@@ -324,6 +326,8 @@ class Tensor:
     def neg(self): return _F.neg(self)
     def exp(self): return _F.exp(self)
     def log(self): return _F.log(self)
+    def log10(self): return _F.log10(self)
+    def log2(self): return _F.log2(self)
     def relu(self): return _F.relu(self)
     def tanh(self): return _F.tanh(self)
     def sigmoid(self): return _F.sigmoid(self)
@@ -332,12 +336,12 @@ class Tensor:
     def matmul(self, other): return _F.matmul(self, other)
     def where(self, cond, other): return _F.where(cond, self, other)
 
-    def sum(self, dim=None, keepdim=False, *, axis=None): return _F.sum(self, dim, keepdim, axis=axis)
-    def mean(self, dim=None, keepdim=False, *, axis=None): return _F.mean(self, dim, keepdim, axis=axis)
-    def var(self, dim=None, keepdim=False, *, axis=None, unbiased=True):
-        return _F.var(self, dim, keepdim, axis=axis, unbiased=unbiased)
-    def max(self, dim=None, keepdim=False, *, axis=None): return _F.max(self, dim, keepdim, axis=axis)
-    def min(self, dim=None, keepdim=False, *, axis=None): return _F.min(self, dim, keepdim, axis=axis)
+    def sum(self, dim=None, keepdim=False, **kw): return _F.sum(self, dim, keepdim, **kw)
+    def mean(self, dim=None, keepdim=False, **kw): return _F.mean(self, dim, keepdim, **kw)
+    def var(self, dim=None, keepdim=False, **kw): return _F.var(self, dim, keepdim, **kw)
+    def std(self, dim=None, keepdim=False, **kw): return _F.std(self, dim, keepdim, **kw)
+    def max(self, dim=None, keepdim=False, **kw): return _F.max(self, dim, keepdim, **kw)
+    def min(self, dim=None, keepdim=False, **kw): return _F.min(self, dim, keepdim, **kw)
     def amax(self, dim=None, keepdim=False): return _F.amax(self, dim, keepdim)
     def amin(self, dim=None, keepdim=False): return _F.amin(self, dim, keepdim)
     def argmax(self, dim=None, keepdim=False, *, axis=None): return _F.argmax(self, dim, keepdim, axis=axis)
@@ -375,7 +379,14 @@ class Tensor:
     def float(self): return _F.to_dtype(self, "f32")
     def long(self): return _F.to_dtype(self, "i32")
     def int(self): return _F.to_dtype(self, "i32")
-    def to(self, dtype): return _F.to_dtype(self, dtype)
+    def to(self, target):
+        """.to(dtype) converts; .to("cpu") / .to(device) is accepted for PyTorch scripts and
+        returns self: a torchic runtime has one device, chosen by torchic.init."""
+        if isinstance(target, str) and target not in ("f32", "i32", "float32", "int32", "long",
+                                                     "float", "int", "int64"):
+            return self
+        return _F.to_dtype(self, target)
+    def unbind(self, dim=0): return _F.unbind(self, dim)
     def type_as(self, other): return _F.to_dtype(self, other._dtype)
 
     def add_(self, other): return _F.inplace_binary("add", self, other)

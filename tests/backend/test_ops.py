@@ -33,6 +33,8 @@ UNARY = [
     ("sigmoid", torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a)), {}),
     ("sqrt", torchic.sqrt, np.sqrt, POS),
     ("abs", torchic.abs, np.abs, {}),
+    ("log10", torchic.log10, np.log10, POS),
+    ("log2", lambda a: a.log2(), np.log2, POS),
 ]
 
 BINARY = [
@@ -128,6 +130,8 @@ REDUCTIONS = [
     ("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax),
     ("log_softmax_dim0", lambda a: torchic.log_softmax(a, 0), lambda a: np_log_softmax(a, 0)),
     ("var_dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1)),
+    ("std_dim0_keepdims", lambda a: a.std(0, keepdims=True), lambda a: a.std(0, ddof=1, keepdims=True)),
+    ("sum_keepdims_alias", lambda a: a.sum(1, keepdims=True), lambda a: a.sum(1, keepdims=True)),
 ]
 
 
@@ -242,6 +246,7 @@ VIEWS = [
     ("slice_method", lambda a: a.slice([(0, 1), None, (1, 4, 2)]), lambda a: a[0:1, :, 1:4:2]),
     ("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2)),
     ("clone", lambda a: a.clone(), lambda a: a.copy()),
+    ("unbind", lambda a: a.unbind(1)[2], lambda a: a[:, 2]),
     ("reshape_of_transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
      lambda a: a.swapaxes(0, 1).reshape(3, 8)),
 ]

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""The webgpu backend's GPU table in one run (issue 6): matmul TFLOPS, bandwidth, makemore.
+
+    python scripts/gpu_bench.py                 # full table (a real GPU)
+    python scripts/gpu_bench.py --quick         # small sizes (lavapipe / CI machine)
+    python scripts/gpu_bench.py --tune          # also sweep every matmul tile config
+
+On the device machine:  . .gl/gpu-env; python3 scripts/gpu_bench.py --tune
+Writes gpu_bench.json and gpu_bench.md to $OUT (or ./bench-results).
+
+What is measured, and how
+* matmul n^3 (f32): GPU timestamps around `reps` back-to-back matmuls in one compute
+  pass (timestamp-query), median of 5; beside torch CUDA fp32 sgemm
+  (allow_tf32=False) timed with CUDA events, median of 5, in the same process.
+* bandwidth: elementwise add (2 reads + 1 write) and softmax rows (1 read + 1 write)
+  over 64M floats, as a fraction of the copy bandwidth measured in the same run
+  (the best of a shader copy of 64M floats and copy_buffer_to_buffer).
+* makemore MLP training steps/s (embedding C[X] via gather_rows, tanh hidden layer,
+  cross_entropy, SGD, loss.item() every step) at batch 32 / hidden 200 and at
+  batch 4096 / hidden 1024, beside the same code on torch CUDA.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import torchic  # noqa: E402
+from torchic.dispatcher import View  # noqa: E402
+from torchic.backends.webgpu import matmul as wmm  # noqa: E402
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+class Bench:
+    def __init__(self, quick):
+        self.quick = quick
+        self.rt = torchic.init("webgpu")
+        self.be = self.rt.backend
+        self.rows = {}
+        self.ts = self.be.gpu.has_timestamps()
+
+    def alloc(self, shape, data=None):
+        n = int(np.prod(shape))
+        blk = self.rt.alloc(n * 4)
+        strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+        v = View(blk, 0, tuple(shape), strides, "f32")
+        if data is not None:
+            self.rt.write(v, np.ascontiguousarray(data, np.float32))
+        return v
+
+    def gpu_seconds(self, issue, reps, trials=5):
+        """Median seconds per issue() call, from GPU timestamps when the adapter has them."""
+        issue()
+        self.rt.sync()
+        out = []
+        for _ in range(trials):
+            if self.ts:
+                ns = self.be.timed(lambda: [issue() for _ in range(reps)])
+                out.append(ns * 1e-9 / reps)
+            else:
+                t = time.perf_counter()
+                for _ in range(reps):
+                    issue()
+                self.rt.sync()
+                out.append((time.perf_counter() - t) / reps)
+        return median(out)
+
+    # -- matmul -------------------------------------------------------------------------------
+    def matmul(self, sizes, tiles):
+        res = {}
+        for n in sizes:
+            a = self.alloc((1, n, n), np.random.default_rng(0).standard_normal((1, n, n)))
+            b = self.alloc((1, n, n), np.random.default_rng(1).standard_normal((1, n, n)))
+            c = self.alloc((1, n, n))
+            flop = 2.0 * n ** 3
+            reps = max(1, min(50, int(2e12 / flop))) if not self.quick else 1
+            per = {}
+            for tile in tiles:
+                if tile:
+                    os.environ[wmm.ENV_TILE] = tile
+                else:
+                    os.environ.pop(wmm.ENV_TILE, None)
+                try:
+                    s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (a, b), {}), reps,
+                                         trials=5 if not self.quick else 2)
+                    per[tile or "auto"] = flop / s / 1e12
+                except Exception as exc:  # a config the adapter cannot run
+                    per[tile or "auto"] = f"error: {exc}"[:200]
+                    torchic.init("webgpu")
+                    raise
+            os.environ.pop(wmm.ENV_TILE, None)
+            got = self.rt.read(c)
+            ref = self.rt.read(a)[0].astype(np.float64) @ self.rt.read(b)[0].astype(np.float64)
+            err = float(np.max(np.abs(got[0] - ref)) / max(1.0, np.max(np.abs(ref))))
+            res[n] = {"tflops": per, "rel_err": err,
+                      "auto_tile": wmm.choose_tile(1, n, n, n, self.be.gpu.max_workgroup_storage)}
+            print(f"matmul {n}^3: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                                for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
+                  flush=True)
+            del a, b, c
+        return res
+
+    # -- bandwidth ------------------------------------------------------------------------------
+    def bandwidth(self, n):
+        x = self.alloc((n,), np.random.default_rng(2).standard_normal(n))
+        y = self.alloc((n,), np.random.default_rng(3).standard_normal(n))
+        z = self.alloc((n,))
+        reps = 10 if not self.quick else 2
+        t_copy = self.gpu_seconds(lambda: self.rt.run("copy", z, (x,), {}), reps)
+        # copy_buffer_to_buffer (wall clock of `reps` copies in one submit)
+        gpu = self.be.gpu
+        bx, ox = self.be.buffers(x)
+        bz, oz = self.be.buffers(z)
+        trials = []
+        for _ in range(5):
+            self.rt.sync()
+            t = time.perf_counter()
+            enc = gpu._encoder()
+            gpu._end_pass()
+            for _ in range(reps):
+                enc.copy_buffer_to_buffer(bx, ox * 4, bz, oz * 4, n * 4)
+            self.rt.sync()
+            trials.append((time.perf_counter() - t) / reps)
+        t_b2b = median(trials)
+        copy_bw = max(2 * n * 4 / t_copy, 2 * n * 4 / t_b2b)
+        t_add = self.gpu_seconds(lambda: self.rt.run("add", z, (x, y), {}), reps)
+        cols = 1024
+        rows = n // cols
+        xs = View(x.block, 0, (rows, cols), (cols, 1), "f32")
+        zs = View(z.block, 0, (rows, cols), (cols, 1), "f32")
+        t_sm = self.gpu_seconds(lambda: self.rt.run("softmax", zs, (xs,), {}), reps)
+        add_bw = 3 * n * 4 / t_add
+        sm_bw = 2 * n * 4 / t_sm
+        out = {"n": n, "copy_shader_GBs": 2 * n * 4 / t_copy / 1e9,
+               "copy_b2b_GBs": 2 * n * 4 / t_b2b / 1e9, "copy_GBs": copy_bw / 1e9,
+               "add_GBs": add_bw / 1e9, "add_frac": add_bw / copy_bw,
+               "softmax_GBs": sm_bw / 1e9, "softmax_frac": sm_bw / copy_bw,
+               "softmax_shape": [rows, cols]}
+        print("bandwidth:", {k: (round(v, 3) if isinstance(v, float) else v)
+                             for k, v in out.items()}, flush=True)
+        del x, y, z
+        return out
+
+
+# -- makemore ---------------------------------------------------------------------------------
+def make_data(vocab=27, ctx=3, n=200000, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, vocab, (n, ctx)).astype(np.int32), rng.integers(0, vocab, n).astype(np.int32)
+
+
+def init_weights(vocab, ctx, emb, hidden, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((vocab, emb)).astype(np.float32),
+            (rng.standard_normal((ctx * emb, hidden)) * (5 / 3) / (ctx * emb) ** 0.5).astype(np.float32),
+            (rng.standard_normal(hidden) * 0.01).astype(np.float32),
+            (rng.standard_normal((hidden, vocab)) * 0.01).astype(np.float32),
+            np.zeros(vocab, np.float32)]
+
+
+def torchic_step(cfg, X, Y, weights):
+    tc = torchic
+    params = [tc.tensor(w, requires_grad=True) for w in weights]
+    C, W1, b1, W2, b2 = params
+    rng = np.random.default_rng(1)
+    B, lr = cfg["batch"], 0.1
+
+    def step():
+        ix = rng.integers(0, len(Y), B)
+        xb, yb = tc.tensor(X[ix]), tc.tensor(Y[ix])
+        emb = C[xb]
+        h = tc.tanh(emb.view(B, -1) @ W1 + b1)
+        logits = h @ W2 + b2
+        loss = tc.cross_entropy(logits, yb)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with tc.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        return loss.item()
+    return step
+
+
+def torch_step(cfg, X, Y, weights):
+    import torch
+    dev = "cuda"
+    params = [torch.tensor(w, device=dev, requires_grad=True) for w in weights]
+    C, W1, b1, W2, b2 = params
+    rng = np.random.default_rng(1)
+    B, lr = cfg["batch"], 0.1
+
+    def step():
+        ix = rng.integers(0, len(Y), B)
+        xb = torch.tensor(X[ix], dtype=torch.long, device=dev)
+        yb = torch.tensor(Y[ix], dtype=torch.long, device=dev)
+        emb = C[xb]
+        h = torch.tanh(emb.view(B, -1) @ W1 + b1)
+        logits = h @ W2 + b2
+        loss = torch.nn.functional.cross_entropy(logits, yb)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        return loss.item()
+    return step
+
+
+def steps_per_second(step, seconds, warm=5):
+    for _ in range(warm):
+        step()
+    rates = []
+    for _ in range(3):
+        n, t0 = 0, time.perf_counter()
+        while True:
+            step()
+            n += 1
+            dt = time.perf_counter() - t0
+            if dt > seconds / 3 and n >= 3:
+                break
+        rates.append(n / dt)
+    return median(rates)
+
+
+def makemore(quick, with_torch):
+    X, Y = make_data()
+    configs = [{"name": "batch 32, hidden 200", "batch": 32, "emb": 10, "hidden": 200},
+               {"name": "batch 4096, hidden 1024", "batch": 4096, "emb": 10, "hidden": 1024}]
+    out = []
+    for cfg in configs:
+        w = init_weights(27, 3, cfg["emb"], cfg["hidden"])
+        row = {"config": cfg["name"]}
+        be = torchic.dispatcher.runtime().backend
+        step = torchic_step(cfg, X, Y, w)
+        step()
+        s0 = dict(be.gpu.stats)
+        step()
+        s1 = be.gpu.stats
+        row["submits_per_step"] = s1["submits"] - s0["submits"]
+        row["dispatches_per_step"] = s1["dispatches"] - s0["dispatches"]
+        row["torchic_steps_s"] = steps_per_second(step, 1.5 if quick else 3.0)
+        if with_torch:
+            row["torch_cuda_steps_s"] = steps_per_second(torch_step(cfg, X, Y, w), 3.0)
+            row["ratio_torch_over_torchic"] = row["torch_cuda_steps_s"] / row["torchic_steps_s"]
+        print("makemore", row, flush=True)
+        out.append(row)
+    return out
+
+
+def torch_matmul(sizes):
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    res = {}
+    for n in sizes:
+        a = torch.randn(n, n, device="cuda")
+        b = torch.randn(n, n, device="cuda")
+        reps = max(1, min(50, int(2e12 / (2 * n ** 3))))
+        for _ in range(3):
+            a @ b
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(reps):
+                a @ b
+            e1.record()
+            torch.cuda.synchronize()
+            ts.append(e0.elapsed_time(e1) * 1e-3 / reps)
+        res[n] = 2 * n ** 3 / median(ts) / 1e12
+        print(f"torch cuda fp32 matmul {n}^3: {res[n]:.2f} TFLOPS", flush=True)
+    return res
+
+
+def torch_copy_bw(n):
+    import torch
+    x = torch.empty(n, device="cuda")
+    y = torch.empty(n, device="cuda")
+    for _ in range(3):
+        y.copy_(x)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(5):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(10):
+            y.copy_(x)
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) * 1e-3 / 10)
+    return 2 * n * 4 / median(ts) / 1e9
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--tune", action="store_true")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: matmul,bw,makemore,torch")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    outdir = os.environ.get("OUT") or "bench-results"
+    os.makedirs(outdir, exist_ok=True)
+    b = Bench(args.quick)
+    info = b.be.describe()
+    with_torch = False
+    if "torch" not in skip:
+        try:
+            import torch
+            with_torch = torch.cuda.is_available()
+        except ImportError:
+            pass
+    sizes = (256, 512) if args.quick else (1024, 2048, 4096)
+    tiles = [None] + (list(wmm.CONFIGS) if args.tune else [])
+    result = {"machine": {"adapter": info["adapter"], "backend_type": info["backend_type"],
+                          "adapter_type": info["adapter_type"], "python": platform.python_version(),
+                          "wgpu": __import__("wgpu").__version__, "timestamps": b.ts,
+                          "host": platform.node()}}
+    if with_torch:
+        import torch
+        result["machine"]["torch"] = torch.__version__
+        result["machine"]["cuda_device"] = torch.cuda.get_device_name(0)
+    print(result["machine"], flush=True)
+    if "matmul" not in skip:
+        result["matmul"] = b.matmul(sizes, tiles)
+        if with_torch:
+            result["torch_matmul"] = torch_matmul(sizes)
+    if "bw" not in skip:
+        n = (1 << 20) if args.quick else (64 << 20)
+        result["bandwidth"] = b.bandwidth(n)
+        if with_torch:
+            result["bandwidth"]["torch_copy_GBs"] = torch_copy_bw(n)
+    if "makemore" not in skip:
+        result["makemore"] = makemore(args.quick, with_torch)
+    result["backend_stats"] = b.be.describe()
+    with open(os.path.join(outdir, "gpu_bench.json"), "w") as f:
+        json.dump(result, f, indent=1, default=str)
+    md = to_markdown(result)
+    with open(os.path.join(outdir, "gpu_bench.md"), "w") as f:
+        f.write(md)
+    print(md)
+
+
+def to_markdown(r):
+    m = r["machine"]
+    lines = [f"### webgpu backend on {m['adapter']} ({m['backend_type']}, {m['adapter_type']}), "
+             f"wgpu {m['wgpu']}" + (f", torch {m['torch']} on {m['cuda_device']}" if "torch" in m else ""),
+             ""]
+    if "matmul" in r:
+        lines += ["| matmul f32 | torchic webgpu TFLOPS (tile) | torch CUDA fp32 TFLOPS | rel. error |",
+                  "|---|---|---|---|"]
+        for n, row in r["matmul"].items():
+            best = max((v, k) for k, v in row["tflops"].items() if isinstance(v, float))
+            auto = row["tflops"].get("auto")
+            tt = r.get("torch_matmul", {}).get(n)
+            lines.append(f"| {n}^3 | {auto:.2f} ({row['auto_tile']}); best {best[0]:.2f} ({best[1]}) | "
+                         f"{'%.2f' % tt if tt else '-'} | {row['rel_err']:.1e} |")
+        lines.append("")
+    if "bandwidth" in r:
+        bw = r["bandwidth"]
+        lines += [f"| 64M-float op ({bw['n']} floats) | GB/s | fraction of copy |", "|---|---|---|",
+                  f"| copy (best of shader {bw['copy_shader_GBs']:.0f}, buffer copy {bw['copy_b2b_GBs']:.0f}) | "
+                  f"{bw['copy_GBs']:.0f} | 1.00 |",
+                  f"| add | {bw['add_GBs']:.0f} | {bw['add_frac']:.2f} |",
+                  f"| softmax {bw['softmax_shape']} | {bw['softmax_GBs']:.0f} | {bw['softmax_frac']:.2f} |"]
+        if "torch_copy_GBs" in bw:
+            lines.append(f"| (torch CUDA copy, for reference) | {bw['torch_copy_GBs']:.0f} | |")
+        lines.append("")
+    if "makemore" in r:
+        lines += ["| makemore MLP step (incl. loss.item()) | torchic steps/s | torch CUDA steps/s | "
+                  "torch / torchic | submits per step | dispatches per step |", "|---|---|---|---|---|---|"]
+        for row in r["makemore"]:
+            tcs = row.get("torch_cuda_steps_s")
+            lines.append(f"| {row['config']} | {row['torchic_steps_s']:.0f} | "
+                         f"{'%.0f' % tcs if tcs else '-'} | "
+                         f"{'%.2f' % row['ratio_torch_over_torchic'] if tcs else '-'} | "
+                         f"{row['submits_per_step']} | {row['dispatches_per_step']} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
