@@ -76,6 +76,17 @@ class Bench:
         return median(out)
 
     # -- matmul -------------------------------------------------------------------------------
+    def warm_up(self, seconds=1.0):
+        """Bring the GPU to its working clocks before anything is timed."""
+        n = 256 if self.quick else 2048
+        a = self.alloc((1, n, n), np.ones((1, n, n)))
+        c = self.alloc((1, n, n))
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            for _ in range(10):
+                self.rt.run("matmul", c, (a, a), {})
+            self.rt.sync()
+
     def matmul(self, sizes, tiles):
         res = {}
         for n in sizes:
@@ -85,6 +96,7 @@ class Bench:
             flop = 2.0 * n ** 3
             reps = max(1, min(50, int(2e12 / flop))) if not self.quick else 1
             per = {}
+            self.warm_up(0.3)
             for tile in tiles:
                 if tile:
                     os.environ[wmm.ENV_TILE] = tile
@@ -94,10 +106,8 @@ class Bench:
                     s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (a, b), {}), reps,
                                          trials=5 if not self.quick else 2)
                     per[tile or "auto"] = flop / s / 1e12
-                except Exception as exc:  # a config the adapter cannot run
-                    per[tile or "auto"] = f"error: {exc}"[:200]
-                    torchic.init("webgpu")
-                    raise
+                except Exception as exc:  # a config the adapter cannot run: note it, go on
+                    per[tile or "auto"] = f"error: {exc}"[:300]
             os.environ.pop(wmm.ENV_TILE, None)
             got = self.rt.read(c)
             ref = self.rt.read(a)[0].astype(np.float64) @ self.rt.read(b)[0].astype(np.float64)
@@ -119,8 +129,9 @@ class Bench:
         t_copy = self.gpu_seconds(lambda: self.rt.run("copy", z, (x,), {}), reps)
         # copy_buffer_to_buffer (wall clock of `reps` copies in one submit)
         gpu = self.be.gpu
-        bx, ox = self.be.buffers(x)
-        bz, oz = self.be.buffers(z)
+        U = gpu.wgpu.BufferUsage
+        bx, ox = gpu.device.create_buffer(size=n * 4, usage=U.COPY_SRC | U.COPY_DST), 0
+        bz, oz = gpu.device.create_buffer(size=n * 4, usage=U.COPY_SRC | U.COPY_DST), 0
         trials = []
         for _ in range(5):
             self.rt.sync()
@@ -138,6 +149,14 @@ class Bench:
         rows = n // cols
         xs = View(x.block, 0, (rows, cols), (cols, 1), "f32")
         zs = View(z.block, 0, (rows, cols), (cols, 1), "f32")
+        from torchic.backends.webgpu import rowwise
+        sweep = {}
+        default_vpt = rowwise.VALUES_PER_INVOCATION
+        for vpt in ((default_vpt,) if self.quick else (4, 8, 16, 32)):
+            rowwise.VALUES_PER_INVOCATION = vpt
+            sweep[f"vpt{vpt}"] = 2 * n * 4 / self.gpu_seconds(
+                lambda: self.rt.run("softmax", zs, (xs,), {}), reps) / 1e9
+        rowwise.VALUES_PER_INVOCATION = default_vpt
         t_sm = self.gpu_seconds(lambda: self.rt.run("softmax", zs, (xs,), {}), reps)
         add_bw = 3 * n * 4 / t_add
         sm_bw = 2 * n * 4 / t_sm
@@ -145,7 +164,7 @@ class Bench:
                "copy_b2b_GBs": 2 * n * 4 / t_b2b / 1e9, "copy_GBs": copy_bw / 1e9,
                "add_GBs": add_bw / 1e9, "add_frac": add_bw / copy_bw,
                "softmax_GBs": sm_bw / 1e9, "softmax_frac": sm_bw / copy_bw,
-               "softmax_shape": [rows, cols]}
+               "softmax_shape": [rows, cols], "softmax_sweep_GBs": sweep}
         print("bandwidth:", {k: (round(v, 3) if isinstance(v, float) else v)
                              for k, v in out.items()}, flush=True)
         del x, y, z
@@ -233,6 +252,58 @@ def steps_per_second(step, seconds, warm=5):
     return median(rates)
 
 
+def latency(bench, n_ops=(0, 1, 44), reps=50):
+    """Read round trip (wall clock) after n tiny ops, for each wait strategy."""
+    gpu = bench.be.gpu
+    a = bench.alloc((32, 32), np.ones((32, 32)))
+    c = bench.alloc((32, 32))
+    out = {}
+    for mode in ("block", "auto", "spin"):
+        gpu.wait_mode = mode
+        for n in n_ops:
+            for _ in range(3):
+                for _ in range(n):
+                    bench.rt.run("add", c, (a, a), {})
+                bench.rt.read(c)
+            t0 = dict(gpu.times)
+            ts = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                for _ in range(n):
+                    bench.rt.run("add", c, (a, a), {})
+                bench.rt.read(c)
+                ts.append(time.perf_counter() - t)
+            parts = [round((gpu.times[k] - t0[k]) / reps * 1e6, 1) for k in ("submit", "wait", "map")]
+            out[f"{mode} {n} ops"] = {"us": median(ts) * 1e6, "submit_wait_map_us": parts}
+    gpu.wait_mode = "block"
+    print("latency:", out, flush=True)
+    return out
+
+
+def makemore_matmuls(bench, batch=4096, hidden=1024, ctx_emb=30, vocab=27):
+    """GPU time of the large makemore step's matmuls, in the layouts autograd gives them."""
+    rng = np.random.default_rng(0)
+    out = {}
+    B, H, E, V = batch, hidden, ctx_emb, vocab
+    cases = {  # name: (M, K, N, a transposed?, b transposed?)
+        "fwd emb@W1 (B,E)@(E,H)": (B, E, H, 0, 0),
+        "fwd h@W2 (B,H)@(H,V)": (B, H, V, 0, 0),
+        "bwd dlogits@W2^T (B,V)@(V,H)": (B, V, H, 0, 1),
+        "bwd h^T@dlogits (H,B)@(B,V)": (H, B, V, 1, 0),
+        "bwd emb^T@dh (E,B)@(B,H)": (E, B, H, 1, 0),
+    }
+    for name, (M, K, N, ta, tb) in cases.items():
+        a = bench.alloc((K, M) if ta else (M, K), rng.standard_normal((K, M) if ta else (M, K)))
+        b = bench.alloc((N, K) if tb else (K, N), rng.standard_normal((N, K) if tb else (K, N)))
+        c = bench.alloc((1, M, N))
+        av = View(a.block, 0, (1, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
+        bv = View(b.block, 0, (1, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+        s = bench.gpu_seconds(lambda: bench.rt.run("matmul", c, (av, bv), {}), 20)
+        out[name] = {"us": s * 1e6, "tflops": 2 * M * N * K / s / 1e12}
+    print("makemore matmuls:", {k: round(v["us"], 1) for k, v in out.items()}, flush=True)
+    return out
+
+
 def makemore(quick, with_torch):
     X, Y = make_data()
     configs = [{"name": "batch 32, hidden 200", "batch": 32, "emb": 10, "hidden": 200},
@@ -249,7 +320,12 @@ def makemore(quick, with_torch):
         s1 = be.gpu.stats
         row["submits_per_step"] = s1["submits"] - s0["submits"]
         row["dispatches_per_step"] = s1["dispatches"] - s0["dispatches"]
+        t0, n0 = dict(be.gpu.times), be.gpu.stats["reads"]
         row["torchic_steps_s"] = steps_per_second(step, 1.5 if quick else 3.0)
+        nsteps = be.gpu.stats["reads"] - n0
+        row["ms_per_step"] = 1e3 / row["torchic_steps_s"]
+        row["ms_in_submit_wait_map"] = [round((be.gpu.times[k] - t0[k]) / max(nsteps, 1) * 1e3, 3)
+                                        for k in ("submit", "wait", "map")]
         if with_torch:
             row["torch_cuda_steps_s"] = steps_per_second(torch_step(cfg, X, Y, w), 3.0)
             row["ratio_torch_over_torchic"] = row["torch_cuda_steps_s"] / row["torchic_steps_s"]
@@ -307,6 +383,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--tune", action="store_true")
+    ap.add_argument("--tiles", default="", help="comma list of matmul tiles to sweep")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: matmul,bw,makemore,torch")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -322,7 +399,8 @@ def main():
         except ImportError:
             pass
     sizes = (256, 512) if args.quick else (1024, 2048, 4096)
-    tiles = [None] + (list(wmm.CONFIGS) if args.tune else [])
+    tiles = [None] + (list(args.tiles.split(",")) if args.tiles else
+                      list(wmm.CONFIGS) if args.tune else [])
     result = {"machine": {"adapter": info["adapter"], "backend_type": info["backend_type"],
                           "adapter_type": info["adapter_type"], "python": platform.python_version(),
                           "wgpu": __import__("wgpu").__version__, "timestamps": b.ts,
@@ -332,6 +410,9 @@ def main():
         result["machine"]["torch"] = torch.__version__
         result["machine"]["cuda_device"] = torch.cuda.get_device_name(0)
     print(result["machine"], flush=True)
+    b.warm_up()
+    if "latency" not in skip:
+        result["latency"] = latency(b)
     if "matmul" not in skip:
         result["matmul"] = b.matmul(sizes, tiles)
         if with_torch:
@@ -343,6 +424,8 @@ def main():
             result["bandwidth"]["torch_copy_GBs"] = torch_copy_bw(n)
     if "makemore" not in skip:
         result["makemore"] = makemore(args.quick, with_torch)
+        if not args.quick:
+            result["makemore_matmuls"] = makemore_matmuls(b)
     result["backend_stats"] = b.be.describe()
     with open(os.path.join(outdir, "gpu_bench.json"), "w") as f:
         json.dump(result, f, indent=1, default=str)

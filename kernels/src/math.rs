@@ -82,6 +82,7 @@ pub unsafe fn tanh<S: Simd>(x: S::F) -> S::F {
     p = S::fma(p, s, S::splat(1.33314422036e-1));
     p = S::fma(p, s, S::splat(-3.33332819422e-1));
     let small = S::fma(S::mul(p, s), x, x);
+    let small = S::select(S::eq(x, S::zero()), x, small); // tanh(-0) = -0
     S::select(S::lt(a, S::splat(0.625)), small, big)
 }
 

@@ -1,19 +1,21 @@
 //! Batched matmul C (B, M, N) = A (B, M, K) @ B (B, K, N), any operand strides.
 //!
-//! BLIS structure (Goto / van Zee): for each NC-wide column panel of B and
-//! each KC-deep slice of K, B's KC x NC block is packed into NR-wide
-//! micro-panels (stays in L3 / L2); for each MC-tall block of A, A's MC x KC
-//! block is packed into MR-tall micro-panels (stays in L2); the microkernel
-//! then multiplies one MR x KC A micro-panel by one KC x NR B micro-panel
-//! (in L1) into an MR x NR tile of C held entirely in registers, with one
-//! FMA per (row, vector) per k. Packing is where strides go away: a
-//! transposed or strided operand is read through its strides while being
-//! packed, so there is never a separate copy.
+//! BLIS structure (Goto / van Zee), written for row-major C: the microkernel
+//! multiplies an MR x KC micro-panel of A (the broadcast side) by a KC x NR
+//! micro-panel of B (the vector side, NR = 2 vectors) into an MR x NR tile of
+//! C held entirely in registers, one FMA per (row, vector) per k. Around it,
+//! three cache levels: the A micro-panel stays in L1 while the innermost loop
+//! streams B micro-panels from a packed KC x NCB block of B that stays in L2;
+//! the packed MCA x KC panel of A stays in L3. (In BLIS's column-major terms
+//! our B block is its "MC x KC block of A": MC = NCB = 144 on Zen 3.) Packing
+//! is where strides go away: a transposed or strided operand is read through
+//! its strides while it is packed, so there is never a separate copy.
 //!
 //! Microkernel: MR x 2W accumulators (W = lanes): AVX2 6 x 16 (12 of the 16
-//! ymm registers), AVX-512 12 x 32 (24 of 32 zmm), NEON 8 x 8, scalar 4 x 2.
-//! KC = 256 keeps an A micro-panel + a B micro-panel in L1; MC keeps the packed
-//! A block in L2 (144 rows on AVX2 / Zen 3 with 512 KiB L2, 192 on AVX-512).
+//! ymm registers), AVX-512 8 x 32 (16 of 32 zmm), NEON 8 x 8, scalar 4 x 2.
+//! Blocking (KC, NCB, MCA): AVX2 (256, 144, 4080) = BLIS's Zen 3 values;
+//! AVX-512 (384, 480, 3072) from a sweep on the CI machine (Sapphire Rapids,
+//! 48 KiB L1, 2 MiB L2): MR 8 vs 12, KC 256/384, NCB 256/480/768.
 //! Edge tiles (M % MR, N % NR) run the same kernel on zero-padded panels into
 //! a scratch tile and copy back only the valid part.
 //!
@@ -29,15 +31,15 @@ use crate::arch::{dispatch, Kernel, Simd};
 use crate::runtime::{KResult, Pool};
 use crate::view::Arr;
 
-const KC: usize = 256;
-const NC: usize = 4096;
-
+/// (KC, NCB, MCA): depth of a K slice; columns of the packed B block (L2);
+/// rows of the packed A panel (L3). NCB and MCA are multiples of NR and MR.
 #[inline(always)]
-fn mc<S: Simd>() -> usize {
+fn blocking<S: Simd>() -> (usize, usize, usize) {
     match S::W {
-        16 => 192,
-        8 => 144,
-        _ => 128,
+        16 => (384, 480, 3072), // Sapphire Rapids, 48 KiB L1, 2 MiB L2 (measured sweep)
+        8 => (256, 144, 4080), // Zen 3 (BLIS): KC 256, MC 144, NC 4080
+        4 => (256, 128, 4096),
+        _ => (256, 64, 1024),
     }
 }
 
@@ -56,25 +58,62 @@ impl Mat {
     }
 }
 
-/// 64-byte aligned scratch, grown on demand, one per thread
+/// Packing scratch, grown on demand, one per thread. Large buffers are
+/// 2 MiB aligned and (on Linux) advised to use transparent huge pages: the
+/// packed B panel is several MiB and streams through the TLB on every
+/// micro-tile, which costs ~10% at 2048^3 with 4 KiB pages (measured).
 struct Scratch {
-    buf: Vec<f32>,
+    ptr: *mut f32,
+    layout: Option<std::alloc::Layout>,
+}
+
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
 }
 
 impl Scratch {
+    /// a buffer of at least n floats (contents unspecified: packing writes
+    /// every element before the microkernel reads it)
     fn get(&mut self, n: usize) -> *mut f32 {
-        if self.buf.len() < n + 16 {
-            self.buf = vec![0f32; n + 16];
+        const HUGE: usize = 2 << 20;
+        let bytes = (n * 4).max(64);
+        if self.layout.is_none_or(|l| l.size() < bytes) {
+            self.release();
+            let align = if bytes >= HUGE / 2 { HUGE } else { 64 };
+            let size = bytes.div_ceil(align) * align;
+            let layout = std::alloc::Layout::from_size_align(size, align).expect("scratch layout");
+            // SAFETY: size > 0
+            let p = unsafe { std::alloc::alloc(layout) };
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            #[cfg(target_os = "linux")]
+            if align == HUGE {
+                // MADV_HUGEPAGE = 14, before the pages are touched; advice only
+                unsafe { madvise(p as *mut _, size, 14) };
+            }
+            self.ptr = p as *mut f32;
+            self.layout = Some(layout);
         }
-        let p = self.buf.as_mut_ptr();
-        let off = (p as usize).wrapping_neg() % 64 / 4;
-        unsafe { p.add(off) }
+        self.ptr
+    }
+    fn release(&mut self) {
+        if let Some(l) = self.layout.take() {
+            unsafe { std::alloc::dealloc(self.ptr as *mut u8, l) };
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
 thread_local! {
-    static PACK_A: RefCell<Scratch> = const { RefCell::new(Scratch { buf: Vec::new() }) };
-    static PACK_B: RefCell<Scratch> = const { RefCell::new(Scratch { buf: Vec::new() }) };
+    static PACK_A: RefCell<Scratch> = const { RefCell::new(Scratch { ptr: std::ptr::null_mut(), layout: None }) };
+    static PACK_B: RefCell<Scratch> = const { RefCell::new(Scratch { ptr: std::ptr::null_mut(), layout: None }) };
 }
 
 /// pack A[0..mc, 0..kc] into MR-row micro-panels: panel p, k, i -> dst[p*MR*kc + k*MR + i]
@@ -178,33 +217,38 @@ unsafe fn micro<S: Simd, const MR: usize>(kc: usize, a: *const f32, b: *const f3
 }
 
 /// one product, one thread, blocked: C[m x n] (ldc) = A[m x k] @ B[k x n]
+///
+/// Loop order (BLIS, transposed to row-major C): the A micro-panel is the
+/// broadcast side and stays in L1 across the innermost loop, which streams
+/// B micro-panels out of the packed KC x NCB block of B held in L2; the packed
+/// MCA x KC panel of A sits in L3.
 #[inline(always)]
 unsafe fn gemm_blocked<S: Simd, const MR: usize>(m: usize, n: usize, k: usize, a: Mat, b: Mat,
                                                  c: *mut f32, ldc: usize) {
     let nr = 2 * S::W;
-    let mcb = mc::<S>();
-    let pa = PACK_A.with(|s| s.borrow_mut().get(mcb * KC));
-    let pb = PACK_B.with(|s| s.borrow_mut().get(KC * NC));
-    let mut tile = [0f32; 12 * 32];
-    let mut jc = 0;
-    while jc < n {
-        let ncb = NC.min(n - jc);
+    let (kcb, ncb, mca) = blocking::<S>();
+    let pa = PACK_A.with(|s| s.borrow_mut().get(mca.div_ceil(MR) * MR * kcb));
+    let pb = PACK_B.with(|s| s.borrow_mut().get(kcb * ncb.div_ceil(nr) * nr));
+    let mut tile = [0f32; 16 * 32];
+    let mut ic = 0;
+    while ic < m {
+        let mc = mca.min(m - ic);
         let mut pc = 0;
         while pc < k {
-            let kc = KC.min(k - pc);
-            pack_b::<S>(kc, ncb, Mat { p: b.at(pc, jc), ..b }, pb);
-            let mut ic = 0;
-            while ic < m {
-                let mcc = mcb.min(m - ic);
-                pack_a::<MR>(mcc, kc, Mat { p: a.at(ic, pc), ..a }, pa);
-                let mut jr = 0;
-                while jr < ncb {
-                    let nn = nr.min(ncb - jr);
-                    let bp = pb.add(jr * kc);
-                    let mut ir = 0;
-                    while ir < mcc {
-                        let mm = MR.min(mcc - ir);
-                        let ap = pa.add(ir * kc);
+            let kc = kcb.min(k - pc);
+            pack_a::<MR>(mc, kc, Mat { p: a.at(ic, pc), ..a }, pa);
+            let mut jc = 0;
+            while jc < n {
+                let nc = ncb.min(n - jc);
+                pack_b::<S>(kc, nc, Mat { p: b.at(pc, jc), ..b }, pb);
+                let mut ir = 0;
+                while ir < mc {
+                    let mm = MR.min(mc - ir);
+                    let ap = pa.add(ir * kc);
+                    let mut jr = 0;
+                    while jr < nc {
+                        let nn = nr.min(nc - jr);
+                        let bp = pb.add(jr * kc);
                         let cp = c.add((ic + ir) * ldc + jc + jr);
                         if mm == MR && nn == nr {
                             micro::<S, MR>(kc, ap, bp, cp, ldc, pc > 0);
@@ -218,15 +262,15 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(m: usize, n: usize, k: usize, a
                                 }
                             }
                         }
-                        ir += MR;
+                        jr += nr;
                     }
-                    jr += nr;
+                    ir += MR;
                 }
-                ic += mcb;
+                jc += ncb;
             }
-            pc += KC;
+            pc += kcb;
         }
-        jc += NC;
+        ic += mca;
     }
 }
 
@@ -340,6 +384,17 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     };
     pool.run(ntasks, &job);
     Ok(())
+}
+
+/// single-threaded product of contiguous matrices (benchmarks, tests)
+pub fn sgemm_st(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    dispatch(GemmK {
+        m, n, k,
+        a: Mat { p: a.as_ptr(), rs: k as isize, cs: 1 },
+        b: Mat { p: b.as_ptr(), rs: n as isize, cs: 1 },
+        c: c.as_mut_ptr(), ldc: n,
+    });
 }
 
 struct Tile;

@@ -65,6 +65,9 @@ impl Arr {
     }
     /// row-major contiguous (size-1 dims may have any stride)
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
         let mut expect = 1isize;
         for d in (0..self.nd).rev() {
             if self.shape[d] != 1 && self.st[d] != expect {
@@ -148,6 +151,9 @@ impl<'a, const K: usize> Runs<'a, K> {
     fn new(n: &'a Nest<K>, lo: usize, hi: usize) -> Self {
         let mut c = [0usize; MAXD];
         let mut off = [0isize; K];
+        if n.total == 0 || lo >= n.total {
+            return Runs { n, pos: 0, hi: 0, c, off };
+        }
         let mut rest = lo;
         for d in 0..n.nd.max(1) {
             let size = n.shape[d];

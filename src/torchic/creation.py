@@ -105,7 +105,9 @@ def _to_numpy(data, code):
         code = "i32" if kind in "iu" else "f32"
     if code == "i32":
         if kind == "f":
-            if not np.all(np.isfinite(arr)) or np.any(arr != np.trunc(arr)):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError("int32 tensor from non-finite float data (nan or inf)")
+            if np.any(arr != np.trunc(arr)):
                 raise ValueError("int32 tensor from non-integral float data")
         if arr.size and (arr.min() < -2**31 or arr.max() > 2**31 - 1):
             raise OverflowError("integer data does not fit in int32")
@@ -243,6 +245,8 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     all_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
     if step == 0:
         raise ValueError("arange step must be nonzero")
+    if not all(np.isfinite(float(v)) for v in values):
+        raise ValueError(f"arange needs finite start, end and step, got {start}, {end}, {step}")
     code = _dtype_code(dtype, "i32" if all_int else "f32")
     arr = np.arange(start, end, step, dtype=np.float64)
     return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code,
@@ -260,12 +264,16 @@ def multinomial(probs, num_samples, replacement=False, *, generator=None):
         raise TypeError("multinomial takes a tensor of weights")
     if probs.ndim not in (1, 2):
         raise ValueError(f"multinomial expects 1-D or 2-D weights, got shape {list(probs.shape)}")
+    if probs._dtype != "f32":
+        raise TypeError("multinomial expects float32 weights, got an int32 tensor "
+                        "(convert with .float())")
     if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
         raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
+    if probs.shape[-1] == 0:
+        raise ValueError(f"multinomial needs at least one category, got weights of shape "
+                         f"{list(probs.shape)}")
     w = probs.numpy().astype(np.float64)
     rows = w.reshape(-1, w.shape[-1])
-    if rows.shape[1] == 0:
-        raise ValueError("multinomial needs at least one category")
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("multinomial weights must be finite and non-negative")
     rng = _rng(generator)

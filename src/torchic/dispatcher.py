@@ -116,14 +116,22 @@ class Backend:
 
 
 _BACKENDS = {}
+_KERNEL_TABLES = {}
 
 
 def register_backend(cls, kernel_table=None):
     """Make a backend available to init(); kernel_table is checked against ops.ALL_OPS."""
     if kernel_table is not None:
         _ops.check_backend_table(cls.name, kernel_table)
+        _KERNEL_TABLES[cls.name] = kernel_table
     _BACKENDS[cls.name] = cls
     return cls
+
+
+def kernel_table(name):
+    """The {op: kernel} table a backend registered (None if it registered none)."""
+    backend_class(name)
+    return _KERNEL_TABLES.get(name)
 
 
 def backend_names():

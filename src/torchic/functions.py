@@ -58,7 +58,8 @@ def as_operand(x, like=None):
         return constant(float(x))
     if isinstance(x, (list, tuple, np.ndarray)):
         from .creation import tensor
-        return tensor(x)
+        # `x + [1, 2]` means float data, unless the other operand holds integers
+        return tensor(x, dtype=None if like is not None and like._dtype == "i32" else "f32")
     raise TypeError(f"unsupported operand type {type(x).__name__}; expected a Tensor or a number")
 
 
@@ -558,7 +559,7 @@ class Cast(Function):
 # ---------------------------------------------------------------------------------
 def _binary_fn(cls, name):
     def op(a, b):
-        a = as_operand(a)
+        a = as_operand(a, like=b if isinstance(b, Tensor) else None)
         b = as_operand(b, like=a)
         _require_float(a, b, op=name)
         return cls.apply(a, b)
@@ -691,7 +692,7 @@ def _max_min(a, dim, keepdim, axis, op):
         values = MaxMin.apply(a, axes=(ax,) if a.ndim else (), keepdim=keepdim, op=op)
         indices = (argmax if op == "max" else argmin)(a, ax, keepdim=keepdim)
         return MaxResult(values, indices)
-    axes = normalize_axes(d, a.ndim)
+    axes = _nonempty_axes(a, normalize_axes(d, a.ndim), op)
     return MaxMin.apply(a, axes=axes, keepdim=keepdim, op=op)
 
 
@@ -730,12 +731,22 @@ def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _max_min(a, dim, keepdim, axis, "min")
 
 
+def _nonempty_axes(a, axes, op):
+    """max / min over a 0-size dim has no identity: raise (as PyTorch does) instead of -inf."""
+    if builtins.any(a.shape[i] == 0 for i in axes):
+        raise ValueError(f"{op}(): cannot reduce over an empty dimension (dims {list(axes)} of "
+                         f"shape {list(a.shape)}): the operation has no identity")
+    return axes
+
+
 def amax(a, dim=None, keepdim=False):
-    return MaxMin.apply(a, axes=normalize_axes(dim, a.ndim), keepdim=keepdim, op="max")
+    return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amax"),
+                        keepdim=keepdim, op="max")
 
 
 def amin(a, dim=None, keepdim=False):
-    return MaxMin.apply(a, axes=normalize_axes(dim, a.ndim), keepdim=keepdim, op="min")
+    return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amin"),
+                        keepdim=keepdim, op="min")
 
 
 def argmax(a, dim=None, keepdim=False, *, axis=None):

@@ -78,7 +78,10 @@ def where(cond, a, b):
 
 
 def fill(dst, value):
-    current_runtime().run("fill", view_of(dst), (), {"value": float(value)})
+    value = float(value)
+    if dst._dtype == "i32" and not -2.0**31 <= value < 2.0**31:   # False for nan too
+        raise ValueError(f"cannot fill an int32 tensor with {value!r} (not a finite int32 value)")
+    current_runtime().run("fill", view_of(dst), (), {"value": value})
     return dst
 
 

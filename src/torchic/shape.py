@@ -7,6 +7,7 @@ them and say when a view is impossible.
 """
 
 import math
+import numbers
 
 
 def numel(shape):
@@ -58,7 +59,9 @@ def view_extent(offset, shape, strides):
 
 def normalize_axis(axis, ndim, what="dim"):
     if isinstance(axis, bool) or not isinstance(axis, int):
-        raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
+        if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):  # NumPy ints pass
+            raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
+        axis = int(axis)
     n = max(ndim, 1)
     if not -n <= axis < n:
         raise IndexError(f"{what} {axis} is out of range for a tensor with {ndim} "

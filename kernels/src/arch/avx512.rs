@@ -10,7 +10,7 @@ pub struct Avx512;
 impl Simd for Avx512 {
     const NAME: &'static str = "avx512f";
     const W: usize = 16;
-    const MR: usize = 12;
+    const MR: usize = 8;
     type F = __m512;
     type M = __mmask16;
 

@@ -63,6 +63,7 @@ class Impl:
     label = "?"
     kind = "reference"   # or "torchic"
     gpu = False          # GPU implementations run once, not per thread count
+    threaded = True      # False: has no thread setting, runs once per suite
 
     def available(self):
         return True, ""
@@ -360,7 +361,9 @@ class TorchImpl(Impl):
     def read(self, x):
         import torch
         if isinstance(x, torch.Tensor):
-            return x.detach().cpu().numpy()
+            if x.requires_grad:
+                x = x.detach()
+            return x.numpy() if x.device.type == "cpu" else x.cpu().numpy()
         return np.asarray(x)
 
     def op(self, name, *xs):
@@ -442,7 +445,7 @@ class TinygradImpl(Impl):
 
     name = "tinygrad"
     label = "tinygrad"
-    gpu = True   # "runs once": tinygrad picks its own parallelism
+    threaded = False   # runs once: tinygrad picks its own parallelism
 
     def available(self):
         try:
@@ -461,7 +464,9 @@ class TinygradImpl(Impl):
     def describe(self):
         import tinygrad
         from tinygrad import Device
-        return {"version": getattr(tinygrad, "__version__", "?"), "device": Device.DEFAULT}
+        from .machine import _dist_version
+        return {"version": getattr(tinygrad, "__version__", None) or _dist_version("tinygrad"),
+                "device": Device.DEFAULT}
 
     def tensor(self, arr):
         from tinygrad import Tensor
@@ -496,7 +501,7 @@ def resolve(backends=None, references=None):
     """(impls, skipped): the implementations to run and (name, why) for the ones skipped."""
     from torchic import dispatcher
     known = dispatcher.backend_names()
-    names = known if backends is None else backends
+    names = known if backends is None else [b for b in backends if b != "none"]
     impls, skipped = [], []
     for name in names:
         if name not in known:

@@ -131,8 +131,16 @@ def versions():
     for mod in ("torch", "tinygrad", "wgpu", "threadpoolctl", "matplotlib"):
         m = sys.modules.get(mod)
         if m is not None:
-            v[mod] = getattr(m, "__version__", "?")
+            v[mod] = getattr(m, "__version__", None) or _dist_version(mod)
     return v
+
+
+def _dist_version(name):
+    try:
+        from importlib.metadata import version
+        return version(name)
+    except Exception:  # noqa: BLE001
+        return "?"
 
 
 def git_commit(path):
@@ -172,8 +180,17 @@ def is_cpu_adapter(adapter):
         s in text for s in ("llvmpipe", "lavapipe", "swiftshader", "software"))
 
 
+def loadavg():
+    """1-minute load average (None where unknown): > ~0.5 on an idle bench means noise."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def collect(want_webgpu=False):
-    m = {"cpu": cpu_info(), "memory": memory_info(), "blas": blas_info(), "env": env_info()}
+    m = {"cpu": cpu_info(), "memory": memory_info(), "blas": blas_info(), "env": env_info(),
+         "loadavg_1min_at_start": loadavg()}
     m["versions"] = versions()
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -214,6 +231,8 @@ def summary_lines(m):
         lines.append("WebGPU  " + (a.get("error") or
                                    f"{a.get('device')} ({a.get('adapter_type')}, "
                                    f"{a.get('backend_type')})"))
+    if m.get("loadavg_1min_at_start") is not None:
+        lines.append(f"load    {m['loadavg_1min_at_start']:.2f} (1-minute load average at start)")
     env = m.get("env") or {}
     lines.append("env     " + (" ".join(f"{k}={v}" for k, v in env.items()) or
                                "(no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set)"))

@@ -265,7 +265,7 @@ def memory_suite(ctx):
     cases = []
     for cfg in makemore_settings(quick):
         big = cfg["batch"] * cfg["hidden"] > 1 << 16
-        steps, warm = (10, 3) if quick else ((20, 5) if big else (200, 20))
+        steps, warm = (10, 3) if quick else ((10, 3) if big else (200, 20))
         cases.append(Case(
             "memory", "makemore", makemore_label(cfg), dict(cfg, steps=steps, warmup=warm),
             "MiB", run=functools.partial(_memory_run, cfg, steps, warm), torchic_only=True,

@@ -93,13 +93,15 @@ def _why_missing(records, impls_info, impl, suite, case, label):
     return f"{suite}/{case} {label} not measured for {impl}"
 
 
-def evaluate(records, impls_info, gpu_real):
+def evaluate(records, impls_info, gpu_real, suites=None):
     """Target rows: dict(issue, title, impl, ref, threads, value, ref_value, unit, ratio,
-    goal, op, status, note)."""
+    goal, op, status, note). Targets of suites that did not run are left out."""
     idx = _index(records)
     measured_threads = sorted({r["threads"] for r in records if r.get("threads") is not None})
     rows = []
     for t in issue_targets():
+        if suites is not None and t.suite not in suites:
+            continue
         if t.gpu_only and not gpu_real:
             if t.impl in impls_info and impls_info[t.impl].get("available"):
                 rows.append(_row(t, None, status="n/a",

@@ -25,26 +25,42 @@ class Timing:
     number: int = 1                              # calls per sample
     warmup_calls: int = 1
 
-    def as_dict(self):
+    def as_dict(self, keep_samples=32):
+        """JSON form: summary figures, plus every sample when there are few of them."""
         d = asdict(self)
-        d["samples"] = [float(f"{s:.6g}") for s in self.samples]
+        ordered = sorted(self.samples)
+        d["n_samples"] = len(ordered)
+        d["p10_s"] = ordered[int(0.1 * (len(ordered) - 1))]
+        d["p90_s"] = ordered[int(0.9 * (len(ordered) - 1))]
+        if len(self.samples) <= keep_samples:
+            d["samples"] = [float(f"{x:.6g}") for x in self.samples]
+        else:
+            del d["samples"]
         return d
 
 
 @dataclass
 class Budget:
-    """How hard to measure: quick runs use a small budget, full runs a larger one."""
-    repeat: int = 7            # timed samples wanted
+    """How hard to measure: quick runs use a small budget, full runs a larger one.
+
+    Sampling goes on until at least ``repeat`` samples *and* ``min_total_s`` of
+    timed calls are in, so a 20 µs op gets thousands of short samples (its median
+    shrugs off the millisecond tails of thread hand-offs) and a 2 s matmul gets
+    ``repeat`` samples, or ``min_samples`` once ``max_total_s`` has passed.
+    """
+    repeat: int = 7            # timed samples wanted (at least)
     min_samples: int = 3       # never fewer, even past max_total_s
-    min_sample_s: float = 5e-3
+    min_sample_s: float = 2e-4  # calls per sample chosen so one sample lasts this long
+    min_total_s: float = 0.3   # keep sampling until this much time was timed
     warmup_s: float = 0.05     # keep calling during warm-up until this much time passed
     max_total_s: float = 6.0   # stop taking samples after this much (once min_samples)
     max_call_s: float = 30.0   # skip a case whose single call is projected to take longer
+    max_samples: int = 20000
 
     @classmethod
     def quick(cls, repeat=None):
-        return cls(repeat=repeat or 3, min_samples=min(2, repeat or 3), min_sample_s=2e-4,
-                   warmup_s=2e-3, max_total_s=0.5, max_call_s=2.0)
+        return cls(repeat=repeat or 3, min_samples=min(2, repeat or 3), min_sample_s=1e-4,
+                   min_total_s=0.02, warmup_s=3e-3, max_total_s=0.5, max_call_s=2.0)
 
 
 def measure(fn, budget):
@@ -52,28 +68,33 @@ def measure(fn, budget):
     # warm-up: at least one call; keep going for warmup_s (first calls pack, allocate, compile)
     start = perf_counter()
     calls = 0
-    last = 0.0
+    fastest = math.inf
     while True:
         t0 = perf_counter()
         fn()
-        last = perf_counter() - t0
+        dt = perf_counter() - t0
         calls += 1
+        if calls > 1 or dt < fastest:   # the first call may pack / compile: not an estimate
+            fastest = min(fastest, dt) if calls > 1 else dt
         if perf_counter() - start >= budget.warmup_s or calls >= 10000:
             break
-    per_call = max(last, 1e-9)
+    per_call = max(fastest, 1e-9)
     number = 1
     if per_call < budget.min_sample_s:
         number = min(100000, math.ceil(budget.min_sample_s / per_call))
     samples = []
     total = 0.0
-    for _ in range(max(budget.repeat, 1)):
+    while True:
         t0 = perf_counter()
         for _ in range(number):
             fn()
         dt = perf_counter() - t0
         samples.append(dt / number)
         total += dt
-        if total >= budget.max_total_s and len(samples) >= budget.min_samples:
+        n = len(samples)
+        if n >= budget.min_samples and (total >= budget.max_total_s or n >= budget.max_samples):
+            break
+        if n >= budget.repeat and total >= budget.min_total_s:
             break
     return Timing(median_s=statistics.median(samples), min_s=min(samples), max_s=max(samples),
                   samples=samples, number=number, warmup_calls=calls)

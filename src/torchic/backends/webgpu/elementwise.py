@@ -133,21 +133,73 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     return src, nin + 1
 
 
+_PLANS = {}      # (expr, shapes, strides, dtypes, alignment) -> (program, words template)
+
+
 def run(gpu, opname, expr, out, ins, *, buffers, extra=(), vec_ok=True):
     """Encode ``out = expr(ins...)`` (views; buffers(view) -> (buffer, element base))."""
-    n = 1
-    for s in out.shape:
-        n *= s
-    if n == 0:
-        return
     views = (out,) + tuple(ins)
-    shape, strides = collapse(out.shape, [v.strides for v in views])
     bufs, bases = [], []
     for v in views:
         b, base = buffers(v)
         bufs.append(b)
         bases.append(base)
-    _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok)
+    # steady state: the plan for this (op, geometry) is cached; only the bases change
+    key = (expr, out.shape, tuple([v.strides for v in views]), tuple([v.dtype for v in views]),
+           all(b % 4 == 0 for b in bases), len(extra), vec_ok, id(gpu))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _plan(gpu, expr, views, out.shape, bases, extra, vec_ok)
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+    prog, template, slots, div, groups = plan
+    if prog is None:
+        if template == "empty":
+            return
+        shape, strides = collapse(out.shape, [v.strides for v in views])
+        return _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok)
+    words = list(template)
+    for slot, b in zip(slots, bases):
+        words[slot] = b // div
+    words.extend(extra)
+    gpu.dispatch(prog, bufs, words, groups)
+
+
+def _plan(gpu, expr, views, shape0, bases, extra, vec_ok):
+    """(program, word template, base slots, base divisor, grid) for one geometry."""
+    n = 1
+    for s in shape0:
+        n *= s
+    if n == 0:
+        return None, "empty", None, None, None
+    shape, strides = collapse(shape0, [v.strides for v in views])
+    if len(shape) > MAX_DIMS:
+        return None, "split", None, None, None
+    dtypes = tuple(v.dtype for v in views)
+    scheme, words, count = _scheme(expr, dtypes, shape, strides, bases, vec_ok)
+    slots = [1 + j for j in range(len(views))] if scheme in ("v4", "c") else \
+        [1 + len(shape) + j * (1 + len(shape)) for j in range(len(views))]
+    key = ("ew", expr, dtypes, scheme, len(extra))
+    prog = gpu.program(key, lambda: _build(expr, dtypes[0], dtypes[1:], scheme, len(extra)))
+    return (prog, words, slots, 4 if scheme == "v4" else 1,
+            wgsl.grid(-(-count // WG), gpu.max_groups))
+
+
+def _scheme(expr, dtypes, shape, strides, bases, vec_ok):
+    n = 1
+    for s in shape:
+        n *= s
+    contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
+    if (contiguous and vec_ok and n % 4 == 0 and all(d == "f32" for d in dtypes)
+            and all(b % 4 == 0 for b in bases) and "tpow" not in expr):
+        return "v4", [n // 4] + [b // 4 for b in bases], n // 4
+    if contiguous:
+        return "c", [n] + list(bases), n
+    words = [n] + list(shape)
+    for b, s in zip(bases, strides):
+        words.append(b)
+        words.extend(s)
+    return f"s{len(shape)}", words, n
 
 
 def _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok):
@@ -157,29 +209,9 @@ def _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok
                     [b + j * s[0] for b, s in zip(bases, strides)], shape[1:],
                     [s[1:] for s in strides], extra, vec_ok)
         return
-    n = 1
-    for s in shape:
-        n *= s
     dtypes = tuple(v.dtype for v in views)
-    contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
-    if (contiguous and vec_ok and n % 4 == 0 and all(d == "f32" for d in dtypes)
-            and all(b % 4 == 0 for b in bases) and "tpow" not in expr):
-        scheme = "v4"
-        words = [n // 4] + [b // 4 for b in bases]
-        count = n // 4
-    elif contiguous:
-        scheme = "c"
-        words = [n] + list(bases)
-        count = n
-    else:
-        scheme = f"s{len(shape)}"
-        words = [n] + list(shape)
-        for b, s in zip(bases, strides):
-            words.append(b)
-            words.extend(s)
-        count = n
+    scheme, words, count = _scheme(expr, dtypes, shape, strides, bases, vec_ok)
     words.extend(extra)
     key = ("ew", expr, dtypes, scheme, len(extra))
     prog = gpu.program(key, lambda: _build(expr, dtypes[0], dtypes[1:], scheme, len(extra)))
-    groups = -(-count // WG)
-    gpu.dispatch(prog, bufs, words, wgsl.grid(groups, gpu.max_groups))
+    gpu.dispatch(prog, bufs, words, wgsl.grid(-(-count // WG), gpu.max_groups))

@@ -35,6 +35,7 @@ to the GPU per op except to *encode*:
 """
 
 import struct
+import time
 
 import numpy as np
 
@@ -97,6 +98,14 @@ class GPU:
                       "staging_grows": 0, "bind_groups": 0, "uploads_in_batch": 0,
                       "direct_writes": 0}
         self._query = None
+        self.times = {"submit": 0.0, "wait": 0.0, "map": 0.0}
+        # the per-dispatch hot path calls wgpu-native directly (see dispatch)
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        self._lib = lib
+        self._ffi = ffi
+        import os
+        self.wait_mode = os.environ.get("TORCHIC_WEBGPU_WAIT", "auto")  # auto | spin | block
+        self._offsets = ffi.new("uint32_t[1]")
 
     # -- buffers ------------------------------------------------------------------
     def _buffer(self, size, usage, label):
@@ -107,6 +116,7 @@ class GPU:
         return buf
 
     def _drop(self, buf):
+        self.flush()   # encoded commands may still name it
         self._serials.pop(id(buf), None)
         self._keep = [b for b in self._keep if b is not buf]
         # bind groups naming it die with it
@@ -207,16 +217,25 @@ class GPU:
         if self.nparams >= self.batch_ops:
             self.flush()
         off = self.nparams * self.param_stride
-        struct.pack_into(f"<{len(words)}I", self.params_host, off,
-                         *[w & 0xFFFFFFFF for w in words])
+        try:
+            struct.pack_into(f"<{len(words)}I", self.params_host, off, *words)
+        except struct.error:   # a negative word: store its two's complement
+            struct.pack_into(f"<{len(words)}I", self.params_host, off,
+                             *[w & 0xFFFFFFFF for w in words])
         self.nparams += 1
         bg = self._bind_group(prog.nbind, bufs)
         cpass = self.cpass
         if cpass is None:
             cpass = self.cpass = self._encoder().begin_compute_pass()
-        cpass.set_pipeline(prog.pipeline)
-        cpass.set_bind_group(0, bg, [off])
-        cpass.dispatch_workgroups(*groups)
+        # Straight into wgpu-native: wgpu-py's wrappers (error scopes, keep-alive lists,
+        # a fresh offsets array per call) cost more than the encoding itself. The pass
+        # holds its own references to the pipeline and bind group; both also stay in
+        # our caches. Validation errors still surface at encoder.finish().
+        lib, raw = self._lib, cpass._internal
+        lib.wgpuComputePassEncoderSetPipeline(raw, prog.pipeline._internal)
+        self._offsets[0] = off
+        lib.wgpuComputePassEncoderSetBindGroup(raw, 0, bg._internal, 1, self._offsets)
+        lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *groups)
         self.stats["dispatches"] += 1
 
     def new_tag(self, op, message):
@@ -230,16 +249,21 @@ class GPU:
 
     def flush(self):
         """Submit the pending batch (no wait)."""
-        if self.encoder is None:
+        enc = self.encoder
+        if enc is None:
             return
-        self._end_pass()
-        if self.nparams:
-            self.queue.write_buffer(self.params_buf, 0, self.params_host, 0,
-                                    self.nparams * self.param_stride)
-        self.queue.submit([self.encoder.finish()])
+        nparams = self.nparams
         self.encoder = None
         self.nparams = 0
         self.upload_used = 0
+        try:
+            self._end_pass()
+        finally:
+            self.cpass = None
+        if nparams:
+            self.queue.write_buffer(self.params_buf, 0, self.params_host, 0,
+                                    nparams * self.param_stride)
+        self.queue.submit([enc.finish()])
         self.stats["submits"] += 1
 
     # -- host transfers -------------------------------------------------------------
@@ -292,19 +316,54 @@ class GPU:
         enc.clear_buffer(self.status, 0, STATUS_BYTES)
         if nbytes:
             enc.copy_buffer_to_buffer(buf, offset, staging, DATA_OFFSET, nbytes)
+        t0 = time.perf_counter()
         self.flush()
+        t1 = time.perf_counter()
         size = (need + 3) // 4 * 4
         promise = staging.map_async("READ_NOSYNC", 0, size)
-        self.device._poll_wait()
+        if self.wait_mode == "block":
+            self.device._poll_wait()
+        else:
+            self._poll_until(promise)
         promise.sync_wait()
+        t2 = time.perf_counter()
         try:
             mv = staging.read_mapped(0, size, copy=False)
             status = np.frombuffer(mv, np.uint32, 4, 0).copy()
             data = np.frombuffer(mv, np.uint8, nbytes, DATA_OFFSET).copy()
         finally:
             staging.unmap()
+        t3 = time.perf_counter()
+        self.times["submit"] += t1 - t0
+        self.times["wait"] += t2 - t1
+        self.times["map"] += t3 - t2
         self.stats["reads"] += 1
         return status, data
+
+    def _poll_until(self, promise):
+        """Poll the device (non-blocking) until the map callback has run.
+
+        Measured on an H200 (scripts/gpu_bench.py, latency): a blocking
+        ``wgpuDevicePoll(wait=True)`` returned milliseconds after the GPU was done
+        (a makemore step: 6.6 ms waiting for ~0.3 ms of GPU work), and wgpu-py's
+        poll thread blocking inside it slowed the next submit. Polling ourselves
+        brings the step to 2.4 ms. We spin for the first half millisecond (most
+        small-model reads finish there), then back off with short sleeps so a long
+        wait (a big matmul; lavapipe, which runs on the same CPU cores) doesn't
+        burn a core.
+        """
+        raw, poll, null = self.device._internal, self._lib.wgpuDevicePoll, self._ffi.NULL
+        t0 = time.perf_counter()
+        nap = 0.0
+        while promise._state == "pending":
+            poll(raw, False, null)
+            if promise._state != "pending":
+                break
+            if nap:
+                time.sleep(nap)
+                nap = min(nap * 2, 0.001)
+            elif time.perf_counter() - t0 > (0.0005 if self.wait_mode != "spin" else 1e9):
+                nap = 0.00005
 
     def check_status(self, status):
         """(op, message) of the first failed checked op of the batch, or None; resets tags."""

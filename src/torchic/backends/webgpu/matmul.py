@@ -39,12 +39,20 @@ CONFIGS = {
     "128x64x8": (128, 64, 8, 8, 8),
     "64x128x8": (64, 128, 8, 8, 8),
     "64x64x8": (64, 64, 8, 8, 8),
+    "64x128x16": (64, 128, 16, 8, 8),
+    "128x64x16": (128, 64, 16, 8, 8),
     "64x64x16": (64, 64, 16, 4, 4),
     "32x32x16": (32, 32, 16, 4, 4),
 }
 # largest first; a tile is used when it gives at least MIN_GROUPS workgroups
-LADDER = ("128x128x8", "128x64x8", "64x64x8", "32x32x16")
+# (measured on an H200 with GPU timestamps: 128x64x16 is the best tile from 2048^3 up,
+# 38 TFLOPS; 64x64x8 at 1024^3, 27 TFLOPS; see scripts/gpu_bench.py --tune)
+LADDER = ("128x64x16", "64x64x8", "32x32x16")
 MIN_GROUPS = 192
+# split K when even the smallest tile leaves the GPU this short of workgroups
+SPLIT_TARGET_GROUPS = 264
+SPLIT_MIN_K = 128           # the least K one split handles
+SPLIT_MAX_BYTES = 256 << 20
 ENV_TILE = "TORCHIC_WEBGPU_MATMUL_TILE"
 
 
@@ -75,13 +83,17 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     src = wgsl.header(bind)
     src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
     src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
-    (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0) = (
-        par(i) for i in range(13))
-    L = [f"let M = {M};", f"let N = {N};", f"let K = {K};",
-         f"let bz = wid.z + {batch0};",
+    (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot) = (
+        par(i) for i in range(16))
+    # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
+    kst_a = "kst / 4u" if amode == "v4" else f"kst * {ask}"
+    L = [f"let M = {M};", f"let N = {N};",
+         f"let zz = wid.z + {batch0};", f"let bz = zz / {S};", f"let sp = zz % {S};",
+         f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
          f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
          f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
-         f"let abat = {abase} + bz * {asb};", f"let bbat = {bbase} + bz * {bsb};",
+         f"let abat = {abase} + bz * {asb} + {kst_a};",
+         f"let bbat = {bbase} + bz * {bsb} + kst * {bsk};",
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
     for j in range(LA):
@@ -215,7 +227,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     L += ["  " + s for s in body]
     L.append("}")
     # -- write C ---------------------------------------------------------------------------
-    L.append(f"let cbat = {cbase} + bz * M * N{' / 4u' if omode == 'v4' else ''};")
+    L.append(f"let cbat = {cbase} + (sp * {btot} + bz) * M * N{' / 4u' if omode == 'v4' else ''};")
     for i in range(TM):
         L.append(f"let om{i} = m0 + ty + {i * MY}u;")
         for g in range(TG):
@@ -267,9 +279,44 @@ def run(gpu, out, ins, *, buffers, tile=None):
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
-    bufs = [cbuf, abuf, bbuf]
-    for b0 in range(0, B, gpu.max_groups):
-        nb = min(gpu.max_groups, B - b0)
-        words = [M, N, K] + aw + bw + [cb // 4 if omode == "v4" else cb, b0]
-        gpu.dispatch(prog, bufs, words, (gx, gy, nb))
+    S, kc = split_k(B * gx * gy, B * M * N, K, BK)
+    if S == 1:
+        _dispatch(gpu, prog, [cbuf, abuf, bbuf], [M, N, K] + aw + bw,
+                  cb // 4 if omode == "v4" else cb, B, 1, kc, (gx, gy))
+        return None
+    # split-K: partial products into scratch [S][B][M][N], then a fixed-order sum
+    scratch = gpu.scratch_buffer("matmul-split", S * B * M * N * 4)
+    _dispatch(gpu, prog, [scratch, abuf, bbuf], [M, N, K] + aw + bw, 0, B, S, kc, (gx, gy))
+    sprog = gpu.program(("matmul-splitsum",), _splitsum_src)
+    n = B * M * N
+    gpu.dispatch(sprog, [cbuf, scratch], [n, S, cb], wgsl.grid(-(-n // wgsl.WG), gpu.max_groups))
     return None
+
+
+def split_k(groups, outsize, K, BK):
+    """(splits, K per split) for a matmul that gives `groups` workgroups unsplit."""
+    if groups >= SPLIT_TARGET_GROUPS or K < 2 * SPLIT_MIN_K:
+        return 1, K
+    S = min(-(-SPLIT_TARGET_GROUPS // groups), K // SPLIT_MIN_K, 64,
+            max(1, SPLIT_MAX_BYTES // (outsize * 4)))
+    if S <= 1:
+        return 1, K
+    kc = -(-K // S)
+    kc = -(-kc // BK) * BK
+    return -(-K // kc), kc
+
+
+def _dispatch(gpu, prog, bufs, words, cword, B, S, kc, grid2):
+    total = B * S
+    for z0 in range(0, total, gpu.max_groups):
+        nz = min(gpu.max_groups, total - z0)
+        gpu.dispatch(prog, bufs, words + [cword, z0, S, kc, B], grid2 + (nz,))
+
+
+def _splitsum_src():
+    bind = [("O", "f32"), ("PS", "f32")]
+    n, S, ob = par(0), par(1), par(2)
+    L = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}", "var acc = PS[i];",
+         f"for (var s = 1u; s < {S}; s = s + 1u) {{ acc = acc + PS[s * {n} + i]; }}",
+         f"O[{ob} + i] = acc;"]
+    return wgsl.header(bind) + wgsl.entry() + "  " + "\n  ".join(L) + "\n}\n", 2

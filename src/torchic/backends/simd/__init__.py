@@ -1,0 +1,223 @@
+"""The `simd` backend: hand-written SIMD Rust kernels, op stream and worker pool in Rust.
+
+Where the op queue and the worker pool live (measured on the CI machine,
+2 vCPUs, ``python kernels/bench_simd.py --handoff``):
+
+    Python thread hand-off (SimpleQueue ping-pong)     5.6 us round trip
+                                                       (DESIGN.md: 20-40 us p50, ms tails)
+    ctypes call, PyDLL / CDLL (no-op)                  0.23 / 0.28 us
+    ndarray.ctypes.data                                0.9-1.0 us  (so arena addresses are cached)
+    struct.pack of a 14-field op record                0.2 us
+    tk_push (decode + validate + enqueue in Rust)      0.6-0.8 us per op
+    100 pushes then one wait, per op                   0.9 us
+    push + wait round trip of one tiny op              ~9 us (two thread switches)
+
+A 32x32 add costs ~0.1 us in the kernel, so a Python coordinator (one
+hand-off per op, 5-40 us) would spend almost all of its time handing off.
+So the queue, the coordinator and the pool are Rust (kernels/src/runtime.rs):
+the calling thread packs one op record with one ``struct.pack`` and makes
+one ctypes call; the coordinator thread runs records in issue order; large
+ops are split over ``threads`` workers (the coordinator + threads-1 helpers)
+with a spin-then-sleep handshake. ``read`` waits on the op's sequence number
+in Rust with the GIL released. Errors are recorded in Rust with the op's
+name and raised here as ``KernelError`` at the next read / sync; the stream
+keeps running, so the runtime stays usable.
+
+Memory is the same as the ``workers`` backend: ``HostHeap`` arenas (NumPy
+buffers) under the shared allocator. Each arena's address is registered with
+the Rust side once; op records name (arena, block offset, block size, view
+offset, shape, strides) and Rust validates every view against its block and
+its block against the arena before queueing (see kernels/src/lib.rs): an
+invalid record raises ``ValueError`` here, at the call, and nothing runs.
+Doing the bounds arithmetic in Rust (in i128) rather than in Python keeps
+the check on every view of every op at ~0.1 us instead of ~1 us per view.
+"""
+
+import struct
+import weakref
+
+import numpy as np
+
+from ... import ops as _ops
+from ...dispatcher import DTYPES, Backend, KernelError, register_backend
+from ..cpu.heap import HostHeap
+from . import native
+
+# op name -> op code of the Rust library (its OP_NAMES order == ops.ALL_OPS order)
+KERNEL_TABLE = {name: code for code, name in enumerate(_ops.ALL_OPS)}
+OP_WRITE = 100
+_DTYPE_CODES = {"f32": 0, "i32": 1}
+_ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
+
+# one struct per record length: '<' + 5 int64 + the f64 value + int64 views
+_STRUCTS = {}
+
+
+def _record_struct(n):
+    s = _STRUCTS.get(n)
+    if s is None:
+        s = _STRUCTS[n] = struct.Struct(f"<5qd{n - 6}q")
+    return s
+
+
+def describe_isa():
+    """The instruction set the kernels use: "avx512f", "avx2+fma", "neon" or "scalar"."""
+    lib = native.load()
+    return lib.isa() if lib is not None else "unavailable"
+
+
+def _check_table(lib):
+    names = lib.op_names()
+    if names != list(_ops.ALL_OPS):
+        return (f"the compiled kernels ({lib.path}) implement {names}, not ops.ALL_OPS: "
+                f"rebuild with python -m torchic.backends.simd.build")
+    return ""
+
+
+class SimdBackend(Backend):
+    name = "simd"
+
+    @classmethod
+    def available(cls):
+        lib = native.load()
+        if lib is None:
+            return False, native.load_error()
+        why = _check_table(lib)
+        return (not why), why
+
+    def __init__(self, threads=None, **options):
+        super().__init__(threads)
+        if options:
+            raise TypeError(f"backend 'simd' got unknown options {sorted(options)}")
+        lib = native.load()
+        if lib is None:
+            raise RuntimeError(native.load_error())
+        self._lib = lib
+        self.heap = HostHeap()
+        self._ctx = lib.new(self.threads)
+        self._push = lib.push
+        self._wait = lib.wait
+        self._last = 0           # sequence number of the last op pushed
+        self._keep = []          # (seq, array) of host writes not yet known to be done
+        self._errbuf = __import__("ctypes").create_string_buffer(4096)
+        self._closed = False
+        # runs on close(), on garbage collection, or at interpreter exit (before
+        # NumPy frees the arenas the Rust threads may still be writing)
+        self._finalizer = weakref.finalize(self, _free_ctx, lib, self._ctx, self.heap)
+
+    # heap ------------------------------------------------------------------
+    def new_arena(self, nbytes):
+        self.heap.new_arena(nbytes)
+        index = self._lib.add_arena(self._ctx, self.heap.addresses[-1], nbytes)
+        assert index == len(self.heap.arenas) - 1
+
+    # stream ----------------------------------------------------------------
+    def run(self, op, out, inputs, params):
+        if params:
+            i0 = params.get("naxes", 0)
+            value = params.get("value", 0.0)
+        else:
+            i0, value = 0, 0.0
+        rec = [KERNEL_TABLE[op], len(inputs) + 1, i0, 0, 0, value]
+        for v in (out, *inputs):
+            b = v.block
+            shape = v.shape
+            rec += (b.arena, b.offset, b.size, v.offset, _DTYPE_CODES[v.dtype], len(shape))
+            rec += shape
+            rec += v.strides
+        self._push_record(rec, op)
+
+    def _push_record(self, rec, what):
+        if self._closed:
+            raise RuntimeError(f"{what}: the simd runtime is closed")
+        n = len(rec)
+        try:
+            data = _record_struct(n).pack(*rec)
+        except struct.error as exc:
+            raise ValueError(f"{what}: shapes, strides and offsets must be ints that fit "
+                             f"in int64 ({exc})") from None
+        seq = self._push(self._ctx, data, n)
+        if seq < 0:
+            size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
+            raise ValueError(f"simd backend rejected op {what!r}: "
+                             f"{self._errbuf.raw[:min(size, len(self._errbuf))].decode()}")
+        self._last = seq
+        return seq
+
+    def write(self, view, array):
+        arr = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
+        if arr.shape != tuple(view.shape):
+            arr = arr.reshape(view.shape)
+        b = view.block
+        shape = view.shape
+        rec = [OP_WRITE, 1, arr.ctypes.data, arr.nbytes, 0, 0.0,
+               b.arena, b.offset, b.size, view.offset, _DTYPE_CODES[view.dtype], len(shape),
+               *shape, *view.strides]
+        seq = self._push_record(rec, "write")
+        # the source must outlive the op: keep it until the stream is past seq
+        keep = self._keep
+        keep.append((seq, arr))
+        if len(keep) > 64:
+            done = self._lib.done(self._ctx)
+            self._keep = [k for k in keep if k[0] > done]
+
+    def _wait_all(self):
+        if self._closed:
+            return      # close() already finished every queued op
+        failed = self._wait(self._ctx, self._last)
+        self._keep.clear()
+        if failed:
+            kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
+            if kind:
+                op, msg = self._errbuf.raw.decode(errors="replace").split("\0")[:2]
+                self.record_error(op, _ERROR_KINDS.get(kind, RuntimeError)(msg))
+
+    def read(self, view):
+        if self._closed:
+            raise RuntimeError("the simd runtime is closed: this tensor can no longer be read")
+        self._check_view(view)
+        self._wait_all()
+        out = self.heap.array(view).copy()
+        self.raise_pending_error()
+        return out
+
+    def sync(self):
+        self._wait_all()
+        self.raise_pending_error()
+
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            self._finalizer()   # finishes queued ops, joins the threads, frees the heap
+
+    def describe(self):
+        return {"backend": self.name, "threads": self.threads, "isa": describe_isa(),
+                "kernels": "Rust (kernels/, std + core::arch)", "library": self._lib.path}
+
+    # -----------------------------------------------------------------------
+    def _check_view(self, view):
+        """Python-side bounds check for reads (ops are checked in Rust at push)."""
+        if view.dtype not in _DTYPE_CODES:
+            raise ValueError(f"unknown dtype {view.dtype!r}")
+        lo = hi = view.offset
+        size = 1
+        for n, s in zip(view.shape, view.strides):
+            size *= n
+            if n > 0:
+                span = (n - 1) * s
+                if span < 0:
+                    lo += span
+                else:
+                    hi += span
+        if size and (lo < 0 or (hi + 1) * 4 > view.block.size):
+            raise ValueError(f"view {view} reaches outside its block")
+
+
+def _free_ctx(lib, ctx, heap):
+    lib.free(ctx)      # drains the queue first: no kernel runs after this returns
+    heap.close()
+
+
+register_backend(SimdBackend, KERNEL_TABLE)
+
+__all__ = ["SimdBackend", "KERNEL_TABLE", "describe_isa", "KernelError"]

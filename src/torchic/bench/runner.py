@@ -1,0 +1,295 @@
+"""Runs suites over implementations and collects one record per (case, impl, threads).
+
+Loop order: suite -> thread count -> implementation -> case. An implementation
+is set up once per (suite, threads) (``torchic.init`` for a backend, thread
+limits for a reference) and runs every case of the suite in that setting, so
+all figures of one suite come from one process within seconds of each other.
+"""
+
+import datetime
+import gc
+import os
+import sys
+import time
+import traceback
+
+from . import machine as machine_mod
+from .impls import NotSupported, resolve, threadpoolctl_available
+from .suites import SUITES, check, metric_value
+from .targets import evaluate
+from .timing import Budget, measure
+
+SCHEMA = 1
+
+
+def cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_threads(suite, ncores):
+    """matmul: 1, 2, 4, ... up to every core; other suites: 1 and every core."""
+    ts = {1, ncores}
+    if suite == "matmul":
+        p = 2
+        while p < ncores:
+            ts.add(p)
+            p *= 2
+    return sorted(ts)
+
+
+class Progress:
+    def __init__(self, total, stream):
+        self.total, self.done, self.stream = total, 0, stream
+        self.width = len(str(total))
+
+    def line(self, rec):
+        self.done += 1
+        if self.stream is None:
+            return
+        th = "-" if rec["threads"] is None else rec["threads"]
+        if rec.get("value") is not None and rec["suite"] == "memory":
+            v = rec["values"]
+            what = (f"peak {v['peak_mib']:.2f} MiB, recycle {v['recycle_rate']:.1%}, "
+                    f"{v['fresh_per_step']:.2f} fresh allocs/step")
+        elif rec.get("value") is not None:
+            what = (f"{fmt(rec['value']):>9} {rec['metric']:<7} median {fmt_time(rec['median_s'])}"
+                    f" ({rec['n_samples']}x{rec['number']})")
+            if rec.get("check") and rec["check"] != "ok":
+                what += f"  !! {rec['check']}"
+        else:
+            what = ("skipped: " + rec["skipped"]) if rec.get("skipped") else \
+                ("ERROR: " + rec.get("error", "?"))
+        print(f"[{self.done:>{self.width}}/{self.total}] {rec['suite']:<11} {rec['case']:<13} "
+              f"{rec['label']:<12} t={th:<3} {rec['impl']:<10} {what}", file=self.stream,
+              flush=True)
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def fmt_time(s):
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+class Runner:
+    def __init__(self, suites, quick=False, backends=None, references=None, threads=None,
+                 repeat=None, stream=sys.stderr):
+        unknown = [s for s in suites if s not in SUITES]
+        if unknown:
+            raise ValueError(f"unknown suite(s) {unknown}; known: {', '.join(SUITES)}")
+        self.suites = list(suites)
+        self.quick = quick
+        self.budget = Budget.quick(repeat) if quick else Budget(repeat=repeat or 7)
+        self.stream = stream
+        self.settle_s = 0.0 if quick else 0.2
+        self.ncores = cores()
+        self.threads_arg = threads
+        self.impls, self.skipped = resolve(backends, references)
+        self.requested = {"backends": backends, "references": references}
+        self.records = []
+        self.notes = []
+        self._last = {}          # (impl, threads, suite, case) -> (work, median_s)
+        self._expected = {}      # id(case) -> expected value
+
+    def threads_for(self, suite):
+        if suite == "memory":
+            ts = self.threads_arg or default_threads(suite, self.ncores)
+            return [max(ts)]
+        return list(self.threads_arg) if self.threads_arg else default_threads(suite,
+                                                                                 self.ncores)
+
+    def say(self, msg=""):
+        if self.stream is not None:
+            print(msg, file=self.stream, flush=True)
+
+    # -- the run ----------------------------------------------------------------------------
+    def run(self, argv=None):
+        start = time.perf_counter()
+        want_webgpu = any(i.name == "webgpu" for i in self.impls)
+        machine = machine_mod.collect(want_webgpu=want_webgpu)
+        gpu_real = bool(machine.get("torch", {}).get("cuda")) or (
+            want_webgpu and not machine_mod.is_cpu_adapter(machine.get("webgpu_adapter")))
+        ctx = {"quick": self.quick, "gpu": gpu_real}
+        self.say("torchic bench" + (" (quick)" if self.quick else ""))
+        for line in machine_mod.summary_lines(machine):
+            self.say("  " + line)
+        self.say("  running: " + ", ".join(f"{i.name}" for i in self.impls))
+        for name, why in self.skipped:
+            self.say(f"  skipped: {name} ({why})")
+            self.notes.append(f"{name} not run: {why}")
+        load = machine.get("loadavg_1min_at_start")
+        if load is not None and load > 0.5 * self.ncores:
+            self.notes.append(f"the machine was busy when the run started (load average "
+                              f"{load:.2f} on {self.ncores} cores): figures, multi-threaded "
+                              f"ones most, may be noisy")
+            self.say("  note: " + self.notes[-1])
+        if not threadpoolctl_available():
+            self.notes.append("threadpoolctl is not installed: NumPy's OpenBLAS threads could "
+                              "not be limited (NumPy ran with its default thread count) and "
+                              "the BLAS kernel is unknown; pip install threadpoolctl")
+            self.say("  note: " + self.notes[-1])
+
+        plan = [(s, SUITES[s](ctx)) for s in self.suites]
+        total = 0
+        for suite, cases in plan:
+            ths = self.threads_for(suite)
+            for impl in self.impls:
+                n = sum(1 for c in cases if not (c.torchic_only and impl.kind != "torchic"))
+                total += n * (len(ths) if impl_threaded(impl) else 1)
+        progress = Progress(total, self.stream)
+        for suite, cases in plan:
+            for seq, case in enumerate(cases):
+                case.seq = seq
+            self.run_suite(suite, cases, progress)
+            self._expected.clear()
+            gc.collect()
+
+        impls_info = {}
+        for impl in self.impls:
+            impls_info[impl.name] = {"label": impl.label, "kind": impl.kind, "gpu": impl.gpu,
+                                     "threaded": impl_threaded(impl), "available": True,
+                                     "describe": safe(impl.describe)}
+        for name, why in self.skipped:
+            impls_info[name] = {"label": name, "available": False, "why": why,
+                                "kind": "reference" if name in ("numpy", "torch", "torch-cuda",
+                                                                "tinygrad") else "torchic"}
+        targets = evaluate(self.records, impls_info, gpu_real, self.suites)
+        return {
+            "schema": SCHEMA,
+            "tool": "python -m torchic bench",
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "argv": list(argv) if argv is not None else None,
+            "quick": self.quick,
+            "config": {"suites": self.suites,
+                       "threads": {s: self.threads_for(s) for s in self.suites},
+                       "backends": self.requested["backends"],
+                       "references": self.requested["references"],
+                       "budget": vars(self.budget).copy(),
+                       "blas_threads_during_torchic": 1 if threadpoolctl_available() else None},
+            "machine": machine,
+            "gpu_real": gpu_real,
+            "impls": impls_info,
+            "records": self.records,
+            "targets": targets,
+            "notes": self.notes,
+            "elapsed_s": round(time.perf_counter() - start, 1),
+            "loadavg_1min_at_end": machine_mod.loadavg(),
+        }
+
+    def run_suite(self, suite, cases, progress):
+        ths = self.threads_for(suite)
+        for t in ths:
+            for impl in self.impls:
+                threaded = impl_threaded(impl)
+                if not threaded and t != ths[0]:
+                    continue
+                eligible = [c for c in cases if not (c.torchic_only and impl.kind != "torchic")]
+                if not eligible:
+                    continue
+                groups = [[c] for c in eligible] if any(c.fresh_session for c in eligible) \
+                    else [eligible]
+                for group in groups:
+                    done = 0
+                    # let the previous implementation's spinning thread pools (OpenBLAS,
+                    # OpenMP) go to sleep before this one starts its own
+                    time.sleep(self.settle_s)
+                    try:
+                        with impl.session(t):
+                            for case in group:
+                                rec = self.run_case(case, impl, t if threaded else None)
+                                self.records.append(rec)
+                                progress.line(rec)
+                                done += 1
+                    except Exception as exc:  # noqa: BLE001  (session setup / teardown)
+                        msg = f"{type(exc).__name__}: {exc}"
+                        for case in group[done:]:
+                            rec = self.base(case, impl, t if threaded else None)
+                            rec["error"] = "session failed: " + msg
+                            self.records.append(rec)
+                            progress.line(rec)
+
+    @staticmethod
+    def base(case, impl, threads):
+        return {"suite": case.suite, "case": case.name, "label": case.label,
+                "params": case.params, "impl": impl.name, "kind": impl.kind,
+                "threads": threads, "metric": case.metric, "seq": getattr(case, "seq", 0),
+                "value": None}
+
+    def expected(self, case):
+        key = id(case)
+        if key not in self._expected:
+            self._expected[key] = case.expected()
+        return self._expected[key]
+
+    def run_case(self, case, impl, threads):
+        rec = self.base(case, impl, threads)
+        fn = None
+        try:
+            if case.run is not None:
+                values = case.run(impl, self.budget)
+                rec["values"] = values
+                rec["value"] = values.get("peak_mib")
+                return rec
+            key = (impl.name, threads, case.suite, case.name)
+            last = self._last.get(key)
+            # extrapolate only from a compute-bound figure: a small size's time is mostly
+            # fixed overhead and would project absurdly long times for the big ones
+            if last is not None and last[1] >= 0.05:
+                projected = last[1] * case.work / last[0]
+                if projected > self.budget.max_call_s:
+                    rec["skipped"] = (f"projected {projected:.1f} s per call (from the previous "
+                                      f"size) > {self.budget.max_call_s:.0f} s limit")
+                    return rec
+            fn = case.build(impl)
+            first = fn()
+            if case.expected is not None:
+                ok, detail = check(impl.read(first), self.expected(case), case.rtol, case.atol)
+                rec["check"] = "ok" if ok else f"MISMATCH ({detail})"
+            if case.suite == "train":
+                rec["first_step_loss"] = float(first)
+                rec["expected_first_step_loss"] = self.expected(case)
+            del first
+            timing = measure(fn, self.budget)
+            rec.update(timing.as_dict())
+            rec["value"] = metric_value(case.metric, case.work, timing.median_s)
+            self._last[key] = (case.work, timing.median_s)
+        except NotSupported as exc:
+            rec["skipped"] = f"not supported by {impl.name}: {exc}"
+        except Exception as exc:  # noqa: BLE001  (recorded; the run goes on)
+            rec["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            rec["traceback"] = traceback.format_exc(limit=6)[-2000:]
+        finally:
+            del fn
+            if case.suite in ("train", "memory") or case.work >= 1e8:
+                gc.collect()
+        return rec
+
+
+def impl_threaded(impl):
+    return not impl.gpu and getattr(impl, "threaded", True)
+
+
+def safe(fn):
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001
+        return {"error": str(exc)}

@@ -1,0 +1,138 @@
+"""The bench's pure parts: timing, result checks, targets, tables, README generation."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from torchic.bench import cli, report, targets, timing
+from torchic.bench.suites import check, human, metric_value
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_measure_takes_median_and_autoranges():
+    calls = []
+
+    def fn():
+        calls.append(1)
+    t = timing.measure(fn, timing.Budget(repeat=5, min_total_s=0.01, warmup_s=0.001))
+    assert t.number > 1                      # a ~100 ns call is batched
+    assert len(t.samples) >= 5
+    assert t.min_s <= t.median_s <= t.max_s
+    d = t.as_dict(keep_samples=0)
+    assert "samples" not in d and d["n_samples"] == len(t.samples)
+
+
+def test_measure_respects_max_total_for_slow_calls():
+    import time
+    t = timing.measure(lambda: time.sleep(0.02),
+                       timing.Budget(repeat=50, min_samples=2, max_total_s=0.05, warmup_s=0))
+    assert 2 <= len(t.samples) <= 4 and t.number == 1
+
+
+def test_check_and_units():
+    assert check([1.0, 2.0], [1.0, 2.0 + 1e-9], 1e-6, 0)[0]
+    ok, detail = check([1.0, 2.5], [1.0, 2.0], 1e-3, 1e-6)
+    assert not ok and "0.5" in detail
+    assert not check([float("nan")], [1.0], 1e-3, 0)[0]
+    assert human(1 << 20) == "1M" and human(1 << 14) == "16K" and human(1000) == "1000"
+    assert metric_value("GFLOPS", 2e9, 1.0) == pytest.approx(2.0)
+    assert metric_value("µs/op", 100, 1e-3) == pytest.approx(10.0)
+
+
+def _rec(impl, suite, case, label, threads, value, metric, median_s=1.0):
+    return {"impl": impl, "suite": suite, "case": case, "label": label, "threads": threads,
+            "value": value, "metric": metric, "median_s": median_s, "seq": 0,
+            "params": {}, "check": "ok"}
+
+
+def _impls(*names):
+    return {n: {"available": True, "kind": "torchic" if n in ("workers", "simd") else "reference",
+                "label": n, "gpu": False} for n in names}
+
+
+def test_targets_pass_fail_and_missing():
+    recs = [_rec("simd", "matmul", "matmul", "1024", 1, 80.0, "GFLOPS", 1 / 80),
+            _rec("numpy", "matmul", "matmul", "1024", 1, 85.0, "GFLOPS", 1 / 85),
+            _rec("simd", "overhead", "add_chain", "32x32 x100", 1, 9.0, "µs/op"),
+            _rec("torch", "overhead", "add_chain", "32x32 x100", 1, 3.0, "µs/op")]
+    rows = targets.evaluate(recs, _impls("simd", "numpy", "torch"), gpu_real=False)
+    by = {(r["title"], r["threads"]): r for r in rows}
+    mm = by[("matmul 1024³ vs NumPy", 1)]
+    assert mm["status"] == "PASS" and mm["ratio"] == pytest.approx(80 / 85)
+    chain = by[("32x32 add in a 100-op chain, time/op vs PyTorch", 1)]
+    assert chain["status"] == "FAIL" and chain["ratio"] == pytest.approx(3.0)
+    assert by[("exp 16M vs NumPy", 1)]["status"] == "missing"
+    assert by[("matmul 1024³ vs NumPy", 2)]["status"] == "missing"
+    assert all(r["status"] == "n/a" for r in rows if r["issue"] == 6)
+
+
+def test_wrong_result_fails_its_target():
+    recs = [_rec("simd", "elementwise", "exp", "16M", 1, 30.0, "GB/s"),
+            _rec("numpy", "elementwise", "exp", "16M", 1, 10.0, "GB/s")]
+    recs[0]["check"] = "MISMATCH (max err 1)"
+    rows = targets.evaluate(recs, _impls("simd", "numpy"), gpu_real=False)
+    row = next(r for r in rows if r["title"] == "exp 16M vs NumPy")
+    assert row["status"] == "FAIL" and "MISMATCH" in row["note"]
+
+
+def _results():
+    recs = [_rec("workers", "matmul", "matmul", "128", 1, 10.0, "GFLOPS", 0.4),
+            _rec("numpy", "matmul", "matmul", "128", 1, 40.0, "GFLOPS", 0.1)]
+    return {"created": "2026-11-29T00:00:00+00:00", "quick": False, "argv": [],
+            "elapsed_s": 60, "config": {"suites": ["matmul"]},
+            "machine": {"cpu": {"model": "Test CPU", "usable_cores": 2, "arch": "x86_64",
+                                "key_flags": ["avx2"]},
+                        "versions": {"python": "3.11", "numpy": "2", "torchic": "0.1"},
+                        "blas": {"libraries": []}, "env": {}},
+            "impls": _impls("workers", "numpy"), "records": recs,
+            "targets": targets.evaluate(recs, _impls("workers", "numpy"), False),
+            "notes": ["a note"]}
+
+
+def test_tables_show_values_and_ratios():
+    headers, rows, metric = report.suite_table(_results(), "matmul")
+    assert headers[:5] == ["case", "size", "threads", "workers", "numpy"]
+    assert "workers vs numpy" in headers and rows[0][headers.index("workers vs numpy")] == "0.25x"
+    md = report.markdown_report(_results())
+    assert "Test CPU" in md and "| matmul | 128 | 1 | 10.0 | 40.0 | 0.25x |" in md
+    assert "a note" in md
+    text = report.terminal_report(_results())
+    assert "workers vs numpy" in text and "targets" in text
+
+
+def test_gen_perf_readme_replaces_between_markers(tmp_path):
+    perf = tmp_path / "perf"
+    perf.mkdir()
+    (perf / "results.json").write_text(json.dumps(_results()))
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\nintro\n\n<!-- perf:begin -->\nstale\n<!-- perf:end -->\n\nrest\n")
+    script = os.path.join(ROOT, "scripts", "gen_perf_readme.py")
+    args = [sys.executable, script, "--results", str(perf / "results.json"),
+            "--readme", str(readme)]
+    assert subprocess.run(args + ["--check"], capture_output=True).returncode == 1
+    subprocess.run(args, check=True, capture_output=True)
+    text = readme.read_text()
+    assert "stale" not in text and text.startswith("# x\n\nintro\n\n<!-- perf:begin -->\n## ")
+    assert text.rstrip().endswith("rest") and "Test CPU" in text
+    assert "perf/PERFORMANCE.md" in text
+    assert "# Performance" in (perf / "PERFORMANCE.md").read_text()
+    assert subprocess.run(args + ["--check"], capture_output=True).returncode == 0
+
+
+def test_cli_rejects_bad_arguments(capsys):
+    assert cli.main(["nosuchsuite", "--quick"]) == 2
+    with pytest.raises(SystemExit):
+        cli.main(["--threads", "0"])
+    assert cli.main(["matmul", "--backends", "nosuch", "--quick", "--refs", "none"]) == 2
+
+
+@pytest.mark.skipif(not importlib.util.find_spec("matplotlib"), reason="matplotlib missing")
+def test_plots_from_results(tmp_path):
+    from torchic.bench import plots
+    written, notes = plots.write_plots(_results(), str(tmp_path))
+    assert not notes and any(p.endswith("matmul.png") for p in written)

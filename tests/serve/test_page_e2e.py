@@ -1,0 +1,207 @@
+"""The page end to end in headless Chromium (Debian's `chromium`, driven by Playwright).
+
+Never downloads a browser: Playwright only brings its driver, the browser is the
+system one (TORCHIC_CHROMIUM, else /usr/bin/chromium or `chromium` on PATH).
+Locally a missing browser or Playwright skips; with TORCHIC_REQUIRE_ALL_BACKENDS=1
+(CI) it fails.
+"""
+
+import json
+import os
+import shutil
+
+import pytest
+from conftest import missing_modules, require
+
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+TIMEOUT_MS = 60_000
+
+
+def find_chromium():
+    for candidate in (os.environ.get("TORCHIC_CHROMIUM"), "/usr/bin/chromium",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser(server, tmp_path_factory):
+    missing = missing_modules("playwright")
+    require(not missing, "Playwright for Python is not installed (pip install playwright; "
+                         "no browser download is needed)")
+    chromium = find_chromium()
+    require(chromium is not None, "Chromium not found: apt-get install chromium "
+                                  "(or set TORCHIC_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+    profile = tmp_path_factory.mktemp("chromium-profile")     # a fresh --user-data-dir
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(profile), executable_path=chromium, headless=True, args=FLAGS,
+            viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        ctx.set_default_timeout(TIMEOUT_MS)
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    pg = browser.new_page()
+    problems = []
+    pg.on("pageerror", lambda exc: problems.append(f"uncaught: {exc}"))
+    pg.on("console", lambda m: problems.append(f"console.error: {m.text}")
+          if m.type == "error" and "status of 4" not in m.text else None)
+    pg.goto(server.url + "/")
+    pg.wait_for_selector("body[data-ready=true]")
+    yield pg
+    pg.close()
+    assert not problems, problems
+
+
+def card(page, name):
+    return page.locator(f'.suite[data-suite="{name}"]')
+
+
+def only(page, suite, param, value):
+    """Double-click a choice: select only that value."""
+    card(page, suite).locator(f'.param[data-param="{param}"] .choice[data-value="{value}"]').dblclick()
+
+
+def run_and_wait(page, suite, button="button.run", status="done"):
+    c = card(page, suite)
+    c.locator(button).click()
+    c.locator(f".run-status.status-{status}").wait_for()
+    return c
+
+
+def column(c, name):
+    headers = c.locator("table.results thead th").all_inner_texts()
+    i = headers.index(name)
+    return [r.locator("td").nth(i).inner_text() for r in c.locator("table.results tbody tr").all()]
+
+
+def test_page_runs_suites_and_streams_results(page, server, tmp_path):
+    # both kinds of suite are listed, with their parameter buttons
+    assert card(page, "ops.unary").get_attribute("data-kind") == "test"
+    assert card(page, "matmul").get_attribute("data-kind") == "bench"
+    assert card(page, "ops.unary").locator('.choice[data-value="workers"]').count() == 1
+    assert "broken on purpose" in page.locator("#load-errors").inner_text()
+
+    # a toy suite with known values: three rows, in order
+    c = run_and_wait(page, "toy.echo")
+    assert column(c, "value") == ["10", "20", "30"]
+    assert column(c, "status") == ["pass"] * 3
+    assert c.locator(".summary").inner_text().startswith("3 pass")
+    assert c.locator("details.log summary").inner_text() == "Log (3 lines)"
+    c.locator("details.log summary").click()
+    assert "echo n=2 tag=a" in c.locator(".log-lines").inner_text()
+
+    # a built-in parity suite: workers backend, strided views only
+    only(page, "ops.unary", "backend", "workers")
+    only(page, "ops.unary", "layout", "strided")
+    assert card(page, "ops.unary").locator(".combos").inner_text() == "1 combination"
+    c = run_and_wait(page, "ops.unary")
+    assert len(column(c, "case")) == 16
+    assert set(column(c, "status")) == {"pass"}
+    assert all(float(v) < 1e-4 for v in column(c, "max_err"))
+    assert c.locator("progress").get_attribute("value") == "1"
+
+    # a built-in benchmark: rows and plot points arrive together
+    only(page, "matmul", "impl", "workers")
+    card(page, "matmul").locator('.param[data-param="impl"] .choice[data-value="numpy"]').click()
+    only(page, "matmul", "threads", "1")
+    only(page, "matmul", "size", "64")
+    c = run_and_wait(page, "matmul")
+    assert column(c, "impl") == ["workers", "numpy"]
+    assert all(float(v) > 0 for v in column(c, "value"))
+    assert c.locator("circle.plot-point").count() == 2
+
+    shot = tmp_path / "serve-page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    print(f"screenshot: {shot}")
+
+
+def test_plot_fills_in_as_rows_arrive(page):
+    c = run_and_wait(page, "toy.plot", button="button.run-all")
+    assert len(column(c, "n")) == 8
+    assert c.locator("circle.plot-point").count() == 8
+    assert c.locator("g.plot-series").count() == 2
+    assert c.locator("polyline").count() == 2
+    ys = [float(v) for v in c.locator('g.plot-series[data-series="a"] circle').evaluate_all(
+        "els => els.map(e => e.dataset.y)")]
+    assert ys == [2.0, 8.0, 32.0, 128.0]
+
+
+def test_errors_are_shown_and_the_server_stays_up(page, server):
+    # unknown suite (deep link): the server's 404 message in the banner
+    page.goto(server.url + "/?run=no.such.suite")
+    page.wait_for_selector("body[data-ready=true]")
+    banner = page.locator("#banner")
+    banner.wait_for()
+    assert "unknown suite 'no.such.suite'" in banner.inner_text()
+
+    # bad parameter value: the 400 message in the suite's card
+    page.goto(server.url + "/?run=toy.echo&n=99")
+    page.wait_for_selector("body[data-ready=true]")
+    err = card(page, "toy.echo").locator(".card-error")
+    err.wait_for()
+    assert "bad value '99' for parameter 'n'" in err.inner_text()
+
+    # a suite that raises: its error is listed, the other combinations still ran
+    c = run_and_wait(page, "toy.boom", button="button.run-all", status="failed")
+    assert "RuntimeError: boom at x=2" in c.locator(".run-errors").inner_text()
+    assert column(c, "status") == ["pass", "error", "pass"]
+
+    # a worker that dies
+    c = run_and_wait(page, "toy.crash", status="failed")
+    assert "worker process died" in c.locator(".run-errors").inner_text()
+
+    # ... and the server still answers and runs
+    assert page.request.get(server.url + "/api/suites").status == 200
+    c = run_and_wait(page, "toy.echo")
+    assert column(c, "value") == ["10", "20", "30"]
+
+
+def test_stop_button_cancels(page):
+    only(page, "toy.slow", "steps", "400")
+    only(page, "toy.slow", "tag", "third")
+    c = card(page, "toy.slow")
+    c.locator("button.run").click()
+    c.locator("table.results tbody tr").first.wait_for()
+    c.locator("button.stop").click()
+    c.locator(".run-status.status-cancelled").wait_for()
+    assert c.locator("button.stop").is_disabled()
+
+
+def test_two_tabs_do_not_mix_results(browser, server, page):
+    other = browser.new_page()
+    other.goto(server.url + "/")
+    other.wait_for_selector("body[data-ready=true]")
+    for pg, tag in ((page, "left"), (other, "right")):
+        only(pg, "toy.slow", "tag", tag)
+        only(pg, "toy.slow", "steps", "40")
+    card(page, "toy.slow").locator("button.run").click()
+    card(other, "toy.slow").locator("button.run").click()
+    for pg, tag in ((page, "left"), (other, "right")):
+        c = card(pg, "toy.slow")
+        c.locator(".run-status.status-done").wait_for()
+        assert column(c, "tag") == [tag] * 40
+    other.close()
+
+
+def test_download_json(page):
+    run_and_wait(page, "toy.echo")
+    with page.expect_download() as info:
+        page.locator("#download").click()
+    data = json.loads(open(info.value.path()).read())
+    assert data["tool"] == "python -m torchic serve"
+    assert data["machine"]["versions"]["torchic"]
+    (run,) = data["runs"]
+    assert run["suite"] == "toy.echo" and run["status"] == "done"
+    assert [r["value"] for r in run["rows"]] == [10, 20, 30]

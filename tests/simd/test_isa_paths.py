@@ -1,0 +1,41 @@
+"""Every instruction-set path gives the same results: the probe runs in a subprocess per
+path (TORCHIC_SIMD_SCALAR=1 forces scalar; TORCHIC_SIMD_ISA picks avx2 / avx512f)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PROBE = Path(__file__).with_name("probe.py")
+
+
+def run_probe(tmp_path, name, **env):
+    out = tmp_path / f"{name}.npz"
+    full = {k: v for k, v in os.environ.items() if not k.startswith("TORCHIC_SIMD_")}
+    full.update(env)
+    subprocess.run([sys.executable, str(PROBE), str(out)], check=True, env=full, timeout=120)
+    return dict(np.load(out))
+
+
+def test_scalar_path_matches_simd_path(simd_ok, tmp_path):
+    from torchic.backends.simd import describe_isa
+    best = run_probe(tmp_path, "best")
+    assert str(best["isa"]) == describe_isa()
+    paths = {"scalar": run_probe(tmp_path, "scalar", TORCHIC_SIMD_SCALAR="1")}
+    assert str(paths["scalar"]["isa"]) == "scalar"
+    if describe_isa() == "avx512f":
+        paths["avx2+fma"] = run_probe(tmp_path, "avx2", TORCHIC_SIMD_ISA="avx2")
+        assert str(paths["avx2+fma"]["isa"]) == "avx2+fma"
+    for name, res in paths.items():
+        for key, want in best.items():
+            if key == "isa":
+                continue
+            got = res[key]
+            if key in ("argmax", "lt", "eq", "gather", "neg", "relu", "abs", "where"):
+                np.testing.assert_array_equal(got, want, err_msg=f"{name}: {key}")
+            else:
+                np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=f"{name}: {key}")
+        np.testing.assert_allclose(res["matmul"], res["matmul_ref"], rtol=1e-5, atol=1e-4)
