@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from torchic.bench import plots as plots_mod  # noqa: E402
-from torchic.bench import report  # noqa: E402
+from torchic.bench import report, targets  # noqa: E402
 
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 
@@ -34,12 +34,20 @@ def replace_between_markers(text, body):
     return text[:b + len(BEGIN)] + "\n" + body.rstrip() + "\n" + text[e:]
 
 
+def _has_heading_before(text):
+    """True when the line above the begin marker region already is a Markdown heading."""
+    head = text[:max(text.find(BEGIN), 0)].rstrip().splitlines()
+    return bool(head) and head[-1].lstrip().startswith("#")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--results", default=os.path.join(ROOT, "docs", "perf", "results.json"))
     p.add_argument("--out", default=None,
                    help="the full page (default: PERFORMANCE.md next to the results file)")
-    p.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    p.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
+                   help="README with <!-- perf:begin --> / <!-- perf:end --> markers "
+                        "('' to leave every README alone)")
     p.add_argument("--plots", action="store_true", help="redraw the PNG plots from the results")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if a generated file is out of date")
@@ -47,6 +55,10 @@ def main(argv=None):
 
     with open(args.results) as f:
         results = json.load(f)
+    # the targets are re-derived from the figures, so a changed goal never leaves a stale row
+    results["targets"] = targets.evaluate(results["records"], results["impls"],
+                                          results.get("gpu_real", False),
+                                          results["config"]["suites"])
     perf_dir = os.path.dirname(os.path.abspath(args.results))
     out = args.out or os.path.join(perf_dir, "PERFORMANCE.md")
     if args.plots and not args.check:
@@ -60,14 +72,15 @@ def main(argv=None):
     prefix = "" if rel_from_out == "." else rel_from_out + "/"
     outputs[out] = report.markdown_report(results, image_prefix=prefix, heading="#",
                                           plots=present)
-    if os.path.exists(args.readme):
+    if args.readme and os.path.exists(args.readme):
         with open(args.readme) as f:
             text = f.read()
         readme_dir = os.path.dirname(os.path.abspath(args.readme))
         rel = os.path.relpath(perf_dir, readme_dir).replace(os.sep, "/")
         full = os.path.relpath(out, readme_dir).replace(os.sep, "/")
         section = report.markdown_report(results, image_prefix=rel + "/", heading="##",
-                                         plots=present, compact=True, full_link=full)
+                                         plots=present, compact=True, full_link=full,
+                                         title=not _has_heading_before(text))
         new = replace_between_markers(text, section)
         if new is None:
             print(f"{args.readme}: no {BEGIN} / {END} markers; README left as it is",

@@ -1,3 +1,6 @@
+//! Single-threaded sgemm GFLOPS of the active ISA (best of several runs).
+//!     cargo run --release --example mmbench -- 128 256 1024 2048
+//!     TORCHIC_SIMD_ISA=avx2 cargo run --release --example mmbench -- 1024
 use std::time::Instant;
 fn main() {
     for n in std::env::args().skip(1).map(|a| a.parse::<usize>().unwrap()) {

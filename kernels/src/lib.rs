@@ -32,6 +32,7 @@
 //! error that surfaces at the next read.
 
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments, clippy::excessive_precision)]
+#![allow(clippy::needless_range_loop, clippy::type_complexity)]
 #![allow(unused_unsafe)]
 
 pub mod arch;
@@ -402,7 +403,7 @@ pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
     Box::into_raw(Box::new(Ctx { stream: Stream::new(threads), arenas: Mutex::new(Vec::new()), push_error: Mutex::new(String::new()) }))
 }
 
-/// Finish every queued op, stop the threads, free the context.
+/// Stop: the op running now finishes, queued ops are dropped; join the threads, free.
 #[no_mangle]
 pub unsafe extern "C" fn tk_free(ctx: *mut Ctx) {
     if !ctx.is_null() {

@@ -328,14 +328,17 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
         let item = sh.queue.lock().unwrap().pop_front();
         match item {
             Some((seq, task)) => {
-                if let Err(e) = task.run(pool) {
+                // closing: queued ops are dropped unrun (nobody can read their results)
+                let skip = sh.stop.load(Acquire);
+                if skip {
+                    drop(task);
+                } else if let Err(e) = task.run(pool) {
                     let mut slot = sh.error.lock().unwrap();
                     if slot.is_none() {
                         *slot = Some((task.name(), e));
                     }
                     sh.has_error.store(true, Release);
                 }
-                drop(task);
                 sh.done.store(seq, SeqCst);
                 if sh.waiters.load(SeqCst) > 0 {
                     let _g = sh.wait_mx.lock().unwrap();
@@ -363,7 +366,7 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
 
 impl<T: Task + 'static> Drop for Stream<T> {
     fn drop(&mut self) {
-        // drain: queued ops still run (they may be the last writes before a read)
+        // stop: the op running now finishes, queued ones are dropped unrun
         self.shared.stop.store(true, SeqCst);
         {
             let _q = self.shared.queue.lock().unwrap();

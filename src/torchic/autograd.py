@@ -125,6 +125,11 @@ class Function:
             for a, need in zip(args, needs))
         node.freed = False
         node.retained = None
+        saved = node._saved
+        if saved and any(t is out for t in saved):
+            # save the output as a detached alias (same storage and version counter):
+            # out -> node -> out would be a reference cycle, freed only by the cyclic GC
+            node._saved = tuple(t.detach() if t is out else t for t in saved)
         out.requires_grad = True
         out.grad_fn = node
         return out

@@ -106,12 +106,19 @@ class Backend:
                 self._error = KernelError(f"op {op!r} failed on backend {self.name!r}: "
                                           f"{type(exc).__name__}: {exc}")
                 self._error.__cause__ = exc
+            else:   # later failures before the read are named too, never silently dropped
+                self.__dict__.setdefault("_later_errors", []).append(
+                    f"{op!r} ({type(exc).__name__}: {exc})")
 
     def raise_pending_error(self):
         if self._error is not None:
             with self._error_lock:
                 err, self._error = self._error, None
+                later = self.__dict__.pop("_later_errors", None)
             if err is not None:
+                if later:
+                    err.args = (f"{err.args[0]}; {len(later)} later op(s) failed too: "
+                                + "; ".join(later[:3]) + ("; ..." if len(later) > 3 else ""),)
                 raise err
 
 

@@ -316,8 +316,8 @@ class _RowsOnLastAxis:
 
     @staticmethod
     def to_rows(a, axis):
-        perm = [d for d in range(a.ndim) if d != axis] + [axis]
-        moved = permute(a, perm) if axis != a.ndim - 1 else a
+        perm = [d for d in range(a.ndim) if d != axis] + ([axis] if a.ndim else [])
+        moved = permute(a, perm) if a.ndim and axis != a.ndim - 1 else a   # 0-d: one row
         n = a.shape[axis] if a.ndim else 1
         rows = numel(moved.shape) // n if n else numel(moved.shape[:-1])
         return _reshape_raw(moved, (rows, n)), moved.shape, perm
@@ -331,7 +331,7 @@ class _RowsOnLastAxis:
 class Softmax(Function):
     def forward(self, a, axis):
         _require_float(a, op="softmax")
-        self.axis = axis
+        self.axes = (axis,) if a.ndim else ()
         a2, moved_shape, perm = _RowsOnLastAxis.to_rows(a, axis)
         y = _RowsOnLastAxis.from_rows(raw.rows_op("softmax", a2), moved_shape, perm)
         self.save(y)
@@ -340,13 +340,13 @@ class Softmax(Function):
     def backward(self, g):
         (y,) = self.saved
         gy = g * y
-        return (gy - y * Sum.apply(gy, axes=(self.axis,), keepdim=True),)
+        return (gy - y * Sum.apply(gy, axes=self.axes, keepdim=True),)
 
 
 class LogSoftmax(Function):
     def forward(self, a, axis):
         _require_float(a, op="log_softmax")
-        self.axis = axis
+        self.axes = (axis,) if a.ndim else ()
         a2, moved_shape, perm = _RowsOnLastAxis.to_rows(a, axis)
         y = _RowsOnLastAxis.from_rows(raw.rows_op("log_softmax", a2), moved_shape, perm)
         self.save(y)
@@ -354,7 +354,7 @@ class LogSoftmax(Function):
 
     def backward(self, g):
         (y,) = self.saved
-        return (g - exp(y) * Sum.apply(g, axes=(self.axis,), keepdim=True),)
+        return (g - exp(y) * Sum.apply(g, axes=self.axes, keepdim=True),)
 
 
 class CrossEntropy(Function):

@@ -20,9 +20,10 @@ def current_runtime():
 
 def new_tensor(shape, dtype="f32"):
     """An uninitialized contiguous tensor on the current runtime."""
-    rt = current_runtime()
-    n = numel(shape)
-    storage = Storage(rt, rt.alloc(n * ITEMSIZE))
+    rt = dispatcher._runtime or dispatcher.runtime()
+    with rt.lock:
+        block = rt.allocator.alloc(numel(shape) * ITEMSIZE)
+    storage = Storage(rt, block)
     if scopes.active:
         scopes.register(storage)
     return Tensor._make(storage, 0, tuple(shape), contiguous_strides(shape), dtype)

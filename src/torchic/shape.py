@@ -11,10 +11,7 @@ import numbers
 
 
 def numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+    return math.prod(shape)
 
 
 _strides_cache = {}
@@ -73,7 +70,7 @@ def normalize_axes(axes, ndim):
     """None -> all axes; int or sequence -> sorted tuple of distinct non-negative axes."""
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, int) and not isinstance(axes, bool):
+    if isinstance(axes, numbers.Integral) and not isinstance(axes, bool):
         axes = (axes,)
     out = []
     for a in axes:
@@ -81,7 +78,7 @@ def normalize_axes(axes, ndim):
         if a in out:
             raise ValueError(f"dim {a} appears more than once in {tuple(axes)}")
         out.append(a)
-    return tuple(sorted(out))
+    return tuple(sorted(out)) if ndim else ()   # a 0-d tensor has no axes (dim 0 / -1 ok)
 
 
 def broadcast_shapes(*shapes):

@@ -102,7 +102,7 @@ def test_tables_show_values_and_ratios():
     assert "Test CPU" in md and "| matmul | 128 | 1 | 10.0 | 40.0 | 0.25x |" in md
     assert "a note" in md
     text = report.terminal_report(_results())
-    assert "workers vs numpy" in text and "targets" in text
+    assert "workers vs numpy" in text and "0.25x" in text
 
 
 def test_gen_perf_readme_replaces_between_markers(tmp_path):
@@ -118,6 +118,14 @@ def test_gen_perf_readme_replaces_between_markers(tmp_path):
     subprocess.run(args, check=True, capture_output=True)
     text = readme.read_text()
     assert "stale" not in text and text.startswith("# x\n\nintro\n\n<!-- perf:begin -->\n## ")
+    # under an existing "## Performance" heading, the section brings no heading of its own
+    readme.write_text("# x\n\n## Performance\n\n<!-- perf:begin -->\n<!-- perf:end -->\n")
+    subprocess.run(args, check=True, capture_output=True)
+    text = readme.read_text()
+    assert text.count("## Performance") == 1 and "### matmul" in text
+    readme.write_text("# x\n\nintro\n\n<!-- perf:begin -->\nstale\n<!-- perf:end -->\n\nrest\n")
+    subprocess.run(args, check=True, capture_output=True)
+    text = readme.read_text()
     assert text.rstrip().endswith("rest") and "Test CPU" in text
     assert "perf/PERFORMANCE.md" in text
     assert "# Performance" in (perf / "PERFORMANCE.md").read_text()
@@ -136,3 +144,15 @@ def test_plots_from_results(tmp_path):
     from torchic.bench import plots
     written, notes = plots.write_plots(_results(), str(tmp_path))
     assert not notes and any(p.endswith("matmul.png") for p in written)
+
+
+def test_figures_slower_with_more_threads_are_flagged():
+    from torchic.bench.runner import Runner
+    r = Runner(["matmul"], backends=[], references=[], stream=None)
+    fast = _rec("torch", "elementwise", "add", "64K", 1, 100.0, "GB/s", 1e-5)
+    slow = _rec("torch", "elementwise", "add", "64K", 2, 0.1, "GB/s", 8e-3)
+    fine = _rec("numpy", "elementwise", "add", "64K", 2, 90.0, "GB/s", 1.1e-5)
+    r.records = [fast, slow, fine, _rec("numpy", "elementwise", "add", "64K", 1, 95, "GB/s", 1e-5)]
+    r.flag_thread_anomalies()
+    assert "suspect" in slow and "suspect" not in fine and "suspect" not in fast
+    assert any("slower with more threads" in n for n in r.notes)

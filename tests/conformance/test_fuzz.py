@@ -192,8 +192,10 @@ def _where(data, rng):
 # -- reductions -----------------------------------------------------------------------------
 def _draw_dims(data, ndim):
     """None (all), one dim (maybe negative) or a tuple of dims."""
+    if ndim == 0:      # a 0-d tensor takes dim 0 / -1 (and reduces nothing)
+        return data.draw(st.sampled_from((None, 0, -1, (0,))), label="dims")
     kind = data.draw(st.sampled_from(("all", "one", "tuple")), label="dims.kind")
-    if kind == "all" or ndim == 0:
+    if kind == "all":
         return None
     if kind == "one":
         d = data.draw(st.integers(0, ndim - 1), label="dim")
@@ -204,7 +206,7 @@ def _draw_dims(data, ndim):
 
 
 def _axes(dims, ndim):
-    if dims is None:
+    if dims is None or ndim == 0:
         return tuple(range(ndim))
     return tuple(d % ndim for d in (dims if isinstance(dims, tuple) else (dims,)))
 
@@ -311,8 +313,8 @@ def _softmax(name):
     np_fn = _np_softmax if name == "softmax" else _np_log_softmax
 
     def example(data, rng):
-        x = draw_input(data, rng, draw_shape(data, min_dims=1), mode=draw_mode(data))
-        nd = len(x.layout.shape)
+        x = draw_input(data, rng, draw_shape(data), mode=draw_mode(data))
+        nd = max(len(x.layout.shape), 1)            # a 0-d tensor takes dim 0 or -1
         d = data.draw(st.integers(-nd, nd - 1), label="dim")
         scale = data.draw(st.sampled_from((1.0, 1.0, 30.0)), label="scale")   # big logits
         note(f"dim={d} scale={scale}: {describe([x])}")
@@ -435,7 +437,7 @@ def _draw_view_step(data, shape):
         i = data.draw(st.integers(-shape[d], shape[d] - 1), label="i")
         key = (slice(None),) * d + (i,)
         if data.draw(st.booleans(), label="none+ellipsis"):
-            key = (None, Ellipsis) + key[d:] if d == 0 else key
+            key = (None, i, Ellipsis) if d == 0 else key
         return f"[{key}]", lambda t: t[key], lambda a: a[key]
     if kind == "flatten":
         s = data.draw(st.integers(0, nd - 1), label="start")

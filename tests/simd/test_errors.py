@@ -74,7 +74,7 @@ def test_views_outside_their_block_are_refused_at_the_call(h):
     np.testing.assert_array_equal(h.rt.read(out), np.zeros((8, 8)))
 
 
-def test_close_is_idempotent_and_finishes_queued_work():
+def test_close_is_idempotent_with_work_queued():
     rt = dispatcher.init("simd", threads=2)
     blk = rt.alloc(4 << 20)
     v = View(blk, 0, (1 << 20,), (1,), "f32")

@@ -43,7 +43,8 @@ def build_parser():
                    help="thread counts, comma-separated (default: matmul 1,2,4..cores; "
                         "other suites 1,cores)")
     p.add_argument("--repeat", type=int, default=None,
-                   help="timed samples per figure (default 7, --quick 3); the median is reported")
+                   help="timed samples per figure, at least (default 7, --quick 3); the median "
+                        "is reported")
     p.add_argument("--out", default="bench-results",
                    help="output folder for results.json, results.md and the plots "
                         "(default: bench-results)")

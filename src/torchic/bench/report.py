@@ -32,8 +32,12 @@ HOW_TO_READ = (
     "preallocated outputs (`out=`) where the API allows. Threads: torchic runs with "
     "`torchic.init(backend, threads=t)` (OpenBLAS held to 1 thread under it), NumPy under "
     "threadpoolctl's `threadpool_limits(t)` (only its BLAS is threaded), PyTorch with "
-    "`torch.set_num_threads(t)`. `A vs B` columns are speedups of torchic backend A over "
-    "reference B (> 1: torchic is faster).")
+    "`torch.set_num_threads(t)`. GPU implementations (webgpu, PyTorch CUDA) are timed as a stream in "
+    "the matmul, elementwise and reduce suites: back-to-back ops with one sync per sample of at "
+    "least 20 ms, i.e. device throughput including dispatch (wall clock, not GPU timestamps); "
+    "the overhead and train suites time every call to its result. `A vs B` columns are speedups of torchic backend A over "
+    "reference B (> 1: torchic is faster). A figure marked `?` was over 2x slower with more "
+    "threads than with fewer: usually another process on the machine, see the notes.")
 
 
 def impl_names(results):
@@ -105,6 +109,8 @@ def _cell(r):
         s = fmt(r["value"])
         if r.get("check") and r["check"] != "ok":
             s += " (WRONG)"
+        if r.get("suspect"):
+            s += "?"
         return s
     if r.get("skipped"):
         return "skip"
@@ -118,6 +124,14 @@ MEMORY_COLUMNS = [
     ("live tensors", "live_tensors", "{}"), ("left after free MiB", "after_free_mib", "{:.3f}"),
     ("ms/step", "ms_per_step", "{:.2f}"),
 ]
+
+
+MEMORY_NOTE = (
+    "Exact figures from `torchic.memory()` across the run (after warm-up steps): peak and "
+    "in-use bytes of live blocks, the heap's size, allocations per step, and how many of them "
+    "were *fresh* (carved from a free range: every block over 1 MiB is, by design) rather than "
+    "recycled from a size-class bucket in O(1). 'left after free' is what stays in use once the "
+    "model and its tensors are dropped (cached scalar constants).")
 
 
 def memory_table(results):
@@ -180,7 +194,7 @@ def render_text(headers, rows):
 
 def _numeric_column(cells):
     filled = [str(c) for c in cells if str(c).strip()]
-    return bool(filled) and sum(c.lstrip("-+#")[:1].isdigit() for c in filled) * 2 > len(filled)
+    return bool(filled) and sum(c.lstrip("-+")[:1].isdigit() for c in filled) * 2 > len(filled)
 
 
 def render_markdown(headers, rows):
@@ -245,8 +259,21 @@ PLOTS = [("matmul.png", "matmul GFLOPS against size"),
 COMPACT_SUITES = ("matmul", "overhead", "train")
 
 
+def command_line(results):
+    """The bench command as run, without --out (where the files went is no figure)."""
+    argv, shown, skip = list(results.get("argv") or []), [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--out":
+            skip = True
+        elif not a.startswith("--out="):
+            shown.append(a)
+    return " ".join(["python -m torchic bench"] + shown)
+
+
 def markdown_report(results, image_prefix="", heading="##", plots=None, compact=False,
-                    full_link=None):
+                    full_link=None, title=True):
     """The performance section: machine, how to read, targets, one table per suite, plots.
 
     compact: only the targets and the matmul / overhead / train tables (for the README),
@@ -256,8 +283,8 @@ def markdown_report(results, image_prefix="", heading="##", plots=None, compact=
     hw, vers, blas, env = machine_line(results)
     date = results["created"][:10]
     kind = "quick (toy sizes)" if results.get("quick") else "full"
-    out = [f"{h2} Performance", "",
-           f"Measured with `{' '.join(['python -m torchic bench'] + list(results.get('argv') or []))}` "
+    out = ([f"{h2} Performance", ""] if title else []) + [
+           f"Measured with `{command_line(results)}` "
            f"on {date} ({kind} run, {results.get('elapsed_s', 0) / 60:.1f} min).", "",
            f"- **Machine:** {hw}",
            f"- **Software:** {vers}",
@@ -284,7 +311,8 @@ def markdown_report(results, image_prefix="", heading="##", plots=None, compact=
         if suite == "memory":
             t = memory_table(results)
             if t:
-                out += [f"{h3} {SUITE_TITLES[suite]}", "", render_markdown(*t), ""]
+                out += [f"{h3} {SUITE_TITLES[suite]}", "", MEMORY_NOTE, "",
+                        render_markdown(*t), ""]
             continue
         t = suite_table(results, suite)
         if not t:
@@ -298,7 +326,10 @@ def markdown_report(results, image_prefix="", heading="##", plots=None, compact=
         out += [f"{h3} Speedup over `workers`", "", f"![speedup]({image_prefix}speedup.png)", ""]
     if compact and full_link:
         out += [f"Every table (elementwise, reductions, memory) and the raw figures: "
-                f"[{full_link}]({full_link}).", ""]
+                f"[{full_link}]({full_link}). To measure your machine: `python -m torchic "
+                f"bench` (`--quick` for a smoke run); to refresh these docs from a run: "
+                f"`python -m torchic bench --out docs/perf && python scripts/gen_perf_readme.py`.",
+                ""]
     if results.get("notes"):
         out += [f"{h3} Notes", ""] + [f"- {n}" for n in results["notes"]] + [""]
     out += ["<sub>Generated by `scripts/gen_perf_readme.py` from the committed results file; "

@@ -102,6 +102,8 @@ def evaluate(records, impls_info, gpu_real, suites=None):
     for t in issue_targets():
         if suites is not None and t.suite not in suites:
             continue
+        if t.impl not in impls_info:      # backend not asked for in this run (--backends)
+            continue
         if t.gpu_only and not gpu_real:
             if t.impl in impls_info and impls_info[t.impl].get("available"):
                 rows.append(_row(t, None, status="n/a",
@@ -129,6 +131,7 @@ def _evaluate_one(t, threads, idx, records, impls_info):
     if me is None:
         return _row(t, threads, note=_why_missing(records, impls_info, t.impl, t.suite,
                                                   t.case, t.label))
+    ref = None
     if t.ref is None:
         ratio, ref_value = me["value"], None
     else:
@@ -153,5 +156,9 @@ def _evaluate_one(t, threads, idx, records, impls_info):
         status, note = "FAIL", f"result check: {me['check']}"
     else:
         note = ""
+    shaky = [f"{r['impl']} {r['suspect']}" for r in (me, ref) if r is not None and
+             r.get("suspect")]
+    if shaky:
+        note = "; ".join(([note] if note else []) + ["suspect: " + s for s in shaky])
     return _row(t, threads, value=me["value"], ref_value=ref_value, unit=me["metric"],
                 ratio=ratio, status=status, note=note)

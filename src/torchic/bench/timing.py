@@ -16,6 +16,10 @@ from dataclasses import asdict, dataclass, field
 perf_counter = time.perf_counter
 
 
+def _nothing():
+    pass
+
+
 @dataclass
 class Timing:
     median_s: float
@@ -56,15 +60,24 @@ class Budget:
     max_total_s: float = 6.0   # stop taking samples after this much (once min_samples)
     max_call_s: float = 30.0   # skip a case whose single call is projected to take longer
     max_samples: int = 20000
+    gpu_sample_s: float = 0.02  # queued GPU work per sample (one sync per sample)
 
     @classmethod
     def quick(cls, repeat=None):
         return cls(repeat=repeat or 3, min_samples=min(2, repeat or 3), min_sample_s=1e-4,
-                   min_total_s=0.02, warmup_s=3e-3, max_total_s=0.5, max_call_s=2.0)
+                   min_total_s=0.02, warmup_s=3e-3, max_total_s=0.5, max_call_s=2.0,
+                   gpu_sample_s=0.004)
 
 
-def measure(fn, budget):
-    """Median time of one call of fn() (seconds), after warm-up."""
+def measure(fn, budget, sync=None, min_sample_s=None):
+    """Median time of one call of fn() (seconds), after warm-up.
+
+    sync: called once at the end of every sample (and after every warm-up call), for
+    implementations whose calls only queue work (GPU streams): the sample then times
+    ``number`` queued calls plus the wait for all of them.
+    """
+    min_sample_s = budget.min_sample_s if min_sample_s is None else min_sample_s
+    sync = sync or _nothing
     # warm-up: at least one call; keep going for warmup_s (first calls pack, allocate, compile)
     start = perf_counter()
     calls = 0
@@ -72,6 +85,7 @@ def measure(fn, budget):
     while True:
         t0 = perf_counter()
         fn()
+        sync()
         dt = perf_counter() - t0
         calls += 1
         if calls > 1 or dt < fastest:   # the first call may pack / compile: not an estimate
@@ -80,14 +94,26 @@ def measure(fn, budget):
             break
     per_call = max(fastest, 1e-9)
     number = 1
-    if per_call < budget.min_sample_s:
-        number = min(100000, math.ceil(budget.min_sample_s / per_call))
+    if per_call < min_sample_s:
+        number = min(100000, math.ceil(min_sample_s / per_call))
+    if sync is not _nothing and number > 1:
+        # queued calls overlap: a synced call overstates a queued one, so calibrate again
+        for _ in range(3):
+            t0 = perf_counter()
+            for _ in range(number):
+                fn()
+            sync()
+            dt = perf_counter() - t0
+            if dt >= 0.5 * min_sample_s or number >= 100000:
+                break
+            number = min(100000, math.ceil(number * min_sample_s / max(dt, 1e-9)))
     samples = []
     total = 0.0
     while True:
         t0 = perf_counter()
         for _ in range(number):
             fn()
+        sync()
         dt = perf_counter() - t0
         samples.append(dt / number)
         total += dt

@@ -49,15 +49,25 @@ OP_WRITE = 100
 _DTYPE_CODES = {"f32": 0, "i32": 1}
 _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 
-# one struct per record length: '<' + 5 int64 + the f64 value + int64 views
-_STRUCTS = {}
+# the record header: op code, view count, i0, i1, i2 (int64), value (f64)
+_HEADER = struct.Struct("<5qd")
+# one struct per ndim for a view: arena, block offset, block bytes, offset, dtype, ndim,
+# shape, strides
+_VIEW_STRUCTS = [struct.Struct(f"<{6 + 2 * nd}q") for nd in range(17)]
 
 
-def _record_struct(n):
-    s = _STRUCTS.get(n)
-    if s is None:
-        s = _STRUCTS[n] = struct.Struct(f"<5qd{n - 6}q")
-    return s
+def _pack_view(v):
+    """A view's words of the op record (cached on the view: see run)."""
+    b = v.block
+    shape = v.shape
+    nd = len(shape)
+    if nd > 16:
+        raise ValueError(f"the simd backend supports up to 16 dims, got shape {shape}")
+    packed = _VIEW_STRUCTS[nd].pack(b.arena, b.offset, b.size, v.offset, _DTYPE_CODES[v.dtype],
+                                    nd, *shape, *v.strides)
+    if v.resolved is None:
+        v.resolved = packed
+    return packed
 
 
 def describe_isa():
@@ -118,25 +128,22 @@ class SimdBackend(Backend):
             value = params.get("value", 0.0)
         else:
             i0, value = 0, 0.0
-        rec = [KERNEL_TABLE[op], len(inputs) + 1, i0, 0, 0, value]
-        for v in (out, *inputs):
-            b = v.block
-            shape = v.shape
-            rec += (b.arena, b.offset, b.size, v.offset, _DTYPE_CODES[v.dtype], len(shape))
-            rec += shape
-            rec += v.strides
-        self._push_record(rec, op)
+        try:
+            parts = [_HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1, i0, 0, 0, value)]
+            for v in (out, *inputs):
+                # a view's packed words are cached on it (views are immutable)
+                packed = v.resolved
+                parts.append(packed if packed.__class__ is bytes else _pack_view(v))
+        except (struct.error, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"op {op!r}: bad op name, params or view ({exc!r}); shapes, strides "
+                             f"and offsets must be ints that fit in int64") from None
+        data = b"".join(parts)
+        self._push_data(data, op)
 
-    def _push_record(self, rec, what):
+    def _push_data(self, data, what):
         if self._closed:
             raise RuntimeError(f"{what}: the simd runtime is closed")
-        n = len(rec)
-        try:
-            data = _record_struct(n).pack(*rec)
-        except struct.error as exc:
-            raise ValueError(f"{what}: shapes, strides and offsets must be ints that fit "
-                             f"in int64 ({exc})") from None
-        seq = self._push(self._ctx, data, n)
+        seq = self._push(self._ctx, data, len(data) >> 3)
         if seq < 0:
             size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
             raise ValueError(f"simd backend rejected op {what!r}: "
@@ -148,12 +155,11 @@ class SimdBackend(Backend):
         arr = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
         if arr.shape != tuple(view.shape):
             arr = arr.reshape(view.shape)
-        b = view.block
-        shape = view.shape
-        rec = [OP_WRITE, 1, arr.ctypes.data, arr.nbytes, 0, 0.0,
-               b.arena, b.offset, b.size, view.offset, _DTYPE_CODES[view.dtype], len(shape),
-               *shape, *view.strides]
-        seq = self._push_record(rec, "write")
+        try:
+            data = _HEADER.pack(OP_WRITE, 1, arr.ctypes.data, arr.nbytes, 0, 0.0) + _pack_view(view)
+        except (struct.error, KeyError, TypeError) as exc:
+            raise ValueError(f"write: bad view {view} ({exc!r})") from None
+        seq = self._push_data(data, "write")
         # the source must outlive the op: keep it until the stream is past seq
         keep = self._keep
         keep.append((seq, arr))
@@ -177,7 +183,11 @@ class SimdBackend(Backend):
             raise RuntimeError("the simd runtime is closed: this tensor can no longer be read")
         self._check_view(view)
         self._wait_all()
-        out = self.heap.array(view).copy()
+        item = 4
+        block = view.block
+        out = np.ndarray(view.shape, DTYPES[view.dtype], self.heap.arenas[block.arena],
+                         block.offset + view.offset * item,
+                         tuple(s * item for s in view.strides)).copy()
         self.raise_pending_error()
         return out
 
@@ -188,7 +198,7 @@ class SimdBackend(Backend):
     def close(self):
         if not self._closed:
             self._closed = True
-            self._finalizer()   # finishes queued ops, joins the threads, frees the heap
+            self._finalizer()   # drops queued ops, joins the threads, frees the heap
 
     def describe(self):
         return {"backend": self.name, "threads": self.threads, "isa": describe_isa(),
@@ -214,7 +224,7 @@ class SimdBackend(Backend):
 
 
 def _free_ctx(lib, ctx, heap):
-    lib.free(ctx)      # drains the queue first: no kernel runs after this returns
+    lib.free(ctx)      # joins the threads: no kernel runs after this returns
     heap.close()
 
 

@@ -110,8 +110,13 @@ def list_adapters():
     return out
 
 
+# names people use for an adapter that reports itself differently
+ALIASES = {"lavapipe": "llvmpipe", "swiftshader": "swiftshader", "nvidia": "nvidia"}
+
+
 def _matches(adapter, want):
     w = want.lower().strip()
+    w = ALIASES.get(w, w)
     i = _info(adapter)
     if w in (i["backend_type"].lower(), i["adapter_type"].lower(),
              i["adapter_type"].lower().replace("gpu", "").strip("-_")):

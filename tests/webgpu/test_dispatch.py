@@ -1,0 +1,161 @@
+"""Batching, caches, staging reuse, stream order, index errors and arena growth."""
+
+import numpy as np
+import pytest
+
+import torchic
+from torchic.dispatcher import KernelError, View
+
+
+def _mlp_step_factory(seed=0, batch=16, vocab=11, emb=4, ctx=3, hidden=24):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, vocab, (200, ctx)).astype(np.int32)
+    Y = rng.integers(0, vocab, 200).astype(np.int32)
+    ws = [rng.standard_normal(s).astype(np.float32) * 0.3
+          for s in ((vocab, emb), (ctx * emb, hidden), (hidden,), (hidden, vocab), (vocab,))]
+    params = [torchic.tensor(w, requires_grad=True) for w in ws]
+    C, W1, b1, W2, b2 = params
+
+    def step():
+        ix = rng.integers(0, len(Y), batch)
+        xb, yb = torchic.tensor(X[ix]), torchic.tensor(Y[ix])
+        h = torchic.tanh(C[xb].view(batch, -1) @ W1 + b1)
+        loss = torchic.cross_entropy(h @ W2 + b2, yb)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with torchic.no_grad():
+            for p in params:
+                p -= 0.1 * p.grad
+        return loss.item()
+    return step
+
+
+def test_training_step_is_one_submit_and_compiles_nothing_after_warmup(rt):
+    gpu = rt.backend.gpu
+    step = _mlp_step_factory()
+    step()
+    step()
+    before = dict(gpu.stats)
+    losses = [step() for _ in range(3)]
+    after = gpu.stats
+    assert all(np.isfinite(losses))
+    assert after["compiles"] == before["compiles"], "a pipeline was compiled after warm-up"
+    assert after["bind_groups"] == before["bind_groups"], "bind groups were not reused"
+    assert after["submits"] - before["submits"] <= 3 * 2     # a handful: here 1 per step
+    assert after["dispatches"] - before["dispatches"] >= 3 * 20
+
+
+def test_batch_is_submitted_every_batch_ops(webgpu_available):
+    rt = torchic.init("webgpu", batch_ops=8)
+    try:
+        gpu = rt.backend.gpu
+        blk = rt.alloc(4 * 64)
+        a = View(blk, 0, (16,), (1,), "f32")
+        rt.write(a, np.ones(16, np.float32))
+        s0 = gpu.stats["submits"]
+        for _ in range(20):
+            rt.run("add", a, (a, a), {})
+        assert gpu.stats["submits"] - s0 == 2          # ops 9 and 17 started new batches
+        np.testing.assert_array_equal(rt.read(a), np.full(16, 2.0 ** 20, np.float32))
+    finally:
+        torchic.shutdown()
+
+
+def test_staging_buffer_is_reused(rt, heap):
+    gpu = rt.backend.gpu
+    v = heap.put(np.arange(1000, dtype=np.float32))
+    rt.read(v)
+    staging = gpu.staging
+    grows = gpu.stats["staging_grows"]
+    for _ in range(5):
+        np.testing.assert_array_equal(rt.read(v), np.arange(1000, dtype=np.float32))
+    assert gpu.staging is staging and gpu.stats["staging_grows"] == grows
+    big = heap.put(np.ones(1 << 16, np.float32))      # bigger than the staging buffer
+    assert rt.read(big).sum() == 1 << 16
+    assert gpu.stats["staging_grows"] == grows + 1
+
+
+def test_host_write_into_pending_batch_keeps_stream_order(rt, heap):
+    gpu = rt.backend.gpu
+    a = heap.put(np.full(64, 1.0))
+    b = heap.empty((64,))
+    rt.run("neg", b, (a,), {})                         # reads a (not yet submitted)
+    rt.write(a, np.full(64, 5.0, np.float32))          # must land after that read
+    c = heap.empty((64,))
+    rt.run("neg", c, (a,), {})
+    assert gpu.stats["uploads_in_batch"] >= 1
+    np.testing.assert_array_equal(rt.read(b), np.full(64, -1.0, np.float32))
+    np.testing.assert_array_equal(rt.read(c), np.full(64, -5.0, np.float32))
+
+
+def test_strided_read_and_write(rt, heap):
+    base = np.arange(60, dtype=np.float32).reshape(5, 12)
+    v = heap.put(base)
+    col = View(v.block, 3, (5, 4), (12, 2), "f32")    # base[:, 3:11:2]
+    np.testing.assert_array_equal(rt.read(col), base[:, 3:11:2])
+    rt.run("add", heap.empty((1,)), (heap.put([1.0]), heap.put([2.0])), {})   # pending work
+    rt.write(col, np.full((5, 4), -1.0, np.float32))
+    want = base.copy()
+    want[:, 3:11:2] = -1
+    np.testing.assert_array_equal(rt.read(v), want)
+
+
+@pytest.mark.parametrize("case", ["gather", "scatter", "cross_entropy", "cross_entropy_grad"])
+def test_index_errors_surface_at_next_read_naming_the_op(rt, heap, case):
+    table = heap.put(np.ones((4, 3)))
+    bad = heap.put(np.array([0, 7, 1], np.int32))
+    if case == "gather":
+        op, out, ins = "gather_rows", heap.empty((3, 3)), (table, bad)
+    elif case == "scatter":
+        op, out, ins = "scatter_add_rows", heap.put(np.zeros((4, 3))), (heap.put(np.ones((3, 3))), bad)
+    elif case == "cross_entropy":
+        op, out, ins = "cross_entropy", heap.empty((3,)), (heap.put(np.ones((3, 4))), bad)
+    else:
+        op, out, ins = ("cross_entropy_grad", heap.empty((3, 4)),
+                        (heap.put(np.ones((3, 4))), bad, heap.put(np.ones(3))))
+    ok = heap.put(np.array([1.0, 2.0]))
+    after = heap.empty((2,))
+    rt.run(op, out, ins, {})
+    rt.run("neg", after, (ok,), {})                     # later ops still run
+    with pytest.raises(KernelError, match=rf"{op}.*7 is out of range \[0, 4\)"):
+        rt.read(after)
+    np.testing.assert_array_equal(rt.read(after), [-1.0, -2.0])   # the error is reported once
+    rt.sync()
+
+
+def test_negative_index_is_an_error_too(rt, heap):
+    out = heap.empty((1, 2))
+    rt.run("gather_rows", out, (heap.put(np.ones((3, 2))), heap.put(np.array([-1], np.int32))), {})
+    with pytest.raises(KernelError, match="gather_rows.*-1"):
+        rt.sync()
+
+
+def test_arena_growth_and_ops_across_arenas(rt, heap):
+    be = rt.backend
+    assert be.max_arena_bytes <= be.gpu.max_binding
+    assert be.max_arena_bytes % be.alignment == 0
+    n = rt.allocator.arena_bytes // 4 // 2 + 1024        # two of these don't fit one arena
+    a = heap.put(np.ones(n, np.float32))
+    b = heap.put(np.full(n, 2.0, np.float32))
+    assert a.block.arena != b.block.arena
+    c = heap.empty((n,))
+    rt.run("add", c, (a, b), {})
+    got = rt.read(c)
+    assert got.shape == (n,) and np.all(got == 3.0)
+    assert rt.allocator.stats()["arenas"] >= 2
+
+
+def test_allocation_above_the_binding_limit_is_refused(rt):
+    with pytest.raises(torchic.HeapFullError, match="largest buffer"):
+        rt.alloc(rt.backend.max_arena_bytes + 256)
+
+
+def test_describe_and_timestamps(rt, heap):
+    d = rt.backend.describe()
+    assert d["backend"] == "webgpu" and d["max_arena_bytes"] > 0
+    if not rt.backend.gpu.has_timestamps():
+        pytest.skip("adapter without timestamp-query")
+    a = heap.put(np.ones(1024))
+    ns = rt.backend.timed(lambda: rt.run("exp", a, (a,), {}))
+    assert ns >= 0
