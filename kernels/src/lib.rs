@@ -403,11 +403,16 @@ pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
     Box::into_raw(Box::new(Ctx { stream: Stream::new(threads), arenas: Mutex::new(Vec::new()), push_error: Mutex::new(String::new()) }))
 }
 
-/// Stop: the op running now finishes, queued ops are dropped; join the threads, free.
+/// Close the runtime: the op running now finishes, queued ops are dropped,
+/// the threads are joined, waiters are released. The context itself (a few
+/// hundred bytes once the threads are gone) is deliberately not freed: another
+/// Python thread may still be inside `tk_wait` on it (a daemon thread blocked
+/// in a read at interpreter exit), and must find valid memory when it wakes.
 #[no_mangle]
 pub unsafe extern "C" fn tk_free(ctx: *mut Ctx) {
     if !ctx.is_null() {
-        drop(Box::from_raw(ctx));
+        (*ctx).stream.close();
+        (*ctx).arenas.lock().unwrap().clear();
     }
 }
 
@@ -471,8 +476,9 @@ pub unsafe extern "C" fn tk_done(ctx: *mut Ctx) -> i64 {
     (*ctx).stream.done() as i64
 }
 
-/// Take the first pending error: writes "op\0message" into buf, returns the
-/// error kind (1 IndexError, 2 ValueError, 3 RuntimeError), 0 when none.
+/// Take the oldest pending error: writes "op\0message\0" into buf, returns
+/// the error kind (1 IndexError, 2 ValueError, 3 RuntimeError), 0 when none.
+/// Call until it returns 0 to collect every failure since the last read.
 #[no_mangle]
 pub unsafe extern "C" fn tk_take_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) -> i32 {
     let ctx = &*ctx;

@@ -221,6 +221,9 @@ impl KernelError {
 
 pub type KResult = Result<(), KernelError>;
 
+/// errors kept between two reads
+pub const MAX_ERRORS: usize = 64;
+
 /// What the coordinator executes: anything with a name and a run method.
 pub trait Task: Send {
     fn name(&self) -> &'static str;
@@ -236,14 +239,14 @@ struct StreamShared<T> {
     wait_mx: Mutex<()>,
     wait_cv: Condvar,
     waiters: AtomicUsize,
-    error: Mutex<Option<(&'static str, KernelError)>>,
+    errors: Mutex<VecDeque<(&'static str, KernelError)>>,
     has_error: AtomicBool,
     stop: AtomicBool,
 }
 
 pub struct Stream<T: Task + 'static> {
     shared: Arc<StreamShared<T>>,
-    coord: Option<JoinHandle<()>>,
+    coord: Mutex<Option<JoinHandle<()>>>,
     next_seq: AtomicU64,
 }
 
@@ -258,7 +261,7 @@ impl<T: Task + 'static> Stream<T> {
             wait_mx: Mutex::new(()),
             wait_cv: Condvar::new(),
             waiters: AtomicUsize::new(0),
-            error: Mutex::new(None),
+            errors: Mutex::new(VecDeque::new()),
             has_error: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
@@ -270,7 +273,7 @@ impl<T: Task + 'static> Stream<T> {
                 coordinator_loop(&sh, &pool);
             })
             .expect("spawn coordinator");
-        Stream { shared, coord: Some(coord), next_seq: AtomicU64::new(1) }
+        Stream { shared, coord: Mutex::new(Some(coord)), next_seq: AtomicU64::new(1) }
     }
 
     /// Queue a task; returns its sequence number (1, 2, ...).
@@ -315,11 +318,13 @@ impl<T: Task + 'static> Stream<T> {
         self.shared.has_error.load(Acquire)
     }
 
-    /// Take the first recorded error (op name, error), clearing it.
+    /// Take the oldest recorded error (op name, error); every failure is kept
+    /// (up to MAX_ERRORS, then one summary), none is silently dropped.
     pub fn take_error(&self) -> Option<(&'static str, KernelError)> {
-        let mut e = self.shared.error.lock().unwrap();
-        self.shared.has_error.store(false, Release);
-        e.take()
+        let mut q = self.shared.errors.lock().unwrap();
+        let e = q.pop_front();
+        self.shared.has_error.store(!q.is_empty(), Release);
+        e
     }
 }
 
@@ -333,9 +338,11 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
                 if skip {
                     drop(task);
                 } else if let Err(e) = task.run(pool) {
-                    let mut slot = sh.error.lock().unwrap();
-                    if slot.is_none() {
-                        *slot = Some((task.name(), e));
+                    let mut q = sh.errors.lock().unwrap();
+                    if q.len() < MAX_ERRORS {
+                        q.push_back((task.name(), e));
+                    } else if q.len() == MAX_ERRORS {
+                        q.push_back(("(more ops)", KernelError { kind: 3, msg: "further errors not recorded".into() }));
                     }
                     sh.has_error.store(true, Release);
                 }
@@ -364,17 +371,31 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
     }
 }
 
-impl<T: Task + 'static> Drop for Stream<T> {
-    fn drop(&mut self) {
-        // stop: the op running now finishes, queued ones are dropped unrun
+impl<T: Task + 'static> Stream<T> {
+    /// Stop the coordinator (the op running now finishes, queued ones are
+    /// dropped unrun and counted as done, so every waiter is released) and
+    /// join it. Idempotent. Later pushes are dropped the same way.
+    pub fn close(&self) {
         self.shared.stop.store(true, SeqCst);
         {
             let _q = self.shared.queue.lock().unwrap();
             self.shared.qcv.notify_all();
         }
-        if let Some(h) = self.coord.take() {
+        let handle = self.coord.lock().unwrap().take();
+        if let Some(h) = handle {
             let _ = h.join();
         }
+        // nothing runs any more: mark everything pushed as done, wake waiters
+        let _q = self.shared.queue.lock().unwrap();
+        self.shared.done.store(self.last_seq(), SeqCst);
+        let _g = self.shared.wait_mx.lock().unwrap();
+        self.shared.wait_cv.notify_all();
+    }
+}
+
+impl<T: Task + 'static> Drop for Stream<T> {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 

@@ -203,11 +203,13 @@ def _read_arrays(path):
     return arrays, meta, where
 
 
-def load(path):
+def load(path, *, map_location=None, weights_only=None):
     """Read a safetensors file into a dict of name -> Tensor on the current backend.
 
     Files written by torchic.save come back with their nesting and key order;
     other files come back as one flat dict in the file's key order.
+    map_location and weights_only are accepted for PyTorch scripts and ignored
+    (tensors always load onto the current backend; safetensors holds only weights).
     """
     from .creation import from_numpy_array
     arrays, meta, where = _read_arrays(path)

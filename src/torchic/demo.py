@@ -163,7 +163,7 @@ def train(model, X, Y, steps, batch=32, lr=0.1, lr_final=0.01, decay_at=None, se
         loss.backward()
         opt.step()
         sched.step()
-        pending.append(loss)
+        pending.append(loss.detach())   # keep the value, not the graph
         if len(pending) == read_every or step == steps - 1:
             start = step + 1 - len(pending)
             losses[start:step + 1] = [t.item() for t in pending]
@@ -276,7 +276,7 @@ def plot_losses(losses, path, title="makemore training loss"):
 # ---------------------------------------------------------------------------------------
 def build_parser(prog=None, steps=DEMO_STEPS, out=None):
     p = argparse.ArgumentParser(
-        prog=prog, description="Train a character-level MLP (makemore) and sample names.")
+        prog=prog or "python -m torchic demo", description="Train a character-level MLP (makemore) and sample names.")
     p.add_argument("--data", metavar="FILE",
                    help="training items, one per line (default: the US census first names "
                         "shipped in the `names` package)")

@@ -53,14 +53,17 @@ def fuzz_coverage(examples=12):
     import test_fuzz
     from fuzz_support import draw_rng
 
+    def runner(example):
+        @settings(settings.get_profile("torchic-ci"), max_examples=examples)
+        @given(data=st.data())
+        def run(data):
+            example(data, draw_rng(data))
+        return run
+
     out = {}
     for name, example in sorted(test_fuzz.FUZZ_OPS.items()):
         with recording() as seen:
-            @settings(settings.get_profile("torchic-ci"), max_examples=examples)
-            @given(data=st.data())
-            def run(data, example=example):
-                example(data, draw_rng(data))
-            run()
+            runner(example)()
         out[name] = seen
     return out
 

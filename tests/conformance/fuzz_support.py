@@ -26,6 +26,7 @@ broadcast copies, so expanded inputs and ties from duplication are handled).
 
 import math
 import os
+import warnings
 
 import numpy as np
 from hypothesis import HealthCheck, settings
@@ -252,7 +253,8 @@ def _fd(fn, arrays, inputs, k, w, eps=1e-6):
             core[idx] = orig + delta
             args = list(arrays)
             args[k] = inputs[k].array(core)
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)   # empty means etc.
                 vals.append(np.sum(np.asarray(fn(*args), np.float64) * w))
         core[idx] = orig
         grad[idx] = (vals[0] - vals[1]) / (2 * eps)
@@ -286,7 +288,8 @@ def check(tc_fn, np_fn, inputs, grad=True, atol=1e-5, rtol=1e-4, grad_atol=1e-4,
     """Run tc_fn on the inputs' views and compare values (and gradients) with np_fn."""
     made = [inp.make() for inp in inputs]
     arrays = [inp.array() for inp in inputs]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)           # empty means etc.
         ref = np.asarray(np_fn(*[a.copy() for a in arrays]))
     out = tc_fn(*[v for _, v in made])
     got = out.numpy()

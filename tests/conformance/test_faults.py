@@ -385,3 +385,37 @@ def test_two_threads_train_two_mlps(backend):
         for a, b in zip(alone[seed][1], together[seed][1]):
             np.testing.assert_array_equal(a, b)
     assert alone[1][0][-1] < alone[1][0][0]          # and they do learn
+
+
+def test_uploads_while_another_thread_reads(backend):
+    """Host writes issued by one thread while another thread waits in a read (what
+    item_async / numpy_async do) must keep their source data until the write has run."""
+    stop = threading.Event()
+    errors = []
+
+    def reader():
+        try:
+            t = torchic.ones(256)
+            while not stop.is_set():
+                assert t.sum().item() == 256
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+    th = threading.Thread(target=reader)
+    th.start()
+    wrong = []
+    try:
+        deadline = time.monotonic() + (4.0 if backend == "webgpu" else 2.0)
+        i = 0
+        while time.monotonic() < deadline and len(wrong) < 5:
+            vals = [torchic.tensor(np.full(16, float(j), np.float32)) for j in range(i, i + 8)]
+            sums = [v.sum() for v in vals]
+            for j, s in enumerate(sums):
+                got = s.item()
+                if got != 16.0 * (i + j):
+                    wrong.append((i + j, got / 16))
+            i += 8
+    finally:
+        stop.set()
+        th.join(60)
+    assert not errors, errors
+    assert not wrong, f"uploaded value -> value seen by the op: {wrong}"

@@ -488,3 +488,11 @@ def test_loss_modules(backend, rng):
     assert nn.MSELoss()(T(a), T(b)).item() == pytest.approx(((a - b) ** 2).mean(), rel=1e-5)
     assert nn.MSELoss(reduction="sum")(T(a), T(b)).item() == \
         pytest.approx(((a - b) ** 2).sum(), rel=1e-5)
+
+
+def test_to_device_is_a_no_op(backend):
+    m = nn.Linear(2, 2)
+    assert m.to("cpu") is m and m.to(torchic.float32) is m and m.cpu() is m
+    assert m.to(device="cuda", non_blocking=True) is m
+    with pytest.raises(TypeError, match="float32"):
+        m.to(torchic.int32)

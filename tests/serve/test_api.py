@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from conftest import end_of, rows
+from serve_helpers import end_of, rows, start_server, stop_server
 
 
 def test_lists_builtin_and_dropped_in_suites(server):
@@ -170,3 +170,50 @@ def test_builtin_bench_reports_figures(server):
     assert [(r["impl"], r["size"], r["metric"], r["status"]) for r in got] == [
         ("workers", "64", "GFLOPS", "ok"), ("numpy", "64", "GFLOPS", "ok")], got
     assert all(r["value"] > 0 and r["median_ms"] > 0 and r["n"] == 64 for r in got)
+
+
+def test_ctrl_c_stops_running_runs_and_the_server(tmp_path):
+    srv = start_server(tmp_path)
+    try:
+        run_id = srv.start("toy.slow", {"tag": "left", "steps": 400})
+        queued_id = srv.start("toy.slow", {"tag": "right", "steps": 4})
+        seen = {}
+        streams = [threading.Thread(target=lambda r=r: seen.__setitem__(r, srv.events(r)))
+                   for r in (run_id, queued_id)]
+        for t in streams:
+            t.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not srv.get(f"/api/runs/{run_id}")[1]["rows"]:
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        assert stop_server(srv) == 0
+        assert time.monotonic() - t0 < 5          # open streams do not hold the shutdown up
+        for t in streams:
+            t.join(10)
+        for r in (run_id, queued_id):
+            assert end_of(seen[r])["status"] == "cancelled", seen[r][-3:]
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+
+
+BUILTIN = ["ops.unary", "ops.binary", "ops.compare", "ops.reduce", "ops.matmul", "ops.views",
+           "autograd", "matmul", "elementwise", "reduce", "overhead", "train", "memory"]
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_every_builtin_suite_runs_clean(server, name):
+    """Smoke: one small combination of each built-in suite on `workers` (catches rot)."""
+    _, catalog = server.get("/api/suites")
+    suite = next(s for s in catalog["suites"] if s["name"] == name)
+    params = {}
+    for p in suite["params"]:
+        preferred = {"backend": "workers", "impl": "workers", "threads": 1, "budget": "quick"}
+        params[p["name"]] = [preferred.get(p["name"], p["default"][0])]
+    _, events = server.run(name, params, timeout=120)
+    got = rows(events)
+    assert got, events[-3:]
+    assert {r["status"] for r in got} <= {"pass", "ok"}, [r for r in got
+                                                         if r["status"] not in ("pass", "ok")]
+    assert end_of(events)["status"] == "done"

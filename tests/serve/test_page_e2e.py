@@ -11,7 +11,7 @@ import os
 import shutil
 
 import pytest
-from conftest import missing_modules, require
+from serve_helpers import missing_modules, require
 
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -20,21 +20,26 @@ TIMEOUT_MS = 60_000
 
 
 def find_chromium():
-    for candidate in (os.environ.get("TORCHIC_CHROMIUM"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):
+    """TORCHIC_CHROMIUM if set (and only it), else Debian's /usr/bin/chromium or PATH's."""
+    explicit = os.environ.get("TORCHIC_CHROMIUM")
+    candidates = [explicit] if explicit else [
+        "/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")]
+    for candidate in candidates:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
 @pytest.fixture(scope="module")
-def browser(server, tmp_path_factory):
+def browser(tmp_path_factory):
     missing = missing_modules("playwright")
     require(not missing, "Playwright for Python is not installed (pip install playwright; "
                          "no browser download is needed)")
     chromium = find_chromium()
-    require(chromium is not None, "Chromium not found: apt-get install chromium "
-                                  "(or set TORCHIC_CHROMIUM)")
+    require(chromium is not None, "Chromium not found: apt-get install chromium (or set "
+                                  "TORCHIC_CHROMIUM to its path)" +
+            (f"; TORCHIC_CHROMIUM={os.environ['TORCHIC_CHROMIUM']!r} is not an executable"
+             if os.environ.get("TORCHIC_CHROMIUM") else ""))
     from playwright.sync_api import sync_playwright
     profile = tmp_path_factory.mktemp("chromium-profile")     # a fresh --user-data-dir
     with sync_playwright() as p:
@@ -68,7 +73,8 @@ def card(page, name):
 
 def only(page, suite, param, value):
     """Double-click a choice: select only that value."""
-    card(page, suite).locator(f'.param[data-param="{param}"] .choice[data-value="{value}"]').dblclick()
+    choice = f'.param[data-param="{param}"] .choice[data-value="{value}"]'
+    card(page, suite).locator(choice).dblclick()
 
 
 def run_and_wait(page, suite, button="button.run", status="done"):
@@ -115,10 +121,13 @@ def test_page_runs_suites_and_streams_results(page, server, tmp_path):
     card(page, "matmul").locator('.param[data-param="impl"] .choice[data-value="numpy"]').click()
     only(page, "matmul", "threads", "1")
     only(page, "matmul", "size", "64")
+    card(page, "matmul").locator('.param[data-param="size"] .choice[data-value="128"]').click()
     c = run_and_wait(page, "matmul")
-    assert column(c, "impl") == ["workers", "numpy"]
+    assert column(c, "impl") == ["workers", "workers", "numpy", "numpy"]
+    assert column(c, "size") == ["64", "128", "64", "128"]
     assert all(float(v) > 0 for v in column(c, "value"))
-    assert c.locator("circle.plot-point").count() == 2
+    assert c.locator("circle.plot-point").count() == 4
+    assert c.locator("g.plot-series").count() == 2
 
     shot = tmp_path / "serve-page.png"
     page.screenshot(path=str(shot), full_page=True)

@@ -33,6 +33,10 @@ def test_define_and_describe(clean_registry):
     assert size["choices"] == [1, 2, 4] and size["default"] == [2]
     assert mode["choices"] == ["a", "b"] and mode["disabled"] == {"b": "no b here"}
     assert mode["default"] == ["a"]          # a disabled choice is not selected by default
+    assert mode["run_all"] == ["a"] and size["run_all"] == [1, 2, 4]
+    registry.define_bench("narrow", fn, {"size": [1, 2, 4], "mode": ["a", "b"]},
+                          run_all={"size": [1, 2]})
+    assert describe("narrow")["params"][0]["run_all"] == [1, 2]
     json.dumps(d)
 
 

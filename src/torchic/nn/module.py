@@ -239,6 +239,25 @@ class Module:
                 with no_grad():
                     p.grad.zero_()
 
+    def to(self, *args, **kwargs):
+        """PyTorch's model.to(device) / .to(torchic.float32): returns self.
+
+        A torchic runtime has one device (chosen by torchic.init) and modules hold
+        float32 parameters, so there is nothing to move; other dtypes are refused.
+        """
+        for a in list(args) + list(kwargs.values()):
+            if a is None or isinstance(a, str) or getattr(a, "code", None) == "f32":
+                continue
+            if isinstance(a, bool):      # non_blocking / copy flags
+                continue
+            raise TypeError(f"Module.to({a!r}): torchic modules hold float32 parameters on "
+                            f"the current backend; only devices and torchic.float32 are "
+                            f"accepted")
+        return self
+
+    def cpu(self):
+        return self
+
     def num_parameters(self):
         """Total number of scalar parameters (PyTorch: sum(p.numel() for p in parameters()))."""
         return sum(p.numel() for p in self.parameters())

@@ -42,6 +42,7 @@ class Adam(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
+                scalars = {}
                 lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
                 weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
                 for p in group["params"]:
@@ -72,11 +73,23 @@ class Adam(Optimizer):
                         v.copy_(v.maximum(exp_avg_sq))
                     else:
                         v = exp_avg_sq
-                    bias1 = 1.0 - beta1 ** t
-                    bias2 = 1.0 - beta2 ** t
-                    denom = v.sqrt() * (1.0 / math.sqrt(bias2)) + eps
-                    p.add_(exp_avg / denom * (-lr / bias1))
+                    inv_sqrt_bias2, neg_step_size = scalars.get(t) or scalars.setdefault(
+                        t, self._step_scalars(lr, beta1, beta2, t))
+                    denom = v.sqrt() * inv_sqrt_bias2 + eps
+                    p.add_(exp_avg / denom * neg_step_size)
         return loss
+
+
+    @staticmethod
+    def _step_scalars(lr, beta1, beta2, t):
+        """1/sqrt(1 - beta2^t) and -lr/(1 - beta1^t) as 0-d tensors.
+
+        They change every step, so they are uploaded as fresh tensors (freed after
+        the step) rather than as cached Python-number constants, which would grow
+        the constant cache by two entries per step.
+        """
+        from ..creation import tensor
+        return (tensor(1.0 / math.sqrt(1.0 - beta2 ** t)), tensor(-lr / (1.0 - beta1 ** t)))
 
 
 class AdamW(Adam):

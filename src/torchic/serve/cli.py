@@ -84,7 +84,16 @@ def main(argv=None):
     config = uvicorn.Config(app, log_level=args.log_level, lifespan="on",
                             timeout_graceful_shutdown=3, access_log=args.log_level in
                             ("info", "debug"))
-    server = uvicorn.Server(config)
+    manager = app.state.manager
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None):
+            # stop the runs first: their end events ("cancelled: the server stopped") close
+            # the open event streams at once instead of holding the graceful shutdown up
+            await manager.shutdown()
+            await super().shutdown(sockets=sockets)
+
+    server = Server(config)
 
     async def serve():
         task = asyncio.create_task(server.serve(sockets=[sock]))

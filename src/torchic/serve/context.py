@@ -184,13 +184,16 @@ class RunContext:
             message = f"{type(exc).__name__}: {exc}"
             extra = getattr(exc, "fields", {}) or {}
             self.log(f"{case}: {traceback.format_exc(limit=6)}")
-            try:
-                sync_torchic()         # clear a pending kernel error so it is not blamed on the next case
+        if status != "pass":
+            try:   # clear a pending kernel error so that it is not blamed on the next case
+                sync_torchic()
             except Exception:  # noqa: BLE001
                 pass
-        ms = (time.perf_counter() - t0) * 1e3
-        return self.row(case=case, status=status, **extra, ms=round(ms, 3),
-                        message=message[:2000], **fields)
+        data = {"case": case, "status": status}
+        data.update(extra)
+        data.update(ms=round((time.perf_counter() - t0) * 1e3, 3), message=message[:2000])
+        data.update(fields)
+        return self.row(data)
 
     # -- sessions -------------------------------------------------------------------------------
     def session(self, key, factory):

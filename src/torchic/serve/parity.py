@@ -50,6 +50,8 @@ def make_input(array64, layout, requires_grad):
 def numeric_grad(fn, arrays, index, w, eps=1e-6):
     x = arrays[index]
     grad = np.zeros_like(x)
+    if x.size == 0:
+        return grad
     it = np.nditer(x, flags=["multi_index"])
     for _ in it:
         i = it.multi_index

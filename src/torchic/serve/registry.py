@@ -55,6 +55,7 @@ class Param:
     default: list            # the choices selected when the page opens
     labels: dict             # choice (as str) -> button text
     disabled: dict           # choice (as str) -> why it cannot run here (button greyed out)
+    run_all: list            # the choices "Run all" uses (every enabled one unless narrowed)
 
     def as_dict(self):
         return dataclasses.asdict(self)
@@ -73,6 +74,7 @@ class Suite:
     defaults: Optional[dict] = None    # name -> choices selected by default (or callable)
     labels: Optional[dict] = None      # name -> {choice: button text}
     disabled: Optional[dict] = None    # name -> {choice: why not here} (or callable -> that)
+    run_all: Optional[dict] = None     # name -> the choices "Run all" uses (default: all enabled)
     timeout_s: Optional[float] = None  # the server stops a run that takes longer
     module: str = ""                   # where it was defined (the worker imports this)
     source: str = ""
@@ -93,7 +95,10 @@ class Suite:
                        and str(c) not in disabled]
             default = default or [c for c in choices if str(c) not in disabled] or list(choices)
             text = {str(k): str(v) for k, v in (labels.get(name) or {}).items()}
-            out.append(Param(name, choices, default, text, disabled))
+            enabled = [c for c in choices if str(c) not in disabled] or list(choices)
+            narrowed = _call((self.run_all or {}).get(name))
+            every = [c for c in enabled if narrowed is None or any(_same(c, n) for n in narrowed)]
+            out.append(Param(name, choices, default, text, disabled, every or enabled))
         return out
 
     def describe(self):
@@ -164,7 +169,8 @@ def _define(kind, name, fn, params, **options):
 def define_test(name, fn, params=None, **options):
     """Register a test suite: ``fn(run, **one_combination)`` records pass/fail rows.
 
-    options: title, description, columns, plot, defaults, labels, timeout_s.
+    options: title, description, columns, plot, defaults, labels, disabled, run_all,
+    timeout_s.
     """
     return _define("test", name, fn, params or {}, **options)
 
@@ -172,7 +178,7 @@ def define_test(name, fn, params=None, **options):
 def define_bench(name, fn, params=None, **options):
     """Register a benchmark suite: ``fn(run, **one_combination)`` records figures.
 
-    options: title, description, columns, plot, defaults, labels, timeout_s.
+    options: as define_test.
     """
     return _define("bench", name, fn, params or {}, **options)
 

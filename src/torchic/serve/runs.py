@@ -60,39 +60,49 @@ class Catalog:
         self.loaded_at = None
 
     async def load(self):
+        """List the suites again (a worker process imports every suite file)."""
         async with self._lock:
-            args = [self.python, "-m", "torchic.serve.worker", "list"]
-            for d in self.extra_dirs:
-                args += ["--suites", d]
-            proc = await asyncio.create_subprocess_exec(
-                *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=_child_env(), limit=STREAM_LIMIT)
-            try:
-                out, err = await asyncio.wait_for(proc.communicate(), self.timeout_s)
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
-                self.error = f"listing the suites took more than {self.timeout_s:.0f} s"
-                raise RuntimeError(self.error) from None
-            if proc.returncode != 0:
-                tail = err.decode("utf-8", "replace").strip().splitlines()[-15:]
-                self.error = ("listing the suites failed (exit code "
-                              f"{proc.returncode}):\n" + "\n".join(tail))
-                raise RuntimeError(self.error)
-            lines = out.decode("utf-8", "replace").strip().splitlines()
-            try:
-                self.data = json.loads(lines[-1])
-            except (IndexError, ValueError):
-                tail = err.decode("utf-8", "replace").strip().splitlines()[-15:]
-                self.error = "listing the suites printed no catalog:\n" + "\n".join(tail)
-                raise RuntimeError(self.error) from None
-            self.error = None
-            self.loaded_at = time.time()
-            return self.data
+            return await self._load()
 
     async def ensure(self):
-        if self.data is None:
-            await self.load()
+        """The catalog, listing it first if that has not succeeded yet."""
+        async with self._lock:
+            if self.data is None:
+                await self._load()
+            return self.data
+
+    async def _load(self):
+        args = [self.python, "-m", "torchic.serve.worker", "list"]
+        for d in self.extra_dirs:
+            args += ["--suites", d]
+        proc = await asyncio.create_subprocess_exec(
+            *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=_child_env(), limit=STREAM_LIMIT,
+            start_new_session=True)   # Ctrl+C is the server's to handle, not the workers'
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), self.timeout_s)
+        except asyncio.TimeoutError:
+            _kill(proc)
+            await proc.wait()
+            self.error = f"listing the suites took more than {self.timeout_s:.0f} s"
+            raise RuntimeError(self.error) from None
+        except BaseException:      # the server stopping meanwhile: no orphan lister
+            _kill(proc)
+            raise
+        if proc.returncode != 0:
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-15:]
+            self.error = ("listing the suites failed (exit code "
+                          f"{proc.returncode}):\n" + "\n".join(tail))
+            raise RuntimeError(self.error)
+        lines = out.decode("utf-8", "replace").strip().splitlines()
+        try:
+            self.data = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-15:]
+            self.error = "listing the suites printed no catalog:\n" + "\n".join(tail)
+            raise RuntimeError(self.error) from None
+        self.error = None
+        self.loaded_at = time.time()
         return self.data
 
     def suite(self, name):
@@ -211,10 +221,15 @@ class RunManager:
         return run
 
     async def shutdown(self):
+        """Cancel every run (idempotent); their end events close the open streams."""
         self._closing = True
         for run in list(self.runs.values()):
             if not run.ended:
-                self.cancel(run.id)
+                run.cancel_requested = True
+                if run.proc is not None and run.proc.returncode is None:
+                    _kill(run.proc)
+                elif run.status == "queued":
+                    self._finish(run, "cancelled", "the server stopped before the run started")
         tasks = [r.task for r in self.runs.values() if r.task and not r.task.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
@@ -326,7 +341,7 @@ class RunManager:
             await asyncio.shield(proc.wait())
             raise
         if run.cancel_requested:
-            self._finish(run, "cancelled", "cancelled")
+            self._finish(run, "cancelled", "the server stopped" if self._closing else "cancelled")
         elif timed_out:
             self._finish(run, "failed", f"stopped: the run took longer than the suite's "
                                         f"timeout of {timeout} s")

@@ -28,7 +28,7 @@ def crash(run, how):
 def slow(run, tag, steps):
     for i in run.each(range(steps)):
         time.sleep(0.05)
-        run.row(tag=tag, step=i, value=(i + 1) * 1.5, n=2 ** (i + 4))
+        run.row(tag=tag, step=i, value=(i + 1) * 1.5, n=2 ** (i % 8 + 4))
 
 
 def plot_points(run, series, n):

@@ -172,17 +172,20 @@ class SimdBackend(Backend):
             return      # close() already finished every queued op
         failed = self._wait(self._ctx, self._last)
         self._keep.clear()
-        if failed:
+        while failed:   # every failure since the last read, oldest first
             kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
-            if kind:
-                op, msg = self._errbuf.raw.decode(errors="replace").split("\0")[:2]
-                self.record_error(op, _ERROR_KINDS.get(kind, RuntimeError)(msg))
+            if not kind:
+                break
+            op, msg = self._errbuf.raw.decode(errors="replace").split("\0")[:2]
+            self.record_error(op, _ERROR_KINDS.get(kind, RuntimeError)(msg))
 
     def read(self, view):
         if self._closed:
             raise RuntimeError("the simd runtime is closed: this tensor can no longer be read")
         self._check_view(view)
         self._wait_all()
+        if self._closed:
+            raise RuntimeError("the runtime was closed before this read completed")
         item = 4
         block = view.block
         out = np.ndarray(view.shape, DTYPES[view.dtype], self.heap.arenas[block.arena],

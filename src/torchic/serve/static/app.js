@@ -110,9 +110,9 @@
     for (const row of card.querySelectorAll(".param")) {
       const suite = findSuite(card.dataset.suite);
       const p = suite.params.find(q => q.name === row.dataset.param);
-      params[p.name] = p.choices.filter(c => {
+      params[p.name] = all ? [...p.run_all] : p.choices.filter(c => {
         const b = row.querySelector(`.choice[data-value="${CSS.escape(String(c))}"]`);
-        return all ? !b.disabled : b.getAttribute("aria-pressed") === "true";
+        return b.getAttribute("aria-pressed") === "true";
       });
     }
     return params;
@@ -243,10 +243,20 @@
         try { e = JSON.parse(ev.data); } catch (_) { return; }
         this.handle(e);
       };
+      this.source.onopen = () => { this.retries = 0; };
       this.source.onerror = () => {
-        // EventSource reconnects by itself (the server replays after Last-Event-ID);
-        // a closed source after the end is expected
-        if (this.ended && this.source) { this.source.close(); this.source = null; }
+        // EventSource reconnects by itself and the server replays after Last-Event-ID;
+        // give up (and say so) when the server stays away
+        if (!this.source) return;
+        this.retries = (this.retries || 0) + 1;
+        if (this.ended || this.source.readyState === EventSource.CLOSED || this.retries > 5) {
+          this.source.close();
+          this.source = null;
+          if (!this.ended) {
+            this.ended = true;
+            this.setStatus("disconnected", "lost the connection to the server; is it still running?");
+          }
+        }
       };
     }
 

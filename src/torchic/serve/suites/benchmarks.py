@@ -206,7 +206,8 @@ def _define(suite):
     pres = PRESENTATION.get(suite, {})
     columns = COLUMNS if len(names) > 1 else [c for c in COLUMNS if c != "case"]
     define_bench(suite, make_suite_fn(suite), params, defaults=defaults, columns=columns,
-                 disabled={"impl": _impl_disabled}, title=pres.get("title", suite),
+                 disabled={"impl": _impl_disabled}, run_all={"budget": ["quick"]},
+                 title=pres.get("title", suite),
                  plot=pres.get("plot"),
                  description="the `python -m torchic bench` suite: torchic backends beside "
                              "the references in one process; medians after warm-up")

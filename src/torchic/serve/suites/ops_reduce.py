@@ -11,7 +11,8 @@ from ._common import TEST_COLUMNS, test_params, unavailable_backends
 REDUCTIONS = [
     ("sum", lambda a: a.sum(), lambda a: a.sum()),
     ("sum dim0", lambda a: a.sum(0), lambda a: a.sum(0)),
-    ("sum dim-1 keepdim", lambda a: a.sum(dim=-1, keepdim=True), lambda a: a.sum(-1, keepdims=True)),
+    ("sum dim-1 keepdim", lambda a: a.sum(dim=-1, keepdim=True),
+     lambda a: a.sum(-1, keepdims=True)),
     ("sum (0, 2)", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2))),
     ("mean", lambda a: a.mean(), lambda a: a.mean()),
     ("mean dim1", lambda a: a.mean(1), lambda a: a.mean(1)),
