@@ -440,6 +440,10 @@ pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
     for (i, w) in words.iter_mut().enumerate() {
         *w = std::ptr::read_unaligned((rec as *const i64).add(i));
     }
+    if ctx.stream.is_closed() {
+        *ctx.push_error.lock().unwrap() = "the runtime is closed".into();
+        return -1;
+    }
     let decoded = decode(words, &ctx.arenas.lock().unwrap());
     match decoded {
         Ok(op) => ctx.stream.push(op) as i64,

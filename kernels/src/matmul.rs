@@ -351,21 +351,25 @@ pub const PAR_MIN_MACS: usize = 1 << 18;
 
 pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     let (nb, m, k, n) = (a.shape[0], a.shape[1], a.shape[2], b.shape[2]);
+    if nb == 0 {
+        return Ok(());
+    }
     let (mr, nr) = crate::arch::dispatch(Tile);
     let threads = pool.threads();
     let macs = nb * m * n * k;
-    let tasks_per = if macs < PAR_MIN_MACS || threads == 1 || nb >= threads { 1 } else { threads };
-    // cut the larger of M and N into `tasks_per` chunks of whole micro-tiles
+    // many products: one task per thread, each a range of the batch;
+    // few: cut the larger of M and N of each product into whole micro-tiles
+    let by_batch = nb >= threads || macs < PAR_MIN_MACS || threads == 1;
     let split_n = n >= m;
     let (len, align) = if split_n { (n, nr) } else { (m, mr) };
-    let parts = tasks_per.min(len.div_ceil(align)).max(1);
-    let ntasks = nb * parts;
+    let parts = if by_batch { 1 } else { threads.min(len.div_ceil(align)).max(1) };
+    let batch_tasks = if by_batch && macs >= PAR_MIN_MACS { threads.min(nb) } else { 1 };
+    let ntasks = if by_batch { batch_tasks } else { nb * parts };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
     let (asd, bsd) = (a.st, b.st);
-    let job = |t: usize| {
-        let (bi, part) = (t / parts, t % parts);
-        let (lo, hi) = crate::view::chunk(len, parts, part, align);
-        if lo >= hi {
+    let one = |bi: usize, part: usize| {
+        let (lo, hi) = if parts == 1 { (0, len) } else { crate::view::chunk(len, parts, part, align) };
+        if lo >= hi && len > 0 {
             return;
         }
         let a0 = (ap as *const f32).wrapping_offset(bi as isize * asd[0]);
@@ -382,7 +386,16 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         };
         dispatch(g);
     };
-    pool.run(ntasks, &job);
+    if by_batch {
+        pool.run(ntasks, &|t| {
+            let (lo, hi) = crate::view::chunk(nb, ntasks, t, 1);
+            for bi in lo..hi {
+                one(bi, 0);
+            }
+        });
+    } else {
+        pool.run(ntasks, &|t| one(t / parts, t % parts));
+    }
     Ok(())
 }
 

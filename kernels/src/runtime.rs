@@ -291,6 +291,10 @@ impl<T: Task + 'static> Stream<T> {
         seq
     }
 
+    pub fn is_closed(&self) -> bool {
+        self.shared.stop.load(Acquire)
+    }
+
     pub fn last_seq(&self) -> u64 {
         self.next_seq.load(Relaxed) - 1
     }

@@ -96,6 +96,21 @@ unsafe fn row_affine<S: Simd>(p: *const f32, o: *mut f32, n: usize, a: f32, b: f
     }
 }
 
+/// o[i] = (x[i] - a) - b over the row
+#[inline(always)]
+unsafe fn row_shift2<S: Simd>(p: *const f32, o: *mut f32, n: usize, a: f32, b: f32) {
+    let w = S::W;
+    let (va, vb) = (S::splat(a), S::splat(b));
+    let mut i = 0;
+    while i + w <= n {
+        S::store(o.add(i), S::sub(S::sub(S::load(p.add(i)), va), vb));
+        i += w;
+    }
+    if i < n {
+        S::store_part(o.add(i), S::sub(S::sub(S::load_part(p.add(i), n - i, 0.0), va), vb), n - i);
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Softmax,
@@ -147,7 +162,7 @@ impl Kernel for RowsK {
                         s += math::exp::<crate::arch::scalar::Scalar>(*p.offset(j as isize * self.acs) - m);
                     }
                     let t = *self.t.offset(r as isize * self.ts) as isize;
-                    *self.o.add(r) = m + s.ln() - *p.offset(t * self.acs);
+                    *self.o.add(r) = s.ln() - (*p.offset(t * self.acs) - m);
                     continue;
                 }
                 let m = row_max::<S>(p, c);
@@ -157,13 +172,15 @@ impl Kernel for RowsK {
                         row_affine::<S>(orow, orow, c, 1.0 / s, 0.0);
                     }
                     Kind::LogSoftmax => {
+                        // (x - m) - ln s, in that order: m + ln s would round away ln s
+                        // when |m| is huge
                         let s = row_exp_sum::<S>(p, orow, c, m, false);
-                        row_affine::<S>(p, orow, c, 1.0, -(m + s.ln()));
+                        row_shift2::<S>(p, orow, c, m, s.ln());
                     }
                     Kind::CrossEntropy => {
                         let s = row_exp_sum::<S>(p, orow, c, m, false);
                         let t = *self.t.offset(r as isize * self.ts) as usize;
-                        *self.o.add(r) = m + s.ln() - *p.add(t);
+                        *self.o.add(r) = s.ln() - (*p.add(t) - m);
                     }
                     Kind::CrossEntropyGrad => {
                         let s = row_exp_sum::<S>(p, orow, c, m, true);

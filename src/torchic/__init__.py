@@ -40,8 +40,7 @@ def memory():
     """Exact heap figures of the current runtime (bytes, blocks, tensors, recycling)."""
     from .tensor import live_tensor_count
     rt = _dispatcher.runtime()
-    with rt.lock:
-        stats = rt.allocator.stats()
+    stats = rt.stats()
     stats["live_tensors"] = live_tensor_count()
     stats["backend"] = rt.backend.name
     return stats

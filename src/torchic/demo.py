@@ -139,8 +139,10 @@ def train(model, X, Y, steps, batch=32, lr=0.1, lr_final=0.01, decay_at=None, se
 
     The learning rate is `lr` for the first `decay_at` steps (default: half) and
     `lr_final` after. Minibatch indices come from a NumPy generator seeded with
-    `seed`. Losses are read back every `read_every` steps rather than every step,
-    so the calling thread can queue the next steps while the backend computes.
+    `seed`; each batch is gathered on the host (``X[ix]`` in NumPy, where the data
+    lives, like a DataLoader) and uploaded. Losses are read back every
+    `read_every` steps rather than every step, so the calling thread can queue the
+    next steps while the backend computes.
     """
     if steps < 1:
         return np.zeros(0, np.float32)

@@ -181,18 +181,39 @@ class Runtime:
             backend.new_arena, heap_cap,
             arena_bytes=min(backend.default_arena_bytes, heap_cap),
             max_arena_bytes=backend.max_arena_bytes, align=backend.alignment)
-        self.live_tensors = 0
+        self._pending_frees = []
         self.run = backend.run
 
+    # Frees can arrive at any moment: a tensor's last reference may die inside the
+    # allocator itself (the cyclic garbage collector runs on allocation), or on another
+    # thread. So `free` only appends to a pending list (atomic under the GIL) and returns
+    # the blocks to the allocator when it can take the lock without waiting; `alloc` and
+    # `stats` drain the list first. Re-entering the allocator from `free` can never happen.
     def alloc(self, nbytes):
         with self.lock:
+            if self._pending_frees:
+                self._drain_frees()
             return self.allocator.alloc(nbytes)
 
     def free(self, block):
         if self.closed:
             return
+        self._pending_frees.append(block)
+        if self.lock.acquire(False):
+            try:
+                self._drain_frees()
+            finally:
+                self.lock.release()
+
+    def _drain_frees(self):
+        pending, free = self._pending_frees, self.allocator.free
+        while pending:
+            free(pending.pop())
+
+    def stats(self):
         with self.lock:
-            self.allocator.free(block)
+            self._drain_frees()
+            return self.allocator.stats()
 
     def write(self, view, array):
         self.backend.write(view, array)

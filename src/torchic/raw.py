@@ -21,9 +21,7 @@ def current_runtime():
 def new_tensor(shape, dtype="f32"):
     """An uninitialized contiguous tensor on the current runtime."""
     rt = dispatcher._runtime or dispatcher.runtime()
-    with rt.lock:
-        block = rt.allocator.alloc(numel(shape) * ITEMSIZE)
-    storage = Storage(rt, block)
+    storage = Storage(rt, rt.alloc(numel(shape) * ITEMSIZE))
     if scopes.active:
         scopes.register(storage)
     return Tensor._make(storage, 0, tuple(shape), contiguous_strides(shape), dtype)

@@ -159,3 +159,18 @@ def test_describe_and_timestamps(rt, heap):
     a = heap.put(np.ones(1024))
     ns = rt.backend.timed(lambda: rt.run("exp", a, (a,), {}))
     assert ns >= 0
+
+
+def test_many_dim_views_elementwise_and_reduce(rt, heap):
+    # 8 dims that do not collapse: elementwise peels dims on the host, reduce copies first
+    base = np.arange(2 * 3 * 2 * 3 * 2 * 3 * 2 * 3 * 2, dtype=np.float32)
+    x = base.reshape(2, 3, 2, 3, 2, 3, 2, 3, 2)[..., 0]
+    v = heap.put(base)
+    strides = tuple(s // 4 for s in base.reshape(2, 3, 2, 3, 2, 3, 2, 3, 2).strides[:-1])
+    xv = View(v.block, 0, x.shape, strides, "f32")
+    y = heap.empty(x.shape)
+    rt.run("neg", y, (xv,), {})
+    np.testing.assert_array_equal(rt.read(y), -x)
+    s = heap.empty(x.shape[:1])
+    rt.run("sum", s, (xv,), {"naxes": 7})
+    np.testing.assert_allclose(rt.read(s), x.reshape(2, -1).sum(1), rtol=1e-6)

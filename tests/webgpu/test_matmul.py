@@ -6,8 +6,6 @@ import pytest
 from torchic.backends.webgpu import matmul
 from torchic.dispatcher import View
 
-from conftest import c_strides
-
 
 def _operand(heap, x, layout, pad=0):
     """x (B, R, C) laid out 'row' (contiguous), 'col' (transposed) or 'bcast' (batch stride 0)."""
@@ -94,4 +92,3 @@ def test_tile_choice_follows_problem_size():
     for name, (bm, bn, bk, tm, tn) in matmul.CONFIGS.items():
         t = (bm // tm) * (bn // tn)
         assert (bm * bk // 4) % t == 0 and (bk * bn // 4) % t == 0, name
-    assert c_strides((2, 3)) == (3, 1)

@@ -317,6 +317,8 @@ class Runner:
             self._last[key] = (case.work, timing.median_s)
         except NotSupported as exc:
             rec["skipped"] = f"not supported by {impl.name}: {exc}"
+        except MemoryError as exc:   # torchic's HeapFullError: a buffer limit of the device
+            rec["skipped"] = f"does not fit: {type(exc).__name__}: {exc}"[:300]
         except Exception as exc:  # noqa: BLE001  (recorded; the run goes on)
             rec["error"] = f"{type(exc).__name__}: {exc}"[:500]
             rec["traceback"] = traceback.format_exc(limit=6)[-2000:]

@@ -33,6 +33,7 @@ Doing the bounds arithmetic in Rust (in i128) rather than in Python keeps
 the check on every view of every op at ~0.1 us instead of ~1 us per view.
 """
 
+import collections
 import struct
 import weakref
 
@@ -108,7 +109,7 @@ class SimdBackend(Backend):
         self._push = lib.push
         self._wait = lib.wait
         self._last = 0           # sequence number of the last op pushed
-        self._keep = []          # (seq, array) of host writes not yet known to be done
+        self._keep = collections.deque()   # (seq, array) of host writes maybe not done yet
         self._errbuf = __import__("ctypes").create_string_buffer(4096)
         self._closed = False
         # runs on close(), on garbage collection, or at interpreter exit (before
@@ -161,17 +162,23 @@ class SimdBackend(Backend):
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
         seq = self._push_data(data, "write")
         # the source must outlive the op: keep it until the stream is past seq
+        self._keep.append((seq, arr))
+        if len(self._keep) > 64:
+            self._release_sources()
+
+    def _release_sources(self):
+        # a deque, popped from the left only: safe while other threads append (a read on
+        # another thread must never drop a write's source before that write has run)
+        done = self._lib.done(self._ctx)
         keep = self._keep
-        keep.append((seq, arr))
-        if len(keep) > 64:
-            done = self._lib.done(self._ctx)
-            self._keep = [k for k in keep if k[0] > done]
+        while keep and keep[0][0] <= done:
+            keep.popleft()
 
     def _wait_all(self):
         if self._closed:
             return      # close() already finished every queued op
         failed = self._wait(self._ctx, self._last)
-        self._keep.clear()
+        self._release_sources()
         while failed:   # every failure since the last read, oldest first
             kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
             if not kind:

@@ -26,35 +26,9 @@ import numpy as np
 from ...dispatcher import DTYPES, Backend, KernelError, register_backend
 from . import elementwise, matmul, reduce, rows, rowwise
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
+from .gpu import RawView
 
 __all__ = ["WebGPUBackend", "KERNEL_TABLE", "list_adapters"]
-
-
-class _RawBlock:
-    """A block of an internal buffer (upload / scratch), for ops the backend issues itself."""
-    __slots__ = ("buffer", "offset", "size", "arena")
-
-    def __init__(self, buffer, offset):
-        self.buffer = buffer
-        self.offset = offset
-        self.size = buffer.size - offset
-        self.arena = None
-
-
-class _View:
-    __slots__ = ("block", "offset", "shape", "strides", "dtype")
-
-    def __init__(self, block, offset, shape, strides, dtype):
-        self.block, self.offset, self.shape, self.strides, self.dtype = (
-            block, offset, shape, strides, dtype)
-
-
-def _c_strides(shape):
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= s
-    return tuple(reversed(strides))
 
 
 def _is_contiguous(view):
@@ -88,11 +62,12 @@ def _unary(expr):
     return kernel
 
 
-def _compare(expr):
-    full = f"select(T(0.0), T(1.0), {expr})"
+def _compare(op):
+    exprs = {"f32": f"select(T(0.0), T(1.0), {elementwise.COMPARE_F32[op]})",
+             "i32": f"select(T(0.0), T(1.0), {elementwise.COMPARE[op]})"}
 
     def kernel(be, out, ins, params):
-        elementwise.run(be.gpu, "", full, out, ins, buffers=be.buffers)
+        elementwise.run(be.gpu, "", exprs[ins[0].dtype], out, ins, buffers=be.buffers)
     return kernel
 
 
@@ -145,8 +120,8 @@ for _op, _expr in elementwise.UNARY.items():
     KERNEL_TABLE[_op] = _unary(_expr)
 for _op, _expr in elementwise.BINARY.items():
     KERNEL_TABLE[_op] = _unary(_expr)
-for _op, _expr in elementwise.COMPARE.items():
-    KERNEL_TABLE[_op] = _compare(_expr)
+for _op in elementwise.COMPARE:
+    KERNEL_TABLE[_op] = _compare(_op)
 for _op in ("sum", "max", "min"):
     KERNEL_TABLE[_op] = _reduce(_op)
 for _op in rowwise.MODES:
@@ -194,7 +169,7 @@ class WebGPUBackend(Backend):
     def buffers(self, view):
         """(GPU buffer, element offset of the view's origin) of a view."""
         blk = view.block
-        if type(blk) is _RawBlock:
+        if blk.arena is None:           # an internal buffer (gpu.RawView)
             return blk.buffer, blk.offset // 4 + view.offset
         return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
 
@@ -229,8 +204,7 @@ class WebGPUBackend(Backend):
                 self.gpu.write(buf, base * 4, array)
                 return
             buf, at = self.gpu.stage_upload(array)
-            src = _View(_RawBlock(buf, at), 0, tuple(view.shape), _c_strides(view.shape),
-                        view.dtype)
+            src = RawView(buf, at, view.shape, view.dtype)
             elementwise.run(self.gpu, "write", "a", view, (src,), buffers=self.buffers)
 
     def read(self, view):
@@ -245,7 +219,7 @@ class WebGPUBackend(Backend):
                 status, data = self.gpu.read(buf, base * 4, n * 4)
             else:   # gather the view into a contiguous scratch area first
                 scratch = self.gpu.scratch_buffer("readback", n * 4)
-                dst = _View(_RawBlock(scratch, 0), 0, shape, _c_strides(shape), view.dtype)
+                dst = RawView(scratch, 0, shape, view.dtype)
                 elementwise.run(self.gpu, "read", "a", dst, (view,), buffers=self.buffers)
                 status, data = self.gpu.read(scratch, 0, n * 4)
             self._check(status)
@@ -260,8 +234,10 @@ class WebGPUBackend(Backend):
 
     def _check(self, status):
         failed = self.gpu.check_status(status)
-        if failed is not None:
-            op, msg = failed
+        if failed:
+            op, msg = failed[0]
+            if len(failed) > 1:   # name every failed op (their outputs are all garbage)
+                msg += "; also failed: " + "; ".join(f"op {o!r}: {m}" for o, m in failed[1:])
             self.record_error(op, IndexError(msg))
         self.raise_pending_error()
 

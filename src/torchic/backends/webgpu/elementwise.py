@@ -25,7 +25,7 @@ UNARY = {
     "exp": "exp(a)",
     "log": "log(a)",
     "relu": "select(a, T(0.0), a < T(0.0))",
-    "tanh": "select(tanh(clamp(a, T(-15.0), T(15.0))), a, a != a)",
+    "tanh": "select(tanh(clamp(a, T(-15.0), T(15.0))), a, isn(a))",
     "sigmoid": "T(1.0) / (T(1.0) + exp(-a))",
     "sqrt": "sqrt(a)",
     "abs": "abs(a)",
@@ -37,16 +37,19 @@ BINARY = {
     "mul": "a * b",
     "div": "a / b",
     "pow": "tpow(a, b)",
-    "maximum": "select(select(b, a, a > b), a, a != a)",
-    "minimum": "select(select(b, a, a < b), a, a != a)",
+    "maximum": "select(max(a, b), T(f32_nan()), isn(a) | isn(b))",
+    "minimum": "select(min(a, b), T(f32_nan()), isn(a) | isn(b))",
 }
 
 COMPARE = {
     "eq": "a == b", "ne": "a != b", "lt": "a < b",
     "le": "a <= b", "gt": "a > b", "ge": "a >= b",
 }
+# float comparisons with NaN made explicit (see wgsl.FLOAT_FNS): any NaN -> false, ne -> true
+COMPARE_F32 = {op: f"({e}) & !(isn(a) | isn(b))" for op, e in COMPARE.items()}
+COMPARE_F32["ne"] = "(a != b) | isn(a) | isn(b)"
 
-WHERE = "select(c, b, a != T(0.0))"
+WHERE = "select(c, b, (a != T(0.0)) | isn(a))"
 
 # ops whose snippet only works on scalars
 SCALAR_ONLY = {"tpow"}
@@ -55,8 +58,9 @@ TPOW = """
 fn tpow(a: f32, b: f32) -> f32 {
   // NumPy's float power: exact 1 for b == 0, signs for integral b, NaN otherwise
   if (b == 0.0 || a == 1.0) { return 1.0; }
-  if (a != a || b != b) { return f32_nan(); }
+  if (isnan1(a) || isnan1(b)) { return f32_nan(); }
   let m = abs(a);
+  if (m == 1.0 && abs(b) == f32_inf()) { return 1.0; }   // C99: pow(-1, +-inf) == 1
   var r: f32;
   if (m == 0.0) {
     r = select(0.0, f32_inf(), b < 0.0);
@@ -65,10 +69,11 @@ fn tpow(a: f32, b: f32) -> f32 {
   } else {
     r = exp2(b * log2(m));
   }
-  if (a < 0.0) {
-    if (floor(b) != b) { return f32_nan(); }
-    if (abs(b) < 16777216.0 && fract(b * 0.5) != 0.0) { r = -r; }
-  }
+  let odd = floor(b) == b && abs(b) < 16777216.0 && fract(b * 0.5) != 0.0;
+  if ((bitcast<u32>(a) & 0x80000000u) != 0u) {                  // a < 0, also -0 and -inf
+    if (floor(b) != b && m != f32_inf() && m != 0.0) { return f32_nan(); }
+    if (odd) { r = -r; }                                         // C99: the sign survives
+  }                                                              // only for odd integer b
   return r;
 }
 """
@@ -101,6 +106,9 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     if "tpow" in expr:
         src += TPOW
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
+    src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
+    src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
+    src += "fn isn(x: T) -> BT { return (bitcast<UT>(x) & UT(0x7fffffffu)) > UT(0x7f800000u); }\n"
     body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"]
     k = 1
     nin = len(in_ts)
@@ -133,9 +141,6 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     return src, nin + 1
 
 
-_PLANS = {}      # (expr, shapes, strides, dtypes, alignment) -> (program, words template)
-
-
 def run(gpu, opname, expr, out, ins, *, buffers, extra=(), vec_ok=True):
     """Encode ``out = expr(ins...)`` (views; buffers(view) -> (buffer, element base))."""
     views = (out,) + tuple(ins)
@@ -146,12 +151,13 @@ def run(gpu, opname, expr, out, ins, *, buffers, extra=(), vec_ok=True):
         bases.append(base)
     # steady state: the plan for this (op, geometry) is cached; only the bases change
     key = (expr, out.shape, tuple([v.strides for v in views]), tuple([v.dtype for v in views]),
-           all(b % 4 == 0 for b in bases), len(extra), vec_ok, id(gpu))
-    plan = _PLANS.get(key)
+           all(b % 4 == 0 for b in bases), len(extra), vec_ok)
+    plans = gpu.plans      # per device: (expr, geometry, alignment) -> program + word template
+    plan = plans.get(key)
     if plan is None:
-        plan = _PLANS[key] = _plan(gpu, expr, views, out.shape, bases, extra, vec_ok)
-        if len(_PLANS) > 4096:
-            _PLANS.clear()
+        if len(plans) > 4096:
+            plans.clear()
+        plan = plans[key] = _plan(gpu, expr, views, out.shape, bases, extra, vec_ok)
     prog, template, slots, div, groups = plan
     if prog is None:
         if template == "empty":

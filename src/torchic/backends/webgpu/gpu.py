@@ -40,12 +40,39 @@ import time
 import numpy as np
 
 from .device import create_device, import_wgpu, select_adapter
-from .wgsl import PARAM_WORDS
+from .wgsl import MAX_TAGS, PARAM_WORDS, STATUS_WORDS
 
 UPLOAD_BYTES = 4 << 20
 STAGING_MIN = 1 << 16
-STATUS_BYTES = 16
-DATA_OFFSET = 256       # where read data starts in the staging buffer (after the status)
+STATUS_BYTES = 4 * STATUS_WORDS
+DATA_OFFSET = (STATUS_BYTES + 255) // 256 * 256   # read data follows the status in staging
+
+
+class RawBlock:
+    """A block of an internal buffer (upload / scratch), for ops the backend issues itself."""
+    __slots__ = ("buffer", "offset", "size", "arena")
+
+    def __init__(self, buffer, offset):
+        self.buffer = buffer
+        self.offset = offset
+        self.size = buffer.size - offset
+        self.arena = None
+
+
+class RawView:
+    """A contiguous view of an internal buffer (same fields as dispatcher.View)."""
+    __slots__ = ("block", "offset", "shape", "strides", "dtype")
+
+    def __init__(self, buffer, byte_offset, shape, dtype):
+        self.block = RawBlock(buffer, byte_offset)
+        self.offset = 0
+        self.shape = tuple(shape)
+        strides, acc = [], 1
+        for n in reversed(self.shape):
+            strides.append(acc)
+            acc *= n
+        self.strides = tuple(reversed(strides))
+        self.dtype = dtype
 
 
 class Program:
@@ -90,10 +117,13 @@ class GPU:
         self.encoder = None
         self.cpass = None
         self.pipelines = {}
+        self.plans = {}               # elementwise launch plans (elementwise.py)
         self._layouts = {}            # nbind -> (bind group layout, pipeline layout)
         self._bind_groups = {}
         self.tags = {}                # tag -> (op, message) for index-checked dispatches
         self.next_tag = 1
+        self.failures = []            # (op, message) collected but not yet reported
+        self._abandoned = []          # staging buffers whose read was interrupted
         self.stats = {"submits": 0, "dispatches": 0, "compiles": 0, "reads": 0,
                       "staging_grows": 0, "bind_groups": 0, "uploads_in_batch": 0,
                       "direct_writes": 0}
@@ -239,6 +269,9 @@ class GPU:
         self.stats["dispatches"] += 1
 
     def new_tag(self, op, message):
+        if self.next_tag >= MAX_TAGS:   # collect the flags so far, then start tags anew
+            status, _ = self.read(self.status, 0, 0)
+            self.failures.extend(self._decode(status))
         tag = self.next_tag
         self.next_tag += 1
         self.tags[tag] = (op, message)
@@ -321,18 +354,30 @@ class GPU:
         t1 = time.perf_counter()
         size = (need + 3) // 4 * 4
         promise = staging.map_async("READ_NOSYNC", 0, size)
-        if self.wait_mode == "block":
-            self.device._poll_wait()
-        else:
-            self._poll_until(promise)
-        promise.sync_wait()
+        try:
+            if self.wait_mode == "block":
+                self.device._poll_wait()
+            else:
+                self._poll_until(promise)
+            promise.sync_wait()
+        except BaseException:
+            # Ctrl-C while waiting: the map is still pending, so this staging buffer cannot
+            # be used again now. Park it (its status words are collected later) and take
+            # a fresh one, so the next read works.
+            self._abandoned.append((staging, promise))
+            self._keep = [b for b in self._keep if b is not staging]
+            self.staging = None
+            self._grow_staging(need)
+            raise
         t2 = time.perf_counter()
         try:
             mv = staging.read_mapped(0, size, copy=False)
-            status = np.frombuffer(mv, np.uint32, 4, 0).copy()
+            status = np.frombuffer(mv, np.uint32, STATUS_WORDS, 0).copy()
             data = np.frombuffer(mv, np.uint8, nbytes, DATA_OFFSET).copy()
         finally:
             staging.unmap()
+        if self._abandoned:
+            self._collect_abandoned()
         t3 = time.perf_counter()
         self.times["submit"] += t1 - t0
         self.times["wait"] += t2 - t1
@@ -365,17 +410,42 @@ class GPU:
             elif time.perf_counter() - t0 > (0.0005 if self.wait_mode != "spin" else 1e9):
                 nap = 0.00005
 
-    def check_status(self, status):
-        """(op, message) of the first failed checked op of the batch, or None; resets tags."""
-        word, bad = int(status[0]), int(status[1])
-        failed = None
-        if word:
-            tag = 0xFFFFFFFF - word
-            op, msg = self.tags.get(tag, ("?", "index out of range"))
-            bad = bad - (1 << 32) if bad >= 1 << 31 else bad
-            failed = (op, msg.format(bad=bad))
+    def _collect_abandoned(self):
+        """Status words of reads interrupted earlier, once their maps have completed."""
+        keep = []
+        for staging, promise in self._abandoned:
+            if promise._state == "pending":
+                keep.append((staging, promise))
+                continue
+            try:
+                if promise._state == "fulfilled":
+                    mv = staging.read_mapped(0, STATUS_BYTES, copy=False)
+                    self.failures.extend(self._decode(np.frombuffer(mv, np.uint32, STATUS_WORDS)))
+                    staging.unmap()
+            except Exception:
+                pass
+        self._abandoned = keep
+
+    def _decode(self, status):
+        """[(op, message)] of every flagged tag, in issue order; then the tags start anew."""
+        out = []
+        bits = status[:32]
+        for w in np.flatnonzero(bits):
+            word = int(bits[w])
+            for b in range(32):
+                if word >> b & 1:
+                    tag = int(w) * 32 + b
+                    op, msg = self.tags.get(tag, ("?", "index {bad} out of range"))
+                    bad = int(status[32 + tag])
+                    out.append((op, msg.format(bad=bad - (1 << 32) if bad >= 1 << 31 else bad)))
         self.tags.clear()
         self.next_tag = 1
+        return out
+
+    def check_status(self, status):
+        """Every (op, message) failed since the last check (index errors), in issue order."""
+        failed = self.failures + self._decode(status)
+        self.failures = []
         return failed
 
     # -- GPU timestamps (benchmarks) ----------------------------------------------------

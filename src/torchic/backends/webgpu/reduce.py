@@ -32,8 +32,8 @@ ARG_BETTER = """
 fn better(v1: f32, i1: u32, v2: f32, i2: u32) -> bool {
   if (i2 == 0xffffffffu) { return false; }
   if (i1 == 0xffffffffu) { return true; }
-  let n1 = v1 != v1;
-  let n2 = v2 != v2;
+  let n1 = isnan1(v1);
+  let n2 = isnan1(v2);
   if (n1 || n2) { return n2 && (!n1 || i2 < i1); }
   return v2 > v1 || (v2 == v1 && i2 < i1);
 }
@@ -137,6 +137,17 @@ def _split_dims(view, naxes):
     return R, C, oshape, ostr, ishape, istr
 
 
+def _reduce_copy(gpu, mode, out, a, naxes, buffers, fill):
+    from . import elementwise
+    from .gpu import RawView
+    n = 1
+    for s in a.shape:
+        n *= s
+    v = RawView(gpu.scratch_buffer("reduce-in", n * 4), 0, a.shape, a.dtype)
+    elementwise.run(gpu, "copy", "a", v, (a,), buffers=buffers)
+    run(gpu, mode, out, v, naxes, buffers=buffers, fill=fill)
+
+
 def run(gpu, mode, out, a, naxes, *, buffers, fill):
     """Encode a reduction of a's trailing naxes dims into out (contiguous)."""
     R, C, oshape, ostr, ishape, istr = _split_dims(a, naxes)
@@ -145,8 +156,8 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
     if C == 0:
         fill(out, {"sum": 0.0, "max": float("-inf"), "min": float("inf")}[mode])
         return
-    if max(len(oshape), len(ishape)) > 6:
-        raise NotImplementedError("reductions over more than 6 non-contiguous dims")
+    if max(len(oshape), len(ishape)) > 6:   # rare: materialize a contiguous copy first
+        return _reduce_copy(gpu, mode, out, a, naxes, buffers, fill)
     obuf, obase = buffers(out)
     abuf, abase = buffers(a)
     geom = list(oshape) + list(ostr) + list(ishape) + list(istr)

@@ -68,15 +68,15 @@ def _build(mode, w, vpt):
                   f"m = nanmax(m, v[{j}]);"]
         L += ["var s = 0.0;"]
         for j in range(vpt):
-            L += [f"e[{j}] = select(0.0, exp(v[{j}] - m), v[{j}] != -f32_inf());",
+            L += [f"e[{j}] = select(0.0, exp(v[{j}] - m), bitcast<u32>(v[{j}]) != 0xff800000u);",
                   f"s = s + e[{j}];"]
     else:
         L += ["var m = -f32_inf();", "var s = 0.0;",
               f"for (var c = lid; c < {C}; c = c + {w}u) {{",
               f"  let x = X[x0 + c * {sc}];",
-              "  if (x > m) { s = s * exp(m - x) + 1.0; m = x; }",
-              "  else if (x != x) { m = x; s = x; }",
-              "  else if (x != -f32_inf()) { s = s + exp(x - m); }", "}"]
+              "  if (isnan1(x) || isnan1(m)) { m = f32_nan(); s = f32_nan(); }",
+              "  else if (x > m) { s = s * exp(m - x) + 1.0; m = x; }",
+              "  else if (bitcast<u32>(x) != 0xff800000u) { s = s + exp(x - m); }", "}"]
     # -- one tree over (max, sum) pairs: sum' = s1 e^(m1 - m) + s2 e^(m2 - m) -----------------
     L += ["sm[lid] = m;", "ss[lid] = s;", "workgroupBarrier();"]
     k = w // 2

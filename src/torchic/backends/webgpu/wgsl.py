@@ -35,24 +35,30 @@ def header(bindings):
     n = len(bindings)
     lines.append(f"struct Params {{ v: array<vec4<u32>, {PARAM_WORDS // 4}> }}")
     lines.append(f"@group(0) @binding({n}) var<uniform> P: Params;")
-    lines.append(f"@group(0) @binding({n + 1}) var<storage, read_write> ST: array<atomic<u32>, 4>;")
+    lines.append(f"@group(0) @binding({n + 1}) var<storage, read_write> ST: "
+                 f"array<atomic<u32>, {STATUS_WORDS}>;")
     lines.append(ERROR_FN)
     return "\n".join(lines) + "\n"
 
 
-# An out-of-range integer index: remember the earliest failing op of the batch
-# (ops get increasing tags; ST[0] keeps the max of ~tag) and the bad value.
+# An out-of-range integer index: set the op's tag bit (checked ops get tags 1, 2, ...
+# between two status reads, at most MAX_TAGS) and keep a bad value for the message.
+MAX_TAGS = 1024
+STATUS_WORDS = 32 + MAX_TAGS
 ERROR_FN = """
 fn report_error(tag: u32, bad: i32) {
-  let prev = atomicMax(&ST[0], 0xffffffffu - tag);
-  if (prev < 0xffffffffu - tag) { atomicStore(&ST[1], bitcast<u32>(bad)); }
+  atomicOr(&ST[tag >> 5u], 1u << (tag & 31u));
+  atomicStore(&ST[32u + tag], bitcast<u32>(bad));
 }
 """
 
-# shared float helpers (NaN-propagating max/min as NumPy does)
+# Shared float helpers. NaN is tested on the bits, never with `x != x`: shader
+# compilers may assume no NaNs (Mesa's lavapipe folds `x != x` to false and turns
+# `select(b, a, a > b)` into a NaN-dropping max), so only integer tests are safe.
 FLOAT_FNS = """
-fn nanmax(a: f32, b: f32) -> f32 { return select(select(b, a, a > b), a, a != a); }
-fn nanmin(a: f32, b: f32) -> f32 { return select(select(b, a, a < b), a, a != a); }
+fn isnan1(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn nanmax(a: f32, b: f32) -> f32 { return select(max(a, b), f32_nan(), isnan1(a) || isnan1(b)); }
+fn nanmin(a: f32, b: f32) -> f32 { return select(min(a, b), f32_nan(), isnan1(a) || isnan1(b)); }
 fn f32_inf() -> f32 { return bitcast<f32>(0x7f800000u); }
 fn f32_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
 """
