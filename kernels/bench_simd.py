@@ -115,6 +115,7 @@ def bench_matmul(blas, sizes, quick):
     rows = []
     for threads in (1, 2):
         blas.set_threads(threads)
+        dispatcher.shutdown()
         s = Simd(threads)
         for n in sizes:
             a = np.random.rand(n, n).astype(np.float32)
@@ -312,6 +313,8 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     p.add_argument("--handoff", action="store_true", help="only the hand-off / FFI measurements")
     p.add_argument("--sizes", default=None, help="matmul sizes, e.g. 128,256,1024,2048")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="simd threads for the non-matmul rows (default: the core count)")
     p.add_argument("--skip", default="", help="comma list of suites to skip: matmul,rowwise,overhead,makemore")
     args = p.parse_args(argv)
     ok, why = dispatcher.backend_class("simd").available()
@@ -323,8 +326,9 @@ def main(argv=None):
         return 0
     from torchic.backends.simd import describe_isa
     blas = Blas()
-    threads = os.cpu_count() or 1
-    print(f"machine: {machine()}, {threads} cores, {platform.system()} {platform.machine()}")
+    threads = args.threads
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"machine: {machine()}, {cores} cores usable, {platform.system()} {platform.machine()}")
     print(f"simd backend ISA: {describe_isa()}")
     print(f"NumPy {np.__version__}, BLAS: {blas.config()} (core: {blas.corename()})")
     env = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",

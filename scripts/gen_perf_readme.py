@@ -34,6 +34,20 @@ def replace_between_markers(text, body):
     return text[:b + len(BEGIN)] + "\n" + body.rstrip() + "\n" + text[e:]
 
 
+def load(path):
+    with open(path) as f:
+        results = json.load(f)
+    # the targets are re-derived from the figures, so a changed goal never leaves a stale row
+    results["targets"] = targets.evaluate(results["records"], results["impls"],
+                                          results.get("gpu_real", False),
+                                          results["config"]["suites"])
+    return results
+
+
+def plots_in(folder):
+    return [name for name, _ in report.PLOTS if os.path.exists(os.path.join(folder, name))]
+
+
 def _has_heading_before(text):
     """True when the line above the begin marker region already is a Markdown heading."""
     head = text[:max(text.find(BEGIN), 0)].rstrip().splitlines()
@@ -53,25 +67,36 @@ def main(argv=None):
                    help="write nothing; exit 1 if a generated file is out of date")
     args = p.parse_args(argv)
 
-    with open(args.results) as f:
-        results = json.load(f)
-    # the targets are re-derived from the figures, so a changed goal never leaves a stale row
-    results["targets"] = targets.evaluate(results["records"], results["impls"],
-                                          results.get("gpu_real", False),
-                                          results["config"]["suites"])
+    results = load(args.results)
     perf_dir = os.path.dirname(os.path.abspath(args.results))
     out = args.out or os.path.join(perf_dir, "PERFORMANCE.md")
     if args.plots and not args.check:
         written, notes = plots_mod.write_plots(results, perf_dir)
         for n in notes:
             print(n, file=sys.stderr)
-    present = [name for name, _ in report.PLOTS if os.path.exists(os.path.join(perf_dir, name))]
+    present = plots_in(perf_dir)
 
     outputs = {}
+    # other runs kept beside the main one (docs/perf/<name>/results.json, e.g. a GPU machine):
+    # each gets its own page, linked from the main page and the README
+    others = []
+    for name in sorted(os.listdir(perf_dir)):
+        sub = os.path.join(perf_dir, name, "results.json")
+        if os.path.isfile(sub):
+            sub_results = load(sub)
+            page = os.path.join(perf_dir, name, "PERFORMANCE.md")
+            outputs[page] = report.markdown_report(sub_results, heading="#",
+                                                   plots=plots_in(os.path.dirname(sub)))
+            others.append((report.short_machine(sub_results), page))
+
+    def links_from(path):
+        base = os.path.dirname(os.path.abspath(path))
+        return [(text, os.path.relpath(p, base).replace(os.sep, "/")) for text, p in others]
+
     rel_from_out = os.path.relpath(perf_dir, os.path.dirname(os.path.abspath(out)))
     prefix = "" if rel_from_out == "." else rel_from_out + "/"
     outputs[out] = report.markdown_report(results, image_prefix=prefix, heading="#",
-                                          plots=present)
+                                          plots=present, other_runs=links_from(out))
     if args.readme and os.path.exists(args.readme):
         with open(args.readme) as f:
             text = f.read()
@@ -80,7 +105,8 @@ def main(argv=None):
         full = os.path.relpath(out, readme_dir).replace(os.sep, "/")
         section = report.markdown_report(results, image_prefix=rel + "/", heading="##",
                                          plots=present, compact=True, full_link=full,
-                                         title=not _has_heading_before(text))
+                                         title=not _has_heading_before(text),
+                                         other_runs=links_from(args.readme))
         new = replace_between_markers(text, section)
         if new is None:
             print(f"{args.readme}: no {BEGIN} / {END} markers; README left as it is",

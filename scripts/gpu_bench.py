@@ -117,7 +117,6 @@ class Bench:
             print(f"matmul {n}^3: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                                 for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
                   flush=True)
-            del a, b, c
         return res
 
     # -- bandwidth ------------------------------------------------------------------------------
@@ -167,7 +166,6 @@ class Bench:
                "softmax_shape": [rows, cols], "softmax_sweep_GBs": sweep}
         print("bandwidth:", {k: (round(v, 3) if isinstance(v, float) else v)
                              for k, v in out.items()}, flush=True)
-        del x, y, z
         return out
 
 
@@ -435,28 +433,35 @@ def main():
     print(md)
 
 
+def num(x):
+    return f"{x:.0f}" if x >= 10 else f"{x:.2f}"
+
+
 def to_markdown(r):
     m = r["machine"]
     lines = [f"### webgpu backend on {m['adapter']} ({m['backend_type']}, {m['adapter_type']}), "
              f"wgpu {m['wgpu']}" + (f", torch {m['torch']} on {m['cuda_device']}" if "torch" in m else ""),
              ""]
     if "matmul" in r:
-        lines += ["| matmul f32 | torchic webgpu TFLOPS (tile) | torch CUDA fp32 TFLOPS | rel. error |",
+        def fl(t):
+            return f"{t:.2f} TFLOPS" if t >= 1 else f"{t * 1e3:.1f} GFLOPS"
+        lines += ["| matmul f32 | torchic webgpu (tile) | torch CUDA fp32 | rel. error |",
                   "|---|---|---|---|"]
         for n, row in r["matmul"].items():
             best = max((v, k) for k, v in row["tflops"].items() if isinstance(v, float))
             auto = row["tflops"].get("auto")
             tt = r.get("torch_matmul", {}).get(n)
-            lines.append(f"| {n}^3 | {auto:.2f} ({row['auto_tile']}); best {best[0]:.2f} ({best[1]}) | "
-                         f"{'%.2f' % tt if tt else '-'} | {row['rel_err']:.1e} |")
+            also = f"; best swept {fl(best[0])} ({best[1]})" if best[1] != "auto" else ""
+            lines.append(f"| {n}^3 | {fl(auto)} ({row['auto_tile']}){also} | "
+                         f"{fl(tt) if tt else '-'} | {row['rel_err']:.1e} |")
         lines.append("")
     if "bandwidth" in r:
         bw = r["bandwidth"]
-        lines += [f"| 64M-float op ({bw['n']} floats) | GB/s | fraction of copy |", "|---|---|---|",
+        lines += [f"| op over {bw['n']} floats | GB/s | fraction of copy |", "|---|---|---|",
                   f"| copy (best of shader {bw['copy_shader_GBs']:.0f}, buffer copy {bw['copy_b2b_GBs']:.0f}) | "
-                  f"{bw['copy_GBs']:.0f} | 1.00 |",
-                  f"| add | {bw['add_GBs']:.0f} | {bw['add_frac']:.2f} |",
-                  f"| softmax {bw['softmax_shape']} | {bw['softmax_GBs']:.0f} | {bw['softmax_frac']:.2f} |"]
+                  f"{num(bw['copy_GBs'])} | 1.00 |",
+                  f"| add | {num(bw['add_GBs'])} | {bw['add_frac']:.2f} |",
+                  f"| softmax {bw['softmax_shape']} | {num(bw['softmax_GBs'])} | {bw['softmax_frac']:.2f} |"]
         if "torch_copy_GBs" in bw:
             lines.append(f"| (torch CUDA copy, for reference) | {bw['torch_copy_GBs']:.0f} | |")
         lines.append("")
@@ -465,7 +470,7 @@ def to_markdown(r):
                   "torch / torchic | submits per step | dispatches per step |", "|---|---|---|---|---|---|"]
         for row in r["makemore"]:
             tcs = row.get("torch_cuda_steps_s")
-            lines.append(f"| {row['config']} | {row['torchic_steps_s']:.0f} | "
+            lines.append(f"| {row['config']} | {num(row['torchic_steps_s'])} | "
                          f"{'%.0f' % tcs if tcs else '-'} | "
                          f"{'%.2f' % row['ratio_torch_over_torchic'] if tcs else '-'} | "
                          f"{row['submits_per_step']} | {row['dispatches_per_step']} |")

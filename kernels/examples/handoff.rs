@@ -24,5 +24,8 @@ fn main() {
         v.push((t1.as_nanos(), t.elapsed().as_nanos()));
     }
     v.sort_by_key(|x| x.1);
-    println!("median push {} ns, push + wait round trip {} ns", v[2500].0, v[2500].1);
+    println!(
+        "median push {} ns, push + wait round trip {} ns",
+        v[2500].0, v[2500].1
+    );
 }

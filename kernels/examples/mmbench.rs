@@ -3,7 +3,10 @@
 //!     TORCHIC_SIMD_ISA=avx2 cargo run --release --example mmbench -- 1024
 use std::time::Instant;
 fn main() {
-    for n in std::env::args().skip(1).map(|a| a.parse::<usize>().unwrap()) {
+    for n in std::env::args()
+        .skip(1)
+        .map(|a| a.parse::<usize>().unwrap())
+    {
         let a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32).collect();
         let b = a.clone();
         let mut c = vec![0f32; n * n];

@@ -7,7 +7,15 @@ struct SendPtr<T>(T);
 unsafe impl<T> Sync for SendPtr<T> {}
 
 #[inline(always)]
-unsafe fn copy_run(n: usize, src: *const u8, sdt: DType, ss: isize, dst: *mut u8, ddt: DType, ds: isize) {
+unsafe fn copy_run(
+    n: usize,
+    src: *const u8,
+    sdt: DType,
+    ss: isize,
+    dst: *mut u8,
+    ddt: DType,
+    ds: isize,
+) {
     match (sdt, ddt) {
         (DType::F32, DType::F32) | (DType::I32, DType::I32) => {
             let (s, d) = (src as *const u32, dst as *mut u32);
@@ -36,13 +44,20 @@ unsafe fn copy_run(n: usize, src: *const u8, sdt: DType, ss: isize, dst: *mut u8
 }
 
 fn par_ok(out: &Arr) -> bool {
-    out.shape().iter().zip(out.strides()).all(|(&n, &s)| n == 1 || s != 0)
+    out.shape()
+        .iter()
+        .zip(out.strides())
+        .all(|(&n, &s)| n == 1 || s != 0)
 }
 
 /// out = a (same shape), casting between dtypes
 pub fn copy(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
     let nest = Nest::<2>::new(out.shape(), [out.strides(), a.strides()]);
-    let n = if par_ok(out) { split_count(nest.total, pool.threads(), 1 << 16) } else { 1 };
+    let n = if par_ok(out) {
+        split_count(nest.total, pool.threads(), 1 << 16)
+    } else {
+        1
+    };
     let (_, s) = nest.inner();
     let p = SendPtr((out.ptr, a.ptr as *const u8));
     let (odt, adt) = (out.dtype, a.dtype);
@@ -52,7 +67,15 @@ pub fn copy(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
         let mut runs = nest.runs(lo, hi);
         while let Some((off, len)) = runs.next_run() {
             unsafe {
-                copy_run(len, p.0 .1.offset(off[1] * 4), adt, s[1], p.0 .0.offset(off[0] * 4), odt, s[0]);
+                copy_run(
+                    len,
+                    p.0 .1.offset(off[1] * 4),
+                    adt,
+                    s[1],
+                    p.0 .0.offset(off[0] * 4),
+                    odt,
+                    s[0],
+                );
             }
         }
     });

@@ -86,7 +86,11 @@ unsafe fn ld<S: Simd>(p: *const f32, s: isize, n: usize) -> S::F {
     if s == 0 {
         S::splat(*p)
     } else if n == S::W {
-        if s == 1 { S::load(p) } else { S::load_strided(p, s) }
+        if s == 1 {
+            S::load(p)
+        } else {
+            S::load_strided(p, s)
+        }
     } else if s == 1 {
         S::load_part(p, n, 1.0)
     } else {
@@ -101,7 +105,11 @@ unsafe fn ld<S: Simd>(p: *const f32, s: isize, n: usize) -> S::F {
 #[inline(always)]
 unsafe fn st<S: Simd>(p: *mut f32, s: isize, v: S::F, n: usize) {
     if s == 1 {
-        if n == S::W { S::store(p, v) } else { S::store_part(p, v, n) }
+        if n == S::W {
+            S::store(p, v)
+        } else {
+            S::store_part(p, v, n)
+        }
     } else {
         let mut buf = [0f32; 16];
         S::store(buf.as_mut_ptr(), v);
@@ -137,8 +145,15 @@ unsafe fn run1<S: Simd, O: UOp>(n: usize, a: *const f32, sa: isize, o: *mut f32,
 }
 
 #[inline(always)]
-unsafe fn run2<S: Simd, O: BOp>(n: usize, a: *const f32, sa: isize, b: *const f32, sb: isize,
-                                o: *mut f32, so: isize) {
+unsafe fn run2<S: Simd, O: BOp>(
+    n: usize,
+    a: *const f32,
+    sa: isize,
+    b: *const f32,
+    sb: isize,
+    o: *mut f32,
+    so: isize,
+) {
     let w = S::W;
     let mut i = 0;
     if so == 1 {
@@ -176,8 +191,17 @@ unsafe fn run2<S: Simd, O: BOp>(n: usize, a: *const f32, sa: isize, b: *const f3
 }
 
 #[inline(always)]
-unsafe fn run_where<S: Simd>(n: usize, c: *const f32, sc: isize, a: *const f32, sa: isize,
-                             b: *const f32, sb: isize, o: *mut f32, so: isize) {
+unsafe fn run_where<S: Simd>(
+    n: usize,
+    c: *const f32,
+    sc: isize,
+    a: *const f32,
+    sa: isize,
+    b: *const f32,
+    sb: isize,
+    o: *mut f32,
+    so: isize,
+) {
     let w = S::W;
     let mut i = 0;
     while i < n {
@@ -192,7 +216,14 @@ unsafe fn run_where<S: Simd>(n: usize, c: *const f32, sc: isize, a: *const f32, 
     }
 }
 
-struct UnaryK<'a, O: UOp> { nest: &'a Nest<2>, lo: usize, hi: usize, o: *mut f32, a: *const f32, _op: O }
+struct UnaryK<'a, O: UOp> {
+    nest: &'a Nest<2>,
+    lo: usize,
+    hi: usize,
+    o: *mut f32,
+    a: *const f32,
+    _op: O,
+}
 impl<O: UOp> Kernel for UnaryK<'_, O> {
     type Out = ();
     #[inline(always)]
@@ -200,12 +231,28 @@ impl<O: UOp> Kernel for UnaryK<'_, O> {
         let (_, s) = self.nest.inner();
         let mut runs = self.nest.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
-            unsafe { run1::<S, O>(len, self.a.offset(off[1]), s[1], self.o.offset(off[0]), s[0]) }
+            unsafe {
+                run1::<S, O>(
+                    len,
+                    self.a.offset(off[1]),
+                    s[1],
+                    self.o.offset(off[0]),
+                    s[0],
+                )
+            }
         }
     }
 }
 
-struct BinaryK<'a, O: BOp> { nest: &'a Nest<3>, lo: usize, hi: usize, o: *mut f32, a: *const f32, b: *const f32, _op: O }
+struct BinaryK<'a, O: BOp> {
+    nest: &'a Nest<3>,
+    lo: usize,
+    hi: usize,
+    o: *mut f32,
+    a: *const f32,
+    b: *const f32,
+    _op: O,
+}
 impl<O: BOp> Kernel for BinaryK<'_, O> {
     type Out = ();
     #[inline(always)]
@@ -214,14 +261,29 @@ impl<O: BOp> Kernel for BinaryK<'_, O> {
         let mut runs = self.nest.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
             unsafe {
-                run2::<S, O>(len, self.a.offset(off[1]), s[1], self.b.offset(off[2]), s[2],
-                             self.o.offset(off[0]), s[0])
+                run2::<S, O>(
+                    len,
+                    self.a.offset(off[1]),
+                    s[1],
+                    self.b.offset(off[2]),
+                    s[2],
+                    self.o.offset(off[0]),
+                    s[0],
+                )
             }
         }
     }
 }
 
-struct WhereK<'a> { nest: &'a Nest<4>, lo: usize, hi: usize, o: *mut f32, c: *const f32, a: *const f32, b: *const f32 }
+struct WhereK<'a> {
+    nest: &'a Nest<4>,
+    lo: usize,
+    hi: usize,
+    o: *mut f32,
+    c: *const f32,
+    a: *const f32,
+    b: *const f32,
+}
 impl Kernel for WhereK<'_> {
     type Out = ();
     #[inline(always)]
@@ -230,8 +292,17 @@ impl Kernel for WhereK<'_> {
         let mut runs = self.nest.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
             unsafe {
-                run_where::<S>(len, self.c.offset(off[1]), s[1], self.a.offset(off[2]), s[2],
-                               self.b.offset(off[3]), s[3], self.o.offset(off[0]), s[0])
+                run_where::<S>(
+                    len,
+                    self.c.offset(off[1]),
+                    s[1],
+                    self.a.offset(off[2]),
+                    s[2],
+                    self.b.offset(off[3]),
+                    s[3],
+                    self.o.offset(off[0]),
+                    s[0],
+                )
             }
         }
     }
@@ -243,8 +314,16 @@ unsafe impl<T> Send for SendPtr<T> {}
 
 /// number of tasks for an op of `total` elements (1 when out may overlap itself)
 fn tasks(pool: &Pool, total: usize, out: &Arr) -> usize {
-    let ok = out.shape().iter().zip(out.strides()).all(|(&n, &s)| n == 1 || s != 0);
-    if !ok { 1 } else { split_count(total, pool.threads(), PAR_MIN) }
+    let ok = out
+        .shape()
+        .iter()
+        .zip(out.strides())
+        .all(|(&n, &s)| n == 1 || s != 0);
+    if !ok {
+        1
+    } else {
+        split_count(total, pool.threads(), PAR_MIN)
+    }
 }
 
 pub fn unary<O: UOp + Sync>(pool: &Pool, op: O, out: &Arr, a: &Arr) -> KResult {
@@ -254,7 +333,14 @@ pub fn unary<O: UOp + Sync>(pool: &Pool, op: O, out: &Arr, a: &Arr) -> KResult {
     pool.run(n, &|t| {
         let (lo, hi) = chunk(nest.total, n, t, 64);
         let p = &p;
-        dispatch(UnaryK { nest: &nest, lo, hi, o: p.0 .0, a: p.0 .1, _op: op });
+        dispatch(UnaryK {
+            nest: &nest,
+            lo,
+            hi,
+            o: p.0 .0,
+            a: p.0 .1,
+            _op: op,
+        });
     });
     Ok(())
 }
@@ -266,19 +352,43 @@ pub fn binary<O: BOp + Sync>(pool: &Pool, op: O, out: &Arr, a: &Arr, b: &Arr) ->
     pool.run(n, &|t| {
         let (lo, hi) = chunk(nest.total, n, t, 64);
         let p = &p;
-        dispatch(BinaryK { nest: &nest, lo, hi, o: p.0 .0, a: p.0 .1, b: p.0 .2, _op: op });
+        dispatch(BinaryK {
+            nest: &nest,
+            lo,
+            hi,
+            o: p.0 .0,
+            a: p.0 .1,
+            b: p.0 .2,
+            _op: op,
+        });
     });
     Ok(())
 }
 
 pub fn where_(pool: &Pool, out: &Arr, c: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let nest = Nest::<4>::new(out.shape(), [out.strides(), c.strides(), a.strides(), b.strides()]);
+    let nest = Nest::<4>::new(
+        out.shape(),
+        [out.strides(), c.strides(), a.strides(), b.strides()],
+    );
     let n = tasks(pool, nest.total, out);
-    let p = SendPtr((out.f(), c.f() as *const f32, a.f() as *const f32, b.f() as *const f32));
+    let p = SendPtr((
+        out.f(),
+        c.f() as *const f32,
+        a.f() as *const f32,
+        b.f() as *const f32,
+    ));
     pool.run(n, &|t| {
         let (lo, hi) = chunk(nest.total, n, t, 64);
         let p = &p;
-        dispatch(WhereK { nest: &nest, lo, hi, o: p.0 .0, c: p.0 .1, a: p.0 .2, b: p.0 .3 });
+        dispatch(WhereK {
+            nest: &nest,
+            lo,
+            hi,
+            o: p.0 .0,
+            c: p.0 .1,
+            a: p.0 .2,
+            b: p.0 .3,
+        });
     });
     Ok(())
 }
@@ -309,7 +419,16 @@ mod tests {
     impl Kernel for B<'_> {
         type Out = ();
         fn run<S: Simd>(self) {
-            BinaryK { nest: self.0, lo: 0, hi: self.0.total, o: self.1, a: self.2, b: self.3, _op: Sub }.run::<S>()
+            BinaryK {
+                nest: self.0,
+                lo: 0,
+                hi: self.0.total,
+                o: self.1,
+                a: self.2,
+                b: self.3,
+                _op: Sub,
+            }
+            .run::<S>()
         }
     }
 
@@ -321,7 +440,10 @@ mod tests {
         for isa in Isa::all_supported() {
             let mut out = vec![0f32; 7 * 37];
             let nest = Nest::<3>::new(&[7, 37], [&[37, 1], &[1, 7], &[0, 1]]);
-            dispatch_on(isa, B(&nest, out.as_mut_ptr(), abuf.as_ptr(), bbuf.as_ptr()));
+            dispatch_on(
+                isa,
+                B(&nest, out.as_mut_ptr(), abuf.as_ptr(), bbuf.as_ptr()),
+            );
             for r in 0..7 {
                 for c in 0..37 {
                     assert_eq!(out[r * 37 + c], abuf[c * 7 + r] - bbuf[c], "{isa:?}");

@@ -13,7 +13,9 @@ fn check(idx: &Arr, bound: usize) -> KResult {
     for r in 0..n {
         let v = unsafe { *idx.i().offset(r as isize * s) };
         if v < 0 || v as usize >= bound {
-            return Err(KernelError::index(format!("index {v} is out of range [0, {bound})")));
+            return Err(KernelError::index(format!(
+                "index {v} is out of range [0, {bound})"
+            )));
         }
     }
     Ok(())
@@ -46,25 +48,46 @@ impl Kernel for RowsK {
                 let i = *self.idx.offset(r as isize * self.idx_s) as isize;
                 // gather: dst row r <- src row i;  scatter: dst row i += src row r
                 let (s, o) = if self.scatter {
-                    (self.src.offset(r as isize * self.src_rs), self.dst.offset(i * self.dst_rs))
+                    (
+                        self.src.offset(r as isize * self.src_rs),
+                        self.dst.offset(i * self.dst_rs),
+                    )
                 } else {
-                    (self.src.offset(i * self.src_rs), self.dst.offset(r as isize * self.dst_rs))
+                    (
+                        self.src.offset(i * self.src_rs),
+                        self.dst.offset(r as isize * self.dst_rs),
+                    )
                 };
                 if self.src_cs != 1 {
                     for j in 0..self.d {
                         let v = *s.offset(j as isize * self.src_cs);
-                        if self.scatter { *o.add(j) += v } else { *o.add(j) = v }
+                        if self.scatter {
+                            *o.add(j) += v
+                        } else {
+                            *o.add(j) = v
+                        }
                     }
                     continue;
                 }
                 let mut j = 0;
                 while j + w <= self.d {
                     let v = S::load(s.add(j));
-                    S::store(o.add(j), if self.scatter { S::add(S::load(o.add(j)), v) } else { v });
+                    S::store(
+                        o.add(j),
+                        if self.scatter {
+                            S::add(S::load(o.add(j)), v)
+                        } else {
+                            v
+                        },
+                    );
                     j += w;
                 }
                 while j < self.d {
-                    if self.scatter { *o.add(j) += *s.add(j) } else { *o.add(j) = *s.add(j) }
+                    if self.scatter {
+                        *o.add(j) += *s.add(j)
+                    } else {
+                        *o.add(j) = *s.add(j)
+                    }
                     j += 1;
                 }
             }
@@ -77,10 +100,17 @@ pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
     check(idx, table.shape[0])?;
     let (r, d) = (out.shape[0], out.shape[1]);
     let k = RowsK {
-        lo: 0, hi: r, d,
-        src: table.f(), src_rs: table.st[0], src_cs: table.st[1],
-        dst: out.f(), dst_rs: d as isize,
-        idx: idx.i(), idx_s: idx.st[0], scatter: false,
+        lo: 0,
+        hi: r,
+        d,
+        src: table.f(),
+        src_rs: table.st[0],
+        src_cs: table.st[1],
+        dst: out.f(),
+        dst_rs: d as isize,
+        idx: idx.i(),
+        idx_s: idx.st[0],
+        scatter: false,
     };
     let n = split_count(r * d, pool.threads(), crate::elementwise::PAR_MIN).min(r.max(1));
     pool.run(n, &|t| {
@@ -96,10 +126,17 @@ pub fn scatter_add_rows(out: &Arr, src: &Arr, idx: &Arr) -> KResult {
     check(idx, out.shape[0])?;
     let (r, d) = (src.shape[0], src.shape[1]);
     dispatch(RowsK {
-        lo: 0, hi: r, d,
-        src: src.f(), src_rs: src.st[0], src_cs: src.st[1],
-        dst: out.f(), dst_rs: d as isize,
-        idx: idx.i(), idx_s: idx.st[0], scatter: true,
+        lo: 0,
+        hi: r,
+        d,
+        src: src.f(),
+        src_rs: src.st[0],
+        src_cs: src.st[1],
+        dst: out.f(),
+        dst_rs: d as isize,
+        idx: idx.i(),
+        idx_s: idx.st[0],
+        scatter: true,
     });
     Ok(())
 }

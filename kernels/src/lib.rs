@@ -31,7 +31,11 @@
 //! values (targets, indices) check them against their bound and fail with an
 //! error that surfaces at the next read.
 
-#![allow(clippy::missing_safety_doc, clippy::too_many_arguments, clippy::excessive_precision)]
+#![allow(
+    clippy::missing_safety_doc,
+    clippy::too_many_arguments,
+    clippy::excessive_precision
+)]
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 #![allow(unused_unsafe)]
 
@@ -55,12 +59,41 @@ use view::{Arr, DType, MAXD};
 
 /// Op codes: the index in this list (the same order as ops.ALL_OPS).
 pub const OP_NAMES: [&str; 35] = [
-    "neg", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs",
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge",
-    "sum", "max", "min",
-    "fill", "copy", "where", "argmax", "softmax", "log_softmax",
-    "cross_entropy", "cross_entropy_grad", "matmul", "gather_rows", "scatter_add_rows",
+    "neg",
+    "exp",
+    "log",
+    "relu",
+    "tanh",
+    "sigmoid",
+    "sqrt",
+    "abs",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "maximum",
+    "minimum",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "sum",
+    "max",
+    "min",
+    "fill",
+    "copy",
+    "where",
+    "argmax",
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "cross_entropy_grad",
+    "matmul",
+    "gather_rows",
+    "scatter_add_rows",
 ];
 /// host -> heap write (not an op of the contract; ordered like one)
 pub const OP_WRITE: usize = 100;
@@ -78,7 +111,11 @@ unsafe impl Send for Op {}
 
 impl Task for Op {
     fn name(&self) -> &'static str {
-        if self.code == OP_WRITE { "write" } else { OP_NAMES[self.code] }
+        if self.code == OP_WRITE {
+            "write"
+        } else {
+            OP_NAMES[self.code]
+        }
     }
     fn run(&self, pool: &Pool) -> KResult {
         execute(pool, self)
@@ -138,7 +175,10 @@ pub fn execute(pool: &Pool, op: &Op) -> KResult {
         33 => gather::gather_rows(pool, o, a, b),
         34 => gather::scatter_add_rows(o, a, b),
         OP_WRITE => copy::write(pool, o, op.src as *const u8),
-        _ => Err(runtime::KernelError::value(format!("unknown op code {}", op.code))),
+        _ => Err(runtime::KernelError::value(format!(
+            "unknown op code {}",
+            op.code
+        ))),
     }
 }
 
@@ -163,7 +203,11 @@ pub fn decode(rec: &[i64], arenas: &[(usize, usize)]) -> Result<Op, String> {
         return Err(format!("unknown op code {code}"));
     }
     let code = code as usize;
-    let name = if code == OP_WRITE { "write" } else { OP_NAMES[code] };
+    let name = if code == OP_WRITE {
+        "write"
+    } else {
+        OP_NAMES[code]
+    };
     let nv = rec[1];
     let want = match code {
         24 | OP_WRITE => 1,
@@ -172,19 +216,37 @@ pub fn decode(rec: &[i64], arenas: &[(usize, usize)]) -> Result<Op, String> {
         _ => 4,
     };
     if nv != want {
-        return Err(format!("{name}: expected {} inputs, got {}", want - 1, nv - 1));
+        return Err(format!(
+            "{name}: expected {} inputs, got {}",
+            want - 1,
+            nv - 1
+        ));
     }
     let empty = Arr::new(std::ptr::null_mut(), DType::F32, &[], &[]);
-    let mut op = Op { code, v: [empty; 4], naxes: 0, value: f64::from_bits(rec[5] as u64), src: 0 };
+    let mut op = Op {
+        code,
+        v: [empty; 4],
+        naxes: 0,
+        value: f64::from_bits(rec[5] as u64),
+        src: 0,
+    };
     let mut pos = HEADER;
     for k in 0..want as usize {
-        let what = if k == 0 { "out".to_string() } else { format!("input {}", k - 1) };
-        let (arr, next) = decode_view(rec, pos, arenas).map_err(|e| format!("{name}: {what}: {e}"))?;
+        let what = if k == 0 {
+            "out".to_string()
+        } else {
+            format!("input {}", k - 1)
+        };
+        let (arr, next) =
+            decode_view(rec, pos, arenas).map_err(|e| format!("{name}: {what}: {e}"))?;
         op.v[k] = arr;
         pos = next;
     }
     if pos != rec.len() {
-        return Err(format!("{name}: {} extra words in the op record", rec.len() - pos));
+        return Err(format!(
+            "{name}: {} extra words in the op record",
+            rec.len() - pos
+        ));
     }
     check_contract(&mut op, rec).map_err(|e| format!("{name}: {e}"))?;
     Ok(op)
@@ -197,12 +259,18 @@ fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Ar
         return Err(format!("{nd} dims (at most {MAXD} supported)"));
     }
     let nd = nd as usize;
-    let dims = rec.get(pos + 6..pos + 6 + 2 * nd).ok_or("record ends inside a view")?;
+    let dims = rec
+        .get(pos + 6..pos + 6 + 2 * nd)
+        .ok_or("record ends inside a view")?;
     let (shape, strides) = dims.split_at(nd);
-    let (aaddr, alen) = *usize::try_from(arena).ok().and_then(|i| arenas.get(i))
+    let (aaddr, alen) = *usize::try_from(arena)
+        .ok()
+        .and_then(|i| arenas.get(i))
         .ok_or_else(|| format!("arena {arena} does not exist"))?;
     if boff < 0 || bsize < 0 || (boff as i128 + bsize as i128) > alen as i128 {
-        return Err(format!("block [{boff}, +{bsize}) is outside arena {arena} of {alen} bytes"));
+        return Err(format!(
+            "block [{boff}, +{bsize}) is outside arena {arena} of {alen} bytes"
+        ));
     }
     let dtype = match dtype {
         0 => DType::F32,
@@ -218,7 +286,11 @@ fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Ar
         numel *= n as i128;
         if n > 0 {
             let span = (n as i128 - 1) * s as i128;
-            if span < 0 { lo += span } else { hi += span }
+            if span < 0 {
+                lo += span
+            } else {
+                hi += span
+            }
         }
     }
     if numel > 0 && (lo < 0 || (hi + 1) * 4 > bsize as i128) {
@@ -229,7 +301,9 @@ fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Ar
     if numel > (isize::MAX as i128) / 4 {
         return Err("view too large".into());
     }
-    let ptr = (aaddr as *mut u8).wrapping_add(boff as usize).wrapping_offset((offset as isize).wrapping_mul(4));
+    let ptr = (aaddr as *mut u8)
+        .wrapping_add(boff as usize)
+        .wrapping_offset((offset as isize).wrapping_mul(4));
     let sh: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
     let st: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
     Ok((Arr::new(ptr, dtype, &sh, &st), pos + 6 + 2 * nd))
@@ -238,17 +312,43 @@ fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Ar
 fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
     let [o, a, b, c] = &op.v;
     let dt = |x: &Arr, allowed: u8, what: &str| -> Result<(), String> {
-        let ok = match x.dtype { DType::F32 => allowed & F != 0, DType::I32 => allowed & I != 0 };
-        if ok { Ok(()) } else { Err(format!("{what} has dtype {:?}", x.dtype)) }
+        let ok = match x.dtype {
+            DType::F32 => allowed & F != 0,
+            DType::I32 => allowed & I != 0,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("{what} has dtype {:?}", x.dtype))
+        }
     };
     let contig = |x: &Arr| -> Result<(), String> {
-        if x.is_contiguous() { Ok(()) } else { Err(format!("out must be contiguous, strides {:?}", x.strides())) }
+        if x.is_contiguous() {
+            Ok(())
+        } else {
+            Err(format!("out must be contiguous, strides {:?}", x.strides()))
+        }
     };
     let same = |x: &Arr, y: &Arr, what: &str| -> Result<(), String> {
-        if shape_eq(x, y) { Ok(()) } else { Err(format!("{what} shape {:?} != out shape {:?}", y.shape(), x.shape())) }
+        if shape_eq(x, y) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} shape {:?} != out shape {:?}",
+                y.shape(),
+                x.shape()
+            ))
+        }
     };
     let nd = |x: &Arr, n: usize, what: &str| -> Result<(), String> {
-        if x.nd == n { Ok(()) } else { Err(format!("{what} must have {n} dims, has shape {:?}", x.shape())) }
+        if x.nd == n {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} must have {n} dims, has shape {:?}",
+                x.shape()
+            ))
+        }
     };
     match op.code {
         24 => dt(o, F | I, "out")?,
@@ -286,7 +386,11 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
             }
             op.naxes = naxes as usize;
             if o.shape() != &a.shape()[..a.nd - op.naxes] {
-                return Err(format!("out shape {:?} for input {:?} reduced over {naxes} dims", o.shape(), a.shape()));
+                return Err(format!(
+                    "out shape {:?} for input {:?} reduced over {naxes} dims",
+                    o.shape(),
+                    a.shape()
+                ));
             }
         }
         27 => {
@@ -294,10 +398,17 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
             dt(a, F, "a")?;
             contig(o)?;
             if a.nd == 0 || a.shape[a.nd - 1] == 0 {
-                return Err(format!("argmax of shape {:?}: needs a non-empty last dim", a.shape()));
+                return Err(format!(
+                    "argmax of shape {:?}: needs a non-empty last dim",
+                    a.shape()
+                ));
             }
             if o.shape() != &a.shape()[..a.nd - 1] {
-                return Err(format!("out shape {:?} for input {:?}", o.shape(), a.shape()));
+                return Err(format!(
+                    "out shape {:?} for input {:?}",
+                    o.shape(),
+                    a.shape()
+                ));
             }
         }
         28 | 29 => {
@@ -315,17 +426,29 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
             nd(b, 1, "target")?;
             contig(o)?;
             if b.shape[0] != a.shape[0] {
-                return Err(format!("target shape {:?} for logits {:?}", b.shape(), a.shape()));
+                return Err(format!(
+                    "target shape {:?} for logits {:?}",
+                    b.shape(),
+                    a.shape()
+                ));
             }
             if op.code == 30 {
                 if o.shape() != &a.shape()[..1] {
-                    return Err(format!("out shape {:?} for logits {:?}", o.shape(), a.shape()));
+                    return Err(format!(
+                        "out shape {:?} for logits {:?}",
+                        o.shape(),
+                        a.shape()
+                    ));
                 }
             } else {
                 dt(c, F, "g")?;
                 same(o, a, "logits")?;
                 if c.shape() != &a.shape()[..1] {
-                    return Err(format!("g shape {:?} for logits {:?}", c.shape(), a.shape()));
+                    return Err(format!(
+                        "g shape {:?} for logits {:?}",
+                        c.shape(),
+                        a.shape()
+                    ));
                 }
             }
         }
@@ -349,15 +472,27 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
             nd(a, 2, "table/src")?;
             nd(b, 1, "idx")?;
             contig(o)?;
-            let rows = if op.code == 33 { o.shape[0] } else { a.shape[0] };
+            let rows = if op.code == 33 {
+                o.shape[0]
+            } else {
+                a.shape[0]
+            };
             if a.shape[1] != o.shape[1] || b.shape[0] != rows {
-                return Err(format!("shapes out {:?}, {:?}, idx {:?}", o.shape(), a.shape(), b.shape()));
+                return Err(format!(
+                    "shapes out {:?}, {:?}, idx {:?}",
+                    o.shape(),
+                    a.shape(),
+                    b.shape()
+                ));
             }
         }
         OP_WRITE => {
             let (addr, nbytes) = (rec[2], rec[3]);
             if addr == 0 || nbytes as i128 != o.numel() as i128 * 4 {
-                return Err(format!("source of {nbytes} bytes for a view of {} elements", o.numel()));
+                return Err(format!(
+                    "source of {nbytes} bytes for a view of {} elements",
+                    o.numel()
+                ));
             }
             op.src = addr as usize;
         }
@@ -393,14 +528,21 @@ pub extern "C" fn tk_isa() -> *const c_char {
 pub extern "C" fn tk_op_name(i: i64) -> *const c_char {
     static NAMES: std::sync::OnceLock<Vec<CString>> = std::sync::OnceLock::new();
     let names = NAMES.get_or_init(|| OP_NAMES.iter().map(|n| CString::new(*n).unwrap()).collect());
-    usize::try_from(i).ok().and_then(|i| names.get(i)).map_or(std::ptr::null(), |s| s.as_ptr())
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| names.get(i))
+        .map_or(std::ptr::null(), |s| s.as_ptr())
 }
 
 #[no_mangle]
 pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
     arch::active();
     let threads = threads.clamp(1, 1024) as usize;
-    Box::into_raw(Box::new(Ctx { stream: Stream::new(threads), arenas: Mutex::new(Vec::new()), push_error: Mutex::new(String::new()) }))
+    Box::into_raw(Box::new(Ctx {
+        stream: Stream::new(threads),
+        arenas: Mutex::new(Vec::new()),
+        push_error: Mutex::new(String::new()),
+    }))
 }
 
 /// Close the runtime: the op running now finishes, queued ops are dropped,
@@ -469,7 +611,11 @@ pub unsafe extern "C" fn tk_push_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) ->
 #[no_mangle]
 pub unsafe extern "C" fn tk_wait(ctx: *mut Ctx, seq: i64) -> i32 {
     let ctx = &*ctx;
-    let seq = if seq <= 0 { ctx.stream.last_seq() } else { seq as u64 };
+    let seq = if seq <= 0 {
+        ctx.stream.last_seq()
+    } else {
+        seq as u64
+    };
     ctx.stream.wait(seq);
     ctx.stream.has_error() as i32
 }
@@ -502,7 +648,16 @@ pub unsafe extern "C" fn tk_take_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) ->
 mod tests {
     use super::*;
 
-    fn view(rec: &mut Vec<i64>, arena: i64, boff: i64, bsize: i64, off: i64, dt: i64, shape: &[i64], st: &[i64]) {
+    fn view(
+        rec: &mut Vec<i64>,
+        arena: i64,
+        boff: i64,
+        bsize: i64,
+        off: i64,
+        dt: i64,
+        shape: &[i64],
+        st: &[i64],
+    ) {
         rec.extend_from_slice(&[arena, boff, bsize, off, dt, shape.len() as i64]);
         rec.extend_from_slice(shape);
         rec.extend_from_slice(st);
@@ -518,17 +673,19 @@ mod tests {
         view(&mut ok, 0, 128, 64, 0, 0, &[4, 4], &[0, 1]);
         assert!(decode(&ok, &arenas).is_ok());
         let bad_cases: Vec<Box<dyn Fn(&mut Vec<i64>)>> = vec![
-            Box::new(|r| r[6 + 3] = 1),      // out offset 1: last element past block
-            Box::new(|r| r[6 + 2] = 60),     // block too small
-            Box::new(|r| r[6 + 1] = 240),    // block past the arena
-            Box::new(|r| r[6] = 1),          // no such arena
-            Box::new(|r| r[6 + 3] = -1),     // negative offset
-            Box::new(|r| r[6 + 8] = -4),     // negative stride reaching before the block
-            Box::new(|r| r[6 + 4] = 7),      // bad dtype
-            Box::new(|r| r[0] = 99),         // bad op
-            Box::new(|r| r[1] = 2),          // wrong input count
-            Box::new(|r| r[6 + 6] = 5),      // out shape differs from inputs
-            Box::new(|r| { r.pop(); }),      // truncated
+            Box::new(|r| r[6 + 3] = 1),   // out offset 1: last element past block
+            Box::new(|r| r[6 + 2] = 60),  // block too small
+            Box::new(|r| r[6 + 1] = 240), // block past the arena
+            Box::new(|r| r[6] = 1),       // no such arena
+            Box::new(|r| r[6 + 3] = -1),  // negative offset
+            Box::new(|r| r[6 + 8] = -4),  // negative stride reaching before the block
+            Box::new(|r| r[6 + 4] = 7),   // bad dtype
+            Box::new(|r| r[0] = 99),      // bad op
+            Box::new(|r| r[1] = 2),       // wrong input count
+            Box::new(|r| r[6 + 6] = 5),   // out shape differs from inputs
+            Box::new(|r| {
+                r.pop();
+            }), // truncated
         ];
         for (i, f) in bad_cases.iter().enumerate() {
             let mut r = ok.clone();

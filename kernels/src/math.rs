@@ -142,8 +142,22 @@ mod tests {
             v.push(x);
             x += 0.0137;
         }
-        v.extend_from_slice(&[0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 88.72, 88.73,
-            -87.3, -103.0, 1e-30, -1e-30, 1e-45, f32::MIN_POSITIVE, f32::MAX]);
+        v.extend_from_slice(&[
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            88.72,
+            88.73,
+            -87.3,
+            -103.0,
+            1e-30,
+            -1e-30,
+            1e-45,
+            f32::MIN_POSITIVE,
+            f32::MAX,
+        ]);
         while v.len() % 16 != 0 {
             v.push(1.0);
         }
@@ -153,8 +167,11 @@ mod tests {
     #[test]
     fn exp_log_within_3_ulp_every_isa() {
         let xs = grid();
-        let lx: Vec<f32> = xs.iter().map(|x| x.abs() * 1e-3f32.powi(((*x as i32).rem_euclid(13)) - 6))
-            .chain(xs.iter().copied()).collect();
+        let lx: Vec<f32> = xs
+            .iter()
+            .map(|x| x.abs() * 1e-3f32.powi(((*x as i32).rem_euclid(13)) - 6))
+            .chain(xs.iter().copied())
+            .collect();
         for isa in Isa::all_supported() {
             let mut out = vec![0f32; xs.len()];
             dispatch_on(isa, Map(&xs, &mut out, 0));
@@ -176,8 +193,10 @@ mod tests {
     fn tanh_sigmoid_within_1e6_every_isa() {
         let xs = grid();
         for isa in Isa::all_supported() {
-            for (k, f) in [(2u8, f64::tanh as fn(f64) -> f64),
-                           (3u8, |x: f64| 1.0 / (1.0 + (-x).exp()))] {
+            for (k, f) in [
+                (2u8, f64::tanh as fn(f64) -> f64),
+                (3u8, |x: f64| 1.0 / (1.0 + (-x).exp())),
+            ] {
                 let mut out = vec![0f32; xs.len()];
                 dispatch_on(isa, Map(&xs, &mut out, k));
                 for (x, y) in xs.iter().zip(&out) {
@@ -185,7 +204,11 @@ mod tests {
                     if want.is_nan() {
                         assert!(y.is_nan());
                     } else {
-                        assert!((*y as f64 - want).abs() <= 1e-6, "{:?} op {k} ({x}) = {y} vs {want}", isa);
+                        assert!(
+                            (*y as f64 - want).abs() <= 1e-6,
+                            "{:?} op {k} ({x}) = {y} vs {want}",
+                            isa
+                        );
                     }
                 }
             }

@@ -37,7 +37,7 @@ use crate::view::Arr;
 fn blocking<S: Simd>() -> (usize, usize, usize) {
     match S::W {
         16 => (384, 480, 3072), // Sapphire Rapids, 48 KiB L1, 2 MiB L2 (measured sweep)
-        8 => (256, 144, 4080), // Zen 3 (BLIS): KC 256, MC 144, NC 4080
+        8 => (256, 144, 4080),  // Zen 3 (BLIS): KC 256, MC 144, NC 4080
         4 => (256, 128, 4096),
         _ => (256, 64, 1024),
     }
@@ -188,8 +188,14 @@ unsafe fn pack_b<S: Simd>(kc: usize, nc: usize, b: Mat, dst: *mut f32) {
 
 /// C[MR x 2W] (+)= A micro-panel (kc x MR) * B micro-panel (kc x 2W)
 #[inline(always)]
-unsafe fn micro<S: Simd, const MR: usize>(kc: usize, a: *const f32, b: *const f32, c: *mut f32,
-                                          ldc: usize, accumulate: bool) {
+unsafe fn micro<S: Simd, const MR: usize>(
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    accumulate: bool,
+) {
     let w = S::W;
     let mut acc = [[S::zero(); 2]; MR];
     let (mut a, mut b) = (a, b);
@@ -223,8 +229,15 @@ unsafe fn micro<S: Simd, const MR: usize>(kc: usize, a: *const f32, b: *const f3
 /// B micro-panels out of the packed KC x NCB block of B held in L2; the packed
 /// MCA x KC panel of A sits in L3.
 #[inline(always)]
-unsafe fn gemm_blocked<S: Simd, const MR: usize>(m: usize, n: usize, k: usize, a: Mat, b: Mat,
-                                                 c: *mut f32, ldc: usize) {
+unsafe fn gemm_blocked<S: Simd, const MR: usize>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Mat,
+    b: Mat,
+    c: *mut f32,
+    ldc: usize,
+) {
     let nr = 2 * S::W;
     let (kcb, ncb, mca) = blocking::<S>();
     let pa = PACK_A.with(|s| s.borrow_mut().get(mca.div_ceil(MR) * MR * kcb));
@@ -236,11 +249,27 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(m: usize, n: usize, k: usize, a
         let mut pc = 0;
         while pc < k {
             let kc = kcb.min(k - pc);
-            pack_a::<MR>(mc, kc, Mat { p: a.at(ic, pc), ..a }, pa);
+            pack_a::<MR>(
+                mc,
+                kc,
+                Mat {
+                    p: a.at(ic, pc),
+                    ..a
+                },
+                pa,
+            );
             let mut jc = 0;
             while jc < n {
                 let nc = ncb.min(n - jc);
-                pack_b::<S>(kc, nc, Mat { p: b.at(pc, jc), ..b }, pb);
+                pack_b::<S>(
+                    kc,
+                    nc,
+                    Mat {
+                        p: b.at(pc, jc),
+                        ..b
+                    },
+                    pb,
+                );
                 let mut ir = 0;
                 while ir < mc {
                     let mm = MR.min(mc - ir);
@@ -276,7 +305,15 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(m: usize, n: usize, k: usize, a
 
 /// direct loop for tiny products: C row i = sum_k A[i,k] * B row k
 #[inline(always)]
-unsafe fn gemm_small<S: Simd>(m: usize, n: usize, k: usize, a: Mat, b: Mat, c: *mut f32, ldc: usize) {
+unsafe fn gemm_small<S: Simd>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Mat,
+    b: Mat,
+    c: *mut f32,
+    ldc: usize,
+) {
     let w = S::W;
     for i in 0..m {
         let crow = c.add(i * ldc);
@@ -321,7 +358,15 @@ impl Kernel for GemmK {
     type Out = ();
     #[inline(always)]
     fn run<S: Simd>(self) {
-        let GemmK { m, n, k, a, b, c, ldc } = self;
+        let GemmK {
+            m,
+            n,
+            k,
+            a,
+            b,
+            c,
+            ldc,
+        } = self;
         unsafe {
             if m == 0 || n == 0 {
                 return;
@@ -362,27 +407,67 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     let by_batch = nb >= threads || macs < PAR_MIN_MACS || threads == 1;
     let split_n = n >= m;
     let (len, align) = if split_n { (n, nr) } else { (m, mr) };
-    let parts = if by_batch { 1 } else { threads.min(len.div_ceil(align)).max(1) };
-    let batch_tasks = if by_batch && macs >= PAR_MIN_MACS { threads.min(nb) } else { 1 };
+    let parts = if by_batch {
+        1
+    } else {
+        threads.min(len.div_ceil(align)).max(1)
+    };
+    let batch_tasks = if by_batch && macs >= PAR_MIN_MACS {
+        threads.min(nb)
+    } else {
+        1
+    };
     let ntasks = if by_batch { batch_tasks } else { nb * parts };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
     let (asd, bsd) = (a.st, b.st);
     let one = |bi: usize, part: usize| {
-        let (lo, hi) = if parts == 1 { (0, len) } else { crate::view::chunk(len, parts, part, align) };
+        let (lo, hi) = if parts == 1 {
+            (0, len)
+        } else {
+            crate::view::chunk(len, parts, part, align)
+        };
         if lo >= hi && len > 0 {
             return;
         }
         let a0 = (ap as *const f32).wrapping_offset(bi as isize * asd[0]);
         let b0 = (bp as *const f32).wrapping_offset(bi as isize * bsd[0]);
         let c0 = (cp as *mut f32).wrapping_add(bi * m * n);
-        let am = Mat { p: a0, rs: asd[1], cs: asd[2] };
-        let bm = Mat { p: b0, rs: bsd[1], cs: bsd[2] };
+        let am = Mat {
+            p: a0,
+            rs: asd[1],
+            cs: asd[2],
+        };
+        let bm = Mat {
+            p: b0,
+            rs: bsd[1],
+            cs: bsd[2],
+        };
         let g = if split_n {
-            GemmK { m, n: hi - lo, k, a: am, b: Mat { p: b0.wrapping_offset(lo as isize * bsd[2]), ..bm },
-                    c: c0.wrapping_add(lo), ldc: n }
+            GemmK {
+                m,
+                n: hi - lo,
+                k,
+                a: am,
+                b: Mat {
+                    p: b0.wrapping_offset(lo as isize * bsd[2]),
+                    ..bm
+                },
+                c: c0.wrapping_add(lo),
+                ldc: n,
+            }
         } else {
-            GemmK { m: hi - lo, n, k, a: Mat { p: a0.wrapping_offset(lo as isize * asd[1]), ..am }, b: bm,
-                    c: c0.wrapping_add(lo * n), ldc: n }
+            GemmK {
+                m: hi - lo,
+                n,
+                k,
+                a: Mat {
+                    p: a0.wrapping_offset(lo as isize * asd[1]),
+                    ..am
+                },
+                b: bm,
+                c: c0.wrapping_add(lo * n),
+                ldc: n,
+            }
         };
         dispatch(g);
     };
@@ -403,10 +488,21 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
 pub fn sgemm_st(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     dispatch(GemmK {
-        m, n, k,
-        a: Mat { p: a.as_ptr(), rs: k as isize, cs: 1 },
-        b: Mat { p: b.as_ptr(), rs: n as isize, cs: 1 },
-        c: c.as_mut_ptr(), ldc: n,
+        m,
+        n,
+        k,
+        a: Mat {
+            p: a.as_ptr(),
+            rs: k as isize,
+            cs: 1,
+        },
+        b: Mat {
+            p: b.as_ptr(),
+            rs: n as isize,
+            cs: 1,
+        },
+        c: c.as_mut_ptr(),
+        ldc: n,
     });
 }
 
@@ -423,11 +519,23 @@ mod tests {
     use super::*;
     use crate::arch::{dispatch_on, Isa};
 
-    fn reference(m: usize, n: usize, k: usize, a: &[f32], ars: usize, acs: usize, b: &[f32], brs: usize, bcs: usize) -> Vec<f64> {
+    fn reference(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        ars: usize,
+        acs: usize,
+        b: &[f32],
+        brs: usize,
+        bcs: usize,
+    ) -> Vec<f64> {
         let mut c = vec![0f64; m * n];
         for i in 0..m {
             for j in 0..n {
-                c[i * n + j] = (0..k).map(|p| a[i * ars + p * acs] as f64 * b[p * brs + j * bcs] as f64).sum();
+                c[i * n + j] = (0..k)
+                    .map(|p| a[i * ars + p * acs] as f64 * b[p * brs + j * bcs] as f64)
+                    .sum();
             }
         }
         c
@@ -435,24 +543,53 @@ mod tests {
 
     #[test]
     fn gemm_matches_reference_every_isa_and_layout() {
-        let sizes = [(1, 1, 1), (3, 5, 7), (13, 37, 29), (40, 40, 40), (70, 33, 300), (200, 50, 17), (25, 300, 520)];
+        let sizes = [
+            (1, 1, 1),
+            (3, 5, 7),
+            (13, 37, 29),
+            (40, 40, 40),
+            (70, 33, 300),
+            (200, 50, 17),
+            (25, 300, 520),
+        ];
         for isa in Isa::all_supported() {
             for &(m, n, k) in &sizes {
-                let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.25).collect();
-                let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.5).collect();
+                let a: Vec<f32> = (0..m * k)
+                    .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.25)
+                    .collect();
+                let b: Vec<f32> = (0..k * n)
+                    .map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.5)
+                    .collect();
                 for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                     let (ars, acs) = if ta { (1, m) } else { (k, 1) };
                     let (brs, bcs) = if tb { (1, k) } else { (n, 1) };
                     let want = reference(m, n, k, &a, ars, acs, &b, brs, bcs);
                     let mut c = vec![f32::NAN; m * n];
-                    dispatch_on(isa, GemmK {
-                        m, n, k,
-                        a: Mat { p: a.as_ptr(), rs: ars as isize, cs: acs as isize },
-                        b: Mat { p: b.as_ptr(), rs: brs as isize, cs: bcs as isize },
-                        c: c.as_mut_ptr(), ldc: n,
-                    });
+                    dispatch_on(
+                        isa,
+                        GemmK {
+                            m,
+                            n,
+                            k,
+                            a: Mat {
+                                p: a.as_ptr(),
+                                rs: ars as isize,
+                                cs: acs as isize,
+                            },
+                            b: Mat {
+                                p: b.as_ptr(),
+                                rs: brs as isize,
+                                cs: bcs as isize,
+                            },
+                            c: c.as_mut_ptr(),
+                            ldc: n,
+                        },
+                    );
                     for (x, y) in c.iter().zip(&want) {
-                        assert!((*x as f64 - y).abs() <= 1e-4 * (1.0 + y.abs()), "{isa:?} {m}x{n}x{k} {ta} {tb}: {x} vs {y}");
+                        assert!(
+                            (*x as f64 - y).abs() <= 1e-4 * (1.0 + y.abs()),
+                            "{isa:?} {m}x{n}x{k} {ta} {tb}: {x} vs {y}"
+                        );
                     }
                 }
             }

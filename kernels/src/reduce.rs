@@ -80,12 +80,20 @@ unsafe fn sum_run<S: Simd>(p: *const f32, n: usize, s: isize) -> f64 {
 
 #[inline(always)]
 unsafe fn step<S: Simd>(acc: S::F, x: S::F, is_max: bool) -> S::F {
-    if is_max { S::max(x, acc) } else { S::min(x, acc) }
+    if is_max {
+        S::max(x, acc)
+    } else {
+        S::min(x, acc)
+    }
 }
 
 #[inline(always)]
 unsafe fn ld_col<S: Simd>(p: *const f32, m: usize, init: f32) -> S::F {
-    if m == S::W { S::load(p) } else { S::load_part(p, m, init) }
+    if m == S::W {
+        S::load(p)
+    } else {
+        S::load_part(p, m, init)
+    }
 }
 
 /// max (or min) of a run, NaN if any element is NaN; `n` > 0
@@ -146,7 +154,13 @@ unsafe fn ext_run<S: Simd>(p: *const f32, n: usize, s: isize, is_max: bool, init
 
 /// reduce the inner nest (flat range lo..hi) starting at p
 #[inline(always)]
-unsafe fn reduce_nest<S: Simd>(red: Red, p: *const f32, inner: &Nest<1>, lo: usize, hi: usize) -> f64 {
+unsafe fn reduce_nest<S: Simd>(
+    red: Red,
+    p: *const f32,
+    inner: &Nest<1>,
+    lo: usize,
+    hi: usize,
+) -> f64 {
     let s = inner.st[0][0];
     let mut runs = inner.runs(lo, hi);
     match red {
@@ -172,7 +186,15 @@ unsafe fn reduce_nest<S: Simd>(red: Red, p: *const f32, inner: &Nest<1>, lo: usi
     }
 }
 
-struct RowsK<'a> { red: Red, outer: &'a Nest<2>, inner: &'a Nest<1>, lo: usize, hi: usize, o: *mut f32, a: *const f32 }
+struct RowsK<'a> {
+    red: Red,
+    outer: &'a Nest<2>,
+    inner: &'a Nest<1>,
+    lo: usize,
+    hi: usize,
+    o: *mut f32,
+    a: *const f32,
+}
 impl Kernel for RowsK<'_> {
     type Out = ();
     #[inline(always)]
@@ -182,7 +204,13 @@ impl Kernel for RowsK<'_> {
         while let Some((off, len)) = runs.next_run() {
             for j in 0..len as isize {
                 unsafe {
-                    let v = reduce_nest::<S>(self.red, self.a.offset(off[1] + j * s[1]), self.inner, 0, self.inner.total);
+                    let v = reduce_nest::<S>(
+                        self.red,
+                        self.a.offset(off[1] + j * s[1]),
+                        self.inner,
+                        0,
+                        self.inner.total,
+                    );
                     *self.o.offset(off[0] + j * s[0]) = v as f32;
                 }
             }
@@ -190,7 +218,13 @@ impl Kernel for RowsK<'_> {
     }
 }
 
-struct PartK<'a> { red: Red, inner: &'a Nest<1>, lo: usize, hi: usize, a: *const f32 }
+struct PartK<'a> {
+    red: Red,
+    inner: &'a Nest<1>,
+    lo: usize,
+    hi: usize,
+    a: *const f32,
+}
 impl Kernel for PartK<'_> {
     type Out = f64;
     #[inline(always)]
@@ -200,7 +234,16 @@ impl Kernel for PartK<'_> {
 }
 
 /// W columns at a time: out[j..j+W] = red over r of a[r * sr + j..]
-struct ColsK<'a> { red: Red, outer: &'a Nest<2>, rows: usize, sr: isize, lo: usize, hi: usize, o: *mut f32, a: *const f32 }
+struct ColsK<'a> {
+    red: Red,
+    outer: &'a Nest<2>,
+    rows: usize,
+    sr: isize,
+    lo: usize,
+    hi: usize,
+    o: *mut f32,
+    a: *const f32,
+}
 impl Kernel for ColsK<'_> {
     type Out = ();
     #[inline(always)]
@@ -223,7 +266,10 @@ impl Kernel for ColsK<'_> {
                                 let end = (r + 256).min(self.rows);
                                 let mut acc = S::zero();
                                 while r < end {
-                                    acc = S::add(acc, ld_col::<S>(col.offset(r as isize * self.sr), m, init));
+                                    acc = S::add(
+                                        acc,
+                                        ld_col::<S>(col.offset(r as isize * self.sr), m, init),
+                                    );
                                     r += 1;
                                 }
                                 let mut buf = [0f32; 16];
@@ -242,10 +288,18 @@ impl Kernel for ColsK<'_> {
                             for r in 0..self.rows {
                                 let x = ld_col::<S>(col.offset(r as isize * self.sr), m, init);
                                 nan = S::mor(nan, S::isnan(x));
-                                acc = if self.red == Red::Max { S::max(x, acc) } else { S::min(x, acc) };
+                                acc = if self.red == Red::Max {
+                                    S::max(x, acc)
+                                } else {
+                                    S::min(x, acc)
+                                };
                             }
                             acc = S::select(nan, S::splat(f32::NAN), acc);
-                            if m == w { S::store(o.add(j), acc) } else { S::store_part(o.add(j), acc, m) }
+                            if m == w {
+                                S::store(o.add(j), acc)
+                            } else {
+                                S::store_part(o.add(j), acc, m)
+                            }
                         }
                     }
                 }
@@ -279,38 +333,86 @@ pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResul
     let threads = pool.threads();
     if n_out == 1 && n_in >= 2 * crate::elementwise::PAR_MIN && threads > 1 {
         let n = split_count(n_in, threads, crate::elementwise::PAR_MIN);
-        let parts: Vec<std::sync::Mutex<f64>> = (0..n).map(|_| std::sync::Mutex::new(0.0)).collect();
+        let parts: Vec<std::sync::Mutex<f64>> =
+            (0..n).map(|_| std::sync::Mutex::new(0.0)).collect();
         pool.run(n, &|t| {
             let (lo, hi) = chunk(n_in, n, t, 64);
             let p = &p;
-            let v = dispatch(PartK { red, inner: &inner, lo, hi, a: p.0 .1 });
+            let v = dispatch(PartK {
+                red,
+                inner: &inner,
+                lo,
+                hi,
+                a: p.0 .1,
+            });
             *parts[t].lock().unwrap() = v;
         });
         let vals = parts.iter().map(|m| *m.lock().unwrap());
         let v = match red {
             Red::Sum => vals.sum::<f64>(),
-            Red::Max => vals.fold(f64::NEG_INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) }),
-            Red::Min => vals.fold(f64::INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(y) }),
+            Red::Max => vals.fold(f64::NEG_INFINITY, |x, y| {
+                if x.is_nan() || y.is_nan() {
+                    f64::NAN
+                } else {
+                    x.max(y)
+                }
+            }),
+            Red::Min => vals.fold(f64::INFINITY, |x, y| {
+                if x.is_nan() || y.is_nan() {
+                    f64::NAN
+                } else {
+                    x.min(y)
+                }
+            }),
         };
         unsafe { *out.f() = v as f32 };
         return Ok(());
     }
     let n = split_count(n_out * n_in, threads, crate::elementwise::PAR_MIN).min(n_out);
-    let cols = inner.nd == 1 && inner.st[0][0] != 1 && outer.nd >= 1
-        && outer.st[0][0] == 1 && outer.st[1][0] == 1 && outer.shape[0] >= 4;
+    let cols = inner.nd == 1
+        && inner.st[0][0] != 1
+        && outer.nd >= 1
+        && outer.st[0][0] == 1
+        && outer.st[1][0] == 1
+        && outer.shape[0] >= 4;
     pool.run(n, &|t| {
         let (lo, hi) = chunk(n_out, n, t, 16);
         let p = &p;
         if cols {
-            dispatch(ColsK { red, outer: &outer, rows: n_in, sr: inner.st[0][0], lo, hi, o: p.0 .0, a: p.0 .1 });
+            dispatch(ColsK {
+                red,
+                outer: &outer,
+                rows: n_in,
+                sr: inner.st[0][0],
+                lo,
+                hi,
+                o: p.0 .0,
+                a: p.0 .1,
+            });
         } else {
-            dispatch(RowsK { red, outer: &outer, inner: &inner, lo, hi, o: p.0 .0, a: p.0 .1 });
+            dispatch(RowsK {
+                red,
+                outer: &outer,
+                inner: &inner,
+                lo,
+                hi,
+                o: p.0 .0,
+                a: p.0 .1,
+            });
         }
     });
     Ok(())
 }
 
-struct ArgmaxK<'a> { outer: &'a Nest<2>, n: usize, s: isize, lo: usize, hi: usize, o: *mut i32, a: *const f32 }
+struct ArgmaxK<'a> {
+    outer: &'a Nest<2>,
+    n: usize,
+    s: isize,
+    lo: usize,
+    hi: usize,
+    o: *mut i32,
+    a: *const f32,
+}
 impl Kernel for ArgmaxK<'_> {
     type Out = ();
     #[inline(always)]
@@ -343,12 +445,21 @@ pub fn argmax(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
     let outer = Nest::<2>::new(&a.shape[..k], [&out.st[..k], &a.st[..k]]);
     let (n_row, s) = (a.shape[k], a.st[k]);
     let n_out = outer.total;
-    let n = split_count(n_out * n_row, pool.threads(), crate::elementwise::PAR_MIN).min(n_out.max(1));
+    let n =
+        split_count(n_out * n_row, pool.threads(), crate::elementwise::PAR_MIN).min(n_out.max(1));
     let p = SendPtr((out.i(), a.f() as *const f32));
     pool.run(n, &|t| {
         let (lo, hi) = chunk(n_out, n, t, 16);
         let p = &p;
-        dispatch(ArgmaxK { outer: &outer, n: n_row, s, lo, hi, o: p.0 .0, a: p.0 .1 });
+        dispatch(ArgmaxK {
+            outer: &outer,
+            n: n_row,
+            s,
+            lo,
+            hi,
+            o: p.0 .0,
+            a: p.0 .1,
+        });
     });
     Ok(())
 }
@@ -362,9 +473,16 @@ mod tests {
     impl Kernel for Sum<'_> {
         type Out = (f64, f32);
         fn run<S: Simd>(self) -> (f64, f32) {
-            let n = if self.1 == 1 { self.0.len() } else { self.0.len() / self.1 as usize };
+            let n = if self.1 == 1 {
+                self.0.len()
+            } else {
+                self.0.len() / self.1 as usize
+            };
             unsafe {
-                (sum_run::<S>(self.0.as_ptr(), n, self.1), ext_run::<S>(self.0.as_ptr(), n, self.1, true, f32::NEG_INFINITY))
+                (
+                    sum_run::<S>(self.0.as_ptr(), n, self.1),
+                    ext_run::<S>(self.0.as_ptr(), n, self.1, true, f32::NEG_INFINITY),
+                )
             }
         }
     }
@@ -374,7 +492,9 @@ mod tests {
         let mut x = 12345u64;
         let data: Vec<f32> = (0..3_000_003)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (x >> 40) as f32 / (1u64 << 24) as f32
             })
             .collect();
@@ -384,7 +504,10 @@ mod tests {
             for s in [1isize, 3] {
                 let (got, m) = dispatch_on(isa, Sum(&data, s));
                 let want: f64 = data.iter().step_by(s as usize).map(|&v| v as f64).sum();
-                assert!(((got as f32) as f64 - want).abs() / want <= 1e-6, "{isa:?} s={s}");
+                assert!(
+                    ((got as f32) as f64 - want).abs() / want <= 1e-6,
+                    "{isa:?} s={s}"
+                );
                 if s == 1 {
                     assert_eq!(m, mx);
                     assert!((got - exact).abs() / exact < 1e-6);

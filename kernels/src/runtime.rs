@@ -89,7 +89,11 @@ impl PoolShared {
             if Self::epoch(s) != e || next >= ntasks {
                 return;
             }
-            if self.state.compare_exchange_weak(s, s + 1, AcqRel, Relaxed).is_ok() {
+            if self
+                .state
+                .compare_exchange_weak(s, s + 1, AcqRel, Relaxed)
+                .is_ok()
+            {
                 // SAFETY: the claim succeeded, so the job of epoch e is live until
                 // `pending` (which counts this task) reaches zero
                 let job = unsafe { &*(*self.job.get()) };
@@ -153,7 +157,8 @@ impl Pool {
         }
         sh.pending.store(ntasks, Relaxed);
         let e = (PoolShared::epoch(sh.state.load(Relaxed)) + 1) & 0xff_ffff;
-        sh.state.store((e << 40) | ((ntasks as u64) << NEXT_BITS), Release);
+        sh.state
+            .store((e << 40) | ((ntasks as u64) << NEXT_BITS), Release);
         if sh.sleepers.load(SeqCst) > 0 {
             let _g = sh.mx.lock().unwrap();
             sh.cv.notify_all();
@@ -273,7 +278,11 @@ impl<T: Task + 'static> Stream<T> {
                 coordinator_loop(&sh, &pool);
             })
             .expect("spawn coordinator");
-        Stream { shared, coord: Mutex::new(Some(coord)), next_seq: AtomicU64::new(1) }
+        Stream {
+            shared,
+            coord: Mutex::new(Some(coord)),
+            next_seq: AtomicU64::new(1),
+        }
     }
 
     /// Queue a task; returns its sequence number (1, 2, ...).
@@ -346,7 +355,13 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
                     if q.len() < MAX_ERRORS {
                         q.push_back((task.name(), e));
                     } else if q.len() == MAX_ERRORS {
-                        q.push_back(("(more ops)", KernelError { kind: 3, msg: "further errors not recorded".into() }));
+                        q.push_back((
+                            "(more ops)",
+                            KernelError {
+                                kind: 3,
+                                msg: "further errors not recorded".into(),
+                            },
+                        ));
                     }
                     sh.has_error.store(true, Release);
                 }
@@ -361,7 +376,9 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
                     return;
                 }
                 let done = sh.done.load(Relaxed);
-                if spin_until(SPIN, || sh.pushed.load(Acquire) > done || sh.stop.load(Relaxed)) {
+                if spin_until(SPIN, || {
+                    sh.pushed.load(Acquire) > done || sh.stop.load(Relaxed)
+                }) {
                     continue;
                 }
                 sh.coord_sleeping.store(true, SeqCst);

@@ -30,12 +30,20 @@ unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
     }
     while i < n {
         let m = (n - i).min(w);
-        let x = if m == w { S::load(p.add(i)) } else { S::load_part(p.add(i), m, f32::NEG_INFINITY) };
+        let x = if m == w {
+            S::load(p.add(i))
+        } else {
+            S::load_part(p.add(i), m, f32::NEG_INFINITY)
+        };
         nan = S::mor(nan, S::isnan(x));
         a0 = S::max(x, a0);
         i += m;
     }
-    if S::any(nan) { f32::NAN } else { S::hmax(S::max(a0, a1)) }
+    if S::any(nan) {
+        f32::NAN
+    } else {
+        S::hmax(S::max(a0, a1))
+    }
 }
 
 /// sum of exp(x - m) over the row; if `store`, also writes exp(x - m) to o
@@ -60,7 +68,11 @@ unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, sto
     }
     while i < n {
         let m = (n - i).min(w);
-        let x = if m == w { S::load(p.add(i)) } else { S::load_part(p.add(i), m, f32::NEG_INFINITY) };
+        let x = if m == w {
+            S::load(p.add(i))
+        } else {
+            S::load_part(p.add(i), m, f32::NEG_INFINITY)
+        };
         let e = math::exp::<S>(S::sub(x, vm));
         if m == w {
             if store {
@@ -92,7 +104,11 @@ unsafe fn row_affine<S: Simd>(p: *const f32, o: *mut f32, n: usize, a: f32, b: f
         i += w;
     }
     if i < n {
-        S::store_part(o.add(i), S::fma(S::load_part(p.add(i), n - i, 0.0), va, vb), n - i);
+        S::store_part(
+            o.add(i),
+            S::fma(S::load_part(p.add(i), n - i, 0.0), va, vb),
+            n - i,
+        );
     }
 }
 
@@ -107,7 +123,11 @@ unsafe fn row_shift2<S: Simd>(p: *const f32, o: *mut f32, n: usize, a: f32, b: f
         i += w;
     }
     if i < n {
-        S::store_part(o.add(i), S::sub(S::sub(S::load_part(p.add(i), n - i, 0.0), va), vb), n - i);
+        S::store_part(
+            o.add(i),
+            S::sub(S::sub(S::load_part(p.add(i), n - i, 0.0), va), vb),
+            n - i,
+        );
     }
 }
 
@@ -143,7 +163,11 @@ impl Kernel for RowsK {
         for r in self.lo..self.hi {
             unsafe {
                 let mut p = self.a.offset(r as isize * self.ars);
-                let orow = if self.kind == Kind::CrossEntropy { std::ptr::null_mut() } else { self.o.add(r * c) };
+                let orow = if self.kind == Kind::CrossEntropy {
+                    std::ptr::null_mut()
+                } else {
+                    self.o.add(r * c)
+                };
                 if self.acs != 1 && !orow.is_null() {
                     for j in 0..c {
                         *orow.add(j) = *p.offset(j as isize * self.acs);
@@ -155,11 +179,17 @@ impl Kernel for RowsK {
                     let mut m = f32::NEG_INFINITY;
                     for j in 0..c {
                         let x = *p.offset(j as isize * self.acs);
-                        m = if x.is_nan() || m.is_nan() { f32::NAN } else { m.max(x) };
+                        m = if x.is_nan() || m.is_nan() {
+                            f32::NAN
+                        } else {
+                            m.max(x)
+                        };
                     }
                     let mut s = 0f32;
                     for j in 0..c {
-                        s += math::exp::<crate::arch::scalar::Scalar>(*p.offset(j as isize * self.acs) - m);
+                        s += math::exp::<crate::arch::scalar::Scalar>(
+                            *p.offset(j as isize * self.acs) - m,
+                        );
                     }
                     let t = *self.t.offset(r as isize * self.ts) as isize;
                     *self.o.add(r) = s.ln() - (*p.offset(t * self.acs) - m);
@@ -204,13 +234,22 @@ pub fn check_targets(t: &Arr, classes: usize, what: &str) -> KResult {
     for r in 0..n {
         let v = unsafe { *t.i().offset(r as isize * s) };
         if v < 0 || v as usize >= classes {
-            return Err(KernelError::index(format!("{what} {v} is out of range [0, {classes})")));
+            return Err(KernelError::index(format!(
+                "{what} {v} is out of range [0, {classes})"
+            )));
         }
     }
     Ok(())
 }
 
-pub fn rows(pool: &Pool, kind: Kind, out: &Arr, a: &Arr, t: Option<&Arr>, g: Option<&Arr>) -> KResult {
+pub fn rows(
+    pool: &Pool,
+    kind: Kind,
+    out: &Arr,
+    a: &Arr,
+    t: Option<&Arr>,
+    g: Option<&Arr>,
+) -> KResult {
     let (r, c) = (a.shape[0], a.shape[1]);
     if let Some(t) = t {
         check_targets(t, c, "target class")?;
@@ -232,7 +271,12 @@ pub fn rows(pool: &Pool, kind: Kind, out: &Arr, a: &Arr, t: Option<&Arr>, g: Opt
         g: g.map_or(std::ptr::null(), |g| g.f() as *const f32),
         gs: g.map_or(0, |g| g.st[0]),
     };
-    let n = split_count(r * c.max(1), pool.threads(), crate::elementwise::PAR_MIN / 2).min(r);
+    let n = split_count(
+        r * c.max(1),
+        pool.threads(),
+        crate::elementwise::PAR_MIN / 2,
+    )
+    .min(r);
     pool.run(n, &|i| {
         let (lo, hi) = chunk(r, n, i, 1);
         let base = &base;

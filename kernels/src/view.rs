@@ -29,7 +29,13 @@ unsafe impl Sync for Arr {}
 
 impl Arr {
     pub fn new(ptr: *mut u8, dtype: DType, shape: &[usize], st: &[isize]) -> Arr {
-        let mut a = Arr { ptr, dtype, nd: shape.len(), shape: [0; MAXD], st: [0; MAXD] };
+        let mut a = Arr {
+            ptr,
+            dtype,
+            nd: shape.len(),
+            shape: [0; MAXD],
+            st: [0; MAXD],
+        };
         a.shape[..shape.len()].copy_from_slice(shape);
         a.st[..st.len()].copy_from_slice(st);
         a
@@ -37,11 +43,21 @@ impl Arr {
     /// a contiguous f32 array over a slice (tests)
     pub fn f32s(data: &mut [f32], shape: &[usize]) -> Arr {
         let st = contiguous_strides(shape);
-        Arr::new(data.as_mut_ptr() as *mut u8, DType::F32, shape, &st[..shape.len()])
+        Arr::new(
+            data.as_mut_ptr() as *mut u8,
+            DType::F32,
+            shape,
+            &st[..shape.len()],
+        )
     }
     pub fn i32s(data: &mut [i32], shape: &[usize]) -> Arr {
         let st = contiguous_strides(shape);
-        Arr::new(data.as_mut_ptr() as *mut u8, DType::I32, shape, &st[..shape.len()])
+        Arr::new(
+            data.as_mut_ptr() as *mut u8,
+            DType::I32,
+            shape,
+            &st[..shape.len()],
+        )
     }
     #[inline]
     pub fn shape(&self) -> &[usize] {
@@ -100,7 +116,12 @@ pub struct Nest<const K: usize> {
 
 impl<const K: usize> Nest<K> {
     pub fn new(shape: &[usize], strides: [&[isize]; K]) -> Nest<K> {
-        let mut n = Nest { nd: 0, shape: [1; MAXD], st: [[0; MAXD]; K], total: shape.iter().product() };
+        let mut n = Nest {
+            nd: 0,
+            shape: [1; MAXD],
+            st: [[0; MAXD]; K],
+            total: shape.iter().product(),
+        };
         for d in (0..shape.len()).rev() {
             let size = shape[d];
             if size == 1 {
@@ -152,7 +173,13 @@ impl<'a, const K: usize> Runs<'a, K> {
         let mut c = [0usize; MAXD];
         let mut off = [0isize; K];
         if n.total == 0 || lo >= n.total {
-            return Runs { n, pos: 0, hi: 0, c, off };
+            return Runs {
+                n,
+                pos: 0,
+                hi: 0,
+                c,
+                off,
+            };
         }
         let mut rest = lo;
         for d in 0..n.nd.max(1) {
@@ -163,7 +190,13 @@ impl<'a, const K: usize> Runs<'a, K> {
                 off[k] += c[d] as isize * n.st[k][d];
             }
         }
-        Runs { n, pos: lo, hi: hi.min(n.total), c, off }
+        Runs {
+            n,
+            pos: lo,
+            hi: hi.min(n.total),
+            c,
+            off,
+        }
     }
     /// next run: (element offset per view, length); None when done
     #[inline(always)]
@@ -231,11 +264,16 @@ mod tests {
             let mut r = n.runs(lo, hi);
             while let Some((off, len)) = r.next_run() {
                 for i in 0..len {
-                    seen.push((off[0] + i as isize * n.st[0][0], off[1] + i as isize * n.st[1][0]));
+                    seen.push((
+                        off[0] + i as isize * n.st[0][0],
+                        off[1] + i as isize * n.st[1][0],
+                    ));
                 }
             }
         }
-        let want: Vec<_> = (0..24).map(|i| (i as isize, ((i / 4) % 3) as isize)).collect();
+        let want: Vec<_> = (0..24)
+            .map(|i| (i as isize, ((i / 4) % 3) as isize))
+            .collect();
         assert_eq!(seen, want);
         let c = Nest::<1>::new(&[4, 5, 6], [&[30, 6, 1]]);
         assert_eq!((c.nd, c.shape[0]), (1, 120));

@@ -32,9 +32,10 @@ import torchic.nn as nn
 import torchic.nn.functional as F
 from torchic import checkpoint, dispatcher, optim
 
-# The demo's step count: about one minute of training on the 2-core CI machine with the
-# workers backend (measured ~1,100 steps/s with the progress bar: docs/RESULTS-makemore.md).
-DEMO_STEPS = 60_000
+# The demo's step count: about one minute of training on the 2-core dev machine with the
+# workers backend, which runs ~800-850 steps/s when the machine is otherwise idle
+# (docs/RESULTS-makemore.md).
+DEMO_STEPS = 50_000
 CLASSIC_STEPS = 200_000
 
 

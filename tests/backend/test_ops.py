@@ -10,16 +10,7 @@ import pytest
 
 import torchic
 from helpers import LAYOUTS, check_op
-
-
-def np_softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def np_log_softmax(x, axis=-1):
-    s = x - x.max(axis=axis, keepdims=True)
-    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+from torchic.testing import np_cross_entropy, np_log_softmax, np_softmax
 
 
 POS = dict(low=0.5, high=2.0)
@@ -168,10 +159,6 @@ def test_softmax_is_stable(backend):
     np.testing.assert_allclose(big.softmax(-1).numpy(), np_softmax(big.numpy().astype(np.float64)),
                                rtol=1e-5)
     assert np.all(np.isfinite(big.log_softmax(-1).numpy()))
-
-
-def np_cross_entropy(logits, target):
-    return -np_log_softmax(logits)[np.arange(len(target)), target].mean()
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

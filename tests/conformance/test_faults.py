@@ -153,20 +153,15 @@ n = 192
 a_np = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
 a = torchic.tensor(a_np)
 (a @ a).tanh().numpy()                              # warm-up (pipelines, threads)
+print("READY", flush=True)
+deadline = time.monotonic() + 60
 x = a
-t0 = time.perf_counter()
-for _ in range(40):
-    x = (x @ a).tanh()
-x.numpy()
-one = max((time.perf_counter() - t0) / 40, 1e-5)
-steps = int(min(max(4.0 / one, 40), 200000))       # a chain of about 4 seconds
-x = a
-for _ in range(steps):
-    x = (x @ a).tanh()
-print("READY", steps, flush=True)
 try:
-    x.numpy()
-    print("FINISHED-FIRST", flush=True)
+    while time.monotonic() < deadline:              # long chains, blocked in their reads
+        for _ in range(300):
+            x = (x @ a).tanh()
+        x.numpy()
+    print("NO-INTERRUPT", flush=True)
 except KeyboardInterrupt:
     print("INTERRUPTED", flush=True)
 # usable afterwards: fresh work is right, and the interrupted chain still completes
@@ -180,30 +175,30 @@ print("OK", flush=True)
 """
 
 _SIGINT_ISSUE_CHILD = r"""
-import sys
+import sys, time
 import numpy as np
 import torchic
 torchic.init(sys.argv[1])
 w = torchic.randn(16, 16)
-interrupts = 0
 for round in range(4):
     print("LOOP", round, flush=True)
+    deadline = time.monotonic() + 60
     try:
         x = torchic.randn(4, 16)
-        while True:                      # issue ops (and read now and then) until Ctrl-C
+        while time.monotonic() < deadline:   # issue ops (and read now and then) until Ctrl-C
             x = (x @ w).tanh() * 0.5 + x
             if torchic.rand(1).item() < 0.02:
                 x.sum().item()
+        print("NO-INTERRUPT", round, flush=True)
     except KeyboardInterrupt:
-        interrupts += 1
+        print("CAUGHT", round, flush=True)
 torchic.sync()
 v_np = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
 w_np = w.numpy()
 v = torchic.tensor(v_np)
 np.testing.assert_allclose(((v @ w).tanh() * 0.5 + v).numpy(),
                            np.tanh(v_np @ w_np) * 0.5 + v_np, rtol=1e-5, atol=1e-5)
-m = torchic.memory()
-print("OK", interrupts, m["bytes_in_use"], flush=True)
+print("OK", flush=True)
 """
 
 
@@ -213,15 +208,24 @@ def _spawn(code, backend):
 
 
 def _wait_for(proc, word, timeout):
+    """Read the child's stdout lines until one starts with `word` (None on timeout / EOF)."""
+    import selectors
     deadline = time.monotonic() + timeout
     lines = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if line.startswith(word):
-            return line, lines
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    try:
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+                break
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith(word):
+                return line, lines
+    finally:
+        sel.close()
     return None, lines
 
 
@@ -236,28 +240,49 @@ def _finish(proc, timeout):
 
 
 def test_ctrl_c_during_long_read(backend_name):
+    """Ctrl-C while the main thread waits for the end of a long matmul chain."""
     proc = _spawn(_SIGINT_CHILD, backend_name)
-    line, lines = _wait_for(proc, "READY", 120)
-    assert line, f"child never got ready: {lines} {proc.stderr.read() if proc.poll() else ''}"
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    out, err = _finish(proc, 180)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{err}"
-    assert "INTERRUPTED" in out, f"the chain finished before Ctrl-C arrived: {out}"
-    assert "OK" in out
+    try:
+        line, lines = _wait_for(proc, "READY", 120)
+        assert line, f"child never got ready: {lines}"
+        time.sleep(1.0)
+        for press in range(10):          # again if one lands in a finalizer (see below)
+            proc.send_signal(signal.SIGINT)
+            line, lines = _wait_for(proc, "INTERRUPTED", 2.0)
+            if line:
+                break
+        assert line, f"10 Ctrl-C presses not delivered: {lines}"
+    finally:
+        out, err = _finish(proc, 180)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{_stderr_clean(err)}"
+    assert "OK" in out, out
 
 
 def test_ctrl_c_while_issuing_ops(backend_name):
+    """Ctrl-C at arbitrary points of the issue path (op calls, frees, reads). A SIGINT that
+    lands inside a finalizer (Tensor / Storage __del__) is swallowed by CPython ("Exception
+    ignored in ..."), so like a user we press Ctrl-C again until it is seen; what must
+    hold is that it is eventually delivered and the runtime then works."""
     proc = _spawn(_SIGINT_ISSUE_CHILD, backend_name)
-    for round_ in range(4):
-        line, lines = _wait_for(proc, "LOOP", 120)
-        assert line, f"child stopped before round {round_}: {lines}\n" + \
-            (proc.stderr.read() if proc.poll() is not None else "")
-        time.sleep(0.15 + 0.1 * round_)        # different points in the issue path
-        proc.send_signal(signal.SIGINT)
-    out, err = _finish(proc, 120)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{err}"
-    assert "OK 4" in out, out
+    presses = []
+    try:
+        for round_ in range(4):
+            line, lines = _wait_for(proc, "LOOP", 120)
+            assert line, f"child stopped before round {round_}: {lines}"
+            time.sleep(0.15 + 0.1 * round_)           # different points in the issue path
+            for press in range(1, 11):
+                proc.send_signal(signal.SIGINT)
+                line, lines = _wait_for(proc, "CAUGHT", 1.5)
+                if line:
+                    presses.append(press)
+                    break
+            else:
+                pytest.fail(f"round {round_}: 10 Ctrl-C presses not delivered: {lines}")
+    finally:
+        out, err = _finish(proc, 120)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{_stderr_clean(err)}"
+    assert "OK" in out, out
+    print(f"Ctrl-C presses needed per round: {presses}")
 
 
 # -- exit with queued work ---------------------------------------------------------------------

@@ -39,3 +39,12 @@ def test_scalar_path_matches_simd_path(simd_ok, tmp_path):
             else:
                 np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=f"{name}: {key}")
         np.testing.assert_allclose(res["matmul"], res["matmul_ref"], rtol=1e-5, atol=1e-4)
+
+
+def test_every_primitive_op_is_a_rust_kernel(simd_ok):
+    from torchic import ops
+    from torchic.backends.simd import KERNEL_TABLE, SimdBackend, describe_isa, native
+    assert native.load().op_names() == list(ops.ALL_OPS)
+    assert set(KERNEL_TABLE) == set(ops.ALL_OPS)
+    assert describe_isa() in ("avx512f", "avx2+fma", "neon", "scalar")
+    assert SimdBackend.available() == (True, "")

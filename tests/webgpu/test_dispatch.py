@@ -174,3 +174,23 @@ def test_many_dim_views_elementwise_and_reduce(rt, heap):
     s = heap.empty(x.shape[:1])
     rt.run("sum", s, (xv,), {"naxes": 7})
     np.testing.assert_allclose(rt.read(s), x.reshape(2, -1).sum(1), rtol=1e-6)
+
+
+def test_every_failed_op_is_reported_even_past_the_tag_space(rt, heap):
+    from torchic.backends.webgpu import gpu as gpu_mod
+    table = heap.put(np.ones((4, 2)))
+    good = heap.put(np.array([1, 2], np.int32))
+    bad_a = heap.put(np.array([5], np.int32))
+    bad_b = heap.put(np.array([-3], np.int32))
+    out2, out1 = heap.empty((2, 2)), heap.empty((1, 2))
+    rt.run("gather_rows", out1, (table, bad_a), {})
+    for _ in range(gpu_mod.MAX_TAGS + 5):            # forces a status harvest midway
+        rt.run("gather_rows", out2, (table, good), {})
+    rt.run("cross_entropy", heap.empty((1,)), (table.__class__(table.block, 0, (1, 2), (2, 1), "f32"),
+                                               bad_b), {})
+    with pytest.raises(KernelError) as info:
+        rt.read(out2)
+    text = str(info.value)
+    assert "gather_rows" in text and "5 is out of range" in text
+    assert "cross_entropy" in text and "-3" in text
+    np.testing.assert_array_equal(rt.read(out2), np.ones((2, 2), np.float32))

@@ -15,27 +15,49 @@ impl Simd for Avx2 {
     type M = __m256;
 
     #[inline(always)]
-    unsafe fn splat(x: f32) -> __m256 { _mm256_set1_ps(x) }
+    unsafe fn splat(x: f32) -> __m256 {
+        _mm256_set1_ps(x)
+    }
     #[inline(always)]
-    unsafe fn load(p: *const f32) -> __m256 { _mm256_loadu_ps(p) }
+    unsafe fn load(p: *const f32) -> __m256 {
+        _mm256_loadu_ps(p)
+    }
     #[inline(always)]
-    unsafe fn store(p: *mut f32, v: __m256) { _mm256_storeu_ps(p, v) }
+    unsafe fn store(p: *mut f32, v: __m256) {
+        _mm256_storeu_ps(p, v)
+    }
     #[inline(always)]
-    unsafe fn add(a: __m256, b: __m256) -> __m256 { _mm256_add_ps(a, b) }
+    unsafe fn add(a: __m256, b: __m256) -> __m256 {
+        _mm256_add_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn sub(a: __m256, b: __m256) -> __m256 { _mm256_sub_ps(a, b) }
+    unsafe fn sub(a: __m256, b: __m256) -> __m256 {
+        _mm256_sub_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn mul(a: __m256, b: __m256) -> __m256 { _mm256_mul_ps(a, b) }
+    unsafe fn mul(a: __m256, b: __m256) -> __m256 {
+        _mm256_mul_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn div(a: __m256, b: __m256) -> __m256 { _mm256_div_ps(a, b) }
+    unsafe fn div(a: __m256, b: __m256) -> __m256 {
+        _mm256_div_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn fma(a: __m256, b: __m256, c: __m256) -> __m256 { _mm256_fmadd_ps(a, b, c) }
+    unsafe fn fma(a: __m256, b: __m256, c: __m256) -> __m256 {
+        _mm256_fmadd_ps(a, b, c)
+    }
     #[inline(always)]
-    unsafe fn max(a: __m256, b: __m256) -> __m256 { _mm256_max_ps(a, b) }
+    unsafe fn max(a: __m256, b: __m256) -> __m256 {
+        _mm256_max_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn min(a: __m256, b: __m256) -> __m256 { _mm256_min_ps(a, b) }
+    unsafe fn min(a: __m256, b: __m256) -> __m256 {
+        _mm256_min_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn sqrt(a: __m256) -> __m256 { _mm256_sqrt_ps(a) }
+    unsafe fn sqrt(a: __m256) -> __m256 {
+        _mm256_sqrt_ps(a)
+    }
     #[inline(always)]
     unsafe fn abs(a: __m256) -> __m256 {
         _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)))
@@ -67,25 +89,41 @@ impl Simd for Avx2 {
         (_mm256_castsi256_ps(m), _mm256_cvtepi32_ps(e))
     }
     #[inline(always)]
-    unsafe fn lt(a: __m256, b: __m256) -> __m256 { _mm256_cmp_ps::<_CMP_LT_OQ>(a, b) }
+    unsafe fn lt(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_LT_OQ>(a, b)
+    }
     #[inline(always)]
-    unsafe fn le(a: __m256, b: __m256) -> __m256 { _mm256_cmp_ps::<_CMP_LE_OQ>(a, b) }
+    unsafe fn le(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_LE_OQ>(a, b)
+    }
     #[inline(always)]
-    unsafe fn eq(a: __m256, b: __m256) -> __m256 { _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b) }
+    unsafe fn eq(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b)
+    }
     #[inline(always)]
-    unsafe fn isnan(a: __m256) -> __m256 { _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a) }
+    unsafe fn isnan(a: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)
+    }
     #[inline(always)]
-    unsafe fn mand(a: __m256, b: __m256) -> __m256 { _mm256_and_ps(a, b) }
+    unsafe fn mand(a: __m256, b: __m256) -> __m256 {
+        _mm256_and_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn mor(a: __m256, b: __m256) -> __m256 { _mm256_or_ps(a, b) }
+    unsafe fn mor(a: __m256, b: __m256) -> __m256 {
+        _mm256_or_ps(a, b)
+    }
     #[inline(always)]
     unsafe fn mnot(a: __m256) -> __m256 {
         _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))
     }
     #[inline(always)]
-    unsafe fn any(m: __m256) -> bool { _mm256_movemask_ps(m) != 0 }
+    unsafe fn any(m: __m256) -> bool {
+        _mm256_movemask_ps(m) != 0
+    }
     #[inline(always)]
-    unsafe fn select(m: __m256, a: __m256, b: __m256) -> __m256 { _mm256_blendv_ps(b, a, m) }
+    unsafe fn select(m: __m256, a: __m256, b: __m256) -> __m256 {
+        _mm256_blendv_ps(b, a, m)
+    }
     #[inline(always)]
     unsafe fn hsum(a: __m256) -> f32 {
         let s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
@@ -98,7 +136,9 @@ impl Simd for Avx2 {
         let mut buf = [0f32; 8];
         _mm256_storeu_ps(buf.as_mut_ptr(), a);
         let mut m = buf[0];
-        for &x in &buf[1..] { m = if m > x { m } else { x }; }
+        for &x in &buf[1..] {
+            m = if m > x { m } else { x };
+        }
         m
     }
     #[inline(always)]
@@ -106,7 +146,9 @@ impl Simd for Avx2 {
         let mut buf = [0f32; 8];
         _mm256_storeu_ps(buf.as_mut_ptr(), a);
         let mut m = buf[0];
-        for &x in &buf[1..] { m = if m < x { m } else { x }; }
+        for &x in &buf[1..] {
+            m = if m < x { m } else { x };
+        }
         m
     }
     #[inline(always)]

@@ -15,37 +15,63 @@ impl Simd for Avx512 {
     type M = __mmask16;
 
     #[inline(always)]
-    unsafe fn splat(x: f32) -> __m512 { _mm512_set1_ps(x) }
+    unsafe fn splat(x: f32) -> __m512 {
+        _mm512_set1_ps(x)
+    }
     #[inline(always)]
-    unsafe fn load(p: *const f32) -> __m512 { _mm512_loadu_ps(p) }
+    unsafe fn load(p: *const f32) -> __m512 {
+        _mm512_loadu_ps(p)
+    }
     #[inline(always)]
-    unsafe fn store(p: *mut f32, v: __m512) { _mm512_storeu_ps(p, v) }
+    unsafe fn store(p: *mut f32, v: __m512) {
+        _mm512_storeu_ps(p, v)
+    }
     #[inline(always)]
-    unsafe fn add(a: __m512, b: __m512) -> __m512 { _mm512_add_ps(a, b) }
+    unsafe fn add(a: __m512, b: __m512) -> __m512 {
+        _mm512_add_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn sub(a: __m512, b: __m512) -> __m512 { _mm512_sub_ps(a, b) }
+    unsafe fn sub(a: __m512, b: __m512) -> __m512 {
+        _mm512_sub_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn mul(a: __m512, b: __m512) -> __m512 { _mm512_mul_ps(a, b) }
+    unsafe fn mul(a: __m512, b: __m512) -> __m512 {
+        _mm512_mul_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn div(a: __m512, b: __m512) -> __m512 { _mm512_div_ps(a, b) }
+    unsafe fn div(a: __m512, b: __m512) -> __m512 {
+        _mm512_div_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn fma(a: __m512, b: __m512, c: __m512) -> __m512 { _mm512_fmadd_ps(a, b, c) }
+    unsafe fn fma(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fmadd_ps(a, b, c)
+    }
     #[inline(always)]
     unsafe fn max(a: __m512, b: __m512) -> __m512 {
         // vmaxps returns the second operand when unordered, like `max`
         _mm512_max_ps(a, b)
     }
     #[inline(always)]
-    unsafe fn min(a: __m512, b: __m512) -> __m512 { _mm512_min_ps(a, b) }
+    unsafe fn min(a: __m512, b: __m512) -> __m512 {
+        _mm512_min_ps(a, b)
+    }
     #[inline(always)]
-    unsafe fn sqrt(a: __m512) -> __m512 { _mm512_sqrt_ps(a) }
+    unsafe fn sqrt(a: __m512) -> __m512 {
+        _mm512_sqrt_ps(a)
+    }
     #[inline(always)]
     unsafe fn abs(a: __m512) -> __m512 {
-        _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fff_ffff)))
+        _mm512_castsi512_ps(_mm512_and_si512(
+            _mm512_castps_si512(a),
+            _mm512_set1_epi32(0x7fff_ffff),
+        ))
     }
     #[inline(always)]
     unsafe fn neg(a: __m512) -> __m512 {
-        _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(i32::MIN)))
+        _mm512_castsi512_ps(_mm512_xor_si512(
+            _mm512_castps_si512(a),
+            _mm512_set1_epi32(i32::MIN),
+        ))
     }
     #[inline(always)]
     unsafe fn round(a: __m512) -> __m512 {
@@ -70,31 +96,53 @@ impl Simd for Avx512 {
         (_mm512_castsi512_ps(m), _mm512_cvtepi32_ps(e))
     }
     #[inline(always)]
-    unsafe fn lt(a: __m512, b: __m512) -> __mmask16 { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b) }
+    unsafe fn lt(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b)
+    }
     #[inline(always)]
-    unsafe fn le(a: __m512, b: __m512) -> __mmask16 { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b) }
+    unsafe fn le(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b)
+    }
     #[inline(always)]
-    unsafe fn eq(a: __m512, b: __m512) -> __mmask16 { _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b) }
+    unsafe fn eq(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b)
+    }
     #[inline(always)]
-    unsafe fn isnan(a: __m512) -> __mmask16 { _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a) }
+    unsafe fn isnan(a: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a)
+    }
     #[inline(always)]
-    unsafe fn mand(a: __mmask16, b: __mmask16) -> __mmask16 { a & b }
+    unsafe fn mand(a: __mmask16, b: __mmask16) -> __mmask16 {
+        a & b
+    }
     #[inline(always)]
-    unsafe fn mor(a: __mmask16, b: __mmask16) -> __mmask16 { a | b }
+    unsafe fn mor(a: __mmask16, b: __mmask16) -> __mmask16 {
+        a | b
+    }
     #[inline(always)]
-    unsafe fn mnot(a: __mmask16) -> __mmask16 { !a }
+    unsafe fn mnot(a: __mmask16) -> __mmask16 {
+        !a
+    }
     #[inline(always)]
-    unsafe fn any(m: __mmask16) -> bool { m != 0 }
+    unsafe fn any(m: __mmask16) -> bool {
+        m != 0
+    }
     #[inline(always)]
-    unsafe fn select(m: __mmask16, a: __m512, b: __m512) -> __m512 { _mm512_mask_blend_ps(m, b, a) }
+    unsafe fn select(m: __mmask16, a: __m512, b: __m512) -> __m512 {
+        _mm512_mask_blend_ps(m, b, a)
+    }
     #[inline(always)]
-    unsafe fn hsum(a: __m512) -> f32 { _mm512_reduce_add_ps(a) }
+    unsafe fn hsum(a: __m512) -> f32 {
+        _mm512_reduce_add_ps(a)
+    }
     #[inline(always)]
     unsafe fn hmax(a: __m512) -> f32 {
         let mut buf = [0f32; 16];
         _mm512_storeu_ps(buf.as_mut_ptr(), a);
         let mut m = buf[0];
-        for &x in &buf[1..] { m = if m > x { m } else { x }; }
+        for &x in &buf[1..] {
+            m = if m > x { m } else { x };
+        }
         m
     }
     #[inline(always)]
@@ -102,7 +150,9 @@ impl Simd for Avx512 {
         let mut buf = [0f32; 16];
         _mm512_storeu_ps(buf.as_mut_ptr(), a);
         let mut m = buf[0];
-        for &x in &buf[1..] { m = if m < x { m } else { x }; }
+        for &x in &buf[1..] {
+            m = if m < x { m } else { x };
+        }
         m
     }
     #[inline(always)]

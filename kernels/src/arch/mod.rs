@@ -16,13 +16,13 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-pub mod scalar;
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
+pub mod scalar;
 
 /// A vector of `W` f32 lanes. All operations are `unsafe` because they are
 /// only valid inside a function compiled for the ISA (see `dispatch`).

@@ -14,35 +14,73 @@ impl Simd for Scalar {
     type M = bool;
 
     #[inline(always)]
-    unsafe fn splat(x: f32) -> f32 { x }
+    unsafe fn splat(x: f32) -> f32 {
+        x
+    }
     #[inline(always)]
-    unsafe fn load(p: *const f32) -> f32 { *p }
+    unsafe fn load(p: *const f32) -> f32 {
+        *p
+    }
     #[inline(always)]
-    unsafe fn store(p: *mut f32, v: f32) { *p = v }
+    unsafe fn store(p: *mut f32, v: f32) {
+        *p = v
+    }
     #[inline(always)]
-    unsafe fn add(a: f32, b: f32) -> f32 { a + b }
+    unsafe fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
     #[inline(always)]
-    unsafe fn sub(a: f32, b: f32) -> f32 { a - b }
+    unsafe fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
     #[inline(always)]
-    unsafe fn mul(a: f32, b: f32) -> f32 { a * b }
+    unsafe fn mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
     #[inline(always)]
-    unsafe fn div(a: f32, b: f32) -> f32 { a / b }
+    unsafe fn div(a: f32, b: f32) -> f32 {
+        a / b
+    }
     #[inline(always)]
-    unsafe fn fma(a: f32, b: f32, c: f32) -> f32 { a * b + c }
+    unsafe fn fma(a: f32, b: f32, c: f32) -> f32 {
+        a * b + c
+    }
     #[inline(always)]
-    unsafe fn max(a: f32, b: f32) -> f32 { if a > b { a } else { b } }
+    unsafe fn max(a: f32, b: f32) -> f32 {
+        if a > b {
+            a
+        } else {
+            b
+        }
+    }
     #[inline(always)]
-    unsafe fn min(a: f32, b: f32) -> f32 { if a < b { a } else { b } }
+    unsafe fn min(a: f32, b: f32) -> f32 {
+        if a < b {
+            a
+        } else {
+            b
+        }
+    }
     #[inline(always)]
-    unsafe fn sqrt(a: f32) -> f32 { a.sqrt() }
+    unsafe fn sqrt(a: f32) -> f32 {
+        a.sqrt()
+    }
     #[inline(always)]
-    unsafe fn abs(a: f32) -> f32 { f32::from_bits(a.to_bits() & 0x7fff_ffff) }
+    unsafe fn abs(a: f32) -> f32 {
+        f32::from_bits(a.to_bits() & 0x7fff_ffff)
+    }
     #[inline(always)]
-    unsafe fn neg(a: f32) -> f32 { f32::from_bits(a.to_bits() ^ 0x8000_0000) }
+    unsafe fn neg(a: f32) -> f32 {
+        f32::from_bits(a.to_bits() ^ 0x8000_0000)
+    }
     #[inline(always)]
-    unsafe fn round(a: f32) -> f32 { a.round_ties_even() }
+    unsafe fn round(a: f32) -> f32 {
+        a.round_ties_even()
+    }
     #[inline(always)]
-    unsafe fn pow2n(n: f32) -> f32 { f32::from_bits(((n as i32 + 127) as u32) << 23) }
+    unsafe fn pow2n(n: f32) -> f32 {
+        f32::from_bits(((n as i32 + 127) as u32) << 23)
+    }
     #[inline(always)]
     unsafe fn frexp(x: f32) -> (f32, f32) {
         let bits = x.to_bits();
@@ -50,27 +88,55 @@ impl Simd for Scalar {
         (f32::from_bits((bits & 0x807f_ffff) | 0x3f00_0000), e as f32)
     }
     #[inline(always)]
-    unsafe fn lt(a: f32, b: f32) -> bool { a < b }
+    unsafe fn lt(a: f32, b: f32) -> bool {
+        a < b
+    }
     #[inline(always)]
-    unsafe fn le(a: f32, b: f32) -> bool { a <= b }
+    unsafe fn le(a: f32, b: f32) -> bool {
+        a <= b
+    }
     #[inline(always)]
-    unsafe fn eq(a: f32, b: f32) -> bool { a == b }
+    unsafe fn eq(a: f32, b: f32) -> bool {
+        a == b
+    }
     #[inline(always)]
-    unsafe fn isnan(a: f32) -> bool { a.is_nan() }
+    unsafe fn isnan(a: f32) -> bool {
+        a.is_nan()
+    }
     #[inline(always)]
-    unsafe fn mand(a: bool, b: bool) -> bool { a & b }
+    unsafe fn mand(a: bool, b: bool) -> bool {
+        a & b
+    }
     #[inline(always)]
-    unsafe fn mor(a: bool, b: bool) -> bool { a | b }
+    unsafe fn mor(a: bool, b: bool) -> bool {
+        a | b
+    }
     #[inline(always)]
-    unsafe fn mnot(a: bool) -> bool { !a }
+    unsafe fn mnot(a: bool) -> bool {
+        !a
+    }
     #[inline(always)]
-    unsafe fn any(m: bool) -> bool { m }
+    unsafe fn any(m: bool) -> bool {
+        m
+    }
     #[inline(always)]
-    unsafe fn select(m: bool, a: f32, b: f32) -> f32 { if m { a } else { b } }
+    unsafe fn select(m: bool, a: f32, b: f32) -> f32 {
+        if m {
+            a
+        } else {
+            b
+        }
+    }
     #[inline(always)]
-    unsafe fn hsum(a: f32) -> f32 { a }
+    unsafe fn hsum(a: f32) -> f32 {
+        a
+    }
     #[inline(always)]
-    unsafe fn hmax(a: f32) -> f32 { a }
+    unsafe fn hmax(a: f32) -> f32 {
+        a
+    }
     #[inline(always)]
-    unsafe fn hmin(a: f32) -> f32 { a }
+    unsafe fn hmin(a: f32) -> f32 {
+        a
+    }
 }

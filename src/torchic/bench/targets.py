@@ -160,5 +160,7 @@ def _evaluate_one(t, threads, idx, records, impls_info):
              r.get("suspect")]
     if shaky:
         note = "; ".join(([note] if note else []) + ["suspect: " + s for s in shaky])
+        if status in ("PASS", "FAIL"):
+            status += "?"   # do not quote: a figure in it was disturbed (see the note)
     return _row(t, threads, value=me["value"], ref_value=ref_value, unit=me["metric"],
                 ratio=ratio, status=status, note=note)

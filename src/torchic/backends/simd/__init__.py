@@ -1,36 +1,40 @@
 """The `simd` backend: hand-written SIMD Rust kernels, op stream and worker pool in Rust.
 
-Where the op queue and the worker pool live (measured on the CI machine,
-2 vCPUs, ``python kernels/bench_simd.py --handoff``):
+Where the op queue and the worker pool live: measured on the CI machine
+(2 vCPUs; ``python kernels/bench_simd.py --handoff``; medians):
 
-    Python thread hand-off (SimpleQueue ping-pong)     5.6 us round trip
+    Python thread hand-off (SimpleQueue round trip)    5.5 us
                                                        (DESIGN.md: 20-40 us p50, ms tails)
-    ctypes call, PyDLL / CDLL (no-op)                  0.23 / 0.28 us
-    ndarray.ctypes.data                                0.9-1.0 us  (so arena addresses are cached)
-    struct.pack of a 14-field op record                0.2 us
-    tk_push (decode + validate + enqueue in Rust)      0.6-0.8 us per op
-    100 pushes then one wait, per op                   0.9 us
-    push + wait round trip of one tiny op              ~9 us (two thread switches)
+    ctypes call, PyDLL / CDLL (no-op)                  0.23 / 0.30 us
+    ndarray.ctypes.data                                1.0 us   (so arena addresses are cached)
+    struct.pack of a 14-word op record                 0.2 us
+    tk_push (decode + validate + enqueue in Rust)      0.6 us
+    100 pushes then one wait, per op                   0.7-0.9 us
+    push + wait round trip of one tiny op              ~9.5 us  (two thread switches)
 
 A 32x32 add costs ~0.1 us in the kernel, so a Python coordinator (one
 hand-off per op, 5-40 us) would spend almost all of its time handing off.
 So the queue, the coordinator and the pool are Rust (kernels/src/runtime.rs):
-the calling thread packs one op record with one ``struct.pack`` and makes
-one ctypes call; the coordinator thread runs records in issue order; large
-ops are split over ``threads`` workers (the coordinator + threads-1 helpers)
-with a spin-then-sleep handshake. ``read`` waits on the op's sequence number
-in Rust with the GIL released. Errors are recorded in Rust with the op's
-name and raised here as ``KernelError`` at the next read / sync; the stream
-keeps running, so the runtime stays usable.
+the calling thread packs one op record (a few cached ``struct.pack`` pieces)
+and makes one ctypes call; the coordinator thread runs records in issue
+order; large ops are split over ``threads`` workers (the coordinator +
+threads-1 helpers) with a spin-then-yield-then-sleep handshake. ``read``
+waits on the op's sequence number in Rust with the GIL released. Errors are
+recorded in Rust with the op's name (every one, oldest first) and raised here
+as ``KernelError`` at the next read / sync; the stream keeps running, so the
+runtime stays usable.
 
 Memory is the same as the ``workers`` backend: ``HostHeap`` arenas (NumPy
 buffers) under the shared allocator. Each arena's address is registered with
-the Rust side once; op records name (arena, block offset, block size, view
-offset, shape, strides) and Rust validates every view against its block and
-its block against the arena before queueing (see kernels/src/lib.rs): an
-invalid record raises ``ValueError`` here, at the call, and nothing runs.
-Doing the bounds arithmetic in Rust (in i128) rather than in Python keeps
-the check on every view of every op at ~0.1 us instead of ~1 us per view.
+the Rust side once; an op record names, per view, (arena, block offset, block
+size, view offset, dtype, shape, strides), and ``tk_push`` validates every
+view against its block, every block against its arena, and dtypes / shapes
+against the op contract, before queueing (kernels/src/lib.rs): an invalid
+record raises ``ValueError`` here, at the call, and nothing runs. The Python
+side checks that every field is an int that fits int64 (``struct.pack``
+does, for free); the bounds arithmetic runs in Rust, in i128, which keeps the
+check on every view of every op at ~0.1 us instead of ~1 us per view in
+Python. A view's packed words are cached on the view (``View.resolved``).
 """
 
 import collections
@@ -52,6 +56,7 @@ _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64)
 _HEADER = struct.Struct("<5qd")
+_HEADERS = {}   # (op, number of inputs) -> packed header of a param-less op
 # one struct per ndim for a view: arena, block offset, block bytes, offset, dtype, ndim,
 # shape, strides
 _VIEW_STRUCTS = [struct.Struct(f"<{6 + 2 * nd}q") for nd in range(17)]
@@ -124,13 +129,17 @@ class SimdBackend(Backend):
 
     # stream ----------------------------------------------------------------
     def run(self, op, out, inputs, params):
-        if params:
-            i0 = params.get("naxes", 0)
-            value = params.get("value", 0.0)
-        else:
-            i0, value = 0, 0.0
         try:
-            parts = [_HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1, i0, 0, 0, value)]
+            if params:
+                header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
+                                      params.get("naxes", 0), 0, 0, params.get("value", 0.0))
+            else:   # the common case: a header that depends only on (op, input count)
+                key = (op, len(inputs))
+                header = _HEADERS.get(key)
+                if header is None:
+                    header = _HEADERS[key] = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
+                                                          0, 0, 0, 0.0)
+            parts = [header]
             for v in (out, *inputs):
                 # a view's packed words are cached on it (views are immutable)
                 packed = v.resolved

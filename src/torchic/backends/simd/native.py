@@ -9,9 +9,13 @@ op order of one Python thread trivially intact).
 
 import ctypes
 import os
+import sys
 from pathlib import Path
 
-from .build import LIB_NAME, PACKAGE_DIR
+# where build.py puts the library (build.py is not imported here: it is also run as
+# `python -m torchic.backends.simd.build`, and loaded by path from setup.py)
+PACKAGE_DIR = Path(__file__).resolve().parent
+LIB_NAME = "_kernels.dll" if sys.platform == "win32" else "_kernels.so"
 
 HOW_TO_GET_IT = ("how to get it: install a Rust toolchain (https://rustup.rs) and reinstall "
                  "with pip install -e . (or run python -m torchic.backends.simd.build)")

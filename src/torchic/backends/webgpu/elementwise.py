@@ -24,7 +24,7 @@ UNARY = {
     "neg": "-a",
     "exp": "exp(a)",
     "log": "log(a)",
-    "relu": "select(a, T(0.0), a < T(0.0))",
+    "relu": "select(max(a, T(0.0)), a, isn(a))",
     "tanh": "select(tanh(clamp(a, T(-15.0), T(15.0))), a, isn(a))",
     "sigmoid": "T(1.0) / (T(1.0) + exp(-a))",
     "sqrt": "sqrt(a)",

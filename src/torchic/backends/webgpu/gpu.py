@@ -34,7 +34,9 @@ to the GPU per op except to *encode*:
   ``KernelError`` naming the first failing op. Ops after it still run.
 """
 
+import signal
 import struct
+import threading
 import time
 
 import numpy as np
@@ -46,6 +48,45 @@ UPLOAD_BYTES = 4 << 20
 STAGING_MIN = 1 << 16
 STATUS_BYTES = 4 * STATUS_WORDS
 DATA_OFFSET = (STATUS_BYTES + 255) // 256 * 256   # read data follows the status in staging
+
+
+class _DeferSigint:
+    """Hold Ctrl-C back (main thread only) while a batch is being submitted, so an
+    interrupt never leaves a half-submitted batch; it is raised right after."""
+
+    def __enter__(self):
+        self.hit, self.old = False, None
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self.old = signal.signal(signal.SIGINT, self._handler)
+            except (ValueError, TypeError):
+                self.old = None
+        return self
+
+    def _handler(self, signum, frame):
+        self.hit = True
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+            if self.hit and callable(self.old):
+                self.old(signal.SIGINT, None)
+        return False
+
+
+class _NoToken:
+    def set_done(self):
+        pass
+
+
+class _NoPollThread:
+    """Stands in for wgpu-py's poll thread during our map_async (see GPU.read)."""
+
+    def get_token(self):
+        return _NoToken()
+
+
+_NO_POLL_THREAD = _NoPollThread()
 
 
 class RawBlock:
@@ -134,6 +175,7 @@ class GPU:
         self._lib = lib
         self._ffi = ffi
         import os
+        self.use_poller = os.environ.get("TORCHIC_WEBGPU_POLLER") == "1"
         self.wait_mode = os.environ.get("TORCHIC_WEBGPU_WAIT", "auto")  # auto | spin | block
         self._offsets = ffi.new("uint32_t[1]")
 
@@ -285,19 +327,20 @@ class GPU:
         enc = self.encoder
         if enc is None:
             return
-        nparams = self.nparams
-        self.encoder = None
-        self.nparams = 0
-        self.upload_used = 0
-        try:
-            self._end_pass()
-        finally:
-            self.cpass = None
-        if nparams:
-            self.queue.write_buffer(self.params_buf, 0, self.params_host, 0,
-                                    nparams * self.param_stride)
-        self.queue.submit([enc.finish()])
-        self.stats["submits"] += 1
+        with _DeferSigint():
+            nparams = self.nparams
+            self.encoder = None
+            self.nparams = 0
+            self.upload_used = 0
+            try:
+                self._end_pass()
+            finally:
+                self.cpass = None
+            if nparams:
+                self.queue.write_buffer(self.params_buf, 0, self.params_host, 0,
+                                        nparams * self.param_stride)
+            self.queue.submit([enc.finish()])
+            self.stats["submits"] += 1
 
     # -- host transfers -------------------------------------------------------------
     def write(self, buf, offset, data):
@@ -340,6 +383,8 @@ class GPU:
     def read(self, buf, offset, nbytes):
         """Submit everything, wait, and return (status words, bytes of buf[offset:offset+nbytes])."""
         need = DATA_OFFSET + nbytes
+        if self.staging._map_state != "unmapped":   # a read was interrupted mid-map
+            self._abandon_staging(None)
         if need > self.staging.size:
             self._grow_staging(need)
         enc = self._encoder()
@@ -353,7 +398,18 @@ class GPU:
         self.flush()
         t1 = time.perf_counter()
         size = (need + 3) // 4 * 4
-        promise = staging.map_async("READ_NOSYNC", 0, size)
+        if self.use_poller:
+            promise = staging.map_async("READ_NOSYNC", 0, size)
+        else:
+            # Keep wgpu-py's poll thread out of it: its blocking wgpuDevicePoll holds the
+            # device while it waits, and our own polls then inherit its wake-up latency.
+            # Without a token the map callback fires inside our polls below.
+            dev = self.device
+            real, dev._poller = dev._poller, _NO_POLL_THREAD
+            try:
+                promise = staging.map_async("READ_NOSYNC", 0, size)
+            finally:
+                dev._poller = real
         try:
             if self.wait_mode == "block":
                 self.device._poll_wait()
@@ -364,10 +420,7 @@ class GPU:
             # Ctrl-C while waiting: the map is still pending, so this staging buffer cannot
             # be used again now. Park it (its status words are collected later) and take
             # a fresh one, so the next read works.
-            self._abandoned.append((staging, promise))
-            self._keep = [b for b in self._keep if b is not staging]
-            self.staging = None
-            self._grow_staging(need)
+            self._abandon_staging(promise)
             raise
         t2 = time.perf_counter()
         try:
@@ -410,10 +463,23 @@ class GPU:
             elif time.perf_counter() - t0 > (0.0005 if self.wait_mode != "spin" else 1e9):
                 nap = 0.00005
 
+    def _abandon_staging(self, promise):
+        staging = self.staging
+        self._abandoned.append((staging, promise))
+        self._keep = [b for b in self._keep if b is not staging]
+        self.staging = None
+        self._grow_staging(max(STAGING_MIN, staging.size))
+
     def _collect_abandoned(self):
         """Status words of reads interrupted earlier, once their maps have completed."""
         keep = []
         for staging, promise in self._abandoned:
+            if promise is None:               # interrupted before we held its promise
+                if staging._map_state == "mapped":
+                    staging.unmap()
+                if staging._map_state != "unmapped":
+                    keep.append((staging, None))
+                continue
             if promise._state == "pending":
                 keep.append((staging, promise))
                 continue

@@ -23,7 +23,6 @@ SW = 64  # scatter workgroup width
 
 def _gather_src():
     bind = [("O", "f32"), ("TB", "f32"), ("IX", "i32")]
-    src = wgsl.header(bind)
     R, D, V, ob, tb, tsv, tsd, ib, isr, tag = (par(i) for i in range(10))
     L = [wgsl.linear_id(), f"if (i >= {R} * {D}) {{ return; }}",
          f"let r = i / {D};", f"let d = i % {D};",

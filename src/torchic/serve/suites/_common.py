@@ -3,7 +3,7 @@
 import os
 
 from ..context import backend_available
-from ..parity import LAYOUTS
+from ...testing import LAYOUTS
 
 TEST_COLUMNS = ["backend", "layout", "case", "status", "max_err", "grad_err", "ms", "message"]
 

@@ -5,7 +5,7 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ..parity import check, np_cross_entropy
+from ...testing import check, np_cross_entropy
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
 TARGET = np.array([1, 0, 2, 2])

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import define_test
-from ..parity import check
+from ...testing import check
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
 SHAPES = [

@@ -5,7 +5,7 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ..parity import check, np_cross_entropy, np_log_softmax, np_softmax
+from ...testing import check, np_cross_entropy, np_log_softmax, np_softmax
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
 REDUCTIONS = [

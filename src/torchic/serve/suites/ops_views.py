@@ -5,7 +5,7 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ..parity import check
+from ...testing import check
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
 VIEWS = [

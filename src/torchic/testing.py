@@ -1,4 +1,4 @@
-"""Parity checks for the page's test suites: one torchic op against NumPy float64.
+"""Parity checks: one torchic op against NumPy float64 (used by the test suite and the page).
 
 ``check(tc_fn, np_fn, shapes)`` draws inputs in float64, rounds them to float32
 (what torchic holds), lays them out as asked (contiguous, transposed or
@@ -91,8 +91,12 @@ def compare(got, ref, atol, rtol, what, **fields):
 
 
 def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
-          layout="contiguous", atol=1e-5, rtol=1e-4, grad_atol=1e-3, grad_rtol=1e-3, seed=0):
-    """Compare tc_fn (on torchic tensors) with np_fn (on float64 arrays); see module doc."""
+          layout="contiguous", atol=1e-5, rtol=1e-4, grad_atol=1e-3, grad_rtol=1e-3, seed=0,
+          return_output=False):
+    """Compare tc_fn (on torchic tensors) with np_fn (on float64 arrays); see module doc.
+
+    Returns the error figures, or the op's output tensor with return_output=True.
+    """
     import torchic
     rng = np.random.default_rng(seed)
     if arrays is None:
@@ -113,7 +117,7 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
             worst = max(worst, compare(holder.grad.numpy(), expected, grad_atol, grad_rtol,
                                        "grad", **fields))
         fields["grad_err"] = worst
-    return fields
+    return out if return_output else fields
 
 
 def np_softmax(x, axis=-1):
