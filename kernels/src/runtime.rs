@@ -157,8 +157,9 @@ impl Pool {
         }
         sh.pending.store(ntasks, Relaxed);
         let e = (PoolShared::epoch(sh.state.load(Relaxed)) + 1) & 0xff_ffff;
+        // SeqCst: ordered before the `sleepers` load below (no lost wake-up)
         sh.state
-            .store((e << 40) | ((ntasks as u64) << NEXT_BITS), Release);
+            .store((e << 40) | ((ntasks as u64) << NEXT_BITS), SeqCst);
         if sh.sleepers.load(SeqCst) > 0 {
             let _g = sh.mx.lock().unwrap();
             sh.cv.notify_all();

@@ -7,7 +7,6 @@ import pytest
 
 import torchic
 import torchic.nn as nn
-import torchic.nn.functional as F
 
 
 def T(a, requires_grad=False):

@@ -270,7 +270,9 @@ class Module:
         save them with torchic.save, or copy them with .clone().
         """
         out = OrderedDict() if destination is None else destination
-        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip(".")):
+        # every path to a shared submodule gets its keys, as in PyTorch
+        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip("."),
+                                                  remove_duplicate=False):
             pre = mod_prefix + "." if mod_prefix else ""
             for name, p in mod._parameters.items():
                 if p is not None:
@@ -348,8 +350,6 @@ class Module:
             return f"{self._get_name()}({extra})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
-    def __dir__(self):
-        return sorted(set(super().__dir__()))
 
 
 def _check_name(module, name):
