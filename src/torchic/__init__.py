@@ -70,14 +70,18 @@ def numel(t):
     return t.numel()
 
 
-def save(obj, path):
+def save(obj, path, **kwargs):
+    """Save a state dict (name -> tensor, nested dicts allowed) as safetensors."""
     from .checkpoint import save as _save
-    return _save(obj, path)
+    return _save(obj, path, **kwargs)
 
 
-def load(path):
+def load(path, **kwargs):
+    """Load a state dict saved by torchic.save (or any safetensors file)."""
     from .checkpoint import load as _load
-    return _load(path)
+    return _load(path, **kwargs)
 
 
 _atexit.register(shutdown)
+
+from . import nn, optim  # noqa: E402  (torchic.nn / torchic.optim after `import torchic`)

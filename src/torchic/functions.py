@@ -26,16 +26,22 @@ from .tensor import Tensor
 # helpers
 # ---------------------------------------------------------------------------------
 _constants = {}
+MAX_CONSTANTS = 256
 
 
 def constant(value, dtype="f32"):
-    """A cached 0-d tensor holding a Python scalar (so `x * 2` costs no upload)."""
+    """A cached 0-d tensor holding a Python scalar (so `x * 2` costs no upload).
+
+    The cache keeps the MAX_CONSTANTS most recently created values (first in, first
+    out), so a value that changes every step (a decaying learning rate) costs one
+    small upload per step and no growth.
+    """
     rt = raw.current_runtime()
     key = (value, dtype)
     t = _constants.get(key)
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
-        if len(_constants) > 1024:
-            _constants.clear()
+        while len(_constants) >= MAX_CONSTANTS:
+            del _constants[next(iter(_constants))]
         from . import scopes
         active, scopes.active = scopes.active, 0   # never disposed by a scope
         try:
@@ -1077,6 +1083,11 @@ def inplace_binary(op, t, other):
         raise ValueError(f"{op}_: the result shape {list(shape)} of broadcasting "
                          f"{list(t.shape)} with {list(other.shape)} does not match the "
                          f"in-place target's shape {list(t.shape)}")
+    if t.is_contiguous() and other._storage is not t._storage:
+        # one op: the kernel writes its result over its own input (ops.py allows exact aliasing)
+        raw.run(op, t, (raw.view_of(t), raw.broadcast_view(other, t.shape)))
+        t._storage.version += 1
+        return t
     return _write_back(t, raw.binary(op, t, other))
 
 

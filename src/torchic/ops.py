@@ -12,6 +12,10 @@ before a kernel is called:
 * every view lies inside its block (``shape.view_fits`` is checked);
 * ``out`` is contiguous (row-major, offset anywhere in its block) unless the op
   says "strided out";
+* ``out`` never overlaps an input, except that an elementwise op (UNARY, BINARY)
+  may get ``out`` equal to an input view exactly (same offset, shape and strides:
+  the in-place fast path ``a += b``); reading element i before writing element i
+  keeps that correct;
 * inputs of elementwise ops are already broadcast to ``out.shape`` (broadcast
   dims have stride 0);
 * dtypes are as listed (``f32`` float32, ``i32`` int32).
@@ -44,8 +48,8 @@ cross_entropy_grad logits f32 (R, C),   f32 (R, C)     - out[r] = (softmax(logit
                    target i32 (R,), g f32 (R,)
 matmul             a f32 (B, M, K),     f32 (B, M, N)  - (a, b any strides, incl. transposed)
                    b f32 (B, K, N)
-gather_rows        table f32 (V, D),    f32 (R, D)     - out[r] = table[idx[r]] (idx outside [0, V) is an error)
-                   idx i32 (R,)
+gather_rows        table (V, D) f32     (R, D), the    - out[r] = table[idx[r]] (idx outside [0, V) is an error)
+                   or i32, idx i32 (R,) table's dtype      (a pure copy of 32-bit words: X[ix] on int data too)
 scatter_add_rows   src f32 (R, D),      f32 (V, D)     - out[idx[r]] += src[r]; out is read and
                    idx i32 (R,)                          written (the frontend zero-fills it first)
 

@@ -132,7 +132,7 @@ def matmul3(a, b):
 
 
 def gather_rows(table2d, idx1d):
-    out = new_tensor((idx1d.shape[0], table2d.shape[1]))
+    out = new_tensor((idx1d.shape[0], table2d.shape[1]), table2d._dtype)
     return run("gather_rows", out, (view_of(table2d), view_of(idx1d)))
 
 

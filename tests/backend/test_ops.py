@@ -270,6 +270,25 @@ def test_gather_rows(backend):
              lambda c: c[rows, cols], arrays=[table])
 
 
+def test_gather_rows_of_int_tensors(backend):
+    data = torchic.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 2**30]])
+    picked = data[torchic.tensor([2, 0, 2])]
+    assert picked.dtype == torchic.int32
+    assert picked.tolist() == [[7, 8, 2**30], [1, 2, 3], [7, 8, 2**30]]
+
+
+def test_inplace_aliasing_and_overlap(backend):
+    a = torchic.arange(6).float().reshape(2, 3)
+    a += a[0]                          # other shares a's storage: computed via a temporary
+    assert a.tolist() == [[0, 2, 4], [3, 5, 7]]
+    b = torchic.ones(4)
+    b.mul_(torchic.full((4,), 3.0)).add_(b.clone())   # exact aliasing fast path
+    assert b.tolist() == [6.0] * 4
+    t = torchic.arange(4).float().reshape(2, 2).T     # non-contiguous target
+    t.add_(10)
+    assert t.tolist() == [[10, 12], [11, 13]]
+
+
 def test_cat_stack(backend):
     check_op(lambda a, b: torchic.cat([a, b], dim=1), lambda a, b: np.concatenate([a, b], 1),
              [(2, 3), (2, 5)])
