@@ -132,3 +132,99 @@ def np_log_softmax(x, axis=-1):
 
 def np_cross_entropy(logits, target):
     return -np_log_softmax(logits)[np.arange(len(target)), target].mean()
+
+
+# ---------------------------------------------------------------------------------
+# The op table: (name, torchic function, NumPy float64 reference[, options]) per case.
+# tests/backend/test_ops.py runs it under pytest on every backend; the serve page's
+# parity suites run the same rows.
+# ---------------------------------------------------------------------------------
+import torchic  # noqa: E402
+
+POS = dict(low=0.5, high=2.0)
+
+UNARY = [
+    ("neg", lambda a: -a, lambda a: -a, {}),
+    ("exp", torchic.exp, np.exp, {}),
+    ("log", torchic.log, np.log, POS),
+    ("relu", torchic.relu, lambda a: np.maximum(a, 0), {}),
+    ("tanh", torchic.tanh, np.tanh, {}),
+    ("sigmoid", torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a)), {}),
+    ("sqrt", torchic.sqrt, np.sqrt, POS),
+    ("abs", torchic.abs, np.abs, {}),
+    ("log10", torchic.log10, np.log10, POS),
+    ("log2", lambda a: a.log2(), np.log2, POS),
+]
+
+BINARY = [
+    ("add", lambda a, b: a + b, np.add, {}),
+    ("sub", lambda a, b: a - b, np.subtract, {}),
+    ("mul", lambda a, b: a * b, np.multiply, {}),
+    ("div", lambda a, b: a / b, np.divide, POS),
+    ("pow", lambda a, b: a ** b, np.power, POS),
+    ("maximum", torchic.maximum, np.maximum, {}),
+    ("minimum", torchic.minimum, np.minimum, {}),
+]
+
+BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
+                    ((), (3,)), ((0, 4), (1, 4))]
+
+COMPARE = [
+    ("eq", lambda a, b: a == b, np.equal), ("ne", lambda a, b: a != b, np.not_equal),
+    ("lt", lambda a, b: a < b, np.less), ("le", lambda a, b: a <= b, np.less_equal),
+    ("gt", lambda a, b: a > b, np.greater), ("ge", lambda a, b: a >= b, np.greater_equal),
+]
+
+REDUCTIONS = [
+    ("sum_all", lambda a: a.sum(), lambda a: a.sum()),
+    ("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0)),
+    ("sum_dim-1_keepdim", lambda a: a.sum(dim=-1, keepdim=True), lambda a: a.sum(-1, keepdims=True)),
+    ("sum_axis_tuple", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2))),
+    ("mean_all", lambda a: a.mean(), lambda a: a.mean()),
+    ("mean_dim1", lambda a: a.mean(1), lambda a: a.mean(1)),
+    ("max_all", lambda a: a.max(), lambda a: a.max()),
+    ("min_all", lambda a: a.min(), lambda a: a.min()),
+    ("max_dim_values", lambda a: a.max(dim=1).values, lambda a: a.max(1)),
+    ("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0], lambda a: a.min(2, keepdims=True)),
+    ("amax_tuple", lambda a: a.amax((0, 1)), lambda a: a.max((0, 1))),
+    ("softmax_last", lambda a: a.softmax(-1), np_softmax),
+    ("softmax_dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0)),
+    ("softmax_mid", lambda a: a.softmax(axis=1), lambda a: np_softmax(a, 1)),
+    ("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax),
+    ("log_softmax_dim0", lambda a: torchic.log_softmax(a, 0), lambda a: np_log_softmax(a, 0)),
+    ("var_dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1)),
+    ("std_dim0_keepdims", lambda a: a.std(0, keepdims=True), lambda a: a.std(0, ddof=1, keepdims=True)),
+    ("sum_keepdims_alias", lambda a: a.sum(1, keepdims=True), lambda a: a.sum(1, keepdims=True)),
+]
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)), ((1, 7), (7, 1)), ((2, 0), (0, 3)),
+    ((0, 3), (3, 2)), ((33, 17), (17, 65)),
+]
+
+VIEWS = [
+    ("reshape", lambda a: a.reshape(4, 6), lambda a: a.reshape(4, 6)),
+    ("reshape_-1", lambda a: a.reshape([-1, 3]), lambda a: a.reshape(-1, 3)),
+    ("view", lambda a: a.contiguous().view(-1, 12), lambda a: a.reshape(-1, 12)),
+    ("transpose", lambda a: a.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
+    ("permute", lambda a: a.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
+    ("T_2d", lambda a: a[0].T, lambda a: a[0].T),
+    ("expand", lambda a: a[:, :1].expand(2, 3, 4), lambda a: np.broadcast_to(a[:, :1], (2, 3, 4))),
+    ("expand_new_dim", lambda a: a.expand(5, 2, 3, 4), lambda a: np.broadcast_to(a, (5, 2, 3, 4))),
+    ("squeeze", lambda a: a[:, :1].squeeze(), lambda a: a[:, :1].squeeze()),
+    ("squeeze_dim", lambda a: a[:, 1:2].squeeze(1), lambda a: a[:, 1]),
+    ("unsqueeze", lambda a: a.unsqueeze(-1), lambda a: a[..., None]),
+    ("flatten", lambda a: a.flatten(), lambda a: a.reshape(-1)),
+    ("flatten_1", lambda a: a.flatten(1), lambda a: a.reshape(2, -1)),
+    ("index_int", lambda a: a[1], lambda a: a[1]),
+    ("index_neg", lambda a: a[-1, -2], lambda a: a[-1, -2]),
+    ("slice_step", lambda a: a[:, ::2, 1:], lambda a: a[:, ::2, 1:]),
+    ("none_ellipsis", lambda a: a[None, ..., 2], lambda a: a[None, ..., 2]),
+    ("slice_method", lambda a: a.slice([(0, 1), None, (1, 4, 2)]), lambda a: a[0:1, :, 1:4:2]),
+    ("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2)),
+    ("clone", lambda a: a.clone(), lambda a: a.copy()),
+    ("unbind", lambda a: a.unbind(1)[2], lambda a: a[:, 2]),
+    ("reshape_of_transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
+     lambda a: a.swapaxes(0, 1).reshape(3, 8)),
+]

@@ -144,7 +144,8 @@ def test_two_faults_before_one_read_are_both_reported(backend):
 
 # -- Ctrl-C ----------------------------------------------------------------------------------
 _SIGINT_CHILD = r"""
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)   # even if started with SIGINT ignored
 import numpy as np
 import torchic
 torchic.init(sys.argv[1])
@@ -175,7 +176,8 @@ print("OK", flush=True)
 """
 
 _SIGINT_ISSUE_CHILD = r"""
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)   # even if started with SIGINT ignored
 import numpy as np
 import torchic
 torchic.init(sys.argv[1])

@@ -5,39 +5,10 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ...testing import check
+from ...testing import BINARY, BROADCAST_SHAPES, COMPARE, UNARY, check
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
-POS = dict(low=0.5, high=2.0)
-
-UNARY = [
-    ("neg", lambda a: -a, lambda a: -a, {}),
-    ("exp", torchic.exp, np.exp, {}),
-    ("log", torchic.log, np.log, POS),
-    ("relu", torchic.relu, lambda a: np.maximum(a, 0), {}),
-    ("tanh", torchic.tanh, np.tanh, {}),
-    ("sigmoid", torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a)), {}),
-    ("sqrt", torchic.sqrt, np.sqrt, POS),
-    ("abs", torchic.abs, np.abs, {}),
-]
-
-BINARY = [
-    ("add", lambda a, b: a + b, np.add, {}),
-    ("sub", lambda a, b: a - b, np.subtract, {}),
-    ("mul", lambda a, b: a * b, np.multiply, {}),
-    ("div", lambda a, b: a / b, np.divide, POS),
-    ("pow", lambda a, b: a ** b, np.power, POS),
-    ("maximum", torchic.maximum, np.maximum, {}),
-    ("minimum", torchic.minimum, np.minimum, {}),
-]
-
-BROADCAST = [((4, 3), (4, 3)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((), (3,))]
-
-COMPARE = [
-    ("eq", lambda a, b: a == b, np.equal), ("ne", lambda a, b: a != b, np.not_equal),
-    ("lt", lambda a, b: a < b, np.less), ("le", lambda a, b: a <= b, np.less_equal),
-    ("gt", lambda a, b: a > b, np.greater), ("ge", lambda a, b: a >= b, np.greater_equal),
-]
+BROADCAST = BROADCAST_SHAPES[:4]
 
 
 def unary(run, backend, layout):

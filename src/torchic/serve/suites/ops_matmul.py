@@ -3,14 +3,8 @@
 import numpy as np
 
 from .. import define_test
-from ...testing import check
+from ...testing import MATMUL_SHAPES as SHAPES, check
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
-
-SHAPES = [
-    ((3, 4), (4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (2, 4, 5)),
-    ((2, 1, 3, 4), (5, 4, 2)), ((1, 7), (7, 1)), ((2, 0), (0, 3)), ((33, 17), (17, 65)),
-]
-
 
 def matmul(run, backend, layout):
     run.use_backend(backend)

@@ -5,26 +5,8 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ...testing import check, np_cross_entropy, np_log_softmax, np_softmax
+from ...testing import REDUCTIONS, check, np_cross_entropy, np_softmax
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
-
-REDUCTIONS = [
-    ("sum", lambda a: a.sum(), lambda a: a.sum()),
-    ("sum dim0", lambda a: a.sum(0), lambda a: a.sum(0)),
-    ("sum dim-1 keepdim", lambda a: a.sum(dim=-1, keepdim=True),
-     lambda a: a.sum(-1, keepdims=True)),
-    ("sum (0, 2)", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2))),
-    ("mean", lambda a: a.mean(), lambda a: a.mean()),
-    ("mean dim1", lambda a: a.mean(1), lambda a: a.mean(1)),
-    ("max", lambda a: a.max(), lambda a: a.max()),
-    ("min", lambda a: a.min(), lambda a: a.min()),
-    ("max dim1", lambda a: a.max(dim=1).values, lambda a: a.max(1)),
-    ("amax (0, 1)", lambda a: a.amax((0, 1)), lambda a: a.max((0, 1))),
-    ("var dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1)),
-    ("softmax -1", lambda a: a.softmax(-1), np_softmax),
-    ("softmax dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0)),
-    ("log_softmax -1", lambda a: a.log_softmax(-1), np_log_softmax),
-]
 
 TARGET = np.array([0, 3, 2, 4, 4, 1])
 

@@ -5,24 +5,8 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ...testing import check
+from ...testing import VIEWS, check
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
-
-VIEWS = [
-    ("reshape", lambda a: a.reshape(4, 6), lambda a: a.reshape(4, 6)),
-    ("transpose", lambda a: a.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
-    ("permute", lambda a: a.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
-    ("expand", lambda a: a[:, :1].expand(2, 3, 4), lambda a: np.broadcast_to(a[:, :1], (2, 3, 4))),
-    ("unsqueeze", lambda a: a.unsqueeze(-1), lambda a: a[..., None]),
-    ("flatten", lambda a: a.flatten(), lambda a: a.reshape(-1)),
-    ("index", lambda a: a[-1, -2], lambda a: a[-1, -2]),
-    ("slice step", lambda a: a[:, ::2, 1:], lambda a: a[:, ::2, 1:]),
-    ("None / ...", lambda a: a[None, ..., 2], lambda a: a[None, ..., 2]),
-    ("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2)),
-    ("reshape of transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
-     lambda a: a.swapaxes(0, 1).reshape(3, 8)),
-]
-
 
 def views(run, backend, layout):
     run.use_backend(backend)
