@@ -104,7 +104,8 @@ pub struct Op {
     v: [Arr; 4],
     naxes: usize,
     value: f64,
-    src: usize,
+    /// a host write's data, copied at push time (the caller may free its array at once)
+    src: Vec<u32>,
 }
 
 unsafe impl Send for Op {}
@@ -174,7 +175,7 @@ pub fn execute(pool: &Pool, op: &Op) -> KResult {
         32 => matmul::matmul(pool, o, a, b),
         33 => gather::gather_rows(pool, o, a, b),
         34 => gather::scatter_add_rows(o, a, b),
-        OP_WRITE => copy::write(pool, o, op.src as *const u8),
+        OP_WRITE => copy::write(pool, o, op.src.as_ptr() as *const u8),
         _ => Err(runtime::KernelError::value(format!(
             "unknown op code {}",
             op.code
@@ -228,7 +229,7 @@ pub fn decode(rec: &[i64], arenas: &[(usize, usize)]) -> Result<Op, String> {
         v: [empty; 4],
         naxes: 0,
         value: f64::from_bits(rec[5] as u64),
-        src: 0,
+        src: Vec::new(),
     };
     let mut pos = HEADER;
     for k in 0..want as usize {
@@ -494,7 +495,17 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
                     o.numel()
                 ));
             }
-            op.src = addr as usize;
+            // copied now, on the calling thread: nothing has to keep the source alive
+            // until the write runs (a KeyboardInterrupt could otherwise drop it early)
+            let n = o.numel();
+            let mut data = Vec::<u32>::with_capacity(n);
+            // SAFETY: Python passes the address and size of a contiguous array it holds
+            // for the duration of this call; all n elements are written before set_len
+            unsafe {
+                std::ptr::copy_nonoverlapping(addr as *const u32, data.as_mut_ptr(), n);
+                data.set_len(n);
+            }
+            op.src = data;
         }
         _ => unreachable!(),
     }

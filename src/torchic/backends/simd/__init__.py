@@ -35,9 +35,11 @@ side checks that every field is an int that fits int64 (``struct.pack``
 does, for free); the bounds arithmetic runs in Rust, in i128, which keeps the
 check on every view of every op at ~0.1 us instead of ~1 us per view in
 Python. A view's packed words are cached on the view (``View.resolved``).
+Host writes are copied into the op record by ``tk_push`` itself, so no Python
+array has to be kept alive until the write runs (nothing to get wrong when a
+KeyboardInterrupt lands between two statements of the issue path).
 """
 
-import collections
 import struct
 import weakref
 
@@ -113,8 +115,7 @@ class SimdBackend(Backend):
         self._ctx = lib.new(self.threads)
         self._push = lib.push
         self._wait = lib.wait
-        self._last = 0           # sequence number of the last op pushed
-        self._keep = collections.deque()   # (seq, array) of host writes maybe not done yet
+        self._registered = 0     # arenas registered with the Rust side
         self._errbuf = __import__("ctypes").create_string_buffer(4096)
         self._closed = False
         # runs on close(), on garbage collection, or at interpreter exit (before
@@ -124,8 +125,17 @@ class SimdBackend(Backend):
     # heap ------------------------------------------------------------------
     def new_arena(self, nbytes):
         self.heap.new_arena(nbytes)
-        index = self._lib.add_arena(self._ctx, self.heap.addresses[-1], nbytes)
-        assert index == len(self.heap.arenas) - 1
+        self._register_arenas()
+
+    def _register_arenas(self):
+        # also called before a push when the counts differ: a KeyboardInterrupt between
+        # heap.new_arena and the registration must not leave an arena unknown to Rust
+        heap = self.heap
+        while self._registered < len(heap.addresses):
+            i = self._registered
+            index = self._lib.add_arena(self._ctx, heap.addresses[i], heap.arenas[i].nbytes)
+            assert index == i, (index, i)
+            self._registered += 1
 
     # stream ----------------------------------------------------------------
     def run(self, op, out, inputs, params):
@@ -153,12 +163,13 @@ class SimdBackend(Backend):
     def _push_data(self, data, what):
         if self._closed:
             raise RuntimeError(f"{what}: the simd runtime is closed")
+        if self._registered != len(self.heap.addresses):
+            self._register_arenas()
         seq = self._push(self._ctx, data, len(data) >> 3)
         if seq < 0:
             size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
             raise ValueError(f"simd backend rejected op {what!r}: "
                              f"{self._errbuf.raw[:min(size, len(self._errbuf))].decode()}")
-        self._last = seq
         return seq
 
     def write(self, view, array):
@@ -169,25 +180,12 @@ class SimdBackend(Backend):
             data = _HEADER.pack(OP_WRITE, 1, arr.ctypes.data, arr.nbytes, 0, 0.0) + _pack_view(view)
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
-        seq = self._push_data(data, "write")
-        # the source must outlive the op: keep it until the stream is past seq
-        self._keep.append((seq, arr))
-        if len(self._keep) > 64:
-            self._release_sources()
-
-    def _release_sources(self):
-        # a deque, popped from the left only: safe while other threads append (a read on
-        # another thread must never drop a write's source before that write has run)
-        done = self._lib.done(self._ctx)
-        keep = self._keep
-        while keep and keep[0][0] <= done:
-            keep.popleft()
+        self._push_data(data, "write")   # Rust copies the data during this call
 
     def _wait_all(self):
         if self._closed:
             return      # close() already finished every queued op
-        failed = self._wait(self._ctx, self._last)
-        self._release_sources()
+        failed = self._wait(self._ctx, 0)     # 0: the last op pushed (as Rust counts)
         while failed:   # every failure since the last read, oldest first
             kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
             if not kind:
