@@ -164,11 +164,6 @@ def _rows_of_first(out, ins, lo, hi):
     return out[lo:hi], (ins[0], ins[1][lo:hi])
 
 
-def _matmul_rows(out, ins, lo, hi):
-    """Batched matmul cut along M (axis 1)."""
-    return out[:, lo:hi], (ins[0][:, lo:hi], ins[1])
-
-
 ROWWISE = _rows_of_all
 SPLIT = {op: ROWWISE for op in (
     "neg", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs",
@@ -177,7 +172,9 @@ SPLIT = {op: ROWWISE for op in (
     "sum", "max", "min", "argmax", "softmax", "log_softmax",
     "cross_entropy", "cross_entropy_grad")}
 SPLIT["gather_rows"] = _rows_of_first
-SPLIT["matmul"] = _matmul_rows
+# matmul runs whole: NumPy's BLAS already spreads it over the cores, and cutting it
+# into row ranges would start BLAS threads inside each worker (oversubscription)
+SPLIT["matmul"] = None
 SPLIT["scatter_add_rows"] = None  # rows collide: one thread
 
 
@@ -185,4 +182,4 @@ def split_length(op, out):
     """Length of the axis an op is cut along (0 when it cannot be cut)."""
     if SPLIT.get(op) is None or not out.shape:
         return 0
-    return out.shape[1] if op == "matmul" else out.shape[0]
+    return out.shape[0]
