@@ -65,10 +65,13 @@ class Allocator:
         self.arena_bytes = int(arena_bytes)
         self.max_arena_bytes = int(max_arena_bytes or cap_bytes)
         self.align = int(align)
+        if self.align <= 0 or self.align & (self.align - 1):
+            raise ValueError(f"alignment must be a power of two, got {align}")
+        self._align_mask = self.align - 1
         self.small_max = int(small_max)
         self.arena_sizes = []     # bytes of each arena
         self._free_ranges = []    # per arena: sorted list of [offset, size]
-        self._buckets = {}        # rounded size -> list of (arena, offset), LIFO
+        self._buckets = {}        # rounded size -> list of free Blocks, LIFO
         self.in_use = 0
         self.peak = 0
         self.live_blocks = 0
@@ -81,17 +84,16 @@ class Allocator:
         return sum(self.arena_sizes)
 
     def alloc(self, nbytes):
-        size = round_up(max(int(nbytes), 1), self.align)
+        size = (nbytes + self._align_mask) & ~self._align_mask if nbytes > 0 else self.align
         if size <= self.small_max:
             bucket = self._buckets.get(size)
-            if bucket:
-                arena, offset = bucket.pop()
+            if bucket:   # the O(1) path: a block of exactly this size was freed before
                 self.recycled += 1
                 self.in_use += size
                 self.live_blocks += 1
                 if self.in_use > self.peak:
                     self.peak = self.in_use
-                return Block(arena, offset, size)
+                return bucket.pop()
         placed = self._carve(size)
         if placed is None:
             self._flush_buckets()
@@ -102,12 +104,16 @@ class Allocator:
         return self._hand_out(placed[0], placed[1], size)
 
     def free(self, block):
-        self.in_use -= block.size
+        size = block.size
+        self.in_use -= size
         self.live_blocks -= 1
-        if block.size <= self.small_max:
-            self._buckets.setdefault(block.size, []).append((block.arena, block.offset))
+        if size <= self.small_max:
+            bucket = self._buckets.get(size)
+            if bucket is None:
+                bucket = self._buckets[size] = []
+            bucket.append(block)   # the Block itself is handed out again as it is
         else:
-            self._release_range(block.arena, block.offset, block.size)
+            self._release_range(block.arena, block.offset, size)
 
     def stats(self):
         parked = sum(size * len(b) for size, b in self._buckets.items())
@@ -126,7 +132,7 @@ class Allocator:
     def free_ranges(self):
         """(arena, offset, size) of every range not handed out (for tests)."""
         out = [(a, o, s) for a, ranges in enumerate(self._free_ranges) for o, s in ranges]
-        out += [(a, o, size) for size, b in self._buckets.items() for a, o in b]
+        out += [(b.arena, b.offset, b.size) for bucket in self._buckets.values() for b in bucket]
         return out
 
     # -- internals --------------------------------------------------------------
@@ -163,9 +169,9 @@ class Allocator:
 
     def _flush_buckets(self):
         buckets, self._buckets = self._buckets, {}
-        for size, entries in buckets.items():
-            for arena, offset in entries:
-                self._release_range(arena, offset, size)
+        for entries in buckets.values():
+            for b in entries:
+                self._release_range(b.arena, b.offset, b.size)
 
     def _grow_and_carve(self, size, requested):
         room = self.cap_bytes - self.capacity

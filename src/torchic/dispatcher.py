@@ -198,12 +198,15 @@ class Runtime:
     def free(self, block):
         if self.closed:
             return
-        self._pending_frees.append(block)
         if self.lock.acquire(False):
             try:
-                self._drain_frees()
+                self.allocator.free(block)
+                if self._pending_frees:
+                    self._drain_frees()
             finally:
                 self.lock.release()
+        else:   # inside the allocator (GC) or another thread holds it: free later
+            self._pending_frees.append(block)
 
     def _drain_frees(self):
         pending, free = self._pending_frees, self.allocator.free
