@@ -466,8 +466,16 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
         }
         33 | 34 => {
             // gather: out (R, D), table (V, D), idx (R,);  scatter: out (V, D), src (R, D), idx (R,)
-            dt(o, F, "out")?;
-            dt(a, F, if op.code == 33 { "table" } else { "src" })?;
+            if op.code == 33 {
+                // a pure copy of 32-bit words: the table may be f32 or i32
+                dt(a, F | I, "table")?;
+                if o.dtype != a.dtype {
+                    return Err("out dtype differs from the table's".into());
+                }
+            } else {
+                dt(o, F, "out")?;
+                dt(a, F, "src")?;
+            }
             dt(b, I, "idx")?;
             nd(o, 2, "out")?;
             nd(a, 2, "table/src")?;

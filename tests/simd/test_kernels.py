@@ -234,3 +234,11 @@ def test_write_is_ordered_and_strided(h):
         h.rt.run("add", out, (base, base), {})
     got = h.rt.read(out)
     assert (got[:, ::2] == 38).all() and (got[:, 1::2] == 0).all()
+
+
+def test_gather_rows_of_int32_is_bit_exact(h):
+    table = np.int32([[1, 2, 3], [4, 5, 6], [7, 8, 2**30 + 1], [-1, 2**31 - 1, -2**31]])
+    idx = np.int32([3, 2, 0, 2])
+    for layout in LAYOUTS:
+        got = h.run("gather_rows", h.empty((4, 3), "i32"), h.put(table, layout), h.put(idx))
+        np.testing.assert_array_equal(got, table[idx])
