@@ -84,6 +84,12 @@ def describe_isa():
     return lib.isa() if lib is not None else "unavailable"
 
 
+def describe_platform():
+    """For `python -m torchic info`: the active instruction-set path and how to force another."""
+    return {"isa": describe_isa(),
+            "force": "TORCHIC_SIMD_SCALAR=1 (scalar) or TORCHIC_SIMD_ISA=avx2"}
+
+
 def _check_table(lib):
     names = lib.op_names()
     if names != list(_ops.ALL_OPS):

@@ -31,6 +31,21 @@ from .gpu import RawView
 __all__ = ["WebGPUBackend", "KERNEL_TABLE", "list_adapters"]
 
 
+def describe_platform():
+    """For `python -m torchic info`: every adapter with its limits and features."""
+    lines = []
+    for a in list_adapters():
+        limits = a.get("limits", {})
+        lines.append(
+            f"{'* ' if a.get('selected') else ''}{a.get('name')} ({a.get('backend_type')}, "
+            f"{a.get('adapter_type')}): max storage binding "
+            f"{limits.get('max-storage-buffer-binding-size')}, max buffer "
+            f"{limits.get('max-buffer-size')}, workgroup storage "
+            f"{limits.get('max-compute-workgroup-storage-size')}; features: "
+            f"{', '.join(sorted(a.get('features', [])))}")
+    return {"adapters": lines, "choose": f"init('webgpu', adapter=NAME) or {ENV_ADAPTER}=NAME"}
+
+
 def _is_contiguous(view):
     acc = 1
     for n, s in zip(reversed(view.shape), reversed(view.strides)):
