@@ -238,7 +238,9 @@ def run_backward(tensor, gradient=None, retain_graph=False):
                     prev = grads.get(id(edge))
                     grads[id(edge)] = g if prev is None else prev + g
                 else:
-                    _accumulate_grad(edge, g)
+                    # a gradient made for this input alone may become .grad without a copy
+                    private = g is not grad and sum(x is g for x in input_grads) == 1
+                    _accumulate_grad(edge, g, private)
             if not retain_graph:
                 node.freed = True
                 node._saved = ()

@@ -198,13 +198,14 @@ class Runtime:
     def free(self, block):
         if self.closed:
             return
-        if self.lock.acquire(False):
-            try:
+        # `with`, not `if lock.acquire(False): try:` -- a KeyboardInterrupt raised right after
+        # a bare acquire() returns (Ctrl-C landing in a __del__) would leave the lock held and
+        # the next alloc deadlocked; a `with` block always releases it
+        if not self.lock.locked():
+            with self.lock:
                 self.allocator.free(block)
                 if self._pending_frees:
                     self._drain_frees()
-            finally:
-                self.lock.release()
         else:   # inside the allocator (GC) or another thread holds it: free later
             self._pending_frees.append(block)
 

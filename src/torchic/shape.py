@@ -83,6 +83,12 @@ def normalize_axes(axes, ndim):
 
 def broadcast_shapes(*shapes):
     """NumPy broadcasting of shapes; ValueError naming the shapes if impossible."""
+    if len(shapes) == 2:   # fast path: one shape is a trailing part of the other (x + bias)
+        a, b = shapes
+        if len(a) >= len(b) and a[len(a) - len(b):] == b:
+            return a
+        if len(b) > len(a) and b[len(b) - len(a):] == a:
+            return b
     ndim = max(len(s) for s in shapes)
     out = []
     for i in range(-ndim, 0):

@@ -10,6 +10,7 @@ functions in functions.py, which record autograd nodes.
 """
 
 import asyncio
+import sys
 
 import numpy as np
 
@@ -411,15 +412,22 @@ def _repr_formatter(a):
     return {"float": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
 
 
-def _accumulate_grad(leaf, grad):
-    """leaf.grad += grad (a new tensor; shapes already match)."""
+def _accumulate_grad(leaf, grad, private=False):
+    """leaf.grad += grad (shapes already match).
+
+    The first gradient is stored as it is when `private` says nobody else can see it
+    and its storage belongs to it alone (no view, no other leaf shares it); otherwise
+    it is copied, because backward may hand one tensor to several inputs (add) or
+    hand out views, and users update .grad in place.
+    """
     from . import raw
     if grad.shape != leaf.shape:
         grad = grad.reshape(leaf.shape)
     if leaf.grad is None:
-        # a private contiguous copy: backward may pass one gradient tensor to several
-        # inputs (add) or hand out views, and users update .grad in place
-        leaf.grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
+        if private and grad.is_contiguous() and sys.getrefcount(grad._storage) == 2:
+            leaf.grad = grad.detach()     # 2: the grad tensor's own reference + the call's
+        else:
+            leaf.grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
     else:
         leaf.grad = raw.binary("add", leaf.grad, grad)
 

@@ -182,8 +182,9 @@ signal.signal(signal.SIGINT, signal.default_int_handler)   # even if started wit
 import numpy as np
 import torchic
 torchic.init(sys.argv[1])
+ROUNDS = int(sys.argv[2])
 w = torchic.randn(16, 16)
-for round in range(4):
+for round in range(ROUNDS):
     print("LOOP", round, flush=True)
     deadline = time.monotonic() + 60
     try:
@@ -206,8 +207,9 @@ print("OK", flush=True)
 """
 
 
-def _spawn(code, backend):
-    return subprocess.Popen([sys.executable, "-c", code, backend], stdout=subprocess.PIPE,
+def _spawn(code, backend, *args):
+    return subprocess.Popen([sys.executable, "-c", code, backend, *map(str, args)],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
@@ -274,13 +276,14 @@ def test_ctrl_c_while_issuing_ops(backend_name):
     lands inside a finalizer (Tensor / Storage __del__) is swallowed by CPython ("Exception
     ignored in ..."), so like a user we press Ctrl-C again until it is seen; what must
     hold is that it is eventually delivered and the runtime then works."""
-    proc = _spawn(_SIGINT_ISSUE_CHILD, backend_name)
+    rounds = 8
+    proc = _spawn(_SIGINT_ISSUE_CHILD, backend_name, rounds)
     presses = []
     try:
-        for round_ in range(4):
+        for round_ in range(rounds):
             line, lines = _wait_for(proc, "LOOP", 120)
             assert line, f"child stopped before round {round_}: {lines}"
-            time.sleep(0.15 + 0.1 * round_)           # different points in the issue path
+            time.sleep(0.1 + 0.07 * round_)           # different points in the issue path
             for press in range(1, 11):
                 proc.send_signal(signal.SIGINT)
                 line, lines = _wait_for(proc, "CAUGHT", 3.0)
