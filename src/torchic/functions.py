@@ -383,10 +383,10 @@ class CrossEntropy(Function):
         n = logits.shape[0]
         if self.reduction == "mean":
             g = g * (1.0 / n) if n else g
-        g_rows = raw.contiguous(expand(g, (n,))) if g.shape != (n,) else raw.contiguous(g)
         out = raw.new_tensor(logits.shape)
+        # the per-row gradient is g read with stride 0 when the loss was reduced: no copy
         raw.run("cross_entropy_grad", out,
-                (raw.view_of(logits), raw.view_of(target), raw.view_of(g_rows)))
+                (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))))
         return out, None
 
 
@@ -583,11 +583,15 @@ class Cast(Function):
 # op functions (what Tensor methods and torchic.* call)
 # ---------------------------------------------------------------------------------
 def _binary_fn(cls, name):
+    apply = cls.apply
+
     def op(a, b):
-        a = as_operand(a, like=b if isinstance(b, Tensor) else None)
-        b = as_operand(b, like=a)
-        _require_float(a, b, op=name)
-        return cls.apply(a, b)
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            a = as_operand(a, like=b if isinstance(b, Tensor) else None)
+            b = as_operand(b, like=a)
+        if a._dtype != "f32" or b._dtype != "f32":
+            _require_float(a, b, op=name)
+        return apply(a, b)
     op.__name__ = name
     return op
 

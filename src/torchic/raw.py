@@ -24,7 +24,9 @@ def new_tensor(shape, dtype="f32"):
     storage = Storage(rt, rt.alloc(numel(shape) * ITEMSIZE))
     if scopes.active:
         scopes.register(storage)
-    return Tensor._make(storage, 0, tuple(shape), contiguous_strides(shape), dtype)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    return Tensor._make(storage, 0, shape, contiguous_strides(shape), dtype)
 
 
 def view_of(t):
@@ -47,7 +49,7 @@ def broadcast_view(t, shape):
 
 
 def run(op, out, inputs, params=None):
-    current_runtime().run(op, view_of(out), inputs, params)
+    (dispatcher._runtime or dispatcher.runtime()).run(op, view_of(out), inputs, params)
     return out
 
 

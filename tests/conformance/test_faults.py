@@ -299,6 +299,62 @@ def test_ctrl_c_while_issuing_ops(backend_name):
     print(f"Ctrl-C presses needed per round: {presses}")
 
 
+_SIGINT_STORM_CHILD = r"""
+import signal, sys, time
+armed = [False]
+
+
+def handler(sig, frame):
+    if armed[0]:
+        raise KeyboardInterrupt
+
+
+signal.signal(signal.SIGINT, handler)
+import torchic
+torchic.init(sys.argv[1])
+caught = 0
+print("READY", flush=True)
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    try:
+        armed[0] = True
+        while time.monotonic() < end:      # allocations and frees (finalizers) all the time
+            a = torchic.ones(8) * 2
+            b = (a + 1).sum()
+            del a, b
+    except KeyboardInterrupt:
+        armed[0] = False
+        caught += 1
+armed[0] = False
+print("CAUGHT", caught, flush=True)
+print("RESULT", (torchic.ones(4) * 3).sum().item(), flush=True)
+"""
+
+
+def test_ctrl_c_storm_never_deadlocks(backend_name):
+    """Hundreds of Ctrl-C presses while tensors are created and freed: a KeyboardInterrupt
+    landing inside the allocator's free path must not leave its lock held (the next
+    allocation would deadlock)."""
+    import random
+    proc = _spawn(_SIGINT_STORM_CHILD, backend_name, 3.0)
+    try:
+        line, lines = _wait_for(proc, "READY", 120)
+        assert line, f"child never got ready: {lines}"
+        rng = random.Random(0)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 2.8 and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(rng.uniform(0.002, 0.012))
+        line, lines = _wait_for(proc, "RESULT", 60)
+        assert line, f"DEADLOCK / HANG after the Ctrl-C storm: {lines}"
+    finally:
+        out, err = _finish(proc, 60)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{_stderr_clean(err)[-3000:]}"
+    assert line.split()[1] == "12.0"
+    caught = [x for x in lines if x.startswith("CAUGHT")]
+    assert caught and int(caught[0].split()[1]) > 0
+
+
 # -- exit with queued work ---------------------------------------------------------------------
 _EXIT_CASES = {
     "queued_chain": """

@@ -13,6 +13,8 @@ overrides, TORCHIC_FUZZ_LONG=1 runs 10,000 with fresh randomness). The CI
 profile is derandomized and database-free, so a failure reproduces exactly.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, note
@@ -691,7 +693,8 @@ def _compose(data, rng):
     for _ in range(data.draw(st.integers(2, 5), label="length")):
         desc, tf, nf, _ = _compose_step(data, shape, len(leaves), rng, leaves)
         probe = [np.zeros(leaf.layout.shape) for leaf in leaves]
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             shape = np.asarray(nf(np.zeros(shape), probe)).shape
         program.append((desc, tf, nf))
     note(" -> ".join(p[0] for p in program) + f"\nleaves: {describe(leaves)}")
