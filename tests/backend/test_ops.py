@@ -268,8 +268,10 @@ def test_random_same_on_every_backend(backend):
     assert np.all((b >= 0) & (b < 1))
 
 
-def test_large_elementwise_split_across_workers(backend):
-    # big enough to be cut into row ranges on the CPU backends
+def test_large_elementwise_split_across_workers(backend, monkeypatch):
+    # cut into row ranges across the worker threads on the workers backend
+    import torchic.backends.cpu as cpu
+    monkeypatch.setattr(cpu, "SPLIT_MIN_ELEMENTS", 1024)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((300, 1000)).astype(np.float32)
     b = rng.standard_normal((1000,)).astype(np.float32)

@@ -13,10 +13,13 @@ from . import numpy_kernels
 from .heap import HostHeap
 from .stream import OpStream, WorkerPool
 
-# Below this many output elements an op runs whole on the coordinator: a
-# hand-off to a worker thread costs more than the kernel (measured with
-# `python -m torchic bench elementwise`; see docs/ARCHITECTURE.md).
-SPLIT_MIN_ELEMENTS = int(os.environ.get("TORCHIC_SPLIT_MIN", 1 << 16))
+# Below this many output elements an op runs whole on the coordinator: a hand-off to
+# a worker thread costs more than it saves. Measured with
+# scripts/measure_split_threshold.py on the 2-vCPU dev machine (2026-11-29, other jobs
+# running): (a * b).tanh() cut across 2 threads was slower than on one at every size up
+# to 1M elements (1M: 425 us whole vs 532 us cut at 16K, 564 us cut at 256K), so the
+# default only cuts ops of 2^20 elements and more. Lower it on idle many-core machines.
+SPLIT_MIN_ELEMENTS = int(os.environ.get("TORCHIC_SPLIT_MIN", 1 << 20))
 
 
 class WorkersBackend(Backend):
