@@ -462,8 +462,10 @@ def _reshape_raw(t, shape):
 
 
 class Reshape(Function):
-    def forward(self, a, shape):
+    def forward(self, a, shape, strides=None):
         self.in_shape = a.shape
+        if strides is not None:   # already worked out by view()
+            return _view(a, a._offset, shape, strides)
         return _reshape_raw(a, shape)
 
     def backward(self, g):
@@ -527,10 +529,11 @@ class GatherRows(Function):
         self.table_shape = table.shape
         self.save(idx)
         row = numel(table.shape[1:])
-        t2 = _reshape_raw(table, (table.shape[0], row))
-        i1 = raw.contiguous(_reshape_raw(idx, (numel(idx.shape),)))
-        out = raw.gather_rows(t2, i1)
-        return _reshape_raw(out, tuple(idx.shape) + tuple(table.shape[1:]))
+        t2 = table if table.ndim == 2 else _reshape_raw(table, (table.shape[0], row))
+        i1 = idx if idx.ndim == 1 else _reshape_raw(idx, (numel(idx.shape),))
+        out = raw.gather_rows(t2, raw.contiguous(i1))
+        shape = idx.shape + table.shape[1:]
+        return out if shape == out.shape else _view(out, 0, shape, contiguous_strides(shape))
 
     def backward(self, g):
         (idx,) = self.saved
@@ -887,11 +890,14 @@ def view(a, *shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = infer_shape(shape, numel(a.shape))
-    if reshape_strides(a.shape, a._strides, shape) is None:
+    if shape == a.shape:
+        return a
+    strides = reshape_strides(a.shape, a._strides, shape)
+    if strides is None:
         raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
                            f"(shape {list(a.shape)}, strides {list(a._strides)}); use "
                            f".reshape(...) instead")
-    return reshape(a, shape)
+    return Reshape.apply(a, shape=shape, strides=strides)
 
 
 def permute(a, *dims):

@@ -123,20 +123,24 @@ def broadcast_strides(shape, strides, target):
 def infer_shape(shape, total):
     """Resolve one -1 in a requested shape; ValueError if it cannot hold `total` elements."""
     shape = tuple(shape)
-    for d in shape:
-        if isinstance(d, bool) or not isinstance(d, int):
-            raise TypeError(f"shape entries must be ints, got {shape}")
-    unknown = [i for i, d in enumerate(shape) if d == -1]
-    if len(unknown) > 1:
-        raise ValueError(f"only one dimension can be -1, got shape {shape}")
-    if any(d < -1 for d in shape):
-        raise ValueError(f"invalid shape {shape}: negative dimension")
-    known = numel(d for d in shape if d != -1)
-    if unknown:
+    known, unknown = 1, -1
+    for i, d in enumerate(shape):
+        if d.__class__ is not int:
+            if isinstance(d, bool) or not isinstance(d, int):
+                raise TypeError(f"shape entries must be ints, got {shape}")
+        if d >= 0:
+            known *= d
+        elif d == -1 and unknown < 0:
+            unknown = i
+        elif d == -1:
+            raise ValueError(f"only one dimension can be -1, got shape {shape}")
+        else:
+            raise ValueError(f"invalid shape {shape}: negative dimension")
+    if unknown >= 0:
         if known == 0 or total % known:
             raise ValueError(f"shape {shape} is invalid for input of size {total}")
-        shape = shape[:unknown[0]] + (total // known,) + shape[unknown[0] + 1:]
-    elif known != total:
+        return shape[:unknown] + (total // known,) + shape[unknown + 1:]
+    if known != total:
         raise ValueError(f"shape {shape} is invalid for input of size {total}")
     return shape
 
