@@ -42,10 +42,15 @@ def view_of(t):
 
 def broadcast_view(t, shape):
     """A View of t read as `shape` (broadcast dims get stride 0)."""
-    if t.shape == shape:
-        return view_of(t)
     v = view_of(t)
-    return View(v.block, v.offset, shape, broadcast_strides(t.shape, t._strides, shape), v.dtype)
+    if t.shape == shape:
+        return v
+    b = t._bview
+    if b is not None and b.shape == shape and b.block is v.block:
+        return b
+    b = t._bview = View(v.block, v.offset, shape, broadcast_strides(t.shape, t._strides, shape),
+                        v.dtype)
+    return b
 
 
 def run(op, out, inputs, params=None):

@@ -75,7 +75,7 @@ _live = [0]
 
 class Tensor:
     __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
-                 "grad", "grad_fn", "_view", "__weakref__")
+                 "grad", "grad_fn", "_view", "_bview", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
@@ -95,6 +95,7 @@ class Tensor:
         t.grad = None
         t.grad_fn = None
         t._view = None
+        t._bview = None     # the last broadcast view made of it (a bias is broadcast every step)
         _live[0] += 1
         return t
 
@@ -183,7 +184,9 @@ class Tensor:
 
     def detach(self):
         """The same storage, cut from the graph (no gradient flows through it)."""
-        return Tensor._make(self._storage, self._offset, self.shape, self._strides, self._dtype)
+        t = Tensor._make(self._storage, self._offset, self.shape, self._strides, self._dtype)
+        t._view = self._view   # the same memory: share the (immutable) kernel view
+        return t
 
     @property
     def data(self):
@@ -198,7 +201,8 @@ class Tensor:
         self.shape = other.shape
         self._strides = other._strides
         self._dtype = other._dtype
-        self._view = None
+        self._view = other._view
+        self._bview = None
 
     def dispose(self):
         """Free this tensor's storage now (every view of it becomes unusable)."""
