@@ -1,9 +1,10 @@
 """tests/conformance: differential fuzzing, bad inputs, faults, memory, NaN/inf, coverage.
 
 The hypothesis profiles ("torchic-ci": derandomized, no example database, no deadline;
-"torchic-long": TORCHIC_FUZZ_LONG=1, 10,000 examples per op) are registered in
-fuzz_support.py, which the fuzz tests import; they are applied per test (not loaded
-globally), so the rest of the suite keeps its own hypothesis settings.
+"torchic-long": TORCHIC_FUZZ_LONG=1, fresh randomness, 10,000 examples per op) are
+defined in fuzz_support.py (so scripts/gen_coverage.py gets them too) and registered
+here at collection; they are applied per fuzz test, not loaded globally, so the rest of
+the suite keeps its own hypothesis settings. TORCHIC_FUZZ_EXAMPLES=N overrides the count.
 Open backend bugs (known_bugs.py) are marked xfail(strict=False) here.
 """
 
@@ -14,6 +15,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import fuzz_support  # noqa: E402,F401  registers the hypothesis profiles at collection
 from known_bugs import KNOWN_BUGS  # noqa: E402
 
 

@@ -21,8 +21,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import torchic
-from fuzz_support import (broadcast_partner, check, describe, draw_input, draw_layout,
-                          draw_mode, draw_rng, draw_shape, fuzz_settings, Input)
+from fuzz_support import (broadcast_partner, check, close, describe, draw_input, draw_mode,
+                          draw_rng, draw_shape, fuzz_settings)
 
 FUZZ_OPS = {}
 
@@ -615,8 +615,6 @@ def _inplace(data, rng):
     close(buf.numpy(), expect.astype(np.float64), 1e-6, 1e-6, "in-place result")
 
 
-from fuzz_support import close  # noqa: E402
-
 
 # -- compositions ---------------------------------------------------------------------------
 def _compose_step(data, shape, n_leaves, rng, leaves):
@@ -740,5 +738,3 @@ def test_fuzz_table_covers_every_primitive_op():
     missing = [op for op in ops.ALL_OPS if op not in covered]
     assert not missing, f"primitive ops no fuzz test reaches: {missing}"
 
-
-_ = (Input, draw_layout)

@@ -31,6 +31,7 @@ Fairness rules (also stated in the generated report):
 import contextlib
 import importlib
 import operator
+import statistics
 
 import numpy as np
 
@@ -154,6 +155,21 @@ class TorchicImpl(Impl):
     def sync(self):
         import torchic
         torchic.sync()
+
+    def gpu_seconds(self, fn, calls=8, repeats=5):
+        """Median GPU time of one fn() from GPU timestamps around `calls` back-to-back
+        calls in one compute pass; None where the backend or adapter has no timestamps."""
+        import torchic
+        backend = torchic.dispatcher.runtime().backend
+        gpu = getattr(backend, "gpu", None)
+        if not hasattr(backend, "timed") or gpu is None or not gpu.has_timestamps():
+            return None
+
+        def many():
+            for _ in range(calls):
+                fn()
+        samples = [backend.timed(many) * 1e-9 / calls for _ in range(repeats)]
+        return statistics.median(samples)
 
     def read(self, x):
         return x.numpy() if hasattr(x, "numpy") else np.asarray(x)

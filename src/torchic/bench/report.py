@@ -34,7 +34,10 @@ HOW_TO_READ = (
     "threadpoolctl's `threadpool_limits(t)` (only its BLAS is threaded), PyTorch with "
     "`torch.set_num_threads(t)`. GPU implementations (webgpu, PyTorch CUDA) are timed as a stream in "
     "the matmul, elementwise and reduce suites: back-to-back ops with one sync per sample of at "
-    "least 20 ms, i.e. device throughput including dispatch (wall clock, not GPU timestamps); "
+    "least 20 ms; torchic's webgpu figures there come from GPU timestamps (timestamp-query around "
+    "back-to-back calls in one compute pass) where the adapter has them (the record's `timed_as` "
+    "says which; committed results measured before this change say wall clock), PyTorch CUDA's "
+    "from the wall clock of the synced stream; "
     "the overhead and train suites time every call to its result. `A vs B` columns are speedups of torchic backend A over "
     "reference B (> 1: torchic is faster). A figure marked `?` was over 2x slower with more "
     "threads than with fewer: usually another process on the machine, see the notes.")

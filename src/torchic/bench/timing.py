@@ -11,7 +11,7 @@ function itself must end with the read / sync that makes its result usable.
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 perf_counter = time.perf_counter
 
@@ -28,6 +28,10 @@ class Timing:
     samples: list = field(default_factory=list)   # seconds per call, one per sample
     number: int = 1                              # calls per sample
     warmup_calls: int = 1
+
+    def with_median(self, median_s):
+        """The same samples, reporting another median (a GPU-timestamp figure)."""
+        return replace(self, median_s=median_s)
 
     def as_dict(self, keep_samples=32):
         """JSON form: summary figures, plus every sample when there are few of them."""
