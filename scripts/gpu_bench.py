@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 import torchic  # noqa: E402
+from torchic.bench.impls import makemore_step  # noqa: E402
 from torchic.dispatcher import View  # noqa: E402
 from torchic.backends.webgpu import matmul as wmm  # noqa: E402
 
@@ -185,53 +186,17 @@ def init_weights(vocab, ctx, emb, hidden, seed=0):
 
 
 def torchic_step(cfg, X, Y, weights):
-    tc = torchic
-    params = [tc.tensor(w, requires_grad=True) for w in weights]
-    C, W1, b1, W2, b2 = params
-    rng = np.random.default_rng(1)
-    B, lr = cfg["batch"], 0.1
-
-    def step():
-        ix = rng.integers(0, len(Y), B)
-        xb, yb = tc.tensor(X[ix]), tc.tensor(Y[ix])
-        emb = C[xb]
-        h = tc.tanh(emb.view(B, -1) @ W1 + b1)
-        logits = h @ W2 + b2
-        loss = tc.cross_entropy(logits, yb)
-        for p in params:
-            p.grad = None
-        loss.backward()
-        with tc.no_grad():
-            for p in params:
-                p -= lr * p.grad
-        return loss.item()
-    return step
+    params = [torchic.tensor(w, requires_grad=True) for w in weights]
+    return makemore_step(torchic, params, X, Y, cfg["batch"], 0.1, np.random.default_rng(1),
+                         torchic.tensor)
 
 
 def torch_step(cfg, X, Y, weights):
     import torch
-    dev = "cuda"
-    params = [torch.tensor(w, device=dev, requires_grad=True) for w in weights]
-    C, W1, b1, W2, b2 = params
-    rng = np.random.default_rng(1)
-    B, lr = cfg["batch"], 0.1
-
-    def step():
-        ix = rng.integers(0, len(Y), B)
-        xb = torch.tensor(X[ix], dtype=torch.long, device=dev)
-        yb = torch.tensor(Y[ix], dtype=torch.long, device=dev)
-        emb = C[xb]
-        h = torch.tanh(emb.view(B, -1) @ W1 + b1)
-        logits = h @ W2 + b2
-        loss = torch.nn.functional.cross_entropy(logits, yb)
-        for p in params:
-            p.grad = None
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= lr * p.grad
-        return loss.item()
-    return step
+    params = [torch.tensor(w, device="cuda", requires_grad=True) for w in weights]
+    return makemore_step(torch, params, X.astype(np.int64), Y.astype(np.int64), cfg["batch"],
+                         0.1, np.random.default_rng(1),
+                         lambda a: torch.from_numpy(a).to("cuda"))
 
 
 def steps_per_second(step, seconds, warm=5):

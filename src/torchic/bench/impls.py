@@ -114,6 +114,32 @@ class Impl:
         raise NotSupported("train")
 
 
+def makemore_step(lib, params, X, Y, batch, lr, rng, to_index):
+    """One makemore MLP training step, written once in PyTorch's spelling.
+
+    `lib` is torchic or torch (the same code runs on both, which is the point of the
+    PyTorch-compatible API); `to_index` turns a NumPy index array into lib's index tensor.
+    """
+    C, W1, b1, W2, b2 = params
+    n = len(Y)
+
+    def step():
+        ix = rng.integers(0, n, batch)
+        xb, yb = to_index(X[ix]), to_index(Y[ix])
+        emb = C[xb]                                   # (B, context, emb)
+        h = lib.tanh(emb.view(batch, -1) @ W1 + b1)
+        logits = h @ W2 + b2
+        loss = lib.nn.functional.cross_entropy(logits, yb)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        return loss.item()
+    return step
+
+
 # -- torchic ---------------------------------------------------------------------------------
 class TorchicImpl(Impl):
     kind = "torchic"
@@ -187,26 +213,8 @@ class TorchicImpl(Impl):
     def mlp_step(self, cfg, data):
         import torchic as tc
         params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
-        C, W1, b1, W2, b2 = params
-        X, Y = data["X"], data["Y"]
-        rng = np.random.default_rng(data["seed"])
-        B, n, lr = cfg["batch"], len(Y), cfg["lr"]
-
-        def step():
-            ix = rng.integers(0, n, B)
-            xb, yb = tc.tensor(X[ix]), tc.tensor(Y[ix])
-            emb = C[xb]                                   # (B, context, emb)
-            h = tc.tanh(emb.view(B, -1) @ W1 + b1)
-            logits = h @ W2 + b2
-            loss = tc.cross_entropy(logits, yb)
-            for p in params:
-                p.grad = None
-            loss.backward()
-            with tc.no_grad():
-                for p in params:
-                    p -= lr * p.grad
-            return loss.item()
-        return step
+        return makemore_step(tc, params, data["X"], data["Y"], cfg["batch"], cfg["lr"],
+                             np.random.default_rng(data["seed"]), tc.tensor)
 
 
 # -- NumPy -----------------------------------------------------------------------------------
@@ -414,31 +422,17 @@ class TorchImpl(Impl):
 
     def mlp_step(self, cfg, data):
         import torch
-        F = torch.nn.functional
         dev = self.device
         params = [torch.tensor(w, device=dev, requires_grad=True) for w in data["weights"]]
-        C, W1, b1, W2, b2 = params
-        X, Y = data["X"].astype(np.int64), data["Y"].astype(np.int64)
-        rng = np.random.default_rng(data["seed"])
-        B, n, lr = cfg["batch"], len(Y), cfg["lr"]
+        step = makemore_step(torch, params, data["X"].astype(np.int64),
+                             data["Y"].astype(np.int64), cfg["batch"], cfg["lr"],
+                             np.random.default_rng(data["seed"]),
+                             lambda a: torch.from_numpy(a).to(dev))
 
-        def step():
+        def step_with_grad():
             with torch.enable_grad():
-                ix = rng.integers(0, n, B)
-                xb = torch.from_numpy(X[ix]).to(dev)
-                yb = torch.from_numpy(Y[ix]).to(dev)
-                emb = C[xb]
-                h = torch.tanh(emb.view(B, -1) @ W1 + b1)
-                logits = h @ W2 + b2
-                loss = F.cross_entropy(logits, yb)
-                for p in params:
-                    p.grad = None
-                loss.backward()
-                with torch.no_grad():
-                    for p in params:
-                        p -= lr * p.grad
-                return loss.item()
-        return step
+                return step()
+        return step_with_grad
 
 
 # -- tinygrad --------------------------------------------------------------------------------
