@@ -6,7 +6,12 @@ TORCHIC_SPLIT_MIN=<n> to compare thresholds:
     TORCHIC_SPLIT_MIN=1000000000 python scripts/measure_split_threshold.py   # never split
     TORCHIC_SPLIT_MIN=16384 python scripts/measure_split_threshold.py
 """
-import time, numpy as np, torchic, os, sys
+import time
+
+import numpy as np
+
+import torchic
+
 res = {}
 for thr in (1, 2):
     torchic.init("workers", threads=thr)
