@@ -365,39 +365,6 @@ def _check_name(module, name):
 # ---------------------------------------------------------------------------------------
 # containers
 # ---------------------------------------------------------------------------------------
-class Sequential(Module):
-    """Modules called in order: Sequential(a, b, c)(x) == c(b(a(x)))."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, m in args[0].items():
-                self.add_module(name, m)
-        else:
-            for i, m in enumerate(args):
-                self.add_module(str(i), m)
-
-    def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
-        return x
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return Sequential(OrderedDict(list(self._modules.items())[idx]))
-        return list(self._modules.values())[_index(idx, len(self))]
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-
 class ModuleList(Module):
     """A list of modules whose parameters are registered (unlike a plain Python list)."""
 
@@ -414,8 +381,12 @@ class ModuleList(Module):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return ModuleList(list(self._modules.values())[idx])
+            return type(self)._from_items(list(self._modules.items())[idx])
         return list(self._modules.values())[_index(idx, len(self))]
+
+    @classmethod
+    def _from_items(cls, items):
+        return cls([m for _, m in items])
 
     def __setitem__(self, idx, module):
         self.add_module(str(_index(idx, len(self))), module)
@@ -428,6 +399,27 @@ class ModuleList(Module):
         for m in modules:
             self.append(m)
         return self
+
+
+class Sequential(ModuleList):
+    """Modules called in order: Sequential(a, b, c)(x) == c(b(a(x)))."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            self.extend(args)
+
+    @classmethod
+    def _from_items(cls, items):
+        return cls(OrderedDict(items))   # a slice keeps the original names
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
 
 
 class ModuleDict(Module):
