@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from . import raw
-from .shape import infer_shape, numel
+from .shape import infer_shape
 from .tensor import DType, Tensor
 
 _DEFAULT_SEED = 0
@@ -290,5 +290,3 @@ def multinomial(probs, num_samples, replacement=False, *, generator=None):
         out = out[0]
     return from_numpy_array(np.ascontiguousarray(out), "i32")
 
-
-_ = numel

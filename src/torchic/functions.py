@@ -406,10 +406,8 @@ def _as_batch3(t, batch, rows, cols):
     return _view(t, t._offset, (b, rows, cols), flat)
 
 
-def _mm2(a, a_strides, b, b_strides, n, m=None):
-    """(m, k) @ (k, n) for 2-D tensors given with (possibly swapped = transposed) strides."""
-    m = a.shape[0] if m is None else m
-    k = a.numel() // m if m else 0
+def _mm2(a, a_strides, b, b_strides, m, k, n):
+    """(m, k) @ (k, n) of 2-D tensors read with the given strides (swapped: transposed)."""
     out = raw.matmul3(_view(a, a._offset, (1, m, k), (0,) + tuple(a_strides)),
                       _view(b, b._offset, (1, k, n), (0,) + tuple(b_strides)))
     return _view(out, 0, (m, n), (n, 1))
@@ -428,9 +426,7 @@ class MatMul(Function):
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
                              f"multiplied ({k} columns vs {k2} rows)")
         if a.ndim == 2 and b.ndim == 2:   # the common case: a batch of one, no reshapes
-            out = raw.matmul3(_view(a, a._offset, (1, m, k), (0,) + a._strides),
-                              _view(b, b._offset, (1, k, n), (0,) + b._strides))
-            return _view(out, 0, (m, n), (n, 1))
+            return _mm2(a, a._strides, b, b._strides, m, k, n)
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
         out = raw.matmul3(_as_batch3(a, batch, m, k), _as_batch3(b, batch, k, n))
         return _reshape_raw(out, tuple(batch) + (m, n))
@@ -438,9 +434,10 @@ class MatMul(Function):
     def backward(self, g):
         a, b = self.saved
         if a.ndim == 2 and b.ndim == 2:   # g @ b^T and a^T @ g on transposed views, no copies
-            ga = _mm2(g, g._strides, b, b._strides[::-1], b.shape[0]) if self.needs_grad[0] \
+            (m, k), n = a.shape, b.shape[1]
+            ga = _mm2(g, g._strides, b, b._strides[::-1], m, n, k) if self.needs_grad[0] \
                 else None
-            gb = _mm2(a, a._strides[::-1], g, g._strides, g.shape[1], m=a.shape[1]) \
+            gb = _mm2(a, a._strides[::-1], g, g._strides, k, m, n) \
                 if self.needs_grad[1] else None
             return ga, gb
         ga = sum_to_shape(matmul(g, b.transpose(-1, -2)), self.a_shape) \

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from . import dispatcher
-from .shape import contiguous_strides, is_contiguous, numel
+from .shape import is_contiguous, numel
 
 
 class DType:
@@ -444,7 +444,6 @@ def live_tensor_count():
     return _live[0]
 
 
-_ = contiguous_strides  # re-exported for backends that build tensors
 
 
 from . import functions as _F  # noqa: E402  (methods above call into it at run time)
