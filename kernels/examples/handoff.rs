@@ -1,15 +1,15 @@
 //! Stream hand-off cost from Rust: push one no-op task, wait for it.
 //!     cargo run --release --example handoff
 use std::time::Instant;
-use torchic_kernels::runtime::{KResult, Pool, Stream, Task};
+use torchic_kernels::runtime::{KernelError, Pool, Stream, Task};
 
 struct Nop;
 impl Task for Nop {
-    fn name(&self) -> &'static str {
-        "nop"
+    fn ops(&self) -> usize {
+        1
     }
-    fn run(&self, _: &Pool) -> KResult {
-        Ok(())
+    fn run(&self, _: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
+        finished(Ok(()))
     }
 }
 

@@ -51,10 +51,10 @@ pub mod softmax;
 pub mod view;
 
 use std::ffi::{c_char, CString};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use elementwise as ew;
-use runtime::{KResult, Pool, Stream, Task};
+use runtime::{KResult, KernelError, Pool, Stream, Task};
 use view::{Arr, DType, MAXD};
 
 /// Op codes: the index in this list (the same order as ops.ALL_OPS).
@@ -99,28 +99,80 @@ pub const OP_NAMES: [&str; 35] = [
 pub const OP_WRITE: usize = 100;
 const HEADER: usize = 6;
 
-pub struct Op {
+pub struct Op<'a> {
     code: usize,
     v: [Arr; 4],
     naxes: usize,
     value: f64,
-    /// a host write's data, copied at push time (the caller may free its array at once)
-    src: Vec<u32>,
+    /// a host write's data (copied into the batch at `tk_write`)
+    src: &'a [u32],
 }
 
-unsafe impl Send for Op {}
+/// One push: op records back to back, as Python packed them, plus the source
+/// data of a host write. Decoded and validated record by record on the
+/// coordinator, just before each op runs.
+pub struct Batch {
+    words: Vec<i64>,
+    /// where each record starts in `words` (the framing was checked at push)
+    starts: Vec<usize>,
+    data: Vec<u32>,
+    arenas: Arenas,
+}
 
-impl Task for Op {
-    fn name(&self) -> &'static str {
-        if self.code == OP_WRITE {
-            "write"
-        } else {
-            OP_NAMES[self.code]
+type Arenas = Arc<Mutex<Vec<(usize, usize)>>>;
+
+fn op_name(code: i64) -> &'static str {
+    match usize::try_from(code) {
+        Ok(OP_WRITE) => "write",
+        Ok(c) if c < OP_NAMES.len() => OP_NAMES[c],
+        _ => "(unknown op)",
+    }
+}
+
+impl Task for Batch {
+    fn ops(&self) -> usize {
+        self.starts.len()
+    }
+    fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
+        let mut ends = self.starts.iter().skip(1).copied().chain([self.words.len()]);
+        for &start in &self.starts {
+            let rec = &self.words[start..ends.next().unwrap_or(start)];
+            let name = op_name(rec[0]);
+            let decoded = decode(rec, &self.arenas.lock().unwrap(), &self.data);
+            finished(match decoded {
+                Ok(op) => execute(pool, &op).map_err(|e| (name, e)),
+                Err(msg) => Err((name, KernelError::value(msg))),
+            });
         }
     }
-    fn run(&self, pool: &Pool) -> KResult {
-        execute(pool, self)
+}
+
+/// The start of every record in `words`, walking the framing (header, then
+/// `n views` views of 6 + 2 * ndim words). Only the lengths are checked here;
+/// the contents are validated by `decode` before each op runs.
+fn frame_records(words: &[i64]) -> Result<Vec<usize>, String> {
+    let mut starts = Vec::new();
+    let mut pos = 0;
+    while pos < words.len() {
+        starts.push(pos);
+        let nv = *words.get(pos + 1).ok_or("op record too short")?;
+        if !(1..=4).contains(&nv) || words.len() < pos + HEADER {
+            return Err(format!("op record {}: bad header", starts.len() - 1));
+        }
+        let mut p = pos + HEADER;
+        for _ in 0..nv {
+            let nd = *words.get(p + 5).ok_or("record ends inside a view")?;
+            if !(0..=MAXD as i64).contains(&nd) {
+                return Err(format!("{nd} dims (at most {MAXD} supported)"));
+            }
+            p += 6 + 2 * nd as usize;
+        }
+        if p > words.len() {
+            return Err("record ends inside a view".into());
+        }
+        pos = p;
     }
+    Ok(starts)
 }
 
 /// Run one validated op (on the coordinator thread).
@@ -194,7 +246,11 @@ fn shape_eq(a: &Arr, b: &Arr) -> bool {
 }
 
 /// Decode and validate one record against the registered arenas.
-pub fn decode(rec: &[i64], arenas: &[(usize, usize)]) -> Result<Op, String> {
+pub fn decode<'a>(
+    rec: &[i64],
+    arenas: &[(usize, usize)],
+    data: &'a [u32],
+) -> Result<Op<'a>, String> {
     if rec.len() < HEADER {
         return Err("op record too short".into());
     }
@@ -229,17 +285,15 @@ pub fn decode(rec: &[i64], arenas: &[(usize, usize)]) -> Result<Op, String> {
         v: [empty; 4],
         naxes: 0,
         value: f64::from_bits(rec[5] as u64),
-        src: Vec::new(),
+        src: &[],
     };
     let mut pos = HEADER;
     for k in 0..want as usize {
-        let what = if k == 0 {
-            "out".to_string()
-        } else {
-            format!("input {}", k - 1)
-        };
-        let (arr, next) =
-            decode_view(rec, pos, arenas).map_err(|e| format!("{name}: {what}: {e}"))?;
+        // (the message is only formatted on failure: the success path allocates nothing)
+        let (arr, next) = decode_view(rec, pos, arenas).map_err(|e| match k {
+            0 => format!("{name}: out: {e}"),
+            _ => format!("{name}: input {}: {e}", k - 1),
+        })?;
         op.v[k] = arr;
         pos = next;
     }
@@ -249,7 +303,7 @@ pub fn decode(rec: &[i64], arenas: &[(usize, usize)]) -> Result<Op, String> {
             rec.len() - pos
         ));
     }
-    check_contract(&mut op, rec).map_err(|e| format!("{name}: {e}"))?;
+    check_contract(&mut op, rec, data).map_err(|e| format!("{name}: {e}"))?;
     Ok(op)
 }
 
@@ -305,12 +359,16 @@ fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Ar
     let ptr = (aaddr as *mut u8)
         .wrapping_add(boff as usize)
         .wrapping_offset((offset as isize).wrapping_mul(4));
-    let sh: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-    let st: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
-    Ok((Arr::new(ptr, dtype, &sh, &st), pos + 6 + 2 * nd))
+    let mut arr = Arr::new(ptr, dtype, &[], &[]);
+    arr.nd = nd;
+    for d in 0..nd {
+        arr.shape[d] = shape[d] as usize;
+        arr.st[d] = strides[d] as isize;
+    }
+    Ok((arr, pos + 6 + 2 * nd))
 }
 
-fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
+fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(), String> {
     let [o, a, b, c] = &op.v;
     let dt = |x: &Arr, allowed: u8, what: &str| -> Result<(), String> {
         let ok = match x.dtype {
@@ -496,22 +554,12 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
             }
         }
         OP_WRITE => {
-            let (addr, nbytes) = (rec[2], rec[3]);
-            if addr == 0 || nbytes as i128 != o.numel() as i128 * 4 {
+            if data.len() as i128 != o.numel() as i128 {
                 return Err(format!(
-                    "source of {nbytes} bytes for a view of {} elements",
+                    "source of {} bytes for a view of {} elements",
+                    data.len() * 4,
                     o.numel()
                 ));
-            }
-            // copied now, on the calling thread: nothing has to keep the source alive
-            // until the write runs (a KeyboardInterrupt could otherwise drop it early)
-            let n = o.numel();
-            let mut data = Vec::<u32>::with_capacity(n);
-            // SAFETY: Python passes the address and size of a contiguous array it holds
-            // for the duration of this call; all n elements are written before set_len
-            unsafe {
-                std::ptr::copy_nonoverlapping(addr as *const u32, data.as_mut_ptr(), n);
-                data.set_len(n);
             }
             op.src = data;
         }
@@ -526,8 +574,8 @@ fn check_contract(op: &mut Op, rec: &[i64]) -> Result<(), String> {
 /// One runtime. Every entry point takes `&Ctx` (interior mutability), so
 /// Python may call them with the GIL released from any thread.
 pub struct Ctx {
-    stream: Stream<Op>,
-    arenas: Mutex<Vec<(usize, usize)>>,
+    stream: Stream<Batch>,
+    arenas: Arenas,
     push_error: Mutex<String>,
 }
 
@@ -559,7 +607,7 @@ pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
     let threads = threads.clamp(1, 1024) as usize;
     Box::into_raw(Box::new(Ctx {
         stream: Stream::new(threads),
-        arenas: Mutex::new(Vec::new()),
+        arenas: Arc::new(Mutex::new(Vec::new())),
         push_error: Mutex::new(String::new()),
     }))
 }
@@ -585,34 +633,89 @@ pub unsafe extern "C" fn tk_add_arena(ctx: *mut Ctx, addr: u64, len: u64) -> i64
     arenas.len() as i64 - 1
 }
 
-/// Validate and queue one op record of `n` i64 words. Returns its sequence
-/// number (>= 1), or -1 when the record is invalid (nothing is queued; the
-/// message is in `tk_push_error`).
+/// Most words one push may carry (a batch of op records).
+pub const MAX_PUSH_WORDS: i64 = 1 << 20;
+
+/// Queue a batch of `n` i64 words: op records back to back (see the top of
+/// this file). Returns the sequence number of its last op, or -1 when the
+/// framing is broken or the runtime is closed (nothing is queued; the message
+/// is in `tk_push_error`). Each record is validated on the coordinator just
+/// before it runs; an invalid one does not run and is reported like a
+/// kernel error (`tk_take_error`).
 #[no_mangle]
 pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
     let ctx = &*ctx;
-    if rec.is_null() || !(0..=256).contains(&n) {
-        *ctx.push_error.lock().unwrap() = "bad op record".into();
-        return -1;
+    match read_batch(ctx, rec, n).and_then(|words| {
+        let starts = frame_records(&words)?;
+        if starts.iter().any(|&s| words[s] == OP_WRITE as i64) {
+            return Err("a write goes through tk_write".into());
+        }
+        Ok(Batch {
+            words,
+            starts,
+            data: Vec::new(),
+            arenas: ctx.arenas.clone(),
+        })
+    }) {
+        Ok(batch) => ctx.stream.push(batch) as i64,
+        Err(msg) => push_failed(ctx, msg),
     }
-    // the record may sit at any address (a Python bytes object): read unaligned
-    let mut words = [0i64; 256];
-    let words = &mut words[..n as usize];
-    for (i, w) in words.iter_mut().enumerate() {
-        *w = std::ptr::read_unaligned((rec as *const i64).add(i));
+}
+
+/// Queue one host write: a single OP_WRITE record of `n` words, and `nbytes`
+/// of source data at `src`, copied now (so nothing on the Python side has to
+/// stay alive until the write runs). Returns like `tk_push`.
+#[no_mangle]
+pub unsafe extern "C" fn tk_write(
+    ctx: *mut Ctx,
+    rec: *const u8,
+    n: i64,
+    src: *const u8,
+    nbytes: i64,
+) -> i64 {
+    let ctx = &*ctx;
+    match read_batch(ctx, rec, n).and_then(|words| {
+        let starts = frame_records(&words)?;
+        if starts.len() != 1 || words[0] != OP_WRITE as i64 {
+            return Err("tk_write takes exactly one write record".into());
+        }
+        if src.is_null() || nbytes < 0 || nbytes % 4 != 0 {
+            return Err(format!("bad write source ({nbytes} bytes)"));
+        }
+        let count = (nbytes / 4) as usize;
+        let mut data = Vec::<u32>::with_capacity(count);
+        // SAFETY: Python passes the address and size of a contiguous array it holds
+        // for the duration of this call; all elements are written before set_len
+        std::ptr::copy_nonoverlapping(src, data.as_mut_ptr() as *mut u8, nbytes as usize);
+        data.set_len(count);
+        Ok(Batch {
+            words,
+            starts,
+            data,
+            arenas: ctx.arenas.clone(),
+        })
+    }) {
+        Ok(batch) => ctx.stream.push(batch) as i64,
+        Err(msg) => push_failed(ctx, msg),
+    }
+}
+
+unsafe fn read_batch(ctx: &Ctx, rec: *const u8, n: i64) -> Result<Vec<i64>, String> {
+    if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {
+        return Err(format!("bad op batch ({n} words)"));
     }
     if ctx.stream.is_closed() {
-        *ctx.push_error.lock().unwrap() = "the runtime is closed".into();
-        return -1;
+        return Err("the runtime is closed".into());
     }
-    let decoded = decode(words, &ctx.arenas.lock().unwrap());
-    match decoded {
-        Ok(op) => ctx.stream.push(op) as i64,
-        Err(msg) => {
-            *ctx.push_error.lock().unwrap() = msg;
-            -1
-        }
-    }
+    // the words may sit at any address (a Python bytes object): copy bytes
+    let mut words = vec![0i64; n as usize];
+    std::ptr::copy_nonoverlapping(rec, words.as_mut_ptr() as *mut u8, n as usize * 8);
+    Ok(words)
+}
+
+fn push_failed(ctx: &Ctx, msg: String) -> i64 {
+    *ctx.push_error.lock().unwrap() = msg;
+    -1
 }
 
 /// Copy the last push error (UTF-8) into buf; returns its full length.
@@ -690,7 +793,7 @@ mod tests {
         view(&mut ok, 0, 0, 64, 0, 0, &[4, 4], &[4, 1]);
         view(&mut ok, 0, 64, 64, 0, 0, &[4, 4], &[1, 4]);
         view(&mut ok, 0, 128, 64, 0, 0, &[4, 4], &[0, 1]);
-        assert!(decode(&ok, &arenas).is_ok());
+        assert!(decode(&ok, &arenas, &[]).is_ok());
         let bad_cases: Vec<Box<dyn Fn(&mut Vec<i64>)>> = vec![
             Box::new(|r| r[6 + 3] = 1),   // out offset 1: last element past block
             Box::new(|r| r[6 + 2] = 60),  // block too small
@@ -709,7 +812,10 @@ mod tests {
         for (i, f) in bad_cases.iter().enumerate() {
             let mut r = ok.clone();
             f(&mut r);
-            assert!(decode(&r, &arenas).is_err(), "case {i} accepted");
+            assert!(
+                frame_records(&r).is_err() || decode(&r, &arenas, &[]).is_err(),
+                "case {i} accepted"
+            );
         }
     }
 }

@@ -230,10 +230,13 @@ pub type KResult = Result<(), KernelError>;
 /// errors kept between two reads
 pub const MAX_ERRORS: usize = 64;
 
-/// What the coordinator executes: anything with a name and a run method.
+/// What the coordinator executes: a batch of ops pushed together.
 pub trait Task: Send {
-    fn name(&self) -> &'static str;
-    fn run(&self, pool: &Pool) -> KResult;
+    /// how many ops it holds (each gets its own sequence number)
+    fn ops(&self) -> usize;
+    /// Run the ops in order, calling `finished` once after each one with its
+    /// result (an error carries the op's name).
+    fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>));
 }
 
 struct StreamShared<T> {
@@ -286,13 +289,19 @@ impl<T: Task + 'static> Stream<T> {
         }
     }
 
-    /// Queue a task; returns its sequence number (1, 2, ...).
+    /// Queue a task; returns the sequence number of its last op (ops are
+    /// numbered 1, 2, ... across tasks).
     pub fn push(&self, task: T) -> u64 {
         let sh = &*self.shared;
+        let ops = task.ops() as u64;
         let mut q = sh.queue.lock().unwrap();
         // numbered under the queue lock, so sequence order is queue order
-        let seq = self.next_seq.fetch_add(1, Relaxed);
-        q.push_back((seq, task));
+        let first = self.next_seq.fetch_add(ops, Relaxed);
+        let seq = first + ops - 1;
+        if ops == 0 {
+            return seq;
+        }
+        q.push_back((first, task));
         sh.pushed.store(seq, SeqCst);
         if sh.coord_sleeping.load(SeqCst) {
             sh.qcv.notify_one();
@@ -342,35 +351,51 @@ impl<T: Task + 'static> Stream<T> {
     }
 }
 
+fn record_error<T>(sh: &StreamShared<T>, name: &'static str, e: KernelError) {
+    let mut q = sh.errors.lock().unwrap();
+    if q.len() < MAX_ERRORS {
+        q.push_back((name, e));
+    } else if q.len() == MAX_ERRORS {
+        q.push_back((
+            "(more ops)",
+            KernelError {
+                kind: 3,
+                msg: "further errors not recorded".into(),
+            },
+        ));
+    }
+    sh.has_error.store(true, Release);
+}
+
+/// Mark op `seq` (and every earlier one) done and wake anyone waiting on it.
+fn finish<T>(sh: &StreamShared<T>, seq: u64) {
+    sh.done.store(seq, SeqCst);
+    if sh.waiters.load(SeqCst) > 0 {
+        let _g = sh.wait_mx.lock().unwrap();
+        sh.wait_cv.notify_all();
+    }
+}
+
 fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
     loop {
         let item = sh.queue.lock().unwrap().pop_front();
         match item {
-            Some((seq, task)) => {
+            Some((first, task)) => {
+                let last = first + task.ops() as u64 - 1;
                 // closing: queued ops are dropped unrun (nobody can read their results)
-                let skip = sh.stop.load(Acquire);
-                if skip {
-                    drop(task);
-                } else if let Err(e) = task.run(pool) {
-                    let mut q = sh.errors.lock().unwrap();
-                    if q.len() < MAX_ERRORS {
-                        q.push_back((task.name(), e));
-                    } else if q.len() == MAX_ERRORS {
-                        q.push_back((
-                            "(more ops)",
-                            KernelError {
-                                kind: 3,
-                                msg: "further errors not recorded".into(),
-                            },
-                        ));
-                    }
-                    sh.has_error.store(true, Release);
+                if !sh.stop.load(Acquire) {
+                    let mut seq = first;
+                    task.run(pool, &mut |result| {
+                        if let Err((name, e)) = result {
+                            record_error(sh, name, e);
+                        }
+                        finish(sh, seq.min(last));
+                        seq += 1;
+                    });
                 }
-                sh.done.store(seq, SeqCst);
-                if sh.waiters.load(SeqCst) > 0 {
-                    let _g = sh.wait_mx.lock().unwrap();
-                    sh.wait_cv.notify_all();
-                }
+                drop(task);
+                // every op of the task counts as done, however it ended
+                finish(sh, last);
             }
             None => {
                 if sh.stop.load(Acquire) {
@@ -446,17 +471,17 @@ mod tests {
 
     struct Add(Arc<AtomicUsize>, usize, bool);
     impl Task for Add {
-        fn name(&self) -> &'static str {
-            "add"
+        fn ops(&self) -> usize {
+            1
         }
-        fn run(&self, _: &Pool) -> KResult {
+        fn run(&self, _: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
             if self.2 {
-                return Err(KernelError::index("bad".into()));
+                return finished(Err(("add", KernelError::index("bad".into()))));
             }
             // order check: each task sees exactly its predecessors
             let v = self.0.fetch_add(1, SeqCst);
             assert_eq!(v, self.1);
-            Ok(())
+            finished(Ok(()))
         }
     }
 

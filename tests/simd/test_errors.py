@@ -1,5 +1,5 @@
-"""Errors: bad indices surface as KernelError at the next read; bad views are refused
-at the call; the runtime stays usable afterwards."""
+"""Errors: bad indices and invalid op records surface as KernelError at the next read
+(an invalid record never runs); the runtime stays usable afterwards."""
 
 import numpy as np
 import pytest
@@ -38,40 +38,68 @@ def test_bad_scatter_and_target_indices(h):
             h.rt.sync()
 
 
-def test_views_outside_their_block_are_refused_at_the_call(h):
+def _refused(h, op, out, inputs, params=None, match=""):
+    """The op is not run: its record fails validation in Rust, and the error names the
+    op at the next sync (values Python cannot even pack fail at the call)."""
+    try:
+        h.rt.run(op, out, inputs, params or {})
+    except (ValueError, KeyError, TypeError):
+        return
+    with pytest.raises(KernelError, match=f"{op}.*ValueError.*{match}"):
+        h.rt.sync()
+
+
+def test_views_outside_their_block_are_refused_before_they_run(h):
     a = h.put(np.zeros((8, 8), np.float32))     # a 256-byte block: 64 floats
-    out = h.empty((8, 8))
+    out = h.put(np.full((8, 8), 7.0, np.float32))
     bad_views = [
         View(a.block, 1, (8, 8), (8, 1), "f32"),          # one element past the end
         View(a.block, 0, (8, 9), (8, 1), "f32"),          # too many columns (shape mismatch too)
         View(a.block, 0, (8, 8), (9, 1), "f32"),          # stride walks off the block
-        View(a.block, 63, (8, 8), (-8, -1), "f32"),       # negative strides are fine...
-        View(a.block, 62, (8, 8), (-8, -1), "f32"),       # ...until they leave the block
+        View(a.block, 62, (8, 8), (-8, -1), "f32"),       # negative strides leaving the block
         View(a.block, -1, (8, 8), (8, 1), "f32"),
         View(a.block, 0, (8, 8), (8, 1), "f64"),
         View(a.block, 0, (8, 8), (8, 1.5), "f32"),        # not an int
         View(a.block, 0, (8, 8), (8, 2**63), "f32"),      # does not fit int64
     ]
-    expect_ok = {3}
-    for i, v in enumerate(bad_views):
-        if i in expect_ok:
-            h.rt.run("add", out, (v, v), {})
-            continue
-        with pytest.raises((ValueError, KeyError, TypeError)):
-            h.rt.run("add", out, (v, v), {})
+    for v in bad_views:
+        _refused(h, "add", out, (v, v))
+    # none of them ran: out still holds what was written
+    np.testing.assert_array_equal(h.rt.read(out), np.full((8, 8), 7.0))
+    # negative strides inside the block are fine
+    h.rt.run("add", out, (View(a.block, 63, (8, 8), (-8, -1), "f32"),) * 2, {})
+    np.testing.assert_array_equal(h.rt.read(out), np.zeros((8, 8)))
     # wrong dtypes / counts / shapes for the op contract
     i32 = h.put(np.zeros(4, np.int32))
-    with pytest.raises(ValueError, match="dtype"):
-        h.rt.run("exp", h.empty((4,)), (i32,), {})
-    with pytest.raises(ValueError, match="inputs"):
-        h.rt.run("add", out, (a,), {})
-    with pytest.raises(ValueError, match="shapes"):
-        h.rt.run("matmul", h.empty((1, 8, 8)), (View(a.block, 0, (1, 8, 8), (0, 8, 1), "f32"),
-                                                View(a.block, 0, (1, 7, 8), (0, 8, 1), "f32")), {})
-    with pytest.raises(ValueError, match="contiguous"):
-        h.rt.run("softmax", View(out.block, 0, (8, 8), (1, 8), "f32"), (a,), {})
-    h.rt.sync()
-    np.testing.assert_array_equal(h.rt.read(out), np.zeros((8, 8)))
+    _refused(h, "exp", h.empty((4,)), (i32,), match="dtype")
+    _refused(h, "add", out, (a,), match="inputs")
+    _refused(h, "matmul", h.empty((1, 8, 8)), (View(a.block, 0, (1, 8, 8), (0, 8, 1), "f32"),
+                                               View(a.block, 0, (1, 7, 8), (0, 8, 1), "f32")),
+             match="shapes")
+    _refused(h, "softmax", View(out.block, 0, (8, 8), (1, 8), "f32"), (a,), match="contiguous")
+    # an invalid record among valid ones: the ops around it run
+    h.rt.run("fill", out, (), {"value": 1.0})
+    h.rt.run("exp", h.empty((4,)), (i32,), {})
+    h.rt.run("add", out, (out, out), {})
+    with pytest.raises(KernelError, match="exp"):
+        h.rt.sync()
+    np.testing.assert_array_equal(h.rt.read(out), np.full((8, 8), 2.0))
+
+
+def test_op_batches_keep_issue_order_across_flushes(h):
+    from torchic.backends import simd
+    x = h.put(np.zeros(4, np.float32))
+    one = h.put(np.ones(4, np.float32))
+    n = 3 * simd.BATCH_OPS + 5            # several full batches and a partial one
+    for _ in range(n):
+        h.rt.run("add", x, (x, one), {})
+    np.testing.assert_array_equal(h.rt.read(x), np.full(4, float(n)))
+    # a large op is pushed at once, with everything queued before it
+    big = h.empty((1 << 16,))
+    h.rt.run("fill", x, (), {"value": 5.0})
+    h.rt.run("fill", big, (), {"value": 2.0})
+    assert not h.rt.backend._pending
+    np.testing.assert_array_equal(h.rt.read(x), np.full(4, 5.0))
 
 
 def test_close_is_idempotent_with_work_queued():

@@ -41,6 +41,7 @@ KeyboardInterrupt lands between two statements of the issue path).
 """
 
 import struct
+import threading
 import weakref
 
 import numpy as np
@@ -55,6 +56,11 @@ KERNEL_TABLE = {name: code for code, name in enumerate(_ops.ALL_OPS)}
 OP_WRITE = 100
 _DTYPE_CODES = {"f32": 0, "i32": 1}
 _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
+# Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,
+# and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
+# records before it, so large work starts as soon as it is issued.
+BATCH_OPS = 32
+EAGER_BYTES = 1 << 16
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64)
 _HEADER = struct.Struct("<5qd")
@@ -121,6 +127,8 @@ class SimdBackend(Backend):
         self._ctx = lib.new(self.threads)
         self._push = lib.push
         self._wait = lib.wait
+        self._pending = []       # op records not pushed yet (see run)
+        self._flush_lock = threading.Lock()
         self._registered = 0     # arenas registered with the Rust side
         self._errbuf = __import__("ctypes").create_string_buffer(4096)
         self._closed = False
@@ -145,6 +153,8 @@ class SimdBackend(Backend):
 
     # stream ----------------------------------------------------------------
     def run(self, op, out, inputs, params):
+        if self._closed:
+            raise RuntimeError(f"{op}: the simd runtime is closed")
         try:
             if params:
                 header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
@@ -156,41 +166,62 @@ class SimdBackend(Backend):
                     header = _HEADERS[key] = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
                                                           0, 0, 0, 0.0)
             parts = [header]
+            eager = False
             for v in (out, *inputs):
                 # a view's packed words are cached on it (views are immutable)
                 packed = v.resolved
                 parts.append(packed if packed.__class__ is bytes else _pack_view(v))
+                if v.block.size >= EAGER_BYTES:
+                    eager = True
         except (struct.error, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"op {op!r}: bad op name, params or view ({exc!r}); shapes, strides "
                              f"and offsets must be ints that fit in int64") from None
-        data = b"".join(parts)
-        self._push_data(data, op)
+        pending = self._pending
+        pending.append(b"".join(parts))
+        if eager or len(pending) >= BATCH_OPS:
+            self.flush()
 
-    def _push_data(self, data, what):
-        if self._closed:
-            raise RuntimeError(f"{what}: the simd runtime is closed")
-        if self._registered != len(self.heap.addresses):
-            self._register_arenas()
-        seq = self._push(self._ctx, data, len(data) >> 3)
-        if seq < 0:
-            size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
-            raise ValueError(f"simd backend rejected op {what!r}: "
-                             f"{self._errbuf.raw[:min(size, len(self._errbuf))].decode()}")
-        return seq
+    def flush(self):
+        """Push every pending op record to the Rust stream in one call."""
+        pending = self._pending
+        if pending:
+            # the lock keeps batches of several Python threads in append order
+            with self._flush_lock:
+                n = len(pending)
+                if n:
+                    if self._registered != len(self.heap.addresses):
+                        self._register_arenas()
+                    data = b"".join(pending[:n])
+                    del pending[:n]     # (records appended meanwhile stay for the next push)
+                    self._push(self._ctx, data, len(data) >> 3) >= 0 or self._push_failed()
+
+    def _push_failed(self):
+        size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
+        msg = self._errbuf.raw[:min(size, len(self._errbuf))].decode()
+        if self._closed or msg == "the runtime is closed":
+            raise RuntimeError("the simd runtime is closed")
+        raise ValueError(f"simd backend rejected an op batch: {msg}")
 
     def write(self, view, array):
+        if self._closed:
+            raise RuntimeError("write: the simd runtime is closed")
         arr = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
         if arr.shape != tuple(view.shape):
             arr = arr.reshape(view.shape)
         try:
-            data = _HEADER.pack(OP_WRITE, 1, arr.ctypes.data, arr.nbytes, 0, 0.0) + _pack_view(view)
+            data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
-        self._push_data(data, "write")   # Rust copies the data during this call
+        self.flush()
+        self._register_arenas()
+        # Rust copies the data during this call
+        if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
+            self._push_failed()
 
     def _wait_all(self):
         if self._closed:
             return      # close() already finished every queued op
+        self.flush()
         failed = self._wait(self._ctx, 0)     # 0: the last op pushed (as Rust counts)
         while failed:   # every failure since the last read, oldest first
             kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
@@ -221,6 +252,7 @@ class SimdBackend(Backend):
     def close(self):
         if not self._closed:
             self._closed = True
+            self._pending.clear()     # never pushed: dropped like queued ops
             self._finalizer()   # drops queued ops, joins the threads, frees the heap
 
     def describe(self):

@@ -40,6 +40,7 @@ class Native:
             "tk_free": ([c_void_p], None),
             "tk_add_arena": ([c_void_p, ctypes.c_uint64, ctypes.c_uint64], c_int64),
             "tk_push": ([c_void_p, c_char_p, c_int64], c_int64),
+            "tk_write": ([c_void_p, c_char_p, c_int64, c_void_p, c_int64], c_int64),
             "tk_push_error": ([c_void_p, c_char_p, c_int64], c_int64),
             "tk_wait": ([c_void_p, c_int64], ctypes.c_int32),
             "tk_done": ([c_void_p], c_int64),
@@ -54,6 +55,7 @@ class Native:
         self.wait = self.cdll.tk_wait
         self.free = self.cdll.tk_free
         self.push = self.pydll.tk_push
+        self.write = self.pydll.tk_write
         self.push_error = self.pydll.tk_push_error
         self.new = self.pydll.tk_new
         self.add_arena = self.pydll.tk_add_arena
