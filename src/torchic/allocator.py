@@ -36,12 +36,17 @@ class HeapFullError(MemoryError):
 class Block:
     """A range of one arena: ``arena`` index, byte ``offset``, byte ``size``."""
 
-    __slots__ = ("arena", "offset", "size", "__weakref__")
+    __slots__ = ("arena", "offset", "size", "view", "__weakref__")
 
     def __init__(self, arena, offset, size):
         self.arena = arena
         self.offset = offset
         self.size = size
+        # The last contiguous View made of this block (raw.new_tensor). Blocks are
+        # recycled with the same sizes step after step, so the next tensor placed here
+        # usually has the same layout and reuses the View, and with it whatever the
+        # backend cached on the View (View.resolved).
+        self.view = None
 
     def __repr__(self):
         return f"Block(arena={self.arena}, offset={self.offset}, size={self.size})"
@@ -103,6 +108,25 @@ class Allocator:
         self.fresh += 1
         return self._hand_out(placed[0], placed[1], size)
 
+    def alloc_after_frees(self, nbytes, freed):
+        """free() every block of the list `freed` (emptying it), then alloc(nbytes).
+
+        A chain like ``x = x + b`` frees one tensor and asks for the same size right
+        after; when the last freed block has the requested size it is handed straight
+        back, without the round trip through its bucket (the books are unchanged).
+        """
+        block = freed[-1]
+        if block.size == ((nbytes + self._align_mask) & ~self._align_mask if nbytes > 0
+                          else self.align) and block.size <= self.small_max:
+            freed.pop()
+            self.recycled += 1
+        else:
+            block = None
+        free = self.free
+        while freed:
+            free(freed.pop())
+        return block if block is not None else self.alloc(nbytes)
+
     def free(self, block):
         size = block.size
         self.in_use -= size
@@ -113,6 +137,7 @@ class Allocator:
                 bucket = self._buckets[size] = []
             bucket.append(block)   # the Block itself is handed out again as it is
         else:
+            block.view = None   # (a View refers back to its block: no cycle left behind)
             self._release_range(block.arena, block.offset, size)
 
     def stats(self):

@@ -182,32 +182,20 @@ class Runtime:
             arena_bytes=min(backend.default_arena_bytes, heap_cap),
             max_arena_bytes=backend.max_arena_bytes, align=backend.alignment)
         self._pending_frees = []
+        self.free = self._pending_frees.append    # see alloc
         self.run = backend.run
 
     # Frees can arrive at any moment: a tensor's last reference may die inside the
     # allocator itself (the cyclic garbage collector runs on allocation), or on another
-    # thread. So `free` only appends to a pending list (atomic under the GIL) and returns
-    # the blocks to the allocator when it can take the lock without waiting; `alloc` and
-    # `stats` drain the list first. Re-entering the allocator from `free` can never happen.
+    # thread. So a free only appends the block to a pending list (one C call, atomic
+    # under the GIL: `free` *is* that list's append), and `alloc` and `stats` return the
+    # pending blocks to the allocator under the lock first. Re-entering the allocator
+    # from a free can never happen, and a free costs no Python frame.
     def alloc(self, nbytes):
         with self.lock:
             if self._pending_frees:
-                self._drain_frees()
+                return self.allocator.alloc_after_frees(nbytes, self._pending_frees)
             return self.allocator.alloc(nbytes)
-
-    def free(self, block):
-        if self.closed:
-            return
-        # `with`, not `if lock.acquire(False): try:` -- a KeyboardInterrupt raised right after
-        # a bare acquire() returns (Ctrl-C landing in a __del__) would leave the lock held and
-        # the next alloc deadlocked; a `with` block always releases it
-        if not self.lock.locked():
-            with self.lock:
-                self.allocator.free(block)
-                if self._pending_frees:
-                    self._drain_frees()
-        else:   # inside the allocator (GC) or another thread holds it: free later
-            self._pending_frees.append(block)
 
     def _drain_frees(self):
         pending, free = self._pending_frees, self.allocator.free
@@ -232,6 +220,7 @@ class Runtime:
         if not self.closed:
             self.closed = True
             self.backend.close()
+            self._pending_frees.clear()   # the heap is gone: nothing to return them to
 
 
 _runtime = None

@@ -96,16 +96,20 @@ def _require_float(*tensors, op):
 # elementwise unary
 # ---------------------------------------------------------------------------------
 class Neg(Function):
+    op = "neg"
+
     def forward(self, a):
-        return raw.unary("neg", a)
+        return raw.unary(self.op, a)
 
     def backward(self, g):
         return (-g,)
 
 
 class Exp(Function):
+    op = "exp"
+
     def forward(self, a):
-        y = raw.unary("exp", a)
+        y = raw.unary(self.op, a)
         self.save(y)
         return y
 
@@ -115,9 +119,11 @@ class Exp(Function):
 
 
 class Log(Function):
+    op = "log"
+
     def forward(self, a):
         self.save(a)
-        return raw.unary("log", a)
+        return raw.unary(self.op, a)
 
     def backward(self, g):
         (a,) = self.saved
@@ -125,8 +131,10 @@ class Log(Function):
 
 
 class Relu(Function):
+    op = "relu"
+
     def forward(self, a):
-        y = raw.unary("relu", a)
+        y = raw.unary(self.op, a)
         self.save(y)
         return y
 
@@ -136,8 +144,10 @@ class Relu(Function):
 
 
 class Tanh(Function):
+    op = "tanh"
+
     def forward(self, a):
-        y = raw.unary("tanh", a)
+        y = raw.unary(self.op, a)
         self.save(y)
         return y
 
@@ -147,8 +157,10 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
+    op = "sigmoid"
+
     def forward(self, a):
-        y = raw.unary("sigmoid", a)
+        y = raw.unary(self.op, a)
         self.save(y)
         return y
 
@@ -158,8 +170,10 @@ class Sigmoid(Function):
 
 
 class Sqrt(Function):
+    op = "sqrt"
+
     def forward(self, a):
-        y = raw.unary("sqrt", a)
+        y = raw.unary(self.op, a)
         self.save(y)
         return y
 
@@ -169,9 +183,11 @@ class Sqrt(Function):
 
 
 class Abs(Function):
+    op = "abs"
+
     def forward(self, a):
         self.save(a)
-        return raw.unary("abs", a)
+        return raw.unary(self.op, a)
 
     def backward(self, g):
         (a,) = self.saved
@@ -187,18 +203,22 @@ class _Binary(Function):
 
 
 class Add(_Binary):
+    op = "add"
+
     def forward(self, a, b):
         self.shapes(a, b)
-        return raw.binary("add", a, b)
+        return raw.binary(self.op, a, b)
 
     def backward(self, g):
         return sum_to_shape(g, self.a_shape), sum_to_shape(g, self.b_shape)
 
 
 class Sub(_Binary):
+    op = "sub"
+
     def forward(self, a, b):
         self.shapes(a, b)
-        return raw.binary("sub", a, b)
+        return raw.binary(self.op, a, b)
 
     def backward(self, g):
         gb = sum_to_shape(-g, self.b_shape) if self.needs_grad[1] else None
@@ -206,10 +226,12 @@ class Sub(_Binary):
 
 
 class Mul(_Binary):
+    op = "mul"
+
     def forward(self, a, b):
         self.shapes(a, b)
         self.save(a, b)
-        return raw.binary("mul", a, b)
+        return raw.binary(self.op, a, b)
 
     def backward(self, g):
         a, b = self.saved
@@ -219,10 +241,12 @@ class Mul(_Binary):
 
 
 class Div(_Binary):
+    op = "div"
+
     def forward(self, a, b):
         self.shapes(a, b)
         self.save(a, b)
-        return raw.binary("div", a, b)
+        return raw.binary(self.op, a, b)
 
     def backward(self, g):
         a, b = self.saved
@@ -232,9 +256,11 @@ class Div(_Binary):
 
 
 class Pow(_Binary):
+    op = "pow"
+
     def forward(self, a, b):
         self.shapes(a, b)
-        y = raw.binary("pow", a, b)
+        y = raw.binary(self.op, a, b)
         self.save(a, b, y)
         return y
 
@@ -582,16 +608,22 @@ class Cast(Function):
 # ---------------------------------------------------------------------------------
 # op functions (what Tensor methods and torchic.* call)
 # ---------------------------------------------------------------------------------
+# The elementwise Functions compute one primitive (their `op`). When no input requires
+# grad there is nothing to record, so the op functions below call that primitive
+# directly and skip making the Function node: that is the whole per-op cost of a
+# no-grad op in Python (see the overhead bench).
 def _binary_fn(cls, name):
-    apply = cls.apply
+    apply, primitive = cls.apply, cls.op
 
     def op(a, b):
-        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        if a.__class__ is not Tensor or b.__class__ is not Tensor:
             a = as_operand(a, like=b if isinstance(b, Tensor) else None)
             b = as_operand(b, like=a)
         if a._dtype != "f32" or b._dtype != "f32":
             _require_float(a, b, op=name)
-        return apply(a, b)
+        if a.requires_grad or b.requires_grad:
+            return apply(a, b)
+        return raw.binary(primitive, a, b)
     op.__name__ = name
     return op
 
@@ -649,11 +681,16 @@ def where(cond, a, b):
 
 
 def _unary_fn(cls, name):
+    apply, primitive = cls.apply, cls.op
+
     def op(a):
-        if not isinstance(a, Tensor):
+        if a.__class__ is not Tensor:
             a = as_operand(a)
-        _require_float(a, op=name)
-        return cls.apply(a)
+        if a._dtype != "f32":
+            _require_float(a, op=name)
+        if a.requires_grad:
+            return apply(a)
+        return raw.unary(primitive, a)
     op.__name__ = name
     return op
 

@@ -18,15 +18,29 @@ def current_runtime():
     return rt if rt is not None else dispatcher.runtime()
 
 
+_layouts = {}   # shape -> (bytes, contiguous strides): a training step repeats its shapes
+
+
 def new_tensor(shape, dtype="f32"):
     """An uninitialized contiguous tensor on the current runtime."""
-    rt = dispatcher._runtime or dispatcher.runtime()
-    storage = Storage(rt, rt.alloc(numel(shape) * ITEMSIZE))
-    if scopes.active:
-        scopes.register(storage)
     if type(shape) is not tuple:
         shape = tuple(shape)
-    return Tensor._make(storage, 0, shape, contiguous_strides(shape), dtype)
+    layout = _layouts.get(shape)
+    if layout is None:
+        if len(_layouts) >= 4096:
+            _layouts.clear()
+        layout = _layouts[shape] = (numel(shape) * ITEMSIZE, contiguous_strides(shape))
+    rt = dispatcher._runtime or dispatcher.runtime()
+    block = rt.alloc(layout[0])
+    storage = Storage(rt, block)
+    if scopes.active:
+        scopes.register(storage)
+    t = Tensor._make(storage, 0, shape, layout[1], dtype)
+    v = block.view
+    if v is None or v.shape != shape or v.dtype != dtype:
+        v = block.view = View(block, 0, shape, layout[1], dtype)
+    t._view = v
+    return t
 
 
 def view_of(t):

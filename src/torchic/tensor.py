@@ -10,6 +10,7 @@ functions in functions.py, which record autograd nodes.
 """
 
 import asyncio
+import gc
 import sys
 
 import numpy as np
@@ -70,9 +71,6 @@ class Storage:
                 f"before init)")
 
 
-_live = [0]
-
-
 class Tensor:
     __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
                  "grad", "grad_fn", "_view", "_bview", "__weakref__")
@@ -96,11 +94,7 @@ class Tensor:
         t.grad_fn = None
         t._view = None
         t._bview = None     # the last broadcast view made of it (a bias is broadcast every step)
-        _live[0] += 1
         return t
-
-    def __del__(self, _live=_live):   # bound default: still valid at interpreter exit
-        _live[0] -= 1
 
     @staticmethod
     def from_data(data, shape=None, dtype=None, requires_grad=False):
@@ -285,20 +279,17 @@ class Tensor:
     def __reduce__(self):
         raise TypeError("tensors are not picklable; use torchic.save")
 
-    # -- ops (thin wrappers over functions.py) ------------------------------------------
-    def __add__(self, other): return _F.add(self, other)
+    # -- ops (thin wrappers over functions.py; the hottest ones, +, -, *, /, unary
+    # minus and the elementwise functions, are the op functions themselves: see the
+    # end of this module) -----------------------------------------------------------
     def __radd__(self, other): return _F.add(other, self)
-    def __sub__(self, other): return _F.sub(self, other)
     def __rsub__(self, other): return _F.sub(other, self)
-    def __mul__(self, other): return _F.mul(self, other)
     def __rmul__(self, other): return _F.mul(other, self)
-    def __truediv__(self, other): return _F.div(self, other)
     def __rtruediv__(self, other): return _F.div(other, self)
     def __pow__(self, other): return _F.pow(self, other)
     def __rpow__(self, other): return _F.pow(other, self)
     def __matmul__(self, other): return _F.matmul(self, _F.as_operand(other))
     def __rmatmul__(self, other): return _F.matmul(_F.as_operand(other), self)
-    def __neg__(self): return _F.neg(self)
     def __pos__(self): return self
     def __abs__(self): return _F.abs(self)
     def __eq__(self, other): return _F.eq(self, other)
@@ -315,10 +306,6 @@ class Tensor:
     def __imul__(self, other): return _F.inplace_binary("mul", self, other)
     def __itruediv__(self, other): return _F.inplace_binary("div", self, other)
 
-    def add(self, other): return _F.add(self, other)
-    def sub(self, other): return _F.sub(self, other)
-    def mul(self, other): return _F.mul(self, other)
-    def div(self, other): return _F.div(self, other)
     def pow(self, other): return _F.pow(self, other)
     def maximum(self, other): return _F.maximum(self, other)
     def minimum(self, other): return _F.minimum(self, other)
@@ -328,15 +315,8 @@ class Tensor:
     def le(self, other): return _F.le(self, other)
     def gt(self, other): return _F.gt(self, other)
     def ge(self, other): return _F.ge(self, other)
-    def neg(self): return _F.neg(self)
-    def exp(self): return _F.exp(self)
-    def log(self): return _F.log(self)
     def log10(self): return _F.log10(self)
     def log2(self): return _F.log2(self)
-    def relu(self): return _F.relu(self)
-    def tanh(self): return _F.tanh(self)
-    def sigmoid(self): return _F.sigmoid(self)
-    def sqrt(self): return _F.sqrt(self)
     def abs(self): return _F.abs(self)
     def matmul(self, other): return _F.matmul(self, other)
     def where(self, cond, other): return _F.where(cond, self, other)
@@ -441,9 +421,20 @@ def dtype_of(code):
 
 
 def live_tensor_count():
-    return _live[0]
+    """Tensors alive now (found by the garbage collector: a diagnostic, not a hot path;
+    a counter in __del__ would cost every tensor a Python call when it dies)."""
+    return sum(1 for o in gc.get_objects() if isinstance(o, Tensor))
 
 
 
 
 from . import functions as _F  # noqa: E402  (methods above call into it at run time)
+
+# One Python call less per op: these methods *are* the op functions (same arguments).
+for _name, _fn in {"__add__": _F.add, "__sub__": _F.sub, "__mul__": _F.mul,
+                   "__truediv__": _F.div, "__neg__": _F.neg, "add": _F.add, "sub": _F.sub,
+                   "mul": _F.mul, "div": _F.div, "neg": _F.neg, "exp": _F.exp, "log": _F.log,
+                   "relu": _F.relu, "tanh": _F.tanh, "sigmoid": _F.sigmoid,
+                   "sqrt": _F.sqrt}.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
