@@ -23,8 +23,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// how long an idle thread spins before it sleeps
+/// how long an idle pool helper, or a reader waiting on the stream, spins before it sleeps
 pub const SPIN: Duration = Duration::from_micros(50);
+/// How long the idle coordinator spins (yielding) before it sleeps. Longer than
+/// SPIN: Python pushes a batch of ops every ~100 us while it issues a chain of small
+/// ops, and waking a sleeping thread costs 10-20 us on a VM (an interrupt to a
+/// halted vCPU); a yielding spin leaves the CPU to any thread that wants it.
+pub const COORD_SPIN: Duration = Duration::from_micros(1000);
 
 /// Spin until `ready()` or `limit` has passed. After the first few
 /// microseconds every check also yields the CPU: if the thread we are waiting
@@ -303,10 +308,13 @@ impl<T: Task + 'static> Stream<T> {
         }
         q.push_back((first, task));
         sh.pushed.store(seq, SeqCst);
+        drop(q);
+        // (notified after unlocking: a woken coordinator must not block on our lock.
+        // It reads `coord_sleeping` before it locks the queue to sleep, and sleeps
+        // only if the queue is empty then, so this push is never missed.)
         if sh.coord_sleeping.load(SeqCst) {
             sh.qcv.notify_one();
         }
-        drop(q);
         seq
     }
 
@@ -402,7 +410,7 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
                     return;
                 }
                 let done = sh.done.load(Relaxed);
-                if spin_until(SPIN, || {
+                if spin_until(COORD_SPIN, || {
                     sh.pushed.load(Acquire) > done || sh.stop.load(Relaxed)
                 }) {
                     continue;

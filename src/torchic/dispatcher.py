@@ -183,7 +183,8 @@ class Runtime:
             max_arena_bytes=backend.max_arena_bytes, align=backend.alignment)
         self._pending_frees = []
         self.free = self._pending_frees.append    # see alloc
-        self.run = backend.run
+        self.run = backend.run      # (the per-op calls go straight to the backend)
+        self.read = backend.read
 
     # Frees can arrive at any moment: a tensor's last reference may die inside the
     # allocator itself (the cyclic garbage collector runs on allocation), or on another
@@ -209,9 +210,6 @@ class Runtime:
 
     def write(self, view, array):
         self.backend.write(view, array)
-
-    def read(self, view):
-        return self.backend.read(view)
 
     def sync(self):
         self.backend.sync()

@@ -21,8 +21,16 @@ def current_runtime():
 _layouts = {}   # shape -> (bytes, contiguous strides): a training step repeats its shapes
 
 
+_new = object.__new__
+
+
 def new_tensor(shape, dtype="f32"):
-    """An uninitialized contiguous tensor on the current runtime."""
+    """An uninitialized contiguous tensor on the current runtime.
+
+    Every op's output is made here, so this is the hottest path of the frontend: it
+    sets the fields of Storage.__init__ and Tensor._make inline (a Python call less
+    each; tests/unit/test_new_tensor.py keeps them in step).
+    """
     if type(shape) is not tuple:
         shape = tuple(shape)
     layout = _layouts.get(shape)
@@ -32,14 +40,26 @@ def new_tensor(shape, dtype="f32"):
         layout = _layouts[shape] = (numel(shape) * ITEMSIZE, contiguous_strides(shape))
     rt = dispatcher._runtime or dispatcher.runtime()
     block = rt.alloc(layout[0])
-    storage = Storage(rt, block)
+    storage = _new(Storage)
+    storage.runtime = rt
+    storage.block = block
+    storage.version = 0
     if scopes.active:
         scopes.register(storage)
-    t = Tensor._make(storage, 0, shape, layout[1], dtype)
     v = block.view
     if v is None or v.shape != shape or v.dtype != dtype:
         v = block.view = View(block, 0, shape, layout[1], dtype)
+    t = _new(Tensor)
+    t._storage = storage
+    t._offset = 0
+    t.shape = shape
+    t._strides = layout[1]
+    t._dtype = dtype
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
     t._view = v
+    t._bview = None
     return t
 
 
@@ -68,7 +88,9 @@ def broadcast_view(t, shape):
 
 
 def run(op, out, inputs, params=None):
-    (dispatcher._runtime or dispatcher.runtime()).run(op, view_of(out), inputs, params)
+    """Enqueue op into `out` (its View is usually set already: new_tensor does that)."""
+    (dispatcher._runtime or dispatcher.runtime()).run(op, out._view or view_of(out), inputs,
+                                                       params)
     return out
 
 
@@ -85,7 +107,9 @@ def unary(op, a):
 
 
 def binary(op, a, b, out_dtype="f32"):
-    shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+    if a.shape == b.shape:
+        return run(op, new_tensor(a.shape, out_dtype), (view_of(a), view_of(b)))
+    shape = broadcast_shapes(a.shape, b.shape)
     out = new_tensor(shape, out_dtype)
     return run(op, out, (broadcast_view(a, shape), broadcast_view(b, shape)))
 

@@ -204,8 +204,7 @@ class Tensor:
 
     # -- reads ---------------------------------------------------------------------
     def numpy(self):
-        from . import raw
-        return raw.read(self)
+        return _raw.read(self)
 
     to_array = numpy
 
@@ -429,6 +428,7 @@ def live_tensor_count():
 
 
 from . import functions as _F  # noqa: E402  (methods above call into it at run time)
+from . import raw as _raw  # noqa: E402
 
 # One Python call less per op: these methods *are* the op functions (same arguments).
 for _name, _fn in {"__add__": _F.add, "__sub__": _F.sub, "__mul__": _F.mul,

@@ -94,3 +94,26 @@ def test_max_arena_limit():
         alloc.alloc(1 << 19)
     b = alloc.alloc(1 << 17)                               # gets an arena of its own
     assert alloc.arena_sizes[b.arena] >= 1 << 17
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 9000), min_size=1, max_size=20), st.integers(1, 9000))
+def test_alloc_after_frees_matches_free_then_alloc(sizes, request):
+    """The shortcut (hand the last freed block straight back) keeps the same books as
+    freeing every block and then allocating."""
+    results = []
+    for shortcut in (True, False):
+        alloc, _ = make()
+        blocks = [alloc.alloc(n) for n in sizes]
+        if shortcut:
+            got = alloc.alloc_after_frees(request, list(blocks))
+        else:
+            for b in blocks:
+                alloc.free(b)
+            got = alloc.alloc(request)
+        stats = alloc.stats()
+        results.append((stats["bytes_in_use"], stats["live_blocks"], stats["peak_bytes"],
+                        stats["recycled_allocs"] + stats["fresh_allocs"], got.size))
+        assert got.size >= request
+        assert_no_overlap([got] + [b for size, bs in alloc._buckets.items() for b in bs])
+    assert results[0] == results[1]

@@ -60,6 +60,7 @@ _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 # and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
 # records before it, so large work starts as soon as it is issued.
 BATCH_OPS = 32
+BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64)
@@ -82,6 +83,11 @@ def _pack_view(v):
     if v.resolved is None:
         v.resolved = packed
     return packed
+
+
+def _plain_header(op, inputs):
+    header = _HEADERS[op, inputs] = _HEADER.pack(KERNEL_TABLE[op], inputs + 1, 0, 0, 0, 0.0)
+    return header
 
 
 def describe_isa():
@@ -160,25 +166,20 @@ class SimdBackend(Backend):
                 header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
                                       params.get("naxes", 0), 0, 0, params.get("value", 0.0))
             else:   # the common case: a header that depends only on (op, input count)
-                key = (op, len(inputs))
-                header = _HEADERS.get(key)
-                if header is None:
-                    header = _HEADERS[key] = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
-                                                          0, 0, 0, 0.0)
-            parts = [header]
-            eager = False
-            for v in (out, *inputs):
-                # a view's packed words are cached on it (views are immutable)
-                packed = v.resolved
-                parts.append(packed if packed.__class__ is bytes else _pack_view(v))
+                header = _HEADERS.get((op, len(inputs))) or _plain_header(op, len(inputs))
+            # a view's packed words are cached on it (views are immutable)
+            parts = [header, out.resolved or _pack_view(out)]
+            eager = out.block.size >= EAGER_BYTES
+            for v in inputs:
+                parts.append(v.resolved or _pack_view(v))
                 if v.block.size >= EAGER_BYTES:
                     eager = True
         except (struct.error, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"op {op!r}: bad op name, params or view ({exc!r}); shapes, strides "
                              f"and offsets must be ints that fit in int64") from None
         pending = self._pending
-        pending.append(b"".join(parts))
-        if eager or len(pending) >= BATCH_OPS:
+        pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
+        if eager or len(pending) >= BATCH_PARTS:
             self.flush()
 
     def flush(self):
@@ -187,7 +188,7 @@ class SimdBackend(Backend):
         if pending:
             # the lock keeps batches of several Python threads in append order
             with self._flush_lock:
-                n = len(pending)
+                n = len(pending)    # (always at a record boundary: see run)
                 if n:
                     if self._registered != len(self.heap.addresses):
                         self._register_arenas()
@@ -233,15 +234,18 @@ class SimdBackend(Backend):
     def read(self, view):
         if self._closed:
             raise RuntimeError("the simd runtime is closed: this tensor can no longer be read")
-        self._check_view(view)
+        block = view.block
+        # a new tensor's own View (contiguous, at the block's start) is valid by construction
+        own = view is block.view
+        if not own:
+            self._check_view(view)
         self._wait_all()
         if self._closed:
             raise RuntimeError("the runtime was closed before this read completed")
         item = 4
-        block = view.block
         out = np.ndarray(view.shape, DTYPES[view.dtype], self.heap.arenas[block.arena],
                          block.offset + view.offset * item,
-                         tuple(s * item for s in view.strides)).copy()
+                         None if own else tuple([s * item for s in view.strides])).copy()
         self.raise_pending_error()
         return out
 
