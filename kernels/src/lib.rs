@@ -290,12 +290,10 @@ pub fn decode<'a>(
     let mut pos = HEADER;
     for k in 0..want as usize {
         // (the message is only formatted on failure: the success path allocates nothing)
-        let (arr, next) = decode_view(rec, pos, arenas).map_err(|e| match k {
+        pos = decode_view(rec, pos, arenas, &mut op.v[k]).map_err(|e| match k {
             0 => format!("{name}: out: {e}"),
             _ => format!("{name}: input {}: {e}", k - 1),
         })?;
-        op.v[k] = arr;
-        pos = next;
     }
     if pos != rec.len() {
         return Err(format!(
@@ -307,7 +305,14 @@ pub fn decode<'a>(
     Ok(op)
 }
 
-fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Arr, usize), String> {
+/// Decode the view at `pos` into `arr` (in place: an Arr is a few hundred bytes);
+/// returns where the next view starts.
+fn decode_view(
+    rec: &[i64],
+    pos: usize,
+    arenas: &[(usize, usize)],
+    arr: &mut Arr,
+) -> Result<usize, String> {
     let hdr = rec.get(pos..pos + 6).ok_or("record ends inside a view")?;
     let (arena, boff, bsize, offset, dtype, nd) = (hdr[0], hdr[1], hdr[2], hdr[3], hdr[4], hdr[5]);
     if nd < 0 || nd as usize > MAXD {
@@ -359,13 +364,14 @@ fn decode_view(rec: &[i64], pos: usize, arenas: &[(usize, usize)]) -> Result<(Ar
     let ptr = (aaddr as *mut u8)
         .wrapping_add(boff as usize)
         .wrapping_offset((offset as isize).wrapping_mul(4));
-    let mut arr = Arr::new(ptr, dtype, &[], &[]);
+    arr.ptr = ptr;
+    arr.dtype = dtype;
     arr.nd = nd;
     for d in 0..nd {
         arr.shape[d] = shape[d] as usize;
         arr.st[d] = strides[d] as isize;
     }
-    Ok((arr, pos + 6 + 2 * nd))
+    Ok(pos + 6 + 2 * nd)
 }
 
 fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(), String> {

@@ -240,7 +240,8 @@ pub trait Task: Send {
     /// how many ops it holds (each gets its own sequence number)
     fn ops(&self) -> usize;
     /// Run the ops in order, calling `finished` once after each one with its
-    /// result (an error carries the op's name).
+    /// result (an error carries the op's name). The stream marks the whole task
+    /// done when `run` returns.
     fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>));
 }
 
@@ -392,17 +393,16 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
                 let last = first + task.ops() as u64 - 1;
                 // closing: queued ops are dropped unrun (nobody can read their results)
                 if !sh.stop.load(Acquire) {
-                    let mut seq = first;
                     task.run(pool, &mut |result| {
                         if let Err((name, e)) = result {
                             record_error(sh, name, e);
                         }
-                        finish(sh, seq.min(last));
-                        seq += 1;
                     });
                 }
                 drop(task);
-                // every op of the task counts as done, however it ended
+                // Every op of the task counts as done, however it ended. (Published once
+                // per task, not per op: Python waits for the last op it pushed, and a
+                // per-op store + wake-up would cost a futex call per op while it sleeps.)
                 finish(sh, last);
             }
             None => {

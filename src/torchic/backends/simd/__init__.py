@@ -59,7 +59,7 @@ _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 # Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,
 # and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
 # records before it, so large work starts as soon as it is issued.
-BATCH_OPS = 32
+BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
 
