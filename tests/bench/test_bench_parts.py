@@ -156,3 +156,35 @@ def test_figures_slower_with_more_threads_are_flagged():
     r.flag_thread_anomalies()
     assert "suspect" in slow and "suspect" not in fine and "suspect" not in fast
     assert any("slower with more threads" in n for n in r.notes)
+
+
+def test_rounds_interleave_implementations_and_pool_samples():
+    """Each implementation is measured once per round, in turn; the figure pools the
+    samples of every round."""
+    from torchic.bench.runner import Runner
+    r = Runner(["overhead"], quick=True, backends=["workers"], references=["numpy"],
+               threads=[1], rounds=2, stream=None)
+    order = []
+    original = r.run_case
+
+    def spy(case, impl, threads, budget=None, first_round=True):
+        order.append((impl.name, first_round))
+        return original(case, impl, threads, budget, first_round)
+    r.run_case = spy
+    result = r.run()
+    # round 1: workers then numpy; round 2: the same again (only round 1 checks results)
+    assert [o for o in order if o[0] == "workers"] == [("workers", True)] * 2 + \
+        [("workers", False)] * 2
+    assert order.index(("numpy", True)) < order.index(("workers", False))
+    recs = [x for x in result["records"] if x["case"] == "add_chain"]
+    assert {x["impl"] for x in recs} == {"workers", "numpy"}
+    for x in recs:
+        assert x["rounds"] == 2 and len(x["round_medians_s"]) == 2
+        assert x["check"] == "ok"
+        assert min(x["round_medians_s"]) <= x["median_s"] <= max(x["round_medians_s"]) * 1.0001
+        assert x["value"] == pytest.approx(metric_value(x["metric"], x["work"], x["median_s"]))
+
+
+def test_cli_rejects_zero_rounds(capsys):
+    assert cli.main(["overhead", "--rounds", "0"]) == 2
+    assert "--rounds" in capsys.readouterr().err

@@ -45,6 +45,10 @@ def build_parser():
     p.add_argument("--repeat", type=int, default=None,
                    help="timed samples per figure, at least (default 7, --quick 3); the median "
                         "is reported")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="measure every implementation in this many rounds, interleaved, and "
+                        "pool the samples (default 3, --quick 1): on a noisy machine the "
+                        "implementations then see the same conditions")
     p.add_argument("--out", default="bench-results",
                    help="output folder for results.json, results.md and the plots "
                         "(default: bench-results)")
@@ -63,9 +67,10 @@ def main(argv=None):
     if bad:
         print(f"unknown suite(s): {', '.join(bad)}; known: {', '.join(SUITES)}", file=sys.stderr)
         return 2
-    if args.repeat is not None and args.repeat < 1:
-        print("--repeat must be >= 1", file=sys.stderr)
-        return 2
+    for flag in ("repeat", "rounds"):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            print(f"--{flag} must be >= 1", file=sys.stderr)
+            return 2
     refs = args.references
     if refs is not None and refs == ["none"]:
         refs = []
@@ -74,7 +79,7 @@ def main(argv=None):
     from .runner import Runner
     try:
         runner = Runner(suites, quick=args.quick, backends=args.backends, references=refs,
-                        threads=args.threads, repeat=args.repeat,
+                        threads=args.threads, repeat=args.repeat, rounds=args.rounds,
                         stream=None if args.quiet else sys.stderr)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ all figures of one suite come from one process within seconds of each other.
 
 import datetime
 import gc
+import statistics
 import os
 import sys
 import time
@@ -17,7 +18,7 @@ from . import machine as machine_mod
 from .impls import NotSupported, resolve, threadpoolctl_available
 from .suites import SUITES, check, metric_value
 from .targets import evaluate
-from .timing import Budget, measure
+from .timing import Budget, measure, pooled
 
 SCHEMA = 1
 
@@ -53,6 +54,7 @@ class Progress:
         if self.stream is None:
             return
         th = "-" if rec["threads"] is None else rec["threads"]
+        rnd = f" (round {rec['round']})" if rec.get("round") else ""
         if rec.get("value") is not None and rec["suite"] == "memory":
             v = rec["values"]
             what = (f"peak {v['peak_mib']:.2f} MiB, recycle {v['recycle_rate']:.1%}, "
@@ -66,7 +68,7 @@ class Progress:
             what = ("skipped: " + rec["skipped"]) if rec.get("skipped") else \
                 ("ERROR: " + rec.get("error", "?"))
         print(f"[{self.done:>{self.width}}/{self.total}] {rec['suite']:<11} {rec['case']:<13} "
-              f"{rec['label']:<12} t={th:<3} {rec['impl']:<10} {what}", file=self.stream,
+              f"{rec['label']:<12} t={th:<3} {rec['impl']:<10} {what}{rnd}", file=self.stream,
               flush=True)
 
 
@@ -95,13 +97,14 @@ def fmt_time(s):
 
 class Runner:
     def __init__(self, suites, quick=False, backends=None, references=None, threads=None,
-                 repeat=None, stream=sys.stderr):
+                 repeat=None, rounds=None, stream=sys.stderr):
         unknown = [s for s in suites if s not in SUITES]
         if unknown:
             raise ValueError(f"unknown suite(s) {unknown}; known: {', '.join(SUITES)}")
         self.suites = list(suites)
         self.quick = quick
         self.budget = Budget.quick(repeat) if quick else Budget(repeat=repeat or 7)
+        self.rounds = rounds or (1 if quick else 3)
         self.stream = stream
         self.settle_s = 0.0 if quick else 0.2
         self.ncores = cores()
@@ -157,7 +160,7 @@ class Runner:
             ths = self.threads_for(suite)
             for impl in self.impls:
                 n = sum(1 for c in cases if not (c.torchic_only and impl.kind != "torchic"))
-                total += n * (len(ths) if impl_threaded(impl) else 1)
+                total += n * (len(ths) if impl_threaded(impl) else 1) * self.rounds_for(cases)
         progress = Progress(total, self.stream)
         for suite, cases in plan:
             for seq, case in enumerate(cases):
@@ -199,37 +202,61 @@ class Runner:
             "loadavg_1min_at_end": machine_mod.loadavg(),
         }
 
+    def rounds_for(self, cases):
+        # custom measurements (the memory suite) count things rather than time them: once
+        return 1 if any(c.run is not None for c in cases) else self.rounds
+
+    # Rounds: every implementation is measured once per round, in turn, each time with a
+    # share of the budget, and a figure is the median of the samples of all rounds. On a
+    # small shared machine the speed drifts by tens of percent over a minute; measured
+    # round after round, every implementation sees the same drift, so the ratios the
+    # targets compare hold still.
     def run_suite(self, suite, cases, progress):
         ths = self.threads_for(suite)
-        for t in ths:
-            for impl in self.impls:
-                threaded = impl_threaded(impl)
-                if not threaded and t != ths[0]:
-                    continue
-                eligible = [c for c in cases if not (c.torchic_only and impl.kind != "torchic")]
-                if not eligible:
-                    continue
-                groups = [[c] for c in eligible] if any(c.fresh_session for c in eligible) \
-                    else [eligible]
-                for group in groups:
-                    done = 0
-                    # let the previous implementation's spinning thread pools (OpenBLAS,
-                    # OpenMP) go to sleep before this one starts its own
-                    time.sleep(self.settle_s)
-                    try:
-                        with impl.session(t):
-                            for case in group:
-                                rec = self.run_case(case, impl, t if threaded else None)
-                                self.records.append(rec)
-                                progress.line(rec)
-                                done += 1
-                    except Exception as exc:  # noqa: BLE001  (session setup / teardown)
-                        msg = f"{type(exc).__name__}: {exc}"
-                        for case in group[done:]:
-                            rec = self.base(case, impl, t if threaded else None)
-                            rec["error"] = "session failed: " + msg
-                            self.records.append(rec)
+        rounds = self.rounds_for(cases)
+        budget = self.budget.per_round(rounds)
+        by_key = {}     # (case seq, impl, threads) -> one record per round
+        for rnd in range(rounds):
+            for t in ths:
+                for impl in self.impls:
+                    threaded = impl_threaded(impl)
+                    if not threaded and t != ths[0]:
+                        continue
+                    eligible = [c for c in cases
+                                if not (c.torchic_only and impl.kind != "torchic")]
+                    if not eligible:
+                        continue
+                    groups = [[c] for c in eligible] if any(c.fresh_session for c in eligible) \
+                        else [eligible]
+                    for group in groups:
+                        recs = self.run_group(group, impl, t if threaded else None, budget,
+                                              first_round=rnd == 0)
+                        for case, rec in zip(group, recs):
+                            by_key.setdefault((case.seq, impl.name, rec["threads"]),
+                                              []).append(rec)
+                            if rounds > 1:
+                                rec["round"] = rnd + 1
                             progress.line(rec)
+        for recs in by_key.values():
+            self.records.append(merge_rounds(recs))
+
+    def run_group(self, group, impl, threads, budget, first_round):
+        """One session of impl running the cases of group; one record per case."""
+        recs = []
+        # let the previous implementation's spinning thread pools (OpenBLAS, OpenMP) go to
+        # sleep before this one starts its own
+        time.sleep(self.settle_s)
+        try:
+            with impl.session(threads):
+                for case in group:
+                    recs.append(self.run_case(case, impl, threads, budget, first_round))
+        except Exception as exc:  # noqa: BLE001  (session setup / teardown)
+            msg = f"{type(exc).__name__}: {exc}"
+            for case in group[len(recs):]:
+                rec = self.base(case, impl, threads)
+                rec["error"] = "session failed: " + msg
+                recs.append(rec)
+        return recs
 
     def flag_thread_anomalies(self, factor=2.0):
         """Mark figures that got much slower with more threads: on a small shared machine
@@ -264,7 +291,7 @@ class Runner:
         return {"suite": case.suite, "case": case.name, "label": case.label,
                 "params": case.params, "impl": impl.name, "kind": impl.kind,
                 "threads": threads, "metric": case.metric, "seq": getattr(case, "seq", 0),
-                "value": None}
+                "work": case.work, "value": None}
 
     def expected(self, case):
         key = id(case)
@@ -272,12 +299,13 @@ class Runner:
             self._expected[key] = case.expected()
         return self._expected[key]
 
-    def run_case(self, case, impl, threads):
+    def run_case(self, case, impl, threads, budget=None, first_round=True):
+        budget = budget or self.budget
         rec = self.base(case, impl, threads)
         fn = None
         try:
             if case.run is not None:
-                values = case.run(impl, self.budget)
+                values = case.run(impl, budget)
                 rec["values"] = values
                 rec["value"] = values.get("peak_mib")
                 return rec
@@ -287,9 +315,9 @@ class Runner:
             # fixed overhead and would project absurdly long times for the big ones
             if last is not None and last[1] >= 0.05:
                 projected = last[1] * case.work / last[0]
-                if projected > self.budget.max_call_s:
+                if projected > budget.max_call_s:
                     rec["skipped"] = (f"projected {projected:.1f} s per call (from the previous "
-                                      f"size) > {self.budget.max_call_s:.0f} s limit")
+                                      f"size) > {budget.max_call_s:.0f} s limit")
                     return rec
             stream = impl.gpu and case.suite in STREAM_SUITES
             impl.defer_sync = stream
@@ -298,17 +326,16 @@ class Runner:
             finally:
                 impl.defer_sync = False
             first = fn()
-            if case.expected is not None:
+            if first_round and case.expected is not None:
                 ok, detail = check(impl.read(first), self.expected(case), case.rtol, case.atol)
                 rec["check"] = "ok" if ok else f"MISMATCH ({detail})"
-            if case.suite == "train":
+            if first_round and case.suite == "train":
                 rec["first_step_loss"] = float(first)
                 rec["expected_first_step_loss"] = self.expected(case)
             del first
             if stream:
-                timing = measure(fn, self.budget, sync=impl.sync,
-                                 min_sample_s=max(self.budget.min_sample_s,
-                                                  self.budget.gpu_sample_s))
+                timing = measure(fn, budget, sync=impl.sync,
+                                 min_sample_s=max(budget.min_sample_s, budget.gpu_sample_s))
                 rec["timed_as"] = "stream: back-to-back calls, one sync per sample"
                 gpu_seconds = getattr(impl, "gpu_seconds", None)
                 gpu_s = gpu_seconds(fn) if gpu_seconds is not None else None
@@ -317,7 +344,8 @@ class Runner:
                     timing = timing.with_median(gpu_s)
                     rec["timed_as"] = "GPU timestamps around back-to-back calls in one pass"
             else:
-                timing = measure(fn, self.budget)
+                timing = measure(fn, budget)
+            rec["_timing"] = timing     # (merge_rounds pools the rounds' samples)
             rec.update(timing.as_dict())
             rec["value"] = metric_value(case.metric, case.work, timing.median_s)
             self._last[key] = (case.work, timing.median_s)
@@ -333,6 +361,29 @@ class Runner:
             if case.suite in ("train", "memory") or case.work >= 1e8:
                 gc.collect()
         return rec
+
+
+def merge_rounds(recs):
+    """The record of one figure from its rounds: the first round's record (checks, first
+    loss) with the timing of all rounds pooled. A round that failed or skipped wins: the
+    figure is reported as failed, with its reason."""
+    for r in recs:
+        r.pop("round", None)
+    timings = [r.pop("_timing", None) for r in recs]
+    bad = [r for r in recs if r.get("value") is None]
+    if len(recs) == 1 or bad:
+        return bad[0] if bad else recs[0]
+    merged = dict(recs[0])
+    if "wall_median_s" in merged:   # GPU timestamps: one figure per round, take their median
+        timing = pooled(timings).with_median(statistics.median(r["median_s"] for r in recs))
+        merged["wall_median_s"] = statistics.median(r["wall_median_s"] for r in recs)
+    else:
+        timing = pooled(timings)
+    merged.update(timing.as_dict())
+    merged["rounds"] = len(recs)
+    merged["round_medians_s"] = [r["median_s"] for r in recs]
+    merged["value"] = metric_value(merged["metric"], merged["work"], timing.median_s)
+    return merged
 
 
 def impl_threaded(impl):

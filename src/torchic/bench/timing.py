@@ -66,6 +66,14 @@ class Budget:
     max_samples: int = 20000
     gpu_sample_s: float = 0.02  # queued GPU work per sample (one sync per sample)
 
+    def per_round(self, rounds):
+        """The share of this budget for one of `rounds` interleaved rounds."""
+        if rounds <= 1:
+            return self
+        return replace(self, repeat=max(self.min_samples, math.ceil(self.repeat / rounds)),
+                       min_total_s=self.min_total_s / rounds,
+                       max_total_s=self.max_total_s / rounds)
+
     @classmethod
     def quick(cls, repeat=None):
         return cls(repeat=repeat or 3, min_samples=min(2, repeat or 3), min_sample_s=1e-4,
@@ -128,3 +136,11 @@ def measure(fn, budget, sync=None, min_sample_s=None):
             break
     return Timing(median_s=statistics.median(samples), min_s=min(samples), max_s=max(samples),
                   samples=samples, number=number, warmup_calls=calls)
+
+
+def pooled(timings):
+    """One Timing from the samples of several rounds (the median of all of them)."""
+    samples = [s for t in timings for s in t.samples]
+    return Timing(median_s=statistics.median(samples), min_s=min(samples), max_s=max(samples),
+                  samples=samples, number=max(t.number for t in timings),
+                  warmup_calls=sum(t.warmup_calls for t in timings))
