@@ -14,22 +14,25 @@
 //!
 //! The op record
 //! -------------
-//! Python packs each op into one flat array of i64 (one `struct.pack`) and
-//! calls `tk_push` once. Layout:
+//! Python packs each op into one flat run of i64 (cached `struct.pack`
+//! pieces) and pushes several records at once with one `tk_push`. Layout:
 //!
 //!   header  [op code, n views, i0, i1, i2, value (f64 bits)]
-//!           (reduce: i0 = naxes; write: i0 = source address, i1 = its bytes)
+//!           (reduce: i0 = naxes)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
 //!
-//! `tk_push` validates everything before the op is queued, synchronously on
-//! the calling thread: op code, view count, dtypes and shapes against the op
+//! `tk_push` only checks the framing (where each record starts and ends) and
+//! queues the batch. The coordinator decodes and validates each record just
+//! before it runs it: op code, view count, dtypes and shapes against the op
 //! contract (ops.py), every block inside its registered arena, and every view
 //! (offset + strides, negative strides included, in i128) inside its block.
-//! A bad record returns -1 and nothing is queued; so no kernel can ever
-//! touch memory outside the blocks it was given. Kernels that read integer
-//! values (targets, indices) check them against their bound and fail with an
-//! error that surfaces at the next read.
+//! An invalid record is not run; its error is reported at the next read like
+//! a kernel error. So no kernel can ever touch memory outside the blocks it
+//! was given. Kernels that read integer values (targets, indices) check them
+//! against their bound and fail with an error that surfaces at the next read.
+//! Host writes come through `tk_write`, which copies the source data into the
+//! queue at the call.
 
 #![allow(
     clippy::missing_safety_doc,

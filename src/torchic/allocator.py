@@ -24,9 +24,22 @@ would be exceeded.
 Blocks never move, so a block can be handed to a new tensor the moment it is
 freed: the op stream runs every earlier reader before any later writer (see
 ``dispatcher.py``).
+
+Threads and deferred frees
+--------------------------
+The allocator may be called from any thread; one lock guards it. A free can
+arrive at any moment: a tensor's last reference may die inside the allocator
+itself (the cyclic garbage collector runs on allocation), or on another
+thread. So ``free`` only appends the block to a list (one C call, atomic
+under the GIL: ``free`` *is* that list's append, so a tensor's death costs no
+Python frame), and ``alloc`` and ``stats`` take the freed blocks back under
+the lock first. A chain like ``x = x + b`` frees one tensor and asks for the
+same size right after: when the last freed block has the requested size,
+``alloc`` hands it straight back (the books are unchanged).
 """
 
 import bisect
+import threading
 
 
 class HeapFullError(MemoryError):
@@ -82,6 +95,9 @@ class Allocator:
         self.live_blocks = 0
         self.recycled = 0         # requests served from a bucket (O(1) path)
         self.fresh = 0            # requests carved from free ranges / new arenas
+        self.lock = threading.Lock()
+        self._freed = []          # blocks given back, not taken back yet (see the top)
+        self.free = self._freed.append
 
     # -- public ---------------------------------------------------------------
     @property
@@ -90,57 +106,61 @@ class Allocator:
 
     def alloc(self, nbytes):
         size = (nbytes + self._align_mask) & ~self._align_mask if nbytes > 0 else self.align
-        if size <= self.small_max:
-            bucket = self._buckets.get(size)
-            if bucket:   # the O(1) path: a block of exactly this size was freed before
-                self.recycled += 1
-                self.in_use += size
-                self.live_blocks += 1
-                if self.in_use > self.peak:
-                    self.peak = self.in_use
-                return bucket.pop()
-        placed = self._carve(size)
-        if placed is None:
-            self._flush_buckets()
+        with self.lock:
+            freed = self._freed
+            if freed:
+                block = freed[-1]
+                if block.size == size and size <= self.small_max:
+                    freed.pop()          # freed and asked for again: straight back
+                    self.recycled += 1
+                    self._take_back()
+                    return block
+                self._take_back()
+            if size <= self.small_max:
+                bucket = self._buckets.get(size)
+                if bucket:   # the O(1) path: a block of exactly this size was freed before
+                    self.recycled += 1
+                    self.in_use += size
+                    self.live_blocks += 1
+                    if self.in_use > self.peak:
+                        self.peak = self.in_use
+                    return bucket.pop()
             placed = self._carve(size)
-        if placed is None:
-            placed = self._grow_and_carve(size, nbytes)
-        self.fresh += 1
-        return self._hand_out(placed[0], placed[1], size)
+            if placed is None:
+                self._flush_buckets()
+                placed = self._carve(size)
+            if placed is None:
+                placed = self._grow_and_carve(size, nbytes)
+            self.fresh += 1
+            return self._hand_out(placed[0], placed[1], size)
 
-    def alloc_after_frees(self, nbytes, freed):
-        """free() every block of the list `freed` (emptying it), then alloc(nbytes).
-
-        A chain like ``x = x + b`` frees one tensor and asks for the same size right
-        after; when the last freed block has the requested size it is handed straight
-        back, without the round trip through its bucket (the books are unchanged).
-        """
-        block = freed[-1]
-        if block.size == ((nbytes + self._align_mask) & ~self._align_mask if nbytes > 0
-                          else self.align) and block.size <= self.small_max:
-            freed.pop()
-            self.recycled += 1
-        else:
-            block = None
-        free = self.free
+    def _take_back(self):
+        """Return every freed block to its bucket or free range (under the lock)."""
+        freed = self._freed
         while freed:
-            free(freed.pop())
-        return block if block is not None else self.alloc(nbytes)
+            block = freed.pop()
+            size = block.size
+            self.in_use -= size
+            self.live_blocks -= 1
+            if size <= self.small_max:
+                bucket = self._buckets.get(size)
+                if bucket is None:
+                    bucket = self._buckets[size] = []
+                bucket.append(block)   # the Block itself is handed out again as it is
+            else:
+                block.view = None   # (a View refers back to its block: no cycle left behind)
+                self._release_range(block.arena, block.offset, size)
 
-    def free(self, block):
-        size = block.size
-        self.in_use -= size
-        self.live_blocks -= 1
-        if size <= self.small_max:
-            bucket = self._buckets.get(size)
-            if bucket is None:
-                bucket = self._buckets[size] = []
-            bucket.append(block)   # the Block itself is handed out again as it is
-        else:
-            block.view = None   # (a View refers back to its block: no cycle left behind)
-            self._release_range(block.arena, block.offset, size)
+    def discard_freed(self):
+        """Forget blocks freed after the heap itself was closed."""
+        self._freed.clear()
 
     def stats(self):
+        with self.lock:
+            self._take_back()
+            return self._stats()
+
+    def _stats(self):
         parked = sum(size * len(b) for size, b in self._buckets.items())
         return {
             "bytes_in_use": self.in_use,
@@ -156,6 +176,8 @@ class Allocator:
 
     def free_ranges(self):
         """(arena, offset, size) of every range not handed out (for tests)."""
+        with self.lock:
+            self._take_back()
         out = [(a, o, s) for a, ranges in enumerate(self._free_ranges) for o, s in ranges]
         out += [(b.arena, b.offset, b.size) for bucket in self._buckets.values() for b in bucket]
         return out

@@ -176,37 +176,18 @@ class Runtime:
         self.generation = Runtime._generation
         self.backend = backend
         self.closed = False
-        self.lock = threading.Lock()
         self.allocator = Allocator(
             backend.new_arena, heap_cap,
             arena_bytes=min(backend.default_arena_bytes, heap_cap),
             max_arena_bytes=backend.max_arena_bytes, align=backend.alignment)
-        self._pending_frees = []
-        self.free = self._pending_frees.append    # see alloc
-        self.run = backend.run      # (the per-op calls go straight to the backend)
+        # the per-op calls go straight to the allocator and the backend (no extra frame)
+        self.alloc = self.allocator.alloc
+        self.free = self.allocator.free       # deferred: see allocator.py
+        self.run = backend.run
         self.read = backend.read
 
-    # Frees can arrive at any moment: a tensor's last reference may die inside the
-    # allocator itself (the cyclic garbage collector runs on allocation), or on another
-    # thread. So a free only appends the block to a pending list (one C call, atomic
-    # under the GIL: `free` *is* that list's append), and `alloc` and `stats` return the
-    # pending blocks to the allocator under the lock first. Re-entering the allocator
-    # from a free can never happen, and a free costs no Python frame.
-    def alloc(self, nbytes):
-        with self.lock:
-            if self._pending_frees:
-                return self.allocator.alloc_after_frees(nbytes, self._pending_frees)
-            return self.allocator.alloc(nbytes)
-
-    def _drain_frees(self):
-        pending, free = self._pending_frees, self.allocator.free
-        while pending:
-            free(pending.pop())
-
     def stats(self):
-        with self.lock:
-            self._drain_frees()
-            return self.allocator.stats()
+        return self.allocator.stats()
 
     def write(self, view, array):
         self.backend.write(view, array)
@@ -218,7 +199,7 @@ class Runtime:
         if not self.closed:
             self.closed = True
             self.backend.close()
-            self._pending_frees.clear()   # the heap is gone: nothing to return them to
+            self.allocator.discard_freed()   # the heap is gone: nothing to return them to
 
 
 _runtime = None

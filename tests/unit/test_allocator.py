@@ -45,6 +45,7 @@ def test_random_sequences_keep_invariants(sequence):
     # everything freed is reusable: free all, then the whole heap is one range per arena
     for b in live:
         alloc.free(b)
+    alloc.stats()               # takes the freed blocks back
     alloc._flush_buckets()
     assert sorted((a, o, s) for a, o, s in alloc.free_ranges()) == \
         [(i, 0, size) for i, size in enumerate(alloc.arena_sizes)]
@@ -98,22 +99,35 @@ def test_max_arena_limit():
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(1, 9000), min_size=1, max_size=20), st.integers(1, 9000))
-def test_alloc_after_frees_matches_free_then_alloc(sizes, request):
-    """The shortcut (hand the last freed block straight back) keeps the same books as
-    freeing every block and then allocating."""
+def test_freed_block_handed_straight_back_keeps_the_books(sizes, request):
+    """alloc() right after frees may hand the last freed block straight back: the books
+    must be the same as taking every freed block back first and then allocating."""
     results = []
     for shortcut in (True, False):
         alloc, _ = make()
         blocks = [alloc.alloc(n) for n in sizes]
-        if shortcut:
-            got = alloc.alloc_after_frees(request, list(blocks))
-        else:
-            for b in blocks:
-                alloc.free(b)
-            got = alloc.alloc(request)
+        for b in blocks:
+            alloc.free(b)
+        if not shortcut:
+            alloc.stats()            # takes every freed block back first
+        got = alloc.alloc(request)
         stats = alloc.stats()
         results.append((stats["bytes_in_use"], stats["live_blocks"], stats["peak_bytes"],
                         stats["recycled_allocs"] + stats["fresh_allocs"], got.size))
         assert got.size >= request
-        assert_no_overlap([got] + [b for size, bs in alloc._buckets.items() for b in bs])
+        free = alloc.free_ranges()
+        assert (got.arena, got.offset, got.size) not in free
+        assert_no_overlap([got] + [type(got)(a, o, n) for a, o, n in free])
     assert results[0] == results[1]
+
+
+def test_free_from_another_thread_is_taken_back_at_the_next_alloc():
+    import threading
+    alloc, _ = make()
+    blocks = [alloc.alloc(1000) for _ in range(50)]
+    t = threading.Thread(target=lambda: [alloc.free(b) for b in blocks])
+    t.start()
+    t.join()
+    assert alloc.stats()["live_blocks"] == 0
+    again = [alloc.alloc(1000) for _ in range(50)]
+    assert {id(b) for b in again} == {id(b) for b in blocks}   # recycled, not carved

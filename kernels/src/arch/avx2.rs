@@ -27,6 +27,14 @@ impl Simd for Avx2 {
         _mm256_storeu_ps(p, v)
     }
     #[inline(always)]
+    unsafe fn stream(p: *mut f32, v: __m256) {
+        _mm256_stream_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn stream_fence() {
+        _mm_sfence()
+    }
+    #[inline(always)]
     unsafe fn add(a: __m256, b: __m256) -> __m256 {
         _mm256_add_ps(a, b)
     }

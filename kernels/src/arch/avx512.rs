@@ -27,6 +27,14 @@ impl Simd for Avx512 {
         _mm512_storeu_ps(p, v)
     }
     #[inline(always)]
+    unsafe fn stream(p: *mut f32, v: __m512) {
+        _mm512_stream_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn stream_fence() {
+        _mm_sfence()
+    }
+    #[inline(always)]
     unsafe fn add(a: __m512, b: __m512) -> __m512 {
         _mm512_add_ps(a, b)
     }

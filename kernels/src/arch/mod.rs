@@ -39,6 +39,16 @@ pub trait Simd: Copy + 'static {
     unsafe fn splat(x: f32) -> Self::F;
     unsafe fn load(p: *const f32) -> Self::F;
     unsafe fn store(p: *mut f32, v: Self::F);
+    /// A store that bypasses the caches (x86 non-temporal), for outputs too big to
+    /// stay in cache: it saves the read-for-ownership of every line written. `p` must
+    /// be aligned to the vector size; `stream_fence` must follow the last one before
+    /// another thread may read the data. Other ISAs: a plain store.
+    #[inline(always)]
+    unsafe fn stream(p: *mut f32, v: Self::F) {
+        Self::store(p, v)
+    }
+    #[inline(always)]
+    unsafe fn stream_fence() {}
     unsafe fn add(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn sub(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn mul(a: Self::F, b: Self::F) -> Self::F;

@@ -14,30 +14,36 @@ Where the op queue and the worker pool live: measured on the CI machine
 
 A 32x32 add costs ~0.1 us in the kernel, so a Python coordinator (one
 hand-off per op, 5-40 us) would spend almost all of its time handing off.
-So the queue, the coordinator and the pool are Rust (kernels/src/runtime.rs):
-the calling thread packs one op record (a few cached ``struct.pack`` pieces)
-and makes one ctypes call; the coordinator thread runs records in issue
-order; large ops are split over ``threads`` workers (the coordinator +
-threads-1 helpers) with a spin-then-yield-then-sleep handshake. ``read``
-waits on the op's sequence number in Rust with the GIL released. Errors are
-recorded in Rust with the op's name (every one, oldest first) and raised here
-as ``KernelError`` at the next read / sync; the stream keeps running, so the
-runtime stays usable.
+So the queue, the coordinator and the pool are Rust (kernels/src/runtime.rs).
+The calling thread packs each op into a record (cached ``struct.pack``
+pieces: a view's words are cached on the View) and appends it to a pending
+list; one ctypes call pushes the whole list as one batch when BATCH_OPS
+records wait, when an op touches a block of EAGER_BYTES or more (big work
+starts at once), and before every read, sync and host write. Batching took
+the per-op cost of the push from ~1.4 us (ctypes call, queue lock, waking the
+coordinator) to ~0.1 us. The coordinator runs the records in issue order;
+large ops are split over ``threads`` workers (the coordinator + threads-1
+helpers) with a spin-then-yield-then-sleep handshake. ``read`` waits on the
+last pushed op in Rust with the GIL released.
+
+Validation: the coordinator decodes every record just before it runs it and
+checks everything in Rust (kernels/src/lib.rs): op code, dtypes and shapes
+against the op contract, every block inside its registered arena, every view
+(offset and strides, negative ones included, in i128) inside its block. An
+invalid record never runs: its error is recorded with the op's name, like a
+kernel error (a bad gather index), and raised as ``KernelError`` at the next
+read or sync; the stream keeps running, so the runtime stays usable. The
+Python side checks that every field is an int that fits int64
+(``struct.pack`` does, for free) and raises ``ValueError`` at the call when
+one does not. Invalid records only come from a bug in torchic itself: the
+frontend checks user input (shapes, axes, dtypes) before it issues anything.
 
 Memory is the same as the ``workers`` backend: ``HostHeap`` arenas (NumPy
 buffers) under the shared allocator. Each arena's address is registered with
-the Rust side once; an op record names, per view, (arena, block offset, block
-size, view offset, dtype, shape, strides), and ``tk_push`` validates every
-view against its block, every block against its arena, and dtypes / shapes
-against the op contract, before queueing (kernels/src/lib.rs): an invalid
-record raises ``ValueError`` here, at the call, and nothing runs. The Python
-side checks that every field is an int that fits int64 (``struct.pack``
-does, for free); the bounds arithmetic runs in Rust, in i128, which keeps the
-check on every view of every op at ~0.1 us instead of ~1 us per view in
-Python. A view's packed words are cached on the view (``View.resolved``).
-Host writes are copied into the op record by ``tk_push`` itself, so no Python
-array has to be kept alive until the write runs (nothing to get wrong when a
-KeyboardInterrupt lands between two statements of the issue path).
+the Rust side before the first push that can name it. Host writes go through
+their own call (``tk_write``), which copies the data into the queue, so no
+Python array has to be kept alive until the write runs (nothing to get wrong
+when a KeyboardInterrupt lands between two statements of the issue path).
 """
 
 import struct
