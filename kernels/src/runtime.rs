@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 
 /// how long an idle pool helper, or a reader waiting on the stream, spins before it sleeps
 pub const SPIN: Duration = Duration::from_micros(50);
+/// How long a reader spins (yielding) when the pool leaves a core free. Waking a
+/// sleeping thread costs 10-100 us on a VM (an interrupt to a halted vCPU):
+/// that is a third of a 256^3 matmul. With a spare core the spin costs nobody.
+pub const READ_SPIN_SPARE_CORE: Duration = Duration::from_millis(2);
 /// How long the idle coordinator spins (yielding) before it sleeps. Longer than
 /// SPIN: Python pushes a batch of ops every ~100 us while it issues a chain of small
 /// ops, and waking a sleeping thread costs 10-20 us on a VM (an interrupt to a
@@ -253,7 +257,8 @@ struct StreamShared<T> {
     done: AtomicU64,
     wait_mx: Mutex<()>,
     wait_cv: Condvar,
-    waiters: AtomicUsize,
+    /// the smallest sequence number a sleeping reader waits for (u64::MAX: none)
+    wake_at: AtomicU64,
     errors: Mutex<VecDeque<(&'static str, KernelError)>>,
     has_error: AtomicBool,
     stop: AtomicBool,
@@ -263,6 +268,8 @@ pub struct Stream<T: Task + 'static> {
     shared: Arc<StreamShared<T>>,
     coord: Mutex<Option<JoinHandle<()>>>,
     next_seq: AtomicU64,
+    /// how long `wait` spins before it sleeps
+    read_spin: Duration,
 }
 
 impl<T: Task + 'static> Stream<T> {
@@ -275,7 +282,7 @@ impl<T: Task + 'static> Stream<T> {
             done: AtomicU64::new(0),
             wait_mx: Mutex::new(()),
             wait_cv: Condvar::new(),
-            waiters: AtomicUsize::new(0),
+            wake_at: AtomicU64::new(u64::MAX),
             errors: Mutex::new(VecDeque::new()),
             has_error: AtomicBool::new(false),
             stop: AtomicBool::new(false),
@@ -288,10 +295,16 @@ impl<T: Task + 'static> Stream<T> {
                 coordinator_loop(&sh, &pool);
             })
             .expect("spawn coordinator");
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Stream {
             shared,
             coord: Mutex::new(Some(coord)),
             next_seq: AtomicU64::new(1),
+            read_spin: if threads < cores {
+                READ_SPIN_SPARE_CORE
+            } else {
+                SPIN
+            },
         }
     }
 
@@ -334,16 +347,22 @@ impl<T: Task + 'static> Stream<T> {
     /// Block until task `seq` (and so every earlier one) has run.
     pub fn wait(&self, seq: u64) {
         let sh = &*self.shared;
-        if spin_until(SPIN, || sh.done.load(Acquire) >= seq) {
+        if spin_until(self.read_spin, || sh.done.load(Acquire) >= seq) {
             return;
         }
-        sh.waiters.fetch_add(1, SeqCst);
+        // Sleep until `done` reaches seq. The reader registers its target in `wake_at`
+        // (fetch_min, under the lock) and re-checks `done`; `finish` stores `done` and
+        // then reads `wake_at` (both SeqCst), so one of them sees the other: no lost
+        // wake-up, and no wake-up at all for the batches before the one waited for.
         let mut g = sh.wait_mx.lock().unwrap();
-        while sh.done.load(SeqCst) < seq {
+        loop {
+            sh.wake_at.fetch_min(seq, SeqCst);
+            if sh.done.load(SeqCst) >= seq {
+                break;
+            }
             g = sh.wait_cv.wait(g).unwrap();
         }
         drop(g);
-        sh.waiters.fetch_sub(1, SeqCst);
     }
 
     pub fn has_error(&self) -> bool {
@@ -379,8 +398,10 @@ fn record_error<T>(sh: &StreamShared<T>, name: &'static str, e: KernelError) {
 /// Mark op `seq` (and every earlier one) done and wake anyone waiting on it.
 fn finish<T>(sh: &StreamShared<T>, seq: u64) {
     sh.done.store(seq, SeqCst);
-    if sh.waiters.load(SeqCst) > 0 {
+    if sh.wake_at.load(SeqCst) <= seq {
         let _g = sh.wait_mx.lock().unwrap();
+        // every sleeper wakes; those waiting for a later op register again
+        sh.wake_at.store(u64::MAX, SeqCst);
         sh.wait_cv.notify_all();
     }
 }
