@@ -49,6 +49,32 @@ unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
 /// sum of exp(x - m) over the row; if `store`, also writes exp(x - m) to o
 #[inline(always)]
 unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, store: bool) -> f32 {
+    if m.is_finite() {
+        // every x - m is <= 0 and not NaN (row_max returns NaN for a row holding one)
+        row_exp_sum_with::<S, true>(p, o, n, m, store)
+    } else {
+        // an infinite or NaN max: the general exp gives NaN where IEEE says so
+        row_exp_sum_with::<S, false>(p, o, n, m, store)
+    }
+}
+
+#[inline(always)]
+unsafe fn shifted_exp<S: Simd, const NONPOSITIVE: bool>(x: S::F) -> S::F {
+    if NONPOSITIVE {
+        math::exp_nonpositive::<S>(x)
+    } else {
+        math::exp::<S>(x)
+    }
+}
+
+#[inline(always)]
+unsafe fn row_exp_sum_with<S: Simd, const NONPOSITIVE: bool>(
+    p: *const f32,
+    o: *mut f32,
+    n: usize,
+    m: f32,
+    store: bool,
+) -> f32 {
     let w = S::W;
     let vm = S::splat(m);
     let mut s0 = S::zero();
@@ -56,8 +82,8 @@ unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, sto
     let mut tail = 0f32;
     let mut i = 0;
     while i + 2 * w <= n {
-        let e0 = math::exp::<S>(S::sub(S::load(p.add(i)), vm));
-        let e1 = math::exp::<S>(S::sub(S::load(p.add(i + w)), vm));
+        let e0 = shifted_exp::<S, NONPOSITIVE>(S::sub(S::load(p.add(i)), vm));
+        let e1 = shifted_exp::<S, NONPOSITIVE>(S::sub(S::load(p.add(i + w)), vm));
         if store {
             S::store(o.add(i), e0);
             S::store(o.add(i + w), e1);
@@ -73,7 +99,7 @@ unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, sto
         } else {
             S::load_part(p.add(i), m, f32::NEG_INFINITY)
         };
-        let e = math::exp::<S>(S::sub(x, vm));
+        let e = shifted_exp::<S, NONPOSITIVE>(S::sub(x, vm));
         if m == w {
             if store {
                 S::store(o.add(i), e);
