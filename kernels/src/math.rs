@@ -14,10 +14,10 @@
 
 use crate::arch::Simd;
 
+/// exp of a clamped argument, split: (e^r, n) with exp(xc) = e^r * 2^n, |r| <= ln2/2.
+/// Cody-Waite range reduction, then a degree-6 polynomial for e^r.
 #[inline(always)]
-pub unsafe fn exp<S: Simd>(x: S::F) -> S::F {
-    let nan = S::isnan(x);
-    let xc = S::min(S::max(x, S::splat(-104.0)), S::splat(88.8));
+unsafe fn exp_reduced<S: Simd>(xc: S::F) -> (S::F, S::F) {
     let n = S::round(S::mul(xc, S::splat(std::f32::consts::LOG2_E)));
     let r = S::fma(n, S::splat(-0.693359375), xc);
     let r = S::fma(n, S::splat(2.12194440e-4), r);
@@ -27,7 +27,15 @@ pub unsafe fn exp<S: Simd>(x: S::F) -> S::F {
     p = S::fma(p, r, S::splat(4.1665795894e-2));
     p = S::fma(p, r, S::splat(1.6666665459e-1));
     p = S::fma(p, r, S::splat(5.0000001201e-1));
-    let y = S::add(S::fma(p, S::mul(r, r), r), S::splat(1.0));
+    (S::add(S::fma(p, S::mul(r, r), r), S::splat(1.0)), n)
+}
+
+#[inline(always)]
+pub unsafe fn exp<S: Simd>(x: S::F) -> S::F {
+    let nan = S::isnan(x);
+    let xc = S::min(S::max(x, S::splat(-104.0)), S::splat(88.8));
+    let (y, n) = exp_reduced::<S>(xc);
+    // 2^n in two halves: n reaches -150 for subnormal results, past one float's range
     let n1 = S::round(S::mul(n, S::splat(0.5)));
     let n2 = S::sub(n, n1);
     let y = S::mul(S::mul(y, S::pow2n(n1)), S::pow2n(n2));
@@ -43,18 +51,7 @@ pub unsafe fn exp_nonpositive<S: Simd>(x: S::F) -> S::F {
     // just below ln(f32::MIN_POSITIVE) = -87.3365447...: from here up, 2^n is normal
     const MIN_NORMAL_ARG: f32 = -87.336_55;
     let tiny = S::lt(x, S::splat(MIN_NORMAL_ARG));
-    let xc = S::max(x, S::splat(MIN_NORMAL_ARG));
-    let n = S::round(S::mul(xc, S::splat(std::f32::consts::LOG2_E)));
-    let r = S::fma(n, S::splat(-0.693359375), xc);
-    let r = S::fma(n, S::splat(2.12194440e-4), r);
-    let mut p = S::splat(1.9875691500e-4);
-    p = S::fma(p, r, S::splat(1.3981999507e-3));
-    p = S::fma(p, r, S::splat(8.3334519073e-3));
-    p = S::fma(p, r, S::splat(4.1665795894e-2));
-    p = S::fma(p, r, S::splat(1.6666665459e-1));
-    p = S::fma(p, r, S::splat(5.0000001201e-1));
-    let y = S::add(S::fma(p, S::mul(r, r), r), S::splat(1.0));
-    // n >= -126 here, so 2^n is one normal float; below that the result is 0
+    let (y, n) = exp_reduced::<S>(S::max(x, S::splat(MIN_NORMAL_ARG)));
     S::select(tiny, S::zero(), S::mul(y, S::pow2n(n)))
 }
 

@@ -199,8 +199,13 @@ class SimdBackend(Backend):
                     if self._registered != len(self.heap.addresses):
                         self._register_arenas()
                     data = b"".join(pending[:n])
-                    del pending[:n]     # (records appended meanwhile stay for the next push)
-                    self._push(self._ctx, data, len(data) >> 3) >= 0 or self._push_failed()
+                    words, push, ctx = len(data) >> 3, self._push, self._ctx
+                    # Between this del and the push there is no call, so no KeyboardInterrupt
+                    # can land there (Python raises it after a call returns): a record is
+                    # never lost nor pushed twice. Records appended meanwhile stay pending.
+                    del pending[:n]
+                    if push(ctx, data, words) < 0:
+                        self._push_failed()
 
     def _push_failed(self):
         size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
