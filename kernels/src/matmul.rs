@@ -186,11 +186,16 @@ unsafe fn pack_b<S: Simd>(kc: usize, nc: usize, b: Mat, dst: *mut f32) {
     }
 }
 
-/// C[MR x 2W] (+)= A micro-panel (kc x MR) * B micro-panel (kc x 2W)
+/// C[MR x 2W] (+)= A micro-panel (kc x MR) * B micro-panel (kc x 2W).
+///
+/// A element (i, k) is at `a + i + k * MR` in a packed panel (PACKED), or at
+/// `a + i * lda + k` in the rows of a row-major A read in place (see
+/// gemm_blocked). A const parameter, so the packed loop keeps constant offsets.
 #[inline(always)]
-unsafe fn micro<S: Simd, const MR: usize>(
+unsafe fn micro<S: Simd, const MR: usize, const PACKED: bool>(
     kc: usize,
     a: *const f32,
+    lda: usize,
     b: *const f32,
     c: *mut f32,
     ldc: usize,
@@ -203,11 +208,11 @@ unsafe fn micro<S: Simd, const MR: usize>(
         let b0 = S::load(b);
         let b1 = S::load(b.add(w));
         for i in 0..MR {
-            let ai = S::splat(*a.add(i));
+            let ai = S::splat(*a.add(if PACKED { i } else { i * lda }));
             acc[i][0] = S::fma(ai, b0, acc[i][0]);
             acc[i][1] = S::fma(ai, b1, acc[i][1]);
         }
-        a = a.add(MR);
+        a = a.add(if PACKED { MR } else { 1 });
         b = b.add(2 * w);
     }
     for i in 0..MR {
@@ -221,6 +226,9 @@ unsafe fn micro<S: Simd, const MR: usize>(
         }
     }
 }
+
+/// widest product whose A is read in place rather than packed (see gemm_blocked)
+const DIRECT_A_MAX_N: usize = 256;
 
 /// one product, one thread, blocked: C[m x n] (ldc) = A[m x k] @ B[k x n]
 ///
@@ -249,15 +257,23 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(
         let mut pc = 0;
         while pc < k {
             let kc = kcb.min(k - pc);
-            pack_a::<MR>(
-                mc,
-                kc,
-                Mat {
-                    p: a.at(ic, pc),
-                    ..a
-                },
-                pa,
-            );
+            // A row-major A in whole MR-row panels is read in place when n is small:
+            // packing A costs O(m k) against O(m n k) of work, so for n <= 256 it is a
+            // tenth of the time (128^3: 127 -> 150 GFLOPS), while for wide products the
+            // MR rows read in place (often 4 KiB apart: one L1 set) lose to the packed
+            // panel (1024^3: 130 -> 110)
+            let direct = a.cs == 1 && a.rs > 0 && mc % MR == 0 && n <= DIRECT_A_MAX_N;
+            if !direct {
+                pack_a::<MR>(
+                    mc,
+                    kc,
+                    Mat {
+                        p: a.at(ic, pc),
+                        ..a
+                    },
+                    pa,
+                );
+            }
             let mut jc = 0;
             while jc < n {
                 let nc = ncb.min(n - jc);
@@ -273,16 +289,28 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(
                 let mut ir = 0;
                 while ir < mc {
                     let mm = MR.min(mc - ir);
-                    let ap = pa.add(ir * kc);
+                    let ap = if direct {
+                        a.at(ic + ir, pc)
+                    } else {
+                        pa.add(ir * kc) as *const f32
+                    };
+                    let lda = a.rs as usize;
                     let mut jr = 0;
                     while jr < nc {
                         let nn = nr.min(nc - jr);
                         let bp = pb.add(jr * kc);
                         let cp = c.add((ic + ir) * ldc + jc + jr);
-                        if mm == MR && nn == nr {
-                            micro::<S, MR>(kc, ap, bp, cp, ldc, pc > 0);
+                        let (c_to, ldc_to, acc_to) = if mm == MR && nn == nr {
+                            (cp, ldc, pc > 0)
                         } else {
-                            micro::<S, MR>(kc, ap, bp, tile.as_mut_ptr(), nr, false);
+                            (tile.as_mut_ptr(), nr, false) // an edge tile: via scratch
+                        };
+                        if direct {
+                            micro::<S, MR, false>(kc, ap, lda, bp, c_to, ldc_to, acc_to);
+                        } else {
+                            micro::<S, MR, true>(kc, ap, lda, bp, c_to, ldc_to, acc_to);
+                        }
+                        if !(mm == MR && nn == nr) {
                             for i in 0..mm {
                                 for j in 0..nn {
                                     let d = cp.add(i * ldc + j);
