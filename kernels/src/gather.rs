@@ -38,6 +38,28 @@ struct RowsK {
 unsafe impl Send for RowsK {}
 unsafe impl Sync for RowsK {}
 
+impl RowsK {
+    /// rows 0..rows of `src` (any strides) against the contiguous rows of `dst`,
+    /// through `idx`: gather reads src[idx[r]] into dst[r], scatter adds src[r]
+    /// into dst[idx[r]]
+    fn new(src: &Arr, dst: &Arr, idx: &Arr, rows: usize, scatter: bool) -> RowsK {
+        let d = dst.shape[1];
+        RowsK {
+            lo: 0,
+            hi: rows,
+            d,
+            src: src.f(),
+            src_rs: src.st[0],
+            src_cs: src.st[1],
+            dst: dst.f(),
+            dst_rs: d as isize,
+            idx: idx.i(),
+            idx_s: idx.st[0],
+            scatter,
+        }
+    }
+}
+
 impl Kernel for RowsK {
     type Out = ();
     #[inline(always)]
@@ -99,19 +121,7 @@ impl Kernel for RowsK {
 pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
     check(idx, table.shape[0])?;
     let (r, d) = (out.shape[0], out.shape[1]);
-    let k = RowsK {
-        lo: 0,
-        hi: r,
-        d,
-        src: table.f(),
-        src_rs: table.st[0],
-        src_cs: table.st[1],
-        dst: out.f(),
-        dst_rs: d as isize,
-        idx: idx.i(),
-        idx_s: idx.st[0],
-        scatter: false,
-    };
+    let k = RowsK::new(table, out, idx, r, false);
     let n = split_count(r * d, pool.threads(), crate::elementwise::PAR_MIN).min(r.max(1));
     pool.run(n, &|t| {
         let (lo, hi) = chunk(r, n, t, 1);
@@ -124,19 +134,6 @@ pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
 /// out (V, D)[idx[r]] += src[r]   (rows can collide: one thread, in order)
 pub fn scatter_add_rows(out: &Arr, src: &Arr, idx: &Arr) -> KResult {
     check(idx, out.shape[0])?;
-    let (r, d) = (src.shape[0], src.shape[1]);
-    dispatch(RowsK {
-        lo: 0,
-        hi: r,
-        d,
-        src: src.f(),
-        src_rs: src.st[0],
-        src_cs: src.st[1],
-        dst: out.f(),
-        dst_rs: d as isize,
-        idx: idx.i(),
-        idx_s: idx.st[0],
-        scatter: true,
-    });
+    dispatch(RowsK::new(src, out, idx, src.shape[0], true));
     Ok(())
 }

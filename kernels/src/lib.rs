@@ -654,21 +654,12 @@ pub const MAX_PUSH_WORDS: i64 = 1 << 20;
 #[no_mangle]
 pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
     let ctx = &*ctx;
-    match read_batch(ctx, rec, n).and_then(|words| {
-        let starts = frame_records(&words)?;
+    queue(ctx, rec, n, |words, starts| {
         if starts.iter().any(|&s| words[s] == OP_WRITE as i64) {
             return Err("a write goes through tk_write".into());
         }
-        Ok(Batch {
-            words,
-            starts,
-            data: Vec::new(),
-            arenas: ctx.arenas.clone(),
-        })
-    }) {
-        Ok(batch) => ctx.stream.push(batch) as i64,
-        Err(msg) => push_failed(ctx, msg),
-    }
+        Ok(Vec::new())
+    })
 }
 
 /// Queue one host write: a single OP_WRITE record of `n` words, and `nbytes`
@@ -683,8 +674,7 @@ pub unsafe extern "C" fn tk_write(
     nbytes: i64,
 ) -> i64 {
     let ctx = &*ctx;
-    match read_batch(ctx, rec, n).and_then(|words| {
-        let starts = frame_records(&words)?;
+    queue(ctx, rec, n, |words, starts| {
         if starts.len() != 1 || words[0] != OP_WRITE as i64 {
             return Err("tk_write takes exactly one write record".into());
         }
@@ -697,34 +687,46 @@ pub unsafe extern "C" fn tk_write(
         // for the duration of this call; all elements are written before set_len
         std::ptr::copy_nonoverlapping(src, data.as_mut_ptr() as *mut u8, nbytes as usize);
         data.set_len(count);
+        Ok(data)
+    })
+}
+
+/// The common part of `tk_push` and `tk_write`: copy the `n` words at `rec`,
+/// check their framing, let `data` check the records and give the batch's
+/// host data, queue the batch. Returns its last sequence number, or -1 with the
+/// message in `tk_push_error` (nothing queued).
+unsafe fn queue(
+    ctx: &Ctx,
+    rec: *const u8,
+    n: i64,
+    data: impl FnOnce(&[i64], &[usize]) -> Result<Vec<u32>, String>,
+) -> i64 {
+    let batch = (|| {
+        if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {
+            return Err(format!("bad op batch ({n} words)"));
+        }
+        if ctx.stream.is_closed() {
+            return Err("the runtime is closed".into());
+        }
+        // the words may sit at any address (a Python bytes object): copy bytes
+        let mut words = vec![0i64; n as usize];
+        std::ptr::copy_nonoverlapping(rec, words.as_mut_ptr() as *mut u8, n as usize * 8);
+        let starts = frame_records(&words)?;
+        let data = data(&words, &starts)?;
         Ok(Batch {
             words,
             starts,
             data,
             arenas: ctx.arenas.clone(),
         })
-    }) {
+    })();
+    match batch {
         Ok(batch) => ctx.stream.push(batch) as i64,
-        Err(msg) => push_failed(ctx, msg),
+        Err(msg) => {
+            *ctx.push_error.lock().unwrap() = msg;
+            -1
+        }
     }
-}
-
-unsafe fn read_batch(ctx: &Ctx, rec: *const u8, n: i64) -> Result<Vec<i64>, String> {
-    if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {
-        return Err(format!("bad op batch ({n} words)"));
-    }
-    if ctx.stream.is_closed() {
-        return Err("the runtime is closed".into());
-    }
-    // the words may sit at any address (a Python bytes object): copy bytes
-    let mut words = vec![0i64; n as usize];
-    std::ptr::copy_nonoverlapping(rec, words.as_mut_ptr() as *mut u8, n as usize * 8);
-    Ok(words)
-}
-
-fn push_failed(ctx: &Ctx, msg: String) -> i64 {
-    *ctx.push_error.lock().unwrap() = msg;
-    -1
 }
 
 /// Copy the last push error (UTF-8) into buf; returns its full length.
