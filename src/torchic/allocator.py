@@ -178,8 +178,9 @@ class Allocator:
         """(arena, offset, size) of every range not handed out (for tests)."""
         with self.lock:
             self._take_back()
-        out = [(a, o, s) for a, ranges in enumerate(self._free_ranges) for o, s in ranges]
-        out += [(b.arena, b.offset, b.size) for bucket in self._buckets.values() for b in bucket]
+            out = [(a, o, s) for a, ranges in enumerate(self._free_ranges) for o, s in ranges]
+            out += [(b.arena, b.offset, b.size)
+                    for bucket in self._buckets.values() for b in bucket]
         return out
 
     # -- internals --------------------------------------------------------------
