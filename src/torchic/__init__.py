@@ -48,7 +48,7 @@ def memory():
 
 def sync():
     """Wait until every queued op has run; raise KernelError if one failed."""
-    _dispatcher.runtime().sync()
+    (_dispatcher._runtime or _dispatcher.runtime()).sync()
 
 
 def dispose(*tensors):

@@ -49,7 +49,7 @@ class HeapFullError(MemoryError):
 class Block:
     """A range of one arena: ``arena`` index, byte ``offset``, byte ``size``."""
 
-    __slots__ = ("arena", "offset", "size", "view", "__weakref__")
+    __slots__ = ("arena", "offset", "size", "view", "batch_view", "__weakref__")
 
     def __init__(self, arena, offset, size):
         self.arena = arena
@@ -60,6 +60,7 @@ class Block:
         # usually has the same layout and reuses the View, and with it whatever the
         # backend cached on the View (View.resolved).
         self.view = None
+        self.batch_view = None    # the same for the (1, rows, cols) View of raw.matmul2d
 
     def __repr__(self):
         return f"Block(arena={self.arena}, offset={self.offset}, size={self.size})"
@@ -113,7 +114,8 @@ class Allocator:
                 if block.size == size and size <= self.small_max:
                     freed.pop()          # freed and asked for again: straight back
                     self.recycled += 1
-                    self._take_back()
+                    if freed:
+                        self._take_back()
                     return block
                 self._take_back()
             if size <= self.small_max:
@@ -148,7 +150,8 @@ class Allocator:
                     bucket = self._buckets[size] = []
                 bucket.append(block)   # the Block itself is handed out again as it is
             else:
-                block.view = None   # (a View refers back to its block: no cycle left behind)
+                # (a View refers back to its block: no cycle left behind)
+                block.view = block.batch_view = None
                 self._release_range(block.arena, block.offset, size)
 
     def discard_freed(self):

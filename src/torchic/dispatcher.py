@@ -185,15 +185,13 @@ class Runtime:
         self.free = self.allocator.free       # deferred: see allocator.py
         self.run = backend.run
         self.read = backend.read
+        self.sync = backend.sync
 
     def stats(self):
         return self.allocator.stats()
 
     def write(self, view, array):
         self.backend.write(view, array)
-
-    def sync(self):
-        self.backend.sync()
 
     def close(self):
         if not self.closed:

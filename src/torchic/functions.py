@@ -432,13 +432,6 @@ def _as_batch3(t, batch, rows, cols):
     return _view(t, t._offset, (b, rows, cols), flat)
 
 
-def _mm2(a, a_strides, b, b_strides, m, k, n):
-    """(m, k) @ (k, n) of 2-D tensors read with the given strides (swapped: transposed)."""
-    out = raw.matmul3(_view(a, a._offset, (1, m, k), (0,) + tuple(a_strides)),
-                      _view(b, b._offset, (1, k, n), (0,) + tuple(b_strides)))
-    return _view(out, 0, (m, n), (n, 1))
-
-
 class MatMul(Function):
     """(..., M, K) @ (..., K, N) with broadcast batch dims; operands keep their strides."""
 
@@ -452,7 +445,7 @@ class MatMul(Function):
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
                              f"multiplied ({k} columns vs {k2} rows)")
         if a.ndim == 2 and b.ndim == 2:   # the common case: a batch of one, no reshapes
-            return _mm2(a, a._strides, b, b._strides, m, k, n)
+            return raw.matmul2d(a, b)
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
         out = raw.matmul3(_as_batch3(a, batch, m, k), _as_batch3(b, batch, k, n))
         return _reshape_raw(out, tuple(batch) + (m, n))
@@ -460,11 +453,8 @@ class MatMul(Function):
     def backward(self, g):
         a, b = self.saved
         if a.ndim == 2 and b.ndim == 2:   # g @ b^T and a^T @ g on transposed views, no copies
-            (m, k), n = a.shape, b.shape[1]
-            ga = _mm2(g, g._strides, b, b._strides[::-1], m, n, k) if self.needs_grad[0] \
-                else None
-            gb = _mm2(a, a._strides[::-1], g, g._strides, k, m, n) \
-                if self.needs_grad[1] else None
+            ga = raw.matmul2d(g, b, transpose_b=True) if self.needs_grad[0] else None
+            gb = raw.matmul2d(a, g, transpose_a=True) if self.needs_grad[1] else None
             return ga, gb
         ga = sum_to_shape(matmul(g, b.transpose(-1, -2)), self.a_shape) \
             if self.needs_grad[0] else None
@@ -891,9 +881,19 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def matmul(a, b):
+    if a.__class__ is Tensor and b.__class__ is Tensor and not (a.requires_grad or
+                                                                b.requires_grad):
+        # the common no-grad case, written out: 2-D float32 operands that fit
+        a_shape, b_shape = a.shape, b.shape
+        if len(a_shape) == 2 and len(b_shape) == 2 and a_shape[1] == b_shape[0] and \
+                a._dtype == "f32" and b._dtype == "f32":
+            return raw.matmul2d(a, b)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError(f"matmul needs two tensors, got {type(a).__name__} and "
-                        f"{type(b).__name__} (use * to scale by a number)")
+        if isinstance(a, (bool, int, float, np.number)) or \
+                isinstance(b, (bool, int, float, np.number)):
+            raise TypeError(f"matmul needs two tensors, got {type(a).__name__} and "
+                            f"{type(b).__name__} (use * to scale by a number)")
+        a, b = as_operand(a), as_operand(b)     # array-likes (x @ ndarray) become tensors
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
                          f"{list(a.shape)} and {list(b.shape)}")

@@ -178,6 +178,33 @@ def matmul3(a, b):
     return run("matmul", out, (view_of(a), view_of(b)))
 
 
+def matmul2d(a, b, transpose_a=False, transpose_b=False):
+    """a @ b of 2-D tensors -> a new contiguous (M, N) tensor, as the batched product
+    of a batch of one. A transposed operand is read through swapped strides (no copy).
+
+    The (1, rows, cols) Views are cached: an operand's on the tensor (like a broadcast
+    view), the output's on its block (like new_tensor's View), so a training step that
+    repeats its products makes no View and packs nothing after the first.
+    """
+    va = _transposed_batch_of_one(a) if transpose_a else broadcast_view(a, (1,) + a.shape)
+    vb = _transposed_batch_of_one(b) if transpose_b else broadcast_view(b, (1,) + b.shape)
+    m, n = va.shape[1], vb.shape[2]
+    out = new_tensor((m, n))
+    block = out._view.block
+    vo = block.batch_view
+    if vo is None or vo.shape[1] != m or vo.shape[2] != n:
+        vo = block.batch_view = View(block, 0, (1, m, n), (0, n, 1), "f32")
+    dispatcher._runtime.run("matmul", vo, (va, vb), None)
+    return out
+
+
+def _transposed_batch_of_one(t):
+    """2-D t transposed, as a (1, cols, rows) View: the same elements, strides swapped."""
+    v = view_of(t)
+    (rows, cols), (row_stride, col_stride) = t.shape, t._strides
+    return View(v.block, v.offset, (1, cols, rows), (0, col_stride, row_stride), v.dtype)
+
+
 def gather_rows(table2d, idx1d):
     out = new_tensor((idx1d.shape[0], table2d.shape[1]), table2d._dtype)
     return run("gather_rows", out, (view_of(table2d), view_of(idx1d)))

@@ -287,8 +287,7 @@ class Tensor:
     def __rtruediv__(self, other): return _F.div(other, self)
     def __pow__(self, other): return _F.pow(self, other)
     def __rpow__(self, other): return _F.pow(other, self)
-    def __matmul__(self, other): return _F.matmul(self, _F.as_operand(other))
-    def __rmatmul__(self, other): return _F.matmul(_F.as_operand(other), self)
+    def __rmatmul__(self, other): return _F.matmul(other, self)
     def __pos__(self): return self
     def __abs__(self): return _F.abs(self)
     def __eq__(self, other): return _F.eq(self, other)
@@ -435,6 +434,6 @@ for _name, _fn in {"__add__": _F.add, "__sub__": _F.sub, "__mul__": _F.mul,
                    "__truediv__": _F.div, "__neg__": _F.neg, "add": _F.add, "sub": _F.sub,
                    "mul": _F.mul, "div": _F.div, "neg": _F.neg, "exp": _F.exp, "log": _F.log,
                    "relu": _F.relu, "tanh": _F.tanh, "sigmoid": _F.sigmoid,
-                   "sqrt": _F.sqrt}.items():
+                   "sqrt": _F.sqrt, "__matmul__": _F.matmul}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

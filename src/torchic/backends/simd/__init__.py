@@ -233,9 +233,13 @@ class SimdBackend(Backend):
     def _wait_all(self):
         if self._closed:
             return      # close() already finished every queued op
-        self.flush()
-        failed = self._wait(self._ctx, 0)     # 0: the last op pushed (as Rust counts)
-        while failed:   # every failure since the last read, oldest first
+        if self._pending:
+            self.flush()
+        if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
+            self._take_errors()
+
+    def _take_errors(self):
+        while True:     # every failure since the last read, oldest first
             kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
             if not kind:
                 break
@@ -262,7 +266,8 @@ class SimdBackend(Backend):
 
     def sync(self):
         self._wait_all()
-        self.raise_pending_error()
+        if self._error is not None:
+            self.raise_pending_error()
 
     def close(self):
         if not self._closed:
