@@ -109,7 +109,16 @@ def unary(op, a):
 def binary(op, a, b, out_dtype="f32"):
     if a.shape == b.shape:      # the common case, written out (the hottest path: no run())
         out = new_tensor(a.shape, out_dtype)
-        dispatcher._runtime.run(op, out._view, (view_of(a), view_of(b)), None)
+        rt = dispatcher._runtime
+        # view_of(a) and view_of(b), inlined: a tensor's own View, when it has one and
+        # its storage is usable on this runtime (otherwise view_of says why not)
+        va, sa = a._view, a._storage
+        if va is None or sa.block is None or sa.runtime is not rt:
+            va = view_of(a)
+        vb, sb = b._view, b._storage
+        if vb is None or sb.block is None or sb.runtime is not rt:
+            vb = view_of(b)
+        rt.run(op, out._view, (va, vb), None)
         return out
     shape = broadcast_shapes(a.shape, b.shape)
     out = new_tensor(shape, out_dtype)

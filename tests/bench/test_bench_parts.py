@@ -71,6 +71,24 @@ def test_targets_pass_fail_and_missing():
     assert all(r["status"] == "n/a" for r in rows if r["issue"] == 6)
 
 
+def test_exp_goal_at_the_most_threads_and_copy_shares_at_one():
+    recs = [_rec("simd", "elementwise", "exp", "16M", 1, 12.0, "GB/s"),
+            _rec("numpy", "elementwise", "exp", "16M", 1, 10.0, "GB/s"),
+            _rec("simd", "elementwise", "exp", "16M", 2, 30.0, "GB/s"),
+            _rec("numpy", "elementwise", "exp", "16M", 2, 10.0, "GB/s"),
+            _rec("numpy", "elementwise", "copy", "16M", 1, 15.0, "GB/s"),
+            _rec("simd", "elementwise", "copy", "16M", 2, 40.0, "GB/s")]
+    rows = targets.evaluate(recs, _impls("simd", "numpy"), gpu_real=False)
+    goal = [r for r in rows if r["title"] == "exp 16M vs NumPy"]
+    assert [(r["threads"], r["status"]) for r in goal] == [(2, "PASS")]
+    assert goal[0]["ratio"] == pytest.approx(3.0)
+    shares = {r["impl"]: r for r in rows if "share of copy bandwidth" in r["title"]}
+    # against the best copy on the same (one) thread, not the 2-thread one
+    assert shares["simd"]["ratio"] == pytest.approx(12 / 15) and shares["simd"]["threads"] == 1
+    assert shares["numpy"]["ratio"] == pytest.approx(10 / 15)
+    assert {r["status"] for r in shares.values()} == {"info"}
+
+
 def test_wrong_result_fails_its_target():
     recs = [_rec("simd", "elementwise", "exp", "16M", 1, 30.0, "GB/s"),
             _rec("numpy", "elementwise", "exp", "16M", 1, 10.0, "GB/s")]
