@@ -201,11 +201,18 @@ unsafe fn run2<S: Simd, O: BOp>(
     if so == 1 && sa == 1 && sb == 1 && stream {
         let head = stream_head::<S>(o, n);
         if head > 0 {
-            S::store_part(o, O::apply::<S>(ld::<S>(a, 1, head), ld::<S>(b, 1, head)), head);
+            S::store_part(
+                o,
+                O::apply::<S>(ld::<S>(a, 1, head), ld::<S>(b, 1, head)),
+                head,
+            );
         }
         i = head;
         while i + w <= n {
-            S::stream(o.add(i), O::apply::<S>(S::load(a.add(i)), S::load(b.add(i))));
+            S::stream(
+                o.add(i),
+                O::apply::<S>(S::load(a.add(i)), S::load(b.add(i))),
+            );
             i += w;
         }
     } else if so == 1 {
@@ -539,13 +546,19 @@ mod tests {
                         assert_eq!(buf[start + i], a[i] - b[i], "{isa:?} skew {skew} n {n}");
                     }
                     assert!(buf[..start].iter().all(|&x| x == -7.0), "wrote before out");
-                    assert!(buf[start + n..].iter().all(|&x| x == -7.0), "wrote past out");
+                    assert!(
+                        buf[start + n..].iter().all(|&x| x == -7.0),
+                        "wrote past out"
+                    );
                     let nest1 = Nest::<2>::new(&[n], [&[1], &[1]]);
                     dispatch_on(isa, U(&nest1, o, a.as_ptr()));
                     for i in 0..n {
                         assert_eq!(buf[start + i], -a[i], "unary {isa:?} skew {skew} n {n}");
                     }
-                    assert!(buf[start + n..].iter().all(|&x| x == -7.0), "wrote past out");
+                    assert!(
+                        buf[start + n..].iter().all(|&x| x == -7.0),
+                        "wrote past out"
+                    );
                 }
             }
         }

@@ -137,7 +137,12 @@ impl Task for Batch {
         self.starts.len()
     }
     fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
-        let mut ends = self.starts.iter().skip(1).copied().chain([self.words.len()]);
+        let mut ends = self
+            .starts
+            .iter()
+            .skip(1)
+            .copied()
+            .chain([self.words.len()]);
         for &start in &self.starts {
             let rec = &self.words[start..ends.next().unwrap_or(start)];
             let name = op_name(rec[0]);

@@ -233,7 +233,11 @@ mod tests {
                     assert!(u <= 3.0, "{:?} exp_nonpositive({x}) = {y}, {u} ulp", isa);
                 } else {
                     // below the smallest normal float: 0 or (at the boundary) that float
-                    assert!(*y == 0.0 || *y <= 1.2e-38, "{:?} exp_nonpositive({x}) = {y}", isa);
+                    assert!(
+                        *y == 0.0 || *y <= 1.2e-38,
+                        "{:?} exp_nonpositive({x}) = {y}",
+                        isa
+                    );
                 }
             }
         }

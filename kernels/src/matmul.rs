@@ -237,9 +237,12 @@ unsafe fn micro<S: Simd, const MR: usize, const PACKED: bool>(
 
 /// widest product whose A is read in place rather than packed (see gemm_blocked)
 const DIRECT_A_MAX_N: usize = 256;
-/// tallest product whose B is read in place too (see gemm_blocked); measured in
-/// mmbench on Sapphire Rapids: 128^3 145 -> 156 GFLOPS, 256^3 145 -> 153, while for
-/// m = 256 with k beyond one K slice, or m >= 1024, the packed block wins by 1-5%
+/// tallest product whose B is read in place too (see gemm_blocked). Measured on
+/// Sapphire Rapids with the operands where torchic's heap puts them (contiguous
+/// blocks): 128^3 125 -> 134 GFLOPS, 128x256x256 129 -> 137, 256^3 137 -> 139;
+/// for m = 256 with k beyond one K slice, or m >= 1024, the packed block wins by
+/// 1-5%. (Rows read in place conflict in L1 more or less depending on where the
+/// operands sit: in mmbench's separate allocations the gain varies from +6% to -10%.)
 const DIRECT_B_MAX_M: usize = 256;
 
 /// one product, one thread, blocked: C[m x n] (ldc) = A[m x k] @ B[k x n]

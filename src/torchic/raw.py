@@ -195,8 +195,8 @@ def matmul2d(a, b, transpose_a=False, transpose_b=False):
     view), the output's on its block (like new_tensor's View), so a training step that
     repeats its products makes no View and packs nothing after the first.
     """
-    va = _transposed_batch_of_one(a) if transpose_a else broadcast_view(a, (1,) + a.shape)
-    vb = _transposed_batch_of_one(b) if transpose_b else broadcast_view(b, (1,) + b.shape)
+    va = _transposed_batch_of_one(a) if transpose_a else _batch_of_one(a)
+    vb = _transposed_batch_of_one(b) if transpose_b else _batch_of_one(b)
     m, n = va.shape[1], vb.shape[2]
     out = new_tensor((m, n))
     block = out._view.block
@@ -205,6 +205,17 @@ def matmul2d(a, b, transpose_a=False, transpose_b=False):
         vo = block.batch_view = View(block, 0, (1, m, n), (0, n, 1), "f32")
     dispatcher._runtime.run("matmul", vo, (va, vb), None)
     return out
+
+
+def _batch_of_one(t):
+    """2-D t as a (1, rows, cols) View: broadcast_view(t, (1,) + t.shape), with the
+    cache check written out (a usable tensor's cached View is the common case)."""
+    shape = (1,) + t.shape
+    v, st = t._bview, t._storage
+    if v is None or v.shape != shape or v.block is not st.block or \
+            st.runtime is not dispatcher._runtime:
+        v = broadcast_view(t, shape)
+    return v
 
 
 def _transposed_batch_of_one(t):

@@ -99,8 +99,12 @@ class Impl:
     def op(self, name, *xs):
         return self.op_fn(name)(*xs)
 
+    def sync_fn(self):
+        """The function kernel() calls to wait (the library's own, with no wrapper)."""
+        return self.sync
+
     def kernel(self, name, *xs):
-        fn, sync = self.op_fn(name), self.sync
+        fn, sync = self.op_fn(name), self.sync_fn()
         if self.defer_sync:
             return lambda: fn(*xs)
 
@@ -181,6 +185,10 @@ class TorchicImpl(Impl):
     def sync(self):
         import torchic
         torchic.sync()
+
+    def sync_fn(self):
+        import torchic
+        return torchic.sync
 
     def gpu_seconds(self, fn, calls=8, repeats=5):
         """Median GPU time of one fn() from GPU timestamps around `calls` back-to-back

@@ -230,13 +230,6 @@ class SimdBackend(Backend):
         if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
             self._push_failed()
 
-    def _wait_all(self):
-        if self._closed:
-            return      # close() already finished every queued op
-        if self._pending:
-            self.flush()
-        if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
-            self._take_errors()
 
     def _take_errors(self):
         while True:     # every failure since the last read, oldest first
@@ -254,18 +247,21 @@ class SimdBackend(Backend):
         own = view is block.view
         if not own:
             self._check_view(view)
-        self._wait_all()
+        self.sync()
         if self._closed:
             raise RuntimeError("the runtime was closed before this read completed")
         item = 4
         out = np.ndarray(view.shape, DTYPES[view.dtype], self.heap.arenas[block.arena],
                          block.offset + view.offset * item,
                          None if own else tuple([s * item for s in view.strides])).copy()
-        self.raise_pending_error()
         return out
 
     def sync(self):
-        self._wait_all()
+        if not self._closed:    # (close() finished every queued op)
+            if self._pending:
+                self.flush()
+            if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
+                self._take_errors()
         if self._error is not None:
             self.raise_pending_error()
 
