@@ -263,6 +263,13 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(
 ) {
     let nr = 2 * S::W;
     let (kcb, ncb, mca) = blocking::<S>();
+    // cut N into equal blocks (whole micro-panels) rather than full blocks and a sliver:
+    // a thread's half of 1024 is 2 x 256, not 480 + 32 (a sliver streams all of A for
+    // a few columns)
+    let ncb = n
+        .div_ceil(n.div_ceil(ncb))
+        .next_multiple_of(nr)
+        .min(ncb.max(nr));
     let pa = PACK_A.with(|s| s.borrow_mut().get(mca.div_ceil(MR) * MR * kcb));
     let pb = PACK_B.with(|s| s.borrow_mut().get(kcb * ncb.div_ceil(nr) * nr));
     let mut tile = [0f32; 16 * 32];
@@ -610,6 +617,7 @@ mod tests {
             (48, 64, 45),   // whole tiles: A and B read in place (small m)
             (96, 128, 700), // the same over two K slices (accumulating)
             (240, 96, 100),
+            (20, 1000, 40), // N cut into equal blocks, an edge tile in the last
         ];
         for isa in Isa::all_supported() {
             for &(m, n, k) in &sizes {
