@@ -109,16 +109,7 @@ def unary(op, a):
 def binary(op, a, b, out_dtype="f32"):
     if a.shape == b.shape:      # the common case, written out (the hottest path: no run())
         out = new_tensor(a.shape, out_dtype)
-        rt = dispatcher._runtime
-        # view_of(a) and view_of(b), inlined: a tensor's own View, when it has one and
-        # its storage is usable on this runtime (otherwise view_of says why not)
-        va, sa = a._view, a._storage
-        if va is None or sa.block is None or sa.runtime is not rt:
-            va = view_of(a)
-        vb, sb = b._view, b._storage
-        if vb is None or sb.block is None or sb.runtime is not rt:
-            vb = view_of(b)
-        rt.run(op, out._view, (va, vb), None)
+        dispatcher._runtime.run(op, out._view, (view_of(a), view_of(b)), None)
         return out
     shape = broadcast_shapes(a.shape, b.shape)
     out = new_tensor(shape, out_dtype)
@@ -195,8 +186,8 @@ def matmul2d(a, b, transpose_a=False, transpose_b=False):
     view), the output's on its block (like new_tensor's View), so a training step that
     repeats its products makes no View and packs nothing after the first.
     """
-    va = _transposed_batch_of_one(a) if transpose_a else _batch_of_one(a)
-    vb = _transposed_batch_of_one(b) if transpose_b else _batch_of_one(b)
+    va = _transposed_batch_of_one(a) if transpose_a else broadcast_view(a, (1,) + a.shape)
+    vb = _transposed_batch_of_one(b) if transpose_b else broadcast_view(b, (1,) + b.shape)
     m, n = va.shape[1], vb.shape[2]
     out = new_tensor((m, n))
     block = out._view.block
@@ -205,17 +196,6 @@ def matmul2d(a, b, transpose_a=False, transpose_b=False):
         vo = block.batch_view = View(block, 0, (1, m, n), (0, n, 1), "f32")
     dispatcher._runtime.run("matmul", vo, (va, vb), None)
     return out
-
-
-def _batch_of_one(t):
-    """2-D t as a (1, rows, cols) View: broadcast_view(t, (1,) + t.shape), with the
-    cache check written out (a usable tensor's cached View is the common case)."""
-    shape = (1,) + t.shape
-    v, st = t._bview, t._storage
-    if v is None or v.shape != shape or v.block is not st.block or \
-            st.runtime is not dispatcher._runtime:
-        v = broadcast_view(t, shape)
-    return v
 
 
 def _transposed_batch_of_one(t):

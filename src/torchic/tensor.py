@@ -316,7 +316,6 @@ class Tensor:
     def log10(self): return _F.log10(self)
     def log2(self): return _F.log2(self)
     def abs(self): return _F.abs(self)
-    def matmul(self, other): return _F.matmul(self, other)
     def where(self, cond, other): return _F.where(cond, self, other)
 
     def sum(self, dim=None, keepdim=False, **kw): return _F.sum(self, dim, keepdim, **kw)
@@ -434,6 +433,6 @@ for _name, _fn in {"__add__": _F.add, "__sub__": _F.sub, "__mul__": _F.mul,
                    "__truediv__": _F.div, "__neg__": _F.neg, "add": _F.add, "sub": _F.sub,
                    "mul": _F.mul, "div": _F.div, "neg": _F.neg, "exp": _F.exp, "log": _F.log,
                    "relu": _F.relu, "tanh": _F.tanh, "sigmoid": _F.sigmoid,
-                   "sqrt": _F.sqrt, "__matmul__": _F.matmul}.items():
+                   "sqrt": _F.sqrt, "__matmul__": _F.matmul, "matmul": _F.matmul}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
