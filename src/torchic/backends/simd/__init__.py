@@ -230,7 +230,6 @@ class SimdBackend(Backend):
         if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
             self._push_failed()
 
-
     def _take_errors(self):
         while True:     # every failure since the last read, oldest first
             kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
