@@ -265,9 +265,14 @@ class Pow(_Binary):
         return y
 
     def backward(self, g):
+        # PyTorch's derivatives.yaml: d/da is 0 where b == 0 (so x**0 at x = 0 gives 0, not
+        # 0 * inf); d/db is 0 where a == 0 and b >= 0 (not 0 * log 0 = nan)
         a, b, y = self.saved
-        ga = sum_to_shape(g * b * a ** (b - 1), self.a_shape) if self.needs_grad[0] else None
-        gb = sum_to_shape(g * y * log(a), self.b_shape) if self.needs_grad[1] else None
+        zero = constant(0.0)
+        ga = sum_to_shape(where(b == 0, zero, g * b * a ** (b - 1)), self.a_shape) \
+            if self.needs_grad[0] else None
+        gb = sum_to_shape(where((a == 0) * (b >= 0), zero, g * y * log(a)), self.b_shape) \
+            if self.needs_grad[1] else None
         return ga, gb
 
 
@@ -341,6 +346,27 @@ class MaxMin(Function):
         count = Sum.apply(mask, axes=self.axes, keepdim=True)
         g = reshape(g, _keepdim_shape(self.in_shape, self.axes))
         return (g * mask / count,)
+
+
+class MaxMinDim(Function):
+    """max / min over one dim with indices: the whole gradient goes to the returned index
+    (PyTorch's rule for max(dim) / min(dim); amax / amax and max() share it among ties)."""
+
+    def forward(self, a, indices, axis, keepdim, op):
+        self.in_shape, self.axis = a.shape, axis
+        keep = _keepdim_shape(a.shape, (axis,))
+        self.save(indices if keepdim else _reshape_raw(indices, keep))
+        y = raw.reduce(op, a, (axis,))
+        return _reshape_raw(y, keep) if keepdim else y
+
+    def backward(self, g):
+        from .creation import arange
+        (idx_keep,) = self.saved
+        n = self.in_shape[self.axis]
+        pos = reshape(arange(n, dtype="i32"),
+                      tuple(n if i == self.axis else 1 for i in range(len(self.in_shape))))
+        hit = eq(pos, idx_keep)      # 1.0 exactly at the returned index along the axis
+        return reshape(g, _keepdim_shape(self.in_shape, (self.axis,))) * hit, None
 
 
 class _RowsOnLastAxis:
@@ -564,7 +590,7 @@ class Cat(Function):
         self.sizes = [t.shape[dim] for t in tensors]
         shape = list(tensors[0].shape)
         shape[dim] = builtins.sum(self.sizes)
-        out = raw.new_tensor(tuple(shape))
+        out = raw.new_tensor(tuple(shape), tensors[0]._dtype)   # int32 stays int32
         start = 0
         for t, size in zip(tensors, self.sizes):
             raw.copy_into(_narrow(out, dim, start, size), t)
@@ -745,8 +771,10 @@ def _max_min(a, dim, keepdim, axis, op):
         ax = normalize_axis(d, a.ndim)
         if a.ndim and a.shape[ax] == 0:
             raise ValueError(f"{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
-        values = MaxMin.apply(a, axes=(ax,) if a.ndim else (), keepdim=keepdim, op=op)
         indices = (argmax if op == "max" else argmin)(a, ax, keepdim=keepdim)
+        if not a.ndim:
+            return MaxResult(MaxMin.apply(a, axes=(), keepdim=keepdim, op=op), indices)
+        values = MaxMinDim.apply(a, indices, axis=ax, keepdim=keepdim, op=op)
         return MaxResult(values, indices)
     axes = _nonempty_axes(a, normalize_axes(d, a.ndim), op)
     return MaxMin.apply(a, axes=axes, keepdim=keepdim, op=op)

@@ -43,8 +43,21 @@ def fill(out, ins, params):
     out[...] = params["value"]
 
 
+_I32_MIN, _I32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+
+
 def copy(out, ins, params):
-    np.copyto(out, ins[0], casting="unsafe")
+    a = ins[0]
+    if out.dtype == np.int32 and a.dtype == np.float32:
+        # float -> int32 as on every backend (Rust's `as`): truncate toward zero,
+        # saturate to int32's range, NaN -> 0 (NumPy's own cast leaves these undefined)
+        with np.errstate(invalid="ignore"):
+            np.copyto(out, a, casting="unsafe")
+        np.copyto(out, _I32_MAX, where=a >= np.float32(2.0 ** 31))
+        np.copyto(out, _I32_MIN, where=a < np.float32(-2.0 ** 31))
+        np.copyto(out, 0, where=np.isnan(a))
+        return
+    np.copyto(out, a, casting="unsafe")
 
 
 def where(out, ins, params):
@@ -107,8 +120,10 @@ def cross_entropy(out, ins, params):
     rows, classes = logits.shape
     _check_index(target, classes, "target class")
     m = logits.max(axis=1, keepdims=True) if classes else np.zeros((rows, 1), np.float32)
-    lse = np.log(np.exp(logits - m).sum(axis=1)) + m[:, 0]
-    out[...] = lse - logits[np.arange(rows), target]
+    # (max - x[t]) + log(sum exp(x - max)): the large terms cancel first, so equal
+    # logits of 1e30 still give log C (logsumexp(x) - x[t] would round away log C)
+    out[...] = (m[:, 0] - logits[np.arange(rows), target]) + \
+        np.log(np.exp(logits - m).sum(axis=1))
 
 
 def cross_entropy_grad(out, ins, params):

@@ -92,7 +92,7 @@ def _fill(be, out, ins, params):
 
 def _copy(be, out, ins, params):
     src = ins[0].dtype
-    expr = "a" if src == out.dtype else f"{out.dtype}(a)"
+    expr = "a" if src == out.dtype else elementwise.CAST[out.dtype]
     elementwise.run(be.gpu, "copy", expr, out, ins, buffers=be.buffers)
 
 

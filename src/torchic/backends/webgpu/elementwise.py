@@ -79,6 +79,21 @@ fn tpow(a: f32, b: f32) -> f32 {
 """
 
 
+# copy between dtypes (ops.py's cast rule). WGSL's i32(f32) clamps to the largest f32
+# below 2^31 (2147483520) and leaves NaN undefined, so f32 -> i32 spells the rule out:
+# truncate toward zero, saturate to int32's range, NaN -> 0 (Rust's `as`, as on simd).
+CAST = {"i32": "f32_to_i32(a)", "f32": "f32(a)"}
+
+F32_TO_I32 = """
+fn f32_to_i32(x: f32) -> i32 {
+  if (isnan1(x)) { return 0; }
+  if (x >= 2147483648.0) { return 2147483647; }
+  if (x < -2147483648.0) { return bitcast<i32>(0x80000000u); }
+  return i32(x);
+}
+"""
+
+
 def collapse(shape, strides_list):
     """Drop size-1 dims and merge dims that are contiguous in every operand."""
     dims = [(n, [s[d] for s in strides_list]) for d, n in enumerate(shape) if n != 1]
@@ -105,6 +120,8 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     src = wgsl.header(bind) + wgsl.FLOAT_FNS
     if "tpow" in expr:
         src += TPOW
+    if "f32_to_i32" in expr:
+        src += F32_TO_I32
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
     src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
     src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"

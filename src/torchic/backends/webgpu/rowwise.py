@@ -95,7 +95,8 @@ def _build(mode, w, vpt):
     if mode == "cross_entropy":
         L += ["if (lid == 0u) {",
               f"  if (!tok) {{ report_error({tag}, t); O[{ob} + row] = f32_nan(); }}",
-              f"  else {{ O[{ob} + row] = log(tot) + mx - X[x0 + u32(t) * {sc}]; }}",
+              # (max - x[t]) + log(sum): large equal logits cancel exactly first
+              f"  else {{ O[{ob} + row] = (mx - X[x0 + u32(t) * {sc}]) + log(tot); }}",
               "}"]
     else:
         if mode == "log_softmax":
