@@ -16,13 +16,18 @@ written by other tools load as one flat dict. Anything that is not a tensor
 (a Module, a number, a string) is refused with an error that names the key:
 store numbers as tensors, and strings in ``metadata=`` (str -> str).
 
-Loading converts what torchic cannot hold: float64 / float16 become float32,
-int64 / int16 / int8 / uint8 / bool become int32 (values must fit).
+Loading converts what torchic cannot hold: float64 / float16 / bfloat16 become
+float32, int64 / int16 / int8 / uint8 / bool become int32 (values must fit).
+A file is untrusted input: anything malformed raises CheckpointError (see the
+reader's header comment below).
 """
 
+import io
 import json
+import math
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -76,6 +81,14 @@ def _where(path):
     return repr(".".join(path)) if path else "the top level"
 
 
+def _check_utf8(s, what):
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"torchic.save: the {what} {s!r} is not valid Unicode (lone "
+                         f"surrogate); the header is UTF-8") from None
+
+
 def _prepare(obj, metadata):
     entries = []
     _flatten(obj, (), entries)
@@ -84,6 +97,10 @@ def _prepare(obj, metadata):
         name = ".".join(path)
         if name in arrays:
             raise ValueError(f"torchic.save: two entries flatten to the same name {name!r}")
+        if name == "__metadata__":
+            raise ValueError("torchic.save: the name '__metadata__' is reserved by the "
+                             "safetensors header; rename that entry")
+        _check_utf8(name, "key")
         a = t.detach().numpy()
         arrays[name] = a if a.flags.c_contiguous else a.copy(order="C")   # (keeps 0-d)
     meta = dict(_FORMAT)
@@ -95,6 +112,8 @@ def _prepare(obj, metadata):
                 raise TypeError(f"metadata must map str -> str, got {k!r}: {v!r}")
             if k.startswith("torchic.") or k == "format":
                 raise ValueError(f"metadata key {k!r} is reserved")
+            _check_utf8(k, "metadata key")
+            _check_utf8(v, "metadata value")
         meta.update(metadata)
     meta[_KEYS] = json.dumps([list(path) for path, _ in entries], separators=(",", ":"))
     return arrays, meta
@@ -127,80 +146,208 @@ def save(obj, path, metadata=None):
 # ---------------------------------------------------------------------------------
 # load
 # ---------------------------------------------------------------------------------
-def _read_header(data, name):
-    if len(data) < 8:
-        raise CheckpointError(f"{name}: not a safetensors file (only {len(data)} bytes)")
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > len(data) - 8:
-        raise CheckpointError(f"{name}: not a safetensors file (header length {n} exceeds the "
-                              f"file size {len(data)})")
+# A checkpoint is untrusted input. The reader below is ours (not the safetensors
+# package's) so that every check is explicit and every failure is a CheckpointError
+# naming the file: the header length is compared with the file size and a maximum
+# before anything is read, the JSON is parsed with duplicate-key detection (json
+# keeps the last silently) and its depth failure converted, and each entry's dtype,
+# shape and byte range is checked, the ranges tiling the data section exactly as the
+# format requires. Memory stays proportional to the file: no size declared by the
+# header is allocated before it is checked against the bytes actually there.
+_MAX_HEADER = 100_000_000   # bytes: the safetensors reference reader's limit too
+_MAX_NDIM = 64 if int(np.__version__.split(".")[0]) >= 2 else 32   # NumPy's limit
+
+# safetensors dtype -> (item size, how the bytes are read)
+_DTYPES = {
+    "F64": (8, "<f8"), "F32": (4, "<f4"), "F16": (2, "<f2"), "BF16": (2, "<u2"),
+    "I64": (8, "<i8"), "I32": (4, "<i4"), "I16": (2, "<i2"), "I8": (1, "i1"),
+    "U64": (8, "<u8"), "U32": (4, "<u4"), "U16": (2, "<u2"), "U8": (1, "u1"),
+    "BOOL": (1, "u1"),
+}
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_pairs(pairs):
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return obj
+
+
+def _parse_json(text, where, what):
     try:
-        header = json.loads(bytes(data[8:8 + n]))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{name}: not a safetensors file (bad JSON header: {exc})") \
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        raise CheckpointError(f"{where}: the {what} has the key {exc.args[0]!r} twice "
+                              f"(one of the two would be dropped)") from None
+    except RecursionError:
+        raise CheckpointError(f"{where}: the {what} is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as exc:   # JSONDecodeError, 4300+ digit ints
+        raise CheckpointError(f"{where}: not a safetensors file (bad JSON {what}: {exc})") \
             from None
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_entry(name, info, data_len, where):
+    """(dtype, shape, begin, end) of one header entry, every field checked."""
+    def bad(why):
+        return CheckpointError(f"{where}: tensor {name!r}: {why}")
+    if not isinstance(info, dict):
+        raise bad("its header entry is not a JSON object")
+    for field in ("dtype", "shape", "data_offsets"):
+        if field not in info:
+            raise bad(f"its header entry has no {field!r}")
+    dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    if dtype not in _DTYPES:
+        raise bad(f"dtype {dtype!r} cannot be read by torchic (float64/32/16, bfloat16, "
+                  f"integers and bool are)" if isinstance(dtype, str) else
+                  f"dtype {dtype!r} is not a string")
+    if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+        raise bad(f"shape {shape!r} is not a list of non-negative integers")
+    if len(shape) > _MAX_NDIM:
+        raise bad(f"{len(shape)} dimensions (at most {_MAX_NDIM})")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_int, offsets))):
+        raise bad(f"data_offsets {offsets!r} is not a list of two integers")
+    begin, end = offsets
+    if not 0 <= begin <= end <= data_len:
+        raise bad(f"data_offsets {offsets} are outside the data section ({data_len} bytes)")
+    span = 8        # NumPy needs the product of the dims (an empty tensor's too) to fit
+    for d in shape:
+        span *= max(d, 1)
+        if span > sys.maxsize:
+            raise bad(f"shape {shape} is too large")
+    nbytes = math.prod(shape) * _DTYPES[dtype][0]
+    if nbytes != end - begin:
+        raise bad(f"shape {shape} of {dtype} does not fill its {end - begin} bytes")
+    return dtype, tuple(shape), begin, end
+
+
+def _read_header(f, size, where):
+    """(entries [(name, dtype, shape, begin, end)] in header order, metadata, data start)."""
+    if size < 8:
+        raise CheckpointError(f"{where}: not a safetensors file (only {size} bytes)")
+    (n,) = struct.unpack("<Q", f.read(8))
+    if n > size - 8:
+        raise CheckpointError(f"{where}: not a safetensors file (header length {n} exceeds the "
+                              f"file size {size})")
+    if n > _MAX_HEADER:
+        raise CheckpointError(f"{where}: header length {n} is over the {_MAX_HEADER}-byte "
+                              f"maximum")
+    raw = f.read(n)
+    if len(raw) != n:
+        raise CheckpointError(f"{where}: the file ended inside its header")
+    header = _parse_json(raw, where, "header")
     if not isinstance(header, dict):
-        raise CheckpointError(f"{name}: not a safetensors file (header is not a JSON object)")
-    return header
+        raise CheckpointError(f"{where}: not a safetensors file (header is not a JSON object)")
+    meta = header.pop("__metadata__", None)
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise CheckpointError(f"{where}: __metadata__ must map strings to strings")
+    data_len = size - 8 - n
+    entries = [(name,) + _check_entry(name, info, data_len, where)
+               for name, info in header.items()]
+    pos = 0   # the byte ranges must tile the data section: no overlap, no hole
+    for name, _, _, begin, end in sorted(entries, key=lambda e: (e[3], e[4])):
+        if begin != pos:
+            raise CheckpointError(f"{where}: tensor {name!r} starts at byte {begin} of the "
+                                  f"data section, expected {pos} (" +
+                                  ("overlapping tensors)" if begin < pos else "a gap)"))
+        pos = end
+    if pos != data_len:
+        raise CheckpointError(f"{where}: the data section has {data_len - pos} bytes after "
+                              f"the last tensor")
+    return entries, meta, 8 + n
 
 
-def _head_of_file(where):
-    """The 8-byte length and the JSON header of a file (or what there is of them)."""
-    size = os.path.getsize(where)
-    with open(where, "rb") as f:
-        head = f.read(8)
-        if len(head) < 8:
-            return head
-        (n,) = struct.unpack("<Q", head)
-        if n > size - 8:
-            raise CheckpointError(f"{where}: not a safetensors file (header length {n} "
-                                  f"exceeds the file size {size})")
-        return head + f.read(n)
+def _to_torchic_array(name, dtype, raw, shape, where):
+    """An owned C-contiguous float32 / int32 array from the entry's bytes."""
+    a = np.frombuffer(raw, dtype=_DTYPES[dtype][1]).reshape(shape)
+    if dtype == "BF16":                    # the upper half of a float32
+        return (a.astype(np.uint32) << 16).view(np.float32)
+    if dtype == "BOOL":
+        return (a != 0).astype(np.int32)
+    if dtype[0] == "F":
+        with np.errstate(over="ignore"):   # float64 beyond float32 becomes inf, as .float()
+            return a.astype(np.float32)
+    if a.size and dtype not in ("I32", "I16", "I8", "U16", "U8") and (
+            a.min() < -2**31 or a.max() > 2**31 - 1):
+        raise CheckpointError(f"{where}: tensor {name!r} ({a.dtype}) has values that do "
+                              f"not fit in int32")
+    return a.astype(np.int32)
 
 
-def _to_torchic_array(name, a, where):
-    if a.dtype == np.float32 or a.dtype == np.int32:
-        return a
-    kind = a.dtype.kind
-    if kind == "f":
-        return a.astype(np.float32)
-    if kind in "iub":
-        if a.size and kind != "b" and (a.min() < -2**31 or a.max() > 2**31 - 1):
-            raise CheckpointError(f"{where}: tensor {name!r} ({a.dtype}) has values that do "
-                                  f"not fit in int32")
-        return a.astype(np.int32)
-    raise CheckpointError(f"{where}: tensor {name!r} has dtype {a.dtype}, which torchic "
-                          f"cannot hold (float32 / int32 only)")
+class _Source:
+    """The bytes of a path or of a binary file object, with their size and a name."""
+
+    def __init__(self, path):
+        if hasattr(path, "read"):
+            data = path.read()
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"torchic.load needs a binary file object, got one whose "
+                                f"read() returns {type(data).__name__}")
+            self.where = str(getattr(path, "name", "<file object>"))
+            self.file, self.size = io.BytesIO(data), len(data)
+            return
+        where = os.fspath(path)
+        if not os.path.exists(where):
+            raise FileNotFoundError(f"no checkpoint at {where!r}")
+        if os.path.isdir(where):
+            raise IsADirectoryError(f"{where!r} is a directory, not a checkpoint file")
+        self.where = where
+        self.file = open(where, "rb")
+        self.size = os.fstat(self.file.fileno()).st_size
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
 
 
 def _read_arrays(path):
-    """(arrays by name, metadata dict) from a path or a binary file object."""
-    if hasattr(path, "read"):
-        data = path.read()
-        where = getattr(path, "name", "<file object>")
-        header = _read_header(data, where)
-        from safetensors.numpy import load as st_load
-        try:
-            arrays = st_load(data)
-        except Exception as exc:   # SafetensorError, or TypeError for dtypes NumPy lacks
-            raise CheckpointError(f"{where}: cannot read safetensors data: {exc}") from None
-        return arrays, header.get("__metadata__") or {}, where
-    where = os.fspath(path)
-    if not os.path.exists(where):
-        raise FileNotFoundError(f"no checkpoint at {where!r}")
-    if os.path.isdir(where):
-        raise IsADirectoryError(f"{where!r} is a directory, not a checkpoint file")
-    _read_header(_head_of_file(where), where)
-    from safetensors import safe_open
-    try:
-        with safe_open(where, framework="np") as f:
-            meta = f.metadata() or {}
-            arrays = {k: f.get_tensor(k) for k in f.keys()}
-    except Exception as exc:   # SafetensorError, or TypeError for dtypes NumPy lacks (bf16)
-        raise CheckpointError(f"{where}: cannot read safetensors data: {exc}" + (
-            " (bfloat16 is not supported: store float32)" if "bfloat16" in str(exc) else "")
-        ) from None
-    return arrays, meta, where
+    """([(name, array)] in header order, metadata dict, file name)."""
+    with _Source(path) as src:
+        entries, meta, start = _read_header(src.file, src.size, src.where)
+        arrays = []
+        for name, dtype, shape, begin, end in entries:
+            src.file.seek(start + begin)
+            raw = src.file.read(end - begin)
+            if len(raw) != end - begin:
+                raise CheckpointError(f"{src.where}: the file ended inside tensor {name!r}")
+            arrays.append((name, _to_torchic_array(name, dtype, raw, shape, src.where)))
+    return arrays, meta, src.where
+
+
+def _key_paths(meta, names, where):
+    """The nesting recorded by torchic.save, or None for a flat dict.
+
+    None also when the recorded paths no longer name exactly the file's tensors
+    (the file was edited by another tool): the tensors then load flat.
+    """
+    if _KEYS not in meta:
+        return None
+    paths = _parse_json(meta[_KEYS], where, f"{_KEYS} metadata")
+    if not isinstance(paths, list) or not all(
+            isinstance(p, list) and p and all(isinstance(k, str) for k in p) for p in paths):
+        raise CheckpointError(f"{where}: bad {_KEYS} metadata (not a list of key paths)")
+    paths = [tuple(p) for p in paths]
+    joined = [".".join(p) for p in paths]
+    if len(set(joined)) != len(joined) or set(joined) != set(names):
+        return None
+    return paths
 
 
 def load(path, *, map_location=None, weights_only=None):
@@ -210,41 +357,36 @@ def load(path, *, map_location=None, weights_only=None):
     other files come back as one flat dict in the file's key order.
     map_location and weights_only are accepted for PyTorch scripts and ignored
     (tensors always load onto the current backend; safetensors holds only weights).
+    A file that is not a valid safetensors file raises CheckpointError.
     """
     from .creation import from_numpy_array
     arrays, meta, where = _read_arrays(path)
-    paths = None
-    if _KEYS in meta:
-        try:
-            paths = [tuple(p) for p in json.loads(meta[_KEYS])]
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise CheckpointError(f"{where}: bad {_KEYS} metadata: {exc}") from None
-        if sorted(".".join(p) for p in paths) != sorted(arrays):
-            paths = None   # edited by another tool: fall back to flat names
+    paths = _key_paths(meta, [name for name, _ in arrays], where)
+    by_name = dict(arrays)
     if paths is None:
-        paths = [(k,) for k in arrays]
-    out = {}
+        paths = [(name,) for name, _ in arrays]
+    # the whole nesting is checked before any tensor is uploaded
+    out, leaves = {}, []
     for p in paths:
-        name = ".".join(p)
-        a = _to_torchic_array(name, arrays[name], where)
-        t = from_numpy_array(a if a.flags.c_contiguous else a.copy(order="C"), "f32" if a.dtype == np.float32 else "i32")
         node = out
-        for part in p[:-1]:
+        for i, part in enumerate(p[:-1]):
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise CheckpointError(f"{where}: key {name!r} collides with a tensor of the "
-                                      f"same prefix")
-        node[p[-1]] = t
+                raise CheckpointError(f"{where}: key {'.'.join(p)!r} is below "
+                                      f"{'.'.join(p[:i + 1])!r}, which is a tensor")
+        if p[-1] in node:
+            raise CheckpointError(f"{where}: key {'.'.join(p)!r} is a tensor and also holds "
+                                  f"other keys")
+        node[p[-1]] = None
+        leaves.append((node, p[-1], ".".join(p)))
+    for node, key, name in leaves:
+        a = by_name.pop(name)
+        node[key] = from_numpy_array(a, "f32" if a.dtype == np.float32 else "i32")
     return out
 
 
 def metadata(path):
     """The user metadata (str -> str) stored by save(..., metadata=...)."""
-    if hasattr(path, "read"):
-        meta = _read_header(path.read(), getattr(path, "name", "<file object>")).get(
-            "__metadata__") or {}
-    else:
-        where = os.fspath(path)
-        meta = _read_header(_head_of_file(where), where).get("__metadata__") or {}
+    with _Source(path) as src:
+        _, meta, _ = _read_header(src.file, src.size, src.where)
     return {k: v for k, v in meta.items() if not k.startswith("torchic.") and k != "format"}
-

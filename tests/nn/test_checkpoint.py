@@ -3,6 +3,7 @@
 import io
 import json
 import struct
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -179,3 +180,224 @@ def test_load_errors(backend, tmp_path):
     with pytest.raises(checkpoint.CheckpointError):
         torchic.load(truncated)
     assert issubclass(checkpoint.CheckpointError, ValueError)
+
+
+# ---------------------------------------------------------------------------------
+# checkpoints are untrusted input: every crafted file raises CheckpointError
+# ---------------------------------------------------------------------------------
+def _raw_file(header, data=b"", length=None):
+    """An 8-byte length, a header (a dict dumped as JSON, or raw bytes) and data."""
+    h = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return struct.pack("<Q", len(h) if length is None else length) + h + data
+
+
+def _f32(n, begin=0):
+    return {"dtype": "F32", "shape": [n], "data_offsets": [begin, begin + 4 * n]}
+
+
+_DEEP = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+_CRAFTED = {
+    "huge length": (_raw_file(b"{}", length=2**64 - 1), "header length 18446744073709551615 "
+                                                       "exceeds the file size"),
+    "length past end": (_raw_file(b"{}", length=11), "exceeds the file size"),
+    "deep JSON": (_raw_file(_DEEP), "nested too deeply"),
+    "deep metadata": (_raw_file(b'{"__metadata__":' + _DEEP[5:]), "nested too deeply"),
+    "not utf-8": (_raw_file(b'{"\xff": 1}'), "bad JSON header"),
+    "utf-16": (_raw_file('{"a": 1}'.encode("utf-16")), "bad JSON header"),
+    "4301-digit int": (_raw_file(b'{"x": {"dtype": "F32", "shape": [' + b"9" * 4301 +
+                                 b'], "data_offsets": [0, 4]}}'), "bad JSON header"),
+    "not an object": (_raw_file([]), "not a JSON object"),
+    "duplicate tensor": (_raw_file(b'{"x": ' + json.dumps(_f32(1)).encode() + b', "x": ' +
+                                   json.dumps(_f32(1, 4)).encode() + b"}", bytes(8)),
+                         "key 'x' twice"),
+    "duplicate metadata": (_raw_file(b'{"__metadata__": {"a": "1", "a": "2"}}'), "'a' twice"),
+    "metadata list": (_raw_file({"__metadata__": ["a"]}), "__metadata__ must map"),
+    "metadata int value": (_raw_file({"__metadata__": {"a": 1}}), "__metadata__ must map"),
+    "entry not object": (_raw_file({"x": [1, 2]}), "'x': its header entry is not"),
+    "no dtype": (_raw_file({"x": {"shape": [1], "data_offsets": [0, 4]}}, bytes(4)),
+                 "no 'dtype'"),
+    "dtype not str": (_raw_file({"x": {**_f32(1), "dtype": 7}}, bytes(4)), "not a string"),
+    "dtype unknown": (_raw_file({"x": {**_f32(1), "dtype": "F8_E4M3"}}, bytes(1)),
+                      "'F8_E4M3' cannot be read"),
+    "shape not list": (_raw_file({"x": {**_f32(1), "shape": "1"}}, bytes(4)),
+                       "not a list of non-negative"),
+    "negative dim": (_raw_file({"x": {**_f32(1), "shape": [-1]}}, bytes(4)), "non-negative"),
+    "bool dim": (_raw_file({"x": {**_f32(1), "shape": [True]}}, bytes(4)), "non-negative"),
+    "float dim": (_raw_file({"x": {**_f32(1), "shape": [1.0]}}, bytes(4)), "non-negative"),
+    "NaN dim": (_raw_file(b'{"x": {"dtype": "F32", "shape": [NaN], "data_offsets": [0, 4]}}',
+                          bytes(4)), "non-negative"),
+    "too many dims": (_raw_file({"x": {**_f32(1), "shape": [1] * 65}}, bytes(4)),
+                      "65 dimensions"),
+    "one offset": (_raw_file({"x": {**_f32(1), "data_offsets": [4]}}, bytes(4)),
+                   "not a list of two integers"),
+    "str offset": (_raw_file({"x": {**_f32(1), "data_offsets": [0, "4"]}}, bytes(4)),
+                   "not a list of two integers"),
+    "negative offset": (_raw_file({"x": {**_f32(1), "data_offsets": [-4, 0]}}, bytes(4)),
+                        "outside the data section"),
+    "reversed offsets": (_raw_file({"x": {**_f32(0), "data_offsets": [4, 0]}}, bytes(4)),
+                         "outside the data section"),
+    "offset past end": (_raw_file({"x": {**_f32(1), "data_offsets": [0, 2**70]}}, bytes(4)),
+                        "outside the data section"),
+    "size mismatch": (_raw_file({"x": {**_f32(1), "shape": [2]}}, bytes(4)),
+                      "shape \\[2\\] of F32 does not fill its 4 bytes"),
+    "huge shape": (_raw_file({"x": {"dtype": "F32", "shape": [2**40] * 3,
+                                    "data_offsets": [0, 8]}}, bytes(8)), "is too large"),
+    "huge empty shape": (_raw_file({"x": {"dtype": "F32", "shape": [2**60, 0],
+                                          "data_offsets": [0, 0]}}), "is too large"),
+    "huge dim": (_raw_file({"x": {"dtype": "F32", "shape": [0, 2**70],
+                                  "data_offsets": [0, 0]}}), "is too large"),
+    "empty after data": (_raw_file({"x": {"dtype": "F32", "shape": [5, 0],
+                                          "data_offsets": [0, 0]}}, bytes(8)), "after the last"),
+    "overlap": (_raw_file({"x": _f32(2), "y": _f32(2, 4)}, bytes(16)), "overlapping tensors"),
+    "gap": (_raw_file({"x": _f32(1), "y": _f32(1, 8)}, bytes(12)), "a gap"),
+    "trailing bytes": (_raw_file({"x": _f32(1)}, bytes(8)), "4 bytes after the last tensor"),
+    "keys not JSON": (_raw_file({"__metadata__": {"torchic.keys": "[["}, "x": _f32(1)},
+                                bytes(4)), "bad JSON torchic.keys metadata"),
+    "keys not paths": (_raw_file({"__metadata__": {"torchic.keys": "[[1]]"}, "1": _f32(1)},
+                                 bytes(4)), "not a list of key paths"),
+    "keys empty path": (_raw_file({"__metadata__": {"torchic.keys": "[[]]"}, "x": _f32(1)},
+                                  bytes(4)), "not a list of key paths"),
+    "keys tensor above": (_raw_file({"__metadata__": {"torchic.keys": '[["a"],["a","b"]]'},
+                                     "a": _f32(1), "a.b": _f32(1, 4)}, bytes(8)),
+                          "'a.b' is below 'a', which is a tensor"),
+    "keys tensor below": (_raw_file({"__metadata__": {"torchic.keys": '[["a","b"],["a"]]'},
+                                     "a": _f32(1), "a.b": _f32(1, 4)}, bytes(8)),
+                          "'a' is a tensor and also holds"),
+}
+
+
+@pytest.mark.parametrize("case", list(_CRAFTED))
+def test_crafted_files_raise_checkpoint_error_naming_the_file(backend, tmp_path, case):
+    raw, match = _CRAFTED[case]
+    path = tmp_path / "crafted.safetensors"
+    path.write_bytes(raw)
+    tracemalloc.start()
+    try:
+        for load in (torchic.load, lambda p: torchic.load(io.BytesIO(p.read_bytes()))):
+            with pytest.raises(checkpoint.CheckpointError, match=match) as info:
+                load(path)
+        # nothing the header declares is allocated: the peak follows the file's size
+        assert tracemalloc.get_traced_memory()[1] < 64 * len(raw) + 256 * 1024
+    finally:
+        tracemalloc.stop()
+    assert "crafted.safetensors" not in str(info.value)        # the BytesIO has no name...
+    with pytest.raises(checkpoint.CheckpointError) as info:
+        torchic.load(path)
+    assert str(path) in str(info.value)                       # ...the path is named
+    if case.startswith("keys"):
+        assert checkpoint.metadata(path) == {}                 # the header itself is valid
+    else:
+        with pytest.raises(checkpoint.CheckpointError, match=match):
+            checkpoint.metadata(path)
+
+
+def test_header_over_the_maximum_is_refused_before_reading(backend, tmp_path, monkeypatch):
+    path = tmp_path / "big_header.safetensors"
+    path.write_bytes(_raw_file({"x": _f32(1)}, bytes(4)))
+    assert torchic.load(path)["x"].tolist() == [0.0]
+    monkeypatch.setattr(checkpoint, "_MAX_HEADER", 16)
+    with pytest.raises(checkpoint.CheckpointError, match="over the 16-byte maximum"):
+        torchic.load(path)
+
+
+def _valid_file():
+    buf = io.BytesIO()
+    torchic.save({"model": {"w": torchic.tensor([[1.0, -2.0], [3.5, 4.0]]),
+                            "b": torchic.tensor([0.25, 0.5])},
+                  "step": torchic.tensor(3), "empty": torchic.zeros(0, 2)}, buf,
+                 metadata={"note": "fuzz"})
+    return buf.getvalue()
+
+
+def _mutations(raw, count, seed=13):
+    """`count` corruptions of `raw`: flipped / overwritten / inserted / deleted bytes,
+    truncations, and rewritten length fields (a fixed seed: the same corpus every run)."""
+    gen = np.random.default_rng(seed)
+    for i in range(count):
+        b = bytearray(raw)
+        kind = i % 6
+        if kind == 0:                                   # a few random bytes anywhere
+            for pos in gen.integers(0, len(b), gen.integers(1, 4)):
+                b[pos] = int(gen.integers(0, 256))
+        elif kind == 1:                                 # one byte of the header changed
+            n = struct.unpack("<Q", raw[:8])[0]
+            b[8 + int(gen.integers(0, n))] = int(gen.choice(list(b'{}[]",:0123456789-e. ')))
+        elif kind == 2:                                 # truncated
+            del b[int(gen.integers(0, len(b))):]
+        elif kind == 3:                                 # bytes inserted into the header
+            pos = 8 + int(gen.integers(0, 40))
+            b[pos:pos] = bytes(gen.integers(0, 256, int(gen.integers(1, 5)), dtype=np.uint8))
+        elif kind == 4:                                 # a bit of the length field flipped
+            b[int(gen.integers(0, 8))] ^= 1 << int(gen.integers(0, 8))
+        else:                                           # a digit in the header changed
+            digits = [j for j in range(8, len(b)) if chr(b[j]).isdigit()]
+            if digits:
+                b[digits[int(gen.integers(0, len(digits)))]] = ord(str(gen.integers(0, 10)))
+        yield bytes(b)
+
+
+def test_fuzzed_files_raise_only_checkpoint_error_in_bounded_memory(backend, tmp_path):
+    raw = _valid_file()
+    back = torchic.load(io.BytesIO(raw))
+    assert back["model"]["w"].tolist() == [[1.0, -2.0], [3.5, 4.0]]
+    path = tmp_path / "fuzz.safetensors"
+    outcomes = {"loaded": 0, "refused": 0}
+    tracemalloc.start()
+    try:
+        for bad in _mutations(raw, 300):
+            path.write_bytes(bad)
+            tracemalloc.reset_peak()
+            for source in (path, io.BytesIO(bad)):
+                try:
+                    out = torchic.load(source)
+                except checkpoint.CheckpointError as exc:
+                    assert "fuzz.safetensors" in str(exc) or source is not path
+                    outcomes["refused"] += 1
+                else:
+                    assert isinstance(out, dict)
+                    outcomes["loaded"] += 1
+            # no declared size is allocated: the peak is a small multiple of the file
+            assert tracemalloc.get_traced_memory()[1] < 64 * len(bad) + 256 * 1024
+    finally:
+        tracemalloc.stop()
+    assert outcomes["refused"] > 300          # most corruptions are caught...
+    assert outcomes["loaded"] > 0             # ...and some (a changed value) are valid files
+
+
+def test_no_tensor_is_dropped_silently(backend, tmp_path):
+    # another tool's flat file with "a" and "a.b" loads flat: nothing collides
+    path = tmp_path / "flat.safetensors"
+    save_file({"a": np.ones(1, np.float32), "a.b": np.zeros(2, np.float32)}, str(path))
+    assert {k: v.shape for k, v in torchic.load(path).items()} == {"a": (1,), "a.b": (2,)}
+    # recorded nesting that no longer matches the tensors (an edited file) loads flat too
+    path.write_bytes(_raw_file({"__metadata__": {"torchic.keys": '[["a","b"],["c"]]'},
+                                "a.b": _f32(1), "z": _f32(1, 4)}, bytes(8)))
+    assert sorted(torchic.load(path)) == ["a.b", "z"]
+
+
+def test_save_refuses_names_it_cannot_write_back(backend, tmp_path):
+    path = tmp_path / "names.safetensors"
+    with pytest.raises(ValueError, match="'__metadata__' is reserved"):
+        torchic.save({"__metadata__": torchic.ones(1)}, path)
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        torchic.save({"\ud800": torchic.ones(1)}, path)
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        torchic.save({"x": torchic.ones(1)}, path, metadata={"k": "\udfff"})
+    assert not path.exists()
+    # below the top level the name is "__metadata__.x": fine, and it round-trips
+    torchic.save({"__metadata__": {"x": torchic.ones(1)}, "é": torchic.zeros(1)}, path)
+    back = torchic.load(path)
+    assert list(back) == ["__metadata__", "é"] and back["__metadata__"]["x"].tolist() == [1.0]
+
+
+def test_reads_bfloat16_and_raw_bool_bytes(backend, tmp_path):
+    values = np.array([1.0, -2.5, 3.140625, 0.0], np.float32)   # exact in bfloat16
+    bf16 = (values.view(np.uint32) >> 16).astype("<u2").tobytes()
+    path = tmp_path / "bf16.safetensors"
+    path.write_bytes(_raw_file({"h": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]},
+                                "m": {"dtype": "BOOL", "shape": [3], "data_offsets": [8, 11]}},
+                               bf16 + bytes([0, 1, 7])))
+    back = torchic.load(path)
+    assert back["h"].dtype == torchic.float32
+    np.testing.assert_array_equal(back["h"].numpy(), values.reshape(2, 2))
+    assert back["m"].tolist() == [0, 1, 1]
