@@ -148,20 +148,65 @@ def test_plot_fills_in_as_rows_arrive(page):
     assert ys == [2.0, 8.0, 32.0, 128.0]
 
 
-def test_errors_are_shown_and_the_server_stays_up(page, server):
-    # unknown suite (deep link): the server's 404 message in the banner
-    page.goto(server.url + "/?run=no.such.suite")
+def run_ids(server):
+    return [r["id"] for r in server.get("/api/runs")[1]["runs"]]
+
+
+def open_link(page, server, query, outcome="applied"):
+    """Open a deep link; wait until the page has applied it (or said why not)."""
+    page.goto(server.url + "/" + query)
     page.wait_for_selector("body[data-ready=true]")
+    page.wait_for_selector(f"body[data-link={outcome}]")
+    # a run started on load would have been requested by now: ask the server after the page
+    assert page.evaluate("fetch('/api/runs').then(r => r.status)") == 200
+
+
+def test_deep_link_preselects_and_waits_for_a_click(page, server):
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    before = run_ids(server)
+    open_link(page, server, "?run=toy.echo&n=2,3&tag=b")
+    c = card(page, "toy.echo")
+    pressed = c.locator('.choice[aria-pressed="true"]').evaluate_all(
+        "els => els.map(e => e.closest('.param').dataset.param + '=' + e.dataset.value)")
+    assert pressed == ["n=2", "n=3", "tag=b"]
+    assert c.locator(".combos").inner_text().startswith("2 combinations")
+    assert "click Run" in c.locator(".combos").inner_text()
+    # nothing was started: no request, no run on the server, no result in the card
+    assert posts == [] and run_ids(server) == before
+    assert c.locator(".result[data-run]").count() == 0
+    assert c.locator(".card-error").is_hidden()
+    # the click runs exactly the linked choices
+    c.locator("button.run").click()
+    c.locator(".run-status.status-failed").wait_for()      # tag=b has a failing case
+    assert column(c, "n") == ["2", "2", "3", "3"]
+    assert column(c, "status") == ["pass", "fail", "pass", "fail"]
+    assert len(run_ids(server)) == len(before) + 1
+
+    # the same in the fragment form
+    open_link(page, server, "#run=toy.slow&steps=40&tag=right")
+    assert card(page, "toy.slow").locator('.choice[aria-pressed="true"]').evaluate_all(
+        "els => els.map(e => e.dataset.value)") == ["right", "40"]
+    assert len(run_ids(server)) == len(before) + 1
+
+
+def test_errors_are_shown_and_the_server_stays_up(page, server):
+    before = run_ids(server)
+    # unknown suite (deep link): said in the banner, nothing sent
+    open_link(page, server, "?run=no.such.suite", outcome="error")
     banner = page.locator("#banner")
     banner.wait_for()
     assert "unknown suite 'no.such.suite'" in banner.inner_text()
 
-    # bad parameter value: the 400 message in the suite's card
-    page.goto(server.url + "/?run=toy.echo&n=99")
-    page.wait_for_selector("body[data-ready=true]")
+    # bad parameter value or name: said in the suite's card; the good ones still apply
+    open_link(page, server, "?run=toy.echo&n=99,2&size=1")
     err = card(page, "toy.echo").locator(".card-error")
     err.wait_for()
     assert "bad value '99' for parameter 'n'" in err.inner_text()
+    assert "has no parameter 'size'" in err.inner_text()
+    assert card(page, "toy.echo").locator('.param[data-param="n"] .choice[aria-pressed="true"]'
+                                          ).all_inner_texts() == ["2"]
+    assert run_ids(server) == before
 
     # a suite that raises: its error is listed, the other combinations still ran
     c = run_and_wait(page, "toy.boom", button="button.run-all", status="failed")
@@ -174,6 +219,8 @@ def test_errors_are_shown_and_the_server_stays_up(page, server):
 
     # ... and the server still answers and runs
     assert page.request.get(server.url + "/api/suites").status == 200
+    for n in ("1", "3"):    # back from the link's n=2 to all three
+        card(page, "toy.echo").locator(f'.param[data-param="n"] .choice[data-value="{n}"]').click()
     c = run_and_wait(page, "toy.echo")
     assert column(c, "value") == ["10", "20", "30"]
 

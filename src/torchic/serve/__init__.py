@@ -1,6 +1,7 @@
 """`python -m torchic serve`: the interactive test and benchmark page.
 
     python -m torchic serve [--port 8765] [--no-browser] [--suites DIR] [--jobs 1]
+                            [--max-queued 32] [--run-timeout 3600]
 
 The page lists every suite: the kernel parity tests (each op family on each
 backend against NumPy float64) and the benchmarks of ``python -m torchic

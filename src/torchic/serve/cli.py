@@ -3,6 +3,7 @@
 import argparse
 import asyncio
 import errno
+import ipaddress
 import os
 import socket
 import sys
@@ -28,6 +29,12 @@ def parse_args(argv):
     p.add_argument("--jobs", type=int, default=1,
                    help="runs executed at the same time (default 1: benchmarks need the "
                         "cores to themselves; others wait in a queue)")
+    p.add_argument("--max-queued", type=int, default=None, metavar="N",
+                   help="runs that may wait for a slot; more are refused with 429 "
+                        "(default 32)")
+    p.add_argument("--run-timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop a run (marked failed) that runs longer than this, unless its "
+                        "suite sets its own timeout_s (default 3600)")
     p.add_argument("--log-level", default="warning",
                    choices=["critical", "error", "warning", "info", "debug"],
                    help="uvicorn's log level (default warning)")
@@ -36,6 +43,10 @@ def parse_args(argv):
         p.error(f"--port must be in 0..65535, got {args.port}")
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
+    if args.max_queued is not None and args.max_queued < 0:
+        p.error("--max-queued must be at least 0")
+    if args.run_timeout is not None and not 0 < args.run_timeout < float("inf"):
+        p.error("--run-timeout must be a positive number of seconds")
     for d in args.suites:
         if not os.path.isdir(d):
             p.error(f"--suites {d!r} is not a folder")
@@ -71,12 +82,13 @@ def main(argv=None):
 
     from .app import LOCAL_HOSTS, create_app
 
-    local = args.host in ("127.0.0.1", "localhost", "::1")
+    local = _is_loopback(args.host)
     if not local:
         print(f"torchic serve: listening on {args.host}: anyone who can reach this machine "
               f"can start runs", file=sys.stderr)
     app = create_app(args.suites, jobs=args.jobs,
-                     allowed_hosts=LOCAL_HOSTS if local else ["*"])
+                     allowed_hosts=LOCAL_HOSTS + [args.host.lower()] if local else ["*"],
+                     max_queued=args.max_queued, run_timeout_s=args.run_timeout)
     sock = bind(args.host, args.port)
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
@@ -128,6 +140,16 @@ def _open_browser(url):
     except Exception as exc:  # noqa: BLE001  (no browser is not an error)
         print(f"torchic serve: could not open a browser ({exc}); open {url} yourself",
               file=sys.stderr)
+
+
+def _is_loopback(host):
+    """True for a loopback address or 'localhost' (this machine only: Host is checked)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _importable(name):

@@ -25,6 +25,8 @@ from .registry import ParamError, combinations, normalize_params
 
 STREAM_LIMIT = 32 << 20      # longest event line accepted from a worker
 STDERR_TAIL = 40             # stderr lines kept for a crash report
+MAX_QUEUED = 32              # runs waiting for a slot; more are refused (429)
+RUN_TIMEOUT_S = 3600.0       # a run's time limit when its suite sets no timeout_s
 
 
 class UnknownSuite(LookupError):
@@ -33,6 +35,10 @@ class UnknownSuite(LookupError):
 
 class UnknownRun(LookupError):
     pass
+
+
+class QueueFull(RuntimeError):
+    """Too many runs are waiting already (the HTTP API answers 429)."""
 
 
 def _child_env():
@@ -176,10 +182,20 @@ class Run:
 
 
 class RunManager:
-    def __init__(self, catalog, jobs=1, keep=200, python=None):
+    """Starts, queues, times out and cancels runs.
+
+    At most ``max_queued`` runs wait for a slot (more are refused with QueueFull),
+    and every run is stopped after its suite's ``timeout_s``, or ``run_timeout_s``
+    when the suite sets none, counted from when it starts running.
+    """
+
+    def __init__(self, catalog, jobs=1, keep=200, python=None, max_queued=None,
+                 run_timeout_s=None):
         self.catalog = catalog
         self.jobs = max(1, int(jobs))
         self.keep = keep
+        self.max_queued = MAX_QUEUED if max_queued is None else int(max_queued)
+        self.run_timeout_s = RUN_TIMEOUT_S if run_timeout_s is None else float(run_timeout_s)
         self.python = python or sys.executable
         self.runs = collections.OrderedDict()
         self._slots = asyncio.Semaphore(self.jobs)
@@ -193,6 +209,10 @@ class RunManager:
         normalized = normalize_params(suite, params)      # ParamError
         if self._closing:
             raise RuntimeError("the server is shutting down")
+        if len(self._waiting) >= self.max_queued:
+            raise QueueFull(f"too many runs waiting: {len(self._waiting)} wait for their "
+                            f"turn already (at most {self.max_queued}, --max-queued); "
+                            f"start this one when they have run, or stop some")
         run = Run(suite, normalized)
         self.runs[run.id] = run
         self._evict()
@@ -324,7 +344,8 @@ class RunManager:
                 tail.append(text)
                 run.add({"type": "log", "text": text, "stream": "stderr"})
 
-        timeout = run.suite.get("timeout_s")
+        timeout = run.suite.get("timeout_s") or self.run_timeout_s
+        where = "the suite's timeout_s" if run.suite.get("timeout_s") else "--run-timeout"
         pumps = asyncio.gather(pump_events(), pump_stderr(), proc.wait())
         timed_out = False
         try:
@@ -343,8 +364,8 @@ class RunManager:
         if run.cancel_requested:
             self._finish(run, "cancelled", "the server stopped" if self._closing else "cancelled")
         elif timed_out:
-            self._finish(run, "failed", f"stopped: the run took longer than the suite's "
-                                        f"timeout of {timeout} s")
+            self._finish(run, "failed", f"stopped: the run took longer than its time limit "
+                                        f"of {timeout:g} s ({where})")
         elif child_end:
             event = child_end[-1]
             event.pop("seq", None)
@@ -371,4 +392,5 @@ def _kill(proc):
         pass
 
 
-__all__ = ["Catalog", "Run", "RunManager", "UnknownRun", "UnknownSuite", "ParamError"]
+__all__ = ["Catalog", "Run", "RunManager", "UnknownRun", "UnknownSuite", "QueueFull",
+           "ParamError"]

@@ -45,3 +45,6 @@ define_bench("toy.slow", slow, {"tag": ["left", "right", "third"], "steps": [4, 
 define_bench("toy.plot", plot_points, {"series": ["a", "b"], "n": [16, 64, 256, 1024]},
              title="Toy plot", plot={"x": "n", "y": "value", "series": ["series"], "xlog": True,
                                      "xlabel": "n", "ylabel": "GFLOPS"})
+# like toy.slow, but with its own time limit (which wins over the server's --run-timeout)
+define_bench("toy.hold", slow, {"tag": ["held"], "steps": [400]}, title="Toy hold",
+             timeout_s=120)

@@ -2,7 +2,8 @@
 // their events over Server-Sent Events into a table, a plot, a log panel and a progress bar.
 //
 // Each tab listens only to the runs it started (one EventSource per run, by run id), so
-// two tabs never mix results. Deep link: /?run=SUITE&param=v1,v2 starts a run on load.
+// two tabs never mix results. Deep link: /?run=SUITE&param=v1,v2 preselects those choices
+// and waits for a click on Run (any web page can open such a URL: loading never starts work).
 "use strict";
 
 (function () {
@@ -446,13 +447,53 @@
     }
   }
 
+  // A link value names a choice as the server would accept it: "True" for true, "1.0" for 1
+  function sameChoice(choice, text) {
+    if (choice === text) return true;
+    if (["true", "false"].includes(choice)) return choice === text.toLowerCase();
+    return text.trim() !== "" && !Number.isNaN(Number(text)) && Number(choice) === Number(text);
+  }
+
+  // The deep link only fills in the card (selected choices, scrolled to, Run focused);
+  // what cannot be applied is said in the card. Nothing is sent to the server.
   function deepLink() {
     const q = new URLSearchParams(location.search || location.hash.replace(/^#/, ""));
     const name = q.get("run");
     if (!name) return;
-    const params = {};
-    for (const [k, v] of q) if (k !== "run") params[k] = v.split(",").filter(x => x !== "");
-    startRun(name, params);   // an unknown suite or bad value: the server's message is shown
+    const c = findSuite(name) &&
+      document.querySelector(`.suite[data-suite="${CSS.escape(name)}"]`);
+    if (!c) {
+      const known = state.catalog.suites.map(s => s.name).join(", ") || "none";
+      banner(`The link asks for unknown suite '${name}'; known suites: ${known}`);
+      document.body.dataset.link = "error";
+      return;
+    }
+    const problems = [];
+    for (const [k, v] of q) {
+      if (k === "run") continue;
+      const row = c.querySelector(`.param[data-param="${CSS.escape(k)}"]`);
+      if (!row) { problems.push(`suite '${name}' has no parameter '${k}'`); continue; }
+      const buttons = [...row.querySelectorAll(".choice")];
+      const wanted = v.split(",").filter(x => x !== "");
+      const picked = buttons.filter(b => !b.disabled &&
+                                         wanted.some(w => sameChoice(b.dataset.value, w)));
+      for (const w of wanted) {
+        const b = buttons.find(x => sameChoice(x.dataset.value, w));
+        if (!b) problems.push(`bad value '${w}' for parameter '${k}'`);
+        else if (b.disabled) problems.push(`'${w}' of '${k}' is ${b.title}`);
+      }
+      if (!picked.length) continue;      // nothing usable: the card's defaults stay
+      for (const b of buttons) b.setAttribute("aria-pressed", String(picked.includes(b)));
+    }
+    updateCount(c);
+    c.classList.add("linked");
+    $(".combos", c).textContent += " · preselected by the link: click Run to start";
+    if (problems.length) {
+      cardError(name, `The link's choices were not all applied: ${problems.join("; ")}`);
+    }
+    c.scrollIntoView({block: "start"});
+    $("button.run", c).focus();
+    document.body.dataset.link = "applied";
   }
 
   document.addEventListener("DOMContentLoaded", async () => {
