@@ -5,6 +5,7 @@ p.grad) and to a NumPy reference written from the paper / PyTorch documentation,
 and compares the parameters after every step.
 """
 
+import contextlib
 import math
 
 import numpy as np
@@ -88,7 +89,7 @@ class RefAdam:
         return p - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
 
 
-def run_both(make_opt, ref, rtol=2e-5, atol=2e-6, lr_changes=None):
+def run_both(make_opt, ref, rtol=2e-5, atol=2e-6, lr_changes=None, scoped=False):
     params = [T(p, requires_grad=True) for p in initial_params()]
     opt = make_opt(params)
     ref_params = [p.astype(np.float32).astype(np.float64) for p in initial_params()]
@@ -97,9 +98,10 @@ def run_both(make_opt, ref, rtol=2e-5, atol=2e-6, lr_changes=None):
             for group in opt.param_groups:
                 group["lr"] = lr_changes[k]
             ref.lr = lr_changes[k]
-        for p, g in zip(params, grads):
-            p.grad = T(g)
-        opt.step()
+        with torchic.track_tensors() if scoped else contextlib.nullcontext():
+            for p, g in zip(params, grads):
+                p.grad = T(g)
+            opt.step()
         ref_params = [ref.step(i, p, g.astype(np.float32).astype(np.float64))
                       for i, (p, g) in enumerate(zip(ref_params, grads))]
         for p, r in zip(params, ref_params):
@@ -144,6 +146,64 @@ def test_adam_matches_reference(backend, kw):
 def test_adamw_matches_reference(backend, kw):
     ref = RefAdam(**{"weight_decay": 0.01, **kw}, decoupled=True)
     run_both(lambda ps: optim.AdamW(ps, **kw), ref)
+
+
+@pytest.mark.parametrize("make, ref", [
+    (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), RefSGD(lr=0.05, momentum=0.9)),
+    (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True),
+     RefSGD(lr=0.05, momentum=0.9, nesterov=True)),
+    (lambda ps: optim.Adam(ps, lr=1e-2), RefAdam(lr=1e-2)),
+    (lambda ps: optim.Adam(ps, lr=1e-2, amsgrad=True), RefAdam(lr=1e-2, amsgrad=True)),
+    (lambda ps: optim.AdamW(ps, lr=1e-2), RefAdam(lr=1e-2, weight_decay=0.01, decoupled=True)),
+], ids=["sgd-momentum", "sgd-nesterov", "adam", "adam-amsgrad", "adamw"])
+def test_state_created_inside_track_tensors_survives_the_scope(backend, make, ref):
+    # every step runs in its own scope: the state made on the first one must stay usable
+    run_both(make, ref, scoped=True)
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.Adam(ps, lr=1e-2),
+                                  lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9)],
+                         ids=["adam", "sgd-momentum"])
+def test_training_loop_in_track_tensors(backend, make):
+    """The README's pattern: each step's temporaries are disposed, the state stays."""
+    def train(scoped):
+        torchic.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        opt = make(model.parameters())
+        x, y = torchic.randn(16, 4), torchic.randint(0, 3, (16,))
+        losses, live = [], []
+        for _ in range(6):
+            with torchic.track_tensors() if scoped else contextlib.nullcontext():
+                loss = torchic.cross_entropy(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            torchic.sync()
+            live.append(torchic.memory()["live_tensors"])
+        return [p.numpy() for p in model.parameters()], losses, live
+
+    ref_params, ref_losses, _ = train(scoped=False)
+    params, losses, live = train(scoped=True)
+    assert losses == ref_losses and losses[-1] < losses[0]
+    for p, r in zip(params, ref_params):
+        np.testing.assert_array_equal(p, r)
+    assert len(set(live[1:])) == 1, live        # the scope leaves only the state behind
+
+
+def test_optimizer_load_state_dict_inside_track_tensors(backend):
+    params = [T(p, requires_grad=True) for p in initial_params()]
+    opt = optim.SGD(params, lr=0.1, momentum=0.9)
+    for p, g in zip(params, grad_sequence()[0]):
+        p.grad = T(g)
+    opt.step()
+    sd = opt.state_dict()
+    opt2 = optim.SGD(params, lr=0.1, momentum=0.9)
+    with torchic.track_tensors():
+        opt2.load_state_dict(sd)            # the copied buffers belong to opt2
+    for p in params:
+        np.testing.assert_array_equal(opt2.state[p]["momentum_buffer"].numpy(),
+                                      opt.state[p]["momentum_buffer"].numpy())
 
 
 def test_learning_rate_changes_between_steps_are_used(backend):

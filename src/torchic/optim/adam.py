@@ -54,10 +54,10 @@ class Adam(Optimizer):
                     state = self.state.setdefault(p, {})
                     if not state:
                         state["step"] = 0
-                        state["exp_avg"] = zeros_like(p)
-                        state["exp_avg_sq"] = zeros_like(p)
+                        state["exp_avg"] = self._new_state(zeros_like(p))
+                        state["exp_avg_sq"] = self._new_state(zeros_like(p))
                         if amsgrad:
-                            state["max_exp_avg_sq"] = zeros_like(p)
+                            state["max_exp_avg_sq"] = self._new_state(zeros_like(p))
                     state["step"] += 1
                     t = state["step"]
                     if weight_decay:

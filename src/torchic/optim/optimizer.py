@@ -3,6 +3,7 @@
 import copy
 
 from ..autograd import enable_grad
+from ..scopes import keep
 from ..tensor import Tensor
 
 
@@ -89,6 +90,16 @@ class Optimizer:
                     with no_grad():
                         p.grad.zero_()
 
+    @staticmethod
+    def _new_state(t):
+        """Register `t` as per-parameter state (a momentum buffer, a moment estimate).
+
+        The optimizer owns its state as a module owns its parameters: a state tensor
+        created during a step inside ``track_tensors()`` must outlive that scope, or
+        the next step would update a disposed tensor.
+        """
+        return keep(t)
+
     def _closure_loss(self, closure):
         if closure is None:
             return None
@@ -141,7 +152,7 @@ class Optimizer:
                     if k != "step" and v.shape != p.shape:
                         raise ValueError(f"state {k!r} of parameter {i} has shape "
                                          f"{list(v.shape)}, the parameter has {list(p.shape)}")
-                    v = v.clone().detach() if v.requires_grad else v.clone()
+                    v = self._new_state(v.clone().detach() if v.requires_grad else v.clone())
                 new[k] = v
             self.state[p] = new
 

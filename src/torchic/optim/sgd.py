@@ -46,7 +46,7 @@ class SGD(Optimizer):
                         state = self.state.setdefault(p, {})
                         buf = state.get("momentum_buffer")
                         if buf is None:
-                            buf = state["momentum_buffer"] = g.clone()
+                            buf = state["momentum_buffer"] = self._new_state(g.clone())
                         else:
                             buf.mul_(momentum)
                             buf.add_(g if dampening == 0 else g * (1.0 - dampening))
