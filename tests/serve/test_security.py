@@ -9,6 +9,7 @@ test_page_e2e.py::test_deep_link_preselects_and_waits_for_a_click.
 
 import asyncio
 import os
+import re
 import socket
 import time
 
@@ -43,7 +44,11 @@ def raw_request(server, head, timeout=20):
     with socket.create_connection(host_port(server), timeout=timeout) as sock:
         sock.sendall(head)
         data = b""
-        while b"\r\n\r\n" not in data:
+        while True:
+            headers, _, body = data.partition(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length: *([0-9]+)", headers)
+            if length and len(body) >= int(length.group(1)):
+                break
             chunk = sock.recv(65536)
             if not chunk:
                 break
