@@ -8,9 +8,10 @@ import numbers
 
 import numpy as np
 
-from . import raw
-from .shape import infer_shape
-from .tensor import DType, Tensor
+from . import dispatcher, raw
+from .allocator import HeapFullError
+from .shape import infer_shape, numel as _numel
+from .tensor import Tensor, dtype_code
 
 _DEFAULT_SEED = 0
 
@@ -48,31 +49,18 @@ def _rng(generator):
     return generator.rng
 
 
-def _dtype_code(dtype, default="f32"):
-    if dtype is None:
-        return default
-    if isinstance(dtype, DType):
-        return dtype.code
-    if dtype in ("f32", "i32"):
-        return dtype
-    names = {"float32": "f32", "float": "f32", "int32": "i32", "int64": "i32", "long": "i32",
-             "int": "i32"}
-    if isinstance(dtype, str) and dtype in names:
-        return names[dtype]
-    if dtype is float:
-        return "f32"
-    if dtype is int:
-        return "i32"
-    try:
-        kind = np.dtype(dtype).kind
-    except TypeError:
-        kind = None
-    if kind == "f":
-        return "f32"
-    if kind in "iu" and kind is not None:
-        return "i32"
-    raise TypeError(f"unsupported dtype {dtype!r}: torchic tensors are float32 (values) or "
-                    f"int32 (indices)")
+_dtype_code = dtype_code     # the one dtype parser (tensor.py)
+
+
+def _check_host_size(numel, what):
+    """Refuse a tensor larger than the heap cap before its values are built on the host
+    (a NumPy array of gigabytes), with HeapFullError naming the sizes."""
+    rt = dispatcher._runtime or dispatcher.runtime()
+    cap = rt.allocator.cap_bytes
+    if numel * raw.ITEMSIZE > cap:
+        raise HeapFullError(f"heap cap exceeded: requested {numel * raw.ITEMSIZE} bytes for "
+                            f"{what}, more than the heap cap of {cap} bytes (raise it with "
+                            f"torchic.init(heap_cap=...)); nothing was allocated")
 
 
 def _shape_args(shape):
@@ -124,9 +112,25 @@ def from_numpy_array(arr, code, requires_grad=False):
     return t
 
 
+def _nested_numel(data):
+    """The element count of nested lists / tuples, from their first elements (exact unless
+    ragged, and then NumPy refuses them anyway)."""
+    n = 1
+    while isinstance(data, (list, tuple)):
+        n *= len(data)
+        if not data:
+            break
+        data = data[0]
+    return n
+
+
 def tensor(data, dtype=None, requires_grad=False, shape=None):
     """A new tensor holding a copy of `data` (nested lists, NumPy array, scalar, tensor)."""
     code = None if dtype is None else _dtype_code(dtype)
+    if isinstance(data, (list, tuple)):
+        _check_host_size(_nested_numel(data), "a tensor from a list")
+    elif isinstance(data, np.ndarray):
+        _check_host_size(data.size, f"a tensor from an array of shape {list(data.shape)}")
     arr, code = _to_numpy(data, code)
     if shape is not None:
         shape = infer_shape(_shape_args(shape if isinstance(shape, (list, tuple)) else (shape,)),
@@ -195,6 +199,7 @@ def empty_like(t, dtype=None, requires_grad=False):
 def randn(*shape, generator=None, dtype=None, requires_grad=False):
     """Standard normal float32 samples."""
     shape = _shape_args(shape)
+    _check_host_size(_numel(shape), f"randn of shape {list(shape)}")
     arr = _rng(generator).standard_normal(shape, dtype=np.float32)
     return from_numpy_array(arr, _dtype_code(dtype), requires_grad)
 
@@ -202,6 +207,7 @@ def randn(*shape, generator=None, dtype=None, requires_grad=False):
 def rand(*shape, generator=None, dtype=None, requires_grad=False):
     """Uniform [0, 1) float32 samples."""
     shape = _shape_args(shape)
+    _check_host_size(_numel(shape), f"rand of shape {list(shape)}")
     arr = _rng(generator).random(shape, dtype=np.float32)
     return from_numpy_array(arr, _dtype_code(dtype), requires_grad)
 
@@ -229,12 +235,18 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None):
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
     shape = _shape_args(size if isinstance(size, (tuple, list)) else (size,))
+    _check_host_size(_numel(shape), f"randint of shape {list(shape)}")
     arr = _rng(generator).integers(low, high, shape, dtype=np.int64)
     code = _dtype_code(dtype, "i32")
     return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code)
 
 
 def randperm(n, generator=None):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
+    _check_host_size(int(n), f"randperm({n})")
     return from_numpy_array(_rng(generator).permutation(n).astype(np.int32), "i32")
 
 
@@ -248,12 +260,19 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     if not all(np.isfinite(float(v)) for v in values):
         raise ValueError(f"arange needs finite start, end and step, got {start}, {end}, {step}")
     code = _dtype_code(dtype, "i32" if all_int else "f32")
+    _check_host_size(max(0, int(np.ceil((float(end) - float(start)) / float(step)))),
+                     f"arange({start}, {end}, {step})")
     arr = np.arange(start, end, step, dtype=np.float64)
     return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code,
                             requires_grad)
 
 
 def linspace(start, end, steps, requires_grad=False):
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
+    if steps < 0:
+        raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    _check_host_size(int(steps), f"linspace of {steps} steps")
     return from_numpy_array(np.linspace(start, end, steps, dtype=np.float32), "f32",
                             requires_grad)
 
@@ -277,6 +296,7 @@ def multinomial(probs, num_samples, replacement=False, *, generator=None):
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("multinomial weights must be finite and non-negative")
     rng = _rng(generator)
+    _check_host_size(rows.shape[0] * num_samples, f"{num_samples} multinomial samples")
     out = np.empty((rows.shape[0], num_samples), dtype=np.int32)
     for r, row in enumerate(rows):
         total = row.sum()

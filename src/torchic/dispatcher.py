@@ -17,6 +17,7 @@ before any op that writes the new ones.
 """
 
 import os
+import sys
 import threading
 
 import numpy as np
@@ -28,7 +29,50 @@ DTYPES = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
 
 
 class KernelError(RuntimeError):
-    """A kernel failed on the backend; raised at the next read or sync."""
+    """A kernel failed on the backend; raised at the next read or sync (at the op itself
+    in sync mode: ``init(sync=True)`` or ``TORCHIC_SYNC=1``).
+
+    What is raised is a subclass that is also the built-in class PyTorch raises for the
+    same failure (``KernelIndexError`` is an ``IndexError``: an index or a target class
+    out of range), chosen from the kind of the kernel's error, so both
+    ``except KernelError`` and ``except IndexError`` catch it.
+    """
+
+
+class KernelIndexError(KernelError, IndexError):
+    """A kernel found an index out of range (gather / scatter rows, cross_entropy targets)."""
+
+
+class KernelValueError(KernelError, ValueError):
+    """A kernel (or the backend's validation of an op record) refused a value."""
+
+
+class KernelTypeError(KernelError, TypeError):
+    """A kernel got an operand of the wrong type."""
+
+
+class KernelMemoryError(KernelError, MemoryError):
+    """A kernel ran out of memory."""
+
+
+_KERNEL_ERRORS = {IndexError: KernelIndexError, ValueError: KernelValueError,
+                  TypeError: KernelTypeError, MemoryError: KernelMemoryError}
+
+
+def kernel_error_class(exc):
+    """The KernelError subclass for a kernel's exception: its built-in kind is kept."""
+    for cls in type(exc).__mro__:
+        if cls in _KERNEL_ERRORS:
+            return _KERNEL_ERRORS[cls]
+    return KernelError
+
+
+# The user-level call behind the primitives that check values (the only ones that can
+# fail on valid records): named in the KernelError at no cost per op. Sync mode names
+# the exact call and line (see _issuer).
+_ISSUED_BY = {"gather_rows": "indexing with an integer tensor (x[idx], nn.Embedding)",
+              "scatter_add_rows": "the backward of indexing with an integer tensor",
+              "cross_entropy_grad": "the backward of cross_entropy"}
 
 
 class BackendUnavailableError(RuntimeError):
@@ -57,6 +101,7 @@ class Backend:
     """The interface every backend implements. See ops.py for the op contract."""
 
     name = "?"
+    synchronous = False             # sync mode (init sets it): every op waited for at issue
     alignment = 256                 # byte alignment of every block
     max_arena_bytes = None          # largest single buffer the backend can make
     default_arena_bytes = 64 << 20  # usual growth step of the heap
@@ -103,8 +148,13 @@ class Backend:
     def record_error(self, op, exc):
         with self._error_lock:
             if self._error is None:
-                self._error = KernelError(f"op {op!r} failed on backend {self.name!r}: "
-                                          f"{type(exc).__name__}: {exc}")
+                issued_by = _ISSUED_BY.get(op)
+                self._error = kernel_error_class(exc)(
+                    f"op {op!r}{f' (from {issued_by})' if issued_by else ''} failed on "
+                    f"backend {self.name!r}: {type(exc).__name__}: {exc}" +
+                    ("" if self.synchronous else
+                     " (it is raised at the next read or sync; set TORCHIC_SYNC=1 or "
+                     "torchic.init(sync=True) to raise it at the line that issued the op)"))
                 self._error.__cause__ = exc
             else:   # later failures before the read are named too, never silently dropped
                 self.__dict__.setdefault("_later_errors", []).append(
@@ -199,6 +249,97 @@ class Runtime:
             self.backend.close()
             self.allocator.discard_freed()   # the heap is gone: nothing to return them to
 
+# -- settings: init() arguments and TORCHIC_* environment variables -------------------
+# One set of checks for both, so a bad value is refused the same way wherever it comes
+# from, and the error names the argument or the variable.
+def _positive_int(value, what):
+    """value as an int, or ValueError "<what> must be <a positive ...>, got <value>"."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{what}, got {value!r}")
+    return int(value)
+
+
+def env_int(name, default, minimum=1, meaning=None):
+    """The integer value of environment variable `name` (default when unset or empty)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise ValueError(f"environment variable {name} must be "
+                         f"{meaning or f'an integer >= {minimum}'}, got {text!r}")
+    return value
+
+
+def env_flag(name):
+    """True for 1/true/yes/on, False for unset, empty, 0/false/no/off; anything else is refused."""
+    text = os.environ.get(name, "").strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"environment variable {name} must be 0 or 1, got {os.environ[name]!r}")
+
+
+def env_choice(name, default, choices):
+    """The value of environment variable `name`, one of `choices` (default when unset)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if text not in choices:
+        raise ValueError(f"environment variable {name} must be one of {', '.join(choices)}, "
+                         f"got {text!r}")
+    return text
+
+
+# -- sync mode (like CUDA_LAUNCH_BLOCKING=1) --------------------------------------------
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _issuer():
+    """Where the failing op came from: the torchic call the user made and the user's line.
+
+    Walks the stack of the thread that issued the op (sync mode raises on it), so it
+    names `C[idx]` or `loss.backward()` as written, and the Function that issued it.
+    """
+    import linecache
+    from .autograd import Function
+    frame = sys._getframe(2)
+    function = outermost = None
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        code = frame.f_code
+        if function is None and code.co_name in ("forward", "backward") and \
+                isinstance(frame.f_locals.get("self"), Function):
+            function = code.co_qualname
+        outermost = code.co_qualname
+        frame = frame.f_back
+    parts = []
+    if outermost is not None:
+        parts.append(f"torchic.{outermost}" + (f" ({function})" if function and
+                                               function != outermost else ""))
+    if frame is not None:
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        parts.append(f"at {frame.f_code.co_filename}:{frame.f_lineno}" +
+                     (f": {line}" if line else ""))
+    return " issued by " + ", ".join(parts) if parts else ""
+
+
+def _synchronous(backend):
+    """backend.run that waits for the op and raises its KernelError at the call."""
+    run, sync = backend.run, backend.sync
+
+    def run_and_wait(op, out, inputs, params):
+        run(op, out, inputs, params)
+        try:
+            sync()
+        except KernelError as err:
+            err.args = (f"{err.args[0]} (sync mode:{_issuer()})",) + err.args[1:]
+            raise err.with_traceback(None)
+    return run_and_wait
+
 
 _runtime = None
 _runtime_lock = threading.Lock()
@@ -206,12 +347,16 @@ _runtime_lock = threading.Lock()
 DEFAULT_HEAP_CAP = 8 << 30
 
 
-def init(backend=None, threads=None, heap_cap=None, **options):
+def init(backend=None, threads=None, heap_cap=None, sync=None, **options):
     """Start (or switch to) a backend. Tensors of the previous runtime become unusable.
 
     backend: "workers" (default), "simd" or "webgpu"; env TORCHIC_BACKEND sets the default.
     threads: worker threads for the CPU backends (default: the number of cores).
     heap_cap: the most bytes the heap may grow to (default 8 GiB, env TORCHIC_HEAP_CAP).
+        Creation functions refuse a tensor larger than the cap before building it.
+    sync: run every op to completion before returning, so a kernel error (an index
+        out of range) is raised at the line that issued the op, naming it: a debug
+        mode, like CUDA_LAUNCH_BLOCKING=1 (default: env TORCHIC_SYNC=1, else off).
     """
     global _runtime
     name = backend or os.environ.get("TORCHIC_BACKEND", "workers")
@@ -221,13 +366,17 @@ def init(backend=None, threads=None, heap_cap=None, **options):
     ok, why = cls.available()
     if not ok:
         raise BackendUnavailableError(f"backend {name!r} is not available: {why}")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool)
-                                or threads < 1):
-        raise ValueError(f"threads must be a positive int, got {threads!r}")
-    cap = heap_cap if heap_cap is not None else int(os.environ.get("TORCHIC_HEAP_CAP",
-                                                                   DEFAULT_HEAP_CAP))
-    if not isinstance(cap, int) or cap <= 0:
-        raise ValueError(f"heap_cap must be a positive number of bytes, got {cap!r}")
+    if threads is not None:
+        threads = _positive_int(threads, "threads must be a positive int")
+    if heap_cap is None:
+        cap = env_int("TORCHIC_HEAP_CAP", DEFAULT_HEAP_CAP,
+                      meaning="a positive number of bytes (an integer)")
+    else:
+        cap = _positive_int(heap_cap, "heap_cap must be a positive number of bytes")
+    if sync is None:
+        sync = env_flag("TORCHIC_SYNC")
+    elif not isinstance(sync, bool):
+        raise TypeError(f"sync must be True or False, got {sync!r}")
     with _runtime_lock:
         if _runtime is not None:
             old, _runtime = _runtime, None
@@ -238,6 +387,9 @@ def init(backend=None, threads=None, heap_cap=None, **options):
             finally:
                 old.close()
         _runtime = Runtime(cls(threads=threads, **options), cap)
+        if sync:
+            _runtime.backend.synchronous = True
+            _runtime.run = _synchronous(_runtime.backend)
     return _runtime
 
 
@@ -259,4 +411,5 @@ def shutdown():
     with _runtime_lock:
         if _runtime is not None:
             rt, _runtime = _runtime, None
+            rt.closed_by = "torchic.shutdown()"    # named when an old tensor is used
             rt.close()

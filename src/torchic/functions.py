@@ -11,6 +11,7 @@ Functions.
 """
 
 import builtins
+import numbers
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .autograd import Function, is_grad_enabled
 from .shape import (broadcast_shapes, inverse_permutation, normalize_axes, normalize_axis,
                     numel, permute_meta, reshape_strides, slice_meta, infer_shape,
                     broadcast_strides, contiguous_strides)
-from .tensor import Tensor
+from .tensor import Tensor, dtype_code
 
 
 # ---------------------------------------------------------------------------------
@@ -1035,8 +1036,8 @@ def contiguous(a):
 def _is_index_tensor(k):
     return (isinstance(k, Tensor) and k._dtype == "i32") or \
         (isinstance(k, np.ndarray) and k.dtype.kind in "iu") or \
-        (isinstance(k, list) and builtins.all(isinstance(x, int) and not isinstance(x, bool)
-                                              for x in k) and len(k) > 0)
+        (isinstance(k, list) and builtins.all(isinstance(x, numbers.Integral) and
+                                              not isinstance(x, bool) for x in k) and len(k) > 0)
 
 
 def getitem(a, key):
@@ -1135,7 +1136,7 @@ def stack(tensors, dim=0):
 
 
 def to_dtype(a, dtype):
-    code = dtype if isinstance(dtype, str) else dtype.code
+    code = dtype_code(dtype)      # (raises TypeError naming an unknown dtype, before any op)
     if a._dtype == code:
         return a
     if code == "f32":

@@ -227,7 +227,8 @@ def slice_meta(offset, shape, strides, key):
         if isinstance(k, slice):
             start, stop, step = k.start, k.stop, k.step
             for name, v in (("start", start), ("stop", stop), ("step", step)):
-                if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                # (numbers.Integral: NumPy integer scalars index like ints, as in PyTorch)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
                     raise TypeError(f"slice {name} must be an int or None, got {v!r}")
             if step is not None and step <= 0:
                 raise ValueError(f"slice step must be positive, got {step}")
@@ -238,9 +239,10 @@ def slice_meta(offset, shape, strides, key):
             new_shape.append(length)
             new_strides.append(stride * step)
         else:
-            if isinstance(k, bool) or not isinstance(k, int):
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral):
                 raise TypeError(f"invalid index of type {type(k).__name__}: only ints, slices, "
                                 f"None, ..., and integer tensors are valid indices")
+            k = int(k)
             if not -size <= k < size:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
             offset += (k % size) * stride

@@ -35,6 +35,119 @@ class DType:
 float32 = DType("float32", "f32")
 int32 = DType("int32", "i32")
 _DTYPE_OF_CODE = {"f32": float32, "i32": int32}
+_DTYPE_NAMES = {"f32": "f32", "float32": "f32", "float": "f32",
+                "i32": "i32", "int32": "i32", "int64": "i32", "long": "i32", "int": "i32"}
+
+
+def dtype_code(dtype, default="f32"):
+    """THE dtype parser (creation functions, .to(), casts, nn.functional): a torchic dtype,
+    a name ("float32", "float", "long", ...), a Python type or a NumPy dtype -> "f32" / "i32".
+
+    Floating types map to float32 and integer types to int32 (the two dtypes torchic
+    holds); anything else is a TypeError naming it.
+    """
+    if dtype is None:
+        return default
+    if isinstance(dtype, DType):
+        return dtype.code
+    if isinstance(dtype, str):
+        code = _DTYPE_NAMES.get(dtype)
+        if code is not None:
+            return code
+    elif dtype is float:
+        return "f32"
+    elif dtype is int:
+        return "i32"
+    try:
+        kind = np.dtype(dtype).kind
+    except (TypeError, ValueError):
+        kind = None
+    if kind == "f":
+        return "f32"
+    if kind is not None and kind in "iu":
+        return "i32"
+    raise TypeError(f"unsupported dtype {dtype!r}: torchic tensors are float32 (values) or "
+                    f"int32 (indices)")
+
+
+def _is_dtype(x):
+    try:
+        dtype_code(x)
+    except TypeError:
+        return False
+    return x is not None
+
+
+# devices PyTorch scripts name that a torchic runtime does not have (refused by .to)
+_OTHER_DEVICES = ("cuda", "mps", "xpu", "xla", "hip", "meta", "vulkan", "ipu", "hpu", "mtia",
+                  "privateuseone", "opengl", "opencl", "mkldnn", "ideep", "ve", "fpga", "maia",
+                  "lazy")
+
+
+def _check_device(t, device):
+    """.to(device): "cpu" and the tensor's own device (t.device) move nothing; anything else
+    is refused, because a runtime has exactly one device (chosen by torchic.init)."""
+    if device is None:
+        return
+    if not isinstance(device, str):
+        if isinstance(device, int) and not isinstance(device, bool):
+            raise RuntimeError(f"to({device}): a device index names a CUDA device; torchic "
+                               f"runs on one device, chosen by torchic.init (this tensor is "
+                               f"on {t.device!r})")
+        raise TypeError(f"to() expects a device string, a dtype or a tensor, got "
+                        f"{type(device).__name__}")
+    base, _, index = device.partition(":")
+    if device == t.device or (base == "cpu" and (not index or index.isdigit())):
+        return
+    if base in _OTHER_DEVICES or base in dispatcher.backend_names():
+        raise RuntimeError(
+            f"to({device!r}): device {device!r} is not available: a torchic runtime has one "
+            f"device, chosen by torchic.init(backend) (this tensor is on {t.device!r}); use "
+            f".to('cpu') or drop the .to() call")
+    try:
+        np.dtype(device)
+    except TypeError:
+        pass
+    else:
+        dtype_code(device)      # a NumPy dtype torchic does not hold: "unsupported dtype ..."
+    raise RuntimeError(f"to({device!r}): expected a device ('cpu' or {t.device!r}) or a dtype "
+                       f"(torchic.float32, torchic.int32, 'float32', 'long', ...), "
+                       f"got {device!r}")
+
+
+def _parse_to(t, args, kwargs):
+    """PyTorch's .to() overloads -> (dtype code or None, copy); raises before anything runs.
+
+    to(dtype, non_blocking=False, copy=False), to(device=None, dtype=None, non_blocking=False,
+    copy=False), to(other, non_blocking=False, copy=False).
+    """
+    unknown = sorted(set(kwargs) - {"device", "dtype", "non_blocking", "copy"})
+    if unknown:
+        raise TypeError(f"to() got an unexpected keyword argument {unknown[0]!r}")
+    args = list(args)
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    if args:
+        first = args[0]
+        if isinstance(first, Tensor):
+            dtype = first._dtype
+            args.pop(0)
+        elif _is_dtype(first) and not (isinstance(first, str) and first == t.device):
+            dtype = args.pop(0)
+        elif not isinstance(first, bool):
+            device = args.pop(0)
+            if args and _is_dtype(args[0]) and not isinstance(args[0], bool):
+                dtype = args.pop(0)
+    if len(args) > 2 or not all(isinstance(a, bool) for a in args):
+        raise TypeError(f"to() received an invalid combination of arguments: "
+                        f"{', '.join(type(a).__name__ for a in args)} after the device / dtype "
+                        f"(expected non_blocking and copy flags)")
+    flags = dict(zip(("non_blocking", "copy"), args))
+    for name in ("non_blocking", "copy"):
+        if name in kwargs:
+            flags[name] = kwargs[name]
+    _check_device(t, device)
+    code = None if dtype is None else dtype_code(dtype)
+    return code, bool(flags.get("copy", False))
 
 
 class Storage:
@@ -64,6 +177,12 @@ class Storage:
             raise RuntimeError("this tensor has been disposed (by dispose() or a "
                                "track_tensors scope); it can no longer be used")
         if self.runtime is not dispatcher._runtime:
+            if getattr(self.runtime, "closed_by", None) == "torchic.shutdown()":
+                raise RuntimeError(
+                    f"this tensor belongs to a runtime (backend "
+                    f"{self.runtime.backend.name!r}) that was closed by torchic.shutdown(); "
+                    f"tensors do not outlive their runtime: create it again (e.g. from "
+                    f".numpy() taken before shutdown)")
             raise RuntimeError(
                 f"this tensor belongs to a previous runtime (backend "
                 f"{self.runtime.backend.name!r}) that was replaced by torchic.init(); "
@@ -73,7 +192,7 @@ class Storage:
 
 class Tensor:
     __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
-                 "grad", "grad_fn", "_view", "_bview", "__weakref__")
+                 "_grad", "grad_fn", "_view", "_bview", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
@@ -90,7 +209,7 @@ class Tensor:
         t._strides = strides
         t._dtype = dtype
         t.requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t._view = None
         t._bview = None     # the last broadcast view made of it (a bias is broadcast every step)
@@ -158,6 +277,36 @@ class Tensor:
         return self.shape[0]
 
     # -- autograd ------------------------------------------------------------------
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        # PyTorch's checks and messages: a Tensor or None, of this tensor's shape and dtype
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._dtype != self._dtype:
+                names = {"f32": "float", "i32": "int"}   # PyTorch's spelling of the message
+                raise RuntimeError(f"attempting to assign a gradient with dtype "
+                                   f"'{names[value._dtype]}' to a tensor with grad_dtype "
+                                   f"'{names[self._dtype].capitalize()}'. The gradient must "
+                                   f"match the tensor's grad_dtype (defaults to the tensor's "
+                                   f"dtype)")
+            if value.shape != self.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(value.shape)}' to a tensor of size "
+                                   f"'{list(self.shape)}'. Please ensure that the gradient and "
+                                   f"the tensor are the same size")
+            value._storage.check_usable()
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
     def backward(self, gradient=None, retain_graph=False):
         from .autograd import run_backward
         run_backward(self, gradient, retain_graph)
@@ -361,13 +510,15 @@ class Tensor:
     def float(self): return _F.to_dtype(self, "f32")
     def long(self): return _F.to_dtype(self, "i32")
     def int(self): return _F.to_dtype(self, "i32")
-    def to(self, target):
-        """.to(dtype) converts; .to("cpu") / .to(device) is accepted for PyTorch scripts and
-        returns self: a torchic runtime has one device, chosen by torchic.init."""
-        if isinstance(target, str) and target not in ("f32", "i32", "float32", "int32", "long",
-                                                     "float", "int", "int64"):
-            return self
-        return _F.to_dtype(self, target)
+    def to(self, *args, **kwargs):
+        """PyTorch's .to(dtype) / .to(device) / .to(device, dtype) / .to(other) / copy=True.
+
+        A torchic runtime has one device, chosen by torchic.init: "cpu" and this tensor's
+        device are accepted and move nothing; any other device, and any unknown dtype, is
+        refused before anything is queued."""
+        code, copy = _parse_to(self, args, kwargs)
+        out = self if code is None else _F.to_dtype(self, code)
+        return out.clone() if copy and out is self else out
     def unbind(self, dim=0): return _F.unbind(self, dim)
     def type_as(self, other): return _F.to_dtype(self, other._dtype)
 
@@ -404,13 +555,13 @@ def _accumulate_grad(leaf, grad, private=False):
     from . import raw
     if grad.shape != leaf.shape:
         grad = grad.reshape(leaf.shape)
-    if leaf.grad is None:
+    if leaf._grad is None:
         if private and grad.is_contiguous() and sys.getrefcount(grad._storage) == 2:
-            leaf.grad = grad.detach()     # 2: the grad tensor's own reference + the call's
+            leaf._grad = grad.detach()     # 2: the grad tensor's own reference + the call's
         else:
-            leaf.grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
+            leaf._grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
     else:
-        leaf.grad = raw.binary("add", leaf.grad, grad)
+        leaf._grad = raw.binary("add", leaf._grad, grad)
 
 
 def dtype_of(code):

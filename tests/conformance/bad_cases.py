@@ -264,6 +264,38 @@ def cross_entropy_negative_target(B):
     x.grad.numpy()
 
 
+# a kernel's index error is also the built-in class PyTorch raises (issue 13)
+@case(IndexError, r"gather_rows' \(from indexing with an integer tensor.*index 9 is out of range "
+      r"\[0, 5\)", "indices")
+def index_tensor_out_of_range_is_index_error(B):
+    tc.randn(5, 3)[tc.tensor([9])].numpy()
+
+
+@case(IndexError, r"cross_entropy_grad' \(from the backward of cross_entropy\).*target class 4",
+      "indices")
+def cross_entropy_grad_target_is_index_error(B):
+    x = tc.randn(2, 3, requires_grad=True)
+    loss = tc.cross_entropy(x, tc.tensor([4, 0]))
+    try:
+        loss.item()
+    except IndexError:
+        pass            # the forward's error; the backward's is raised at the next read
+    loss.backward()
+    x.grad.numpy()
+
+
+@case(IndexError, r"gather_rows.*index 9 is out of range.*sync mode: issued by "
+      r"torchic\.Tensor\.__getitem__ \(GatherRows\.forward\), at .*bad_cases\.py:\d+: "
+      r"C\[idx\]", "indices")
+def sync_mode_raises_at_the_indexing_line(B):
+    tc.init(B, sync=True)
+    try:
+        C, idx = tc.randn(5, 3), tc.tensor([0, 9])
+        C[idx]            # no read: sync mode raises here
+    finally:
+        tc.init(B)
+
+
 # -- integer tensors where floats are needed ---------------------------------------------
 @case(TypeError, r"exp expects float32 tensors, got an int32 tensor", "dtypes")
 def exp_of_int(B):
@@ -328,6 +360,36 @@ def tensor_from_strings(B):
 @case(TypeError, r"unsupported dtype 'complex64'", "dtypes")
 def unsupported_dtype(B):
     tc.zeros(2, dtype="complex64")
+
+
+@case(TypeError, r"unsupported dtype 'complex64'", "dtypes")
+def to_unsupported_dtype(B):
+    tc.ones(2).to("complex64")
+
+
+@case(TypeError, r"unsupported dtype <class 'bool'>", "dtypes")
+def to_unsupported_dtype_keyword(B):
+    tc.ones(2).to(dtype=bool)
+
+
+@case(RuntimeError, r"to\('cuda'\): device 'cuda' is not available.*torchic\.init", "dtypes")
+def to_cuda(B):
+    tc.ones(2).to("cuda")
+
+
+@case(RuntimeError, r"to\('cuda:0'\): device 'cuda:0' is not available", "dtypes")
+def to_cuda_with_dtype(B):
+    tc.ones(2).to("cuda:0", tc.float32)
+
+
+@case(RuntimeError, r"expected a device \('cpu' or '\w+'\) or a dtype.*got 'floaty'", "dtypes")
+def to_unknown_string(B):
+    tc.ones(2, dtype="i32").to("floaty")
+
+
+@case(TypeError, r"to\(\) got an unexpected keyword argument 'layout'", "dtypes")
+def to_unknown_keyword(B):
+    tc.ones(2).to("cpu", layout=None)
 
 
 # -- non-finite values where they matter ----------------------------------------------------
@@ -452,6 +514,26 @@ def many_allocs_past_cap(B):
         keep.append(tc.zeros(1 << 15))
 
 
+@case(MemoryError, r"heap cap exceeded: requested 4000000 bytes for randn of shape "
+      r"\[1000, 1000\], more than the heap cap of 1048576 bytes", "heap")
+def randn_past_cap_on_the_host(B):
+    tc.init(B, heap_cap=1 << 20)
+    tc.randn(1000, 1000)
+
+
+@case(tc.HeapFullError, r"requested 4000000 bytes for a tensor from a list.*cap of 1048576",
+      "heap")
+def tensor_from_list_past_cap(B):
+    tc.init(B, heap_cap=1 << 20)
+    tc.tensor([[0.5] * 1000] * 1000)
+
+
+@case(tc.HeapFullError, r"requested 400000000 bytes for arange\(0, 100000000, 1\)", "heap")
+def arange_past_cap(B):
+    tc.init(B, heap_cap=1 << 20)
+    tc.arange(10 ** 8)
+
+
 @case(tc.HeapFullError, r"heap cap exceeded", "heap")
 def op_output_past_cap(B):
     tc.init(B, heap_cap=1 << 20)
@@ -495,6 +577,13 @@ def use_across_init(B):
     old = tc.ones(3)
     tc.init(B)
     tc.ones(3) + old
+
+
+@case(RuntimeError, r"closed by torchic\.shutdown\(\).*create it again", "lifetime")
+def use_after_shutdown(B):
+    old = tc.ones(3)
+    tc.shutdown()
+    old + 1
 
 
 @case(RuntimeError, r"belongs to a previous runtime", "lifetime")
@@ -558,6 +647,24 @@ def inplace_on_saved_input(B):
     loss.backward()
 
 
+@case(RuntimeError, r"attempting to assign a gradient of size '\[2\]' to a tensor of size "
+      r"'\[3\]'", "autograd")
+def grad_wrong_shape(B):
+    tc.ones(3, requires_grad=True).grad = tc.ones(2)
+
+
+@case(RuntimeError, r"attempting to assign a gradient with dtype 'int' to a tensor with "
+      r"grad_dtype 'Float'", "autograd")
+def grad_wrong_dtype(B):
+    tc.ones(3, requires_grad=True).grad = tc.ones(3, dtype="i32")
+
+
+@case(TypeError, r"assigned grad expected to be a Tensor or None but got grad of type list",
+      "autograd")
+def grad_not_a_tensor(B):
+    tc.ones(3, requires_grad=True).grad = [1.0, 2.0, 3.0]
+
+
 @case(RuntimeError, r"you can only change requires_grad of leaf tensors", "autograd")
 def requires_grad_false_on_non_leaf(B):
     x = tc.ones(3, requires_grad=True)
@@ -583,6 +690,43 @@ def unknown_backend_option(B):
 @case(ValueError, r"threads must be a positive int, got 0", "backends")
 def zero_threads(B):
     tc.init(B, threads=0)
+
+
+@case(ValueError, r"threads must be a positive int, got True", "backends")
+def bool_threads(B):
+    tc.init(B, threads=True)
+
+
+@case(ValueError, r"heap_cap must be a positive number of bytes, got True", "backends")
+def bool_heap_cap(B):
+    tc.init(B, heap_cap=True)
+
+
+@case(ValueError, r"environment variable TORCHIC_HEAP_CAP must be a positive number of bytes.*"
+      r"got '8G'", "backends")
+def heap_cap_env_not_a_number(B):
+    import os
+    os.environ["TORCHIC_HEAP_CAP"] = "8G"
+    try:
+        tc.init(B)
+    finally:
+        del os.environ["TORCHIC_HEAP_CAP"]
+
+
+@case(ValueError, r"environment variable TORCHIC_SYNC must be 0 or 1, got 'sometimes'",
+      "backends")
+def sync_env_not_a_flag(B):
+    import os
+    os.environ["TORCHIC_SYNC"] = "sometimes"
+    try:
+        tc.init(B)
+    finally:
+        del os.environ["TORCHIC_SYNC"]
+
+
+@case(TypeError, r"sync must be True or False, got 'yes'", "backends")
+def sync_not_a_bool(B):
+    tc.init(B, sync="yes")
 
 
 class _NeverBackend(dispatcher.Backend):

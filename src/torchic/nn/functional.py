@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import functions as _ops
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, dtype_code
 
 # re-exported as they are
 relu = _ops.relu
@@ -32,7 +32,7 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 def _no_dtype(dtype, what):
-    if dtype is not None and getattr(dtype, "code", dtype) not in ("f32", "float32"):
+    if dtype is not None and dtype_code(dtype) != "f32":
         raise TypeError(f"{what}: torchic computes in float32 only (dtype={dtype!r})")
 
 

@@ -5,10 +5,9 @@ kernel table (numpy_kernels.py) is the executable form of the op contract
 in ops.py.
 """
 
-import os
 import threading
 
-from ...dispatcher import Backend, register_backend
+from ...dispatcher import Backend, env_int, register_backend
 from . import numpy_kernels
 from .heap import HostHeap
 from .stream import OpStream, WorkerPool
@@ -19,7 +18,7 @@ from .stream import OpStream, WorkerPool
 # running): (a * b).tanh() cut across 2 threads was slower than on one at every size up
 # to 1M elements (1M: 425 us whole vs 532 us cut at 16K, 564 us cut at 256K), so the
 # default only cuts ops of 2^20 elements and more. Lower it on idle many-core machines.
-SPLIT_MIN_ELEMENTS = int(os.environ.get("TORCHIC_SPLIT_MIN", 1 << 20))
+SPLIT_MIN_ELEMENTS = env_int("TORCHIC_SPLIT_MIN", 1 << 20, minimum=0)
 
 
 class WorkersBackend(Backend):

@@ -46,6 +46,7 @@ Python array has to be kept alive until the write runs (nothing to get wrong
 when a KeyboardInterrupt lands between two statements of the issue path).
 """
 
+import os
 import struct
 import threading
 import weakref
@@ -61,7 +62,10 @@ from . import native
 KERNEL_TABLE = {name: code for code, name in enumerate(_ops.ALL_OPS)}
 OP_WRITE = 100
 _DTYPE_CODES = {"f32": 0, "i32": 1}
+# the kind of a kernel's error (kernels/src/lib.rs) -> the built-in class the KernelError
+# raised for it also derives from (dispatcher.kernel_error_class)
 _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
+_ISA_NAMES = ("scalar", "avx2", "avx2+fma", "avx512", "avx512f", "neon")
 # Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,
 # and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
 # records before it, so large work starts as soon as it is issued.
@@ -131,6 +135,10 @@ class SimdBackend(Backend):
         super().__init__(threads)
         if options:
             raise TypeError(f"backend 'simd' got unknown options {sorted(options)}")
+        isa = os.environ.get("TORCHIC_SIMD_ISA", "").strip()
+        if isa and isa.lower() not in _ISA_NAMES:      # (kernels/src/arch/mod.rs reads it)
+            raise ValueError(f"environment variable TORCHIC_SIMD_ISA must be one of "
+                             f"{', '.join(_ISA_NAMES)}, got {isa!r}")
         lib = native.load()
         if lib is None:
             raise RuntimeError(native.load_error())

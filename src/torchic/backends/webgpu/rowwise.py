@@ -13,8 +13,7 @@ Targets are checked: a class outside [0, C) reports the op's tag (see gpu.py)
 and writes NaN.
 """
 
-import os
-
+from ...dispatcher import env_int
 from . import wgsl
 from .wgsl import par
 
@@ -29,7 +28,7 @@ MODES = ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad")
 MAX_CACHED = 2048
 
 
-VALUES_PER_INVOCATION = int(os.environ.get("TORCHIC_WEBGPU_ROW_VPT", 8))
+VALUES_PER_INVOCATION = env_int("TORCHIC_WEBGPU_ROW_VPT", 8)
 
 
 def plan(C):
