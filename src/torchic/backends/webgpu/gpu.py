@@ -34,7 +34,7 @@ to the GPU per op except to *encode*:
   ``KernelError`` naming the first failing op. Ops after it still run.
 """
 
-import signal
+import _signal as signal   # signal's enum wrappers cost ~7 us a call; the guard is hot
 import struct
 import threading
 import time
@@ -50,43 +50,62 @@ STATUS_BYTES = 4 * STATUS_WORDS
 DATA_OFFSET = (STATUS_BYTES + 255) // 256 * 256   # read data follows the status in staging
 
 
-class _DeferSigint:
-    """Hold Ctrl-C back (main thread only) while a batch is being submitted, so an
-    interrupt never leaves a half-submitted batch; it is raised right after."""
+class SigintGuard:
+    """Holds Ctrl-C back while torchic is inside wgpu-py or halfway through changing its
+    own GPU state; a Ctrl-C pressed meanwhile is delivered the moment the guard ends.
 
-    def __enter__(self):
-        self.hit, self.old = False, None
-        if threading.current_thread() is threading.main_thread():
-            try:
-                self.old = signal.signal(signal.SIGINT, self._handler)
-            except (ValueError, TypeError):
-                self.old = None
-        return self
+    Why: a KeyboardInterrupt can be raised between any two bytecodes of the main
+    thread, and the Python code under wgpu-py is not written for that. One case hung
+    CI: cffi's type parser calls ``lock.acquire()`` and only then enters its ``try``; an
+    interrupt between the two leaves pycparser's global lock held, and the next
+    ``ffi.new`` of a type not parsed before (a pipeline being compiled) waits forever.
+    A map callback interrupted halfway never resolves its promise, so a wait on it
+    never ends. Our own state has such windows too: a compute pass begun but not yet
+    stored leaves the encoder locked, and the whole batch then fails validation. So
+    every call into wgpu-py and every multi-step state change runs under this guard.
+    The per-op hot path calls wgpu-native's C functions directly (a signal cannot
+    split a C call), and the one wait a user may want to interrupt, a read, polls
+    wgpu-native outside the guard.
 
-    def _handler(self, signum, frame):
+    Only the main thread gets KeyboardInterrupt, so only there is the handler swapped;
+    guards nest (one swap for the outermost). A SIGINT handler that is not a Python
+    callable (ignored, default, or installed from C) is left alone.
+    """
+
+    __slots__ = ("depth", "hit", "saved", "_hold_fn")
+
+    def __init__(self):
+        self.depth = 0
+        self.hit = False
+        self.saved = None
+        self._hold_fn = self._hold
+
+    def _hold(self, signum, frame):
         self.hit = True
 
+    def __enter__(self):
+        if self.depth == 0 and threading.get_ident() == _MAIN_THREAD:
+            current = signal.getsignal(signal.SIGINT)
+            if callable(current) and current is not self._hold_fn:
+                self.hit = False
+                signal.signal(signal.SIGINT, self._hold_fn)
+                # from here on no KeyboardInterrupt is raised until __exit__
+                self.saved = current
+        self.depth += 1
+        return self
+
     def __exit__(self, *exc):
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
-            if self.hit and callable(self.old):
-                self.old(signal.SIGINT, None)
+        self.depth -= 1
+        if self.depth == 0 and self.saved is not None:
+            saved, self.saved = self.saved, None
+            signal.signal(signal.SIGINT, saved)
+            if self.hit:
+                self.hit = False
+                signal.raise_signal(signal.SIGINT)   # the held-back press, handled now
         return False
 
 
-class _NoToken:
-    def set_done(self):
-        pass
-
-
-class _NoPollThread:
-    """Stands in for wgpu-py's poll thread during our map_async (see GPU.read)."""
-
-    def get_token(self):
-        return _NoToken()
-
-
-_NO_POLL_THREAD = _NoPollThread()
+_MAIN_THREAD = threading.main_thread().ident
 
 
 class RawBlock:
@@ -127,6 +146,11 @@ class Program:
 
 class GPU:
     def __init__(self, adapter=None, batch_ops=None):
+        self.guard = SigintGuard()
+        with self.guard:
+            self._setup(adapter, batch_ops)
+
+    def _setup(self, adapter, batch_ops):
         wgpu = self.wgpu = import_wgpu()
         self.adapter = select_adapter(adapter)
         self.device, self.features = create_device(self.adapter)
@@ -164,20 +188,30 @@ class GPU:
         self.tags = {}                # tag -> (op, message) for index-checked dispatches
         self.next_tag = 1
         self.failures = []            # (op, message) collected but not yet reported
-        self._abandoned = []          # staging buffers whose read was interrupted
+        self._inflight = None         # (staging, size) of a read interrupted mid-wait
         self.stats = {"submits": 0, "dispatches": 0, "compiles": 0, "reads": 0,
                       "staging_grows": 0, "bind_groups": 0, "uploads_in_batch": 0,
                       "direct_writes": 0}
         self._query = None
         self.times = {"submit": 0.0, "wait": 0.0, "map": 0.0}
-        # the per-dispatch hot path calls wgpu-native directly (see dispatch)
+        # the per-dispatch hot path and the read wait call wgpu-native directly
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         self._lib = lib
         self._ffi = ffi
         import os
-        self.use_poller = os.environ.get("TORCHIC_WEBGPU_POLLER") == "1"
         self.wait_mode = os.environ.get("TORCHIC_WEBGPU_WAIT", "auto")  # auto | spin | block
         self._offsets = ffi.new("uint32_t[1]")
+        # Staging reads map through wgpu-native with a callback of one assignment; it
+        # fires inside our polls, which run under the guard, so it always completes.
+        result = self._map_result = [None]
+
+        def on_mapped(status, message, userdata1, userdata2):
+            result[0] = status
+        self._map_callback = ffi.callback(
+            "void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)", on_mapped)
+        self._map_info = ffi.new("WGPUBufferMapCallbackInfo *")
+        self._map_info.mode = lib.WGPUCallbackMode_AllowProcessEvents
+        self._map_info.callback = self._map_callback
 
     # -- buffers ------------------------------------------------------------------
     def _buffer(self, size, usage, label):
@@ -199,8 +233,9 @@ class GPU:
         if nbytes > self.max_binding:
             raise MemoryError(f"arena of {nbytes} bytes exceeds the adapter's largest storage "
                               f"binding ({self.max_binding} bytes)")
-        self.arenas.append(self._buffer(nbytes, self._storage_usage,
-                                        f"torchic-arena-{len(self.arenas)}"))
+        with self.guard:
+            self.arenas.append(self._buffer(nbytes, self._storage_usage,
+                                            f"torchic-arena-{len(self.arenas)}"))
 
     def scratch_buffer(self, name, nbytes):
         """An internal storage buffer of at least nbytes (reused across ops in stream order)."""
@@ -211,19 +246,21 @@ class GPU:
             if size < nbytes:
                 raise MemoryError(f"scratch buffer of {nbytes} bytes exceeds the adapter's "
                                   f"largest storage binding")
-            if buf is not None:
-                self._drop(buf)
-            buf = self.scratch[name] = self._buffer(size, self._storage_usage,
-                                                    f"torchic-{name}")
+            with self.guard:
+                if buf is not None:
+                    self._drop(buf)
+                buf = self.scratch[name] = self._buffer(size, self._storage_usage,
+                                                        f"torchic-{name}")
         return buf
 
     def _grow_staging(self, nbytes):
         size = max(STAGING_MIN, 1 << (int(nbytes) - 1).bit_length())
-        if self.staging is not None:
-            self._drop(self.staging)
-            self.stats["staging_grows"] += 1
-        U = self.wgpu.BufferUsage
-        self.staging = self._buffer(size, U.MAP_READ | U.COPY_DST, "torchic-staging")
+        with self.guard:
+            if self.staging is not None:
+                self._drop(self.staging)
+                self.stats["staging_grows"] += 1
+            U = self.wgpu.BufferUsage
+            self.staging = self._buffer(size, U.MAP_READ | U.COPY_DST, "torchic-staging")
 
     # -- programs -----------------------------------------------------------------
     def _layout(self, nbind):
@@ -247,25 +284,33 @@ class GPU:
         prog = self.pipelines.get(key)
         if prog is None:
             code, nbind = build()
-            module = self.device.create_shader_module(code=code, label=str(key)[:200])
-            pipeline = self.device.create_compute_pipeline(
-                layout=self._layout(nbind)[1],
-                compute={"module": module, "entry_point": "main"}, label=str(key)[:200])
-            prog = self.pipelines[key] = Program(key, pipeline, nbind)
-            prog.source = code
-            self.stats["compiles"] += 1
+            with self.guard:
+                module = self.device.create_shader_module(code=code, label=str(key)[:200])
+                pipeline = self.device.create_compute_pipeline(
+                    layout=self._layout(nbind)[1],
+                    compute={"module": module, "entry_point": "main"}, label=str(key)[:200])
+                prog = self.pipelines[key] = Program(key, pipeline, nbind)
+                prog.source = code
+                self.stats["compiles"] += 1
         return prog
 
     # -- encoding -----------------------------------------------------------------
     def _encoder(self):
         if self.encoder is None:
-            self.encoder = self.device.create_command_encoder()
+            with self.guard:
+                self.encoder = self.device.create_command_encoder()
         return self.encoder
+
+    def _begin_pass(self):
+        with self.guard:
+            self.cpass = self._encoder().begin_compute_pass()
+        return self.cpass
 
     def _end_pass(self):
         if self.cpass is not None:
-            self.cpass.end()
-            self.cpass = None
+            with self.guard:
+                self.cpass.end()
+                self.cpass = None
 
     def _bind_group(self, nbind, bufs):
         key = (nbind,) + tuple(self._serials[id(b)] for b in bufs)
@@ -279,9 +324,11 @@ class GPU:
             entries.append({"binding": nbind + 1, "resource": {"buffer": self.status,
                                                                "offset": 0,
                                                                "size": STATUS_BYTES}})
-            bg = self.device.create_bind_group(layout=self._layout(nbind)[0], entries=entries)
-            hit = self._bind_groups[key] = (bg, tuple(bufs))
-            self.stats["bind_groups"] += 1
+            with self.guard:
+                bg = self.device.create_bind_group(layout=self._layout(nbind)[0],
+                                                   entries=entries)
+                hit = self._bind_groups[key] = (bg, tuple(bufs))
+                self.stats["bind_groups"] += 1
         return hit[0]
 
     def dispatch(self, prog, bufs, words, groups):
@@ -298,7 +345,7 @@ class GPU:
         bg = self._bind_group(prog.nbind, bufs)
         cpass = self.cpass
         if cpass is None:
-            cpass = self.cpass = self._encoder().begin_compute_pass()
+            cpass = self._begin_pass()
         # Straight into wgpu-native: wgpu-py's wrappers (error scopes, keep-alive lists,
         # a fresh offsets array per call) cost more than the encoding itself. The pass
         # holds its own references to the pipeline and bind group; both also stay in
@@ -327,7 +374,7 @@ class GPU:
         enc = self.encoder
         if enc is None:
             return
-        with _DeferSigint():
+        with self.guard:
             nparams = self.nparams
             self.encoder = None
             self.nparams = 0
@@ -348,89 +395,72 @@ class GPU:
         nbytes = data.nbytes
         if nbytes == 0:
             return
-        if self.encoder is None:
+        with self.guard:
+            if self.encoder is None:
+                self.queue.write_buffer(buf, offset, data)
+                self.stats["direct_writes"] += 1
+                return
+            if nbytes <= UPLOAD_BYTES - self.upload_used:
+                at = self.upload_used
+                self.queue.write_buffer(self.upload, at, data)
+                self._end_pass()
+                self.encoder.copy_buffer_to_buffer(self.upload, at, buf, offset, nbytes)
+                self.upload_used = (at + nbytes + 255) // 256 * 256
+                self.stats["uploads_in_batch"] += 1
+                return
+            self.flush()
             self.queue.write_buffer(buf, offset, data)
             self.stats["direct_writes"] += 1
-            return
-        if nbytes <= UPLOAD_BYTES - self.upload_used:
-            at = self.upload_used
-            self.queue.write_buffer(self.upload, at, data)
-            self._end_pass()
-            self.encoder.copy_buffer_to_buffer(self.upload, at, buf, offset, nbytes)
-            self.upload_used = (at + nbytes + 255) // 256 * 256
-            self.stats["uploads_in_batch"] += 1
-            return
-        self.flush()
-        self.queue.write_buffer(buf, offset, data)
-        self.stats["direct_writes"] += 1
 
     def stage_upload(self, data):
         """Put data into the upload buffer for an op of the pending batch -> (buffer, byte offset)."""
         nbytes = data.nbytes
-        if nbytes > UPLOAD_BYTES - self.upload_used:
-            self.flush()
-            if nbytes > self.upload.size:
-                buf = self.scratch_buffer("big-upload", nbytes)
-                self.queue.write_buffer(buf, 0, data)
-                return buf, 0
-        at = self.upload_used
-        if nbytes:
-            self.queue.write_buffer(self.upload, at, data)
-        self.upload_used = (at + nbytes + 255) // 256 * 256
-        self._encoder()     # the op that consumes it joins this batch
-        return self.upload, at
+        with self.guard:
+            if nbytes > UPLOAD_BYTES - self.upload_used:
+                self.flush()
+                if nbytes > self.upload.size:
+                    buf = self.scratch_buffer("big-upload", nbytes)
+                    self.queue.write_buffer(buf, 0, data)
+                    return buf, 0
+            at = self.upload_used
+            if nbytes:
+                self.queue.write_buffer(self.upload, at, data)
+            self.upload_used = (at + nbytes + 255) // 256 * 256
+            self._encoder()     # the op that consumes it joins this batch
+            return self.upload, at
 
     def read(self, buf, offset, nbytes):
-        """Submit everything, wait, and return (status words, bytes of buf[offset:offset+nbytes])."""
+        """Submit everything, wait, and return (status words, bytes of buf[offset:offset+nbytes]).
+
+        Ctrl-C is held back everywhere but in the wait itself. A read interrupted there
+        leaves its map in flight (``_inflight``); the next read first finishes it and
+        keeps its status words, so no kernel error is lost."""
+        if self._inflight is not None:
+            self._finish_interrupted_read()
         need = DATA_OFFSET + nbytes
-        if self.staging._map_state != "unmapped":   # a read was interrupted mid-map
-            self._abandon_staging(None)
-        if need > self.staging.size:
-            self._grow_staging(need)
-        enc = self._encoder()
-        self._end_pass()
-        staging = self.staging
-        enc.copy_buffer_to_buffer(self.status, 0, staging, 0, STATUS_BYTES)
-        enc.clear_buffer(self.status, 0, STATUS_BYTES)
-        if nbytes:
-            enc.copy_buffer_to_buffer(buf, offset, staging, DATA_OFFSET, nbytes)
-        t0 = time.perf_counter()
-        self.flush()
-        t1 = time.perf_counter()
         size = (need + 3) // 4 * 4
-        if self.use_poller:
-            promise = staging.map_async("READ_NOSYNC", 0, size)
-        else:
-            # Keep wgpu-py's poll thread out of it: its blocking wgpuDevicePoll holds the
-            # device while it waits, and our own polls then inherit its wake-up latency.
-            # Without a token the map callback fires inside our polls below.
-            dev = self.device
-            real, dev._poller = dev._poller, _NO_POLL_THREAD
-            try:
-                promise = staging.map_async("READ_NOSYNC", 0, size)
-            finally:
-                dev._poller = real
-        try:
-            if self.wait_mode == "block":
-                self.device._poll_wait()
-            else:
-                self._poll_until(promise)
-            promise.sync_wait()
-        except BaseException:
-            # Ctrl-C while waiting: the map is still pending, so this staging buffer cannot
-            # be used again now. Park it (its status words are collected later) and take
-            # a fresh one, so the next read works.
-            self._abandon_staging(promise)
-            raise
+        with self.guard:
+            if need > self.staging.size:
+                self._grow_staging(need)
+            enc = self._encoder()
+            self._end_pass()
+            staging = self.staging
+            enc.copy_buffer_to_buffer(self.status, 0, staging, 0, STATUS_BYTES)
+            enc.clear_buffer(self.status, 0, STATUS_BYTES)
+            if nbytes:
+                enc.copy_buffer_to_buffer(buf, offset, staging, DATA_OFFSET, nbytes)
+            t0 = time.perf_counter()
+            self.flush()
+            t1 = time.perf_counter()
+            self._map_result[0] = None
+            self._lib.wgpuBufferMapAsync(staging._internal, self._lib.WGPUMapMode_Read, 0, size,
+                                         self._map_info[0])
+            self._inflight = (staging, size)
+        mapped = self._wait_mapped(staging)     # Ctrl-C here leaves the read in flight
         t2 = time.perf_counter()
-        try:
-            mv = staging.read_mapped(0, size, copy=False)
-            status = np.frombuffer(mv, np.uint32, STATUS_WORDS, 0).copy()
-            data = np.frombuffer(mv, np.uint8, nbytes, DATA_OFFSET).copy()
-        finally:
-            staging.unmap()
-        if self._abandoned:
-            self._collect_abandoned()
+        with self.guard:
+            self._inflight = None
+            status, data = self._take_mapped(staging, size, nbytes, mapped)
         t3 = time.perf_counter()
         self.times["submit"] += t1 - t0
         self.times["wait"] += t2 - t1
@@ -438,8 +468,18 @@ class GPU:
         self.stats["reads"] += 1
         return status, data
 
-    def _poll_until(self, promise):
-        """Poll the device (non-blocking) until the map callback has run.
+    def _finish_interrupted_read(self):
+        """Wait for the map of a read that Ctrl-C interrupted; keep its failures."""
+        staging, size = self._inflight
+        mapped = self._wait_mapped(staging)
+        with self.guard:
+            self._inflight = None
+            status, _ = self._take_mapped(staging, size, 0, mapped)
+            # ops encoded since then hold tags of their own: keep those
+            self.failures.extend(self._decode(status, reset=False))
+
+    def _wait_mapped(self, staging):
+        """Poll wgpu-native until the staging buffer's map is done -> mapped (bool).
 
         Measured on an H200 (scripts/gpu_bench.py, latency): a blocking
         ``wgpuDevicePoll(wait=True)`` returned milliseconds after the GPU was done
@@ -448,52 +488,45 @@ class GPU:
         brings the step to 2.4 ms. We spin for the first half millisecond (most
         small-model reads finish there), then back off with short sleeps so a long
         wait (a big matmul; lavapipe, which runs on the same CPU cores) doesn't
-        burn a core.
+        burn a core. Ctrl-C is held back only inside each poll (where the map
+        callback runs), so a press ends the wait within one poll.
         """
         raw, poll, null = self.device._internal, self._lib.wgpuDevicePoll, self._ffi.NULL
+        done, guard = self._map_result, self.guard
+        block = self.wait_mode == "block"
+        spin_for = 1e9 if self.wait_mode == "spin" else 0.0005
         t0 = time.perf_counter()
         nap = 0.0
-        while promise._state == "pending":
-            poll(raw, False, null)
-            if promise._state != "pending":
+        while done[0] is None:
+            with guard:
+                poll(raw, block, null)
+            if done[0] is not None:
                 break
             if nap:
                 time.sleep(nap)
                 nap = min(nap * 2, 0.001)
-            elif time.perf_counter() - t0 > (0.0005 if self.wait_mode != "spin" else 1e9):
+            elif time.perf_counter() - t0 > spin_for:
                 nap = 0.00005
+        return done[0] == self._lib.WGPUMapAsyncStatus_Success
 
-    def _abandon_staging(self, promise):
-        staging = self.staging
-        self._abandoned.append((staging, promise))
-        self._keep = [b for b in self._keep if b is not staging]
-        self.staging = None
-        self._grow_staging(max(STAGING_MIN, staging.size))
+    def _take_mapped(self, staging, size, nbytes, mapped):
+        """Copy the status words and nbytes of data out of the mapped staging buffer."""
+        if not mapped:
+            raise RuntimeError("webgpu: the staging buffer could not be mapped for a read "
+                               "(the device was lost?)")
+        lib, ffi, raw = self._lib, self._ffi, staging._internal
+        try:
+            ptr = ffi.cast("uint8_t *", lib.wgpuBufferGetConstMappedRange(raw, 0, size))
+            mem = ffi.buffer(ptr, size)
+            status = np.frombuffer(mem, np.uint32, STATUS_WORDS, 0).copy()
+            data = np.frombuffer(mem, np.uint8, nbytes, DATA_OFFSET).copy()
+        finally:
+            lib.wgpuBufferUnmap(raw)
+        return status, data
 
-    def _collect_abandoned(self):
-        """Status words of reads interrupted earlier, once their maps have completed."""
-        keep = []
-        for staging, promise in self._abandoned:
-            if promise is None:               # interrupted before we held its promise
-                if staging._map_state == "mapped":
-                    staging.unmap()
-                if staging._map_state != "unmapped":
-                    keep.append((staging, None))
-                continue
-            if promise._state == "pending":
-                keep.append((staging, promise))
-                continue
-            try:
-                if promise._state == "fulfilled":
-                    mv = staging.read_mapped(0, STATUS_BYTES, copy=False)
-                    self.failures.extend(self._decode(np.frombuffer(mv, np.uint32, STATUS_WORDS)))
-                    staging.unmap()
-            except Exception:
-                pass
-        self._abandoned = keep
-
-    def _decode(self, status):
-        """[(op, message)] of every flagged tag, in issue order; then the tags start anew."""
+    def _decode(self, status, reset=True):
+        """[(op, message)] of every flagged tag, in issue order; then (reset) the tags start
+        anew: every op issued so far has been read."""
         out = []
         bits = status[:32]
         for w in np.flatnonzero(bits):
@@ -501,11 +534,12 @@ class GPU:
             for b in range(32):
                 if word >> b & 1:
                     tag = int(w) * 32 + b
-                    op, msg = self.tags.get(tag, ("?", "index {bad} out of range"))
+                    op, msg = self.tags.pop(tag, ("?", "index {bad} out of range"))
                     bad = int(status[32 + tag])
                     out.append((op, msg.format(bad=bad - (1 << 32) if bad >= 1 << 31 else bad)))
-        self.tags.clear()
-        self.next_tag = 1
+        if reset:
+            self.tags.clear()
+            self.next_tag = 1
         return out
 
     def check_status(self, status):
@@ -523,29 +557,34 @@ class GPU:
 
         Returns (GPU nanoseconds, status words). fn must not read or exceed batch_ops.
         """
-        if self._query is None:
-            U = self.wgpu.BufferUsage
-            self._query = (self.device.create_query_set(type="timestamp", count=2),
-                           self._buffer(16, U.QUERY_RESOLVE | U.COPY_SRC, "torchic-ts"))
-        qs, qbuf = self._query
-        self.flush()
-        enc = self._encoder()
-        self.cpass = enc.begin_compute_pass(timestamp_writes={
-            "query_set": qs, "beginning_of_pass_write_index": 0,
-            "end_of_pass_write_index": 1})
+        with self.guard:
+            if self._query is None:
+                U = self.wgpu.BufferUsage
+                self._query = (self.device.create_query_set(type="timestamp", count=2),
+                               self._buffer(16, U.QUERY_RESOLVE | U.COPY_SRC, "torchic-ts"))
+            qs, qbuf = self._query
+            self.flush()
+            enc = self._encoder()
+            self.cpass = enc.begin_compute_pass(timestamp_writes={
+                "query_set": qs, "beginning_of_pass_write_index": 0,
+                "end_of_pass_write_index": 1})
         submits = self.stats["submits"]
         fn()
         if self.stats["submits"] != submits or self.encoder is not enc:
             raise RuntimeError("timed section was split by a submit (too many ops)")
-        self._end_pass()
-        enc.resolve_query_set(qs, 0, 2, qbuf, 0)
+        with self.guard:
+            self._end_pass()
+            enc.resolve_query_set(qs, 0, 2, qbuf, 0)
         status, data = self.read(qbuf, 0, 16)
         t0, t1 = np.frombuffer(data.tobytes(), np.uint64)
-        from wgpu.backends.wgpu_native._ffi import lib
-        period = lib.wgpuQueueGetTimestampPeriod(self.queue._internal)
+        period = self._lib.wgpuQueueGetTimestampPeriod(self.queue._internal)
         return float(int(t1) - int(t0)) * float(period), status
 
     def close(self):
+        with self.guard:
+            self._close()
+
+    def _close(self):
         try:
             self._end_pass()
             self.encoder = None
