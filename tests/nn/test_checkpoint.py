@@ -401,3 +401,58 @@ def test_reads_bfloat16_and_raw_bool_bytes(backend, tmp_path):
     assert back["h"].dtype == torchic.float32
     np.testing.assert_array_equal(back["h"].numpy(), values.reshape(2, 2))
     assert back["m"].tolist() == [0, 1, 1]
+
+
+# ---------------------------------------------------------------------------------
+# Module.load_state_dict is all-or-nothing
+# ---------------------------------------------------------------------------------
+def _snapshot(model):
+    return {k: (t, t._storage, t.numpy().copy()) for k, t in
+            model.state_dict(keep_vars=True).items()}
+
+
+def _assert_unchanged(model, snap):
+    now = model.state_dict(keep_vars=True)
+    assert list(now) == list(snap)
+    for k, (t, storage, values) in snap.items():
+        assert now[k] is t and now[k]._storage is storage, k       # same objects...
+        np.testing.assert_array_equal(now[k].numpy(), values, err_msg=k)   # ...same values
+
+
+def _disposed(shape):
+    t = torchic.zeros(*shape)
+    t.dispose()
+    return t
+
+
+@pytest.mark.parametrize("last, match", [
+    (lambda: np.array(2**40), "num_batches_tracked.*does not fit in int32"),
+    (lambda: np.array("3"), "num_batches_tracked.*cannot make a tensor"),
+    (lambda: _disposed(()), "num_batches_tracked.*disposed"),
+    (lambda: torchic.zeros(2), "size mismatch for 2.num_batches_tracked"),
+], ids=["int-overflow", "not-numeric", "disposed", "shape"])
+def test_failing_load_state_dict_leaves_the_module_unchanged(backend, last, match):
+    torchic.manual_seed(3)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.BatchNorm1d(4))
+    model(torchic.randn(5, 3))                       # running stats and counter move
+    snap = _snapshot(model)
+    sd = {k: torchic.randn(*t.shape) if t.dtype == torchic.float32 else torchic.tensor(9)
+          for k, t in model.state_dict().items()}
+    sd["2.num_batches_tracked"] = last()             # the last key the load would copy
+    with pytest.raises(RuntimeError, match=match):
+        model.load_state_dict(sd)
+    _assert_unchanged(model, snap)
+    sd["2.num_batches_tracked"] = np.array(9)        # fixed: everything is loaded
+    model.load_state_dict(sd)
+    for k, t in model.state_dict().items():
+        np.testing.assert_array_equal(t.numpy(), np.asarray(sd[k]), err_msg=k)
+    assert model[2].num_batches_tracked.dtype == torchic.int32
+
+
+def test_load_state_dict_reads_every_value_before_writing_any(backend):
+    # values that are the module's own tensors (here swapped) are read as they were
+    model = nn.Sequential(nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False))
+    a, b = model[0].weight.numpy().copy(), model[1].weight.numpy().copy()
+    model.load_state_dict({"0.weight": model[1].weight, "1.weight": model[0].weight[:, :]})
+    np.testing.assert_array_equal(model[0].weight.numpy(), b)
+    np.testing.assert_array_equal(model[1].weight.numpy(), a)

@@ -289,7 +289,8 @@ class Module:
         module is unchanged and the message lists all missing, unexpected and
         mis-shaped keys. strict=False tolerates missing / unexpected keys (they
         are returned) but never a shape mismatch. Values may be torchic tensors or
-        NumPy arrays; they are cast to the target's dtype.
+        NumPy arrays; they are cast to the target's dtype. Every value is read before
+        any is written (a value may be one of this module's own tensors).
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict expects a dict of name -> tensor, got "
@@ -318,18 +319,42 @@ class Module:
             errors.append("Missing key(s) in state_dict: " +
                           ", ".join(f'"{k}"' for k in missing) + ".")
         errors.extend(mismatched)
+        staged = [] if mismatched else self._stage_values(own, state_dict, errors)
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        from ..creation import tensor as make_tensor
         with no_grad():
-            for k, target in own.items():
-                if k in state_dict:
-                    value = state_dict[k]
-                    if isinstance(value, np.ndarray):
-                        value = make_tensor(value, dtype=target.dtype)
-                    target.copy_(value)
+            for target, value in staged:
+                target.copy_(value)            # same shape, usable, no alias: cannot fail
         return _IncompatibleKeys(missing, unexpected)
+
+    @staticmethod
+    def _stage_values(own, state_dict, errors):
+        """[(target, value)] with every value a usable tensor ready to copy; what cannot
+        be made one goes to `errors`. Nothing is copied before all of them are ready (a
+        failing load leaves the module unchanged), and a value that shares storage with
+        a target is cloned first, so that no copy can change a value not yet copied."""
+        from ..creation import tensor as make_tensor
+        targets = {id(t._storage) for t in own.values()}
+        staged = []
+        for k, target in own.items():
+            if k not in state_dict:
+                continue
+            value = state_dict[k]
+            try:
+                if isinstance(value, np.ndarray):
+                    value = make_tensor(value, dtype=target.dtype)
+                value._storage.check_usable()
+                if id(value._storage) in targets:
+                    with no_grad():
+                        value = value.clone()
+            except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
+                errors.append(f'While copying the parameter named "{k}", whose dimensions in '
+                              f'the model are {list(target.shape)}, an exception occurred: '
+                              f'({exc}).')
+                continue
+            staged.append((target, value))
+        return staged
 
     # -- printing ------------------------------------------------------------------------
     def extra_repr(self):
