@@ -210,10 +210,11 @@ def _check_entry(name, info, data_len, where):
         if field not in info:
             raise bad(f"its header entry has no {field!r}")
     dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    if not isinstance(dtype, str):
+        raise bad(f"dtype {dtype!r} is not a string")
     if dtype not in _DTYPES:
         raise bad(f"dtype {dtype!r} cannot be read by torchic (float64/32/16, bfloat16, "
-                  f"integers and bool are)" if isinstance(dtype, str) else
-                  f"dtype {dtype!r} is not a string")
+                  f"integers and bool are)")
     if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
         raise bad(f"shape {shape!r} is not a list of non-negative integers")
     if len(shape) > _MAX_NDIM:

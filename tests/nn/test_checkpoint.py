@@ -217,6 +217,7 @@ _CRAFTED = {
     "no dtype": (_raw_file({"x": {"shape": [1], "data_offsets": [0, 4]}}, bytes(4)),
                  "no 'dtype'"),
     "dtype not str": (_raw_file({"x": {**_f32(1), "dtype": 7}}, bytes(4)), "not a string"),
+    "dtype list": (_raw_file({"x": {**_f32(1), "dtype": ["F32"]}}, bytes(4)), "not a string"),
     "dtype unknown": (_raw_file({"x": {**_f32(1), "dtype": "F8_E4M3"}}, bytes(1)),
                       "'F8_E4M3' cannot be read"),
     "shape not list": (_raw_file({"x": {**_f32(1), "shape": "1"}}, bytes(4)),
@@ -309,18 +310,42 @@ def _valid_file():
     return buf.getvalue()
 
 
+_ODD_VALUES = [None, True, -1, 2**70, 1.5, "F32", "", [], [1], [-1, 2], [0, 0, 0], {},
+               {"dtype": "F32"}, [[0]], "[[\"model\"]]"]
+
+
+def _replace_one_value(header, gen):
+    """The header with one value (at any depth) replaced by an odd one."""
+    slots = []
+    stack = [header]
+    while stack:
+        node = stack.pop()
+        for k in (node if isinstance(node, dict) else range(len(node))):
+            slots.append((node, k))
+            if isinstance(node[k], (dict, list)):
+                stack.append(node[k])
+    node, k = slots[int(gen.integers(0, len(slots)))]
+    node[k] = _ODD_VALUES[int(gen.integers(0, len(_ODD_VALUES)))]
+    return header
+
+
 def _mutations(raw, count, seed=13):
     """`count` corruptions of `raw`: flipped / overwritten / inserted / deleted bytes,
-    truncations, and rewritten length fields (a fixed seed: the same corpus every run)."""
+    truncations, rewritten length fields and header values of the wrong type or range
+    (a fixed seed: the same corpus every run)."""
     gen = np.random.default_rng(seed)
+    n = struct.unpack("<Q", raw[:8])[0]
     for i in range(count):
         b = bytearray(raw)
-        kind = i % 6
+        kind = i % 7
+        if kind == 6:                                   # one header value made odd
+            header = _replace_one_value(json.loads(raw[8:8 + n]), gen)
+            yield _raw_file(json.dumps(header).encode(), raw[8 + n:])
+            continue
         if kind == 0:                                   # a few random bytes anywhere
             for pos in gen.integers(0, len(b), gen.integers(1, 4)):
                 b[pos] = int(gen.integers(0, 256))
         elif kind == 1:                                 # one byte of the header changed
-            n = struct.unpack("<Q", raw[:8])[0]
             b[8 + int(gen.integers(0, n))] = int(gen.choice(list(b'{}[]",:0123456789-e. ')))
         elif kind == 2:                                 # truncated
             del b[int(gen.integers(0, len(b))):]
@@ -344,7 +369,7 @@ def test_fuzzed_files_raise_only_checkpoint_error_in_bounded_memory(backend, tmp
     outcomes = {"loaded": 0, "refused": 0}
     tracemalloc.start()
     try:
-        for bad in _mutations(raw, 300):
+        for bad in _mutations(raw, 350):
             path.write_bytes(bad)
             tracemalloc.reset_peak()
             for source in (path, io.BytesIO(bad)):
@@ -360,7 +385,7 @@ def test_fuzzed_files_raise_only_checkpoint_error_in_bounded_memory(backend, tmp
             assert tracemalloc.get_traced_memory()[1] < 64 * len(bad) + 256 * 1024
     finally:
         tracemalloc.stop()
-    assert outcomes["refused"] > 300          # most corruptions are caught...
+    assert outcomes["refused"] > 350          # most corruptions are caught...
     assert outcomes["loaded"] > 0             # ...and some (a changed value) are valid files
 
 
