@@ -6,9 +6,11 @@ decomposed separately, so any strides work. Three layouts:
 
 * ``t``: one invocation per row (short rows, many of them);
 * ``w``: one 256-invocation workgroup per row, strided loop + tree in workgroup memory;
-* split: few very long rows (e.g. a full sum of 64M floats): pass 1 reduces
+* split: few very long rows (e.g. a full sum of 64M floats), or rows too long
+  for one workgroup's loop budget (``wgsl.LOOP_BUDGET``): pass 1 reduces
   ``S`` chunks per row into a scratch buffer, pass 2 reduces those ``R x S``
-  partials with ``w``. Deterministic: no atomics, a fixed order.
+  partials with ``w`` (argmax carries (value, row index) pairs: values, then
+  indices, in one scratch buffer). Deterministic: no atomics, a fixed order.
 
 max / min propagate NaN as NumPy does; argmax returns the first index of the
 maximum (a NaN counts as the maximum).
@@ -57,10 +59,18 @@ def _index_code(prefix, var, dims, k):
     return lines, k + 2 * dims
 
 
-def _build(mode, layout, od, idims, split):
-    """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims."""
+def _build(mode, layout, od, idims, split, partial=False):
+    """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims.
+
+    argmax only: ``split`` (pass 1) writes each chunk's best value to O and its index to OI;
+    ``partial`` (pass 2) reads the candidates' indices from AI instead of using positions.
+    """
     arg = mode == "argmax"
     bind = [("O", "i32" if arg else "f32"), ("A", "f32")]
+    if arg and split:
+        bind = [("O", "f32"), ("A", "f32"), ("OI", "i32")]
+    elif arg and partial:
+        bind.append(("AI", "i32"))
     src = wgsl.header(bind) + wgsl.FLOAT_FNS + (ARG_BETTER if arg else "")
     k = 4
     ocode, k = _index_code("o", "row", od, k)
@@ -68,8 +78,9 @@ def _build(mode, layout, od, idims, split):
     chunk = par(k) if split else None
     R, C, obase, abase = par(0), par(1), par(2), par(3)
     if arg:
+        ci = f"u32(AI[{par(k)} + ooff + ioff])" if partial else "c"
         init = ["var best = -f32_inf();", "var bi = 0xffffffffu;"]
-        step = ["if (better(best, bi, x, c)) { best = x; bi = c; }"]
+        step = [f"let ci = {ci};", "if (better(best, bi, x, ci)) { best = x; bi = ci; }"]
     else:
         ident, comb = COMBINE[mode]
         init = [f"var acc = {ident};"]
@@ -107,8 +118,13 @@ def _build(mode, layout, od, idims, split):
                       f"for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{",
                       "  if (lid < s && better(sv[lid], si[lid], sv[lid + s], si[lid + s])) {",
                       "    sv[lid] = sv[lid + s]; si[lid] = si[lid + s];", "  }",
-                      "  workgroupBarrier();", "}",
-                      f"if (lid == 0u) {{ O[{obase} + row] = i32(select(si[0], 0u, si[0] == 0xffffffffu)); }}"]
+                      "  workgroupBarrier();", "}"]
+            if split:   # the chunk's candidate: value, and its index at word k + 2's base
+                lines += [f"if (lid == 0u) {{ O[row * S + part] = sv[0]; "
+                          f"OI[{par(k + 2)} + row * S + part] = bitcast<i32>(si[0]); }}"]
+            else:
+                lines += [f"if (lid == 0u) {{ O[{obase} + row] = "
+                          f"i32(select(si[0], 0u, si[0] == 0xffffffffu)); }}"]
         else:
             _, comb = COMBINE[mode]
             tree = comb.format(a="sv[lid]", b="sv[lid + s]")
@@ -119,7 +135,7 @@ def _build(mode, layout, od, idims, split):
                       "  workgroupBarrier();", "}",
                       f"if (lid == 0u) {{ O[{out_at}] = sv[0]; }}"]
     src += wgsl.entry(wg) + "  " + "\n  ".join(lines) + "\n}\n"
-    return src, 2
+    return src, len(bind)
 
 
 def _split_dims(view, naxes):
@@ -162,19 +178,24 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
     abuf, abase = buffers(a)
     geom = list(oshape) + list(ostr) + list(ishape) + list(istr)
     od, idims = len(oshape), len(ishape)
-    if mode != "argmax" and C >= SPLIT_MIN_C and R < 256:
-        S = max(2, min(1024 // R, C // 4096))
+    # one workgroup per row loops C / WGR times plus its 8-step tree: past the budget, split
+    too_long = -(-C // WGR) + 16 > wgsl.LOOP_BUDGET
+    if C > THREAD_ROW_MAX_C and (too_long or (C >= SPLIT_MIN_C and R < 256)):
+        S = max(2, min(1024 // R, C // 4096), -(-C // (WGR * (wgsl.LOOP_BUDGET - 16))))
         chunk = -(-C // S)
         S = -(-C // chunk)
-        scratch = gpu.scratch_buffer("reduce", R * S * 4)
+        arg = mode == "argmax"
+        scratch = gpu.scratch_buffer("reduce", R * S * (8 if arg else 4))
         key = ("reduce", mode, "w", od, idims, True)
         prog = gpu.program(key, lambda: _build(mode, "w", od, idims, True))
-        gpu.dispatch(prog, [scratch, abuf], [R, C, 0, abase] + geom + [chunk, S],
+        gpu.dispatch(prog, [scratch, abuf] + ([scratch] if arg else []),
+                     [R, C, 0, abase] + geom + [chunk, S] + ([R * S] if arg else []),
                      wgsl.grid(R * S, gpu.max_groups))
-        # pass 2: R rows of S partials, contiguous
-        key = ("reduce", mode, "w", 1, 1, False)
-        prog = gpu.program(key, lambda: _build(mode, "w", 1, 1, False))
-        gpu.dispatch(prog, [obuf, scratch], [R, S, obase, 0, R, S, S, 1],
+        # pass 2: R rows of S partials, contiguous (argmax: their indices follow at R * S)
+        key = ("reduce", mode, "w", 1, 1, False, arg)
+        prog = gpu.program(key, lambda: _build(mode, "w", 1, 1, False, partial=arg))
+        gpu.dispatch(prog, [obuf, scratch] + ([scratch] if arg else []),
+                     [R, S, obase, 0, R, S, S, 1] + ([R * S] if arg else []),
                      wgsl.grid(R, gpu.max_groups))
         return
     layout = "t" if C <= THREAD_ROW_MAX_C else "w"

@@ -12,7 +12,8 @@ is ``v``. Every output element is summed in the order of ``r``, exactly like
 embedding table's gradient (makemore: V = 27). When that leaves the GPU idle
 (few rows, long index) the index is cut into ``S`` slices: pass 1 writes each
 slice's partial sums to scratch, pass 2 adds the ``S`` partials to ``out`` in
-slice order, still a fixed order.
+slice order, still a fixed order. Slices are also cut so that no invocation loops
+past ``wgsl.LOOP_BUDGET`` (lavapipe silently ends longer loops).
 """
 
 from . import wgsl
@@ -123,12 +124,32 @@ def scatter_add(gpu, out, ins, *, buffers):
     obuf, ob = buffers(out)
     sbuf, sb = buffers(src)
     ibuf, ib = buffers(idx)
+    bufs = (obuf, sbuf, ibuf)
+    # an invocation walks a slice of rlen rows (about rlen loop trips): at most half the
+    # loop budget (wgsl.LOOP_BUDGET). Partials take at most 64 MiB, so a longer index is
+    # cut into pieces added to out one after the other (still in the order of r).
+    max_rlen = max(SW, wgsl.LOOP_BUDGET // 2 // SW * SW)
+    max_slices = max(1, min((16 << 20) // (V * D), wgsl.LOOP_BUDGET // 2))  # (sum loop)
+    piece = max_rlen * max_slices
+    sliced = False
+    for r0 in range(0, R, piece):
+        sliced |= _scatter_piece(gpu, bufs, out, src, idx, ob, sb + r0 * src.strides[0],
+                                 ib + r0 * idx.strides[0], min(piece, R - r0), tag, max_rlen)
+    if sliced:   # the sliced kernel checks slice 0's indices only
+        _check_only(gpu, idx, V, tag, buffers)
+
+
+def _scatter_piece(gpu, bufs, out, src, idx, ob, sb, ib, R, tag, max_rlen):
+    """Add R index rows (from bases sb, ib) into out; True if it used partial slices."""
+    obuf, sbuf, ibuf = bufs
+    V, D = out.shape
     dcs = -(-D // SW)
     groups = V * dcs
     # slices of the index: enough workgroups to fill a GPU, partials at most 64 MiB
     nsl = 1
     if groups < 256 and R >= 4 * SW:
         nsl = min(-(-R // (2 * SW)), max(1, 512 // groups), max(1, (16 << 20) // (V * D)))
+    nsl = max(nsl, -(-R // max_rlen))
     rlen = -(-R // nsl)
     rlen = -(-rlen // SW) * SW
     nsl = -(-R // rlen)
@@ -136,11 +157,11 @@ def scatter_add(gpu, out, ins, *, buffers):
     if nsl == 1:
         prog = gpu.program(("scatter", False), lambda: _scatter_src(False))
         gpu.dispatch(prog, [obuf, sbuf, ibuf], words, wgsl.grid(groups, gpu.max_groups))
-        return
+        return False
     scratch = gpu.scratch_buffer("scatter", nsl * V * D * 4)
     prog = gpu.program(("scatter", True), lambda: _scatter_src(True))
     gpu.dispatch(prog, [scratch, sbuf, ibuf], words, wgsl.grid(groups * nsl, gpu.max_groups))
-    _check_only(gpu, idx, V, tag, buffers)
     prog = gpu.program(("scatter-sum",), _sum_partials_src)
     gpu.dispatch(prog, [obuf, scratch], [V * D, nsl, ob],
                  wgsl.grid(-(-V * D // wgsl.WG), gpu.max_groups))
+    return True

@@ -7,7 +7,10 @@ and the output all come from registers. The workgroup size follows C (32 ..
 256, about C / 8 invocations: on an H200 that reads 1024-float rows at 98% of copy
 bandwidth, against 80% with C / 4) so short rows (makemore's 27 classes) don't idle
 256 invocations. The max and the sum are reduced in one tree over (max, sum) pairs. Longer
-rows stream: an online (max, sum) pass, then a second read for the output.
+rows stream: an online (max, sum) pass, then a second read for the output. Rows too long
+for one workgroup's loop budget (``wgsl.LOOP_BUDGET``) are cut into ``S`` chunks: pass 1
+("stats") writes each chunk's (max, sum) to scratch, pass 2 combines a row's ``S``
+partials (in order) and writes its chunk of the output.
 
 Targets are checked: a class outside [0, C) reports the op's tag (see gpu.py)
 and writes NaN.
@@ -41,25 +44,41 @@ def plan(C):
     return 256, 0
 
 
-def _build(mode, w, vpt):
+def _build(mode, w, vpt, split=False):
+    """One row program; ``split``: chunk ``part`` of a row cut into S (words 11, 12)."""
     ce = mode in ("cross_entropy", "cross_entropy_grad")
     bind = [("O", "f32"), ("X", "f32")]
     if ce:
         bind.append(("T", "i32"))
     if mode == "cross_entropy_grad":
         bind.append(("G", "f32"))
+    if split and mode != "stats":
+        bind.append(("PT", "f32"))   # pass 1's partials: R * S maxes, then R * S sums
     src = wgsl.header(bind) + wgsl.FLOAT_FNS
     src += f"var<workgroup> sm: array<f32, {w}>;\nvar<workgroup> ss: array<f32, {w}>;\n"
     src += COMBINE
     R, C, ob, xb, sr, sc = (par(i) for i in range(6))
     tb, ts, gb, gs, tag = (par(i) for i in range(6, 11))
-    L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
-         f"let x0 = {xb} + row * {sr};"]
+    chunk, S = par(11), par(12)
+    if split:
+        L = ["let wg = wid.y * nwg.x + wid.x;", f"let row = wg / {S};", f"let part = wg % {S};",
+             f"if (row >= {R}) {{ return; }}", f"let cb0 = part * {chunk};",
+             f"let cb1 = min({C}, cb0 + {chunk});"]
+    else:
+        L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
+             "let part = 0u;", "let cb0 = 0u;", f"let cb1 = {C};"]
+    L += [f"let x0 = {xb} + row * {sr};"]
     if ce:
         L += [f"let t = T[{tb} + row * {ts}];",
               f"let tok = t >= 0 && u32(t) < {C};"]
     # -- per-invocation (max, sum of exp(x - max)) -------------------------------------
-    if vpt:
+    if split and mode != "stats":   # pass 2: the row's S chunk partials, combined in order
+        L += ["var mx = -f32_inf();", "var tot = 0.0;", f"let pk = row * {S};",
+              f"let nps = {R} * {S};",
+              f"for (var p = 0u; p < {S}; p = p + 1u) {{",
+              "  let m2 = PT[pk + p];", "  let mm = nanmax(mx, m2);",
+              "  tot = combine(tot, mx, PT[nps + pk + p], m2, mm);", "  mx = mm;", "}"]
+    elif vpt:
         L += [f"var v: array<f32, {vpt}>;", f"var e: array<f32, {vpt}>;", "var m = -f32_inf();"]
         for j in range(vpt):
             L += [f"let c{j} = lid + {j * w}u;",
@@ -71,28 +90,33 @@ def _build(mode, w, vpt):
                   f"s = s + e[{j}];"]
     else:
         L += ["var m = -f32_inf();", "var s = 0.0;",
-              f"for (var c = lid; c < {C}; c = c + {w}u) {{",
+              "for (var c = cb0 + lid; c < cb1; c = c + " + f"{w}u) {{",
               f"  let x = X[x0 + c * {sc}];",
               "  if (isnan1(x) || isnan1(m)) { m = f32_nan(); s = f32_nan(); }",
               "  else if (x > m) { s = s * exp(m - x) + 1.0; m = x; }",
               "  else if (bitcast<u32>(x) != 0xff800000u) { s = s + exp(x - m); }", "}"]
     # -- one tree over (max, sum) pairs: sum' = s1 e^(m1 - m) + s2 e^(m2 - m) -----------------
-    L += ["sm[lid] = m;", "ss[lid] = s;", "workgroupBarrier();"]
-    k = w // 2
-    while k:
-        L += [f"if (lid < {k}u) {{",
-              f"  let m1 = sm[lid]; let m2 = sm[lid + {k}u];",
-              "  let mm = nanmax(m1, m2);",
-              f"  ss[lid] = combine(ss[lid], m1, ss[lid + {k}u], m2, mm);",
-              "  sm[lid] = mm;", "}", "workgroupBarrier();"]
-        k //= 2
-    L += ["let mx = sm[0];", "let tot = ss[0];"]
+    if not (split and mode != "stats"):
+        L += ["sm[lid] = m;", "ss[lid] = s;", "workgroupBarrier();"]
+        k = w // 2
+        while k:
+            L += [f"if (lid < {k}u) {{",
+                  f"  let m1 = sm[lid]; let m2 = sm[lid + {k}u];",
+                  "  let mm = nanmax(m1, m2);",
+                  f"  ss[lid] = combine(ss[lid], m1, ss[lid + {k}u], m2, mm);",
+                  "  sm[lid] = mm;", "}", "workgroupBarrier();"]
+            k //= 2
+        L += ["let mx = sm[0];", "let tot = ss[0];"]
+    if mode == "stats":   # pass 1: this chunk's (max, sum)
+        L += [f"if (lid == 0u) {{ O[row * {S} + part] = mx; O[{R} * {S} + row * {S} + part] = tot; }}"]
+        src += wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n"
+        return src, len(bind)
     if vpt:
         L += ["let scale = select(exp(m - mx), 0.0, s == 0.0);"]
     # -- outputs ------------------------------------------------------------------------
     o0 = f"{ob} + row * {C}"
     if mode == "cross_entropy":
-        L += ["if (lid == 0u) {",
+        L += ["if (lid == 0u && part == 0u) {",
               f"  if (!tok) {{ report_error({tag}, t); O[{ob} + row] = f32_nan(); }}",
               # (max - x[t]) + log(sum): large equal logits cancel exactly first
               f"  else {{ O[{ob} + row] = (mx - X[x0 + u32(t) * {sc}]) + log(tot); }}",
@@ -102,7 +126,7 @@ def _build(mode, w, vpt):
             L += ["let lt = log(tot);"]
         if mode == "cross_entropy_grad":
             L += [f"let g = G[{gb} + row * {gs}];",
-                  f"if (!tok && lid == 0u) {{ report_error({tag}, t); }}",
+                  f"if (!tok && lid == 0u && part == 0u) {{ report_error({tag}, t); }}",
                   "let inv = 1.0 / tot;"]
         if mode == "softmax":
             L += ["let inv = 1.0 / tot;"]
@@ -120,7 +144,7 @@ def _build(mode, w, vpt):
             for j in range(vpt):
                 L += [f"if (c{j} < {C}) {{ O[{o0} + c{j}] = {value(f'v[{j}]', f'e[{j}]', f'c{j}')}; }}"]
         else:
-            L += [f"for (var c = lid; c < {C}; c = c + {w}u) {{",
+            L += ["for (var c = cb0 + lid; c < cb1; c = c + " + f"{w}u) {{",
                   f"  let x = X[x0 + c * {sc}];",
                   "  let ex = exp(x - mx);" if mode != "log_softmax" else "",
                   f"  O[{o0} + c] = {value('x', 'ex', 'c')};", "}"]
@@ -136,7 +160,7 @@ def run(gpu, mode, out, ins, *, buffers):
     w, vpt = plan(max(C, 1))
     obuf, ob = buffers(out)
     xbuf, xb = buffers(x)
-    words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0]
+    words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0, 0, 0]
     bufs = [obuf, xbuf]
     if mode in ("cross_entropy", "cross_entropy_grad"):
         t = ins[1]
@@ -149,6 +173,19 @@ def run(gpu, mode, out, ins, *, buffers):
         gbuf, gb = buffers(g)
         bufs.append(gbuf)
         words[8:10] = [gb, g.strides[0]]
+    if vpt == 0 and 2 * -(-C // w) + 16 > wgsl.LOOP_BUDGET:
+        # too long for one workgroup's loop budget: chunks of budget / 2 loop trips each
+        chunk = wgsl.LOOP_BUDGET // 2 * w
+        S = -(-C // chunk)
+        if S + chunk // w + 16 > wgsl.LOOP_BUDGET:
+            raise ValueError(f"{mode}: rows of {C} elements exceed this device's loop budget")
+        words[11:13] = [chunk, S]
+        scratch = gpu.scratch_buffer("rowwise", 2 * R * S * 4)
+        stats = gpu.program(("row-split", "stats", w), lambda: _build("stats", w, 0, True))
+        gpu.dispatch(stats, [scratch, xbuf], words, wgsl.grid(R * S, gpu.max_groups))
+        prog = gpu.program(("row-split", mode, w), lambda: _build(mode, w, 0, True))
+        gpu.dispatch(prog, bufs + [scratch], words, wgsl.grid(R * S, gpu.max_groups))
+        return
     key = ("row", mode, w, vpt)
     prog = gpu.program(key, lambda: _build(mode, w, vpt))
     gpu.dispatch(prog, bufs, words, wgsl.grid(R, gpu.max_groups))

@@ -16,6 +16,13 @@ Parameters are read with constant indices (``P.v[2].z``) so nothing is clamped.
 PARAM_WORDS = 64
 WG = 256  # workgroup size of the elementwise / gather programs
 
+# Mesa's llvmpipe (lavapipe) stops every loop of an invocation once the invocation has run
+# 65535 loop iterations in total (all its loops together, nested ones included) and carries
+# on silently: a longer row would leave outputs unwritten or a reduction short. So every
+# generator keeps one invocation's loop iterations, summed over its loops, under
+# LOOP_BUDGET, cutting long rows over more workgroups or passes instead.
+LOOP_BUDGET = 16384
+
 TYPES = {"f32": "f32", "i32": "i32", "v4": "vec4<f32>"}
 
 
