@@ -27,7 +27,9 @@ the failure surfaces at the next read.
 Op                 inputs               out            params
 -----------------  -------------------  -------------  ------------------------
 fill               -                    strided, any   value (float)
-copy               a (any dtype)        strided, any   -    (casts f32<->i32, f32->i32 truncates)
+copy               a (any dtype)        strided, any   -    (casts f32<->i32: f32->i32 truncates toward
+                                                       zero, saturates to [-2^31, 2^31 - 1], NaN -> 0,
+                                                       as Rust's `as`; i32->f32 rounds to nearest even)
 UNARY (neg exp log relu tanh sigmoid sqrt abs)
                    a f32                f32, a.shape   -
 BINARY (add sub mul div pow maximum minimum)
