@@ -547,3 +547,18 @@ def test_tensor_of_a_huge_list_or_array_is_refused_before_conversion(backend, re
     np.testing.assert_array_equal(small.numpy(), [[1, 2], [3, 4]])
     np.testing.assert_array_equal(torchic.arange(5).numpy(), np.arange(5))
     np.testing.assert_allclose(torchic.linspace(0, 1, 5).numpy(), np.linspace(0, 1, 5))
+
+
+def test_webgpu_matmul_tile_env_is_checked_and_named(backend_name, monkeypatch):
+    if backend_name != "webgpu":
+        pytest.skip("TORCHIC_WEBGPU_MATMUL_TILE is a webgpu setting")
+    torchic.init("webgpu")
+    a = torchic.ones(4, 4)
+    monkeypatch.setenv("TORCHIC_WEBGPU_MATMUL_TILE", "3x3x3")
+    out = a @ a
+    with pytest.raises(ValueError, match=r"environment variable TORCHIC_WEBGPU_MATMUL_TILE must "
+                                         r"be one of .*64x64x8.*got '3x3x3'") as info:
+        out.numpy()
+    assert isinstance(info.value, torchic.KernelError)
+    monkeypatch.setenv("TORCHIC_WEBGPU_MATMUL_TILE", "32x32x16")
+    np.testing.assert_array_equal((a @ a).numpy(), np.full((4, 4), 4.0))

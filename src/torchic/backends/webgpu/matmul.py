@@ -27,8 +27,7 @@ chosen by problem size: the largest tile that still gives the GPU enough
 workgroups.
 """
 
-import os
-
+from ...dispatcher import env_choice
 from . import wgsl
 from .wgsl import par
 
@@ -57,7 +56,7 @@ ENV_TILE = "TORCHIC_WEBGPU_MATMUL_TILE"
 
 
 def choose_tile(B, M, N, K, smem_limit):
-    forced = os.environ.get(ENV_TILE)
+    forced = env_choice(ENV_TILE, None, tuple(CONFIGS))
     if forced:
         return forced
     for name in LADDER:
