@@ -161,7 +161,13 @@ class Storage:
         self.version = 0   # bumped by every in-place write (autograd checks it)
 
     def __del__(self):
-        block = self.block
+        # A Ctrl-C can land here, or between raw.new_tensor's field assignments: then
+        # the block stays with the dead storage (a leak of one block; CPython reports
+        # the KeyboardInterrupt as "ignored"), but nothing is freed twice or raises.
+        try:
+            block = self.block
+        except AttributeError:     # the storage was never finished
+            return
         if block is not None:
             self.block = None
             self.runtime.free(block)

@@ -228,27 +228,27 @@ class WebGPUBackend(Backend):
             n = _numel(shape)
             dtype = DTYPES[view.dtype]
             if n == 0:
-                status, _ = self.gpu.read(self.gpu.status, 0, 0)
+                self.gpu.read(self.gpu.status, 0, 0)
             elif _is_contiguous(view):
                 buf, base = self.buffers(view)
-                status, data = self.gpu.read(buf, base * 4, n * 4)
+                data = self.gpu.read(buf, base * 4, n * 4)
             else:   # gather the view into a contiguous scratch area first
                 scratch = self.gpu.scratch_buffer("readback", n * 4)
                 dst = RawView(scratch, 0, shape, view.dtype)
                 elementwise.run(self.gpu, "read", "a", dst, (view,), buffers=self.buffers)
-                status, data = self.gpu.read(scratch, 0, n * 4)
-            self._check(status)
+                data = self.gpu.read(scratch, 0, n * 4)
+            self._check()
             if n == 0:
                 return np.zeros(shape, dtype)
             return data.view(dtype).reshape(shape)
 
     def sync(self):
         with self._lock:
-            status, _ = self.gpu.read(self.gpu.status, 0, 0)
-            self._check(status)
+            self.gpu.read(self.gpu.status, 0, 0)
+            self._check()
 
-    def _check(self, status):
-        failed = self.gpu.check_status(status)
+    def _check(self):
+        failed = self.gpu.take_failures()
         if failed:
             op, msg = failed[0]
             if len(failed) > 1:   # name every failed op (their outputs are all garbage)
@@ -275,8 +275,8 @@ class WebGPUBackend(Backend):
     def timed(self, fn):
         """GPU nanoseconds of the ops fn() issues (one pass between timestamps); benchmarks."""
         with self._lock:
-            ns, status = self.gpu.timed(fn)
-            self._check(status)
+            ns = self.gpu.timed(fn)
+            self._check()
             return ns
 
 

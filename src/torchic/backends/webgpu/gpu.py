@@ -110,12 +110,11 @@ _MAIN_THREAD = threading.main_thread().ident
 
 class RawBlock:
     """A block of an internal buffer (upload / scratch), for ops the backend issues itself."""
-    __slots__ = ("buffer", "offset", "size", "arena")
+    __slots__ = ("buffer", "offset", "arena")
 
     def __init__(self, buffer, offset):
         self.buffer = buffer
         self.offset = offset
-        self.size = buffer.size - offset
         self.arena = None
 
 
@@ -239,8 +238,8 @@ class GPU:
 
     def scratch_buffer(self, name, nbytes):
         """An internal storage buffer of at least nbytes (reused across ops in stream order)."""
-        buf = self.scratch.get(name)
-        if buf is None or buf.size < nbytes:
+        buf, size = self.scratch.get(name, (None, 0))
+        if size < nbytes:     # (sizes are kept here: buf.size is wgpu-py code, unguarded)
             size = max(1 << 16, 1 << (int(nbytes) - 1).bit_length())
             size = min(size, self.max_binding)
             if size < nbytes:
@@ -249,8 +248,8 @@ class GPU:
             with self.guard:
                 if buf is not None:
                     self._drop(buf)
-                buf = self.scratch[name] = self._buffer(size, self._storage_usage,
-                                                        f"torchic-{name}")
+                buf = self._buffer(size, self._storage_usage, f"torchic-{name}")
+                self.scratch[name] = (buf, size)
         return buf
 
     def _grow_staging(self, nbytes):
@@ -359,8 +358,7 @@ class GPU:
 
     def new_tag(self, op, message):
         if self.next_tag >= MAX_TAGS:   # collect the flags so far, then start tags anew
-            status, _ = self.read(self.status, 0, 0)
-            self.failures.extend(self._decode(status))
+            self.read(self.status, 0, 0)
         tag = self.next_tag
         self.next_tag += 1
         self.tags[tag] = (op, message)
@@ -430,7 +428,8 @@ class GPU:
             return self.upload, at
 
     def read(self, buf, offset, nbytes):
-        """Submit everything, wait, and return (status words, bytes of buf[offset:offset+nbytes]).
+        """Submit everything, wait, and return the bytes of buf[offset:offset+nbytes]; the
+        failures the status words flag join ``failures`` (see ``take_failures``).
 
         Ctrl-C is held back everywhere but in the wait itself. A read interrupted there
         leaves its map in flight (``_inflight``); the next read first finishes it and
@@ -461,12 +460,13 @@ class GPU:
         with self.guard:
             self._inflight = None
             status, data = self._take_mapped(staging, size, nbytes, mapped)
+            self.failures.extend(self._decode(status))
         t3 = time.perf_counter()
         self.times["submit"] += t1 - t0
         self.times["wait"] += t2 - t1
         self.times["map"] += t3 - t2
         self.stats["reads"] += 1
-        return status, data
+        return data
 
     def _finish_interrupted_read(self):
         """Wait for the map of a read that Ctrl-C interrupted; keep its failures."""
@@ -542,10 +542,9 @@ class GPU:
             self.next_tag = 1
         return out
 
-    def check_status(self, status):
-        """Every (op, message) failed since the last check (index errors), in issue order."""
-        failed = self.failures + self._decode(status)
-        self.failures = []
+    def take_failures(self):
+        """Every (op, message) failed up to the last read (index errors), in issue order."""
+        failed, self.failures = self.failures, []
         return failed
 
     # -- GPU timestamps (benchmarks) ----------------------------------------------------
@@ -555,7 +554,7 @@ class GPU:
     def timed(self, fn):
         """Run fn() (which encodes ops) inside one compute pass between GPU timestamps.
 
-        Returns (GPU nanoseconds, status words). fn must not read or exceed batch_ops.
+        Returns GPU nanoseconds. fn must not read or exceed batch_ops.
         """
         with self.guard:
             if self._query is None:
@@ -575,10 +574,10 @@ class GPU:
         with self.guard:
             self._end_pass()
             enc.resolve_query_set(qs, 0, 2, qbuf, 0)
-        status, data = self.read(qbuf, 0, 16)
+        data = self.read(qbuf, 0, 16)
         t0, t1 = np.frombuffer(data.tobytes(), np.uint64)
         period = self._lib.wgpuQueueGetTimestampPeriod(self.queue._internal)
-        return float(int(t1) - int(t0)) * float(period), status
+        return float(int(t1) - int(t0)) * float(period)
 
     def close(self):
         with self.guard:
