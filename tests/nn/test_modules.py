@@ -492,6 +492,12 @@ def test_loss_modules(backend, rng):
 def test_to_device_is_a_no_op(backend):
     m = nn.Linear(2, 2)
     assert m.to("cpu") is m and m.to(torchic.float32) is m and m.cpu() is m
-    assert m.to(device="cuda", non_blocking=True) is m
+    assert m.to(device="cpu", non_blocking=True) is m and m.to(m.weight.device) is m
+    assert m.to("cpu", torchic.float32) is m and nn.ReLU().to("cpu") is not None
+    for device in ("cuda", "cuda:0", "mps"):        # as PyTorch without CUDA: an error
+        with pytest.raises(RuntimeError, match="not available"):
+            m.to(device)
+        with pytest.raises(RuntimeError, match="not available"):
+            nn.ReLU().to(device=device)
     with pytest.raises(TypeError, match="float32"):
         m.to(torchic.int32)

@@ -23,7 +23,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, _parse_to
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -37,6 +37,11 @@ def _registries(module, name):
         raise AttributeError(
             f"cannot assign {name!r} before {type(module).__name__}.__init__ has called "
             f"super().__init__()") from None
+
+
+class _NoParameters:
+    """What Module.to checks its device against when the module holds no tensor."""
+    device = "cpu"
 
 
 class Module:
@@ -243,14 +248,16 @@ class Module:
         """PyTorch's model.to(device) / .to(torchic.float32): returns self.
 
         A torchic runtime has one device (chosen by torchic.init) and modules hold
-        float32 parameters, so there is nothing to move; other dtypes are refused.
+        float32 parameters, so there is nothing to move. The arguments are checked as
+        Tensor.to checks them: an unavailable device ("cuda") raises RuntimeError, and a
+        dtype other than float32 raises TypeError.
         """
-        for a in list(args) + list(kwargs.values()):
-            if a is None or isinstance(a, str) or getattr(a, "code", None) == "f32":
-                continue
-            if isinstance(a, bool):      # non_blocking / copy flags
-                continue
-            raise TypeError(f"Module.to({a!r}): torchic modules hold float32 parameters on "
+        probe = next(iter(self.parameters()), None)
+        if probe is None:
+            probe = next(iter(self.buffers()), _NoParameters)
+        code, _ = _parse_to(probe, args, kwargs)
+        if code not in (None, "f32"):
+            raise TypeError(f"Module.to({code}): torchic modules hold float32 parameters on "
                             f"the current backend; only devices and torchic.float32 are "
                             f"accepted")
         return self
