@@ -156,7 +156,7 @@ for where in inside:
 """
 
 
-@pytest.mark.parametrize("points", [150])
+@pytest.mark.parametrize("points", [400])
 def test_ctrl_c_at_every_line_leaves_the_runtime_working(backend_name, points):
     proc = subprocess.run([sys.executable, "-c", _CHILD, backend_name, str(points), "240"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)

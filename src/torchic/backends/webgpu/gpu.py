@@ -386,6 +386,7 @@ class GPU:
                                         nparams * self.param_stride)
             self.queue.submit([enc.finish()])
             self.stats["submits"] += 1
+            del enc     # its last reference: released here, under the guard
 
     # -- host transfers -------------------------------------------------------------
     def write(self, buf, offset, data):
@@ -450,6 +451,7 @@ class GPU:
                 enc.copy_buffer_to_buffer(buf, offset, staging, DATA_OFFSET, nbytes)
             t0 = time.perf_counter()
             self.flush()
+            del enc     # (the encoder is released under the guard, see flush)
             t1 = time.perf_counter()
             self._map_result[0] = None
             self._lib.wgpuBufferMapAsync(staging._internal, self._lib.WGPUMapMode_Read, 0, size,
@@ -574,6 +576,7 @@ class GPU:
         with self.guard:
             self._end_pass()
             enc.resolve_query_set(qs, 0, 2, qbuf, 0)
+            del enc
         data = self.read(qbuf, 0, 16)
         t0, t1 = np.frombuffer(data.tobytes(), np.uint64)
         period = self._lib.wgpuQueueGetTimestampPeriod(self.queue._internal)
