@@ -468,6 +468,26 @@ def test_env_helpers_name_the_variable(monkeypatch):
         dispatcher.env_choice("TORCHIC_X", "auto", ("auto", "spin"))
 
 
+def test_webgpu_wait_env_is_checked_and_named(monkeypatch):
+    ok, why = dispatcher.backend_class("webgpu").available()
+    wanted = os.environ.get("TORCHIC_TEST_BACKENDS", "webgpu").split(",")
+    if "webgpu" not in wanted or (not ok and os.environ.get("TORCHIC_REQUIRE_ALL_BACKENDS") != "1"):
+        pytest.skip(f"webgpu not tested here: {why or 'not selected'}")
+    before = dispatcher._runtime.backend.name if dispatcher._runtime else None
+    try:
+        monkeypatch.setenv("TORCHIC_WEBGPU_WAIT", "sometimes")
+        with pytest.raises(ValueError, match=r"TORCHIC_WEBGPU_WAIT must be one of auto, "
+                                             r"spin, block, got 'sometimes'"):
+            torchic.init("webgpu")
+        monkeypatch.setenv("TORCHIC_WEBGPU_WAIT", "block")
+        torchic.init("webgpu")
+        assert torchic.ones(3).sum().item() == 3.0
+    finally:
+        monkeypatch.delenv("TORCHIC_WEBGPU_WAIT")
+        if before is not None:
+            torchic.init(before)
+
+
 def test_split_min_env_is_checked_and_named():
     """TORCHIC_SPLIT_MIN is read when the workers backend is imported (at the first init)."""
     env = dict(os.environ, TORCHIC_SPLIT_MIN="1M", PYTHONPATH=os.path.join(ROOT, "src"))

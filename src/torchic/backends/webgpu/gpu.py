@@ -41,6 +41,7 @@ import time
 
 import numpy as np
 
+from ...dispatcher import env_choice
 from .device import create_device, import_wgpu, select_adapter
 from .wgsl import MAX_TAGS, PARAM_WORDS, STATUS_WORDS
 
@@ -197,8 +198,7 @@ class GPU:
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         self._lib = lib
         self._ffi = ffi
-        import os
-        self.wait_mode = os.environ.get("TORCHIC_WEBGPU_WAIT", "auto")  # auto | spin | block
+        self.wait_mode = env_choice("TORCHIC_WEBGPU_WAIT", "auto", ("auto", "spin", "block"))
         self._offsets = ffi.new("uint32_t[1]")
         # Staging reads map through wgpu-native with a callback of one assignment; it
         # fires inside our polls, which run under the guard, so it always completes.
