@@ -16,6 +16,8 @@ they read like the maths and run on whatever backend is current.
 
 import contextvars
 import functools
+import os
+import threading
 
 _grad_enabled = contextvars.ContextVar("torchic_grad_enabled", default=True)
 
@@ -190,8 +192,28 @@ def _topological_order(root_node):
     return order
 
 
+# leaf.grad += g is a read-modify-write: backward calls on several threads into one shared
+# leaf would lose contributions without this lock (it is held only while the add is issued)
+_accumulate_lock = threading.Lock()
+
+
+def _reset_accumulate_lock():     # a forked child: a thread of the parent may have held it
+    global _accumulate_lock
+    _accumulate_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_accumulate_lock)
+
+
+def _accumulate(leaf, grad, private=False):
+    from .tensor import _accumulate_grad
+    with _accumulate_lock:
+        _accumulate_grad(leaf, grad, private)
+
+
 def run_backward(tensor, gradient=None, retain_graph=False):
-    from .tensor import Tensor, _accumulate_grad
+    from .tensor import Tensor
     if not tensor.requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: call .requires_grad_() on a leaf before building the graph")
@@ -210,7 +232,7 @@ def run_backward(tensor, gradient=None, retain_graph=False):
             raise RuntimeError(f"gradient has shape {list(gradient.shape)} but the tensor has "
                                f"shape {list(tensor.shape)}")
     if tensor.grad_fn is None:
-        _accumulate_grad(tensor, gradient)
+        _accumulate(tensor, gradient)
         return
     with _GradMode(False):
         root = tensor.grad_fn
@@ -227,7 +249,7 @@ def run_backward(tensor, gradient=None, retain_graph=False):
             if node.retained is not None:
                 t = node.retained()
                 if t is not None:
-                    _accumulate_grad(t, grad)
+                    _accumulate(t, grad)
             input_grads = node.backward(grad)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
@@ -240,7 +262,7 @@ def run_backward(tensor, gradient=None, retain_graph=False):
                 else:
                     # a gradient made for this input alone may become .grad without a copy
                     private = g is not grad and sum(x is g for x in input_grads) == 1
-                    _accumulate_grad(edge, g, private)
+                    _accumulate(edge, g, private)
             if not retain_graph:
                 node.freed = True
                 node._saved = ()

@@ -16,6 +16,7 @@ op that still reads the old contents was issued earlier and therefore runs
 before any op that writes the new ones.
 """
 
+import functools
 import os
 import sys
 import threading
@@ -144,6 +145,26 @@ class Backend:
     def describe(self):
         return {"backend": self.name, "threads": self.threads}
 
+    # fork (see "fork" at the end of this file) -----------------------------------
+    def fork_pause(self):
+        """Parent, just before os.fork(): let every issued op run, then hold the stream."""
+
+    def fork_resume(self):
+        """Parent, just after os.fork(): undo fork_pause."""
+
+    def fork_child(self):
+        """Child, just after os.fork(): the parent's threads do not exist here and any
+        lock may be copied held. Replace the locks; call nothing of the parent's."""
+        self._error_lock = threading.Lock()
+
+    def reopen_in_child(self):
+        """Child, first use of the inherited runtime: start this process's own threads
+        over the inherited heap, or raise BackendUnavailableError saying why not."""
+        raise BackendUnavailableError(
+            f"the {self.name!r} backend cannot be used in a process forked (os.fork, "
+            f"multiprocessing's 'fork' start method) after torchic.init(); use "
+            f"multiprocessing.get_context('spawn') or call torchic.init() in the child")
+
     # error plumbing shared by backends ---------------------------------------
     def record_error(self, op, exc):
         with self._error_lock:
@@ -236,6 +257,8 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
+        self.pid = os.getpid()     # the process whose threads run the backend (see fork)
+        self._before_reopen = None
 
     def stats(self):
         return self.allocator.stats()
@@ -246,8 +269,37 @@ class Runtime:
     def close(self):
         if not self.closed:
             self.closed = True
+            if self.pid != os.getpid():
+                return    # inherited through fork, never reopened: the threads are the parent's
             self.backend.close()
             self.allocator.discard_freed()   # the heap is gone: nothing to return them to
+
+    # fork: an inherited runtime reopens its backend at first use ------------------------
+    _ENTRY_POINTS = ("alloc", "run", "read", "sync", "write")
+
+    def _until_reopened(self):
+        """(fork child) Route every entry point through _reopen_then until first use."""
+        self._reopen_lock = threading.Lock()
+        if self._before_reopen is None:
+            self._before_reopen = {n: self.__dict__.get(n) for n in self._ENTRY_POINTS}
+            for n in self._ENTRY_POINTS:
+                setattr(self, n, functools.partial(self._reopen_then, n))
+
+    def _reopen_then(self, name, *args):
+        with self._reopen_lock:
+            if self._before_reopen is not None:
+                if self.closed:
+                    raise RuntimeError("this torchic runtime was closed in this (forked) process")
+                self.backend.reopen_in_child()     # or BackendUnavailableError (webgpu)
+                saved, self._before_reopen = self._before_reopen, None
+                for n, fn in saved.items():
+                    if fn is None:
+                        del self.__dict__[n]       # a method of the class (write)
+                    else:
+                        setattr(self, n, fn)       # the backend's own bound methods
+                self.pid = os.getpid()
+        return getattr(self, name)(*args)
+
 
 # -- settings: init() arguments and TORCHIC_* environment variables -------------------
 # One set of checks for both, so a bad value is refused the same way wherever it comes
@@ -381,7 +433,8 @@ def init(backend=None, threads=None, heap_cap=None, sync=None, **options):
         if _runtime is not None:
             old, _runtime = _runtime, None
             try:
-                old.sync()
+                if old.pid == os.getpid():    # (one inherited through fork has no threads here)
+                    old.sync()
             except KernelError:
                 pass
             finally:
@@ -413,3 +466,58 @@ def shutdown():
             rt, _runtime = _runtime, None
             rt.closed_by = "torchic.shutdown()"    # named when an old tensor is used
             rt.close()
+
+
+# -- fork ------------------------------------------------------------------------------
+# os.fork() (multiprocessing's 'fork' start method) copies the process's memory but only
+# the thread that forked: the coordinator and worker threads (Python or Rust) do not exist
+# in the child, and any lock may be copied held. So:
+# * just before fork the parent lets every issued op run and holds its stream still
+#   (Backend.fork_pause), and takes the runtime and allocator locks, so the child
+#   inherits a heap with every result in it and consistent allocator state; the parent
+#   lets go right after fork and is otherwise unaffected;
+# * the child replaces the locks and calls nothing of the parent's (Backend.fork_child).
+#   Its runtime is "inherited" (pid != os.getpid()) until first use, which starts the
+#   child's own threads over the copied heap (Backend.reopen_in_child): tensors made by
+#   the parent keep their values, like PyTorch's CPU tensors. A backend that cannot do
+#   that (webgpu: the device is the parent's) raises BackendUnavailableError there,
+#   naming multiprocessing's 'spawn' start method. An inherited runtime is never closed
+#   by the child (close, atexit and finalizers are no-ops), so a child that never uses
+#   torchic exits cleanly and never releases what the parent still uses.
+_fork_held = None     # the runtime _before_fork paused (released after fork)
+
+
+def _before_fork():
+    global _fork_held
+    _runtime_lock.acquire()
+    rt = _runtime
+    if rt is not None and not rt.closed and rt.pid == os.getpid():
+        rt.backend.fork_pause()
+        rt.allocator.lock.acquire()
+        _fork_held = rt
+
+
+def _after_fork_in_parent():
+    global _fork_held
+    rt, _fork_held = _fork_held, None
+    if rt is not None:
+        rt.allocator.lock.release()
+        rt.backend.fork_resume()
+    _runtime_lock.release()
+
+
+def _after_fork_in_child():
+    global _fork_held, _runtime_lock
+    _fork_held = None
+    _runtime_lock = threading.Lock()
+    rt = _runtime
+    if rt is not None and not rt.closed:
+        rt.allocator.lock = threading.Lock()
+        if rt._before_reopen is None:    # (else: a fork of a child that never used it)
+            rt.backend.fork_child()
+        rt._until_reopened()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)

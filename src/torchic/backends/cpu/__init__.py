@@ -63,6 +63,17 @@ class WorkersBackend(Backend):
         self.pool.close()
         self.heap.close()
 
+    # fork (dispatcher.py): the heap is copied with the process; the threads are not
+    def fork_pause(self):
+        self._paused = self.stream.pause()
+
+    def fork_resume(self):
+        self.stream.resume(self._paused)
+
+    def reopen_in_child(self):
+        self.pool = WorkerPool(self.threads - 1, "torchic")
+        self.stream = self.stream.restarted()
+
     def describe(self):
         return {"backend": self.name, "threads": self.threads,
                 "kernels": "NumPy " + __import__("numpy").__version__,

@@ -20,6 +20,18 @@ import numpy as np
 _STOP = object()
 
 
+class _Pause(threading.Event):
+    """A sync record that then holds the coordinator until ``resume`` is set (fork)."""
+
+    def __init__(self):
+        super().__init__()
+        self.resume = threading.Event()
+
+    def set(self):     # called by the coordinator, like any sync record
+        super().set()
+        self.resume.wait()
+
+
 class WorkerPool:
     """threads - 1 helper threads; the coordinator is the first worker."""
 
@@ -79,6 +91,7 @@ class OpStream:
 
     def __init__(self, execute, name):
         self._execute = execute   # execute(record) runs one record
+        self._name = name
         self._queue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, daemon=True,
                                         name=f"{name}-coordinator")
@@ -102,6 +115,32 @@ class OpStream:
         done = threading.Event()
         self._queue.put(done)
         done.wait()
+
+    def pause(self):
+        """Wait until every record issued so far has run, then hold the coordinator
+        still until resume(pause) (just before fork: nothing runs while memory is copied)."""
+        paused = _Pause()
+        self._queue.put(paused)
+        try:
+            paused.wait()
+        except BaseException:
+            paused.resume.set()
+            raise
+        return paused
+
+    @staticmethod
+    def resume(paused):
+        paused.resume.set()
+
+    def restarted(self):
+        """(fork child, where the coordinator thread does not exist) A new stream with its
+        own thread, taking over the records still queued here, in order."""
+        stream = OpStream(self._execute, self._name)
+        while True:
+            try:
+                stream.put(self._queue.get_nowait())
+            except queue.Empty:
+                return stream
 
     def close(self, timeout=5.0):
         """Stop after the records already queued (the executor may skip them: see closed)."""

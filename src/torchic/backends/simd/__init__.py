@@ -154,7 +154,8 @@ class SimdBackend(Backend):
         self._closed = False
         # runs on close(), on garbage collection, or at interpreter exit (before
         # NumPy frees the arenas the Rust threads may still be writing)
-        self._finalizer = weakref.finalize(self, _free_ctx, lib, self._ctx, self.heap)
+        self._finalizer = weakref.finalize(self, _free_ctx, lib, self._ctx, self.heap,
+                                           os.getpid())
 
     # heap ------------------------------------------------------------------
     def new_arena(self, nbytes):
@@ -198,22 +199,26 @@ class SimdBackend(Backend):
 
     def flush(self):
         """Push every pending op record to the Rust stream in one call."""
-        pending = self._pending
-        if pending:
+        if self._pending:
             # the lock keeps batches of several Python threads in append order
             with self._flush_lock:
-                n = len(pending)    # (always at a record boundary: see run)
-                if n:
-                    if self._registered != len(self.heap.addresses):
-                        self._register_arenas()
-                    data = b"".join(pending[:n])
-                    words, push, ctx = len(data) >> 3, self._push, self._ctx
-                    # Between this del and the push there is no call, so no KeyboardInterrupt
-                    # can land there (Python raises it after a call returns): a record is
-                    # never lost nor pushed twice. Records appended meanwhile stay pending.
-                    del pending[:n]
-                    if push(ctx, data, words) < 0:
-                        self._push_failed()
+                self._push_pending()
+
+    def _push_pending(self):
+        # (under _flush_lock)
+        pending = self._pending
+        n = len(pending)    # (always at a record boundary: see run)
+        if n:
+            if self._registered != len(self.heap.addresses):
+                self._register_arenas()
+            data = b"".join(pending[:n])
+            words, push, ctx = len(data) >> 3, self._push, self._ctx
+            # Between this del and the push there is no call, so no KeyboardInterrupt
+            # can land there (Python raises it after a call returns): a record is
+            # never lost nor pushed twice. Records appended meanwhile stay pending.
+            del pending[:n]
+            if push(ctx, data, words) < 0:
+                self._push_failed()
 
     def _push_failed(self):
         size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
@@ -232,11 +237,13 @@ class SimdBackend(Backend):
             data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
-        self.flush()
-        self._register_arenas()
-        # Rust copies the data during this call
-        if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
-            self._push_failed()
+        with self._flush_lock:    # (every push to the Rust stream is under the lock: fork)
+            self._push_pending()
+            self._register_arenas()
+            # Rust copies the data during this call
+            if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data,
+                               arr.nbytes) < 0:
+                self._push_failed()
 
     def _take_errors(self):
         while True:     # every failure since the last read, oldest first
@@ -278,6 +285,33 @@ class SimdBackend(Backend):
             self._pending.clear()     # never pushed: dropped like queued ops
             self._finalizer()   # drops queued ops, joins the threads, frees the heap
 
+    # fork (dispatcher.py): the heap is copied with the process; the Rust threads are not
+    def fork_pause(self):
+        self._flush_lock.acquire()     # no push until fork_resume: the stream stays empty
+        try:
+            self._push_pending()
+            if self._wait(self._ctx, 0):
+                self._take_errors()    # (so the child inherits them too)
+        except BaseException:
+            self._flush_lock.release()
+            raise
+
+    def fork_resume(self):
+        self._flush_lock.release()
+
+    def fork_child(self):
+        super().fork_child()
+        self._flush_lock = threading.Lock()
+
+    def reopen_in_child(self):
+        # the parent's context is left alone (its threads are not here to be joined)
+        self._finalizer.detach()
+        self._ctx = self._lib.new(self.threads)
+        self._registered = 0
+        self._register_arenas()     # the same arenas in the same order: cached views hold
+        self._finalizer = weakref.finalize(self, _free_ctx, self._lib, self._ctx, self.heap,
+                                           os.getpid())
+
     def describe(self):
         return {"backend": self.name, "threads": self.threads, "isa": describe_isa(),
                 "kernels": "Rust (kernels/, std + core::arch)", "library": self._lib.path}
@@ -301,7 +335,9 @@ class SimdBackend(Backend):
             raise ValueError(f"view {view} reaches outside its block")
 
 
-def _free_ctx(lib, ctx, heap):
+def _free_ctx(lib, ctx, heap, pid):
+    if pid != os.getpid():
+        return         # a forked child: the context's threads are the parent's (not here)
     lib.free(ctx)      # joins the threads: no kernel runs after this returns
     heap.close()
 

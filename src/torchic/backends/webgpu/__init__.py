@@ -19,11 +19,14 @@ the encoding itself: unlike the CPU backends there is no coordinator thread,
 because encoding is cheap and the GPU queue already gives stream order.
 """
 
+import ctypes
+import os
 import threading
+import weakref
 
 import numpy as np
 
-from ...dispatcher import DTYPES, Backend, KernelError, register_backend
+from ...dispatcher import DTYPES, Backend, BackendUnavailableError, KernelError, register_backend
 from . import elementwise, matmul, reduce, rows, rowwise
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
@@ -156,6 +159,10 @@ class WebGPUBackend(Backend):
 
     @classmethod
     def available(cls):
+        global _touched
+        if _forked_child:
+            return False, FORK_MESSAGE
+        _touched = True
         return availability()
 
     def __init__(self, threads=None, adapter=None, batch_ops=None, **options):
@@ -163,8 +170,11 @@ class WebGPUBackend(Backend):
         if options:
             raise TypeError(f"backend 'webgpu' got unknown options {sorted(options)}; "
                             "known: adapter, batch_ops")
-        import os
         from .gpu import GPU
+        if _forked_child:
+            raise BackendUnavailableError(FORK_MESSAGE)
+        global _touched, _made_device
+        _touched = _made_device = True
         want = adapter if adapter is not None else (os.environ.get(ENV_ADAPTER) or None)
         self.gpu = GPU(want, batch_ops)
         # the allocator's arenas: bounded by the largest storage binding
@@ -175,6 +185,7 @@ class WebGPUBackend(Backend):
         self.kernels = KERNEL_TABLE
         self._lock = threading.RLock()
         self._closed = False
+        _backends.add(self)
 
     # heap -------------------------------------------------------------------------
     def new_arena(self, nbytes):
@@ -279,5 +290,47 @@ class WebGPUBackend(Backend):
             self._check()
             return ns
 
+    def reopen_in_child(self):     # (fork: see the fork guard below)
+        raise BackendUnavailableError(FORK_MESSAGE)
+
+
+# -- fork guard --------------------------------------------------------------------------
+# A forked child cannot use the parent's GPU device (nor make a new one: the driver's
+# threads and state are the parent's), so there the backend is unavailable and first use
+# of an inherited runtime raises BackendUnavailableError. The child must also never
+# release the parent's device objects: on a real GPU the driver's handles are shared with
+# the parent (releasing them in the child broke the parent's later results), and on Mesa
+# releasing the device joins driver threads that do not exist in the child (a hang). So
+# every backend object the child inherits is kept alive for good, and a child of a
+# process that made a device leaves through _exit() right after Python's own exit (its C
+# atexit handlers are the driver's, which would join its parent's threads too).
+FORK_MESSAGE = ("the webgpu backend cannot be used in a process forked (os.fork, "
+                "multiprocessing's 'fork' start method) from one that used it: start "
+                "the worker processes with multiprocessing.get_context('spawn') (or "
+                "'forkserver'), or use a CPU backend in the child: torchic.init('workers')")
+_touched = False         # this process asked the driver for adapters
+_made_device = False     # this process made a device
+_forked_child = False    # this process is a fork of one that did
+_backends = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    global _forked_child
+    if not _touched:
+        return
+    _forked_child = True
+    for backend in list(_backends):
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(backend))    # never released here
+    if not _made_device:
+        return
+    libc = ctypes.CDLL(None)
+    on_exit = getattr(libc, "on_exit", None)     # (glibc; registered last, so runs first)
+    if on_exit is not None:
+        on_exit.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        on_exit(ctypes.cast(libc["_exit"], ctypes.c_void_p), None)   # _exit(status)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 register_backend(WebGPUBackend, KERNEL_TABLE)
