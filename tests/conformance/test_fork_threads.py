@@ -35,7 +35,12 @@ import pytest
 import torchic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENV_NOISE = ("XDG_RUNTIME_DIR",)   # lavapipe / Mesa without a session bus: not ours
+ENV_NOISE = (
+    "XDG_RUNTIME_DIR",     # lavapipe / Mesa without a session bus: not ours
+    # Python >= 3.12 warns at every fork of a process with threads (the GPU driver's, the
+    # backend's); PyTorch users see the same line. It is Python's, not an error of ours.
+    "use of fork() may lead to deadlocks in the child",
+)
 CPU_BACKENDS = ("workers", "simd")
 
 _PRELUDE = """
