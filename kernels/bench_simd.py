@@ -277,7 +277,7 @@ def bench_handoff():
           f"{med_us(lambda: lib.cdll.tk_done(ctx)):.2f} us")
     print(f"ndarray.ctypes.data                               {med_us(lambda: arena.ctypes.data):7.2f} us")
     fmt = struct.Struct("<5qd8q")
-    args = (24, 1, 0, 0, 0, 1.0, 0, 0, 256, 0, 0, 1, 1, 1)
+    args = (lib.op_names().index("fill"), 1, 0, 0, 0, 1.0, 0, 0, 256, 0, 0, 1, 1, 1)
     rec = fmt.pack(*args)
     print(f"struct.pack of a 14-word op record                {med_us(lambda: fmt.pack(*args)):7.2f} us")
     print(f"tk_push (decode + validate + enqueue)             {med_us(lambda: lib.push(ctx, rec, 14)):7.2f} us")

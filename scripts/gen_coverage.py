@@ -30,8 +30,8 @@ RECORDED_FILES = {
 
 
 def kernel_label(kernel):
-    if isinstance(kernel, int):
-        return f"#{kernel}"
+    if kernel is None or isinstance(kernel, int):
+        return "native"     # simd: the library's op code, looked up by name at load
     name = getattr(kernel, "__qualname__", None) or type(kernel).__name__
     return name.split(".<locals>")[0]
 
@@ -67,11 +67,7 @@ def build():
     fuzz = coverage_record.fuzz_coverage()
     recorded = record_test_files()
 
-    family = {}
-    for fam, names in (("unary", ops.UNARY), ("binary", ops.BINARY), ("compare", ops.COMPARE),
-                       ("reduce", ops.REDUCE), ("other", ops.OTHER)):
-        for n in names:
-            family[n] = fam
+    family = {op.name: op.family for op in ops.OPS}
 
     fuzzed_by = {op: sorted(name for name, seen in fuzz.items() if op in seen)
                  for op in ops.ALL_OPS}
@@ -84,8 +80,8 @@ def build():
         "",
         f"Every primitive op of `torchic/ops.py` ({len(ops.ALL_OPS)} ops) against every "
         f"registered backend ({', '.join(f'`{b}`' for b in backends)}). A backend cell names "
-        "the kernel in the table the backend registered (a Python function, or `#n`: op code "
-        "n of the native library); registration fails unless the table covers every op. "
+        "the kernel in the table the backend registered (a Python function, or `native`: the "
+        "native library's kernel of that name); registration fails unless the table covers every op. "
         "Test columns are recorded by running the tests and logging each primitive op issued: "
         "**op table** = `tests/backend/test_ops.py` (values + gradients vs NumPy float64, every "
         "backend), **fuzz** = how many of the "

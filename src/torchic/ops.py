@@ -9,7 +9,10 @@ offset, a shape and element strides (strides may be 0 for broadcast dims or
 any sign-free value for transposed / sliced views). The frontend guarantees,
 before a kernel is called:
 
-* every view lies inside its block (``shape.view_fits`` is checked);
+* every view lies inside its block: views are only made from a tensor's own
+  block by shape.py's view arithmetic (``reshape_strides``, ``slice_meta``,
+  ``permute_meta``, ``broadcast_strides``); the simd backend re-checks every
+  record in Rust (kernels/src/record.rs, ``decode_view``);
 * ``out`` is contiguous (row-major, offset anywhere in its block) unless the op
   says "strided out";
 * ``out`` never overlaps an input, except that an elementwise op (UNARY, BINARY)
@@ -20,61 +23,130 @@ before a kernel is called:
   dims have stride 0);
 * dtypes are as listed (``f32`` float32, ``i32`` int32).
 
+Each op is declared once, as a row of ``OPS`` below (name, family, inputs,
+dtypes, params, how the ``workers`` pool splits it, contract); the family
+tuples, ``ALL_OPS``, the workers split rule and ``check_backend_table`` are
+derived from the rows, and the table at the end of this docstring is printed
+from them. Backends look ops up by name.
+
 Kernels that read integer *values* (gather / scatter / cross-entropy targets)
 must check them against their bound and fail with an error naming the op;
 the failure surfaces at the next read.
-
-Op                 inputs               out            params
------------------  -------------------  -------------  ------------------------
-fill               -                    strided, any   value (float)
-copy               a (any dtype)        strided, any   -    (casts f32<->i32: f32->i32 truncates toward
-                                                       zero, saturates to [-2^31, 2^31 - 1], NaN -> 0,
-                                                       as Rust's `as`; i32->f32 rounds to nearest even)
-UNARY (neg exp log relu tanh sigmoid sqrt abs)
-                   a f32                f32, a.shape   -
-BINARY (add sub mul div pow maximum minimum)
-                   a f32, b f32         f32            -
-COMPARE (eq ne lt le gt ge)
-                   a, b (same dtype)    f32 0/1        -
-where              cond f32, a f32, b f32  f32         -    (cond != 0 picks a)
-REDUCE (sum max min)
-                   a f32                f32            naxes: the trailing `naxes` dims of a are
-                                                       reduced; out.shape == a.shape[:-naxes]
-                                                       (an empty reduction: sum 0, max -inf, min +inf)
-argmax             a f32 (.., n), n>0   i32 a.shape[:-1]  - (first index of the maximum)
-softmax            a f32 (R, C)         f32 (R, C)     - (over the last axis, max-subtracted)
-log_softmax        a f32 (R, C)         f32 (R, C)     -
-cross_entropy      logits f32 (R, C),   f32 (R,)       - out[r] = logsumexp(logits[r]) - logits[r, t[r]]
-                   target i32 (R,)                         (t[r] outside [0, C) is an error)
-cross_entropy_grad logits f32 (R, C),   f32 (R, C)     - out[r] = (softmax(logits[r]) - onehot(t[r])) * g[r]
-                   target i32 (R,), g f32 (R,)
-matmul             a f32 (B, M, K),     f32 (B, M, N)  - (a, b any strides, incl. transposed)
-                   b f32 (B, K, N)
-gather_rows        table (V, D) f32     (R, D), the    - out[r] = table[idx[r]] (idx outside [0, V) is an error)
-                   or i32, idx i32 (R,) table's dtype      (a pure copy of 32-bit words: X[ix] on int data too)
-scatter_add_rows   src f32 (R, D),      f32 (V, D)     - out[idx[r]] += src[r]; out is read and
-                   idx i32 (R,)                          written (the frontend zero-fills it first)
 
 Host transfers are not ops but go through the same stream (Backend.write /
 Backend.read) so that they are ordered with the ops around them.
 """
 
-UNARY = ("neg", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs")
-BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
-COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
-REDUCE = ("sum", "max", "min")
-OTHER = (
-    "fill", "copy", "where", "argmax", "softmax", "log_softmax",
-    "cross_entropy", "cross_entropy_grad", "matmul", "gather_rows", "scatter_add_rows",
+
+from typing import NamedTuple
+
+# how the `workers` pool cuts a large op into ranges of out's axis 0
+ROWS = "rows"               # out and every input share axis 0 (elementwise, rowwise)
+INDEX_ROWS = "index rows"   # out shares axis 0 with the last input only (gather: idx rows)
+WHOLE = "whole"             # run whole on one thread
+
+
+class Op(NamedTuple):
+    """One primitive op: everything about it that is not a kernel."""
+    name: str
+    family: str        # "unary", "binary", "compare", "reduce", "rowwise" or "other"
+    arity: int         # number of inputs (out not counted)
+    dtypes: str        # input dtypes -> out dtype
+    params: tuple      # the params the kernel reads
+    split: str         # ROWS, INDEX_ROWS or WHOLE
+    contract: str      # shapes, strides and meaning
+
+
+def _unary(name):
+    return Op(name, "unary", 1, "f32 -> f32", (), ROWS, "a -> out (a.shape)")
+
+
+def _binary(name):
+    return Op(name, "binary", 2, "f32, f32 -> f32", (), ROWS, "a, b -> out (out.shape)")
+
+
+def _compare(name):
+    return Op(name, "compare", 2, "f32, f32 | i32, i32 -> f32", (), ROWS,
+              "a, b (same dtype) -> out 0/1")
+
+
+def _reduce(name):
+    return Op(name, "reduce", 1, "f32 -> f32", ("naxes",), ROWS,
+              "the trailing `naxes` dims of a are reduced; out.shape == a.shape[:-naxes] "
+              "(an empty reduction: sum 0, max -inf, min +inf)")
+
+
+# One row per primitive op. The order is only the order of ALL_OPS (no backend
+# depends on it: the simd library's op codes are looked up by name at load).
+OPS = (
+    _unary("neg"), _unary("exp"), _unary("log"), _unary("relu"), _unary("tanh"),
+    _unary("sigmoid"), _unary("sqrt"), _unary("abs"),
+    _binary("add"), _binary("sub"), _binary("mul"), _binary("div"), _binary("pow"),
+    _binary("maximum"), _binary("minimum"),
+    _compare("eq"), _compare("ne"), _compare("lt"), _compare("le"), _compare("gt"),
+    _compare("ge"),
+    _reduce("sum"), _reduce("max"), _reduce("min"),
+    Op("fill", "other", 0, "-> f32 | i32", ("value",), ROWS, "strided out, any shape: value"),
+    Op("copy", "other", 1, "f32 | i32 -> f32 | i32", (), ROWS,
+       "a -> strided out (a.shape); casts f32<->i32: f32->i32 truncates toward zero, saturates "
+       "to [-2^31, 2^31 - 1], NaN -> 0, as Rust's `as`; i32->f32 rounds to nearest even"),
+    Op("where", "other", 3, "f32, f32, f32 -> f32", (), ROWS, "cond, a, b -> out: cond != 0 picks a"),
+    Op("argmax", "other", 1, "f32 -> i32", (), ROWS,
+       "a (.., n), n > 0 -> out a.shape[:-1]: the first index of the maximum"),
+    Op("softmax", "rowwise", 1, "f32 -> f32", (), ROWS,
+       "a (R, C) -> out (R, C): over the last axis, max-subtracted"),
+    Op("log_softmax", "rowwise", 1, "f32 -> f32", (), ROWS, "a (R, C) -> out (R, C)"),
+    Op("cross_entropy", "rowwise", 2, "f32, i32 -> f32", (), ROWS,
+       "logits (R, C), target (R,) -> out (R,): out[r] = logsumexp(logits[r]) - "
+       "logits[r, t[r]] (t[r] outside [0, C) is an error)"),
+    Op("cross_entropy_grad", "rowwise", 3, "f32, i32, f32 -> f32", (), ROWS,
+       "logits (R, C), target (R,), g (R,) -> out (R, C): "
+       "out[r] = (softmax(logits[r]) - onehot(t[r])) * g[r]"),
+    # whole: NumPy's BLAS already spreads it over the cores, and cutting it into row
+    # ranges would start BLAS threads inside each worker (oversubscription)
+    Op("matmul", "other", 2, "f32, f32 -> f32", (), WHOLE,
+       "a (B, M, K), b (B, K, N) -> out (B, M, N); a, b any strides, incl. transposed"),
+    Op("gather_rows", "other", 2, "f32 | i32, i32 -> the table's dtype", (), INDEX_ROWS,
+       "table (V, D), idx (R,) -> out (R, D): out[r] = table[idx[r]] (idx outside [0, V) "
+       "is an error; a pure copy of 32-bit words: X[ix] on int data too)"),
+    # whole: rows of out collide (several idx may name one row)
+    Op("scatter_add_rows", "other", 2, "f32, i32 -> f32", (), WHOLE,
+       "src (R, D), idx (R,) -> out (V, D): out[idx[r]] += src[r]; out is read and "
+       "written (the frontend zero-fills it first)"),
 )
 
-ALL_OPS = UNARY + BINARY + COMPARE + REDUCE + OTHER
+BY_NAME = {op.name: op for op in OPS}
+FAMILIES = ("unary", "binary", "compare", "reduce", "rowwise", "other")
+SPLITS = (ROWS, INDEX_ROWS, WHOLE)
+
+
+def family(name):
+    """The names of one family's ops, in row order."""
+    return tuple(op.name for op in OPS if op.family == name)
+
+
+UNARY = family("unary")
+BINARY = family("binary")
+COMPARE = family("compare")
+REDUCE = family("reduce")
+ROWWISE = family("rowwise")
+OTHER = tuple(op.name for op in OPS if op.family not in ("unary", "binary", "compare", "reduce"))
+ALL_OPS = tuple(op.name for op in OPS)
+
+for _op in OPS:
+    if BY_NAME[_op.name] is not _op or _op.family not in FAMILIES or _op.split not in SPLITS:
+        raise TypeError(f"bad op row {_op}")
+
+if __doc__:   # (None under python -OO)
+    __doc__ += "\nThe ops (printed from OPS):\n\n" + "\n".join(
+        f"{op.name:<19}{op.family:<8} {op.dtypes:<27} {', '.join(op.params) or '-'}\n"
+        f"{'':19}{op.contract}" for op in OPS) + "\n"
 
 
 def check_backend_table(backend_name, table):
     """Raise if a backend's kernel table misses an op or names an unknown one."""
     missing = [op for op in ALL_OPS if op not in table]
-    unknown = [op for op in table if op not in ALL_OPS]
+    unknown = [op for op in table if op not in BY_NAME]
     if missing or unknown:
         raise TypeError(
             f"backend {backend_name!r} kernel table is incomplete: "

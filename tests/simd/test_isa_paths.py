@@ -44,7 +44,34 @@ def test_scalar_path_matches_simd_path(simd_ok, tmp_path):
 def test_every_primitive_op_is_a_rust_kernel(simd_ok):
     from torchic import ops
     from torchic.backends.simd import KERNEL_TABLE, SimdBackend, describe_isa, native
-    assert native.load().op_names() == list(ops.ALL_OPS)
+    names = native.load().op_names()
+    assert len(names) == len(set(names)) and set(names) == set(ops.ALL_OPS)
     assert set(KERNEL_TABLE) == set(ops.ALL_OPS)
+    for name, code in KERNEL_TABLE.items():      # codes are the library's, found by name
+        assert names[code] == name
     assert describe_isa() in ("avx512f", "avx2+fma", "neon", "scalar")
     assert SimdBackend.available() == (True, "")
+
+
+class _FakeLib:
+    path = "fake.so"
+
+    def __init__(self, names):
+        self.names = names
+
+    def op_names(self):
+        return self.names
+
+
+def test_library_op_codes_are_looked_up_by_name(monkeypatch):
+    """The Python side asks the library for its op names: a library listing the same ops
+    in another order gets the right codes; one missing or adding an op is refused."""
+    from torchic import ops
+    from torchic.backends import simd
+    monkeypatch.setattr(simd, "KERNEL_TABLE", dict.fromkeys(ops.ALL_OPS))
+    shuffled = list(reversed(ops.ALL_OPS))
+    assert simd._check_table(_FakeLib(shuffled)) == ""
+    assert all(shuffled[simd.KERNEL_TABLE[n]] == n for n in ops.ALL_OPS)
+    why = simd._check_table(_FakeLib([n for n in ops.ALL_OPS if n != "exp"] + ["sinh"]))
+    assert "missing ['exp']" in why and "unknown ['sinh']" in why and "rebuild" in why
+    assert "listed twice ['add']" in simd._check_table(_FakeLib(list(ops.ALL_OPS) + ["add"]))

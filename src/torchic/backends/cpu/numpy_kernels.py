@@ -3,10 +3,13 @@
 Each kernel takes NumPy arrays that alias the heap, ``kernel(out, inputs, params)``,
 and writes ``out`` in place. They run on the coordinator or worker threads,
 never on the calling thread. ``SPLIT`` says how a large op is cut into row
-ranges for the worker threads (``None``: run whole on one thread).
+ranges for the worker threads (``None``: run whole on one thread); it is derived
+from the ``split`` field of each op's row in ops.py.
 """
 
 import numpy as np
+
+from ... import ops
 
 
 def _unary(fn):
@@ -170,27 +173,18 @@ KERNELS = {
 
 # -- how to cut an op into row ranges for the worker threads ---------------------
 def _rows_of_all(out, ins, lo, hi):
-    """Ops whose out and every input share axis 0 (elementwise, rowwise)."""
+    """ops.ROWS: out and every input share axis 0 (elementwise, rowwise)."""
     return out[lo:hi], tuple(a[lo:hi] for a in ins)
 
 
-def _rows_of_first(out, ins, lo, hi):
-    """Ops where only the first input shares out's axis 0 (gather: idx rows)."""
-    return out[lo:hi], (ins[0], ins[1][lo:hi])
+def _rows_of_index(out, ins, lo, hi):
+    """ops.INDEX_ROWS: only the index (the last input) shares out's axis 0 (gather)."""
+    return out[lo:hi], (*ins[:-1], ins[-1][lo:hi])
 
 
-ROWWISE = _rows_of_all
-SPLIT = {op: ROWWISE for op in (
-    "neg", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs",
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge", "where", "copy", "fill",
-    "sum", "max", "min", "argmax", "softmax", "log_softmax",
-    "cross_entropy", "cross_entropy_grad")}
-SPLIT["gather_rows"] = _rows_of_first
-# matmul runs whole: NumPy's BLAS already spreads it over the cores, and cutting it
-# into row ranges would start BLAS threads inside each worker (oversubscription)
-SPLIT["matmul"] = None
-SPLIT["scatter_add_rows"] = None  # rows collide: one thread
+# op name -> cut function, or None: run whole on one thread (from each op's row in ops.py)
+_CUTS = {ops.ROWS: _rows_of_all, ops.INDEX_ROWS: _rows_of_index, ops.WHOLE: None}
+SPLIT = {op.name: _CUTS[op.split] for op in ops.OPS}
 
 
 def split_length(op, out):

@@ -58,8 +58,10 @@ from ...dispatcher import DTYPES, Backend, KernelError, register_backend
 from ..cpu.heap import HostHeap
 from . import native
 
-# op name -> op code of the Rust library (its OP_NAMES order == ops.ALL_OPS order)
-KERNEL_TABLE = {name: code for code, name in enumerate(_ops.ALL_OPS)}
+# op name (ops.py) -> the Rust library's code for it: the library lists its op names
+# (tk_op_name), and _check_table fills in the codes when it loads, after checking that
+# the library implements exactly ops.py's ops. No op is identified by its position.
+KERNEL_TABLE = dict.fromkeys(_ops.ALL_OPS)
 OP_WRITE = 100
 _DTYPE_CODES = {"f32": 0, "i32": 1}
 # the kind of a kernel's error (kernels/src/lib.rs) -> the built-in class the KernelError
@@ -113,10 +115,17 @@ def describe_platform():
 
 
 def _check_table(lib):
+    """"" when the library's op names are exactly ops.py's (then KERNEL_TABLE gets the
+    library's codes), else why not."""
     names = lib.op_names()
-    if names != list(_ops.ALL_OPS):
-        return (f"the compiled kernels ({lib.path}) implement {names}, not ops.ALL_OPS: "
-                f"rebuild with python -m torchic.backends.simd.build")
+    if len(set(names)) != len(names) or set(names) != set(_ops.ALL_OPS):
+        missing = sorted(set(_ops.ALL_OPS) - set(names))
+        unknown = sorted(set(names) - set(_ops.ALL_OPS))
+        twice = sorted({n for n in names if names.count(n) > 1})
+        return (f"the compiled kernels ({lib.path}) do not implement ops.py's ops (missing "
+                f"{missing}, unknown {unknown}, listed twice {twice}): rebuild with "
+                f"python -m torchic.backends.simd.build")
+    KERNEL_TABLE.update((name, code) for code, name in enumerate(names))
     return ""
 
 
@@ -140,8 +149,9 @@ class SimdBackend(Backend):
             raise ValueError(f"environment variable TORCHIC_SIMD_ISA must be one of "
                              f"{', '.join(_ISA_NAMES)}, got {isa!r}")
         lib = native.load()
-        if lib is None:
-            raise RuntimeError(native.load_error())
+        why = native.load_error() if lib is None else _check_table(lib)
+        if why:
+            raise RuntimeError(why)
         self._lib = lib
         self.heap = HostHeap()
         self._ctx = lib.new(self.threads)

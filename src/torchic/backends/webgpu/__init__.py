@@ -26,6 +26,7 @@ import weakref
 
 import numpy as np
 
+from ... import ops as _ops
 from ...dispatcher import DTYPES, Backend, BackendUnavailableError, KernelError, register_backend
 from . import elementwise, matmul, reduce, rows, rowwise
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
@@ -133,17 +134,17 @@ def _scatter(be, out, ins, params):
     rows.scatter_add(be.gpu, out, ins, buffers=be.buffers)
 
 
-KERNEL_TABLE = {}
-for _op, _expr in elementwise.UNARY.items():
-    KERNEL_TABLE[_op] = _unary(_expr)
-for _op, _expr in elementwise.BINARY.items():
-    KERNEL_TABLE[_op] = _unary(_expr)
-for _op in elementwise.COMPARE:
-    KERNEL_TABLE[_op] = _compare(_op)
-for _op in ("sum", "max", "min"):
-    KERNEL_TABLE[_op] = _reduce(_op)
-for _op in rowwise.MODES:
-    KERNEL_TABLE[_op] = _rowwise(_op)
+# one encoder maker per family of ops.py (an elementwise op's WGSL expression is its
+# row in elementwise.py); the ops of family "other" have a function each
+_FAMILY_KERNELS = {
+    "unary": lambda op: _unary(elementwise.UNARY[op]),
+    "binary": lambda op: _unary(elementwise.BINARY[op]),
+    "compare": _compare,
+    "reduce": _reduce,
+    "rowwise": _rowwise,
+}
+KERNEL_TABLE = {op.name: _FAMILY_KERNELS[op.family](op.name)
+                for op in _ops.OPS if op.family in _FAMILY_KERNELS}
 KERNEL_TABLE.update({
     "fill": _fill, "copy": _copy, "where": _where, "argmax": _argmax,
     "matmul": _matmul, "gather_rows": _gather, "scatter_add_rows": _scatter,
