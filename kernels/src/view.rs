@@ -1,7 +1,7 @@
 //! Strided operands and the loop nest every elementwise-style kernel walks.
 //!
-//! `Arr` is a validated view (lib.rs checks it against its block before the
-//! op is queued). `Nest` merges the dims of K views that share a shape into
+//! `Arr` is a validated view (record.rs checks it against its block before the
+//! op runs). `Nest` merges the dims of K views that share a shape into
 //! as few loops as possible (size-1 dims dropped, dims merged where *every*
 //! view is contiguous across them), innermost first; `Runs` then walks any
 //! flat range [lo, hi) of it as inner runs of (per-view element offset, len),

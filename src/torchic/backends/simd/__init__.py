@@ -27,7 +27,7 @@ helpers) with a spin-then-yield-then-sleep handshake. ``read`` waits on the
 last pushed op in Rust with the GIL released.
 
 Validation: the coordinator decodes every record just before it runs it and
-checks everything in Rust (kernels/src/lib.rs): op code, dtypes and shapes
+checks everything in Rust (kernels/src/record.rs): op code, dtypes and shapes
 against the op contract, every block inside its registered arena, every view
 (offset and strides, negative ones included, in i128) inside its block. An
 invalid record never runs: its error is recorded with the op's name, like a
@@ -64,8 +64,8 @@ from . import native
 KERNEL_TABLE = dict.fromkeys(_ops.ALL_OPS)
 OP_WRITE = 100
 _DTYPE_CODES = {"f32": 0, "i32": 1}
-# the kind of a kernel's error (kernels/src/lib.rs) -> the built-in class the KernelError
-# raised for it also derives from (dispatcher.kernel_error_class)
+# the kind of a kernel's error (KernelError in kernels/src/runtime.rs) -> the built-in
+# class the KernelError raised for it also derives from (dispatcher.kernel_error_class)
 _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 _ISA_NAMES = ("scalar", "avx2", "avx2+fma", "avx512", "avx512f", "neon")
 # Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,

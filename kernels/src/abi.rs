@@ -1,0 +1,209 @@
+//! The C ABI Python calls (through ctypes: src/torchic/backends/simd/native.py).
+//! Records are framed here at push and queued; `record` decodes and validates
+//! them on the coordinator.
+
+use std::ffi::{c_char, CString};
+use std::sync::{Arc, Mutex};
+
+use crate::arch;
+use crate::ops::{OPS, OP_WRITE};
+use crate::record::{frame_records, Arenas, Batch};
+use crate::runtime::Stream;
+
+/// One runtime. Every entry point takes `&Ctx` (interior mutability), so
+/// Python may call them with the GIL released from any thread.
+pub struct Ctx {
+    stream: Stream<Batch>,
+    arenas: Arenas,
+    push_error: Mutex<String>,
+}
+
+/// The active instruction set, e.g. "avx2+fma" (static NUL-terminated string).
+#[no_mangle]
+pub extern "C" fn tk_isa() -> *const c_char {
+    match arch::active() {
+        arch::Isa::Scalar => c"scalar".as_ptr(),
+        arch::Isa::Avx2 => c"avx2+fma".as_ptr(),
+        arch::Isa::Avx512 => c"avx512f".as_ptr(),
+        arch::Isa::Neon => c"neon".as_ptr(),
+    }
+}
+
+/// Name of op code `i` (NUL-terminated, static), or null past the end: Python
+/// lists the names with it and maps ops.py's names to codes.
+#[no_mangle]
+pub extern "C" fn tk_op_name(i: i64) -> *const c_char {
+    static NAMES: std::sync::OnceLock<Vec<CString>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| OPS.iter().map(|d| CString::new(d.name).unwrap()).collect());
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| names.get(i))
+        .map_or(std::ptr::null(), |s| s.as_ptr())
+}
+
+#[no_mangle]
+pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
+    arch::active();
+    let threads = threads.clamp(1, 1024) as usize;
+    Box::into_raw(Box::new(Ctx {
+        stream: Stream::new(threads),
+        arenas: Arc::new(Mutex::new(Vec::new())),
+        push_error: Mutex::new(String::new()),
+    }))
+}
+
+/// Close the runtime: the op running now finishes, queued ops are dropped,
+/// the threads are joined, waiters are released. The context itself (a few
+/// hundred bytes once the threads are gone) is deliberately not freed: another
+/// Python thread may still be inside `tk_wait` on it (a daemon thread blocked
+/// in a read at interpreter exit), and must find valid memory when it wakes.
+#[no_mangle]
+pub unsafe extern "C" fn tk_free(ctx: *mut Ctx) {
+    if !ctx.is_null() {
+        (*ctx).stream.close();
+        (*ctx).arenas.lock().unwrap().clear();
+    }
+}
+
+/// Register arena memory [addr, addr + len); returns its index.
+#[no_mangle]
+pub unsafe extern "C" fn tk_add_arena(ctx: *mut Ctx, addr: u64, len: u64) -> i64 {
+    let mut arenas = (*ctx).arenas.lock().unwrap();
+    arenas.push((addr as usize, len as usize));
+    arenas.len() as i64 - 1
+}
+
+/// Most words one push may carry (a batch of op records).
+pub const MAX_PUSH_WORDS: i64 = 1 << 20;
+
+/// Queue a batch of `n` i64 words: op records back to back (see record.rs).
+/// Returns the sequence number of its last op, or -1 when the
+/// framing is broken or the runtime is closed (nothing is queued; the message
+/// is in `tk_push_error`). Each record is validated on the coordinator just
+/// before it runs; an invalid one does not run and is reported like a
+/// kernel error (`tk_take_error`).
+#[no_mangle]
+pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
+    let ctx = &*ctx;
+    queue(ctx, rec, n, |words, starts| {
+        if starts.iter().any(|&s| words[s] == OP_WRITE) {
+            return Err("a write goes through tk_write".into());
+        }
+        Ok(Vec::new())
+    })
+}
+
+/// Queue one host write: a single OP_WRITE record of `n` words, and `nbytes`
+/// of source data at `src`, copied now (so nothing on the Python side has to
+/// stay alive until the write runs). Returns like `tk_push`.
+#[no_mangle]
+pub unsafe extern "C" fn tk_write(
+    ctx: *mut Ctx,
+    rec: *const u8,
+    n: i64,
+    src: *const u8,
+    nbytes: i64,
+) -> i64 {
+    let ctx = &*ctx;
+    queue(ctx, rec, n, |words, starts| {
+        if starts.len() != 1 || words[0] != OP_WRITE {
+            return Err("tk_write takes exactly one write record".into());
+        }
+        if src.is_null() || nbytes < 0 || nbytes % 4 != 0 {
+            return Err(format!("bad write source ({nbytes} bytes)"));
+        }
+        let count = (nbytes / 4) as usize;
+        let mut data = Vec::<u32>::with_capacity(count);
+        // SAFETY: Python passes the address and size of a contiguous array it holds
+        // for the duration of this call; all elements are written before set_len
+        std::ptr::copy_nonoverlapping(src, data.as_mut_ptr() as *mut u8, nbytes as usize);
+        data.set_len(count);
+        Ok(data)
+    })
+}
+
+/// The common part of `tk_push` and `tk_write`: copy the `n` words at `rec`,
+/// check their framing, let `data` check the records and give the batch's
+/// host data, queue the batch. Returns its last sequence number, or -1 with the
+/// message in `tk_push_error` (nothing queued).
+unsafe fn queue(
+    ctx: &Ctx,
+    rec: *const u8,
+    n: i64,
+    data: impl FnOnce(&[i64], &[usize]) -> Result<Vec<u32>, String>,
+) -> i64 {
+    let batch = (|| {
+        if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {
+            return Err(format!("bad op batch ({n} words)"));
+        }
+        if ctx.stream.is_closed() {
+            return Err("the runtime is closed".into());
+        }
+        // the words may sit at any address (a Python bytes object): copy bytes
+        let mut words = vec![0i64; n as usize];
+        std::ptr::copy_nonoverlapping(rec, words.as_mut_ptr() as *mut u8, n as usize * 8);
+        let starts = frame_records(&words)?;
+        let data = data(&words, &starts)?;
+        Ok(Batch {
+            words,
+            starts,
+            data,
+            arenas: ctx.arenas.clone(),
+        })
+    })();
+    match batch {
+        Ok(batch) => ctx.stream.push(batch) as i64,
+        Err(msg) => {
+            *ctx.push_error.lock().unwrap() = msg;
+            -1
+        }
+    }
+}
+
+/// Copy the last push error (UTF-8) into buf; returns its full length.
+#[no_mangle]
+pub unsafe extern "C" fn tk_push_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) -> i64 {
+    let ctx = &*ctx;
+    let msg = ctx.push_error.lock().unwrap();
+    let n = msg.len().min(cap.max(0) as usize);
+    std::ptr::copy_nonoverlapping(msg.as_ptr(), buf, n);
+    msg.len() as i64
+}
+
+/// Block until op `seq` (0: the last one queued) has run. Returns 1 when an
+/// error is pending (take it with `tk_take_error`), else 0.
+#[no_mangle]
+pub unsafe extern "C" fn tk_wait(ctx: *mut Ctx, seq: i64) -> i32 {
+    let ctx = &*ctx;
+    let seq = if seq <= 0 {
+        ctx.stream.last_seq()
+    } else {
+        seq as u64
+    };
+    ctx.stream.wait(seq);
+    ctx.stream.has_error() as i32
+}
+
+/// Sequence number of the last op that finished.
+#[no_mangle]
+pub unsafe extern "C" fn tk_done(ctx: *mut Ctx) -> i64 {
+    (*ctx).stream.done() as i64
+}
+
+/// Take the oldest pending error: writes "op\0message\0" into buf, returns
+/// the error kind (1 IndexError, 2 ValueError, 3 RuntimeError), 0 when none.
+/// Call until it returns 0 to collect every failure since the last read.
+#[no_mangle]
+pub unsafe extern "C" fn tk_take_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) -> i32 {
+    let ctx = &*ctx;
+    match ctx.stream.take_error() {
+        None => 0,
+        Some((name, e)) => {
+            let text = format!("{name}\0{}", e.msg);
+            let n = text.len().min((cap.max(1) - 1) as usize);
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
+            *buf.add(n) = 0;
+            e.kind
+        }
+    }
+}

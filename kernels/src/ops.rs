@@ -1,0 +1,214 @@
+//! The op table: one row per primitive op of ops.py (name, contract kind,
+//! kernel). An op's code is its index in `OPS`, but nothing outside this file
+//! depends on the order: Python asks the library for its op names
+//! (`tk_op_name`) and maps ops.py's names to codes at load, so a row can be
+//! inserted anywhere. The contract kind says what `record` checks of the op's
+//! views (one check per kind) and how many inputs it takes.
+
+use crate::record::Op;
+use crate::runtime::{KResult, Pool};
+use crate::view::DType;
+use crate::{copy, elementwise as ew, gather, matmul, reduce, softmax};
+use reduce::Red;
+use softmax::Kind;
+
+/// The shapes / dtypes / strides an op's views must have (ops.py's contract),
+/// checked by `record::check_contract`, one arm per kind.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Contract {
+    Fill,
+    Copy,
+    Unary,
+    Binary,
+    Compare,
+    Where,
+    Reduce,
+    Argmax,
+    Rowwise,
+    CrossEntropy,
+    CrossEntropyGrad,
+    Matmul,
+    Gather,
+    ScatterAdd,
+    /// a host write (not an op of ops.py: `tk_write`)
+    Write,
+}
+
+impl Contract {
+    /// Number of inputs (the out view not counted).
+    pub const fn inputs(self) -> usize {
+        use Contract::*;
+        match self {
+            Fill | Write => 0,
+            Copy | Unary | Reduce | Argmax | Rowwise => 1,
+            Binary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
+            Where | CrossEntropyGrad => 3,
+        }
+    }
+}
+
+/// Runs one validated op: `op.v` holds out, then the inputs.
+pub type Kernel = fn(&Pool, &Op) -> KResult;
+
+pub struct OpDef {
+    pub name: &'static str,
+    pub contract: Contract,
+    pub kernel: Kernel,
+}
+
+const fn row(name: &'static str, contract: Contract, kernel: Kernel) -> OpDef {
+    OpDef {
+        name,
+        contract,
+        kernel,
+    }
+}
+
+fn unary<O: ew::UOp + Sync>(pool: &Pool, op: &Op, f: O) -> KResult {
+    ew::unary(pool, f, &op.v[0], &op.v[1])
+}
+
+fn binary<O: ew::BOp + Sync>(pool: &Pool, op: &Op, f: O) -> KResult {
+    ew::binary(pool, f, &op.v[0], &op.v[1], &op.v[2])
+}
+
+/// f32 operands through the SIMD kernel `f`, i32 ones through `i`.
+fn compare<O: ew::BOp + Sync>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> bool) -> KResult {
+    let [o, a, b, _] = &op.v;
+    if a.dtype == DType::I32 {
+        ew::compare_i32(i, o, a, b)
+    } else {
+        ew::binary(pool, f, o, a, b)
+    }
+}
+
+/// softmax / log_softmax / cross_entropy (+ grad): their inputs after the logits
+/// are the target and the grad, where the kind has them.
+fn rows(pool: &Pool, op: &Op, kind: Kind) -> KResult {
+    let [o, a, b, c] = &op.v;
+    let (target, g) = match kind {
+        Kind::Softmax | Kind::LogSoftmax => (None, None),
+        Kind::CrossEntropy => (Some(b), None),
+        Kind::CrossEntropyGrad => (Some(b), Some(c)),
+    };
+    softmax::rows(pool, kind, o, a, target, g)
+}
+
+use Contract as C;
+
+/// One row per op of ops.py (the set of names must be ops.ALL_OPS: checked at
+/// load on the Python side).
+pub static OPS: &[OpDef] = &[
+    row("neg", C::Unary, |p, op| unary(p, op, ew::Neg)),
+    row("exp", C::Unary, |p, op| unary(p, op, ew::Exp)),
+    row("log", C::Unary, |p, op| unary(p, op, ew::Log)),
+    row("relu", C::Unary, |p, op| unary(p, op, ew::Relu)),
+    row("tanh", C::Unary, |p, op| unary(p, op, ew::Tanh)),
+    row("sigmoid", C::Unary, |p, op| unary(p, op, ew::Sigmoid)),
+    row("sqrt", C::Unary, |p, op| unary(p, op, ew::Sqrt)),
+    row("abs", C::Unary, |p, op| unary(p, op, ew::Abs)),
+    row("add", C::Binary, |p, op| binary(p, op, ew::Add)),
+    row("sub", C::Binary, |p, op| binary(p, op, ew::Sub)),
+    row("mul", C::Binary, |p, op| binary(p, op, ew::Mul)),
+    row("div", C::Binary, |p, op| binary(p, op, ew::Div)),
+    row("pow", C::Binary, |p, op| binary(p, op, ew::Pow)),
+    row("maximum", C::Binary, |p, op| binary(p, op, ew::Maximum)),
+    row("minimum", C::Binary, |p, op| binary(p, op, ew::Minimum)),
+    row("eq", C::Compare, |p, op| {
+        compare(p, op, ew::Eq, |x, y| x == y)
+    }),
+    row("ne", C::Compare, |p, op| {
+        compare(p, op, ew::Ne, |x, y| x != y)
+    }),
+    row("lt", C::Compare, |p, op| {
+        compare(p, op, ew::Lt, |x, y| x < y)
+    }),
+    row("le", C::Compare, |p, op| {
+        compare(p, op, ew::Le, |x, y| x <= y)
+    }),
+    row("gt", C::Compare, |p, op| {
+        compare(p, op, ew::Gt, |x, y| x > y)
+    }),
+    row("ge", C::Compare, |p, op| {
+        compare(p, op, ew::Ge, |x, y| x >= y)
+    }),
+    row("sum", C::Reduce, |p, op| {
+        reduce::reduce(p, Red::Sum, &op.v[0], &op.v[1], op.naxes)
+    }),
+    row("max", C::Reduce, |p, op| {
+        reduce::reduce(p, Red::Max, &op.v[0], &op.v[1], op.naxes)
+    }),
+    row("min", C::Reduce, |p, op| {
+        reduce::reduce(p, Red::Min, &op.v[0], &op.v[1], op.naxes)
+    }),
+    row("fill", C::Fill, |_, op| copy::fill(&op.v[0], op.value)),
+    row("copy", C::Copy, |p, op| copy::copy(p, &op.v[0], &op.v[1])),
+    row("where", C::Where, |p, op| {
+        let [o, cond, a, b] = &op.v;
+        ew::where_(p, o, cond, a, b)
+    }),
+    row("argmax", C::Argmax, |p, op| {
+        reduce::argmax(p, &op.v[0], &op.v[1])
+    }),
+    row("softmax", C::Rowwise, |p, op| rows(p, op, Kind::Softmax)),
+    row("log_softmax", C::Rowwise, |p, op| {
+        rows(p, op, Kind::LogSoftmax)
+    }),
+    row("cross_entropy", C::CrossEntropy, |p, op| {
+        rows(p, op, Kind::CrossEntropy)
+    }),
+    row("cross_entropy_grad", C::CrossEntropyGrad, |p, op| {
+        rows(p, op, Kind::CrossEntropyGrad)
+    }),
+    row("matmul", C::Matmul, |p, op| {
+        matmul::matmul(p, &op.v[0], &op.v[1], &op.v[2])
+    }),
+    row("gather_rows", C::Gather, |p, op| {
+        gather::gather_rows(p, &op.v[0], &op.v[1], &op.v[2])
+    }),
+    row("scatter_add_rows", C::ScatterAdd, |_, op| {
+        gather::scatter_add_rows(&op.v[0], &op.v[1], &op.v[2])
+    }),
+];
+
+/// The code of a host write (`tk_write`): not an op of ops.py, ordered like one.
+pub const OP_WRITE: i64 = 100;
+
+pub static WRITE: OpDef = row("write", C::Write, |p, op| {
+    copy::write(p, &op.v[0], op.src.as_ptr() as *const u8)
+});
+
+/// The row of op code `code` (an index in OPS, or OP_WRITE).
+pub fn lookup(code: i64) -> Option<&'static OpDef> {
+    if code == OP_WRITE {
+        return Some(&WRITE);
+    }
+    usize::try_from(code).ok().and_then(|c| OPS.get(c))
+}
+
+pub fn op_name(code: i64) -> &'static str {
+    lookup(code).map_or("(unknown op)", |d| d.name)
+}
+
+/// The code of the op called `name` (what Python computes from `tk_op_name`).
+pub fn code_of(name: &str) -> Option<i64> {
+    OPS.iter().position(|d| d.name == name).map(|c| c as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_names_are_unique_and_codes_found_by_name() {
+        for (i, d) in OPS.iter().enumerate() {
+            assert_eq!(code_of(d.name), Some(i as i64), "{} listed twice", d.name);
+            assert_eq!(lookup(i as i64).unwrap().name, d.name);
+            assert_ne!(d.contract, Contract::Write);
+        }
+        assert!((OPS.len() as i64) < OP_WRITE);
+        assert_eq!(op_name(OP_WRITE), "write");
+        assert_eq!(op_name(-1), "(unknown op)");
+        assert_eq!(op_name(OPS.len() as i64), "(unknown op)");
+    }
+}

@@ -1,0 +1,497 @@
+//! Op records: framing (at push), decoding and validation against the op
+//! contract (on the coordinator, just before each op runs), and running them.
+//!
+//! A record, as Python packs it (i64 words):
+//!
+//!   header  [op code, n views, i0, i1, i2, value (f64 bits)]
+//!           (reduce: i0 = naxes)
+//!   n views [arena, block byte offset, block bytes, element offset, dtype,
+//!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
+//!
+//! `decode` checks the op code, the view count, every block inside its
+//! registered arena, every view (offset + strides, negative strides included,
+//! in i128) inside its block, and the dtypes and shapes of the op's contract
+//! kind (`check_contract`, one arm per `ops::Contract`).
+
+use std::sync::{Arc, Mutex};
+
+use crate::ops::{self, Contract, OpDef};
+use crate::runtime::{KResult, KernelError, Pool, Task};
+use crate::view::{Arr, DType, MAXD};
+
+const HEADER: usize = 6;
+
+/// One decoded, validated op.
+pub struct Op<'a> {
+    pub def: &'static OpDef,
+    /// out, then the inputs
+    pub v: [Arr; 4],
+    pub naxes: usize,
+    pub value: f64,
+    /// a host write's data (copied into the batch at `tk_write`)
+    pub src: &'a [u32],
+}
+
+pub type Arenas = Arc<Mutex<Vec<(usize, usize)>>>;
+
+/// One push: op records back to back, as Python packed them, plus the source
+/// data of a host write. Decoded and validated record by record on the
+/// coordinator, just before each op runs.
+pub struct Batch {
+    pub words: Vec<i64>,
+    /// where each record starts in `words` (the framing was checked at push)
+    pub starts: Vec<usize>,
+    pub data: Vec<u32>,
+    pub arenas: Arenas,
+}
+
+impl Task for Batch {
+    fn ops(&self) -> usize {
+        self.starts.len()
+    }
+    fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
+        let mut ends = self
+            .starts
+            .iter()
+            .skip(1)
+            .copied()
+            .chain([self.words.len()]);
+        for &start in &self.starts {
+            let rec = &self.words[start..ends.next().unwrap_or(start)];
+            let name = ops::op_name(rec[0]);
+            let decoded = decode(rec, &self.arenas.lock().unwrap(), &self.data);
+            finished(match decoded {
+                Ok(op) => execute(pool, &op).map_err(|e| (name, e)),
+                Err(msg) => Err((name, KernelError::value(msg))),
+            });
+        }
+    }
+}
+
+/// Run one validated op (on the coordinator thread).
+pub fn execute(pool: &Pool, op: &Op) -> KResult {
+    (op.def.kernel)(pool, op)
+}
+
+/// The start of every record in `words`, walking the framing (header, then
+/// `n views` views of 6 + 2 * ndim words). Only the lengths are checked here;
+/// the contents are validated by `decode` before each op runs.
+pub fn frame_records(words: &[i64]) -> Result<Vec<usize>, String> {
+    let mut starts = Vec::new();
+    let mut pos = 0;
+    while pos < words.len() {
+        starts.push(pos);
+        let nv = *words.get(pos + 1).ok_or("op record too short")?;
+        if !(1..=4).contains(&nv) || words.len() < pos + HEADER {
+            return Err(format!("op record {}: bad header", starts.len() - 1));
+        }
+        let mut p = pos + HEADER;
+        for _ in 0..nv {
+            let nd = *words.get(p + 5).ok_or("record ends inside a view")?;
+            if !(0..=MAXD as i64).contains(&nd) {
+                return Err(format!("{nd} dims (at most {MAXD} supported)"));
+            }
+            p += 6 + 2 * nd as usize;
+        }
+        if p > words.len() {
+            return Err("record ends inside a view".into());
+        }
+        pos = p;
+    }
+    Ok(starts)
+}
+
+/// Decode and validate one record against the registered arenas.
+pub fn decode<'a>(
+    rec: &[i64],
+    arenas: &[(usize, usize)],
+    data: &'a [u32],
+) -> Result<Op<'a>, String> {
+    if rec.len() < HEADER {
+        return Err("op record too short".into());
+    }
+    let def = ops::lookup(rec[0]).ok_or_else(|| format!("unknown op code {}", rec[0]))?;
+    let name = def.name;
+    let nv = rec[1];
+    let want = def.contract.inputs() + 1;
+    if nv != want as i64 {
+        return Err(format!(
+            "{name}: expected {} inputs, got {}",
+            want - 1,
+            nv - 1
+        ));
+    }
+    let empty = Arr::new(std::ptr::null_mut(), DType::F32, &[], &[]);
+    let mut op = Op {
+        def,
+        v: [empty; 4],
+        naxes: 0,
+        value: f64::from_bits(rec[5] as u64),
+        src: &[],
+    };
+    let mut pos = HEADER;
+    for k in 0..want {
+        // (the message is only formatted on failure: the success path allocates nothing)
+        pos = decode_view(rec, pos, arenas, &mut op.v[k]).map_err(|e| match k {
+            0 => format!("{name}: out: {e}"),
+            _ => format!("{name}: input {}: {e}", k - 1),
+        })?;
+    }
+    if pos != rec.len() {
+        return Err(format!(
+            "{name}: {} extra words in the op record",
+            rec.len() - pos
+        ));
+    }
+    check_contract(&mut op, rec, data).map_err(|e| format!("{name}: {e}"))?;
+    Ok(op)
+}
+
+/// Decode the view at `pos` into `arr` (in place: an Arr is a few hundred bytes);
+/// returns where the next view starts.
+fn decode_view(
+    rec: &[i64],
+    pos: usize,
+    arenas: &[(usize, usize)],
+    arr: &mut Arr,
+) -> Result<usize, String> {
+    let hdr = rec.get(pos..pos + 6).ok_or("record ends inside a view")?;
+    let (arena, boff, bsize, offset, dtype, nd) = (hdr[0], hdr[1], hdr[2], hdr[3], hdr[4], hdr[5]);
+    if nd < 0 || nd as usize > MAXD {
+        return Err(format!("{nd} dims (at most {MAXD} supported)"));
+    }
+    let nd = nd as usize;
+    let dims = rec
+        .get(pos + 6..pos + 6 + 2 * nd)
+        .ok_or("record ends inside a view")?;
+    let (shape, strides) = dims.split_at(nd);
+    let (aaddr, alen) = *usize::try_from(arena)
+        .ok()
+        .and_then(|i| arenas.get(i))
+        .ok_or_else(|| format!("arena {arena} does not exist"))?;
+    if boff < 0 || bsize < 0 || (boff as i128 + bsize as i128) > alen as i128 {
+        return Err(format!(
+            "block [{boff}, +{bsize}) is outside arena {arena} of {alen} bytes"
+        ));
+    }
+    let dtype = match dtype {
+        0 => DType::F32,
+        1 => DType::I32,
+        _ => return Err(format!("unknown dtype code {dtype}")),
+    };
+    let mut numel: i128 = 1;
+    let (mut lo, mut hi) = (offset as i128, offset as i128);
+    for (&n, &s) in shape.iter().zip(strides) {
+        if n < 0 {
+            return Err(format!("negative dim in shape {shape:?}"));
+        }
+        numel *= n as i128;
+        if n > 0 {
+            let span = (n as i128 - 1) * s as i128;
+            if span < 0 {
+                lo += span
+            } else {
+                hi += span
+            }
+        }
+    }
+    if numel > 0 && (lo < 0 || (hi + 1) * 4 > bsize as i128) {
+        return Err(format!(
+            "view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches elements [{lo}, {hi}] \
+             outside its block of {bsize} bytes"));
+    }
+    if numel > (isize::MAX as i128) / 4 {
+        return Err("view too large".into());
+    }
+    let ptr = (aaddr as *mut u8)
+        .wrapping_add(boff as usize)
+        .wrapping_offset((offset as isize).wrapping_mul(4));
+    arr.ptr = ptr;
+    arr.dtype = dtype;
+    arr.nd = nd;
+    for d in 0..nd {
+        arr.shape[d] = shape[d] as usize;
+        arr.st[d] = strides[d] as isize;
+    }
+    Ok(pos + 6 + 2 * nd)
+}
+
+// the checks every contract kind is built from
+const F: u8 = 1; // f32 allowed
+const I: u8 = 2; // i32 allowed
+
+fn dt(x: &Arr, allowed: u8, what: &str) -> Result<(), String> {
+    let ok = match x.dtype {
+        DType::F32 => allowed & F != 0,
+        DType::I32 => allowed & I != 0,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what} has dtype {:?}", x.dtype))
+    }
+}
+
+fn contig(x: &Arr) -> Result<(), String> {
+    if x.is_contiguous() {
+        Ok(())
+    } else {
+        Err(format!("out must be contiguous, strides {:?}", x.strides()))
+    }
+}
+
+/// `y` has out's (`x`'s) shape
+fn same(x: &Arr, y: &Arr, what: &str) -> Result<(), String> {
+    if x.shape() == y.shape() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} shape {:?} != out shape {:?}",
+            y.shape(),
+            x.shape()
+        ))
+    }
+}
+
+fn nd(x: &Arr, n: usize, what: &str) -> Result<(), String> {
+    if x.nd == n {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} must have {n} dims, has shape {:?}",
+            x.shape()
+        ))
+    }
+}
+
+/// ops.py's contract for the op's kind: one arm per `Contract`.
+fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(), String> {
+    let [o, a, b, c] = &op.v;
+    let kind = op.def.contract;
+    match kind {
+        Contract::Fill => dt(o, F | I, "out")?,
+        Contract::Copy => same(o, a, "input")?,
+        Contract::Unary | Contract::Binary => {
+            dt(o, F, "out")?;
+            dt(a, F, "a")?;
+            same(o, a, "a")?;
+            if kind == Contract::Binary {
+                dt(b, F, "b")?;
+                same(o, b, "b")?;
+            }
+        }
+        Contract::Compare => {
+            dt(o, F, "out")?;
+            if a.dtype != b.dtype {
+                return Err("operands have different dtypes".into());
+            }
+            same(o, a, "a")?;
+            same(o, b, "b")?;
+        }
+        Contract::Where => {
+            for (x, w) in [(o, "out"), (a, "cond"), (b, "a"), (c, "b")] {
+                dt(x, F, w)?;
+                same(o, x, w)?;
+            }
+        }
+        Contract::Reduce => {
+            dt(o, F, "out")?;
+            dt(a, F, "a")?;
+            contig(o)?;
+            let naxes = rec[2];
+            if naxes < 0 || naxes as usize > a.nd {
+                return Err(format!("naxes {naxes} for a {}-d input", a.nd));
+            }
+            op.naxes = naxes as usize;
+            if o.shape() != &a.shape()[..a.nd - op.naxes] {
+                return Err(format!(
+                    "out shape {:?} for input {:?} reduced over {naxes} dims",
+                    o.shape(),
+                    a.shape()
+                ));
+            }
+        }
+        Contract::Argmax => {
+            dt(o, I, "out")?;
+            dt(a, F, "a")?;
+            contig(o)?;
+            if a.nd == 0 || a.shape[a.nd - 1] == 0 {
+                return Err(format!(
+                    "argmax of shape {:?}: needs a non-empty last dim",
+                    a.shape()
+                ));
+            }
+            if o.shape() != &a.shape()[..a.nd - 1] {
+                return Err(format!(
+                    "out shape {:?} for input {:?}",
+                    o.shape(),
+                    a.shape()
+                ));
+            }
+        }
+        Contract::Rowwise => {
+            dt(o, F, "out")?;
+            dt(a, F, "a")?;
+            nd(a, 2, "a")?;
+            same(o, a, "a")?;
+            contig(o)?;
+        }
+        Contract::CrossEntropy | Contract::CrossEntropyGrad => {
+            dt(o, F, "out")?;
+            dt(a, F, "logits")?;
+            dt(b, I, "target")?;
+            nd(a, 2, "logits")?;
+            nd(b, 1, "target")?;
+            contig(o)?;
+            if b.shape[0] != a.shape[0] {
+                return Err(format!(
+                    "target shape {:?} for logits {:?}",
+                    b.shape(),
+                    a.shape()
+                ));
+            }
+            if kind == Contract::CrossEntropy {
+                if o.shape() != &a.shape()[..1] {
+                    return Err(format!(
+                        "out shape {:?} for logits {:?}",
+                        o.shape(),
+                        a.shape()
+                    ));
+                }
+            } else {
+                dt(c, F, "g")?;
+                same(o, a, "logits")?;
+                if c.shape() != &a.shape()[..1] {
+                    return Err(format!(
+                        "g shape {:?} for logits {:?}",
+                        c.shape(),
+                        a.shape()
+                    ));
+                }
+            }
+        }
+        Contract::Matmul => {
+            for (x, w) in [(o, "out"), (a, "a"), (b, "b")] {
+                dt(x, F, w)?;
+                nd(x, 3, w)?;
+            }
+            contig(o)?;
+            let (sa, sb, so) = (a.shape(), b.shape(), o.shape());
+            if sa[0] != sb[0] || sa[2] != sb[1] || so != [sa[0], sa[1], sb[2]] {
+                return Err(format!("shapes {sa:?} @ {sb:?} -> {so:?}"));
+            }
+        }
+        Contract::Gather | Contract::ScatterAdd => {
+            // gather: out (R, D), table (V, D), idx (R,);  scatter: out (V, D), src (R, D), idx (R,)
+            let gather = kind == Contract::Gather;
+            if gather {
+                // a pure copy of 32-bit words: the table may be f32 or i32
+                dt(a, F | I, "table")?;
+                if o.dtype != a.dtype {
+                    return Err("out dtype differs from the table's".into());
+                }
+            } else {
+                dt(o, F, "out")?;
+                dt(a, F, "src")?;
+            }
+            dt(b, I, "idx")?;
+            nd(o, 2, "out")?;
+            nd(a, 2, "table/src")?;
+            nd(b, 1, "idx")?;
+            contig(o)?;
+            let rows = if gather { o.shape[0] } else { a.shape[0] };
+            if a.shape[1] != o.shape[1] || b.shape[0] != rows {
+                return Err(format!(
+                    "shapes out {:?}, {:?}, idx {:?}",
+                    o.shape(),
+                    a.shape(),
+                    b.shape()
+                ));
+            }
+        }
+        Contract::Write => {
+            if data.len() as i128 != o.numel() as i128 {
+                return Err(format!(
+                    "source of {} bytes for a view of {} elements",
+                    data.len() * 4,
+                    o.numel()
+                ));
+            }
+            op.src = data;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(
+        rec: &mut Vec<i64>,
+        arena: i64,
+        boff: i64,
+        bsize: i64,
+        off: i64,
+        dt: i64,
+        shape: &[i64],
+        st: &[i64],
+    ) {
+        rec.extend_from_slice(&[arena, boff, bsize, off, dt, shape.len() as i64]);
+        rec.extend_from_slice(shape);
+        rec.extend_from_slice(st);
+    }
+
+    #[test]
+    fn decode_rejects_views_outside_their_block() {
+        let mut mem = vec![0f32; 64];
+        let arenas = [(mem.as_mut_ptr() as usize, 256)];
+        let mut ok = vec![ops::code_of("add").unwrap(), 3, 0, 0, 0, 0];
+        view(&mut ok, 0, 0, 64, 0, 0, &[4, 4], &[4, 1]);
+        view(&mut ok, 0, 64, 64, 0, 0, &[4, 4], &[1, 4]);
+        view(&mut ok, 0, 128, 64, 0, 0, &[4, 4], &[0, 1]);
+        assert!(decode(&ok, &arenas, &[]).is_ok());
+        let bad_cases: Vec<Box<dyn Fn(&mut Vec<i64>)>> = vec![
+            Box::new(|r| r[6 + 3] = 1),   // out offset 1: last element past block
+            Box::new(|r| r[6 + 2] = 60),  // block too small
+            Box::new(|r| r[6 + 1] = 240), // block past the arena
+            Box::new(|r| r[6] = 1),       // no such arena
+            Box::new(|r| r[6 + 3] = -1),  // negative offset
+            Box::new(|r| r[6 + 8] = -4),  // negative stride reaching before the block
+            Box::new(|r| r[6 + 4] = 7),   // bad dtype
+            Box::new(|r| r[0] = 99),      // bad op
+            Box::new(|r| r[1] = 2),       // wrong input count
+            Box::new(|r| r[6 + 6] = 5),   // out shape differs from inputs
+            Box::new(|r| {
+                r.pop();
+            }), // truncated
+        ];
+        for (i, f) in bad_cases.iter().enumerate() {
+            let mut r = ok.clone();
+            f(&mut r);
+            assert!(
+                frame_records(&r).is_err() || decode(&r, &arenas, &[]).is_err(),
+                "case {i} accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn every_contract_kind_checks_its_input_count() {
+        let mut mem = vec![0f32; 16];
+        let arenas = [(mem.as_mut_ptr() as usize, 64)];
+        for def in ops::OPS {
+            let n = def.contract.inputs() + 1;
+            for nv in 1..=4 {
+                let mut rec = vec![ops::code_of(def.name).unwrap(), nv, 0, 0, 0, 0];
+                for _ in 0..nv {
+                    view(&mut rec, 0, 0, 64, 0, 0, &[], &[]);
+                }
+                if nv as usize != n {
+                    let e = decode(&rec, &arenas, &[]).err().unwrap();
+                    assert!(e.contains("inputs"), "{}: {e}", def.name);
+                }
+            }
+        }
+    }
+}
