@@ -41,6 +41,8 @@ same size right after: when the last freed block has the requested size,
 import bisect
 import threading
 
+from .interrupts import sigint_held
+
 
 class HeapFullError(MemoryError):
     """An allocation would take the heap past the cap set at ``init``."""
@@ -237,7 +239,10 @@ class Allocator:
                 f"buffer ({self.max_arena_bytes} bytes)")
         # the usual arena size, or what still fits under the cap / in one buffer
         arena_size = min(max(self.arena_bytes, size), self.max_arena_bytes, room)
-        self._new_arena(arena_size)
-        self.arena_sizes.append(arena_size)
-        self._free_ranges.append([[0, arena_size]])
+        # Arena i here must be the backend's arena i: a Ctrl-C between making it and
+        # recording it would shift every later arena by one (interrupts.py)
+        with sigint_held:
+            self._new_arena(arena_size)
+            self.arena_sizes.append(arena_size)
+            self._free_ranges.append([[0, arena_size]])
         return self._carve(size)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ...dispatcher import DTYPES
+from ...interrupts import sigint_held
 
 # 64-byte alignment inside an arena is enough for AVX-512 loads; blocks are
 # 256-byte aligned by the allocator anyway (the same rule as the GPU heap).
@@ -18,8 +19,10 @@ class HostHeap:
         raw = np.zeros(nbytes + ARENA_ALIGN, dtype=np.uint8)
         start = (-raw.ctypes.data) % ARENA_ALIGN
         arena = raw[start:start + nbytes]
-        self.arenas.append(arena)
-        self.addresses.append(arena.ctypes.data)
+        address = arena.ctypes.data
+        with sigint_held:   # both lists, or neither: index i is one arena in each
+            self.arenas.append(arena)
+            self.addresses.append(address)
 
     def array(self, view):
         """A NumPy array aliasing the view's memory (no copy), cached on the view."""

@@ -55,6 +55,7 @@ import numpy as np
 
 from ... import ops as _ops
 from ...dispatcher import DTYPES, Backend, KernelError, register_backend
+from ...interrupts import sigint_held
 from ..cpu.heap import HostHeap
 from . import native
 
@@ -178,9 +179,11 @@ class SimdBackend(Backend):
         heap = self.heap
         while self._registered < len(heap.addresses):
             i = self._registered
-            index = self._lib.add_arena(self._ctx, heap.addresses[i], heap.arenas[i].nbytes)
-            assert index == i, (index, i)
-            self._registered += 1
+            with sigint_held:    # registered in Rust and counted here, or neither
+                index = self._lib.add_arena(self._ctx, heap.addresses[i],
+                                            heap.arenas[i].nbytes)
+                assert index == i, (index, i)
+                self._registered += 1
 
     # stream ----------------------------------------------------------------
     def run(self, op, out, inputs, params):

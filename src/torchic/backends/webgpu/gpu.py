@@ -34,14 +34,13 @@ to the GPU per op except to *encode*:
   ``KernelError`` naming the first failing op. Ops after it still run.
 """
 
-import _signal as signal   # signal's enum wrappers cost ~7 us a call; the guard is hot
 import struct
-import threading
 import time
 
 import numpy as np
 
 from ...dispatcher import env_choice
+from ...interrupts import sigint_held
 from .device import create_device, import_wgpu, select_adapter
 from .wgsl import MAX_TAGS, PARAM_WORDS, STATUS_WORDS
 
@@ -49,64 +48,6 @@ UPLOAD_BYTES = 4 << 20
 STAGING_MIN = 1 << 16
 STATUS_BYTES = 4 * STATUS_WORDS
 DATA_OFFSET = (STATUS_BYTES + 255) // 256 * 256   # read data follows the status in staging
-
-
-class SigintGuard:
-    """Holds Ctrl-C back while torchic is inside wgpu-py or halfway through changing its
-    own GPU state; a Ctrl-C pressed meanwhile is delivered the moment the guard ends.
-
-    Why: a KeyboardInterrupt can be raised between any two bytecodes of the main
-    thread, and the Python code under wgpu-py is not written for that. One case hung
-    CI: cffi's type parser calls ``lock.acquire()`` and only then enters its ``try``; an
-    interrupt between the two leaves pycparser's global lock held, and the next
-    ``ffi.new`` of a type not parsed before (a pipeline being compiled) waits forever.
-    A map callback interrupted halfway never resolves its promise, so a wait on it
-    never ends. Our own state has such windows too: a compute pass begun but not yet
-    stored leaves the encoder locked, and the whole batch then fails validation. So
-    every call into wgpu-py and every multi-step state change runs under this guard.
-    The per-op hot path calls wgpu-native's C functions directly (a signal cannot
-    split a C call), and the one wait a user may want to interrupt, a read, polls
-    wgpu-native outside the guard.
-
-    Only the main thread gets KeyboardInterrupt, so only there is the handler swapped;
-    guards nest (one swap for the outermost). A SIGINT handler that is not a Python
-    callable (ignored, default, or installed from C) is left alone.
-    """
-
-    __slots__ = ("depth", "hit", "saved", "_hold_fn")
-
-    def __init__(self):
-        self.depth = 0
-        self.hit = False
-        self.saved = None
-        self._hold_fn = self._hold
-
-    def _hold(self, signum, frame):
-        self.hit = True
-
-    def __enter__(self):
-        if self.depth == 0 and threading.get_ident() == _MAIN_THREAD:
-            current = signal.getsignal(signal.SIGINT)
-            if callable(current) and current is not self._hold_fn:
-                self.hit = False
-                signal.signal(signal.SIGINT, self._hold_fn)
-                # from here on no KeyboardInterrupt is raised until __exit__
-                self.saved = current
-        self.depth += 1
-        return self
-
-    def __exit__(self, *exc):
-        self.depth -= 1
-        if self.depth == 0 and self.saved is not None:
-            saved, self.saved = self.saved, None
-            signal.signal(signal.SIGINT, saved)
-            if self.hit:
-                self.hit = False
-                signal.raise_signal(signal.SIGINT)   # the held-back press, handled now
-        return False
-
-
-_MAIN_THREAD = threading.main_thread().ident
 
 
 class RawBlock:
@@ -146,7 +87,13 @@ class Program:
 
 class GPU:
     def __init__(self, adapter=None, batch_ops=None):
-        self.guard = SigintGuard()
+        # Ctrl-C is held back inside wgpu-py and across multi-step changes of our own
+        # GPU state (interrupts.py says why): wgpu-py's and cffi's Python code is not
+        # written for it (cffi's type parser takes its lock outside its ``try``; a map
+        # callback interrupted halfway never resolves), and a compute pass begun but not
+        # stored leaves the encoder locked. The per-op hot path calls wgpu-native's C
+        # functions directly, and a read waits outside the guard (see _wait_mapped).
+        self.guard = sigint_held
         with self.guard:
             self._setup(adapter, batch_ops)
 
@@ -315,15 +262,16 @@ class GPU:
         key = (nbind,) + tuple(self._serials[id(b)] for b in bufs)
         hit = self._bind_groups.get(key)
         if hit is None:
-            entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                       for i, b in enumerate(bufs)]
-            entries.append({"binding": nbind, "resource": {"buffer": self.params_buf,
-                                                           "offset": 0,
-                                                           "size": PARAM_WORDS * 4}})
-            entries.append({"binding": nbind + 1, "resource": {"buffer": self.status,
+            with self.guard:    # (b.size is wgpu-py code too)
+                entries = [{"binding": i, "resource": {"buffer": b, "offset": 0,
+                                                       "size": b.size}}
+                           for i, b in enumerate(bufs)]
+                entries.append({"binding": nbind, "resource": {"buffer": self.params_buf,
                                                                "offset": 0,
-                                                               "size": STATUS_BYTES}})
-            with self.guard:
+                                                               "size": PARAM_WORDS * 4}})
+                entries.append({"binding": nbind + 1, "resource": {"buffer": self.status,
+                                                                   "offset": 0,
+                                                                   "size": STATUS_BYTES}})
                 bg = self.device.create_bind_group(layout=self._layout(nbind)[0],
                                                    entries=entries)
                 hit = self._bind_groups[key] = (bg, tuple(bufs))
