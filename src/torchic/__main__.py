@@ -30,10 +30,9 @@ def info(argv=None):
         entry = {"available": ok}
         if not ok:
             entry["reason"] = why
-        extra = getattr(importlib.import_module(cls.__module__), "describe_platform", None)
-        if ok and extra is not None:
+        if ok:
             try:
-                entry.update(extra())
+                entry.update(cls.describe_platform())
             except Exception as exc:  # info must never crash
                 entry["error"] = f"{type(exc).__name__}: {exc}"
         report["backends"][name] = entry

@@ -143,7 +143,15 @@ class Backend:
         """Stop the backend's threads and release its memory (idempotent, never hangs)."""
 
     def describe(self):
+        """This runtime's backend: name, threads and what it runs on."""
         return {"backend": self.name, "threads": self.threads}
+
+    @classmethod
+    def describe_platform(cls):
+        """What this machine offers the backend, without starting it (`python -m torchic
+        info`, the bench and serve machine records): a JSON-able dict; call only when
+        available() is true. "kernels" says what computes, other keys are the backend's."""
+        return {"kernels": "?"}
 
     # fork (see "fork" at the end of this file) -----------------------------------
     def fork_pause(self):

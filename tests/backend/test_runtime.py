@@ -218,3 +218,31 @@ def test_exit_with_queued_work_is_clean(backend_name):
 def test_current_runtime_reports_backend(backend):
     assert torchic.get_backend() == backend
     assert dispatcher.runtime().backend.describe()["backend"] == backend
+
+
+# what describe_platform reports per backend (`python -m torchic info`, bench, serve)
+PLATFORM_KEYS = {"workers": {"kernels", "split_min_elements"},
+                 "simd": {"kernels", "isa", "force"},
+                 "webgpu": {"kernels", "adapters", "choose"}}
+
+
+def test_describe_platform_of_every_backend(backend_name):
+    import json
+    info = dispatcher.backend_class(backend_name).describe_platform()
+    json.dumps(info)                                    # JSON-able: the bench's results file
+    assert PLATFORM_KEYS.get(backend_name, {"kernels"}) <= set(info), info
+    assert isinstance(info["kernels"], str) and info["kernels"] != "?"
+
+
+def test_describe_platform_default_and_info_command():
+    class Bare(dispatcher.Backend):
+        name = "bare"
+    assert Bare.describe_platform() == {"kernels": "?"}
+    proc = subprocess.run([sys.executable, "-m", "torchic", "info", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    report = json.loads(proc.stdout)["backends"]
+    for name, entry in report.items():
+        if entry["available"]:
+            assert PLATFORM_KEYS.get(name, {"kernels"}) <= set(entry), (name, entry)

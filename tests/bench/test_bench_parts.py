@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from torchic.bench import cli, report, targets, timing
+from torchic.bench import cli, machine, report, targets, timing
 from torchic.bench.suites import check, human, metric_value
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -121,6 +121,26 @@ def test_tables_show_values_and_ratios():
     assert "a note" in md
     text = report.terminal_report(_results())
     assert "workers vs numpy" in text and "0.25x" in text
+
+
+def test_terminal_header_and_report_share_the_machine_wording():
+    m = dict(_results()["machine"], memory={"total_gib": 8.0},
+             webgpu_adapter={"device": "llvmpipe", "adapter_type": "CPU", "backend_type": "Vulkan"},
+             platforms={"simd": {"kernels": "Rust", "isa": "avx2+fma", "force": "x" * 40}})
+    parts = machine.hardware(m)
+    assert parts == ["Test CPU, 2 cores (x86_64), flags avx2", "8.0 GiB RAM",
+                     "WebGPU adapter llvmpipe (CPU, Vulkan)", "torchic simd: Rust, isa avx2+fma"]
+    lines = machine.summary_lines(m)
+    assert lines[0] == "machine " + parts[0] and [x.strip() for x in lines[1:4]] == parts[1:]
+    assert report.machine_line({"machine": m})[0] == "; ".join(parts)
+
+
+def test_machine_record_quick_and_full():
+    quick = machine.collect(quick=True)
+    assert "flags" not in quick["cpu"] and "blas" not in quick
+    full = machine.collect(backends=["workers"])
+    assert full["cpu"]["flags"] is not None and "blas" in full
+    assert full["platforms"]["workers"]["kernels"].startswith("NumPy")
 
 
 def test_gen_perf_readme_replaces_between_markers(tmp_path):

@@ -19,6 +19,11 @@ def test_lists_builtin_and_dropped_in_suites(server):
     backend = next(p for p in by_name["ops.unary"]["params"] if p["name"] == "backend")
     assert "workers" in backend["choices"]
     assert data["backends"]["workers"]["available"] is True
+    assert data["backends"]["workers"]["platform"]["kernels"].startswith("NumPy")
+    # the page header's machine record is the bench's (bench/machine.py), quick
+    machine = data["machine"]
+    assert machine["cpu"]["usable_cores"] >= 1 and "flags" not in machine["cpu"]
+    assert {"python", "numpy", "torchic"} <= set(machine["versions"]) and "env" in machine
     echo = {p["name"]: p for p in by_name["toy.echo"]["params"]}
     assert echo["tag"]["default"] == ["a"] and echo["n"]["choices"] == [1, 2, 3]
     # a suite file that fails to import is reported; the others still load

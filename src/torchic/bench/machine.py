@@ -188,10 +188,31 @@ def loadavg():
         return None
 
 
-def collect(want_webgpu=False):
-    m = {"cpu": cpu_info(), "memory": memory_info(), "blas": blas_info(), "env": env_info(),
-         "loadavg_1min_at_start": loadavg()}
-    m["versions"] = versions()
+def backend_platforms(names):
+    """{backend: its describe_platform()} for the named torchic backends that are available."""
+    out = {}
+    try:
+        from torchic import dispatcher
+        for name in names:
+            cls = dispatcher.backend_class(name)
+            if cls.available()[0]:
+                out[name] = cls.describe_platform()
+    except Exception as exc:  # noqa: BLE001
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def collect(want_webgpu=False, backends=(), quick=False):
+    """The machine record. quick: only what is cheap to read (the serve page's header): CPU
+    without its flag list, memory, versions, env; else also BLAS, load, PyTorch, the WebGPU
+    adapter (want_webgpu) and the describe_platform() of the given torchic backends."""
+    load = loadavg()    # (first: reading the rest must not count as load)
+    m = {"cpu": cpu_info(), "memory": memory_info(), "versions": versions(), "env": env_info()}
+    if quick:
+        del m["cpu"]["flags"]
+        return m
+    m["blas"] = blas_info()
+    m["loadavg_1min_at_start"] = load
     torch = sys.modules.get("torch")
     if torch is not None:
         t = {"threads_default": torch.get_num_threads(), "cuda": torch.cuda.is_available()}
@@ -206,34 +227,57 @@ def collect(want_webgpu=False):
         m["torch"] = t
     if want_webgpu:
         m["webgpu_adapter"] = webgpu_adapter()
+    if backends:
+        m["platforms"] = backend_platforms(backends)
     return m
 
 
-def summary_lines(m):
+VERSION_KEYS = ("python", "numpy", "torch", "torchic", "torchic_git", "tinygrad", "wgpu")
+
+
+def hardware(m):
+    """The machine in a few phrases (CPU, caches, memory, GPUs, torchic's backends): the
+    one wording of the bench's terminal header and of the report's "Machine" line."""
     cpu = m["cpu"]
-    lines = [f"CPU     {cpu.get('model')} ({cpu.get('usable_cores')} usable cores, "
-             f"{cpu.get('arch')}{', virtualized' if cpu.get('virtualized') else ''}); "
-             f"flags: {' '.join(cpu.get('key_flags', []))}"]
+    parts = [f"{cpu.get('model')}, {cpu.get('usable_cores')} cores ({cpu.get('arch')}"
+             f"{', virtualized' if cpu.get('virtualized') else ''}), flags "
+             f"{' '.join(cpu.get('key_flags', []))}"]
     if cpu.get("caches_per_core_cpu0"):
-        lines.append("caches  " + ", ".join(f"{k} {v}" for k, v in
+        parts.append("caches " + ", ".join(f"{k} {s}" for k, s in
                                            cpu["caches_per_core_cpu0"].items()))
     if m.get("memory"):
-        lines.append(f"memory  {m['memory'].get('total_gib')} GiB")
-    v = m["versions"]
-    lines.append("versions " + ", ".join(f"{k} {v[k]}" for k in
-                                         ("python", "numpy", "torch", "torchic", "torchic_git",
-                                          "tinygrad", "wgpu", "threadpoolctl") if k in v))
-    lines.append("BLAS    " + blas_summary(m["blas"]))
+        parts.append(f"{m['memory'].get('total_gib')} GiB RAM")
     if m.get("torch", {}).get("cuda"):
-        lines.append(f"CUDA    {m['torch'].get('cuda_device')} (CUDA {m['torch'].get('cuda_version')})")
-    if m.get("webgpu_adapter"):
-        a = m["webgpu_adapter"]
-        lines.append("WebGPU  " + (a.get("error") or
-                                   f"{a.get('device')} ({a.get('adapter_type')}, "
-                                   f"{a.get('backend_type')})"))
+        parts.append(f"GPU {m['torch'].get('cuda_device')}")
+    a = m.get("webgpu_adapter")
+    if a:
+        parts.append(f"WebGPU adapter {a['error']}" if a.get("error") else
+                     f"WebGPU adapter {a.get('device')} ({a.get('adapter_type')}, "
+                     f"{a.get('backend_type')})")
+    for name, p in (m.get("platforms") or {}).items():
+        parts.append(f"torchic {name}: " + (str(p) if name == "error" else p.get("kernels", "?") +
+                     "".join(f", {k} {v}" for k, v in p.items() if k != "kernels" and
+                             isinstance(v, (int, str)) and len(str(v)) <= 24)))
+    return parts
+
+
+def versions_text(m):
+    v = m["versions"]
+    return ", ".join(f"{k} {v[k]}" for k in VERSION_KEYS if k in v)
+
+
+def env_text(m, fmt="{}={}", sep=" "):
+    env = m.get("env") or {}
+    return sep.join(fmt.format(k, v) for k, v in env.items()) or \
+        "no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set"
+
+
+def summary_lines(m):
+    """The terminal header of a bench run."""
+    lines = [("machine " if i == 0 else " " * 8) + part for i, part in enumerate(hardware(m))]
+    lines.append("versions " + versions_text(m))
+    lines.append("BLAS    " + blas_summary(m["blas"]))
     if m.get("loadavg_1min_at_start") is not None:
         lines.append(f"load    {m['loadavg_1min_at_start']:.2f} (1-minute load average at start)")
-    env = m.get("env") or {}
-    lines.append("env     " + (" ".join(f"{k}={v}" for k, v in env.items()) or
-                               "(no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set)"))
+    lines.append("env     " + env_text(m))
     return lines

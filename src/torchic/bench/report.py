@@ -5,7 +5,7 @@ performance section can be regenerated from a committed results file
 (scripts/gen_perf_readme.py) with no benchmark run.
 """
 
-from .machine import blas_summary
+from .machine import blas_summary, env_text, hardware, versions_text
 from .runner import fmt
 
 SUITE_TITLES = {
@@ -214,26 +214,10 @@ def render_markdown(headers, rows):
 
 
 def machine_line(results):
+    """(hardware, software, BLAS, env) of the report's header (machine.py words them)."""
     m = results["machine"]
-    cpu = m["cpu"]
-    v = m["versions"]
-    parts = [f"{cpu.get('model')}, {cpu.get('usable_cores')} cores ({cpu.get('arch')}"
-             f"{', virtualized' if cpu.get('virtualized') else ''}), flags "
-             f"{' '.join(cpu.get('key_flags', []))}"]
-    if cpu.get("caches_per_core_cpu0"):
-        parts.append("caches " + ", ".join(f"{k} {s}" for k, s in
-                                           cpu["caches_per_core_cpu0"].items()))
-    if m.get("memory"):
-        parts.append(f"{m['memory'].get('total_gib')} GiB RAM")
-    if m.get("torch", {}).get("cuda"):
-        parts.append(f"GPU {m['torch'].get('cuda_device')}")
-    a = m.get("webgpu_adapter")
-    if a and not a.get("error"):
-        parts.append(f"WebGPU adapter {a.get('device')} ({a.get('adapter_type')}, "
-                     f"{a.get('backend_type')})")
-    vers = ", ".join(f"{k} {v[k]}" for k in ("python", "numpy", "torch", "torchic",
-                                             "torchic_git", "tinygrad", "wgpu") if k in v)
-    return "; ".join(parts), vers, blas_summary(m["blas"]), m.get("env") or {}
+    return ("; ".join(hardware(m)), versions_text(m), blas_summary(m["blas"]),
+            env_text(m, "`{}={}`", ", "))
 
 
 def terminal_report(results):
@@ -304,8 +288,7 @@ def markdown_report(results, image_prefix="", heading="##", plots=None, compact=
            f"- **Machine:** {hw}",
            f"- **Software:** {vers}",
            f"- **NumPy's BLAS:** {blas}",
-           "- **Environment:** " + (", ".join(f"`{k}={v}`" for k, v in env.items()) or
-                                    "no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set"),
+           f"- **Environment:** {env}",
            "- **Ran:** " + ", ".join(results["impls"][n]["label"] for n in impl_names(results)),
            "- **Threads:** " + "; ".join(f"{s} {','.join(map(str, t))}" for s, t in
                                         results["config"].get("threads", {}).items()),

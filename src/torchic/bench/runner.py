@@ -131,7 +131,8 @@ class Runner:
     def run(self, argv=None):
         start = time.perf_counter()
         want_webgpu = any(i.name == "webgpu" for i in self.impls)
-        machine = machine_mod.collect(want_webgpu=want_webgpu)
+        machine = machine_mod.collect(want_webgpu=want_webgpu, backends=[
+            i.name for i in self.impls if i.kind == "torchic"])
         gpu_real = bool(machine.get("torch", {}).get("cuda")) or (
             want_webgpu and not machine_mod.is_cpu_adapter(machine.get("webgpu_adapter")))
         ctx = {"quick": self.quick, "gpu": gpu_real}

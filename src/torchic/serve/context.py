@@ -72,6 +72,15 @@ def backend_available(name):
     return _available_cache[name]
 
 
+def backend_platform(name):
+    """An available backend's describe_platform() (best effort: an error says why not)."""
+    from torchic import dispatcher
+    try:
+        return dispatcher.backend_class(name).describe_platform()
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 @contextlib.contextmanager
 def torchic_session(name, threads=None):
     import torchic

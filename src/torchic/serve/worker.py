@@ -23,7 +23,8 @@ import time
 import traceback
 
 from . import registry
-from .context import LockedEmitter, RunContext, Sessions, Skip, backend_available, clean
+from .context import (LockedEmitter, RunContext, Sessions, Skip, backend_available,
+                      backend_platform, clean)
 
 
 def _protocol_stream():
@@ -43,19 +44,14 @@ def _writer(stream):
 
 
 def machine_summary():
-    """A small, quick description of the machine (the page header and JSON export)."""
-    info = {}
+    """The page header's machine record: the bench's, quick (bench/machine.py)."""
     try:
         from torchic.bench import machine
-        info["cpu"] = {k: v for k, v in machine.cpu_info().items() if k != "flags"}
-        info["memory"] = machine.memory_info()
-        info["versions"] = machine.versions()
-        info["env"] = machine.env_info()
+        return machine.collect(quick=True)
     except Exception as exc:  # noqa: BLE001  (best effort; never stops the listing)
         import platform
-        info["versions"] = {"python": platform.python_version()}
-        info["error"] = f"{type(exc).__name__}: {exc}"
-    return info
+        return {"versions": {"python": platform.python_version()},
+                "error": f"{type(exc).__name__}: {exc}"}
 
 
 def list_suites(extra_dirs):
@@ -73,7 +69,8 @@ def list_suites(extra_dirs):
         from torchic import dispatcher
         for name in dispatcher.backend_names():
             ok, why = backend_available(name)
-            backends[name] = {"available": ok, **({} if ok else {"reason": why})}
+            backends[name] = ({"available": True, "platform": backend_platform(name)} if ok
+                              else {"available": False, "reason": why})
     except Exception as exc:  # noqa: BLE001
         errors.append({"module": "torchic", "error": f"{type(exc).__name__}: {exc}"})
     return {"suites": described, "errors": errors, "backends": backends,

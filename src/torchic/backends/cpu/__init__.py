@@ -5,12 +5,12 @@ kernel table (numpy_kernels.py) is the executable form of the op contract
 in ops.py.
 """
 
-import threading
+import numpy as np
 
 from ...dispatcher import Backend, env_int, register_backend
 from . import numpy_kernels
 from .heap import HostHeap
-from .stream import OpStream, WorkerPool
+from .stream import OpStream, ReadRecord, SyncRecord, WorkerPool, WriteRecord
 
 # Below this many output elements an op runs whole on the coordinator: a hand-off to
 # a worker thread costs more than it saves. Measured with
@@ -42,17 +42,16 @@ class WorkersBackend(Backend):
         self.stream.put((op, out, inputs, params))
 
     def write(self, view, array):
-        self.stream.put(("<write>", view, array, None))
+        self.stream.put(WriteRecord(view, array))
 
     def read(self, view):
-        done = threading.Event()
-        box = []
-        self.stream.put(("<read>", view, box, done))
-        done.wait()
+        record = ReadRecord(view)
+        self.stream.put(record)
+        record.done.wait()
         self.raise_pending_error()
-        if box[0] is None:
+        if record.result is None:
             raise RuntimeError("the runtime was closed before this read completed")
-        return box[0]
+        return record.result
 
     def sync(self):
         self.stream.wait()
@@ -74,32 +73,25 @@ class WorkersBackend(Backend):
         self.pool = WorkerPool(self.threads - 1, "torchic")
         self.stream = self.stream.restarted()
 
+    @classmethod
+    def describe_platform(cls):
+        """The NumPy that runs the kernels and the size from which an op is cut up."""
+        return {"kernels": f"NumPy {np.__version__}", "split_min_elements": SPLIT_MIN_ELEMENTS}
+
     def describe(self):
-        return {"backend": self.name, "threads": self.threads,
-                "kernels": "NumPy " + __import__("numpy").__version__,
-                "split_min_elements": SPLIT_MIN_ELEMENTS}
+        return {"backend": self.name, "threads": self.threads, **self.describe_platform()}
 
     # coordinator side ----------------------------------------------------------
     def _execute(self, record):
-        if isinstance(record, threading.Event):
-            record.set()
+        # (stream.py: an op record is a plain tuple; the others have their own classes)
+        if type(record) is not tuple:
+            self._execute_other(record)
             return
-        op, out, inputs, params = record
-        if self.stream.closed and op != "<read>":
+        if self.stream.closed:
             return   # shutting down: nobody can read these results any more
-        if op == "<read>":
-            try:
-                inputs.append(None if self.stream.closed else self.heap.array(out).copy())
-            except BaseException as exc:
-                self.record_error("read", exc)
-                inputs.append(None)
-            params.set()
-            return
+        op, out, inputs, params = record
         try:
             heap_array = self.heap.array
-            if op == "<write>":
-                heap_array(out)[...] = inputs
-                return
             out_a = heap_array(out)
             ins = tuple(heap_array(v) for v in inputs)
             kernel = self.kernels[op]
@@ -109,7 +101,27 @@ class WorkersBackend(Backend):
             else:
                 self._run_split(op, kernel, out_a, ins, params, n)
         except BaseException as exc:
-            self.record_error(op.strip("<>"), exc)
+            self.record_error(op, exc)
+
+    def _execute_other(self, record):
+        kind = type(record)
+        if kind is ReadRecord:
+            try:
+                if not self.stream.closed:
+                    record.result = self.heap.array(record.view).copy()
+            except BaseException as exc:
+                self.record_error("read", exc)
+            record.done.set()
+        elif kind is WriteRecord:
+            if not self.stream.closed:
+                try:
+                    self.heap.array(record.view)[...] = record.array
+                except BaseException as exc:
+                    self.record_error("write", exc)
+        elif isinstance(record, SyncRecord):
+            record.reached()
+        else:   # a bug in torchic: named at the next read, the stream keeps running
+            self.record_error("stream", TypeError(f"unknown stream record {record!r}"))
 
     def _run_split(self, op, kernel, out_a, ins, params, n):
         cut = numpy_kernels.SPLIT[op]

@@ -69,6 +69,7 @@ _DTYPE_CODES = {"f32": 0, "i32": 1}
 # class the KernelError raised for it also derives from (dispatcher.kernel_error_class)
 _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 _ISA_NAMES = ("scalar", "avx2", "avx2+fma", "avx512", "avx512f", "neon")
+_KERNELS = "Rust (kernels/, std + core::arch)"
 # Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,
 # and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
 # records before it, so large work starts as soon as it is issued.
@@ -107,12 +108,6 @@ def describe_isa():
     """The instruction set the kernels use: "avx512f", "avx2+fma", "neon" or "scalar"."""
     lib = native.load()
     return lib.isa() if lib is not None else "unavailable"
-
-
-def describe_platform():
-    """For `python -m torchic info`: the active instruction-set path and how to force another."""
-    return {"isa": describe_isa(),
-            "force": "TORCHIC_SIMD_SCALAR=1 (scalar) or TORCHIC_SIMD_ISA=avx2"}
 
 
 def _check_table(lib):
@@ -325,9 +320,15 @@ class SimdBackend(Backend):
         self._finalizer = weakref.finalize(self, _free_ctx, self._lib, self._ctx, self.heap,
                                            os.getpid())
 
+    @classmethod
+    def describe_platform(cls):
+        """The instruction-set path the kernels take here, and how to force another."""
+        return {"kernels": _KERNELS, "isa": describe_isa(),
+                "force": "TORCHIC_SIMD_SCALAR=1 (scalar) or TORCHIC_SIMD_ISA=avx2"}
+
     def describe(self):
         return {"backend": self.name, "threads": self.threads, "isa": describe_isa(),
-                "kernels": "Rust (kernels/, std + core::arch)", "library": self._lib.path}
+                "kernels": _KERNELS, "library": self._lib.path}
 
     # -----------------------------------------------------------------------
     def _check_view(self, view):

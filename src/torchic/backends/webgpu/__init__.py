@@ -35,21 +35,6 @@ from .gpu import RawView
 __all__ = ["WebGPUBackend", "KERNEL_TABLE", "list_adapters"]
 
 
-def describe_platform():
-    """For `python -m torchic info`: every adapter with its limits and features."""
-    lines = []
-    for a in list_adapters():
-        limits = a.get("limits", {})
-        lines.append(
-            f"{'* ' if a.get('selected') else ''}{a.get('name')} ({a.get('backend_type')}, "
-            f"{a.get('adapter_type')}): max storage binding "
-            f"{limits.get('max-storage-buffer-binding-size')}, max buffer "
-            f"{limits.get('max-buffer-size')}, workgroup storage "
-            f"{limits.get('max-compute-workgroup-storage-size')}; features: "
-            f"{', '.join(sorted(a.get('features', [])))}")
-    return {"adapters": lines, "choose": f"init('webgpu', adapter=NAME) or {ENV_ADAPTER}=NAME"}
-
-
 def _is_contiguous(view):
     acc = 1
     for n, s in zip(reversed(view.shape), reversed(view.strides)):
@@ -275,6 +260,22 @@ class WebGPUBackend(Backend):
                 self.gpu.close()
 
     # introspection ----------------------------------------------------------------
+    @classmethod
+    def describe_platform(cls):
+        """Every adapter with its limits and features; "* " marks the one init() picks."""
+        lines = []
+        for a in list_adapters():
+            limits = a.get("limits", {})
+            lines.append(
+                f"{'* ' if a.get('selected') else ''}{a.get('name')} ({a.get('backend_type')}, "
+                f"{a.get('adapter_type')}): max storage binding "
+                f"{limits.get('max-storage-buffer-binding-size')}, max buffer "
+                f"{limits.get('max-buffer-size')}, workgroup storage "
+                f"{limits.get('max-compute-workgroup-storage-size')}; features: "
+                f"{', '.join(sorted(a.get('features', [])))}")
+        return {"kernels": "WGSL compute shaders through wgpu-native", "adapters": lines,
+                "choose": f"init('webgpu', adapter=NAME) or {ENV_ADAPTER}=NAME"}
+
     def describe(self):
         from .device import describe_adapter
         a = describe_adapter(self.gpu.adapter)

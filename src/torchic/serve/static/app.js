@@ -167,7 +167,7 @@
     const cpu = m.cpu || {}, v = m.versions || {};
     const backends = Object.entries(catalog.backends || {}).map(([name, b]) =>
       h("span", {class: "backend " + (b.available ? "ok" : "off"),
-                 title: b.available ? "available" : b.reason}, name));
+                 title: b.available ? `available: ${(b.platform || {}).kernels || "?"}` : b.reason}, name));
     $("#machine").replaceChildren(
       h("span", {}, `${cpu.model || "?"} · ${cpu.usable_cores || "?"} cores · `),
       h("span", {}, `python ${v.python || "?"} · numpy ${v.numpy || "?"} · torchic ${v.torchic || "?"}` +
