@@ -13,11 +13,7 @@ from .heap import HostHeap
 from .stream import OpStream, ReadRecord, SyncRecord, WorkerPool, WriteRecord
 
 # Below this many output elements an op runs whole on the coordinator: a hand-off to
-# a worker thread costs more than it saves. Measured with
-# scripts/measure_split_threshold.py on the 2-vCPU dev machine (2026-11-29, other jobs
-# running): (a * b).tanh() cut across 2 threads was slower than on one at every size up
-# to 1M elements (1M: 425 us whole vs 532 us cut at 16K, 564 us cut at 256K), so the
-# default only cuts ops of 2^20 elements and more. Lower it on idle many-core machines.
+# a worker thread costs more than it saves (measurements: docs/perf/workers_split.md).
 SPLIT_MIN_ELEMENTS = env_int("TORCHIC_SPLIT_MIN", 1 << 20, minimum=0)
 
 

@@ -1,29 +1,17 @@
 """The `simd` backend: hand-written SIMD Rust kernels, op stream and worker pool in Rust.
 
-Where the op queue and the worker pool live: measured on the CI machine
-(2 vCPUs; ``python kernels/bench_simd.py --handoff``; medians):
-
-    Python thread hand-off (SimpleQueue round trip)    5.5 us
-                                                       (DESIGN.md: 20-40 us p50, ms tails)
-    ctypes call, PyDLL / CDLL (no-op)                  0.23 / 0.30 us
-    ndarray.ctypes.data                                1.0 us   (so arena addresses are cached)
-    struct.pack of a 14-word op record                 0.2 us
-    tk_push (decode + validate + enqueue in Rust)      0.6 us
-    100 pushes then one wait, per op                   0.7-0.9 us
-    push + wait round trip of one tiny op              ~9.5 us  (two thread switches)
-
-A 32x32 add costs ~0.1 us in the kernel, so a Python coordinator (one
-hand-off per op, 5-40 us) would spend almost all of its time handing off.
-So the queue, the coordinator and the pool are Rust (kernels/src/runtime.rs).
+Where the op queue and the worker pool live: a Python thread hand-off costs
+5-40 us, a small kernel ~0.1 us, so a Python coordinator would spend almost all
+of its time handing off; the queue, the coordinator and the pool are Rust
+(kernels/src/runtime.rs; measurements: docs/perf/simd_handoff.md).
 The calling thread packs each op into a record (cached ``struct.pack``
 pieces: a view's words are cached on the View) and appends it to a pending
 list; one ctypes call pushes the whole list as one batch when BATCH_OPS
 records wait, when an op touches a block of EAGER_BYTES or more (big work
-starts at once), and before every read, sync and host write. Batching took
-the per-op cost of the push from ~1.4 us (ctypes call, queue lock, waking the
-coordinator) to ~0.1 us. The coordinator runs the records in issue order;
-large ops are split over ``threads`` workers (the coordinator + threads-1
-helpers) with a spin-then-yield-then-sleep handshake. ``read`` waits on the
+starts at once), and before every read, sync and host write (batching cuts
+the per-op cost of the push about tenfold). The coordinator runs the records
+in issue order; large ops are split over ``threads`` workers (the coordinator +
+threads-1 helpers) with a spin-then-yield-then-sleep handshake. ``read`` waits on the
 last pushed op in Rust with the GIL released.
 
 Validation: the coordinator decodes every record just before it runs it and

@@ -431,15 +431,12 @@ class GPU:
     def _wait_mapped(self, staging):
         """Poll wgpu-native until the staging buffer's map is done -> mapped (bool).
 
-        Measured on an H200 (scripts/gpu_bench.py, latency): a blocking
-        ``wgpuDevicePoll(wait=True)`` returned milliseconds after the GPU was done
-        (a makemore step: 6.6 ms waiting for ~0.3 ms of GPU work), and wgpu-py's
-        poll thread blocking inside it slowed the next submit. Polling ourselves
-        brings the step to 2.4 ms. We spin for the first half millisecond (most
-        small-model reads finish there), then back off with short sleeps so a long
-        wait (a big matmul; lavapipe, which runs on the same CPU cores) doesn't
-        burn a core. Ctrl-C is held back only inside each poll (where the map
-        callback runs), so a press ends the wait within one poll.
+        A blocking ``wgpuDevicePoll(wait=True)`` returns milliseconds after the GPU
+        is done (docs/perf/webgpu.md), so we poll ourselves: we spin for the first
+        half millisecond (most small-model reads finish there), then back off with
+        short sleeps so a long wait (a big matmul; lavapipe, which runs on the same
+        CPU cores) doesn't burn a core. Ctrl-C is held back only inside each poll
+        (where the map callback runs), so a press ends the wait within one poll.
         """
         raw, poll, null = self.device._internal, self._lib.wgpuDevicePoll, self._ffi.NULL
         done, guard = self._map_result, self.guard

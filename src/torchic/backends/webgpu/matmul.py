@@ -43,9 +43,8 @@ CONFIGS = {
     "64x64x16": (64, 64, 16, 4, 4),
     "32x32x16": (32, 32, 16, 4, 4),
 }
-# largest first; a tile is used when it gives at least MIN_GROUPS workgroups
-# (measured on an H200 with GPU timestamps: 128x64x16 is the best tile from 2048^3 up,
-# 38 TFLOPS; 64x64x8 at 1024^3, 27 TFLOPS; see scripts/gpu_bench.py --tune)
+# largest first; a tile is used when it gives at least MIN_GROUPS workgroups (the
+# fastest tiles by size: docs/perf/webgpu.md, scripts/gpu_bench.py --tune)
 LADDER = ("128x64x16", "64x64x8", "32x32x16")
 MIN_GROUPS = 192
 # split K when even the smallest tile leaves the GPU this short of workgroups

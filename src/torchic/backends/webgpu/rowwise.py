@@ -4,17 +4,19 @@ One workgroup per row. For rows up to 2048 elements each invocation keeps its
 ``VPT`` values in registers (a private array indexed only with constants, so
 nothing is clamped), and the row is read from memory once: max, sum of exps
 and the output all come from registers. The workgroup size follows C (32 ..
-256, about C / 8 invocations: on an H200 that reads 1024-float rows at 98% of copy
-bandwidth, against 80% with C / 4) so short rows (makemore's 27 classes) don't idle
-256 invocations. The max and the sum are reduced in one tree over (max, sum) pairs. Longer
+256, about C / 8 invocations: the fastest, docs/perf/webgpu.md) so short rows
+(makemore's 27 classes) don't idle 256 invocations. The max and the sum are reduced in one tree over (max, sum) pairs. Longer
 rows stream: an online (max, sum) pass, then a second read for the output. Rows too long
 for one workgroup's loop budget (``wgsl.LOOP_BUDGET``) are cut into ``S`` chunks: pass 1
 ("stats") writes each chunk's (max, sum) to scratch, pass 2 combines a row's ``S``
 partials (in order) and writes its chunk of the output.
 
 Targets are checked: a class outside [0, C) reports the op's tag (see gpu.py)
-and writes NaN.
+and writes NaN. The four ops share one program; ``MODES`` holds what each adds.
 """
+
+import re
+from typing import NamedTuple
 
 from ...dispatcher import env_int
 from . import wgsl
@@ -27,7 +29,25 @@ fn combine(s1: f32, m1: f32, s2: f32, m2: f32, m: f32) -> f32 {
 }
 """
 
-MODES = ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad")
+
+class Mode(NamedTuple):
+    """What one op of the family adds to the shared row program (see _build)."""
+    targets: bool     # binds T, int class targets (one per row), checked against [0, C)
+    grad: bool        # binds G, the upstream gradient (one per row): ``g``
+    per_row: tuple    # WGSL lines run once the row's max ``mx`` and ``tot`` are known
+    value: str        # the output element from x, its probability p and column c (WGSL);
+                      # "" for one output per row: ``(mx - x[t]) + log(tot)``
+
+
+# one row per op, like elementwise.py's snippet tables
+MODES = {
+    "softmax": Mode(False, False, ("let inv = 1.0 / tot;",), "p"),
+    "log_softmax": Mode(False, False, ("let lt = log(tot);",), "x - mx - lt"),
+    "cross_entropy": Mode(True, False, (), ""),
+    "cross_entropy_grad": Mode(True, True, ("let inv = 1.0 / tot;",),
+                               "select((p - select(0.0, 1.0, i32(c) == t)) * g, f32_nan(), !tok)"),
+}
+_STATS = Mode(False, False, (), "")     # pass 1 of a split row: its chunks' (max, sum)
 MAX_CACHED = 2048
 
 
@@ -46,11 +66,11 @@ def plan(C):
 
 def _build(mode, w, vpt, split=False):
     """One row program; ``split``: chunk ``part`` of a row cut into S (words 11, 12)."""
-    ce = mode in ("cross_entropy", "cross_entropy_grad")
+    m = _STATS if mode == "stats" else MODES[mode]
     bind = [("O", "f32"), ("X", "f32")]
-    if ce:
+    if m.targets:
         bind.append(("T", "i32"))
-    if mode == "cross_entropy_grad":
+    if m.grad:
         bind.append(("G", "f32"))
     if split and mode != "stats":
         bind.append(("PT", "f32"))   # pass 1's partials: R * S maxes, then R * S sums
@@ -68,7 +88,7 @@ def _build(mode, w, vpt, split=False):
         L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
              "let part = 0u;", "let cb0 = 0u;", f"let cb1 = {C};"]
     L += [f"let x0 = {xb} + row * {sr};"]
-    if ce:
+    if m.targets:
         L += [f"let t = T[{tb} + row * {ts}];",
               f"let tok = t >= 0 && u32(t) < {C};"]
     # -- per-invocation (max, sum of exp(x - max)) -------------------------------------
@@ -114,40 +134,32 @@ def _build(mode, w, vpt, split=False):
     if vpt:
         L += ["let scale = select(exp(m - mx), 0.0, s == 0.0);"]
     # -- outputs ------------------------------------------------------------------------
-    o0 = f"{ob} + row * {C}"
-    if mode == "cross_entropy":
+    if not m.value:    # cross_entropy: one value per row
         L += ["if (lid == 0u && part == 0u) {",
               f"  if (!tok) {{ report_error({tag}, t); O[{ob} + row] = f32_nan(); }}",
               # (max - x[t]) + log(sum): large equal logits cancel exactly first
               f"  else {{ O[{ob} + row] = (mx - X[x0 + u32(t) * {sc}]) + log(tot); }}",
               "}"]
     else:
-        if mode == "log_softmax":
-            L += ["let lt = log(tot);"]
-        if mode == "cross_entropy_grad":
-            L += [f"let g = G[{gb} + row * {gs}];",
-                  f"if (!tok && lid == 0u && part == 0u) {{ report_error({tag}, t); }}",
-                  "let inv = 1.0 / tot;"]
-        if mode == "softmax":
-            L += ["let inv = 1.0 / tot;"]
-        if vpt and mode != "log_softmax":
-            L += ["let sinv = scale * inv;"]
-
-        def value(xv, ev, c):
-            p = f"{ev} * sinv" if vpt else f"{ev} * inv"
-            if mode == "softmax":
-                return p
-            if mode == "log_softmax":
-                return f"{xv} - mx - lt"
-            return f"select(({p} - select(0.0, 1.0, i32({c}) == t)) * g, f32_nan(), !tok)"
+        if m.grad:
+            L += [f"let g = G[{gb} + row * {gs}];"]
+        if m.targets:
+            L += [f"if (!tok && lid == 0u && part == 0u) {{ report_error({tag}, t); }}"]
+        L += list(m.per_row)
+        uses_p = re.search(r"\bp\b", m.value) is not None
+        o0 = f"{ob} + row * {C}"
         if vpt:
+            if uses_p:
+                L += ["let sinv = scale * inv;"]
             for j in range(vpt):
-                L += [f"if (c{j} < {C}) {{ O[{o0} + c{j}] = {value(f'v[{j}]', f'e[{j}]', f'c{j}')}; }}"]
+                p = f"let p = e[{j}] * sinv; " if uses_p else ""
+                L += [f"if (c{j} < {C}) {{ let x = v[{j}]; let c = c{j}; {p}"
+                      f"O[{o0} + c] = {m.value}; }}"]
         else:
             L += ["for (var c = cb0 + lid; c < cb1; c = c + " + f"{w}u) {{",
                   f"  let x = X[x0 + c * {sc}];",
-                  "  let ex = exp(x - mx);" if mode != "log_softmax" else "",
-                  f"  O[{o0} + c] = {value('x', 'ex', 'c')};", "}"]
+                  "  let p = exp(x - mx) * inv;" if uses_p else "",
+                  f"  O[{o0} + c] = {m.value};", "}"]
     src += wgsl.entry(w) + "  " + "\n  ".join(line for line in L if line) + "\n}\n"
     return src, len(bind)
 
@@ -155,20 +167,21 @@ def _build(mode, w, vpt, split=False):
 def run(gpu, mode, out, ins, *, buffers):
     x = ins[0]
     R, C = x.shape
-    if R == 0 or (C == 0 and mode in ("softmax", "log_softmax", "cross_entropy_grad")):
+    m = MODES[mode]
+    if R == 0 or (C == 0 and m.value):    # (cross_entropy of no classes: every target is bad)
         return
     w, vpt = plan(max(C, 1))
     obuf, ob = buffers(out)
     xbuf, xb = buffers(x)
     words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0, 0, 0]
     bufs = [obuf, xbuf]
-    if mode in ("cross_entropy", "cross_entropy_grad"):
+    if m.targets:
         t = ins[1]
         tbuf, tb = buffers(t)
         bufs.append(tbuf)
         words[6:8] = [tb, t.strides[0]]
         words[10] = gpu.new_tag(mode, f"target class {{bad}} is out of range [0, {C})")
-    if mode == "cross_entropy_grad":
+    if m.grad:
         g = ins[2]
         gbuf, gb = buffers(g)
         bufs.append(gbuf)
