@@ -20,13 +20,17 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, from_num
                        zeros_like, default_generator)
 from .dispatcher import (BackendUnavailableError, KernelError, backend_names, init, shutdown)
 from .allocator import HeapFullError
-from .functions import (abs, amax, amin, argmax, argmin, cat, cross_entropy, div, eq, exp,
-                        expand, flatten, ge, gt, le, log, log_softmax, lt, matmul, max, maximum,
-                        mean, min, minimum, mse_loss, mul, ne, neg, permute, pow, relu, reshape,
-                        sigmoid, softmax, sqrt, squeeze, stack, sub, sum, tanh, transpose,
-                        unsqueeze, var, std, where, add, unbind, log10, log2)
-from .scopes import keep, track_tensors
-from .tensor import DType, Tensor, float32, int32
+from .api import (abs, amax, amin, argmax, argmin, cat, cross_entropy, div, eq, exp,
+                  expand, flatten, ge, gt, le, log, log_softmax, lt, matmul, max, maximum,
+                  mean, min, minimum, mse_loss, mul, ne, neg, permute, pow, relu, reshape,
+                  sigmoid, softmax, sqrt, squeeze, stack, sub, sum, tanh, transpose,
+                  unsqueeze, var, std, where, add, unbind, log10, log2)
+from .dtypes import DType, float32, int32
+from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
+from .scopes import _iter_tensors, keep, track_tensors
+from .tensor import Tensor, live_tensor_count as _live_tensor_count
+from .checkpoint import load, save
+from . import nn, optim
 
 __version__ = "0.1.0"
 
@@ -38,22 +42,20 @@ int = int32              # noqa: A001
 
 def memory():
     """Exact heap figures of the current runtime (bytes, blocks, tensors, recycling)."""
-    from .tensor import live_tensor_count
     rt = _dispatcher.runtime()
     stats = rt.stats()
-    stats["live_tensors"] = live_tensor_count()
+    stats["live_tensors"] = _live_tensor_count()
     stats["backend"] = rt.backend.name
     return stats
 
 
 def sync():
     """Wait until every queued op has run; raise KernelError if one failed."""
-    (_dispatcher._runtime or _dispatcher.runtime()).sync()
+    _dispatcher.runtime().sync()
 
 
 def dispose(*tensors):
     """Free the storage of the given tensors (nested lists / dicts allowed) now."""
-    from .scopes import _iter_tensors
     for t in _iter_tensors(tensors):
         t.dispose()
 
@@ -70,18 +72,4 @@ def numel(t):
     return t.numel()
 
 
-def save(obj, path, **kwargs):
-    """Save a state dict (name -> tensor, nested dicts allowed) as safetensors."""
-    from .checkpoint import save as _save
-    return _save(obj, path, **kwargs)
-
-
-def load(path, **kwargs):
-    """Load a state dict saved by torchic.save (or any safetensors file)."""
-    from .checkpoint import load as _load
-    return _load(path, **kwargs)
-
-
 _atexit.register(shutdown)
-
-from . import nn, optim  # noqa: E402  (torchic.nn / torchic.optim after `import torchic`)

@@ -51,18 +51,17 @@ class HeapFullError(MemoryError):
 class Block:
     """A range of one arena: ``arena`` index, byte ``offset``, byte ``size``."""
 
-    __slots__ = ("arena", "offset", "size", "view", "batch_view", "__weakref__")
+    __slots__ = ("arena", "offset", "size", "__weakref__")
 
     def __init__(self, arena, offset, size):
         self.arena = arena
         self.offset = offset
         self.size = size
-        # The last contiguous View made of this block (raw.new_tensor). Blocks are
-        # recycled with the same sizes step after step, so the next tensor placed here
-        # usually has the same layout and reuses the View, and with it whatever the
-        # backend cached on the View (View.resolved).
-        self.view = None
-        self.batch_view = None    # the same for the (1, rows, cols) View of raw.matmul2d
+
+    def retire(self):
+        """Called when the block's range goes back to the free lists: this Block object is
+        never handed out again. A subclass (the dispatcher's HeapBlock) drops what the
+        layers above cached on it."""
 
     def __repr__(self):
         return f"Block(arena={self.arena}, offset={self.offset}, size={self.size})"
@@ -74,14 +73,17 @@ def round_up(n, multiple):
 
 class Allocator:
     def __init__(self, new_arena, cap_bytes, arena_bytes=64 << 20, max_arena_bytes=None,
-                 align=256, small_max=1 << 20):
+                 align=256, small_max=1 << 20, block_type=Block):
         """new_arena(nbytes) -> None is called to grow the heap by one arena.
 
         cap_bytes: the most the heap may hold in arenas together.
         arena_bytes: the usual arena size; a bigger request gets an arena of its own.
         max_arena_bytes: the largest arena the backend can make (a GPU binding limit).
+        block_type: the Block class handed out (a subclass may carry caches of the layer
+        above; the allocator only calls its retire()).
         """
         self._new_arena = new_arena
+        self.block_type = block_type
         self.cap_bytes = int(cap_bytes)
         self.arena_bytes = int(arena_bytes)
         self.max_arena_bytes = int(max_arena_bytes or cap_bytes)
@@ -152,8 +154,7 @@ class Allocator:
                     bucket = self._buckets[size] = []
                 bucket.append(block)   # the Block itself is handed out again as it is
             else:
-                # (a View refers back to its block: no cycle left behind)
-                block.view = block.batch_view = None
+                block.retire()
                 self._release_range(block.arena, block.offset, size)
 
     def discard_freed(self):
@@ -194,7 +195,7 @@ class Allocator:
         self.live_blocks += 1
         if self.in_use > self.peak:
             self.peak = self.in_use
-        return Block(arena, offset, size)
+        return self.block_type(arena, offset, size)
 
     def _carve(self, size):
         for arena, ranges in enumerate(self._free_ranges):

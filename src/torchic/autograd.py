@@ -1,6 +1,6 @@
 """Reverse-mode autograd over a dynamic graph.
 
-Each differentiable op is a ``Function`` subclass (functions.py) with
+Each differentiable op is a ``Function`` subclass (torchic/functions/) with
 ``forward`` and ``backward`` side by side. ``Function.apply`` runs forward
 and, when gradients are wanted, records a node: the Function instance
 itself, holding ``edges`` to where the gradient of each input goes (the
@@ -17,7 +17,12 @@ they read like the maths and run on whatever backend is current.
 import contextvars
 import functools
 import os
+import sys
 import threading
+
+from . import raw
+from .creation import ones, tensor as _tensor_from_data
+from .tensor import Tensor
 
 _grad_enabled = contextvars.ContextVar("torchic_grad_enabled", default=True)
 
@@ -207,13 +212,39 @@ if hasattr(os, "register_at_fork"):
 
 
 def _accumulate(leaf, grad, private=False):
-    from .tensor import _accumulate_grad
+    """leaf.grad += grad (shapes already match).
+
+    The first gradient is stored as it is when `private` says nobody else can see it
+    and its storage belongs to it alone (no view, no other leaf shares it); otherwise
+    it is copied, because backward may hand one tensor to several inputs (add) or
+    hand out views, and users update .grad in place.
+    """
     with _accumulate_lock:
-        _accumulate_grad(leaf, grad, private)
+        if grad.shape != leaf.shape:
+            grad = grad.reshape(leaf.shape)
+        if leaf._grad is None:
+            if private and grad.is_contiguous() and sys.getrefcount(grad._storage) == 2:
+                leaf._grad = grad.detach()     # 2: the grad tensor's own reference + the call's
+            else:
+                leaf._grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
+        else:
+            leaf._grad = raw.binary("add", leaf._grad, grad)
+
+
+def zero_grads(tensors, set_to_none=True):
+    """Module.zero_grad and Optimizer.zero_grad: drop every tensor's .grad, or zero it in
+    place (set_to_none=False, PyTorch's older default)."""
+    for t in tensors:
+        if t.grad is None:
+            continue
+        if set_to_none:
+            t.grad = None
+        else:
+            with _GradMode(False):
+                t.grad.zero_()
 
 
 def run_backward(tensor, gradient=None, retain_graph=False):
-    from .tensor import Tensor
     if not tensor.requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn: call .requires_grad_() on a leaf before building the graph")
@@ -222,12 +253,10 @@ def run_backward(tensor, gradient=None, retain_graph=False):
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs; "
                                f"backward() on a tensor of shape {list(tensor.shape)} needs "
                                f"gradient= of the same shape")
-        from . import creation
-        gradient = creation.ones(tensor.shape)
+        gradient = ones(tensor.shape)
     else:
         if not isinstance(gradient, Tensor):
-            from . import creation
-            gradient = creation.tensor(gradient)
+            gradient = _tensor_from_data(gradient)
         if gradient.shape != tensor.shape:
             raise RuntimeError(f"gradient has shape {list(gradient.shape)} but the tensor has "
                                f"shape {list(tensor.shape)}")

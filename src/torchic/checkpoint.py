@@ -31,6 +31,8 @@ import sys
 
 import numpy as np
 
+from .creation import from_numpy_array
+from .nn import Module
 from .tensor import Tensor
 
 _KEYS = "torchic.keys"          # JSON list of key paths (lists of str), in save order
@@ -62,7 +64,6 @@ def _flatten(obj, path, out):
         return
     what = type(obj).__name__
     hint = ""
-    from .nn import Module
     if isinstance(obj, Module):
         hint = ": save its weights with torchic.save(model.state_dict(), path)"
     elif isinstance(obj, (int, float, bool, np.number)):
@@ -360,7 +361,6 @@ def load(path, *, map_location=None, weights_only=None):
     (tensors always load onto the current backend; safetensors holds only weights).
     A file that is not a valid safetensors file raises CheckpointError.
     """
-    from .creation import from_numpy_array
     arrays, meta, where = _read_arrays(path)
     paths = _key_paths(meta, [name for name, _ in arrays], where)
     by_name = dict(arrays)

@@ -11,7 +11,8 @@ import numpy as np
 from . import dispatcher, raw
 from .allocator import HeapFullError
 from .shape import infer_shape, numel as _numel
-from .tensor import Tensor, dtype_code
+from .dtypes import dtype_code
+from .tensor import Tensor
 
 _DEFAULT_SEED = 0
 
@@ -49,13 +50,13 @@ def _rng(generator):
     return generator.rng
 
 
-_dtype_code = dtype_code     # the one dtype parser (tensor.py)
+_dtype_code = dtype_code     # the one dtype parser (dtypes.py)
 
 
 def _check_host_size(numel, what):
     """Refuse a tensor larger than the heap cap before its values are built on the host
     (a NumPy array of gigabytes), with HeapFullError naming the sizes."""
-    rt = dispatcher._runtime or dispatcher.runtime()
+    rt = dispatcher.runtime()
     cap = rt.allocator.cap_bytes
     if numel * raw.ITEMSIZE > cap:
         raise HeapFullError(f"heap cap exceeded: requested {numel * raw.ITEMSIZE} bytes for "

@@ -17,6 +17,7 @@ before any op that writes the new ones.
 """
 
 import functools
+import linecache
 import os
 import sys
 import threading
@@ -24,7 +25,7 @@ import threading
 import numpy as np
 
 from . import ops as _ops
-from .allocator import Allocator
+from .allocator import Allocator, Block
 
 DTYPES = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
 
@@ -80,13 +81,29 @@ class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run on this machine (the message says why)."""
 
 
+class HeapBlock(Block):
+    """A heap block, with the View last made of it (raw.new_tensor). Blocks are recycled
+    with the same sizes step after step, so the next tensor placed here usually has the
+    same layout and reuses the View, and with it what the backend cached on the View."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, arena, offset, size):
+        super().__init__(arena, offset, size)
+        self.view = None
+
+    def retire(self):
+        self.view = None          # (a View refers back to its block: no cycle left behind)
+
+
 class View:
     """What a kernel sees of a tensor: heap block + element offset/shape/strides."""
 
-    __slots__ = ("block", "offset", "shape", "strides", "dtype", "resolved")
+    __slots__ = ("block", "offset", "shape", "strides", "dtype", "resolved", "as_batch")
 
     def __init__(self, block, offset, shape, strides, dtype):
         self.resolved = None      # a backend may cache what it resolved the view to
+        self.as_batch = None      # raw.matmul: this (rows, cols) View as a batch of one
         self.block = block
         self.offset = offset      # in elements, from the start of the block
         self.shape = shape        # tuple of ints
@@ -258,7 +275,8 @@ class Runtime:
         self.allocator = Allocator(
             backend.new_arena, heap_cap,
             arena_bytes=min(backend.default_arena_bytes, heap_cap),
-            max_arena_bytes=backend.max_arena_bytes, align=backend.alignment)
+            max_arena_bytes=backend.max_arena_bytes, align=backend.alignment,
+            block_type=HeapBlock)
         # the per-op calls go straight to the allocator and the backend (no extra frame)
         self.alloc = self.allocator.alloc
         self.free = self.allocator.free       # deferred: see allocator.py
@@ -365,14 +383,12 @@ def _issuer():
     Walks the stack of the thread that issued the op (sync mode raises on it), so it
     names `C[idx]` or `loss.backward()` as written, and the Function that issued it.
     """
-    import linecache
-    from .autograd import Function
     frame = sys._getframe(2)
     function = outermost = None
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         code = frame.f_code
         if function is None and code.co_name in ("forward", "backward") and \
-                isinstance(frame.f_locals.get("self"), Function):
+                hasattr(frame.f_locals.get("self"), "needs_grad"):   # an autograd Function
             function = code.co_qualname
         outermost = code.co_qualname
         frame = frame.f_back

@@ -1,35 +1,27 @@
 """Unrecorded primitive calls: allocate an output tensor, build views, enqueue one op.
 
 This is the only module that turns tensors into dispatcher ``View``s and
-calls ``runtime.run``. Functions (functions.py) use these helpers in their
+calls ``runtime.run``. The Functions (functions/) use these helpers in their
 forward and backward; nothing here records autograd history.
 """
 
 from . import dispatcher, scopes
-from .dispatcher import View
-from .shape import broadcast_shapes, broadcast_strides, contiguous_strides, numel
+from .dispatcher import View, runtime
+from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, numel,
+                    reshape_strides)
 from .tensor import Storage, Tensor
 
 ITEMSIZE = 4  # float32 and int32
 
-
-def current_runtime():
-    rt = dispatcher._runtime
-    return rt if rt is not None else dispatcher.runtime()
-
-
 _layouts = {}   # shape -> (bytes, contiguous strides): a training step repeats its shapes
-
-
-_new = object.__new__
 
 
 def new_tensor(shape, dtype="f32"):
     """An uninitialized contiguous tensor on the current runtime.
 
-    Every op's output is made here, so this is the hottest path of the frontend: it
-    sets the fields of Storage.__init__ and Tensor._make inline (a Python call less
-    each; tests/unit/test_new_tensor.py keeps them in step).
+    Every op's output is made here. A training step repeats its shapes, so the shape's
+    byte size and strides are cached, and a recycled block's View is reused when the
+    new tensor has its layout (with whatever the backend cached on the View).
     """
     if type(shape) is not tuple:
         shape = tuple(shape)
@@ -38,29 +30,15 @@ def new_tensor(shape, dtype="f32"):
         if len(_layouts) >= 4096:
             _layouts.clear()
         layout = _layouts[shape] = (numel(shape) * ITEMSIZE, contiguous_strides(shape))
-    rt = dispatcher._runtime or dispatcher.runtime()
+    rt = runtime()
     block = rt.alloc(layout[0])
-    storage = _new(Storage)
-    storage.runtime = rt
-    storage.block = block
-    storage.version = 0
+    storage = Storage(rt, block)
     if scopes.active:
         scopes.register(storage)
     v = block.view
     if v is None or v.shape != shape or v.dtype != dtype:
         v = block.view = View(block, 0, shape, layout[1], dtype)
-    t = _new(Tensor)
-    t._storage = storage
-    t._offset = 0
-    t.shape = shape
-    t._strides = layout[1]
-    t._dtype = dtype
-    t.requires_grad = False
-    t._grad = None
-    t.grad_fn = None
-    t._view = v
-    t._bview = None
-    return t
+    return Tensor._make(storage, 0, shape, layout[1], dtype, view=v)
 
 
 def view_of(t):
@@ -89,8 +67,7 @@ def broadcast_view(t, shape):
 
 def run(op, out, inputs, params=None):
     """Enqueue op into `out` (its View is usually set already: new_tensor does that)."""
-    (dispatcher._runtime or dispatcher.runtime()).run(op, out._view or view_of(out), inputs,
-                                                       params)
+    runtime().run(op, out._view or view_of(out), inputs, params)
     return out
 
 
@@ -109,7 +86,7 @@ def unary(op, a):
 def binary(op, a, b, out_dtype="f32"):
     if a.shape == b.shape:      # the common case, written out (the hottest path: no run())
         out = new_tensor(a.shape, out_dtype)
-        dispatcher._runtime.run(op, out._view, (view_of(a), view_of(b)), None)
+        runtime().run(op, out._view, (view_of(a), view_of(b)), None)
         return out
     shape = broadcast_shapes(a.shape, b.shape)
     out = new_tensor(shape, out_dtype)
@@ -127,13 +104,13 @@ def fill(dst, value):
     value = float(value)
     if dst._dtype == "i32" and not -2.0**31 <= value < 2.0**31:   # False for nan too
         raise ValueError(f"cannot fill an int32 tensor with {value!r} (not a finite int32 value)")
-    current_runtime().run("fill", view_of(dst), (), {"value": value})
+    runtime().run("fill", view_of(dst), (), {"value": value})
     return dst
 
 
 def copy_into(dst, src):
     """dst[...] = src (src broadcast to dst's shape; dtype cast f32 <-> i32)."""
-    current_runtime().run("copy", view_of(dst), (broadcast_view(src, dst.shape),), None)
+    runtime().run("copy", view_of(dst), (broadcast_view(src, dst.shape),), None)
     return dst
 
 
@@ -172,37 +149,48 @@ def rows_op(op, a2d, *extra, out_shape=None, out_dtype="f32"):
     return run(op, out, (view_of(a2d),) + tuple(view_of(e) for e in extra))
 
 
-def matmul3(a, b):
-    """(B, M, K) @ (B, K, N) -> (B, M, N), any strides."""
-    out = new_tensor((a.shape[0], a.shape[1], b.shape[2]))
-    return run("matmul", out, (view_of(a), view_of(b)))
+def matmul(a, b):
+    """(..., M, K) @ (..., K, N) -> a new contiguous (..., M, N), batch dims broadcast.
 
-
-def matmul2d(a, b, transpose_a=False, transpose_b=False):
-    """a @ b of 2-D tensors -> a new contiguous (M, N) tensor, as the batched product
-    of a batch of one. A transposed operand is read through swapped strides (no copy).
-
-    The (1, rows, cols) Views are cached: an operand's on the tensor (like a broadcast
-    view), the output's on its block (like new_tensor's View), so a training step that
-    repeats its products makes no View and packs nothing after the first.
+    The kernel multiplies (B, M, K) by (B, K, N) with any strides, so operands are
+    viewed, not copied, whenever their strides allow (a transposed operand is read
+    through swapped strides). A 2-D product is a batch of one whose (1, rows, cols)
+    Views are cached (an operand's on the tensor, the output's on its block's View), so
+    a training step that repeats its products makes no View and packs nothing.
     """
-    va = _transposed_batch_of_one(a) if transpose_a else broadcast_view(a, (1,) + a.shape)
-    vb = _transposed_batch_of_one(b) if transpose_b else broadcast_view(b, (1,) + b.shape)
-    m, n = va.shape[1], vb.shape[2]
-    out = new_tensor((m, n))
-    block = out._view.block
-    vo = block.batch_view
-    if vo is None or vo.shape[1] != m or vo.shape[2] != n:
-        vo = block.batch_view = View(block, 0, (1, m, n), (0, n, 1), "f32")
-    dispatcher._runtime.run("matmul", vo, (va, vb), None)
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if a.ndim == 2 and b.ndim == 2:
+        out = new_tensor((m, n))
+        vo = out._view
+        batch = vo.as_batch
+        if batch is None:
+            batch = vo.as_batch = View(vo.block, 0, (1, m, n), (0, n, 1), "f32")
+        runtime().run("matmul", batch, (broadcast_view(a, (1, m, k)),
+                                        broadcast_view(b, (1, k, n))), None)
+        return out
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    out = new_tensor(batch + (m, n))
+    shape3 = (numel(batch), m, n)
+    a3, b3 = _as_batch3(a, batch, m, k), _as_batch3(b, batch, k, n)
+    runtime().run("matmul", View(out._view.block, 0, shape3, contiguous_strides(shape3), "f32"),
+                  (view_of(a3), view_of(b3)), None)
     return out
 
 
-def _transposed_batch_of_one(t):
-    """2-D t transposed, as a (1, cols, rows) View: the same elements, strides swapped."""
-    v = view_of(t)
-    (rows, cols), (row_stride, col_stride) = t.shape, t._strides
-    return View(v.block, v.offset, (1, cols, rows), (0, col_stride, row_stride), v.dtype)
+def _as_batch3(t, batch, rows, cols):
+    """t (*batch, rows, cols) [broadcast] as a (B, rows, cols) tensor: a view of t, or a
+    copy when its strides cannot be flattened (a tensor, so that the copy's block stays
+    allocated until the product that reads it is issued)."""
+    full_shape = batch + (rows, cols)
+    strides = broadcast_strides(t.shape, t._strides, full_shape)
+    shape3 = (numel(batch), rows, cols)
+    flat = reshape_strides(full_shape, strides, shape3)
+    if flat is None:
+        t = copy_into(new_tensor(full_shape, t._dtype),
+                      Tensor._make(t._storage, t._offset, full_shape, strides, t._dtype))
+        flat = contiguous_strides(shape3)
+    return Tensor._make(t._storage, t._offset, shape3, flat, t._dtype)
 
 
 def gather_rows(table2d, idx1d):
@@ -217,9 +205,9 @@ def scatter_add_rows(src2d, idx1d, rows):
 
 def write(t, array):
     """Host -> heap copy, ordered in the stream with the ops around it."""
-    current_runtime().write(view_of(t), array)
+    runtime().write(view_of(t), array)
     return t
 
 
 def read(t):
-    return current_runtime().read(view_of(t))
+    return runtime().read(view_of(t))

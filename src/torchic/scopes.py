@@ -11,6 +11,8 @@ import contextvars
 import functools
 import weakref
 
+from .tensor import Tensor
+
 _scope = contextvars.ContextVar("torchic_scope", default=None)
 active = 0   # scopes open anywhere (a fast "is anything tracking?" check)
 
@@ -41,7 +43,6 @@ def keep(*tensors):
 
 
 def _iter_tensors(obj):
-    from .tensor import Tensor
     if isinstance(obj, Tensor):
         yield obj
         if obj.grad is not None:

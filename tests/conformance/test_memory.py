@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import torchic
-from torchic import dispatcher, functions
+from torchic import dispatcher
+from torchic.functions import common as functions   # the scalar-constant cache
 
 STEPS = int(os.environ.get("TORCHIC_MEMORY_STEPS", "10000"))
 WARMUP = 50

@@ -1,5 +1,5 @@
-"""raw.new_tensor sets the fields of Storage and Tensor inline (the hot path): it must
-stay in step with Storage.__init__ and Tensor._make."""
+"""raw.new_tensor: a fresh contiguous tensor, made by Storage and Tensor._make (the one
+constructor), reusing a recycled block's View only when the layout is the same."""
 
 import numpy as np
 
@@ -11,7 +11,7 @@ def _fields(obj):
     return {name: getattr(obj, name) for name in type(obj).__slots__ if name != "__weakref__"}
 
 
-def test_new_tensor_sets_every_field_like_make(backend):
+def test_new_tensor_has_the_fields_make_gives(backend):
     t = raw.new_tensor((3, 4))
     ref_storage = Storage(t._storage.runtime, t._storage.block)
     assert _fields(t._storage) == _fields(ref_storage)

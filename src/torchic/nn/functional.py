@@ -3,15 +3,18 @@
     import torchic.nn.functional as F
     loss = F.cross_entropy(logits, targets)
 
-Everything here is composed from the op functions in torchic.functions (one
+Everything here is composed from the op functions in torchic.api (which apply one
 Function per primitive op, each with its backward); nothing adds a kernel.
 """
 
 import numpy as np
 
-from .. import functions as _ops
+from .. import api as _ops, scopes
 from ..autograd import no_grad
-from ..tensor import Tensor, dtype_code
+from ..creation import arange, rand, tensor as _tensor_from_data
+from ..dispatcher import runtime
+from ..dtypes import dtype_code
+from ..tensor import Tensor
 
 # re-exported as they are
 relu = _ops.relu
@@ -80,17 +83,14 @@ _EYE_MAX = 1024
 
 
 def _eye(n):
-    from .. import raw
-    from ..creation import tensor
-    rt = raw.current_runtime()
+    rt = runtime()
     t = _eye_cache.get(n)
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
         if len(_eye_cache) > 16:
             _eye_cache.clear()
-        from .. import scopes
         active, scopes.active = scopes.active, 0   # a cache: never disposed by a scope
         try:
-            t = tensor(np.eye(n, dtype=np.float32))
+            t = _tensor_from_data(np.eye(n, dtype=np.float32))
         finally:
             scopes.active = active
         _eye_cache[n] = t
@@ -125,7 +125,6 @@ def one_hot(tensor, num_classes=-1):
         values = tensor.numpy()
         if values.size and (values.min() < 0 or values.max() >= num_classes):
             raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
-        from ..creation import arange
         rows = tensor.unsqueeze(-1) == arange(num_classes)
     return rows.long()
 
@@ -153,7 +152,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1.0:
         return input * 0.0
-    from ..creation import rand
     keep = (rand(input.shape) >= p) * (1.0 / (1.0 - p))
     return input * keep
 

@@ -3,6 +3,7 @@
 import math
 
 from .. import creation
+from ..autograd import no_grad
 from . import functional as F
 from . import init
 from .module import Module
@@ -239,7 +240,6 @@ class BatchNorm1d(Module):
                              f"{list(input.shape)}")
         use_batch_stats = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            from ..autograd import no_grad
             with no_grad():   # int32 counter: += 1 through a float copy (no host read)
                 nbt = self.num_batches_tracked
                 nbt.copy_(nbt.float() + 1.0)

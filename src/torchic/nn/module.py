@@ -22,8 +22,10 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from ..autograd import no_grad
-from ..tensor import Tensor, _parse_to
+from ..autograd import no_grad, zero_grads
+from ..api import parse_to as _parse_to
+from ..creation import tensor as make_tensor
+from ..tensor import Tensor
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -235,14 +237,7 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Drop (or zero, with set_to_none=False) the .grad of every parameter."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                with no_grad():
-                    p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def to(self, *args, **kwargs):
         """PyTorch's model.to(device) / .to(torchic.float32): returns self.
@@ -341,7 +336,6 @@ class Module:
         be made one goes to `errors`. Nothing is copied before all of them are ready (a
         failing load leaves the module unchanged), and a value that shares storage with
         a target is cloned first, so that no copy can change a value not yet copied."""
-        from ..creation import tensor as make_tensor
         targets = {id(t._storage) for t in own.values()}
         staged = []
         for k, target in own.items():

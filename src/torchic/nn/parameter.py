@@ -6,6 +6,7 @@ ops, ``.grad``, ``p.data += -lr * p.grad``, ``p.copy_(...)`` under no_grad.
 Results of ops on a Parameter are plain Tensors.
 """
 
+from ..creation import empty
 from ..tensor import Tensor
 
 
@@ -14,7 +15,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(data) takes a torchic Tensor, got {type(data).__name__} "

@@ -3,7 +3,7 @@
 import math
 
 from ..autograd import no_grad
-from ..creation import zeros_like
+from ..creation import tensor, zeros_like
 from .optimizer import Optimizer
 
 
@@ -88,7 +88,6 @@ class Adam(Optimizer):
         the step) rather than as cached Python-number constants, which would grow
         the constant cache by two entries per step.
         """
-        from ..creation import tensor
         return (tensor(1.0 / math.sqrt(1.0 - beta2 ** t)), tensor(-lr / (1.0 - beta1 ** t)))
 
 

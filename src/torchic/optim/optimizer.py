@@ -2,7 +2,7 @@
 
 import copy
 
-from ..autograd import enable_grad
+from ..autograd import enable_grad, zero_grads
 from ..scopes import keep
 from ..tensor import Tensor
 
@@ -79,16 +79,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Drop every parameter's .grad (or zero it in place with set_to_none=False)."""
-        from ..autograd import no_grad
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    with no_grad():
-                        p.grad.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     @staticmethod
     def _new_state(t):

@@ -1,0 +1,197 @@
+"""Reduction op functions: PyTorch's dim / axis / keepdim(s) spellings, empty-input rules."""
+
+import builtins
+
+from .. import raw
+from ..functions import (CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum,
+                         as_strided, keepdim_shape, require_float, reshape_raw)
+from ..shape import normalize_axes, normalize_axis, numel, permute_meta
+from ..tensor import Tensor
+from .elementwise import maximum, minimum, neg, sqrt
+
+
+def _keep(keepdim, keepdims):
+    """PyTorch's keepdim, with NumPy's spelling keepdims accepted too."""
+    return keepdim if keepdims is None else keepdims
+
+
+def _pick_axis(dim, axis, name="dim"):
+    if dim is not None and axis is not None:
+        raise TypeError("give either dim= or axis=, not both")
+    return dim if dim is not None else axis
+
+
+def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
+    require_float(a, op="sum")
+    axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
+    return Sum.apply(a, axes=axes, keepdim=keepdim)
+
+
+def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
+    require_float(a, op="mean")
+    axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
+    count = numel(a.shape[i] for i in axes)
+    s = Sum.apply(a, axes=axes, keepdim=keepdim)
+    return s * (1.0 / count) if count else s * float("nan")
+
+
+def var(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
+        keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
+    axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
+    count = numel(a.shape[i] for i in axes)
+    ddof = (1 if unbiased else 0) if correction is None else correction
+    centered = a - mean(a, axes, keepdim=True)
+    return sum(centered * centered, axes, keepdim=keepdim) * (1.0 / builtins.max(count - ddof, 0)
+                                                              if count - ddof > 0
+                                                              else float("nan"))
+
+
+def _max_min(a, dim, keepdim, axis, op):
+    require_float(a, op=op)
+    d = _pick_axis(dim, axis)
+    if d is None:
+        if a.numel() == 0:
+            raise ValueError(f"{op}() of an empty tensor: the operation has no identity")
+        return MaxMin.apply(a, axes=tuple(range(a.ndim)), keepdim=False, op=op)
+    if isinstance(d, int):
+        ax = normalize_axis(d, a.ndim)
+        if a.ndim and a.shape[ax] == 0:
+            raise ValueError(f"{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
+        indices = (argmax if op == "max" else argmin)(a, ax, keepdim=keepdim)
+        if not a.ndim:
+            return MaxResult(MaxMin.apply(a, axes=(), keepdim=keepdim, op=op), indices)
+        values = MaxMinDim.apply(a, indices, axis=ax, keepdim=keepdim, op=op)
+        return MaxResult(values, indices)
+    axes = _nonempty_axes(a, normalize_axes(d, a.ndim), op)
+    return MaxMin.apply(a, axes=axes, keepdim=keepdim, op=op)
+
+
+class MaxResult(tuple):
+    """(values, indices) of max/min over one dim, like PyTorch's named tuple."""
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+def std(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
+        keepdims=None):
+    return sqrt(var(a, dim, keepdim, axis=axis, unbiased=unbiased, correction=correction,
+                    keepdims=keepdims))
+
+
+def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
+    if isinstance(dim, Tensor):
+        return maximum(a, dim)
+    return _max_min(a, dim, keepdim, axis, "max")
+
+
+def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    keepdim = _keep(keepdim, keepdims)
+    if isinstance(dim, Tensor):
+        return minimum(a, dim)
+    return _max_min(a, dim, keepdim, axis, "min")
+
+
+def _nonempty_axes(a, axes, op):
+    """max / min over a 0-size dim has no identity: raise (as PyTorch does) instead of -inf."""
+    if builtins.any(a.shape[i] == 0 for i in axes):
+        raise ValueError(f"{op}(): cannot reduce over an empty dimension (dims {list(axes)} of "
+                         f"shape {list(a.shape)}): the operation has no identity")
+    return axes
+
+
+def amax(a, dim=None, keepdim=False):
+    return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amax"),
+                        keepdim=keepdim, op="max")
+
+
+def amin(a, dim=None, keepdim=False):
+    return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amin"),
+                        keepdim=keepdim, op="min")
+
+
+def argmax(a, dim=None, keepdim=False, *, axis=None):
+    require_float(a, op="argmax")
+    d = _pick_axis(dim, axis)
+    if d is None:
+        if a.numel() == 0:
+            raise ValueError("argmax() of an empty tensor")
+        flat = reshape_raw(a, (a.numel(),))
+        return raw.rows_op("argmax", flat, out_shape=(), out_dtype="i32")
+    ax = normalize_axis(d, a.ndim)
+    if a.ndim == 0:
+        return raw.full((), 0, "i32")
+    if a.shape[ax] == 0:
+        raise ValueError(f"argmax(dim={d}) over an empty dimension of shape {list(a.shape)}")
+    perm = [i for i in range(a.ndim) if i != ax] + [ax]
+    moved = as_strided(a, a._offset, *permute_meta(a.shape, a._strides, perm)[:2])
+    out = raw.new_tensor(moved.shape[:-1], "i32")
+    raw.run("argmax", out, (raw.view_of(moved),))
+    if keepdim:
+        out = reshape_raw(out, keepdim_shape(a.shape, (ax,)))
+    return out
+
+
+def argmin(a, dim=None, keepdim=False, *, axis=None):
+    with_no_grad = neg(a.detach())
+    return argmax(with_no_grad, dim, keepdim, axis=axis)
+
+
+def softmax(a, dim=None, *, axis=None):
+    d = _pick_axis(dim, axis)
+    if d is None:
+        d = -1
+    return Softmax.apply(a, axis=normalize_axis(d, a.ndim))
+
+
+def log_softmax(a, dim=None, *, axis=None):
+    d = _pick_axis(dim, axis)
+    if d is None:
+        d = -1
+    return LogSoftmax.apply(a, axis=normalize_axis(d, a.ndim))
+
+
+def cross_entropy(logits, target, reduction="mean"):
+    """Mean negative log-likelihood of integer class targets under softmax(logits)."""
+    if not isinstance(logits, Tensor) or not isinstance(target, Tensor):
+        raise TypeError("cross_entropy(logits, target) takes two tensors")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    require_float(logits, op="cross_entropy logits")
+    if target._dtype != "i32":
+        raise TypeError("cross_entropy target must hold integer class indices "
+                        "(an int tensor, e.g. .long()), got a float32 tensor")
+    if logits.ndim == 1 and target.ndim == 0:
+        logits, target = logits.reshape((1, logits.shape[0])), reshape_raw(target, (1,))
+    if logits.ndim != 2 or target.ndim != 1 or target.shape[0] != logits.shape[0]:
+        raise ValueError(f"cross_entropy expects logits (N, C) and target (N,), got "
+                         f"{list(logits.shape)} and {list(target.shape)}")
+    if logits.shape[1] == 0:
+        raise ValueError("cross_entropy needs at least one class (logits have 0 columns)")
+    if not logits.is_contiguous():
+        logits = logits.contiguous()
+    return CrossEntropy.apply(logits, raw.contiguous(target), reduction=reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    diff = input - target
+    sq = diff * diff
+    if reduction == "mean":
+        return mean(sq)
+    if reduction == "sum":
+        return sum(sq)
+    if reduction == "none":
+        return sq
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

@@ -1,0 +1,223 @@
+"""Shape op functions: matmul's 1-D rules, reshape / view / permute / expand ..., indexing, cat."""
+
+import builtins
+import numbers
+
+import numpy as np
+
+from ..creation import tensor as _tensor_from_data
+from ..functions import (Cat, Contiguous, Expand, GatherRows, IndexView, MatMul, Permute,
+                         Reshape, as_operand)
+from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
+                     permute_meta, reshape_strides)
+from ..tensor import Tensor
+
+
+def matmul(a, b):
+    """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        if isinstance(a, (bool, int, float, np.number)) or \
+                isinstance(b, (bool, int, float, np.number)):
+            raise TypeError(f"matmul needs two tensors, got {type(a).__name__} and "
+                            f"{type(b).__name__} (use * to scale by a number)")
+        a, b = as_operand(a), as_operand(b)     # array-likes (x @ ndarray) become tensors
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
+                         f"{list(a.shape)} and {list(b.shape)}")
+    squeeze_first = a.ndim == 1
+    squeeze_last = b.ndim == 1
+    if squeeze_first:
+        a = reshape(a, (1, a.shape[0]))
+    if squeeze_last:
+        b = reshape(b, (b.shape[0], 1))
+    out = MatMul.apply(a, b)
+    if squeeze_first or squeeze_last:
+        shape = out.shape[:-2] + ((out.shape[-2],) if not squeeze_first else ()) + \
+            ((out.shape[-1],) if not squeeze_last else ())
+        out = reshape(out, shape)
+    return out
+
+
+def reshape(a, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = infer_shape(shape, numel(a.shape))
+    if shape == a.shape:
+        return a
+    return Reshape.apply(a, shape=shape)
+
+
+def view(a, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = infer_shape(shape, numel(a.shape))
+    if shape == a.shape:
+        return a
+    strides = reshape_strides(a.shape, a._strides, shape)
+    if strides is None:
+        raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
+                           f"(shape {list(a.shape)}, strides {list(a._strides)}); use "
+                           f".reshape(...) instead")
+    return Reshape.apply(a, shape=shape, strides=strides)
+
+
+def permute(a, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    permute_meta(a.shape, a._strides, dims)   # validates
+    dims = tuple(normalize_axis(d, a.ndim) for d in dims)
+    if dims == tuple(range(a.ndim)):
+        return a
+    return Permute.apply(a, dims=dims)
+
+
+def transpose(a, dim0=None, dim1=None):
+    if dim0 is None and dim1 is None:
+        if a.ndim > 2:
+            raise ValueError(f"transpose() without dims needs a tensor of at most 2 dims, "
+                             f"got shape {list(a.shape)}; give transpose(dim0, dim1)")
+        return permute(a, tuple(reversed(range(a.ndim))))
+    if dim0 is None or dim1 is None:
+        raise TypeError("transpose needs both dim0 and dim1 (or neither, for 2-D)")
+    d0, d1 = normalize_axis(dim0, a.ndim), normalize_axis(dim1, a.ndim)
+    dims = list(range(a.ndim))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return permute(a, dims)
+
+
+def expand(a, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(shape)
+    if len(shape) < a.ndim:
+        raise ValueError(f"expand: the number of sizes ({len(shape)}) must be at least the "
+                         f"tensor's dims ({a.ndim})")
+    lead = len(shape) - a.ndim
+    shape = tuple(a.shape[i - lead] if d == -1 and i >= lead else d
+                  for i, d in enumerate(shape))
+    if shape == a.shape:
+        return a
+    broadcast_strides(a.shape, a._strides, shape)  # validates
+    return Expand.apply(a, shape=shape)
+
+
+def squeeze(a, dim=None):
+    if dim is None:
+        shape = tuple(d for d in a.shape if d != 1)
+    else:
+        dims = normalize_axes(dim, a.ndim)
+        shape = tuple(d for i, d in enumerate(a.shape) if not (i in dims and d == 1))
+    return reshape(a, shape)
+
+
+def unsqueeze(a, dim):
+    d = normalize_axis(dim, a.ndim + 1)
+    return reshape(a, a.shape[:d] + (1,) + a.shape[d:])
+
+
+def flatten(a, start_dim=0, end_dim=-1):
+    if a.ndim == 0:
+        return reshape(a, (1,))
+    s = normalize_axis(start_dim, a.ndim)
+    e = normalize_axis(end_dim, a.ndim)
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    return reshape(a, a.shape[:s] + (numel(a.shape[s:e + 1]),) + a.shape[e + 1:])
+
+
+def contiguous(a):
+    if a.is_contiguous():
+        return a
+    return Contiguous.apply(a)
+
+
+def is_index_tensor(k):
+    return (isinstance(k, Tensor) and k._dtype == "i32") or \
+        (isinstance(k, np.ndarray) and k.dtype.kind in "iu") or \
+        (isinstance(k, list) and builtins.all(isinstance(x, numbers.Integral) and
+                                              not isinstance(x, bool) for x in k) and len(k) > 0)
+
+
+def getitem(a, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    advanced = [i for i, k in enumerate(key) if is_index_tensor(k)]
+    if not advanced:
+        for k in key:
+            if isinstance(k, Tensor):
+                raise TypeError("float tensors cannot be used as indices; use an int tensor "
+                                "(.long()) to gather rows")
+        return IndexView.apply(a, key=key)
+    if advanced == [0]:
+        idx = key[0]
+        if not isinstance(idx, Tensor):
+            idx = _tensor_from_data(np.asarray(idx), dtype="i32")
+        if a.ndim == 0:
+            raise IndexError("cannot index a 0-d tensor with an integer tensor")
+        rest = key[1:]
+        rows = GatherRows.apply(a, idx)
+        if rest:
+            rows = IndexView.apply(rows, key=(slice(None),) * idx.ndim + rest)
+        return rows
+    if len(advanced) == len(key) and builtins.all(i == n for n, i in enumerate(advanced)):
+        return _gather_points(a, key)
+    raise IndexError("integer-tensor indexing is supported on the leading axes only "
+                     "(t[idx], t[idx, ...] or t[i0, i1, ...] with index tensors)")
+
+
+def _gather_points(a, key):
+    """a[i0, i1, ...] with k index tensors on the leading k axes (PyTorch advanced indexing).
+
+    The flat row index i0*size1*... + i1*... is computed on the host, so this
+    path reads the index tensors (a sync); C[X] with one index tensor does not.
+    """
+    arrays = [k.numpy() if isinstance(k, Tensor) else np.asarray(k) for k in key]
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError("shape mismatch: index tensors could not be broadcast together "
+                         f"with shapes {[list(x.shape) for x in arrays]}") from None
+    k = len(arrays)
+    lead = a.shape[:k]
+    for axis, (arr, size) in enumerate(zip(arrays, lead)):
+        if arr.size and (arr.min() < -size or arr.max() >= size):
+            raise IndexError(f"index {int(arr[(arr < -size) | (arr >= size)][0])} is out of "
+                             f"bounds for dimension {axis} with size {size}")
+    flat = np.ravel_multi_index(tuple(np.where(x < 0, x + s, x) for x, s in zip(arrays, lead)),
+                                lead) if arrays[0].size else np.zeros(arrays[0].shape, np.int64)
+    base = reshape(a, (numel(lead),) + a.shape[k:])
+    return GatherRows.apply(base, _tensor_from_data(flat.astype(np.int32), dtype="i32"))
+
+
+def unbind(a, dim=0):
+    """The slices of a along dim, as a tuple of views."""
+    d = normalize_axis(dim, a.ndim)
+    return tuple(getitem(a, (slice(None),) * d + (i,)) for i in range(a.shape[d]))
+
+
+def cat(tensors, dim=0):
+    tensors = [as_operand(t) for t in tensors]
+    if not tensors:
+        raise ValueError("cat needs a non-empty sequence of tensors")
+    ref = tensors[0]
+    d = normalize_axis(dim, ref.ndim)
+    for t in tensors:
+        if t.ndim != ref.ndim or builtins.any(
+                i != d and x != y for i, (x, y) in enumerate(zip(t.shape, ref.shape))):
+            raise ValueError(f"cat: shapes {[list(t.shape) for t in tensors]} differ outside "
+                             f"dim {d}")
+        if t._dtype != ref._dtype:
+            raise TypeError("cat: all tensors must have the same dtype")
+    return Cat.apply(*tensors, dim=d)
+
+
+def stack(tensors, dim=0):
+    tensors = [as_operand(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack needs a non-empty sequence of tensors")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) != 1:
+        raise ValueError(f"stack expects tensors of equal shape, got "
+                         f"{[list(t.shape) for t in tensors]}")
+    d = normalize_axis(dim, tensors[0].ndim + 1)
+    return cat([unsqueeze(t, d) for t in tensors], d)

@@ -1,0 +1,74 @@
+"""torchic's dtypes and THE dtype parser.
+
+A tensor holds float32 values or int32 indices, nothing else; every spelling a PyTorch or
+NumPy program uses (torch.float, "long", np.int64, float, ...) maps to one of the two codes
+"f32" / "i32" here, and only here.
+"""
+
+import numpy as np
+
+from .dispatcher import DTYPES
+
+
+class DType:
+    __slots__ = ("name", "code", "numpy", "is_floating_point")
+
+    def __init__(self, name, code):
+        self.name = name
+        self.code = code
+        self.numpy = DTYPES[code]
+        self.is_floating_point = code == "f32"
+
+    def __repr__(self):
+        return f"torchic.{self.name}"
+
+
+float32 = DType("float32", "f32")
+int32 = DType("int32", "i32")
+_DTYPE_OF_CODE = {"f32": float32, "i32": int32}
+_DTYPE_NAMES = {"f32": "f32", "float32": "f32", "float": "f32",
+                "i32": "i32", "int32": "i32", "int64": "i32", "long": "i32", "int": "i32"}
+
+
+def dtype_code(dtype, default="f32"):
+    """THE dtype parser (creation functions, .to(), casts, nn.functional): a torchic dtype,
+    a name ("float32", "float", "long", ...), a Python type or a NumPy dtype -> "f32" / "i32".
+
+    Floating types map to float32 and integer types to int32 (the two dtypes torchic
+    holds); anything else is a TypeError naming it.
+    """
+    if dtype is None:
+        return default
+    if isinstance(dtype, DType):
+        return dtype.code
+    if isinstance(dtype, str):
+        code = _DTYPE_NAMES.get(dtype)
+        if code is not None:
+            return code
+    elif dtype is float:
+        return "f32"
+    elif dtype is int:
+        return "i32"
+    try:
+        kind = np.dtype(dtype).kind
+    except (TypeError, ValueError):
+        kind = None
+    if kind == "f":
+        return "f32"
+    if kind is not None and kind in "iu":
+        return "i32"
+    raise TypeError(f"unsupported dtype {dtype!r}: torchic tensors are float32 (values) or "
+                    f"int32 (indices)")
+
+
+def is_dtype(x):
+    try:
+        dtype_code(x)
+    except TypeError:
+        return False
+    return x is not None
+
+
+def dtype_of(code):
+    """The DType object of a code ("f32" -> torchic.float32)."""
+    return _DTYPE_OF_CODE[code]

@@ -1,0 +1,19 @@
+"""One Function per differentiable op, forward and backward side by side, by family.
+
+``forward`` computes with raw (unrecorded) primitive calls from raw.py;
+``backward`` receives the gradient of the output and returns one gradient
+per forward argument (None where no gradient is needed). Backward runs
+under no_grad and is written with ordinary tensor ops.
+
+The op functions users call (``torchic.sum(x, dim=1)``, ``x.sum(1)``) parse PyTorch's
+arguments and apply these Functions: they live one layer up, in torchic.api.
+"""
+
+from .common import (MAX_CONSTANTS, as_operand, as_strided, constant, keepdim_shape,
+                     require_float, reshape_raw, sum_to_shape)
+from .elementwise import (Abs, Add, Binary, Div, Exp, Log, Maximum, Minimum, Mul, Neg, Pow,
+                          Relu, Sigmoid, Sqrt, Sub, Tanh, Unary, Where)
+from .matmul import MatMul
+from .reduce import CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum
+from .views import (Cast, Cat, Clone, Contiguous, Expand, GatherRows, IndexView, Permute,
+                    Reshape, narrow)

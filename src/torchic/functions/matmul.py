@@ -1,0 +1,29 @@
+"""MatMul: (..., M, K) @ (..., K, N) with broadcast batch dims (raw.matmul does the work)."""
+
+from .. import raw
+from ..autograd import Function
+from .common import as_strided, require_float, sum_to_shape
+
+
+def _transposed(t):
+    """t with its last two dims swapped: the same elements, strides swapped (no copy)."""
+    shape, strides = list(t.shape), list(t._strides)
+    shape[-1], shape[-2] = shape[-2], shape[-1]
+    strides[-1], strides[-2] = strides[-2], strides[-1]
+    return as_strided(t, t._offset, shape, strides)
+
+
+class MatMul(Function):
+    def forward(self, a, b):
+        require_float(a, b, op="matmul")
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
+                             f"multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")
+        self.save(a, b)
+        return raw.matmul(a, b)
+
+    def backward(self, g):
+        a, b = self.saved
+        ga = sum_to_shape(raw.matmul(g, _transposed(b)), a.shape) if self.needs_grad[0] else None
+        gb = sum_to_shape(raw.matmul(_transposed(a), g), b.shape) if self.needs_grad[1] else None
+        return ga, gb

@@ -1,0 +1,134 @@
+"""Reductions and row-wise Functions: sum, max / min, softmax, log_softmax, cross_entropy."""
+
+from .. import raw
+from ..autograd import Function
+from ..creation import arange
+from ..shape import inverse_permutation, numel, permute_meta
+from .common import as_strided, constant, keepdim_shape, require_float, reshape_raw
+
+
+def _permuted(t, perm):
+    shape, strides, _ = permute_meta(t.shape, t._strides, perm)
+    return as_strided(t, t._offset, shape, strides)
+
+
+class Sum(Function):
+    def forward(self, a, axes, keepdim):
+        self.in_shape, self.axes = a.shape, axes
+        y = raw.reduce("sum", a, axes)
+        return reshape_raw(y, keepdim_shape(a.shape, axes)) if keepdim else y
+
+    def backward(self, g):
+        g = g.reshape(keepdim_shape(self.in_shape, self.axes))
+        return (g.expand(self.in_shape),)
+
+
+class MaxMin(Function):
+    """max / min over axes; the gradient is shared evenly among tied extremes."""
+
+    def forward(self, a, axes, keepdim, op):
+        self.in_shape, self.axes = a.shape, axes
+        y = raw.reduce(op, a, axes)
+        y_keep = reshape_raw(y, keepdim_shape(a.shape, axes))
+        self.save(a, y_keep)
+        return y_keep if keepdim else y
+
+    def backward(self, g):
+        a, y_keep = self.saved
+        mask = a == y_keep
+        count = Sum.apply(mask, axes=self.axes, keepdim=True)
+        g = g.reshape(keepdim_shape(self.in_shape, self.axes))
+        return (g * mask / count,)
+
+
+class MaxMinDim(Function):
+    """max / min over one dim with indices: the whole gradient goes to the returned index
+    (PyTorch's rule for max(dim) / min(dim); amax / amax and max() share it among ties)."""
+
+    def forward(self, a, indices, axis, keepdim, op):
+        self.in_shape, self.axis = a.shape, axis
+        keep = keepdim_shape(a.shape, (axis,))
+        self.save(indices if keepdim else reshape_raw(indices, keep))
+        y = raw.reduce(op, a, (axis,))
+        return reshape_raw(y, keep) if keepdim else y
+
+    def backward(self, g):
+        (idx_keep,) = self.saved
+        n = self.in_shape[self.axis]
+        pos = arange(n, dtype="i32").reshape(
+            tuple(n if i == self.axis else 1 for i in range(len(self.in_shape))))
+        hit = pos == idx_keep      # 1.0 exactly at the returned index along the axis
+        return g.reshape(keepdim_shape(self.in_shape, (self.axis,))) * hit, None
+
+
+class _RowsOnLastAxis:
+    """Softmax-like ops run on a (rows, n) matrix with the axis last."""
+
+    @staticmethod
+    def to_rows(a, axis):
+        perm = [d for d in range(a.ndim) if d != axis] + ([axis] if a.ndim else [])
+        moved = _permuted(a, perm) if a.ndim and axis != a.ndim - 1 else a   # 0-d: one row
+        n = a.shape[axis] if a.ndim else 1
+        rows = numel(moved.shape) // n if n else numel(moved.shape[:-1])
+        return reshape_raw(moved, (rows, n)), moved.shape, perm
+
+    @staticmethod
+    def from_rows(y2d, moved_shape, perm):
+        y = reshape_raw(y2d, moved_shape)
+        return _permuted(y, inverse_permutation(perm)) if perm != sorted(perm) else y
+
+
+class Softmax(Function):
+    def forward(self, a, axis):
+        require_float(a, op="softmax")
+        self.axes = (axis,) if a.ndim else ()
+        a2, moved_shape, perm = _RowsOnLastAxis.to_rows(a, axis)
+        y = _RowsOnLastAxis.from_rows(raw.rows_op("softmax", a2), moved_shape, perm)
+        self.save(y)
+        return y
+
+    def backward(self, g):
+        (y,) = self.saved
+        gy = g * y
+        return (gy - y * Sum.apply(gy, axes=self.axes, keepdim=True),)
+
+
+class LogSoftmax(Function):
+    def forward(self, a, axis):
+        require_float(a, op="log_softmax")
+        self.axes = (axis,) if a.ndim else ()
+        a2, moved_shape, perm = _RowsOnLastAxis.to_rows(a, axis)
+        y = _RowsOnLastAxis.from_rows(raw.rows_op("log_softmax", a2), moved_shape, perm)
+        self.save(y)
+        return y
+
+    def backward(self, g):
+        (y,) = self.saved
+        return (g - y.exp() * Sum.apply(g, axes=self.axes, keepdim=True),)
+
+
+class CrossEntropy(Function):
+    """Fused, stable log-softmax + negative log-likelihood over (N, C) logits."""
+
+    def forward(self, logits, target, reduction):
+        self.reduction = reduction
+        self.save(logits, target)
+        losses = raw.rows_op("cross_entropy", logits, target, out_shape=(logits.shape[0],))
+        if reduction == "none":
+            return losses
+        total = raw.reduce("sum", losses, (0,))
+        if reduction == "sum":
+            return total
+        return raw.binary("mul", total, constant(1.0 / logits.shape[0]) if logits.shape[0]
+                          else constant(float("nan")))
+
+    def backward(self, g):
+        logits, target = self.saved
+        n = logits.shape[0]
+        if self.reduction == "mean":
+            g = g * (1.0 / n) if n else g
+        out = raw.new_tensor(logits.shape)
+        # the per-row gradient is g read with stride 0 when the loss was reduced: no copy
+        raw.run("cross_entropy_grad", out,
+                (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))))
+        return out, None
