@@ -13,6 +13,7 @@ See README.md for the API table and docs/ARCHITECTURE.md for how it works.
 import atexit as _atexit
 
 from . import dispatcher as _dispatcher
+from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .creation import (Generator, arange, as_tensor, empty, empty_like, from_numpy, full,
                        full_like, linspace, manual_seed, multinomial, ones, ones_like, rand,

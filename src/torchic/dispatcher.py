@@ -238,28 +238,13 @@ def kernel_table(name):
 
 
 def backend_names():
-    _load_builtin_backends()
     return list(_BACKENDS)
 
 
 def backend_class(name):
-    _load_builtin_backends()
     if name not in _BACKENDS:
         raise ValueError(f"unknown backend {name!r}; known backends: {sorted(_BACKENDS)}")
     return _BACKENDS[name]
-
-
-def _load_builtin_backends():
-    # importing a backend module registers it
-    from .backends import cpu  # noqa: F401
-    try:
-        from .backends import simd  # noqa: F401
-    except ImportError:
-        pass
-    try:
-        from .backends import webgpu  # noqa: F401
-    except ImportError:
-        pass
 
 
 class Runtime:
