@@ -375,7 +375,7 @@ def _issuer():
         if function is None and code.co_name in ("forward", "backward") and \
                 hasattr(frame.f_locals.get("self"), "needs_grad"):   # an autograd Function
             function = code.co_qualname
-        outermost = code.co_qualname
+        outermost = _public_name(frame)
         frame = frame.f_back
     parts = []
     if outermost is not None:
@@ -386,6 +386,20 @@ def _issuer():
         parts.append(f"at {frame.f_code.co_filename}:{frame.f_lineno}" +
                      (f": {line}" if line else ""))
     return " issued by " + ", ".join(parts) if parts else ""
+
+
+def _public_name(frame):
+    """What the user called to reach this frame: a method of the first argument's class
+    when the function is bound there (Tensor's methods are the op functions themselves:
+    `C[idx]` runs api.shaping.getitem as Tensor.__getitem__), else the function's name."""
+    code = frame.f_code
+    if code.co_argcount:
+        first = frame.f_locals.get(code.co_varnames[0])
+        for cls in type(first).__mro__:
+            for name, attr in vars(cls).items():
+                if getattr(attr, "__code__", None) is code:
+                    return f"{cls.__name__}.{name}"
+    return code.co_qualname
 
 
 def _synchronous(backend):
