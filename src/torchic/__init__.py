@@ -21,11 +21,7 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, from_num
                        zeros_like, default_generator)
 from .dispatcher import (BackendUnavailableError, KernelError, backend_names, init, shutdown)
 from .allocator import HeapFullError
-from .api import (abs, amax, amin, argmax, argmin, cat, cross_entropy, div, eq, exp,
-                  expand, flatten, ge, gt, le, log, log_softmax, lt, matmul, max, maximum,
-                  mean, min, minimum, mse_loss, mul, ne, neg, permute, pow, relu, reshape,
-                  sigmoid, softmax, sqrt, squeeze, stack, sub, sum, tanh, transpose,
-                  unsqueeze, var, std, where, add, unbind, log10, log2)
+from .api import *  # noqa: F401,F403  (the op functions: api.__all__)
 from .dtypes import DType, float32, int32
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors

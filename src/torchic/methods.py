@@ -61,9 +61,7 @@ METHODS = {
     "add": api.add, "sub": api.sub, "mul": api.mul, "div": api.div, "pow": api.pow,
     "matmul": api.matmul, "maximum": api.maximum, "minimum": api.minimum,
     "eq": api.eq, "ne": api.ne, "lt": api.lt, "le": api.le, "gt": api.gt, "ge": api.ge,
-    "neg": api.neg, "exp": api.exp, "log": api.log, "log10": api.log10, "log2": api.log2,
-    "relu": api.relu, "tanh": api.tanh, "sigmoid": api.sigmoid, "sqrt": api.sqrt,
-    "abs": api.abs,
+    **api.UNARY_OPS, "log10": api.log10, "log2": api.log2,      # exp, log, relu, ...
     "where": lambda self, cond, other: api.where(cond, self, other),
     # reductions
     "sum": api.sum, "mean": api.mean, "var": api.var, "std": api.std, "max": api.max,

@@ -5,10 +5,21 @@ methods.py binds these onto Tensor; torchic/__init__.py exports them.
 """
 
 from .conversion import check_device, parse_to, to, to_dtype, type_as
-from .elementwise import (abs, add, div, eq, exp, ge, gt, le, log, log2, log10, lt, maximum,
-                          minimum, mul, ne, neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
+from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, le, log2, log10, lt, maximum,
+                          minimum, mul, ne, pow, sub, where)
 from .inplace import copy_, fill_, inplace_binary, setitem
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
 from .shaping import (cat, contiguous, expand, flatten, getitem, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
+
+globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
+
+# what `torchic` exports (torchic/__init__.py: from .api import *)
+__all__ = sorted(UNARY_OPS) + [
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
+    "ge", "where", "log10", "log2",
+    "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "softmax",
+    "log_softmax", "cross_entropy", "mse_loss",
+    "matmul", "reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze", "flatten",
+    "stack", "cat", "unbind"]

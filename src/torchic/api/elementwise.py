@@ -9,8 +9,8 @@ bench measures it).
 import numpy as np
 
 from .. import raw
-from ..functions import (Abs, Add, Div, Exp, Log, Maximum, Minimum, Mul, Neg, Pow, Relu,
-                         Sigmoid, Sqrt, Sub, Tanh, Where, as_operand, require_float)
+from ..functions import (UNARY, Add, Div, Maximum, Minimum, Mul, Pow, Sub, Where, as_operand,
+                         require_float)
 from ..tensor import Tensor
 
 
@@ -109,33 +109,15 @@ def _unary_fn(cls, name):
     return op
 
 
-neg = _unary_fn(Neg, "neg")
-
-
-exp = _unary_fn(Exp, "exp")
-
-
-log = _unary_fn(Log, "log")
-
-
-relu = _unary_fn(Relu, "relu")
-
-
-tanh = _unary_fn(Tanh, "tanh")
-
-
-sigmoid = _unary_fn(Sigmoid, "sigmoid")
-
-
-sqrt = _unary_fn(Sqrt, "sqrt")
-
-
-abs = _unary_fn(Abs, "abs")
+# one op function per Unary Function (functions/elementwise.py declares them): torchic.exp,
+# Tensor.exp, ... are these
+UNARY_OPS = {name: _unary_fn(cls, name) for name, cls in UNARY.items()}
+globals().update(UNARY_OPS)
 
 
 def log10(a):
-    return log(a) * (1.0 / np.log(10.0))
+    return UNARY_OPS["log"](a) * (1.0 / np.log(10.0))
 
 
 def log2(a):
-    return log(a) * (1.0 / np.log(2.0))
+    return UNARY_OPS["log"](a) * (1.0 / np.log(2.0))

@@ -7,7 +7,7 @@ from ..functions import (CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, S
                          as_strided, keepdim_shape, require_float, reshape_raw)
 from ..shape import normalize_axes, normalize_axis, numel, permute_meta
 from ..tensor import Tensor
-from .elementwise import maximum, minimum, neg, sqrt
+from .elementwise import maximum, minimum
 
 
 def _keep(keepdim, keepdims):
@@ -86,8 +86,8 @@ class MaxResult(tuple):
 
 def std(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
         keepdims=None):
-    return sqrt(var(a, dim, keepdim, axis=axis, unbiased=unbiased, correction=correction,
-                    keepdims=keepdims))
+    return var(a, dim, keepdim, axis=axis, unbiased=unbiased, correction=correction,
+               keepdims=keepdims).sqrt()
 
 
 def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -145,7 +145,7 @@ def argmax(a, dim=None, keepdim=False, *, axis=None):
 
 
 def argmin(a, dim=None, keepdim=False, *, axis=None):
-    with_no_grad = neg(a.detach())
+    with_no_grad = -a.detach()
     return argmax(with_no_grad, dim, keepdim, axis=axis)
 
 

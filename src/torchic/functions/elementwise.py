@@ -1,7 +1,8 @@
 """Elementwise Functions: one primitive each, forward and derivative side by side.
 
 A unary op declares its primitive (`op`), what its derivative needs (`saves`: the
-"input", the "output" or nothing) and `grad(g, saved)`. A binary op declares `grad_a` and
+"input", the "output" or nothing) and `grad(g, saved)`; declaring the class is all it
+takes for torchic.<op> and Tensor.<op> to exist (api/elementwise.py makes them from UNARY). A binary op declares `grad_a` and
 `grad_b` at the broadcast shape; summing each back to its input's shape and skipping the
 gradients nobody needs is written once, in Binary.backward.
 """
@@ -11,9 +12,16 @@ from ..autograd import Function
 from .common import constant, sum_to_shape
 
 
+UNARY = {}   # op name -> its Unary Function; each is also torchic.<name> and Tensor.<name>
+
+
 class Unary(Function):
     op = None
     saves = None          # "input", "output" or None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        UNARY[cls.op] = cls
 
     def forward(self, a):
         y = raw.unary(self.op, a)
