@@ -1,10 +1,7 @@
 //! copy (with f32 <-> i32 casts), fill, and host writes: all to strided outs.
 
-use crate::runtime::{KResult, Pool};
+use crate::runtime::{KResult, Pool, SendPtr};
 use crate::view::{chunk, contiguous_strides, split_count, Arr, DType, Nest};
-
-struct SendPtr<T>(T);
-unsafe impl<T> Sync for SendPtr<T> {}
 
 #[inline(always)]
 unsafe fn copy_run(

@@ -9,60 +9,51 @@
 
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::math;
-use crate::runtime::{KResult, Pool};
+use crate::runtime::{KResult, Pool, SendPtr};
 use crate::view::{chunk, split_count, Arr, Nest};
 
 /// below this many elements per thread an op is not split
 pub const PAR_MIN: usize = 1 << 15;
 
-pub trait UOp: Copy {
-    unsafe fn apply<S: Simd>(x: S::F) -> S::F;
-}
-pub trait BOp: Copy {
-    unsafe fn apply<S: Simd>(a: S::F, b: S::F) -> S::F;
+/// An elementwise op of K f32 inputs, evaluated a whole vector at a time. One
+/// generic kernel (`map`) serves every arity: unary (K = 1), binary and
+/// compare (2), where (3). A new op is its vector math plus one `ew_op!` line.
+pub trait EwOp<const K: usize>: Copy + Sync {
+    unsafe fn apply<S: Simd>(x: [S::F; K]) -> S::F;
 }
 
-macro_rules! uop {
-    ($name:ident, |$x:ident| $body:expr) => {
+/// `ew_op!(Name, |a, b| body)`: the op struct and its `EwOp<K>`, K = the number of names.
+macro_rules! ew_op {
+    (@k) => { 0 };
+    (@k $h:ident $($t:ident)*) => { 1 + ew_op!(@k $($t)*) };
+    ($name:ident, |$($x:ident),+| $body:expr) => {
         #[derive(Clone, Copy)]
         pub struct $name;
-        impl UOp for $name {
+        impl EwOp<{ ew_op!(@k $($x)+) }> for $name {
             #[inline(always)]
-            unsafe fn apply<S: Simd>($x: S::F) -> S::F {
-                $body
-            }
-        }
-    };
-}
-macro_rules! bop {
-    ($name:ident, |$a:ident, $b:ident| $body:expr) => {
-        #[derive(Clone, Copy)]
-        pub struct $name;
-        impl BOp for $name {
-            #[inline(always)]
-            unsafe fn apply<S: Simd>($a: S::F, $b: S::F) -> S::F {
+            unsafe fn apply<S: Simd>([$($x),+]: [S::F; ew_op!(@k $($x)+)]) -> S::F {
                 $body
             }
         }
     };
 }
 
-uop!(Neg, |x| S::neg(x));
-uop!(Exp, |x| math::exp::<S>(x));
-uop!(Log, |x| math::log::<S>(x));
-uop!(Relu, |x| S::max_nan(x, S::zero()));
-uop!(Tanh, |x| math::tanh::<S>(x));
-uop!(Sigmoid, |x| math::sigmoid::<S>(x));
-uop!(Sqrt, |x| S::sqrt(x));
-uop!(Abs, |x| S::abs(x));
+ew_op!(Neg, |x| S::neg(x));
+ew_op!(Exp, |x| math::exp::<S>(x));
+ew_op!(Log, |x| math::log::<S>(x));
+ew_op!(Relu, |x| S::max_nan(x, S::zero()));
+ew_op!(Tanh, |x| math::tanh::<S>(x));
+ew_op!(Sigmoid, |x| math::sigmoid::<S>(x));
+ew_op!(Sqrt, |x| S::sqrt(x));
+ew_op!(Abs, |x| S::abs(x));
 
-bop!(Add, |a, b| S::add(a, b));
-bop!(Sub, |a, b| S::sub(a, b));
-bop!(Mul, |a, b| S::mul(a, b));
-bop!(Div, |a, b| S::div(a, b));
-bop!(Maximum, |a, b| S::max_nan(a, b));
-bop!(Minimum, |a, b| S::min_nan(a, b));
-bop!(Pow, |a, b| {
+ew_op!(Add, |a, b| S::add(a, b));
+ew_op!(Sub, |a, b| S::sub(a, b));
+ew_op!(Mul, |a, b| S::mul(a, b));
+ew_op!(Div, |a, b| S::div(a, b));
+ew_op!(Maximum, |a, b| S::max_nan(a, b));
+ew_op!(Minimum, |a, b| S::min_nan(a, b));
+ew_op!(Pow, |a, b| {
     // no vector pow: libm's powf lane by lane (exact special cases, rarely hot)
     let mut x = [0f32; 16];
     let mut y = [0f32; 16];
@@ -73,12 +64,14 @@ bop!(Pow, |a, b| {
     }
     S::load(x.as_ptr())
 });
-bop!(Eq, |a, b| S::select(S::eq(a, b), S::splat(1.0), S::zero()));
-bop!(Ne, |a, b| S::select(S::eq(a, b), S::zero(), S::splat(1.0)));
-bop!(Lt, |a, b| S::select(S::lt(a, b), S::splat(1.0), S::zero()));
-bop!(Le, |a, b| S::select(S::le(a, b), S::splat(1.0), S::zero()));
-bop!(Gt, |a, b| S::select(S::lt(b, a), S::splat(1.0), S::zero()));
-bop!(Ge, |a, b| S::select(S::le(b, a), S::splat(1.0), S::zero()));
+ew_op!(Eq, |a, b| S::select(S::eq(a, b), S::splat(1.0), S::zero()));
+ew_op!(Ne, |a, b| S::select(S::eq(a, b), S::zero(), S::splat(1.0)));
+ew_op!(Lt, |a, b| S::select(S::lt(a, b), S::splat(1.0), S::zero()));
+ew_op!(Le, |a, b| S::select(S::le(a, b), S::splat(1.0), S::zero()));
+ew_op!(Gt, |a, b| S::select(S::lt(b, a), S::splat(1.0), S::zero()));
+ew_op!(Ge, |a, b| S::select(S::le(b, a), S::splat(1.0), S::zero()));
+// cond != 0 picks a (NaN != 0 is true, like NumPy)
+ew_op!(Where, |c, a, b| S::select(S::eq(c, S::zero()), b, a));
 
 /// Load up to W lanes of a run with stride s (1, 0 or general); `n` valid lanes.
 #[inline(always)]
@@ -140,166 +133,125 @@ fn stream_head<S: Simd>(o: *const f32, n: usize) -> usize {
     }
 }
 
+/// The vector loop of a run whose out and inputs are contiguous, except input B
+/// (when B < K) which is broadcast (stride 0: one splat, kept in a register).
+/// STREAM: streaming stores, after a plain partial store up to the first aligned
+/// element. Returns how far it got (the caller's loop does the rest).
 #[inline(always)]
-unsafe fn run1<S: Simd, O: UOp>(
+unsafe fn dense<S: Simd, O: EwOp<K>, const K: usize, const B: usize, const STREAM: bool>(
     n: usize,
-    a: *const f32,
-    sa: isize,
+    o: *mut f32,
+    a: [*const f32; K],
+) -> usize {
+    let w = S::W;
+    let mut x0 = [S::zero(); K];
+    for j in 0..K {
+        if j == B {
+            x0[j] = S::splat(*a[j]);
+        }
+    }
+    let mut x1 = x0;
+    let mut i = 0;
+    if STREAM {
+        i = stream_head::<S>(o, n);
+        if i > 0 {
+            for j in 0..K {
+                if j != B {
+                    x0[j] = S::load_part(a[j], i, 1.0);
+                }
+            }
+            S::store_part(o, O::apply::<S>(x0), i);
+        }
+    }
+    while i + 2 * w <= n {
+        for j in 0..K {
+            if j != B {
+                x0[j] = S::load(a[j].add(i));
+                x1[j] = S::load(a[j].add(i + w));
+            }
+        }
+        let (r0, r1) = (O::apply::<S>(x0), O::apply::<S>(x1));
+        if STREAM {
+            S::stream(o.add(i), r0);
+            S::stream(o.add(i + w), r1);
+        } else {
+            S::store(o.add(i), r0);
+            S::store(o.add(i + w), r1);
+        }
+        i += 2 * w;
+    }
+    i
+}
+
+/// One inner run of n elements: out at o (stride so), input j at a[j] (stride sa[j]).
+/// A contiguous out whose inputs are contiguous or (one of them) broadcast takes
+/// the `dense` loop; whatever remains goes a vector at a time through `ld` / `st`.
+#[inline(always)]
+unsafe fn line<S: Simd, O: EwOp<K>, const K: usize>(
+    n: usize,
     o: *mut f32,
     so: isize,
+    a: [*const f32; K],
+    sa: [isize; K],
     stream: bool,
 ) {
-    let w = S::W;
     let mut i = 0;
-    if sa == 1 && so == 1 && stream {
-        let head = stream_head::<S>(o, n);
-        if head > 0 {
-            S::store_part(o, O::apply::<S>(ld::<S>(a, 1, head)), head);
+    if so == 1 {
+        let (mut bcast, mut dense_ok) = (K, true);
+        for (j, &s) in sa.iter().enumerate() {
+            match s {
+                1 => {}
+                0 if bcast == K => bcast = j,
+                _ => dense_ok = false,
+            }
         }
-        i = head;
-        while i + 2 * w <= n {
-            let x0 = S::load(a.add(i));
-            let x1 = S::load(a.add(i + w));
-            S::stream(o.add(i), O::apply::<S>(x0));
-            S::stream(o.add(i + w), O::apply::<S>(x1));
-            i += 2 * w;
-        }
-    } else if sa == 1 && so == 1 {
-        while i + 2 * w <= n {
-            let x0 = S::load(a.add(i));
-            let x1 = S::load(a.add(i + w));
-            S::store(o.add(i), O::apply::<S>(x0));
-            S::store(o.add(i + w), O::apply::<S>(x1));
-            i += 2 * w;
-        }
-        while i + w <= n {
-            S::store(o.add(i), O::apply::<S>(S::load(a.add(i))));
-            i += w;
+        if dense_ok {
+            // B = K: no input broadcast (the only case that streams)
+            i = match bcast {
+                0 if K > 0 => dense::<S, O, K, 0, false>(n, o, a),
+                1 if K > 1 => dense::<S, O, K, 1, false>(n, o, a),
+                2 if K > 2 => dense::<S, O, K, 2, false>(n, o, a),
+                _ if stream => dense::<S, O, K, K, true>(n, o, a),
+                _ => dense::<S, O, K, K, false>(n, o, a),
+            };
         }
     }
     while i < n {
-        let m = (n - i).min(w);
-        let x = ld::<S>(a.offset(i as isize * sa), sa, m);
+        let m = (n - i).min(S::W);
+        let mut x = [S::zero(); K];
+        for j in 0..K {
+            x[j] = ld::<S>(a[j].offset(i as isize * sa[j]), sa[j], m);
+        }
         st::<S>(o.offset(i as isize * so), so, O::apply::<S>(x), m);
         i += m;
     }
 }
 
-#[inline(always)]
-unsafe fn run2<S: Simd, O: BOp>(
-    n: usize,
-    a: *const f32,
-    sa: isize,
-    b: *const f32,
-    sb: isize,
-    o: *mut f32,
-    so: isize,
-    stream: bool,
-) {
-    let w = S::W;
-    let mut i = 0;
-    if so == 1 && sa == 1 && sb == 1 && stream {
-        let head = stream_head::<S>(o, n);
-        if head > 0 {
-            S::store_part(
-                o,
-                O::apply::<S>(ld::<S>(a, 1, head), ld::<S>(b, 1, head)),
-                head,
-            );
-        }
-        i = head;
-        while i + w <= n {
-            S::stream(
-                o.add(i),
-                O::apply::<S>(S::load(a.add(i)), S::load(b.add(i))),
-            );
-            i += w;
-        }
-    } else if so == 1 {
-        if sa == 1 && sb == 1 {
-            while i + 2 * w <= n {
-                let r0 = O::apply::<S>(S::load(a.add(i)), S::load(b.add(i)));
-                let r1 = O::apply::<S>(S::load(a.add(i + w)), S::load(b.add(i + w)));
-                S::store(o.add(i), r0);
-                S::store(o.add(i + w), r1);
-                i += 2 * w;
-            }
-        } else if sa == 1 && sb == 0 {
-            let vb = S::splat(*b);
-            while i + 2 * w <= n {
-                S::store(o.add(i), O::apply::<S>(S::load(a.add(i)), vb));
-                S::store(o.add(i + w), O::apply::<S>(S::load(a.add(i + w)), vb));
-                i += 2 * w;
-            }
-        } else if sa == 0 && sb == 1 {
-            let va = S::splat(*a);
-            while i + 2 * w <= n {
-                S::store(o.add(i), O::apply::<S>(va, S::load(b.add(i))));
-                S::store(o.add(i + w), O::apply::<S>(va, S::load(b.add(i + w))));
-                i += 2 * w;
-            }
-        }
-    }
-    while i < n {
-        let m = (n - i).min(w);
-        let x = ld::<S>(a.offset(i as isize * sa), sa, m);
-        let y = ld::<S>(b.offset(i as isize * sb), sb, m);
-        st::<S>(o.offset(i as isize * so), so, O::apply::<S>(x, y), m);
-        i += m;
-    }
-}
-
-#[inline(always)]
-unsafe fn run_where<S: Simd>(
-    n: usize,
-    c: *const f32,
-    sc: isize,
-    a: *const f32,
-    sa: isize,
-    b: *const f32,
-    sb: isize,
-    o: *mut f32,
-    so: isize,
-) {
-    let w = S::W;
-    let mut i = 0;
-    while i < n {
-        let m = (n - i).min(w);
-        let cv = ld::<S>(c.offset(i as isize * sc), sc, m);
-        let x = ld::<S>(a.offset(i as isize * sa), sa, m);
-        let y = ld::<S>(b.offset(i as isize * sb), sb, m);
-        // cond != 0 picks a (NaN != 0 is true, like NumPy)
-        let r = S::select(S::eq(cv, S::zero()), y, x);
-        st::<S>(o.offset(i as isize * so), so, r, m);
-        i += m;
-    }
-}
-
-struct UnaryK<'a, O: UOp> {
-    nest: &'a Nest<2>,
+/// One task of an elementwise op: the flat range lo..hi of the nest of its
+/// N = K + 1 views (out first, then the inputs), run by run.
+struct EwK<'a, O, const K: usize, const N: usize> {
+    nest: &'a Nest<N>,
     lo: usize,
     hi: usize,
-    o: *mut f32,
-    a: *const f32,
+    p: [*mut f32; N],
     stream: bool,
     _op: O,
 }
-impl<O: UOp> Kernel for UnaryK<'_, O> {
+impl<O: EwOp<K>, const K: usize, const N: usize> Kernel for EwK<'_, O, K, N> {
     type Out = ();
     #[inline(always)]
     fn run<S: Simd>(self) {
         let (_, s) = self.nest.inner();
         let mut runs = self.nest.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
+            let mut a = [std::ptr::null::<f32>(); K];
+            let mut sa = [0isize; K];
             unsafe {
-                run1::<S, O>(
-                    len,
-                    self.a.offset(off[1]),
-                    s[1],
-                    self.o.offset(off[0]),
-                    s[0],
-                    self.stream,
-                )
+                for j in 0..K {
+                    a[j] = self.p[j + 1].offset(off[j + 1]);
+                    sa[j] = s[j + 1];
+                }
+                line::<S, O, K>(len, self.p[0].offset(off[0]), s[0], a, sa, self.stream)
             }
         }
         if self.stream {
@@ -307,79 +259,6 @@ impl<O: UOp> Kernel for UnaryK<'_, O> {
         }
     }
 }
-
-struct BinaryK<'a, O: BOp> {
-    nest: &'a Nest<3>,
-    lo: usize,
-    hi: usize,
-    o: *mut f32,
-    a: *const f32,
-    b: *const f32,
-    stream: bool,
-    _op: O,
-}
-impl<O: BOp> Kernel for BinaryK<'_, O> {
-    type Out = ();
-    #[inline(always)]
-    fn run<S: Simd>(self) {
-        let (_, s) = self.nest.inner();
-        let mut runs = self.nest.runs(self.lo, self.hi);
-        while let Some((off, len)) = runs.next_run() {
-            unsafe {
-                run2::<S, O>(
-                    len,
-                    self.a.offset(off[1]),
-                    s[1],
-                    self.b.offset(off[2]),
-                    s[2],
-                    self.o.offset(off[0]),
-                    s[0],
-                    self.stream,
-                )
-            }
-        }
-        if self.stream {
-            unsafe { S::stream_fence() }
-        }
-    }
-}
-
-struct WhereK<'a> {
-    nest: &'a Nest<4>,
-    lo: usize,
-    hi: usize,
-    o: *mut f32,
-    c: *const f32,
-    a: *const f32,
-    b: *const f32,
-}
-impl Kernel for WhereK<'_> {
-    type Out = ();
-    #[inline(always)]
-    fn run<S: Simd>(self) {
-        let (_, s) = self.nest.inner();
-        let mut runs = self.nest.runs(self.lo, self.hi);
-        while let Some((off, len)) = runs.next_run() {
-            unsafe {
-                run_where::<S>(
-                    len,
-                    self.c.offset(off[1]),
-                    s[1],
-                    self.a.offset(off[2]),
-                    s[2],
-                    self.b.offset(off[3]),
-                    s[3],
-                    self.o.offset(off[0]),
-                    s[0],
-                )
-            }
-        }
-    }
-}
-
-struct SendPtr<T>(T);
-unsafe impl<T> Sync for SendPtr<T> {}
-unsafe impl<T> Send for SendPtr<T> {}
 
 /// number of tasks for an op of `total` elements (1 when out may overlap itself)
 fn tasks(pool: &Pool, total: usize, out: &Arr) -> usize {
@@ -400,72 +279,28 @@ fn streams(out: &Arr) -> bool {
     out.numel() * 4 >= STREAM_MIN_BYTES && out.is_contiguous()
 }
 
-pub fn unary<O: UOp + Sync>(pool: &Pool, op: O, out: &Arr, a: &Arr) -> KResult {
-    let nest = Nest::<2>::new(out.shape(), [out.strides(), a.strides()]);
+/// Runs `op` on views = [out, its K inputs] (inputs broadcast to out's shape).
+pub fn map<O: EwOp<K>, const K: usize, const N: usize>(
+    pool: &Pool,
+    op: O,
+    views: [&Arr; N],
+) -> KResult {
+    const { assert!(N == K + 1) };
+    let out = views[0];
+    let nest = Nest::<N>::new(out.shape(), views.map(|v| v.strides()));
     let n = tasks(pool, nest.total, out);
     let stream = streams(out);
-    let p = SendPtr((out.f(), a.f() as *const f32));
+    let p = SendPtr(views.map(|v| v.f()));
     pool.run(n, &|t| {
         let (lo, hi) = chunk(nest.total, n, t, 64);
         let p = &p;
-        dispatch(UnaryK {
+        dispatch(EwK {
             nest: &nest,
             lo,
             hi,
-            o: p.0 .0,
-            a: p.0 .1,
+            p: p.0,
             stream,
             _op: op,
-        });
-    });
-    Ok(())
-}
-
-pub fn binary<O: BOp + Sync>(pool: &Pool, op: O, out: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let nest = Nest::<3>::new(out.shape(), [out.strides(), a.strides(), b.strides()]);
-    let n = tasks(pool, nest.total, out);
-    let stream = streams(out);
-    let p = SendPtr((out.f(), a.f() as *const f32, b.f() as *const f32));
-    pool.run(n, &|t| {
-        let (lo, hi) = chunk(nest.total, n, t, 64);
-        let p = &p;
-        dispatch(BinaryK {
-            nest: &nest,
-            lo,
-            hi,
-            o: p.0 .0,
-            a: p.0 .1,
-            b: p.0 .2,
-            stream,
-            _op: op,
-        });
-    });
-    Ok(())
-}
-
-pub fn where_(pool: &Pool, out: &Arr, c: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let nest = Nest::<4>::new(
-        out.shape(),
-        [out.strides(), c.strides(), a.strides(), b.strides()],
-    );
-    let n = tasks(pool, nest.total, out);
-    let p = SendPtr((
-        out.f(),
-        c.f() as *const f32,
-        a.f() as *const f32,
-        b.f() as *const f32,
-    ));
-    pool.run(n, &|t| {
-        let (lo, hi) = chunk(nest.total, n, t, 64);
-        let p = &p;
-        dispatch(WhereK {
-            nest: &nest,
-            lo,
-            hi,
-            o: p.0 .0,
-            c: p.0 .1,
-            a: p.0 .2,
-            b: p.0 .3,
         });
     });
     Ok(())
@@ -493,39 +328,25 @@ mod tests {
     use super::*;
     use crate::arch::{dispatch_on, Isa};
 
-    struct B<'a>(&'a Nest<3>, *mut f32, *const f32, *const f32, bool);
-    impl Kernel for B<'_> {
-        type Out = ();
-        fn run<S: Simd>(self) {
-            BinaryK {
-                nest: self.0,
+    /// the kernel of one task over the whole nest, on the ISA dispatch_on picks
+    fn run_all<O: EwOp<K>, const K: usize, const N: usize>(
+        isa: Isa,
+        op: O,
+        nest: &Nest<N>,
+        p: [*mut f32; N],
+        stream: bool,
+    ) {
+        dispatch_on(
+            isa,
+            EwK {
+                nest,
                 lo: 0,
-                hi: self.0.total,
-                o: self.1,
-                a: self.2,
-                b: self.3,
-                stream: self.4,
-                _op: Sub,
-            }
-            .run::<S>()
-        }
-    }
-
-    struct U<'a>(&'a Nest<2>, *mut f32, *const f32);
-    impl Kernel for U<'_> {
-        type Out = ();
-        fn run<S: Simd>(self) {
-            UnaryK {
-                nest: self.0,
-                lo: 0,
-                hi: self.0.total,
-                o: self.1,
-                a: self.2,
-                stream: true,
-                _op: Neg,
-            }
-            .run::<S>()
-        }
+                hi: nest.total,
+                p,
+                stream,
+                _op: op,
+            },
+        )
     }
 
     #[test]
@@ -541,7 +362,8 @@ mod tests {
                     let start = (base.next_multiple_of(64) - base) / 4 + skew;
                     let nest = Nest::<3>::new(&[n], [&[1], &[1], &[1]]);
                     let o = unsafe { buf.as_mut_ptr().add(start) };
-                    dispatch_on(isa, B(&nest, o, a.as_ptr(), b.as_ptr(), true));
+                    let (pa, pb) = (a.as_ptr() as *mut f32, b.as_ptr() as *mut f32);
+                    run_all(isa, Sub, &nest, [o, pa, pb], true);
                     for i in 0..n {
                         assert_eq!(buf[start + i], a[i] - b[i], "{isa:?} skew {skew} n {n}");
                     }
@@ -551,7 +373,7 @@ mod tests {
                         "wrote past out"
                     );
                     let nest1 = Nest::<2>::new(&[n], [&[1], &[1]]);
-                    dispatch_on(isa, U(&nest1, o, a.as_ptr()));
+                    run_all(isa, Neg, &nest1, [o, pa], true);
                     for i in 0..n {
                         assert_eq!(buf[start + i], -a[i], "unary {isa:?} skew {skew} n {n}");
                     }
@@ -572,10 +394,8 @@ mod tests {
         for isa in Isa::all_supported() {
             let mut out = vec![0f32; 7 * 37];
             let nest = Nest::<3>::new(&[7, 37], [&[37, 1], &[1, 7], &[0, 1]]);
-            dispatch_on(
-                isa,
-                B(&nest, out.as_mut_ptr(), abuf.as_ptr(), bbuf.as_ptr(), false),
-            );
+            let (pa, pb) = (abuf.as_ptr() as *mut f32, bbuf.as_ptr() as *mut f32);
+            run_all(isa, Sub, &nest, [out.as_mut_ptr(), pa, pb], false);
             for r in 0..7 {
                 for c in 0..37 {
                     assert_eq!(out[r * 37 + c], abuf[c * 7 + r] - bbuf[c], "{isa:?}");

@@ -5,21 +5,8 @@
 //! memory access.
 
 use crate::arch::{dispatch, Kernel, Simd};
-use crate::runtime::{KResult, KernelError, Pool};
-use crate::view::{chunk, split_count, Arr};
-
-fn check(idx: &Arr, bound: usize) -> KResult {
-    let (n, s) = (idx.shape[0], idx.st[0]);
-    for r in 0..n {
-        let v = unsafe { *idx.i().offset(r as isize * s) };
-        if v < 0 || v as usize >= bound {
-            return Err(KernelError::index(format!(
-                "index {v} is out of range [0, {bound})"
-            )));
-        }
-    }
-    Ok(())
-}
+use crate::runtime::{KResult, Pool};
+use crate::view::{check_indices, chunk, split_count, Arr};
 
 #[derive(Clone, Copy)]
 struct RowsK {
@@ -119,7 +106,7 @@ impl Kernel for RowsK {
 
 /// out (R, D) = table[idx]   (table (V, D) any strides, idx (R,))
 pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
-    check(idx, table.shape[0])?;
+    check_indices(idx, table.shape[0], "index")?;
     let (r, d) = (out.shape[0], out.shape[1]);
     let k = RowsK::new(table, out, idx, r, false);
     let n = split_count(r * d, pool.threads(), crate::elementwise::PAR_MIN).min(r.max(1));
@@ -133,7 +120,7 @@ pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
 
 /// out (V, D)[idx[r]] += src[r]   (rows can collide: one thread, in order)
 pub fn scatter_add_rows(out: &Arr, src: &Arr, idx: &Arr) -> KResult {
-    check(idx, out.shape[0])?;
+    check_indices(idx, out.shape[0], "index")?;
     dispatch(RowsK::new(src, out, idx, src.shape[0], true));
     Ok(())
 }

@@ -58,6 +58,10 @@ struct Mat {
 
 impl Mat {
     #[inline(always)]
+    fn new(p: *const f32, rs: isize, cs: isize) -> Mat {
+        Mat { p, rs, cs }
+    }
+    #[inline(always)]
     unsafe fn at(&self, i: usize, j: usize) -> *const f32 {
         self.p.offset(i as isize * self.rs + j as isize * self.cs)
     }
@@ -121,73 +125,48 @@ thread_local! {
     static PACK_B: RefCell<Scratch> = const { RefCell::new(Scratch { ptr: std::ptr::null_mut(), layout: None }) };
 }
 
-/// pack A[0..mc, 0..kc] into MR-row micro-panels: panel p, k, i -> dst[p*MR*kc + k*MR + i]
+/// Pack rows 0..len of `src` (each kc long) into r-row micro-panels, zero-padded:
+/// panel p, k, i -> dst[p*r*kc + k*r + i]. A is packed as it is (r = MR); B as its
+/// transpose (r = NR = 2W: panels of B's columns). Panels contiguous in memory
+/// (rs == 1) are copied a vector at a time, rows contiguous (cs == 1) row by
+/// row; anything else element by element. (`r` is a constant after inlining.)
 #[inline(always)]
-unsafe fn pack_a<const MR: usize>(mc: usize, kc: usize, a: Mat, dst: *mut f32) {
-    let mut ir = 0;
-    while ir < mc {
-        let mr = MR.min(mc - ir);
-        let d = dst.add(ir * kc);
-        if a.cs == 1 {
-            for i in 0..MR {
-                if i < mr {
-                    let row = a.at(ir + i, 0);
-                    for k in 0..kc {
-                        *d.add(k * MR + i) = *row.add(k);
-                    }
-                } else {
-                    for k in 0..kc {
-                        *d.add(k * MR + i) = 0.0;
-                    }
-                }
-            }
-        } else {
-            for k in 0..kc {
-                for i in 0..MR {
-                    *d.add(k * MR + i) = if i < mr { *a.at(ir + i, k) } else { 0.0 };
-                }
-            }
-        }
-        ir += MR;
-    }
-}
-
-/// pack B[0..kc, 0..nc] into NR-column micro-panels: panel p, k, j -> dst[p*NR*kc + k*NR + j]
-#[inline(always)]
-unsafe fn pack_b<S: Simd>(kc: usize, nc: usize, b: Mat, dst: *mut f32) {
+unsafe fn pack<S: Simd>(r: usize, len: usize, kc: usize, src: Mat, dst: *mut f32) {
     let w = S::W;
-    let nr_full = 2 * w;
-    let mut jr = 0;
-    while jr < nc {
-        let nr = nr_full.min(nc - jr);
-        let d = dst.add(jr * kc);
-        if b.cs == 1 && nr == nr_full {
+    let mut ir = 0;
+    while ir < len {
+        let rows = r.min(len - ir);
+        let d = dst.add(ir * kc);
+        if src.rs == 1 && rows == r && r.is_multiple_of(w) {
             for k in 0..kc {
-                let s = b.at(k, jr);
-                S::store(d.add(k * nr_full), S::load(s));
-                S::store(d.add(k * nr_full + w), S::load(s.add(w)));
+                let s = src.at(ir, k);
+                let mut v = 0;
+                while v < r {
+                    S::store(d.add(k * r + v), S::load(s.add(v)));
+                    v += w;
+                }
             }
-        } else if b.rs == 1 {
-            for j in 0..nr_full {
-                if j < nr {
-                    let col = b.at(0, jr + j);
+        } else if src.cs == 1 {
+            for i in 0..r {
+                if i < rows {
+                    let row = src.at(ir + i, 0);
                     for k in 0..kc {
-                        *d.add(k * nr_full + j) = *col.add(k);
+                        *d.add(k * r + i) = *row.add(k);
                     }
                 } else {
                     for k in 0..kc {
-                        *d.add(k * nr_full + j) = 0.0;
+                        *d.add(k * r + i) = 0.0;
                     }
                 }
             }
         } else {
             for k in 0..kc {
-                for j in 0..nr_full {
-                    *d.add(k * nr_full + j) = if j < nr { *b.at(k, jr + j) } else { 0.0 };
+                for i in 0..r {
+                    *d.add(k * r + i) = if i < rows { *src.at(ir + i, k) } else { 0.0 };
                 }
             }
         }
-        jr += nr_full;
+        ir += r;
     }
 }
 
@@ -252,15 +231,16 @@ const DIRECT_B_MAX_M: usize = 256;
 /// B micro-panels out of the packed KC x NCB block of B held in L2; the packed
 /// MCA x KC panel of A sits in L3.
 #[inline(always)]
-unsafe fn gemm_blocked<S: Simd, const MR: usize>(
-    m: usize,
-    n: usize,
-    k: usize,
-    a: Mat,
-    b: Mat,
-    c: *mut f32,
-    ldc: usize,
-) {
+unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK) {
+    let GemmK {
+        m,
+        n,
+        k,
+        a,
+        b,
+        c,
+        ldc,
+    } = g;
     let nr = 2 * S::W;
     let (kcb, ncb, mca) = blocking::<S>();
     // cut N into equal blocks (whole micro-panels) rather than full blocks and a sliver:
@@ -286,15 +266,7 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(
             // panel (1024^3: 130 -> 110)
             let direct = a.cs == 1 && a.rs > 0 && mc % MR == 0 && n <= DIRECT_A_MAX_N;
             if !direct {
-                pack_a::<MR>(
-                    mc,
-                    kc,
-                    Mat {
-                        p: a.at(ic, pc),
-                        ..a
-                    },
-                    pa,
-                );
+                pack::<S>(MR, mc, kc, Mat::new(a.at(ic, pc), a.rs, a.cs), pa);
             }
             let mut jc = 0;
             while jc < n {
@@ -307,15 +279,8 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(
                     && nc % nr == 0
                     && (m <= DIRECT_B_MAX_M / 2 || (m <= DIRECT_B_MAX_M && k <= kcb));
                 if !direct_b {
-                    pack_b::<S>(
-                        kc,
-                        nc,
-                        Mat {
-                            p: b.at(pc, jc),
-                            ..b
-                        },
-                        pb,
-                    );
+                    // B's columns are the rows of its transpose
+                    pack::<S>(nr, nc, kc, Mat::new(b.at(pc, jc), b.cs, b.rs), pb);
                 }
                 let mut ir = 0;
                 while ir < mc {
@@ -368,15 +333,16 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(
 
 /// direct loop for tiny products: C row i = sum_k A[i,k] * B row k
 #[inline(always)]
-unsafe fn gemm_small<S: Simd>(
-    m: usize,
-    n: usize,
-    k: usize,
-    a: Mat,
-    b: Mat,
-    c: *mut f32,
-    ldc: usize,
-) {
+unsafe fn gemm_small<S: Simd>(g: GemmK) {
+    let GemmK {
+        m,
+        n,
+        k,
+        a,
+        b,
+        c,
+        ldc,
+    } = g;
     let w = S::W;
     for i in 0..m {
         let crow = c.add(i * ldc);
@@ -402,6 +368,7 @@ unsafe fn gemm_small<S: Simd>(
     }
 }
 
+/// one product: C[m x n] (row stride ldc) = A[m x k] @ B[k x n]
 #[derive(Clone, Copy)]
 struct GemmK {
     m: usize,
@@ -422,13 +389,7 @@ impl Kernel for GemmK {
     #[inline(always)]
     fn run<S: Simd>(self) {
         let GemmK {
-            m,
-            n,
-            k,
-            a,
-            b,
-            c,
-            ldc,
+            m, n, k, c, ldc, ..
         } = self;
         unsafe {
             if m == 0 || n == 0 {
@@ -441,14 +402,14 @@ impl Kernel for GemmK {
                 return;
             }
             if m * n * k <= SMALL {
-                gemm_small::<S>(m, n, k, a, b, c, ldc);
+                gemm_small::<S>(self);
                 return;
             }
             match S::MR {
-                12 => gemm_blocked::<S, 12>(m, n, k, a, b, c, ldc),
-                8 => gemm_blocked::<S, 8>(m, n, k, a, b, c, ldc),
-                6 => gemm_blocked::<S, 6>(m, n, k, a, b, c, ldc),
-                _ => gemm_blocked::<S, 4>(m, n, k, a, b, c, ldc),
+                12 => gemm_blocked::<S, 12>(self),
+                8 => gemm_blocked::<S, 8>(self),
+                6 => gemm_blocked::<S, 6>(self),
+                _ => gemm_blocked::<S, 4>(self),
             }
         }
     }
@@ -497,42 +458,20 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         let a0 = (ap as *const f32).wrapping_offset(bi as isize * asd[0]);
         let b0 = (bp as *const f32).wrapping_offset(bi as isize * bsd[0]);
         let c0 = (cp as *mut f32).wrapping_add(bi * m * n);
-        let am = Mat {
-            p: a0,
-            rs: asd[1],
-            cs: asd[2],
-        };
-        let bm = Mat {
-            p: b0,
-            rs: bsd[1],
-            cs: bsd[2],
-        };
-        let g = if split_n {
-            GemmK {
-                m,
-                n: hi - lo,
-                k,
-                a: am,
-                b: Mat {
-                    p: b0.wrapping_offset(lo as isize * bsd[2]),
-                    ..bm
-                },
-                c: c0.wrapping_add(lo),
-                ldc: n,
-            }
+        // this task's part: columns lo..hi of C (split_n) or rows lo..hi
+        let (mm, nn, a_off, b_off, c_off) = if split_n {
+            (m, hi - lo, 0, lo as isize * bsd[2], lo)
         } else {
-            GemmK {
-                m: hi - lo,
-                n,
-                k,
-                a: Mat {
-                    p: a0.wrapping_offset(lo as isize * asd[1]),
-                    ..am
-                },
-                b: bm,
-                c: c0.wrapping_add(lo * n),
-                ldc: n,
-            }
+            (hi - lo, n, lo as isize * asd[1], 0, lo * n)
+        };
+        let g = GemmK {
+            m: mm,
+            n: nn,
+            k,
+            a: Mat::new(a0.wrapping_offset(a_off), asd[1], asd[2]),
+            b: Mat::new(b0.wrapping_offset(b_off), bsd[1], bsd[2]),
+            c: c0.wrapping_add(c_off),
+            ldc: n,
         };
         dispatch(g);
     };
@@ -556,16 +495,8 @@ pub fn sgemm_st(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32
         m,
         n,
         k,
-        a: Mat {
-            p: a.as_ptr(),
-            rs: k as isize,
-            cs: 1,
-        },
-        b: Mat {
-            p: b.as_ptr(),
-            rs: n as isize,
-            cs: 1,
-        },
+        a: Mat::new(a.as_ptr(), k as isize, 1),
+        b: Mat::new(b.as_ptr(), n as isize, 1),
         c: c.as_mut_ptr(),
         ldc: n,
     });
@@ -640,16 +571,8 @@ mod tests {
                             m,
                             n,
                             k,
-                            a: Mat {
-                                p: a.as_ptr(),
-                                rs: ars as isize,
-                                cs: acs as isize,
-                            },
-                            b: Mat {
-                                p: b.as_ptr(),
-                                rs: brs as isize,
-                                cs: bcs as isize,
-                            },
+                            a: Mat::new(a.as_ptr(), ars as isize, acs as isize),
+                            b: Mat::new(b.as_ptr(), brs as isize, bcs as isize),
                             c: c.as_mut_ptr(),
                             ldc: n,
                         },

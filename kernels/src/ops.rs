@@ -64,21 +64,21 @@ const fn row(name: &'static str, contract: Contract, kernel: Kernel) -> OpDef {
     }
 }
 
-fn unary<O: ew::UOp + Sync>(pool: &Pool, op: &Op, f: O) -> KResult {
-    ew::unary(pool, f, &op.v[0], &op.v[1])
+fn unary<O: ew::EwOp<1>>(pool: &Pool, op: &Op, f: O) -> KResult {
+    ew::map(pool, f, [&op.v[0], &op.v[1]])
 }
 
-fn binary<O: ew::BOp + Sync>(pool: &Pool, op: &Op, f: O) -> KResult {
-    ew::binary(pool, f, &op.v[0], &op.v[1], &op.v[2])
+fn binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O) -> KResult {
+    ew::map(pool, f, [&op.v[0], &op.v[1], &op.v[2]])
 }
 
 /// f32 operands through the SIMD kernel `f`, i32 ones through `i`.
-fn compare<O: ew::BOp + Sync>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> bool) -> KResult {
+fn compare<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> bool) -> KResult {
     let [o, a, b, _] = &op.v;
     if a.dtype == DType::I32 {
         ew::compare_i32(i, o, a, b)
     } else {
-        ew::binary(pool, f, o, a, b)
+        binary(pool, op, f)
     }
 }
 
@@ -145,7 +145,7 @@ pub static OPS: &[OpDef] = &[
     row("copy", C::Copy, |p, op| copy::copy(p, &op.v[0], &op.v[1])),
     row("where", C::Where, |p, op| {
         let [o, cond, a, b] = &op.v;
-        ew::where_(p, o, cond, a, b)
+        ew::map(p, ew::Where, [o, cond, a, b])
     }),
     row("argmax", C::Argmax, |p, op| {
         reduce::argmax(p, &op.v[0], &op.v[1])

@@ -13,7 +13,7 @@
 //! summing over the batch) runs W columns at a time down the rows.
 
 use crate::arch::{dispatch, Kernel, Simd};
-use crate::runtime::{KResult, Pool};
+use crate::runtime::{KResult, Pool, SendPtr};
 use crate::view::{chunk, split_count, Arr, Nest};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -84,15 +84,6 @@ unsafe fn step<S: Simd>(acc: S::F, x: S::F, is_max: bool) -> S::F {
         S::max(x, acc)
     } else {
         S::min(x, acc)
-    }
-}
-
-#[inline(always)]
-unsafe fn ld_col<S: Simd>(p: *const f32, m: usize, init: f32) -> S::F {
-    if m == S::W {
-        S::load(p)
-    } else {
-        S::load_part(p, m, init)
     }
 }
 
@@ -268,7 +259,7 @@ impl Kernel for ColsK<'_> {
                                 while r < end {
                                     acc = S::add(
                                         acc,
-                                        ld_col::<S>(col.offset(r as isize * self.sr), m, init),
+                                        S::load_upto(col.offset(r as isize * self.sr), m, init),
                                     );
                                     r += 1;
                                 }
@@ -286,7 +277,7 @@ impl Kernel for ColsK<'_> {
                             let mut acc = S::splat(init);
                             let mut nan = S::isnan(S::zero());
                             for r in 0..self.rows {
-                                let x = ld_col::<S>(col.offset(r as isize * self.sr), m, init);
+                                let x = S::load_upto(col.offset(r as isize * self.sr), m, init);
                                 nan = S::mor(nan, S::isnan(x));
                                 acc = if self.red == Red::Max {
                                     S::max(x, acc)
@@ -308,9 +299,6 @@ impl Kernel for ColsK<'_> {
         }
     }
 }
-
-struct SendPtr<T>(T);
-unsafe impl<T> Sync for SendPtr<T> {}
 
 pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResult {
     let k = a.nd - naxes;

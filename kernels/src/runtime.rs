@@ -236,6 +236,12 @@ impl KernelError {
 
 pub type KResult = Result<(), KernelError>;
 
+/// Raw pointers handed to the tasks of `Pool::run`: each task writes a disjoint
+/// part of the out view, so sharing them across the pool is sound.
+pub struct SendPtr<T>(pub T);
+unsafe impl<T> Sync for SendPtr<T> {}
+unsafe impl<T> Send for SendPtr<T> {}
+
 /// errors kept between two reads
 pub const MAX_ERRORS: usize = 64;
 

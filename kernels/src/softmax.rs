@@ -10,8 +10,8 @@
 
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::math;
-use crate::runtime::{KResult, KernelError, Pool};
-use crate::view::{chunk, split_count, Arr};
+use crate::runtime::{KResult, Pool};
+use crate::view::{check_indices, chunk, split_count, Arr};
 
 #[inline(always)]
 unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
@@ -30,11 +30,7 @@ unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
     }
     while i < n {
         let m = (n - i).min(w);
-        let x = if m == w {
-            S::load(p.add(i))
-        } else {
-            S::load_part(p.add(i), m, f32::NEG_INFINITY)
-        };
+        let x = S::load_upto(p.add(i), m, f32::NEG_INFINITY);
         nan = S::mor(nan, S::isnan(x));
         a0 = S::max(x, a0);
         i += m;
@@ -94,11 +90,7 @@ unsafe fn row_exp_sum_with<S: Simd, const NONPOSITIVE: bool>(
     }
     while i < n {
         let m = (n - i).min(w);
-        let x = if m == w {
-            S::load(p.add(i))
-        } else {
-            S::load_part(p.add(i), m, f32::NEG_INFINITY)
-        };
+        let x = S::load_upto(p.add(i), m, f32::NEG_INFINITY);
         let e = shifted_exp::<S, NONPOSITIVE>(S::sub(x, vm));
         if m == w {
             if store {
@@ -254,20 +246,6 @@ impl Kernel for RowsK {
 unsafe impl Send for RowsK {}
 unsafe impl Sync for RowsK {}
 
-/// check every target against the class count before anything is written
-pub fn check_targets(t: &Arr, classes: usize, what: &str) -> KResult {
-    let (n, s) = (t.shape[0], t.st[0]);
-    for r in 0..n {
-        let v = unsafe { *t.i().offset(r as isize * s) };
-        if v < 0 || v as usize >= classes {
-            return Err(KernelError::index(format!(
-                "{what} {v} is out of range [0, {classes})"
-            )));
-        }
-    }
-    Ok(())
-}
-
 pub fn rows(
     pool: &Pool,
     kind: Kind,
@@ -278,7 +256,7 @@ pub fn rows(
 ) -> KResult {
     let (r, c) = (a.shape[0], a.shape[1]);
     if let Some(t) = t {
-        check_targets(t, c, "target class")?;
+        check_indices(t, c, "target class")?;
     }
     if r == 0 || (c == 0 && kind != Kind::CrossEntropy) {
         return Ok(());

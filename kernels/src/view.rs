@@ -7,7 +7,24 @@
 //! flat range [lo, hi) of it as inner runs of (per-view element offset, len),
 //! which is how a kernel is split over threads without caring about shape.
 
+use crate::runtime::{KResult, KernelError};
+
 pub const MAXD: usize = 16;
+
+/// Every element of the 1-D i32 view `idx` in [0, bound), else an IndexError
+/// naming `what` (checked before an op writes anything).
+pub fn check_indices(idx: &Arr, bound: usize, what: &str) -> KResult {
+    let (n, s) = (idx.shape[0], idx.st[0]);
+    for r in 0..n {
+        let v = unsafe { *idx.i().offset(r as isize * s) };
+        if v < 0 || v as usize >= bound {
+            return Err(KernelError::index(format!(
+                "{what} {v} is out of range [0, {bound})"
+            )));
+        }
+    }
+    Ok(())
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum DType {

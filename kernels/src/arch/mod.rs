@@ -97,6 +97,15 @@ pub trait Simd: Copy + 'static {
         std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), n);
         Self::load(buf.as_ptr())
     }
+    /// load `n <= W` floats (a row's last vector): all W, or `load_part` with `fill`
+    #[inline(always)]
+    unsafe fn load_upto(p: *const f32, n: usize, fill: f32) -> Self::F {
+        if n == Self::W {
+            Self::load(p)
+        } else {
+            Self::load_part(p, n, fill)
+        }
+    }
     /// store the first `n < W` lanes
     #[inline(always)]
     unsafe fn store_part(p: *mut f32, v: Self::F, n: usize) {
