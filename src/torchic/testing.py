@@ -95,6 +95,8 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
           return_output=False):
     """Compare tc_fn (on torchic tensors) with np_fn (on float64 arrays); see module doc.
 
+    grad: True (every input is differentiable), False, or the differentiable inputs' indices.
+
     Returns the error figures, or the op's output tensor with return_output=True.
     """
     import torchic
@@ -102,15 +104,18 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
     if arrays is None:
         arrays = [rng.uniform(low, high, s) for s in shapes]
     arrays = [np.asarray(a, np.float64).astype(np.float32).astype(np.float64) for a in arrays]
-    inputs = [make_input(a, layout, grad) for a in arrays]
+    # grad: True (every input), False, or the indices of the differentiable inputs
+    diff = tuple(range(len(arrays))) if grad is True else tuple(grad or ())
+    inputs = [make_input(a, layout, k in diff) for k, a in enumerate(arrays)]
     out = tc_fn(*[i[0] for i in inputs])
     ref = np.asarray(np_fn(*[a.copy() for a in arrays]), np.float64)
     fields = {"max_err": compare(out.numpy(), ref, atol, rtol, "max")}
-    if grad:
+    if diff:
         w = rng.standard_normal(ref.shape)
         (out * torchic.tensor(w.astype(np.float32))).sum().backward()
         worst = 0.0
-        for k, (_, holder) in enumerate(inputs):
+        for k in diff:
+            holder = inputs[k][1]
             expected = numeric_grad(np_fn, [a.copy() for a in arrays], k, w)
             if holder.grad is None:
                 raise ParityFailure(f"input {k} got no gradient", **fields)
@@ -134,97 +139,342 @@ def np_cross_entropy(logits, target):
     return -np_log_softmax(logits)[np.arange(len(target)), target].mean()
 
 
+def np_matmul_by_definition(a, b):
+    """sum_k a[i, k] * b[k, j] in float64 without BLAS (whose zero / inf handling may differ)."""
+    with np.errstate(all="ignore"):
+        return (np.asarray(a, np.float64)[:, :, None] * np.asarray(b, np.float64)[None]).sum(1)
+
+
+def np_logsumexp_rows(x):
+    with np.errstate(all="ignore"):
+        m = x.max(-1, keepdims=True)
+        return (np.log(np.exp(x - m).sum(-1, keepdims=True)) + m)[..., 0]
+
+
 # ---------------------------------------------------------------------------------
-# The op table: (name, torchic function, NumPy float64 reference[, options]) per case.
-# tests/backend/test_ops.py runs it under pytest on every backend; the serve page's
-# parity suites run the same rows.
+# The per-op test table: one Case per primitive op and per user-level function.
+# Every suite derives its parametrization from CASES (no suite keeps its own op list):
+#   tests/backend/test_ops.py           each case on every backend and layout, values and
+#                                       gradients against float64; unary shapes, binary
+#                                       broadcasting and Python scalars by family
+#   tests/conformance/test_fuzz.py      the elementwise families and the `dims` reductions
+#   tests/conformance/test_nonfinite.py `special` inputs (NaN, inf, 0, huge) and `dfdx`
+#   tests/simd/test_kernels.py, test_property.py   the rows with a `kernel`, on raw Views
+#   tests/simd/test_math.py             the rows with an `accuracy` bound
+#   serve/suites/ops_*.py               the page's parity suites
+# tests/unit/test_ops_table.py fails when a primitive of ops.py has no case, or a case does
+# not issue the primitives it claims. Adding an elementwise op is one unary()/binary() row.
 # ---------------------------------------------------------------------------------
+import dataclasses  # noqa: E402
+from typing import Callable, NamedTuple, Optional  # noqa: E402
+
 import torchic  # noqa: E402
+from torchic import ops as _ops  # noqa: E402
 
-POS = dict(low=0.5, high=2.0)
 
-UNARY = [
-    ("neg", lambda a: -a, lambda a: -a, {}),
-    ("exp", torchic.exp, np.exp, {}),
-    ("log", torchic.log, np.log, POS),
-    ("relu", torchic.relu, lambda a: np.maximum(a, 0), {}),
-    ("tanh", torchic.tanh, np.tanh, {}),
-    ("sigmoid", torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a)), {}),
-    ("sqrt", torchic.sqrt, np.sqrt, POS),
-    ("abs", torchic.abs, np.abs, {}),
-    ("log10", torchic.log10, np.log10, POS),
-    ("log2", lambda a: a.log2(), np.log2, POS),
-]
+class Domain(NamedTuple):
+    """Where an input's values are drawn: continuous, and integer-valued (ties, zeros)."""
+    sample: Callable   # (rng, shape) -> float64 array
+    ints: Callable     # (rng, shape) -> integer-valued float64 array
 
-BINARY = [
-    ("add", lambda a, b: a + b, np.add, {}),
-    ("sub", lambda a, b: a - b, np.subtract, {}),
-    ("mul", lambda a, b: a * b, np.multiply, {}),
-    ("div", lambda a, b: a / b, np.divide, POS),
-    ("pow", lambda a, b: a ** b, np.power, POS),
-    ("maximum", torchic.maximum, np.maximum, {}),
-    ("minimum", torchic.minimum, np.minimum, {}),
-]
 
-BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
-                    ((), (3,)), ((0, 4), (1, 4))]
+def _ints(lo, hi):
+    return lambda r, s: r.integers(lo, hi, s).astype(np.float64)
 
-COMPARE = [
-    ("eq", lambda a, b: a == b, np.equal), ("ne", lambda a, b: a != b, np.not_equal),
-    ("lt", lambda a, b: a < b, np.less), ("le", lambda a, b: a <= b, np.less_equal),
-    ("gt", lambda a, b: a > b, np.greater), ("ge", lambda a, b: a >= b, np.greater_equal),
-]
 
-REDUCTIONS = [
-    ("sum_all", lambda a: a.sum(), lambda a: a.sum()),
-    ("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0)),
-    ("sum_dim-1_keepdim", lambda a: a.sum(dim=-1, keepdim=True), lambda a: a.sum(-1, keepdims=True)),
-    ("sum_axis_tuple", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2))),
-    ("mean_all", lambda a: a.mean(), lambda a: a.mean()),
-    ("mean_dim1", lambda a: a.mean(1), lambda a: a.mean(1)),
-    ("max_all", lambda a: a.max(), lambda a: a.max()),
-    ("min_all", lambda a: a.min(), lambda a: a.min()),
-    ("max_dim_values", lambda a: a.max(dim=1).values, lambda a: a.max(1)),
-    ("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0], lambda a: a.min(2, keepdims=True)),
-    ("amax_tuple", lambda a: a.amax((0, 1)), lambda a: a.max((0, 1))),
-    ("softmax_last", lambda a: a.softmax(-1), np_softmax),
-    ("softmax_dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0)),
-    ("softmax_mid", lambda a: a.softmax(axis=1), lambda a: np_softmax(a, 1)),
-    ("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax),
-    ("log_softmax_dim0", lambda a: torchic.log_softmax(a, 0), lambda a: np_log_softmax(a, 0)),
-    ("var_dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1)),
-    ("std_dim0_keepdims", lambda a: a.std(0, keepdims=True), lambda a: a.std(0, ddof=1, keepdims=True)),
-    ("sum_keepdims_alias", lambda a: a.sum(1, keepdims=True), lambda a: a.sum(1, keepdims=True)),
-]
+DOMAINS = {
+    "real": Domain(lambda r, s: r.uniform(-3, 3, s), _ints(-3, 4)),
+    "pos": Domain(lambda r, s: r.uniform(0.2, 3, s), _ints(1, 4)),
+    "nonzero": Domain(lambda r, s: r.choice([-1.0, 1.0], s) * r.uniform(0.3, 3, s),
+                      lambda r, s: r.choice([-3.0, -2, -1, 1, 2, 3], s)),
+    "unit": Domain(lambda r, s: r.uniform(-1, 1, s), _ints(-1, 2)),
+    "wide": Domain(lambda r, s: r.uniform(-4, 4, s), _ints(-4, 5)),
+    "ties": Domain(_ints(-2, 3), _ints(-2, 3)),                    # comparisons: many ties
+    "mask": Domain(lambda r, s: r.choice([0.0, 1.0, -2.0, 0.5], s),   # where's condition
+                   lambda r, s: r.choice([0.0, 1.0], s)),
+}
 
+# special values for the non-finite tests: every pair for binary ops (a 13 x 13 grid)
+NAN, INF = float("nan"), float("inf")
+SPECIAL = np.array([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e30, -1e30, 1e-30],
+                   dtype=np.float32)
+SPECIAL_PAIRS = (SPECIAL[:, None], SPECIAL[None, :])
+SPECIAL_ROWS = np.array([          # rows for reductions and row ops
+    [NAN, 1.0, 2.0, 0.5],
+    [INF, 1.0, 2.0, 0.5],
+    [-INF, 1.0, 2.0, 0.5],
+    [INF, -INF, 0.0, 1.0],
+    [-INF, -INF, -INF, -INF],
+    [INF, INF, 1.0, 0.0],
+    [1e30, 1e30, -1e30, 0.0],
+    [0.0, -0.0, 1e-30, -1e-30],
+    [1.0, NAN, INF, -INF],
+    [-1.0, 2.0, -3.0, 0.25],
+], dtype=np.float32)
+SPECIAL_TARGETS = np.array([0, 1, 0, 2, 3, 2, 2, 1, 3, 1], dtype=np.int32)
+
+
+class Special(NamedTuple):
+    """The non-finite test of a case: these inputs, through fn / ref (None: the case's own)."""
+    inputs: tuple
+    fn: Optional[Callable] = None
+    ref: Optional[Callable] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One op or user-level function, and everything the suites need to test it."""
+    name: str                # key in CASES (a primitive's own name for its one-op case)
+    fn: Callable             # the torchic call on tensors (public API only)
+    ref: Callable            # its NumPy float64 reference on arrays
+    family: str              # unary | binary | compare | reduce | view | other
+    ops: tuple               # the primitives of ops.py it tests (forward, and backward if grad)
+    shapes: tuple            # input shapes of the value / gradient check
+    domain: tuple = ()       # one DOMAINS key per input ("real" for the missing ones)
+    grad: object = True      # gradients vs finite differences: True, False, or input indices
+    kinks: bool = False      # not smooth everywhere: no gradient check on integer-valued inputs
+    layouts: tuple = LAYOUTS
+    tol: dict = dataclasses.field(default_factory=dict)   # check()'s atol / rtol / grad_*
+    special: Optional[Special] = None    # the non-finite test (None: this case has none)
+    dfdx: Optional[Callable] = None      # float64 derivative: the non-finite backward test
+    kernel: Optional[str] = None         # the primitive whose kernel alone computes ref
+    dims: Optional[tuple] = None         # (torchic(x, dims, keepdim), numpy(a, axes, keepdims),
+                                         #  empty reduction raises): fuzzed over random dims
+    accuracy: Optional[tuple] = None     # ("ulp" | "abs", bound, lo, hi): simd math, dense on
+                                         # [lo, hi] plus random bit patterns
+
+    def domain_of(self, k):
+        return self.domain[k] if k < len(self.domain) else "real"
+
+    def draw(self, rng, shapes=None, ints=False):
+        """Float64 inputs of the given shapes (default: the case's), each from its domain."""
+        return [getattr(DOMAINS[self.domain_of(k)], "ints" if ints else "sample")(rng, s)
+                for k, s in enumerate(self.shapes if shapes is None else shapes)]
+
+    def check(self, layout="contiguous", shapes=None, seed=0, **kw):
+        """testing.check() of this case: values and (if grad) gradients vs float64."""
+        arrays = self.draw(np.random.default_rng(seed), shapes)
+        return check(self.fn, self.ref, arrays=arrays, layout=layout, seed=seed,
+                     **{"grad": self.grad, **self.tol, **kw})
+
+
+CASES = {}
+
+
+def case(name, fn, ref, family, ops, shapes, **kw):
+    if name in CASES:
+        raise ValueError(f"duplicate case {name!r}")
+    CASES[name] = Case(name, fn, ref, family, tuple(ops), tuple(shapes), **kw)
+    return CASES[name]
+
+
+def family(name):
+    """The cases of one family, in table order."""
+    return [c for c in CASES.values() if c.family == name]
+
+
+def _primitive(name):
+    """A case named after a primitive tests that primitive's kernel alone."""
+    return name if name in _ops.BY_NAME else None
+
+
+def unary(name, fn, ref, domain="real", ops=None, **kw):
+    kw.setdefault("special", Special((SPECIAL,)))
+    case(name, fn, ref, "unary", ops or (name,), [(3, 5)], domain=(domain,),
+         kernel=_primitive(name), **kw)
+
+
+def binary(name, fn, ref, domain=("real", "real"), ops=None, **kw):
+    case(name, fn, ref, "binary", ops or (name,), [(4, 3), (4, 3)], domain=domain,
+         kernel=_primitive(name), special=Special(SPECIAL_PAIRS), **kw)
+
+
+def comparison(name, fn, ref):
+    case(name, fn, lambda a, b: ref(a, b).astype(np.float64), "compare", (name,),
+         [(4, 5), (5,)], domain=("ties", "ties"), grad=False, kernel=name,
+         special=Special(SPECIAL_PAIRS))
+
+
+def _sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+# -- elementwise: one row per op ----------------------------------------------------------
+unary("neg", lambda a: -a, np.negative)
+unary("exp", torchic.exp, np.exp, dfdx=np.exp, accuracy=("ulp", 3, -104.5, 89.0))
+unary("log", torchic.log, np.log, "pos", dfdx=lambda x: 1 / x, accuracy=("ulp", 3, 0.5, 2.0))
+unary("relu", torchic.relu, lambda a: np.maximum(a, 0), kinks=True)
+unary("tanh", torchic.tanh, np.tanh, dfdx=lambda x: 1 - np.tanh(x) ** 2,
+      accuracy=("abs", 1e-6, -30.0, 30.0))
+unary("sigmoid", torchic.sigmoid, _sigmoid, dfdx=lambda x: _sigmoid(x) * (1 - _sigmoid(x)),
+      accuracy=("abs", 1e-6, -30.0, 30.0))
+unary("sqrt", torchic.sqrt, np.sqrt, "pos", dfdx=lambda x: 1 / (2 * np.sqrt(x)))
+unary("abs", torchic.abs, np.abs, kinks=True)
+unary("log10", torchic.log10, np.log10, "pos", ops=("log", "mul"))
+unary("log2", lambda a: a.log2(), np.log2, "pos", ops=("log", "mul"))
+unary("square", lambda a: a * a, lambda a: a * a, ops=("mul",), dfdx=lambda x: 2 * x)
+unary("reciprocal", lambda a: 1 / a, lambda a: 1 / a, "nonzero", ops=("div",),
+      dfdx=lambda x: -1 / (x * x))
+
+binary("add", lambda a, b: a + b, np.add)
+binary("sub", lambda a, b: a - b, np.subtract)
+binary("mul", lambda a, b: a * b, np.multiply)
+binary("div", lambda a, b: a / b, np.divide, ("real", "nonzero"))
+binary("pow", lambda a, b: a ** b, np.power, ("pos", "unit"))
+binary("maximum", torchic.maximum, np.maximum, kinks=True)
+binary("minimum", torchic.minimum, np.minimum, kinks=True)
+
+comparison("eq", lambda a, b: a == b, np.equal)
+comparison("ne", lambda a, b: a != b, np.not_equal)
+comparison("lt", lambda a, b: a < b, np.less)
+comparison("le", lambda a, b: a <= b, np.less_equal)
+comparison("gt", lambda a, b: a > b, np.greater)
+comparison("ge", lambda a, b: a >= b, np.greater_equal)
+
+case("where", lambda c, a, b: torchic.where(c, a, b), lambda c, a, b: np.where(c != 0, a, b),
+     "other", ("where",), [(3, 4), (3, 4), (4,)], domain=("mask",), grad=(1, 2), kernel="where",
+     special=Special((SPECIAL, SPECIAL[::-1].copy(), np.roll(SPECIAL, 3))))
+
+
+# -- reductions and row ops (input (3, 4, 5)); `special` rows run on SPECIAL_ROWS ---------------
+def reduction(name, fn, ref, ops, **kw):
+    case(name, fn, ref, "reduce", ops, [(3, 4, 5)], **kw)
+
+
+_ROWS = Special((SPECIAL_ROWS,))
+reduction("sum_all", lambda a: a.sum(), lambda a: a.sum(), ("sum",),
+          dims=(lambda x, d, k: x.sum(d, keepdim=k), lambda a, ax, k: a.sum(ax, keepdims=k), False),
+          special=Special((SPECIAL_ROWS[1:4],), lambda x: x.T.sum()))
+reduction("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0), ("sum",))
+reduction("sum_dim-1_keepdim", lambda a: a.sum(dim=-1, keepdim=True),
+          lambda a: a.sum(-1, keepdims=True), ("sum",), special=_ROWS)
+reduction("sum_axis_tuple", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2)), ("sum",))
+reduction("mean_all", lambda a: a.mean(), lambda a: a.mean(), ("sum", "mul"),
+          dims=(lambda x, d, k: x.mean(d, keepdim=k), lambda a, ax, k: a.mean(ax, keepdims=k),
+                False))
+reduction("mean_dim1", lambda a: a.mean(1), lambda a: a.mean(1), ("sum",), special=_ROWS)
+reduction("max_all", lambda a: a.max(), lambda a: a.max(), ("max",))
+reduction("min_all", lambda a: a.min(), lambda a: a.min(), ("min",))
+reduction("max_dim_values", lambda a: a.max(dim=1).values, lambda a: a.max(1), ("max",))
+reduction("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0],
+          lambda a: a.min(2, keepdims=True), ("min",))
+reduction("amax_tuple", lambda a: a.amax((0, 1)), lambda a: a.max((0, 1)), ("max",))
+reduction("amax_last", lambda a: a.amax(-1), lambda a: a.max(-1), ("max",), kinks=True,
+          special=_ROWS,
+          dims=(lambda x, d, k: x.amax(d, keepdim=k), lambda a, ax, k: a.max(ax, keepdims=k), True))
+reduction("amin_last", lambda a: a.amin(-1), lambda a: a.min(-1), ("min",), kinks=True,
+          special=_ROWS,
+          dims=(lambda x, d, k: x.amin(d, keepdim=k), lambda a, ax, k: a.min(ax, keepdims=k), True))
+reduction("softmax_last", lambda a: a.softmax(-1), np_softmax, ("softmax",), special=_ROWS)
+reduction("softmax_dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0),
+          ("softmax",))
+reduction("softmax_mid", lambda a: a.softmax(axis=1), lambda a: np_softmax(a, 1), ("softmax",))
+reduction("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax, ("log_softmax",),
+          special=_ROWS)
+reduction("log_softmax_dim0", lambda a: torchic.log_softmax(a, 0),
+          lambda a: np_log_softmax(a, 0), ("log_softmax",))
+reduction("var_dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1), ("sum",),
+          dims=(lambda x, d, k: x.var(d, keepdim=k),
+                lambda a, ax, k: a.var(ax, ddof=1, keepdims=k), False))
+reduction("std_dim0_keepdims", lambda a: a.std(0, keepdims=True),
+          lambda a: a.std(0, ddof=1, keepdims=True), ("sum", "sqrt"))
+reduction("sum_keepdims_alias", lambda a: a.sum(1, keepdims=True),
+          lambda a: a.sum(1, keepdims=True), ("sum",))
+
+case("argmax", lambda a: a.argmax(-1), lambda a: np.argmax(a, -1), "other", ("argmax",),
+     [(4, 6)], grad=False, special=_ROWS)
+
+_TARGET = np.array([0, 3, 2, 4, 4, 1])
+case("cross_entropy", lambda x: torchic.cross_entropy(x, torchic.tensor(_TARGET)),
+     lambda x: np_cross_entropy(x, _TARGET), "other", ("cross_entropy", "cross_entropy_grad"),
+     [(6, 5)], domain=("wide",),
+     special=Special((SPECIAL_ROWS,),
+                     lambda x: torchic.cross_entropy(x, torchic.tensor(SPECIAL_TARGETS),
+                                                     reduction="none"),
+                     lambda x: np_logsumexp_rows(x) - x[np.arange(len(x)), SPECIAL_TARGETS]))
+case("mse_loss", torchic.mse_loss, lambda a, b: ((a - b) ** 2).mean(), "other",
+     ("sub", "mul", "sum"), [(4, 3), (4, 3)])
+
+# -- matmul (MATMUL_SHAPES: the shapes the matmul case also runs on) ---------------------------
 MATMUL_SHAPES = [
     ((3, 4), (4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (2, 4, 5)),
     ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)), ((1, 7), (7, 1)), ((2, 0), (0, 3)),
     ((0, 3), (3, 2)), ((33, 17), (17, 65)),
 ]
+case("matmul", torchic.matmul, np.matmul, "other", ("matmul",), [(6, 5), (5, 7)],
+     tol={"atol": 1e-4},
+     special=Special((SPECIAL_ROWS, np.array([[1.0, 0.0, -1.0], [0.0, 2.0, 0.5], [0.5, 0.0, 1.0],
+                                              [1.0, 1.0, 0.0]], np.float32)),
+                     ref=np_matmul_by_definition))
+case("matmul_transposed", lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, "other", ("matmul",),
+     [(5, 6), (7, 5)], tol={"atol": 1e-4},
+     special=Special((SPECIAL_ROWS[:4], SPECIAL_ROWS[4:8]),
+                     ref=lambda a, b: np_matmul_by_definition(a.T, b.T)))
 
-VIEWS = [
-    ("reshape", lambda a: a.reshape(4, 6), lambda a: a.reshape(4, 6)),
-    ("reshape_-1", lambda a: a.reshape([-1, 3]), lambda a: a.reshape(-1, 3)),
-    ("view", lambda a: a.contiguous().view(-1, 12), lambda a: a.reshape(-1, 12)),
-    ("transpose", lambda a: a.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
-    ("permute", lambda a: a.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
-    ("T_2d", lambda a: a[0].T, lambda a: a[0].T),
-    ("expand", lambda a: a[:, :1].expand(2, 3, 4), lambda a: np.broadcast_to(a[:, :1], (2, 3, 4))),
-    ("expand_new_dim", lambda a: a.expand(5, 2, 3, 4), lambda a: np.broadcast_to(a, (5, 2, 3, 4))),
-    ("squeeze", lambda a: a[:, :1].squeeze(), lambda a: a[:, :1].squeeze()),
-    ("squeeze_dim", lambda a: a[:, 1:2].squeeze(1), lambda a: a[:, 1]),
-    ("unsqueeze", lambda a: a.unsqueeze(-1), lambda a: a[..., None]),
-    ("flatten", lambda a: a.flatten(), lambda a: a.reshape(-1)),
-    ("flatten_1", lambda a: a.flatten(1), lambda a: a.reshape(2, -1)),
-    ("index_int", lambda a: a[1], lambda a: a[1]),
-    ("index_neg", lambda a: a[-1, -2], lambda a: a[-1, -2]),
-    ("slice_step", lambda a: a[:, ::2, 1:], lambda a: a[:, ::2, 1:]),
-    ("none_ellipsis", lambda a: a[None, ..., 2], lambda a: a[None, ..., 2]),
-    ("slice_method", lambda a: a.slice([(0, 1), None, (1, 4, 2)]), lambda a: a[0:1, :, 1:4:2]),
-    ("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2)),
-    ("clone", lambda a: a.clone(), lambda a: a.copy()),
-    ("unbind", lambda a: a.unbind(1)[2], lambda a: a[:, 2]),
-    ("reshape_of_transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
-     lambda a: a.swapaxes(0, 1).reshape(3, 8)),
-]
+# -- views, indexing, copies (input (2, 3, 4)) ---------------------------------------------------
+def view(name, fn, ref, ops=(), shapes=((2, 3, 4),), **kw):
+    case(name, fn, ref, "view", ops, shapes, **kw)
+
+
+view("reshape", lambda a: a.reshape(4, 6), lambda a: a.reshape(4, 6))
+view("reshape_-1", lambda a: a.reshape([-1, 3]), lambda a: a.reshape(-1, 3))
+view("view", lambda a: a.contiguous().view(-1, 12), lambda a: a.reshape(-1, 12))
+view("transpose", lambda a: a.transpose(0, 2), lambda a: a.swapaxes(0, 2))
+view("permute", lambda a: a.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1))
+view("T_2d", lambda a: a[0].T, lambda a: a[0].T)
+view("expand", lambda a: a[:, :1].expand(2, 3, 4), lambda a: np.broadcast_to(a[:, :1], (2, 3, 4)))
+view("expand_new_dim", lambda a: a.expand(5, 2, 3, 4), lambda a: np.broadcast_to(a, (5, 2, 3, 4)))
+view("squeeze", lambda a: a[:, :1].squeeze(), lambda a: a[:, :1].squeeze())
+view("squeeze_dim", lambda a: a[:, 1:2].squeeze(1), lambda a: a[:, 1])
+view("unsqueeze", lambda a: a.unsqueeze(-1), lambda a: a[..., None])
+view("flatten", lambda a: a.flatten(), lambda a: a.reshape(-1))
+view("flatten_1", lambda a: a.flatten(1), lambda a: a.reshape(2, -1))
+view("index_int", lambda a: a[1], lambda a: a[1])
+view("index_neg", lambda a: a[-1, -2], lambda a: a[-1, -2])
+view("slice_step", lambda a: a[:, ::2, 1:], lambda a: a[:, ::2, 1:])
+view("none_ellipsis", lambda a: a[None, ..., 2], lambda a: a[None, ..., 2])
+view("slice_method", lambda a: a.slice([(0, 1), None, (1, 4, 2)]), lambda a: a[0:1, :, 1:4:2])
+view("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2),
+     ops=("copy",), special=Special((SPECIAL_ROWS,), lambda x: x.T.contiguous(), lambda x: x.T))
+view("clone", lambda a: a.clone(), lambda a: a.copy(), ops=("copy",))
+view("unbind", lambda a: a.unbind(1)[2], lambda a: a[:, 2])
+view("reshape_of_transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
+     lambda a: a.swapaxes(0, 1).reshape(3, 8), ops=("copy",))
+view("cat_dim1", lambda a, b: torchic.cat([a, b], dim=1), lambda a, b: np.concatenate([a, b], 1),
+     ("copy",), [(2, 3), (2, 5)])
+view("cat_dim0", lambda a, b: torchic.cat((a, b)), lambda a, b: np.concatenate([a, b]),
+     ("copy",), [(1, 3), (4, 3)])
+view("stack_last", lambda a, b: torchic.stack([a, b], dim=-1), lambda a, b: np.stack([a, b], -1),
+     ("copy",), [(2, 3), (2, 3)])
+
+_IDX = np.array([[1, 2, 6], [0, 1, 1]])      # repeated rows: the backward adds them up
+_PICK = [9, 0, 3, 3, 1]
+view("gather_rows", lambda c: c[torchic.tensor(_IDX)], lambda c: c[_IDX],
+     ("gather_rows", "scatter_add_rows", "fill"), [(7, 3)],
+     special=Special((SPECIAL_ROWS,), lambda x: x[torchic.tensor(_PICK)], lambda x: x[_PICK]))
+view("index_list", lambda c: c[[4, 4, 0]], lambda c: c[[4, 4, 0]], ("gather_rows",), [(7, 3)])
+_ROWS_I, _COLS_I = np.array([0, 1, 2]), np.array([2, 0, 1])
+view("index_points", lambda c: c[torchic.tensor(_ROWS_I), torchic.tensor(_COLS_I)],
+     lambda c: c[_ROWS_I, _COLS_I], ("gather_rows",), [(7, 3)])
+
+case("full", lambda a: a * torchic.full(tuple(a.shape), -1.5), lambda a: a * -1.5, "other",
+     ("fill",), [(3, 4)],
+     special=Special((SPECIAL,), lambda x: torchic.full((2, 3), NAN) + torchic.full((2, 3), -INF),
+                     lambda x: np.full((2, 3), NAN)))
+
+# shapes the binary cases also run on (broadcasting)
+BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
+                    ((), (3,)), ((0, 4), (1, 4))]
+# the shapes every unary case also runs on
+UNARY_SHAPES = [(), (0,), (1,), (7,), (2, 3, 4)]
+
+
+def kernel_cases(*families):
+    """{primitive: its case} for the cases that test one kernel alone (the simd suites)."""
+    return {c.kernel: c for c in CASES.values() if c.kernel and c.family in families}
+
+
+def untested_ops():
+    """Primitives of ops.py that no case claims to test (tests/unit/test_ops_table.py)."""
+    claimed = {op for c in CASES.values() for op in c.ops}
+    return [op for op in _ops.ALL_OPS if op not in claimed]

@@ -1,7 +1,10 @@
 """Differential fuzzing of every op on every backend against NumPy float64.
 
 One hypothesis test per op (``FUZZ_OPS`` below: name -> example function), run on
-each backend through the ``backend`` fixture. Every example draws shapes
+each backend through the ``backend`` fixture. The elementwise families (unary, binary,
+compare) and the reductions over random dims come from the rows of
+torchic.testing.CASES (function, reference, domain, kinks, ``dims``); the other
+examples fuzz an op's structure (shapes, indices, views) and read their case's call. Every example draws shapes
 (0-size and size-1 dims included), broadcasting partners, a layout per input
 (contiguous, transposed, sliced with steps and an offset, expanded, or all at
 once; see fuzz_support.py) and values, then checks values and gradients
@@ -21,6 +24,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import torchic
+from torchic.testing import CASES, family
 from fuzz_support import (broadcast_partner, check, close, describe, draw_input, draw_mode,
                           draw_rng, draw_shape, fuzz_settings)
 
@@ -48,51 +52,22 @@ def _np_log_softmax(x, axis):
     return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
 
-# -- unary --------------------------------------------------------------------------------
-UNARY = {
-    # name: (torchic, numpy, domain, has kinks)
-    "neg": (lambda a: -a, np.negative, "real", False),
-    "exp": (torchic.exp, np.exp, "real", False),
-    "log": (torchic.log, np.log, "pos", False),
-    "relu": (torchic.relu, lambda a: np.maximum(a, 0), "real", True),
-    "tanh": (torchic.tanh, np.tanh, "real", False),
-    "sigmoid": (torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a)), "real", False),
-    "sqrt": (torchic.sqrt, np.sqrt, "pos", False),
-    "abs": (torchic.abs, np.abs, "real", True),
-}
-
-
-def _unary(name):
-    tc_fn, np_fn, domain, kinks = UNARY[name]
-
+# -- unary (every unary case) --------------------------------------------------------------
+def _unary(case):
     def example(data, rng):
         mode = draw_mode(data)
-        x = draw_input(data, rng, draw_shape(data), domain, mode)
+        x = draw_input(data, rng, draw_shape(data), case.domain_of(0), mode)
         note(describe([x]))
-        check(tc_fn, np_fn, [x], grad=not (kinks and mode == "ints"), rng=rng)
+        check(case.fn, case.ref, [x], grad=not (case.kinks and mode == "ints"), rng=rng)
     return example
 
 
-for _n in UNARY:
-    fuzz(_n)(_unary(_n))
+for _c in family("unary"):
+    fuzz(_c.name)(_unary(_c))
 
 
-# -- binary (broadcasting) ------------------------------------------------------------------
-BINARY = {
-    # name: (torchic, numpy, domain a, domain b, has kinks)
-    "add": (lambda a, b: a + b, np.add, "real", "real", False),
-    "sub": (lambda a, b: a - b, np.subtract, "real", "real", False),
-    "mul": (lambda a, b: a * b, np.multiply, "real", "real", False),
-    "div": (lambda a, b: a / b, np.divide, "real", "nonzero", False),
-    "pow": (lambda a, b: a ** b, np.power, "pos", "unit", False),
-    "maximum": (torchic.maximum, np.maximum, "real", "real", True),
-    "minimum": (torchic.minimum, np.minimum, "real", "real", True),
-}
-
-
-def _binary(name):
-    tc_fn, np_fn, da, db, kinks = BINARY[name]
-
+# -- binary (broadcasting; every binary case) ------------------------------------------------
+def _binary(case):
     def example(data, rng):
         mode = draw_mode(data)
         out = draw_shape(data)
@@ -100,15 +75,15 @@ def _binary(name):
         sb = broadcast_partner(data, out, "b.shape")
         if data.draw(st.booleans(), label="swap"):
             sa, sb = sb, sa
-        a = draw_input(data, rng, sa, da, mode, label="a")
-        b = draw_input(data, rng, sb, db, mode, label="b")
+        a = draw_input(data, rng, sa, case.domain_of(0), mode, label="a")
+        b = draw_input(data, rng, sb, case.domain_of(1), mode, label="b")
         note(describe([a, b]))
-        check(tc_fn, np_fn, [a, b], grad=not (kinks and mode == "ints"), rng=rng)
+        check(case.fn, case.ref, [a, b], grad=not (case.kinks and mode == "ints"), rng=rng)
     return example
 
 
-for _n in BINARY:
-    fuzz(_n)(_binary(_n))
+for _c in family("binary"):
+    fuzz(_c.name)(_binary(_c))
 
 
 @fuzz("pow_integer_exponent")
@@ -147,16 +122,9 @@ def _scalars(data, rng):
     check(lambda t: tc_fn(t, c), lambda a: np_fn(a, np.float64(np.float32(c))), [x], rng=rng)
 
 
-# -- compare ------------------------------------------------------------------------------
-COMPARE = {
-    "eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),
-    "lt": (lambda a, b: a < b, np.less), "le": (lambda a, b: a <= b, np.less_equal),
-    "gt": (lambda a, b: a > b, np.greater), "ge": (lambda a, b: a >= b, np.greater_equal),
-}
-
-
-def _compare(name):
-    tc_fn, np_fn = COMPARE[name]
+# -- compare (every comparison case) -----------------------------------------------------------
+def _compare(case):
+    tc_fn, np_fn = case.fn, case.ref
 
     def example(data, rng):
         dtype = data.draw(st.sampled_from(("f32", "f32", "i32")), label="dtype")
@@ -176,8 +144,8 @@ def _compare(name):
     return example
 
 
-for _n in COMPARE:
-    fuzz(_n)(_compare(_n))
+for _c in family("compare"):
+    fuzz(_c.name)(_compare(_c))
 
 
 @fuzz("where")
@@ -188,7 +156,7 @@ def _where(data, rng):
     a = draw_input(data, rng, broadcast_partner(data, out, "a.shape"), label="a")
     b = draw_input(data, rng, broadcast_partner(data, out, "b.shape"), label="b")
     note(describe([cond, a, b]))
-    check(torchic.where, lambda c, x, y: np.where(c != 0, x, y), [cond, a, b], rng=rng)
+    check(CASES["where"].fn, CASES["where"].ref, [cond, a, b], rng=rng)
 
 
 # -- reductions -----------------------------------------------------------------------------
@@ -213,23 +181,11 @@ def _axes(dims, ndim):
     return tuple(d % ndim for d in (dims if isinstance(dims, tuple) else (dims,)))
 
 
-REDUCE = {
-    # name: (torchic(x, dims, keepdim), numpy(x, axes, keepdims), kinks, empty raises)
-    "sum": (lambda x, d, k: x.sum(d, keepdim=k), lambda a, ax, k: a.sum(ax, keepdims=k),
-            False, False),
-    "mean": (lambda x, d, k: x.mean(d, keepdim=k), lambda a, ax, k: a.mean(ax, keepdims=k),
-             False, False),
-    "var": (lambda x, d, k: x.var(d, keepdim=k), lambda a, ax, k: a.var(ax, ddof=1, keepdims=k),
-            False, False),
-    "amax": (lambda x, d, k: x.amax(d, keepdim=k), lambda a, ax, k: a.max(ax, keepdims=k),
-             True, True),
-    "amin": (lambda x, d, k: x.amin(d, keepdim=k), lambda a, ax, k: a.min(ax, keepdims=k),
-             True, True),
-}
-
-
-def _reduce(name):
-    tc_fn, np_fn, kinks, empty_raises = REDUCE[name]
+def _reduce(case):
+    """A reduction case's `dims` form: (torchic(x, dims, keepdim), numpy(a, axes, keepdims),
+    an empty reduction raises)."""
+    tc_fn, np_fn, empty_raises = case.dims
+    kinks = case.kinks
 
     def example(data, rng):
         mode = draw_mode(data)
@@ -248,8 +204,10 @@ def _reduce(name):
     return example
 
 
-for _n in REDUCE:
-    fuzz(_n)(_reduce(_n))
+for _c in CASES.values():
+    if _c.dims:     # fuzzed as the function's name: sum_all -> "sum", amax_last -> "amax"
+        assert _c.name.split("_")[0] not in FUZZ_OPS, _c.name
+        fuzz(_c.name.split("_")[0])(_reduce(_c))
 
 
 def _max_min_dim(op):
@@ -353,7 +311,7 @@ def _mse(data, rng):
     shape = draw_shape(data, min_dims=1, zero_ok=False)
     a = draw_input(data, rng, shape, label="input")
     b = draw_input(data, rng, shape, label="target")
-    check(torchic.mse_loss, lambda x, y: ((x - y) ** 2).mean(), [a, b], rng=rng)
+    check(CASES["mse_loss"].fn, CASES["mse_loss"].ref, [a, b], rng=rng)
 
 
 # -- matmul --------------------------------------------------------------------------------
@@ -617,6 +575,20 @@ def _inplace(data, rng):
 
 
 # -- compositions ---------------------------------------------------------------------------
+# steps: the unary / binary cases defined on all reals (exp left out: exp of exp overflows),
+# plus a few compositions that keep values in range
+COMPOSE_UNARY = {c.name: (c.fn, c.ref) for c in family("unary")
+                 if c.domain_of(0) == "real" and c.name != "exp"}
+COMPOSE_UNARY.update({
+    "softplus": (lambda t: (t.exp() + 1).log(), lambda a: np.log(np.exp(a) + 1)),
+    "exp_tanh": (lambda t: t.tanh().exp(), lambda a: np.exp(np.tanh(a))),
+    "sqrt1p": (lambda t: (t * t + 1).sqrt(), lambda a: np.sqrt(a * a + 1)),
+})
+COMPOSE_BINARY = {c.name: (c.fn, c.ref) for c in family("binary")
+                  if c.domain_of(0) == c.domain_of(1) == "real"}
+COMPOSE_BINARY["div"] = (lambda a, b: a / (b * b + 1), lambda a, b: a / (b * b + 1))
+
+
 def _compose_step(data, shape, n_leaves, rng, leaves):
     """One step of a random program on a value of `shape`."""
     nd = len(shape)
@@ -625,32 +597,15 @@ def _compose_step(data, shape, n_leaves, rng, leaves):
         kinds += ["reduce", "softmax", "matmul", "view", "slice"]
     kind = data.draw(st.sampled_from(kinds), label="step")
     if kind == "unary":
-        name = data.draw(st.sampled_from(("tanh", "sigmoid", "neg", "square", "softplus",
-                                          "relu", "abs", "exp_tanh", "sqrt1p")), label="unary")
-        tf, nf = {
-            "tanh": (torchic.tanh, np.tanh),
-            "sigmoid": (torchic.sigmoid, lambda a: 1 / (1 + np.exp(-a))),
-            "neg": (lambda t: -t, np.negative),
-            "square": (lambda t: t * t, lambda a: a * a),
-            "softplus": (lambda t: (t.exp() + 1).log(), lambda a: np.log(np.exp(a) + 1)),
-            "relu": (torchic.relu, lambda a: np.maximum(a, 0)),
-            "abs": (torchic.abs, np.abs),
-            "exp_tanh": (lambda t: t.tanh().exp(), lambda a: np.exp(np.tanh(a))),
-            "sqrt1p": (lambda t: (t * t + 1).sqrt(), lambda a: np.sqrt(a * a + 1)),
-        }[name]
+        name = data.draw(st.sampled_from(sorted(COMPOSE_UNARY)), label="unary")
+        tf, nf = COMPOSE_UNARY[name]
         return name, (lambda t, ls: tf(t)), (lambda a, ls: nf(a)), None
     if kind == "binary":
-        name = data.draw(st.sampled_from(("add", "sub", "mul", "div", "maximum", "minimum")),
-                         label="binary")
+        name = data.draw(st.sampled_from(sorted(COMPOSE_BINARY)), label="binary")
         lshape = broadcast_partner(data, shape, "leaf.shape")
         leaves.append(draw_input(data, rng, lshape, label=f"leaf{len(leaves)}"))
         j = len(leaves) - 1
-        tf, nf = {
-            "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: b - a, lambda a, b: b - a),
-            "mul": (lambda a, b: a * b, np.multiply),
-            "div": (lambda a, b: a / (b * b + 1), lambda a, b: a / (b * b + 1)),
-            "maximum": (torchic.maximum, np.maximum), "minimum": (torchic.minimum, np.minimum),
-        }[name]
+        tf, nf = COMPOSE_BINARY[name]
         return f"{name}(leaf{j}{lshape})", (lambda t, ls: tf(t, ls[j])), \
             (lambda a, ls: nf(a, ls[j])), j
     if kind == "reduce":

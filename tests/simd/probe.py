@@ -12,6 +12,7 @@ def main(path):
     from torchic import dispatcher
     from torchic.backends.simd import describe_isa
     from torchic.dispatcher import View
+    from torchic.testing import kernel_cases
 
     rt = dispatcher.init("simd", threads=2)
     rng = np.random.default_rng(11)
@@ -36,12 +37,13 @@ def main(path):
     xT = View(xt.block, 0, x.shape, (1, 67), "f32")
     vx, vy = put(x), put(y)
     res = {}
-    for op in ("exp", "tanh", "sigmoid", "neg", "relu", "abs"):
-        res[op] = run(op, x.shape, xT)
-    res["log"] = run("log", y.shape, vy)
-    res["sqrt"] = run("sqrt", y.shape, vy)
-    for op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "lt", "eq"):
-        res[op] = run(op, x.shape, vy, xT)
+    # every elementwise kernel of torchic.testing's table, inputs from its case's domains;
+    # the first input transposed (a strided path), the second contiguous
+    for op, case in sorted(kernel_cases("unary", "binary", "compare").items()):
+        arrays = [a.astype(np.float32) for a in case.draw(rng, [x.shape] * len(case.shapes))]
+        first = put(np.ascontiguousarray(arrays[0].T))
+        ins = [View(first.block, 0, x.shape, (1, 67), "f32")] + [put(a) for a in arrays[1:]]
+        res[op] = run(op, x.shape, *ins)
     res["where"] = run("where", x.shape, vx, vy, xT)
     res["sum"] = run("sum", (67,), xT, naxes=1)
     res["sum_all"] = run("sum", (), vx, naxes=2)

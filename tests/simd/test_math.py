@@ -1,9 +1,12 @@
-"""exp / log within 3 ULP of float64, tanh / sigmoid within 1e-6, special values."""
+"""The math kernels within their accuracy bound of float64 (the `accuracy` field of
+torchic.testing's cases: exp / log within 3 ULP, tanh / sigmoid within 1e-6), special
+values included."""
 
 import numpy as np
 import pytest
 
 from conftest import ulp_error
+from torchic.testing import kernel_cases
 
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754944e-38,
                     3.4028235e38, -3.4028235e38, 88.72283, 88.72284, 88.7229, 89.0, -87.33655,
@@ -16,59 +19,39 @@ def _run(h, op, x):
     return h.run(op, h.empty(x.shape), a)
 
 
-def exp_grid():
-    # dense over the whole interesting range, plus random bit patterns
-    dense = np.linspace(-104.5, 89.0, 2_000_001, dtype=np.float64).astype(np.float32)
-    rng = np.random.default_rng(0)
-    bits = rng.integers(0, 0xFFFFFFFF, 500_000, dtype=np.uint64).astype(np.uint32)
-    return np.concatenate([dense, bits.view(np.float32), SPECIAL])
+ACCURATE = {name: c for name, c in kernel_cases("unary").items() if c.accuracy}
 
 
-def test_exp_within_3_ulp(h):
-    x = exp_grid()
-    got = _run(h, "exp", x)
-    with np.errstate(over="ignore"):
-        want = np.exp(x.astype(np.float64))
-    err = ulp_error(got, want)
-    worst = np.nanargmax(err)
-    assert err[worst] <= 3, f"exp({x[worst]!r}) = {got[worst]!r}, want {want[worst]!r}: {err[worst]} ulp"
-    assert np.isnan(got[np.isnan(x)]).all()
+def grid(lo, hi):
+    """Dense over [lo, hi], every binade through random bit patterns, and the specials."""
+    dense = np.linspace(lo, hi, 2_000_001, dtype=np.float64).astype(np.float32)
+    bits = np.random.default_rng(0).integers(0, 1 << 32, 4_000_000, dtype=np.uint64)
+    return np.concatenate([dense, bits.astype(np.uint32).view(np.float32), SPECIAL,
+                           -np.abs(SPECIAL)])
 
 
-def test_log_within_3_ulp(h):
-    rng = np.random.default_rng(1)
-    # every binade of positive floats (subnormals too), densely near 1
-    bits = rng.integers(1, 0x7F800000, 2_000_000, dtype=np.uint64).astype(np.uint32)
-    near1 = np.linspace(0.5, 2.0, 1_000_001, dtype=np.float32)
-    x = np.concatenate([bits.view(np.float32), near1, SPECIAL, -np.abs(SPECIAL[:8])])
-    got = _run(h, "log", x)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        want = np.log(x.astype(np.float64))
-    err = ulp_error(got, want)
-    worst = np.nanargmax(err)
-    assert err[worst] <= 3, f"log({x[worst]!r}) = {got[worst]!r}, want {want[worst]!r}: {err[worst]} ulp"
-    assert got[x == 0].tolist() == [-np.inf] * int((x == 0).sum())
-    assert np.isnan(got[(x < 0) | np.isnan(x)]).all()
-    assert got[x == np.inf][0] == np.inf
-
-
-@pytest.mark.parametrize("op", ["tanh", "sigmoid"])
-def test_tanh_sigmoid_within_1e6(h, op):
-    x = np.concatenate([np.linspace(-30, 30, 2_000_001, dtype=np.float32), SPECIAL,
-                        np.random.default_rng(2).standard_normal(200_000).astype(np.float32)])
+@pytest.mark.parametrize("op", sorted(ACCURATE))
+def test_accuracy(h, op):
+    """Each op with an `accuracy` row in torchic.testing within its bound of float64: in ULP
+    or absolute; NaN exactly where float64 has NaN; the sign of a zero result kept."""
+    case = ACCURATE[op]
+    kind, bound, lo, hi = case.accuracy
+    x = grid(lo, hi)
     got = _run(h, op, x)
-    x64 = x.astype(np.float64)
-    with np.errstate(over="ignore"):
-        want = np.tanh(x64) if op == "tanh" else 1.0 / (1.0 + np.exp(-x64))
-    finite = ~np.isnan(want)
-    err = np.abs(got[finite].astype(np.float64) - want[finite])
-    assert err.max() <= 1e-6, f"{op}({x[finite][err.argmax()]}) off by {err.max()}"
-    assert np.isnan(got[~finite]).all()
-    if op == "tanh":
-        assert got[x == np.inf][0] == 1.0 and got[x == -np.inf][0] == -1.0
-        assert np.signbit(got[(x == 0) & np.signbit(x)]).all()  # tanh(-0) = -0
+    with np.errstate(all="ignore"):
+        want = case.ref(x.astype(np.float64))
+    assert (np.isnan(got) == np.isnan(want)).all(), f"{op}: NaN where float64 has none (or not)"
+    if kind == "ulp":
+        err = ulp_error(got, want)
     else:
-        assert got[x == np.inf][0] == 1.0 and got[x == -np.inf][0] == 0.0
+        ok = ~np.isnan(want)
+        err = np.where(ok, np.abs(got.astype(np.float64) - np.where(ok, want, 0)), 0)
+        err = np.where(np.isinf(want) & (got != want), np.inf, err)
+    worst = np.nanargmax(err)
+    assert err[worst] <= bound, \
+        f"{op}({x[worst]!r}) = {got[worst]!r}, want {want[worst]!r}: error {err[worst]} {kind}"
+    zero = want == 0
+    assert (np.signbit(got[zero]) == np.signbit(want[zero])).all(), f"{op}: sign of zero"
 
 
 def test_math_on_strided_and_broadcast_inputs(h):

@@ -2,10 +2,8 @@
 
 import numpy as np
 
-import torchic
-
 from .. import define_test
-from ...testing import BINARY, BROADCAST_SHAPES, COMPARE, UNARY, check
+from ...testing import BROADCAST_SHAPES, CASES, check, family
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
 BROADCAST = BROADCAST_SHAPES[:4]
@@ -13,34 +11,29 @@ BROADCAST = BROADCAST_SHAPES[:4]
 
 def unary(run, backend, layout):
     run.use_backend(backend)
-    cases = [(f"{name} {shape}", fn, ref, shape, opts) for name, fn, ref, opts in UNARY
+    cases = [(f"{c.name} {shape}", c, shape) for c in family("unary")
              for shape in ((3, 5), (2, 3, 4))]
-    for case, fn, ref, shape, opts in run.each(cases):
-        run.test(case, lambda: check(fn, ref, [shape], layout=layout, **opts))
+    for case, c, shape in run.each(cases):
+        run.test(case, lambda: c.check(layout=layout, shapes=[shape]))
 
 
 def binary(run, backend, layout):
     run.use_backend(backend)
-    cases = [(f"{name} {a}x{b}", fn, ref, [a, b], opts) for name, fn, ref, opts in BINARY
-             for a, b in BROADCAST]
-    cases += [(f"{name} scalar", lambda x, fn=fn: fn(x, 1.5), lambda x, ref=ref: ref(x, 1.5),
-               [(2, 3)], opts) for name, fn, ref, opts in BINARY]
-    for case, fn, ref, shapes, opts in run.each(cases):
-        run.test(case, lambda: check(fn, ref, shapes, layout=layout, **opts))
+    cases = [(f"{c.name} {a}x{b}", c, [a, b]) for c in family("binary") for a, b in BROADCAST]
+    cases += [(f"{c.name} scalar", c, None) for c in family("binary")]
+    for case, c, shapes in run.each(cases):
+        if shapes:
+            run.test(case, lambda: c.check(layout=layout, shapes=shapes))
+        else:
+            x = c.draw(np.random.default_rng(0), [(2, 3)])
+            run.test(case, lambda: check(lambda t: c.fn(t, 1.5), lambda a: c.ref(a, 1.5),
+                                         arrays=x, layout=layout, **c.tol))
 
 
 def compare(run, backend, layout):
     run.use_backend(backend)
-    rng = np.random.default_rng(0)
-    a = rng.integers(-2, 3, (4, 5)).astype(np.float64)   # many ties
-    b = rng.integers(-2, 3, (5,)).astype(np.float64)
-    for name, fn, ref in run.each(COMPARE):
-        run.test(name, lambda: check(fn, lambda x, y: ref(x, y).astype(np.float64),
-                                     arrays=[a, b], grad=False, layout=layout))
-    cond = (rng.uniform(size=(3, 4)) > 0.5).astype(np.float32)
-    run.test("where", lambda: check(lambda x, y: torchic.where(torchic.tensor(cond), x, y),
-                                    lambda x, y: np.where(cond != 0, x, y), [(3, 4), (4,)],
-                                    layout=layout))
+    for c in run.each(family("compare") + [CASES["where"]]):
+        run.test(c.name, lambda: c.check(layout=layout))
 
 
 for _name, _fn, _title in (("ops.unary", unary, "Unary ops"),

@@ -3,14 +3,13 @@
 import numpy as np
 
 from .. import define_test
-from ...testing import MATMUL_SHAPES as SHAPES, check
+from ...testing import CASES, MATMUL_SHAPES as SHAPES, check
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
 
 def matmul(run, backend, layout):
     run.use_backend(backend)
     for a, b in run.each(SHAPES):
-        run.test(f"{a} @ {b}", lambda: check(lambda x, y: x @ y, np.matmul, [a, b],
-                                             layout=layout, atol=1e-4))
+        run.test(f"{a} @ {b}", lambda: CASES["matmul"].check(layout=layout, shapes=[a, b]))
 
     def large():
         rng = np.random.default_rng(0)

@@ -5,22 +5,14 @@ import numpy as np
 import torchic
 
 from .. import define_test
-from ...testing import REDUCTIONS, check, np_cross_entropy, np_softmax
+from ...testing import CASES, check, family, np_softmax
 from ._common import TEST_COLUMNS, test_params, unavailable_backends
-
-TARGET = np.array([0, 3, 2, 4, 4, 1])
 
 
 def reductions(run, backend, layout):
     run.use_backend(backend)
-    for name, fn, ref in run.each(REDUCTIONS):
-        run.test(name, lambda: check(fn, ref, [(3, 4, 5)], layout=layout))
-    t = torchic.tensor(TARGET)
-    run.test("cross_entropy", lambda: check(lambda x: torchic.cross_entropy(x, t),
-                                            lambda x: np_cross_entropy(x, TARGET), [(6, 5)],
-                                            layout=layout, low=-4, high=4))
-    run.test("mse_loss", lambda: check(torchic.mse_loss, lambda a, b: ((a - b) ** 2).mean(),
-                                       [(4, 3), (4, 3)], layout=layout))
+    for c in run.each(family("reduce") + [CASES["cross_entropy"], CASES["mse_loss"]]):
+        run.test(c.name, lambda: c.check(layout=layout))
     run.test("softmax stable", lambda: check(
         lambda a: a.softmax(-1), np_softmax,
         arrays=[np.array([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]])],
