@@ -61,50 +61,43 @@ class MaxMinDim(Function):
         return g.reshape(keepdim_shape(self.in_shape, (self.axis,))) * hit, None
 
 
-class _RowsOnLastAxis:
-    """Softmax-like ops run on a (rows, n) matrix with the axis last."""
+class _RowsOnLastAxis(Function):
+    """Softmax-like ops: the primitive (`op`) runs on a (rows, n) matrix with the axis
+    last; the input is permuted and flattened to that (a view when the strides allow),
+    the output moved back. A subclass gives its `op` and `grad(g, y)`."""
+    op = None
 
-    @staticmethod
-    def to_rows(a, axis):
+    def forward(self, a, axis):
+        require_float(a, op=self.op)
+        self.axes = (axis,) if a.ndim else ()
         perm = [d for d in range(a.ndim) if d != axis] + ([axis] if a.ndim else [])
         moved = _permuted(a, perm) if a.ndim and axis != a.ndim - 1 else a   # 0-d: one row
         n = a.shape[axis] if a.ndim else 1
         rows = numel(moved.shape) // n if n else numel(moved.shape[:-1])
-        return reshape_raw(moved, (rows, n)), moved.shape, perm
-
-    @staticmethod
-    def from_rows(y2d, moved_shape, perm):
-        y = reshape_raw(y2d, moved_shape)
-        return _permuted(y, inverse_permutation(perm)) if perm != sorted(perm) else y
-
-
-class Softmax(Function):
-    def forward(self, a, axis):
-        require_float(a, op="softmax")
-        self.axes = (axis,) if a.ndim else ()
-        a2, moved_shape, perm = _RowsOnLastAxis.to_rows(a, axis)
-        y = _RowsOnLastAxis.from_rows(raw.rows_op("softmax", a2), moved_shape, perm)
+        y = reshape_raw(raw.rows_op(self.op, reshape_raw(moved, (rows, n))), moved.shape)
+        if perm != sorted(perm):
+            y = _permuted(y, inverse_permutation(perm))
         self.save(y)
         return y
 
     def backward(self, g):
         (y,) = self.saved
+        return (self.grad(g, y),)
+
+
+class Softmax(_RowsOnLastAxis):
+    op = "softmax"
+
+    def grad(self, g, y):
         gy = g * y
-        return (gy - y * Sum.apply(gy, axes=self.axes, keepdim=True),)
+        return gy - y * Sum.apply(gy, axes=self.axes, keepdim=True)
 
 
-class LogSoftmax(Function):
-    def forward(self, a, axis):
-        require_float(a, op="log_softmax")
-        self.axes = (axis,) if a.ndim else ()
-        a2, moved_shape, perm = _RowsOnLastAxis.to_rows(a, axis)
-        y = _RowsOnLastAxis.from_rows(raw.rows_op("log_softmax", a2), moved_shape, perm)
-        self.save(y)
-        return y
+class LogSoftmax(_RowsOnLastAxis):
+    op = "log_softmax"
 
-    def backward(self, g):
-        (y,) = self.saved
-        return (g - y.exp() * Sum.apply(g, axes=self.axes, keepdim=True),)
+    def grad(self, g, y):
+        return g - y.exp() * Sum.apply(g, axes=self.axes, keepdim=True)
 
 
 class CrossEntropy(Function):

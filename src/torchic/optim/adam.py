@@ -45,12 +45,7 @@ class Adam(Optimizer):
                 scalars = {}
                 lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
                 weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    if group["maximize"]:
-                        g = -g
+                for p, g in self._gradients(group):
                     state = self.state.setdefault(p, {})
                     if not state:
                         state["step"] = 0

@@ -91,6 +91,15 @@ class Optimizer:
         """
         return keep(t)
 
+    @staticmethod
+    def _gradients(group):
+        """(parameter, gradient to descend) of each parameter of the group that has a
+        .grad; with maximize=True the gradient is negated (PyTorch's maximize)."""
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                yield p, (-g if group.get("maximize") else g)
+
     def _closure_loss(self, closure):
         if closure is None:
             return None

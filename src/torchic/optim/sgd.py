@@ -34,12 +34,7 @@ class SGD(Optimizer):
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    if group["maximize"]:
-                        g = -g
+                for p, g in self._gradients(group):
                     if weight_decay:
                         g = g + p * weight_decay
                     if momentum:
