@@ -317,4 +317,4 @@ def _splitsum_src():
     L = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}", "var acc = PS[i];",
          f"for (var s = 1u; s < {S}; s = s + 1u) {{ acc = acc + PS[s * {n} + i]; }}",
          f"O[{ob} + i] = acc;"]
-    return wgsl.header(bind) + wgsl.entry() + "  " + "\n  ".join(L) + "\n}\n", 2
+    return wgsl.linear_program(bind, L)

@@ -30,7 +30,7 @@ def _gather_src():
          f"let k = IX[{ib} + r * {isr}];",
          f"if (k < 0 || u32(k) >= {V}) {{ report_error({tag}, k); O[{ob} + i] = 0.0; return; }}",
          f"O[{ob} + i] = TB[{tb} + u32(k) * {tsv} + d * {tsd}];"]
-    return wgsl.header(bind) + wgsl.entry() + "  " + "\n  ".join(L) + "\n}\n", 3
+    return wgsl.linear_program(bind, L)
 
 
 def gather(gpu, out, ins, *, buffers):
@@ -56,7 +56,7 @@ def _check_src():
     L = [wgsl.linear_id(), f"if (i >= {R}) {{ return; }}",
          f"let k = IX[{ib} + i * {isr}];",
          f"if (k < 0 || u32(k) >= {V}) {{ report_error({tag}, k); }}"]
-    return wgsl.header(bind) + wgsl.entry() + "  " + "\n  ".join(L) + "\n}\n", 1
+    return wgsl.linear_program(bind, L)
 
 
 def _check_only(gpu, idx, V, tag, buffers):
@@ -109,7 +109,7 @@ def _sum_partials_src():
     L = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}", f"var acc = O[{ob} + i];",
          f"for (var s = 0u; s < {nsl}; s = s + 1u) {{ acc = acc + PS[s * {n} + i]; }}",
          f"O[{ob} + i] = acc;"]
-    return wgsl.header(bind) + wgsl.entry() + "  " + "\n  ".join(L) + "\n}\n", 2
+    return wgsl.linear_program(bind, L)
 
 
 def scatter_add(gpu, out, ins, *, buffers):

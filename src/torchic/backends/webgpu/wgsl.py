@@ -94,3 +94,9 @@ def grid(groups, max_dim=65535):
     gy = -(-groups // max_dim)
     gx = -(-groups // gy)
     return (gx, gy, 1)
+
+
+def linear_program(bindings, lines):
+    """A one-invocation-per-element shader: the header of `bindings`, the entry point and
+    its body `lines` (statements); with its binding count, as program builders return."""
+    return header(bindings) + entry() + "  " + "\n  ".join(lines) + "\n}\n", len(bindings)
