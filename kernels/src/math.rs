@@ -1,5 +1,5 @@
-//! Vectorized exp, log, tanh, sigmoid: written once over `Simd`, so every ISA
-//! (and the scalar path) evaluates the same polynomials.
+//! Vectorized exp, log, tanh, sigmoid, sin, cos: written once over `Simd`, so
+//! every ISA (and the scalar path) evaluates the same polynomials.
 //!
 //! exp: Cody-Waite range reduction x = n ln2 + r (ln2 split in two so n*C1 is
 //! exact without FMA), a degree-6 minimax polynomial on |r| <= ln2/2 (Cephes
@@ -9,6 +9,8 @@
 //! log: frexp to m in [sqrt(1/2), sqrt(2)), degree-9 polynomial in m-1 (Cephes
 //! `logf`), subnormal inputs rescaled by 2^23 first. tanh: odd polynomial for
 //! |x| < 0.625, 1 - 2/(exp(2|x|)+1) above. sigmoid: 1/(1+exp(-x)).
+//! sin / cos: Cody-Waite reduction by pi/2 in exact steps plus TwoSums (see
+//! `trig_reduced`), <= 2 ULP for |x| <= 1e5, libm per lane beyond.
 //! Special values: exp(-inf) = 0, exp(+inf) = inf, overflow -> inf, underflow
 //! -> subnormal / 0; log(0) = -inf, log(x<0) = NaN, log(inf) = inf; NaN -> NaN.
 
@@ -113,6 +115,129 @@ pub unsafe fn sigmoid<S: Simd>(x: S::F) -> S::F {
     S::div(one, S::add(one, exp::<S>(S::neg(x))))
 }
 
+/// |x| up to which sin / cos reduce in vector arithmetic (then q = round(x 2/pi)
+/// < 2^16, so q times each 8-bit piece of pi/2 is exact). Finite lanes beyond
+/// are computed by libm's sinf / cosf, lane by lane.
+pub const TRIG_VECTOR_MAX: f32 = 1e5;
+
+/// pi/2 as a sum of 8-bit pieces (rounded to nearest in turn), about 87 bits in all.
+const PIO2_PIECES: [f32; 9] = [
+    1.570_312_5,
+    4.844_665_527_343_75e-4,
+    -6.407_499_313_354_492e-7,
+    9.895_302_355_289_46e-10,
+    2.557_953_848_736_360_7e-12,
+    5.384_581_669_432_009e-15,
+    5.719_166_459_861_036e-18,
+    2.024_938_139_529_811_7e-21,
+    -2.675_412_293_726_199e-24,
+];
+
+/// a + b = s + e exactly (Knuth's TwoSum: no FMA, no ordering of |a|, |b| needed)
+#[inline(always)]
+unsafe fn two_sum<S: Simd>(a: S::F, b: S::F) -> (S::F, S::F) {
+    let s = S::add(a, b);
+    let bb = S::sub(s, a);
+    let e = S::add(S::sub(a, S::sub(s, bb)), S::sub(b, bb));
+    (s, e)
+}
+
+/// sin or cos (COS) of x, |x| <= TRIG_VECTOR_MAX; other lanes are fixed by `trig`.
+///
+/// x = q pi/2 + r with q = round(x 2/pi) and r = hi + lo: q times each piece of
+/// pi/2 is exact (q < 2^16, pieces of 8 bits), the first two subtractions are
+/// exact too (the result fits in 24 bits), the rest are TwoSums whose errors
+/// collect in lo. So r is accurate to an ulp of itself even for the floats
+/// closest to a multiple of pi/2 (where x - q pi/2 loses ~30 bits). Then
+/// sin(r) = r + r^3 P(r^2) and cos(r) = 1 - r^2/2 + r^4 Q(r^2) (least-squares
+/// fits on |r| <= 0.8, degree 9 and 10: pi/4 plus the rounding of x 2/pi), with
+/// lo added as lo cos(r) / -lo sin(r); the quadrant q mod 4 picks +-sin / +-cos.
+#[inline(always)]
+unsafe fn trig_reduced<S: Simd, const COS: bool>(x: S::F) -> S::F {
+    let q = S::round(S::mul(x, S::splat(std::f32::consts::FRAC_2_PI)));
+    let p = PIO2_PIECES;
+    let mut hi = S::sub(
+        S::sub(x, S::mul(q, S::splat(p[0]))),
+        S::mul(q, S::splat(p[1])),
+    );
+    let mut lo = S::zero();
+    for &piece in &p[2..] {
+        let (s, e) = two_sum::<S>(hi, S::neg(S::mul(q, S::splat(piece))));
+        hi = s;
+        lo = S::add(lo, e);
+    }
+    let r = S::add(hi, lo);
+    let lo = S::sub(lo, S::sub(r, hi));
+    let z = S::mul(r, r);
+    let mut ps = S::splat(2.717_053_1e-6);
+    ps = S::fma(ps, z, S::splat(-1.983_920_7e-4));
+    ps = S::fma(ps, z, S::splat(8.333_329e-3));
+    ps = S::fma(ps, z, S::splat(-1.666_666_7e-1));
+    let sin_r = S::fma(S::mul(r, z), ps, r);
+    let mut pc = S::splat(-2.719_264_7e-7);
+    pc = S::fma(pc, z, S::splat(2.479_929_8e-5));
+    pc = S::fma(pc, z, S::splat(-1.388_888_3e-3));
+    pc = S::fma(pc, z, S::splat(4.166_666_8e-2));
+    pc = S::fma(pc, z, S::splat(-0.5));
+    let cos_r = S::fma(pc, z, S::splat(1.0));
+    let sin_r = S::fma(lo, cos_r, sin_r);
+    let cos_r = S::sub(cos_r, S::mul(lo, sin_r));
+    // quadrant m = q mod 4 (cos x = sin(x + pi/2): q + 1), in float arithmetic:
+    // (q - 1.5) / 4 is never a tie, so it rounds to floor(q / 4)
+    let qm = if COS { S::add(q, S::splat(1.0)) } else { q };
+    let four = S::splat(4.0);
+    let m = S::sub(
+        qm,
+        S::mul(
+            four,
+            S::round(S::mul(S::sub(qm, S::splat(1.5)), S::splat(0.25))),
+        ),
+    );
+    let odd = S::mor(S::eq(m, S::splat(1.0)), S::eq(m, S::splat(3.0)));
+    let y = S::select(odd, cos_r, sin_r);
+    S::select(S::lt(S::splat(1.5), m), S::neg(y), y)
+}
+
+/// The special lanes around `trig_reduced`: NaN for inf / NaN, sin(-0) = -0,
+/// libm (lane by lane) for finite |x| > TRIG_VECTOR_MAX.
+#[inline(always)]
+unsafe fn trig<S: Simd, const COS: bool>(x: S::F) -> S::F {
+    let a = S::abs(x);
+    let mut y = trig_reduced::<S, COS>(x);
+    let finite = S::lt(a, S::splat(f32::INFINITY));
+    let big = S::mand(S::lt(S::splat(TRIG_VECTOR_MAX), a), finite);
+    if S::any(big) {
+        let (mut xs, mut ys) = ([0f32; 16], [0f32; 16]);
+        S::store(xs.as_mut_ptr(), x);
+        S::store(ys.as_mut_ptr(), y);
+        for i in 0..S::W {
+            if xs[i].abs() > TRIG_VECTOR_MAX && xs[i].is_finite() {
+                ys[i] = if COS { xs[i].cos() } else { xs[i].sin() };
+            }
+        }
+        y = S::load(ys.as_ptr());
+    }
+    if !COS {
+        y = S::select(S::eq(x, S::zero()), x, y);
+    }
+    S::select(finite, y, S::sub(x, x))
+}
+
+/// sin(x): within 2 ULP of the float64 result for |x| <= TRIG_VECTOR_MAX (the
+/// cargo test sweeps dense grids and every float nearest a multiple of pi/2);
+/// beyond, libm's sinf per lane; sin(+-inf) = sin(NaN) = NaN, sin(-0) = -0.
+/// Not an op yet: ops.rs gets its row (`ew_op!(Sin, ...)`) when ops.py does.
+#[inline(always)]
+pub unsafe fn sin<S: Simd>(x: S::F) -> S::F {
+    trig::<S, false>(x)
+}
+
+/// cos(x): as `sin` (cos(+-inf) = cos(NaN) = NaN, cos(-0) = 1).
+#[inline(always)]
+pub unsafe fn cos<S: Simd>(x: S::F) -> S::F {
+    trig::<S, true>(x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +257,8 @@ mod tests {
                         1 => log::<S>(x),
                         2 => tanh::<S>(x),
                         3 => sigmoid::<S>(x),
+                        5 => sin::<S>(x),
+                        6 => cos::<S>(x),
                         _ => exp_nonpositive::<S>(x),
                     };
                     S::store(self.1.as_mut_ptr().add(i), y);
@@ -264,6 +391,100 @@ mod tests {
                             isa
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// sin / cos test points: dense near 0, uniform up to TRIG_VECTOR_MAX, the
+    /// floats nearest k pi/2 (and their neighbours: the hardest reductions),
+    /// beyond the vector range, and the special values; a multiple of 16 long.
+    fn trig_points() -> Vec<f32> {
+        let mut v = Vec::new();
+        let mut x = -10.0f32;
+        while x < 10.0 {
+            v.push(x);
+            x += 7.31e-4;
+        }
+        let mut s = 987654321u64;
+        for _ in 0..200_000 {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (s >> 40) as f32 / (1u64 << 24) as f32;
+            v.push((2.0 * u - 1.0) * TRIG_VECTOR_MAX);
+        }
+        let kmax = (TRIG_VECTOR_MAX as f64 / std::f64::consts::FRAC_PI_2) as i64;
+        for k in -kmax..=kmax {
+            let c = (k as f64 * std::f64::consts::FRAC_PI_2) as f32;
+            let b = c.to_bits();
+            for d in [b.wrapping_sub(1), b, b.wrapping_add(1)] {
+                let y = f32::from_bits(d);
+                if y.abs() <= TRIG_VECTOR_MAX {
+                    v.push(y);
+                }
+            }
+        }
+        for e in -40..=38 {
+            for m in [1.0f32, 1.7, 3.3, 7.9] {
+                v.push(m * 10f32.powi(e));
+                v.push(-m * 10f32.powi(e));
+            }
+        }
+        v.extend_from_slice(&[
+            0.0,
+            -0.0,
+            1e-45,
+            -1e-45,
+            f32::MIN_POSITIVE,
+            TRIG_VECTOR_MAX,
+            -TRIG_VECTOR_MAX,
+            f32::from_bits(TRIG_VECTOR_MAX.to_bits() + 1),
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ]);
+        while v.len() % 16 != 0 {
+            v.push(0.5);
+        }
+        v
+    }
+
+    #[test]
+    fn sin_cos_within_2_ulp_every_isa() {
+        let xs = trig_points();
+        for isa in Isa::all_supported() {
+            for (k, name, f) in [
+                (5u8, "sin", f64::sin as fn(f64) -> f64),
+                (6u8, "cos", f64::cos as fn(f64) -> f64),
+            ] {
+                let mut out = vec![0f32; xs.len()];
+                dispatch_on(isa, Map(&xs, &mut out, k));
+                let (mut worst_in, mut worst_out) = (0f64, 0f64);
+                for (x, y) in xs.iter().zip(&out) {
+                    let u = ulps(*y, f(*x as f64));
+                    assert!(u <= 2.0, "{isa:?} {name}({x:e}) = {y:e}, {u} ulp");
+                    if x.abs() <= TRIG_VECTOR_MAX {
+                        worst_in = worst_in.max(u);
+                    } else if x.is_finite() {
+                        worst_out = worst_out.max(u);
+                    }
+                }
+                println!("{isa:?} {name}: max {worst_in:.3} ulp for |x| <= {TRIG_VECTOR_MAX:e}, {worst_out:.3} beyond (libm)");
+                // special values
+                let i = |v: f32| xs.iter().position(|x| x.to_bits() == v.to_bits()).unwrap();
+                for v in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+                    assert!(out[i(v)].is_nan(), "{isa:?} {name}({v}) = {}", out[i(v)]);
+                }
+                let (z, nz) = (out[i(0.0)], out[i(-0.0)]);
+                if k == 5 {
+                    assert!(z == 0.0 && z.is_sign_positive(), "{isa:?} sin(0) = {z}");
+                    assert!(nz == 0.0 && nz.is_sign_negative(), "{isa:?} sin(-0) = {nz}");
+                    assert_eq!(out[i(1e-45)], 1e-45, "{isa:?} sin(1e-45)");
+                } else {
+                    assert!(z == 1.0 && nz == 1.0, "{isa:?} cos(+-0) = {z}, {nz}");
                 }
             }
         }

@@ -104,6 +104,8 @@ pub static OPS: &[OpDef] = &[
     row("log", C::Unary, |p, op| unary(p, op, ew::Log)),
     row("relu", C::Unary, |p, op| unary(p, op, ew::Relu)),
     row("tanh", C::Unary, |p, op| unary(p, op, ew::Tanh)),
+    row("sin", C::Unary, |p, op| unary(p, op, ew::Sin)),
+    row("cos", C::Unary, |p, op| unary(p, op, ew::Cos)),
     row("sigmoid", C::Unary, |p, op| unary(p, op, ew::Sigmoid)),
     row("sqrt", C::Unary, |p, op| unary(p, op, ew::Sqrt)),
     row("abs", C::Unary, |p, op| unary(p, op, ew::Abs)),

@@ -80,7 +80,7 @@ def _reduce(name):
 # depends on it: the simd library's op codes are looked up by name at load).
 OPS = (
     _unary("neg"), _unary("exp"), _unary("log"), _unary("relu"), _unary("tanh"),
-    _unary("sigmoid"), _unary("sqrt"), _unary("abs"),
+    _unary("sigmoid"), _unary("sqrt"), _unary("abs"), _unary("sin"), _unary("cos"),
     _binary("add"), _binary("sub"), _binary("mul"), _binary("div"), _binary("pow"),
     _binary("maximum"), _binary("minimum"),
     _compare("eq"), _compare("ne"), _compare("lt"), _compare("le"), _compare("gt"),

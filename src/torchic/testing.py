@@ -310,6 +310,8 @@ unary("sigmoid", torchic.sigmoid, _sigmoid, dfdx=lambda x: _sigmoid(x) * (1 - _s
       accuracy=("abs", 1e-6, -30.0, 30.0))
 unary("sqrt", torchic.sqrt, np.sqrt, "pos", dfdx=lambda x: 1 / (2 * np.sqrt(x)))
 unary("abs", torchic.abs, np.abs, kinks=True)
+unary("sin", torchic.sin, np.sin, dfdx=np.cos, accuracy=("ulp", 2, -1e5, 1e5))
+unary("cos", torchic.cos, np.cos, dfdx=lambda x: -np.sin(x), accuracy=("ulp", 2, -1e5, 1e5))
 unary("log10", torchic.log10, np.log10, "pos", ops=("log", "mul"))
 unary("log2", lambda a: a.log2(), np.log2, "pos", ops=("log", "mul"))
 unary("square", lambda a: a * a, lambda a: a * a, ops=("mul",), dfdx=lambda x: 2 * x)

@@ -73,6 +73,16 @@ class Abs(Unary):
     def grad(self, g, a): return g * ((a > 0) - (a < 0))
 
 
+class Sin(Unary):
+    op, saves = "sin", "input"
+    def grad(self, g, a): return g * a.cos()
+
+
+class Cos(Unary):
+    op, saves = "cos", "input"
+    def grad(self, g, a): return -(g * a.sin())
+
+
 class Binary(Function):
     op = None
     saves = True          # keep (a, b) for the derivatives

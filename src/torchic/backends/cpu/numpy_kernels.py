@@ -157,7 +157,7 @@ def scatter_add_rows(out, ins, params):
 KERNELS = {
     "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
     "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
-    "sqrt": _unary(np.sqrt), "abs": _unary(np.abs),
+    "sqrt": _unary(np.sqrt), "abs": _unary(np.abs), "sin": _unary(np.sin), "cos": _unary(np.cos),
     "add": _binary(np.add), "sub": _binary(np.subtract), "mul": _binary(np.multiply),
     "div": _binary(np.divide), "pow": _binary(np.power),
     "maximum": _binary(np.maximum), "minimum": _binary(np.minimum),

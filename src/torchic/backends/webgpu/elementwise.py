@@ -29,6 +29,8 @@ UNARY = {
     "sigmoid": "T(1.0) / (T(1.0) + exp(-a))",
     "sqrt": "sqrt(a)",
     "abs": "abs(a)",
+    "sin": "tsin(a, 0u)",
+    "cos": "tsin(a, 1u)",
 }
 
 BINARY = {
@@ -52,7 +54,72 @@ COMPARE_F32["ne"] = "(a != b) | isn(a) | isn(b)"
 WHERE = "select(c, b, (a != T(0.0)) | isn(a))"
 
 # ops whose snippet only works on scalars
-SCALAR_ONLY = {"tpow"}
+SCALAR_ONLY = {"tpow", "tsin"}
+
+# sin / cos without the driver's own range reduction (GPUs' fast sin is accurate only near
+# [-pi, pi]; lavapipe's gives -1 for sin(1e30)): x = k * pi/2 + r with |r| <= pi/4, where
+# the driver's sin and cos are accurate, and the quadrant k mod 4 picks sin / cos / signs.
+# |x| <= 1e5: Cody-Waite, pi/2 in 8-bit pieces so every k * piece is exact. Beyond:
+# Payne-Hanek, the 24-bit mantissa times the 96 bits of 2/pi around the binary point
+# (2/pi's bits in TWO_OVER_PI, 32 per word), in 16-bit halves (WGSL has no u64).
+TSIN = """
+const TWO_OVER_PI = array<u32, 10>(0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+  0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u);
+fn bits_of_two_over_pi(pos: i32) -> u32 {    // its bits pos+1 .. pos+32 (bit 1 = 1/2)
+  if (pos <= -32) { return 0u; }
+  if (pos < 0) { return TWO_OVER_PI[0] >> u32(-pos); }
+  let w = u32(pos) / 32u;
+  let sh = u32(pos) % 32u;
+  if (sh == 0u) { return TWO_OVER_PI[w]; }
+  return (TWO_OVER_PI[w] << sh) | (TWO_OVER_PI[w + 1u] >> (32u - sh));
+}
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {   // a * b as (high, low) words
+  let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
+  let mid = al * bh + ah * bl;
+  let mid_carry = select(0u, 0x10000u, mid < al * bh);
+  let lo = al * bl + (mid << 16u);
+  let lo_carry = select(0u, 1u, lo < al * bl);
+  return vec2<u32>(ah * bh + (mid >> 16u) + mid_carry + lo_carry, lo);
+}
+fn tsin(x: f32, shift: u32) -> f32 {          // sin(x), or cos(x) = sin(x + pi/2) when shift = 1
+  let ax = abs(x);
+  if (!(ax <= 3.4e38)) { return f32_nan(); }   // nan, +-inf (tested on the bits: see isnan1)
+  var q: u32;
+  var r: f32;
+  if (ax <= 1e5) {
+    let k = round(ax * 0.63661975);
+    r = select(((ax - k * 1.5703125) - k * 4.825592e-4) - k * 1.2665987e-6 - k * 9.920936e-10,
+               ax, k == 0.0);
+    q = u32(k);
+  } else {
+    let bits = bitcast<u32>(ax);
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    let s = i32(bits >> 23u) - 152;           // ax = m * 2^(s + 2); bits before s+1 give multiples of 4
+    let p2 = mul_wide(m, bits_of_two_over_pi(s));
+    let p1 = mul_wide(m, bits_of_two_over_pi(s + 32));
+    let p0 = mul_wide(m, bits_of_two_over_pi(s + 64));
+    let l1 = p0.x + p1.y;
+    let c1 = select(0u, 1u, l1 < p0.x);
+    let l2 = p1.x + p2.y + c1;                 // bits 64..95: the quadrant is its top 2 bits
+    q = l2 >> 30u;
+    var fh = (l2 << 2u) | (l1 >> 30u);        // the fraction of a turn's quarter, 64 bits
+    var fl = (l1 << 2u) | (p0.y >> 30u);
+    var sign = 1.0;
+    if ((fh >> 31u) == 1u) {                  // past a half: the next quadrant, r negative
+      q = q + 1u;
+      fh = ~fh; fl = ~fl + 1u;
+      fh = fh + select(0u, 1u, fl == 0u);
+      sign = -1.0;
+    }
+    r = sign * (f32(fh) * 2.3283064e-10 + f32(fl) * 5.421011e-20) * 1.5707964;
+  }
+  let quadrant = (q + shift) & 3u;            // cos(|x|) = sin(|x| + pi/2); cos is even
+  var y = select(sin(r), cos(r), (quadrant & 1u) == 1u);
+  if (quadrant >= 2u) { y = -y; }
+  let negative = (bitcast<u32>(x) >> 31u) == 1u;   // (-0.0 too: sin(-0) = -0)
+  return select(y, -y, negative && shift == 0u);
+}
+"""
 
 TPOW = """
 fn tpow(a: f32, b: f32) -> f32 {
@@ -120,6 +187,8 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     src = wgsl.header(bind) + wgsl.FLOAT_FNS
     if "tpow" in expr:
         src += TPOW
+    if "tsin" in expr:
+        src += TSIN
     if "f32_to_i32" in expr:
         src += F32_TO_I32
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
@@ -214,7 +283,7 @@ def _scheme(expr, dtypes, shape, strides, bases, vec_ok):
         n *= s
     contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
     if (contiguous and vec_ok and n % 4 == 0 and all(d == "f32" for d in dtypes)
-            and all(b % 4 == 0 for b in bases) and "tpow" not in expr):
+            and all(b % 4 == 0 for b in bases) and not any(f in expr for f in SCALAR_ONLY)):
         return "v4", [n // 4] + [b // 4 for b in bases], n // 4
     if contiguous:
         return "c", [n] + list(bases), n
