@@ -114,7 +114,9 @@ fn tsin(x: f32, shift: u32) -> f32 {          // sin(x), or cos(x) = sin(x + pi/
     r = sign * (f32(fh) * 2.3283064e-10 + f32(fl) * 5.421011e-20) * 1.5707964;
   }
   let quadrant = (q + shift) & 3u;            // cos(|x|) = sin(|x| + pi/2); cos is even
-  var y = select(sin(r), cos(r), (quadrant & 1u) == 1u);
+  // sin(r) rounds to r below 2^-12 (some GPUs' fast sin flushes tiny r to 0)
+  let sin_r = select(sin(r), r, abs(r) < 2.4414062e-4);
+  var y = select(sin_r, cos(r), (quadrant & 1u) == 1u);
   if (quadrant >= 2u) { y = -y; }
   let negative = (bitcast<u32>(x) >> 31u) == 1u;   // (-0.0 too: sin(-0) = -0)
   return select(y, -y, negative && shift == 0u);
