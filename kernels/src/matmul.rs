@@ -6,24 +6,22 @@
 //! C held entirely in registers, one FMA per (row, vector) per k. Around it,
 //! three cache levels: the A micro-panel stays in L1 while the innermost loop
 //! streams B micro-panels from a packed KC x NCB block of B that stays in L2;
-//! the packed MCA x KC panel of A stays in L3. (In BLIS's column-major terms
-//! our B block is its "MC x KC block of A": MC = NCB = 144 on Zen 3.) Packing
+//! the packed MCA x KC panel of A stays in L3. Packing
 //! is where strides go away: a transposed or strided operand is read through
 //! its strides while it is packed, so there is never a separate copy.
 //!
 //! Microkernel: MR x 2W accumulators (W = lanes): AVX2 6 x 16 (12 of the 16
 //! ymm registers), AVX-512 8 x 32 (16 of 32 zmm), NEON 8 x 8, scalar 4 x 2.
-//! Blocking (KC, NCB, MCA): AVX2 (256, 144, 4080) = BLIS's Zen 3 values;
-//! AVX-512 (384, 480, 3072) from a sweep on the CI machine (Sapphire Rapids,
-//! 48 KiB L1, 2 MiB L2): MR 8 vs 12, KC 256/384, NCB 256/480/768.
+//! Blocking (KC, NCB, MCA) per ISA: see `blocking`; where each value comes from
+//! (BLIS's Zen 3 values, a Sapphire Rapids sweep) is in docs/perf/simd_matmul.md.
 //! Edge tiles (M % MR, N % NR) run the same kernel on zero-padded panels into
 //! a scratch tile and copy back only the valid part.
 //!
 //! Narrow products (n <= 256) with a row-major A skip packing A: the
 //! microkernel broadcasts from MR rows of A in place (packing A costs O(m k)
-//! against O(m n k) of work, a tenth of the time at 128^3). When m is small
-//! too (<= 256), B's row-major rows are read in place as well: few A panels
-//! would reuse a packed B block (128^3: 145 -> 156 GFLOPS).
+//! against O(m n k) of work). When m is small too (<= 256), B's row-major rows
+//! are read in place as well: few A panels would reuse a packed B block. (The
+//! measurements behind both limits: docs/perf/simd_matmul.md.)
 //! Small path: below ~32^3 multiply-adds packing costs more than it saves;
 //! such products run a direct loop (SIMD over N when B's rows are contiguous).
 //! Threads: the batch, or else the larger of M and N (M when equal; in whole micro-tiles),
@@ -41,8 +39,8 @@ use crate::view::Arr;
 #[inline(always)]
 fn blocking<S: Simd>() -> (usize, usize, usize) {
     match S::W {
-        16 => (384, 480, 3072), // Sapphire Rapids, 48 KiB L1, 2 MiB L2 (measured sweep)
-        8 => (256, 144, 4080),  // Zen 3 (BLIS): KC 256, MC 144, NC 4080
+        16 => (384, 480, 3072), // a sweep (docs/perf/simd_matmul.md)
+        8 => (256, 144, 4080),  // BLIS's Zen 3 values
         4 => (256, 128, 4096),
         _ => (256, 64, 1024),
     }
@@ -216,12 +214,8 @@ unsafe fn micro<S: Simd, const MR: usize, const PACKED: bool>(
 
 /// widest product whose A is read in place rather than packed (see gemm_blocked)
 const DIRECT_A_MAX_N: usize = 256;
-/// tallest product whose B is read in place too (see gemm_blocked). Measured on
-/// Sapphire Rapids with the operands where torchic's heap puts them (contiguous
-/// blocks): 128^3 125 -> 134 GFLOPS, 128x256x256 129 -> 137, 256^3 137 -> 139;
-/// for m = 256 with k beyond one K slice, or m >= 1024, the packed block wins by
-/// 1-5%. (Rows read in place conflict in L1 more or less depending on where the
-/// operands sit: in mmbench's separate allocations the gain varies from +6% to -10%.)
+/// tallest product whose B is read in place too (see gemm_blocked): up to here
+/// few A panels would reuse a packed B block (measured: docs/perf/simd_matmul.md)
 const DIRECT_B_MAX_M: usize = 256;
 
 /// one product, one thread, blocked: C[m x n] (ldc) = A[m x k] @ B[k x n]
@@ -260,10 +254,9 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK) {
         while pc < k {
             let kc = kcb.min(k - pc);
             // A row-major A in whole MR-row panels is read in place when n is small:
-            // packing A costs O(m k) against O(m n k) of work, so for n <= 256 it is a
-            // tenth of the time (128^3: 127 -> 150 GFLOPS), while for wide products the
-            // MR rows read in place (often 4 KiB apart: one L1 set) lose to the packed
-            // panel (1024^3: 130 -> 110)
+            // packing A costs O(m k) against O(m n k) of work; for wide products the MR
+            // rows read in place (often 4 KiB apart: one L1 set) lose to the packed
+            // panel (docs/perf/simd_matmul.md)
             let direct = a.cs == 1 && a.rs > 0 && mc % MR == 0 && n <= DIRECT_A_MAX_N;
             if !direct {
                 pack::<S>(MR, mc, kc, Mat::new(a.at(ic, pc), a.rs, a.cs), pa);
@@ -430,7 +423,7 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     // few: cut the larger of M and N of each product into whole micro-tiles
     let by_batch = nb >= threads || macs < PAR_MIN_MACS || threads == 1;
     // M when square: the threads then pack disjoint A panels and share the B blocks
-    // (1024^3 on 2 threads: 246-255 -> 262-266 GFLOPS, measured in place)
+    // (measured: docs/perf/simd_matmul.md)
     let split_n = n > m;
     let (len, align) = if split_n { (n, nr) } else { (m, mr) };
     let parts = if by_batch {
