@@ -15,6 +15,11 @@ from ..tensor import Tensor
 
 def matmul(a, b):
     """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    if a.__class__ is Tensor and b.__class__ is Tensor and len(a.shape) >= 2 and \
+            len(b.shape) >= 2:
+        if a.requires_grad or b.requires_grad:
+            return MatMul.apply(a, b)
+        return MatMul.compute(a, b)       # nothing to record: no node (one Python call)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         if isinstance(a, (bool, int, float, np.number)) or \
                 isinstance(b, (bool, int, float, np.number)):
