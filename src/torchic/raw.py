@@ -66,8 +66,9 @@ def broadcast_view(t, shape):
 
 
 def run(op, out, inputs, params=None):
-    """Enqueue op into `out` (its View is usually set already: new_tensor does that)."""
-    runtime().run(op, out._view or view_of(out), inputs, params)
+    """Enqueue op into `out` (its View is usually set already: new_tensor does that), on
+    the runtime out lives on (new_tensor made it on the current one)."""
+    out._storage.runtime.run(op, out._view or view_of(out), inputs, params)
     return out
 
 
@@ -86,7 +87,7 @@ def unary(op, a):
 def binary(op, a, b, out_dtype="f32"):
     if a.shape == b.shape:      # the common case, written out (the hottest path: no run())
         out = new_tensor(a.shape, out_dtype)
-        runtime().run(op, out._view, (view_of(a), view_of(b)), None)
+        out._storage.runtime.run(op, out._view, (view_of(a), view_of(b)), None)
         return out
     shape = broadcast_shapes(a.shape, b.shape)
     out = new_tensor(shape, out_dtype)
@@ -166,15 +167,16 @@ def matmul(a, b):
         batch = vo.as_batch
         if batch is None:
             batch = vo.as_batch = View(vo.block, 0, (1, m, n), (0, n, 1), "f32")
-        runtime().run("matmul", batch, (broadcast_view(a, (1, m, k)),
-                                        broadcast_view(b, (1, k, n))), None)
+        out._storage.runtime.run("matmul", batch, (broadcast_view(a, (1, m, k)),
+                                                   broadcast_view(b, (1, k, n))), None)
         return out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out = new_tensor(batch + (m, n))
     shape3 = (numel(batch), m, n)
     a3, b3 = _as_batch3(a, batch, m, k), _as_batch3(b, batch, k, n)
-    runtime().run("matmul", View(out._view.block, 0, shape3, contiguous_strides(shape3), "f32"),
-                  (view_of(a3), view_of(b3)), None)
+    out._storage.runtime.run("matmul", View(out._view.block, 0, shape3,
+                                            contiguous_strides(shape3), "f32"),
+                             (view_of(a3), view_of(b3)), None)
     return out
 
 
