@@ -60,28 +60,15 @@ def _compare(name, a, b):
     return raw.binary(name, a, b)
 
 
-def eq(a, b):
-    return _compare("eq", a, b)
+def _compare_fn(name):
+    def op(a, b):
+        return _compare(name, a, b)
+    op.__name__ = name
+    return op
 
 
-def ne(a, b):
-    return _compare("ne", a, b)
-
-
-def lt(a, b):
-    return _compare("lt", a, b)
-
-
-def le(a, b):
-    return _compare("le", a, b)
-
-
-def gt(a, b):
-    return _compare("gt", a, b)
-
-
-def ge(a, b):
-    return _compare("ge", a, b)
+eq, ne, lt = _compare_fn("eq"), _compare_fn("ne"), _compare_fn("lt")
+le, gt, ge = _compare_fn("le"), _compare_fn("gt"), _compare_fn("ge")
 
 
 def where(cond, a, b):

@@ -43,19 +43,22 @@ def matmul(a, b):
     return out
 
 
-def reshape(a, *shape):
+def _target_shape(a, shape):
+    """reshape(2, 3) / reshape((2, 3)) / reshape([2, -1]) -> the full shape for a."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    shape = infer_shape(shape, numel(a.shape))
+    return infer_shape(shape, numel(a.shape))
+
+
+def reshape(a, *shape):
+    shape = _target_shape(a, shape)
     if shape == a.shape:
         return a
     return Reshape.apply(a, shape=shape)
 
 
 def view(a, *shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    shape = infer_shape(shape, numel(a.shape))
+    shape = _target_shape(a, shape)
     if shape == a.shape:
         return a
     strides = reshape_strides(a.shape, a._strides, shape)
