@@ -32,9 +32,10 @@ class Storage:
         self.version = 0   # bumped by every in-place write (autograd checks it)
 
     def __del__(self):
-        # A Ctrl-C can land here, or between raw.new_tensor's field assignments: then
-        # the block stays with the dead storage (a leak of one block; CPython reports
-        # the KeyboardInterrupt as "ignored"), but nothing is freed twice or raises.
+        # A Ctrl-C can land here (the block then stays with the dead storage; CPython
+        # reports the KeyboardInterrupt as "ignored"), or inside __init__ before `block`
+        # is set (the new block is never recorded): a leak of one block either way, but
+        # nothing is freed twice or raises.
         try:
             block = self.block
         except AttributeError:     # the storage was never finished
