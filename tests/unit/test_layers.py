@@ -18,6 +18,7 @@ LAYERS = [
     ["allocator"],
     ["dispatcher"],
     ["dtypes"],
+    ["devices"],
     ["tensor"],
     ["scopes"],
     ["raw"],
