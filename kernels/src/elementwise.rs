@@ -331,6 +331,23 @@ pub fn map<O: EwOp<K>, const K: usize, const N: usize>(
     Ok(())
 }
 
+/// Arithmetic on int32 operands (int32 out, wrapping): exact, scalar.
+pub fn binary_i32(f: fn(i32, i32) -> i32, out: &Arr, a: &Arr, b: &Arr) -> KResult {
+    let nest = Nest::<3>::new(out.shape(), [out.strides(), a.strides(), b.strides()]);
+    let (_, s) = nest.inner();
+    let mut runs = nest.runs(0, nest.total);
+    while let Some((off, len)) = runs.next_run() {
+        for i in 0..len as isize {
+            unsafe {
+                let x = *a.i().offset(off[1] + i * s[1]);
+                let y = *b.i().offset(off[2] + i * s[2]);
+                *out.i().offset(off[0] + i * s[0]) = f(x, y);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Comparisons of int32 operands (f32 0/1 out): exact integer compares, scalar.
 pub fn compare_i32(f: fn(i32, i32) -> bool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     let nest = Nest::<3>::new(out.shape(), [out.strides(), a.strides(), b.strides()]);

@@ -20,6 +20,8 @@ pub enum Contract {
     Copy,
     Unary,
     Binary,
+    /// a binary op that also takes int32 operands (all three views one dtype)
+    IntBinary,
     Compare,
     Where,
     Reduce,
@@ -41,7 +43,7 @@ impl Contract {
         match self {
             Fill | Write => 0,
             Copy | Unary | Reduce | Argmax | Rowwise => 1,
-            Binary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
+            Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
             Where | CrossEntropyGrad => 3,
         }
     }
@@ -70,6 +72,16 @@ fn unary<O: ew::EwOp<1>>(pool: &Pool, op: &Op, f: O) -> KResult {
 
 fn binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O) -> KResult {
     ew::map(pool, f, [&op.v[0], &op.v[1], &op.v[2]])
+}
+
+/// f32 operands through the SIMD kernel `f`, i32 ones through `i` (wrapping).
+fn int_binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> i32) -> KResult {
+    let [o, a, b, _] = &op.v;
+    if a.dtype == DType::I32 {
+        ew::binary_i32(i, o, a, b)
+    } else {
+        binary(pool, op, f)
+    }
 }
 
 /// f32 operands through the SIMD kernel `f`, i32 ones through `i`.
@@ -109,13 +121,23 @@ pub static OPS: &[OpDef] = &[
     row("sigmoid", C::Unary, |p, op| unary(p, op, ew::Sigmoid)),
     row("sqrt", C::Unary, |p, op| unary(p, op, ew::Sqrt)),
     row("abs", C::Unary, |p, op| unary(p, op, ew::Abs)),
-    row("add", C::Binary, |p, op| binary(p, op, ew::Add)),
-    row("sub", C::Binary, |p, op| binary(p, op, ew::Sub)),
-    row("mul", C::Binary, |p, op| binary(p, op, ew::Mul)),
+    row("add", C::IntBinary, |p, op| {
+        int_binary(p, op, ew::Add, i32::wrapping_add)
+    }),
+    row("sub", C::IntBinary, |p, op| {
+        int_binary(p, op, ew::Sub, i32::wrapping_sub)
+    }),
+    row("mul", C::IntBinary, |p, op| {
+        int_binary(p, op, ew::Mul, i32::wrapping_mul)
+    }),
     row("div", C::Binary, |p, op| binary(p, op, ew::Div)),
     row("pow", C::Binary, |p, op| binary(p, op, ew::Pow)),
-    row("maximum", C::Binary, |p, op| binary(p, op, ew::Maximum)),
-    row("minimum", C::Binary, |p, op| binary(p, op, ew::Minimum)),
+    row("maximum", C::IntBinary, |p, op| {
+        int_binary(p, op, ew::Maximum, i32::max)
+    }),
+    row("minimum", C::IntBinary, |p, op| {
+        int_binary(p, op, ew::Minimum, i32::min)
+    }),
     row("eq", C::Compare, |p, op| {
         compare(p, op, ew::Eq, |x, y| x == y)
     }),

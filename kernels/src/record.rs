@@ -280,6 +280,15 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
                 same(o, b, "b")?;
             }
         }
+        Contract::IntBinary => {
+            dt(o, F | I, "out")?;
+            for (x, w) in [(a, "a"), (b, "b")] {
+                if x.dtype != o.dtype {
+                    return Err(format!("{w} has dtype {:?}, out {:?}", x.dtype, o.dtype));
+                }
+                same(o, x, w)?;
+            }
+        }
         Contract::Compare => {
             dt(o, F, "out")?;
             if a.dtype != b.dtype {
@@ -295,8 +304,10 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             }
         }
         Contract::Reduce => {
-            dt(o, F, "out")?;
-            dt(a, F, "a")?;
+            dt(o, F | I, "out")?;
+            if a.dtype != o.dtype {
+                return Err(format!("a has dtype {:?}, out {:?}", a.dtype, o.dtype));
+            }
             contig(o)?;
             let naxes = rec[2];
             if naxes < 0 || naxes as usize > a.nd {

@@ -300,7 +300,43 @@ impl Kernel for ColsK<'_> {
     }
 }
 
+/// An int32 reduction (int32 out): exact, scalar; a sum wraps around as NumPy's int32 sum.
+fn reduce_i32(red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResult {
+    let k = a.nd - naxes;
+    let outer = Nest::<2>::new(&a.shape[..k], [&out.st[..k], &a.st[..k]]);
+    let inner = Nest::<1>::new(&a.shape[k..a.nd], [&a.st[k..a.nd]]);
+    let (_, os) = outer.inner();
+    let (_, is) = inner.inner();
+    let mut runs = outer.runs(0, outer.total);
+    while let Some((off, len)) = runs.next_run() {
+        for j in 0..len as isize {
+            let base = off[1] + j * os[1];
+            let mut acc = match red {
+                Red::Sum => 0i32,
+                Red::Max => i32::MIN,
+                Red::Min => i32::MAX,
+            };
+            let mut cells = inner.runs(0, inner.total);
+            while let Some((ioff, ilen)) = cells.next_run() {
+                for q in 0..ilen as isize {
+                    let x = unsafe { *a.i().offset(base + ioff[0] + q * is[0]) };
+                    acc = match red {
+                        Red::Sum => acc.wrapping_add(x),
+                        Red::Max => acc.max(x),
+                        Red::Min => acc.min(x),
+                    };
+                }
+            }
+            unsafe { *out.i().offset(off[0] + j * os[0]) = acc };
+        }
+    }
+    Ok(())
+}
+
 pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResult {
+    if a.dtype == crate::view::DType::I32 {
+        return reduce_i32(red, out, a, naxes);
+    }
     let k = a.nd - naxes;
     let outer = Nest::<2>::new(&a.shape[..k], [&out.st[..k], &a.st[..k]]);
     let inner = Nest::<1>::new(&a.shape[k..a.nd], [&a.st[k..a.nd]]);

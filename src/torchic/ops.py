@@ -61,7 +61,10 @@ def _unary(name):
     return Op(name, "unary", 1, "f32 -> f32", (), ROWS, "a -> out (a.shape)")
 
 
-def _binary(name):
+def _binary(name, ints=False):
+    if ints:    # int32 arithmetic wraps around (two's complement), as NumPy's and Rust's
+        return Op(name, "binary", 2, "f32, f32 -> f32 | i32, i32 -> i32", (), ROWS,
+                  "a, b (same dtype) -> out (out.shape, their dtype); int32 wraps around")
     return Op(name, "binary", 2, "f32, f32 -> f32", (), ROWS, "a, b -> out (out.shape)")
 
 
@@ -71,9 +74,10 @@ def _compare(name):
 
 
 def _reduce(name):
-    return Op(name, "reduce", 1, "f32 -> f32", ("naxes",), ROWS,
-              "the trailing `naxes` dims of a are reduced; out.shape == a.shape[:-naxes] "
-              "(an empty reduction: sum 0, max -inf, min +inf)")
+    return Op(name, "reduce", 1, "f32 -> f32 | i32 -> i32", ("naxes",), ROWS,
+              "the trailing `naxes` dims of a are reduced; out.shape == a.shape[:-naxes], "
+              "a's dtype (an empty reduction: sum 0, max -inf / INT32_MIN, min +inf / "
+              "INT32_MAX; an int32 sum wraps around)")
 
 
 # One row per primitive op. The order is only the order of ALL_OPS (no backend
@@ -81,8 +85,8 @@ def _reduce(name):
 OPS = (
     _unary("neg"), _unary("exp"), _unary("log"), _unary("relu"), _unary("tanh"),
     _unary("sigmoid"), _unary("sqrt"), _unary("abs"), _unary("sin"), _unary("cos"),
-    _binary("add"), _binary("sub"), _binary("mul"), _binary("div"), _binary("pow"),
-    _binary("maximum"), _binary("minimum"),
+    _binary("add", ints=True), _binary("sub", ints=True), _binary("mul", ints=True),
+    _binary("div"), _binary("pow"), _binary("maximum", ints=True), _binary("minimum", ints=True),
     _compare("eq"), _compare("ne"), _compare("lt"), _compare("le"), _compare("gt"),
     _compare("ge"),
     _reduce("sum"), _reduce("max"), _reduce("min"),
@@ -132,6 +136,7 @@ REDUCE = family("reduce")
 ROWWISE = family("rowwise")
 OTHER = tuple(op.name for op in OPS if op.family not in ("unary", "binary", "compare", "reduce"))
 ALL_OPS = tuple(op.name for op in OPS)
+INT_BINARY = tuple(op.name for op in OPS if op.family == "binary" and "i32" in op.dtypes)
 
 for _op in OPS:
     if BY_NAME[_op.name] is not _op or _op.family not in FAMILIES or _op.split not in SPLITS:

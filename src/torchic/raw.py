@@ -132,14 +132,13 @@ def full(shape, value, dtype="f32"):
 
 
 def reduce(op, a, axes):
-    """Reduce `axes` (sorted, distinct) of a; result has the kept dims only."""
-    require_float(a, op)
+    """Reduce `axes` (sorted, distinct) of a; result has the kept dims and a's dtype."""
     kept = [d for d in range(a.ndim) if d not in axes]
     perm = kept + list(axes)
     shape = tuple(a.shape[d] for d in perm)
     strides = tuple(a._strides[d] for d in perm)
     v = view_of(a)
-    out = new_tensor(tuple(a.shape[d] for d in kept))
+    out = new_tensor(tuple(a.shape[d] for d in kept), a._dtype)
     return run(op, out, (View(v.block, v.offset, shape, strides, v.dtype),),
                {"naxes": len(axes)})
 

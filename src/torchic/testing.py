@@ -23,7 +23,7 @@ class ParityFailure(AssertionError):
 def make_input(array64, layout, requires_grad):
     """(tensor used as the op input, tensor whose .grad is compared) holding array64."""
     import torchic
-    a32 = array64.astype(np.float32)
+    a32 = array64 if array64.dtype == np.int32 else array64.astype(np.float32)
     if layout == "contiguous" or (a32.ndim < 2 and layout == "transposed"):
         t = torchic.tensor(a32, requires_grad=requires_grad)
         return t, t
@@ -33,11 +33,11 @@ def make_input(array64, layout, requires_grad):
     elif layout == "strided":
         # every other element along the last axis of a bigger buffer
         if a32.ndim:
-            big = np.zeros(a32.shape[:-1] + (a32.shape[-1] * 2 + 1,), np.float32)
+            big = np.zeros(a32.shape[:-1] + (a32.shape[-1] * 2 + 1,), a32.dtype)
             big[..., 1::2] = a32
             view = torchic.tensor(big, requires_grad=requires_grad)[..., 1::2]
         else:
-            big = np.zeros((3,), np.float32)
+            big = np.zeros((3,), a32.dtype)
             big[1] = a32
             view = torchic.tensor(big, requires_grad=requires_grad)[1]
     else:
@@ -125,6 +125,26 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
     return out if return_output else fields
 
 
+def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
+    """tc_fn on int32 tensors holding `arrays` (int32) against np_fn on the same int32 arrays
+    (NumPy's int32 arithmetic wraps around, as torchic's does): an int result must be int32 and
+    equal; a float one (int / int, int * 0.5) float32 and within float32 rounding."""
+    inputs = [make_input(a, layout, False)[0] for a in arrays]
+    out = tc_fn(*inputs)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        ref = np.asarray(np_fn(*[a.copy() for a in arrays]))
+    got = out.numpy()
+    if ref.dtype.kind in "iu":
+        if out.dtype.name != "int32":
+            raise ParityFailure(f"int op gave {out.dtype}, expected torchic.int32")
+        if got.shape != ref.shape or not np.array_equal(got, ref.astype(np.int32)):
+            raise ParityFailure(f"int result {got.tolist()} != reference {ref.tolist()}")
+        return {"max_err": 0.0}
+    if out.dtype.name != "float32":
+        raise ParityFailure(f"int op promoted to float gave {out.dtype}, expected float32")
+    return {"max_err": compare(got, ref.astype(np.float64), 0, 1e-6, "max")}
+
+
 def np_softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -190,6 +210,8 @@ DOMAINS = {
     "unit": Domain(lambda r, s: r.uniform(-1, 1, s), _ints(-1, 2)),
     "wide": Domain(lambda r, s: r.uniform(-4, 4, s), _ints(-4, 5)),
     "ties": Domain(_ints(-2, 3), _ints(-2, 3)),                    # comparisons: many ties
+    "int32": Domain(_ints(-2 ** 31, 2 ** 31), _ints(-2 ** 31, 2 ** 31)),  # int cases: wraps
+    "count": Domain(_ints(-50, 51), _ints(-50, 51)),
     "mask": Domain(lambda r, s: r.choice([0.0, 1.0, -2.0, 0.5], s),   # where's condition
                    lambda r, s: r.choice([0.0, 1.0], s)),
 }
@@ -252,7 +274,14 @@ class Case:
                 for k, s in enumerate(self.shapes if shapes is None else shapes)]
 
     def check(self, layout="contiguous", shapes=None, seed=0, **kw):
-        """testing.check() of this case: values and (if grad) gradients vs float64."""
+        """testing.check() of this case: values and (if grad) gradients vs float64 (an
+        int32 case: check_ints, exact)."""
+        if self.family == "int":
+            rng = np.random.default_rng(seed)
+            arrays = [np.asarray(DOMAINS[self.domain_of(k)].sample(rng, s)).astype(np.int32)
+                      for k, s in enumerate(self.shapes if shapes is None else shapes)]
+            out = check_ints(self.fn, self.ref, arrays, layout)
+            return out
         arrays = self.draw(np.random.default_rng(seed), shapes)
         return check(self.fn, self.ref, arrays=arrays, layout=layout, seed=seed,
                      **{"grad": self.grad, **self.tol, **kw})
@@ -332,6 +361,36 @@ comparison("lt", lambda a, b: a < b, np.less)
 comparison("le", lambda a, b: a <= b, np.less_equal)
 comparison("gt", lambda a, b: a > b, np.greater)
 comparison("ge", lambda a, b: a >= b, np.greater_equal)
+
+# -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
+def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=("int32", "int32"), **kw):
+    case(name, fn, ref, "int", ops, shapes, domain=domain, grad=False, **kw)
+
+
+integer("add_int", lambda a, b: a + b, np.add, ("add",))
+integer("sub_int", lambda a, b: a - b, np.subtract, ("sub",))
+integer("mul_int", lambda a, b: a * b, np.multiply, ("mul",))
+integer("maximum_int", torchic.maximum, np.maximum, ("maximum",))
+integer("minimum_int", torchic.minimum, np.minimum, ("minimum",))
+integer("add_int_broadcast", lambda a, b: a + b, np.add, ("add",), shapes=((4, 1, 3), (5, 3)))
+integer("add_int_scalar", lambda a: 3 + a * 2 - 1, lambda a: 3 + a * np.int32(2) - np.int32(1),
+        ("add", "mul", "sub"), shapes=((4, 3),))
+integer("neg_int", lambda a: -a, np.negative, ("sub",), shapes=((4, 3),))
+integer("abs_int", torchic.abs, np.abs, ("sub", "maximum"), shapes=((4, 3),))
+integer("int_times_float", lambda a: a * 0.5, lambda a: a * 0.5, ("copy", "mul"),
+        shapes=((4, 3),), domain=("count",))
+integer("int_div_int", lambda a, b: a / b, np.divide, ("copy", "div"), domain=("count", "count"))
+integer("sum_int_all", lambda a: a.sum(), lambda a: a.sum(dtype=np.int32), ("sum",),
+        shapes=((3, 4, 5),), domain=("int32",))
+integer("sum_int_dim1_keepdim", lambda a: a.sum(1, keepdim=True),
+        lambda a: a.sum(1, keepdims=True, dtype=np.int32), ("sum",), shapes=((3, 4, 5),),
+        domain=("int32",))
+integer("sum_int_dims", lambda a: torchic.sum(a, (0, 2)), lambda a: a.sum((0, 2), dtype=np.int32),
+        ("sum",), shapes=((3, 4, 5),), domain=("int32",))
+integer("max_int_all", lambda a: a.max(), lambda a: a.max(), ("max",), shapes=((3, 4, 5),),
+        domain=("int32",))
+integer("min_int_dims", lambda a: a.amin((1, 2)), lambda a: a.min((1, 2)), ("min",),
+        shapes=((3, 4, 5),), domain=("int32",))
 
 case("where", lambda c, a, b: torchic.where(c, a, b), lambda c, a, b: np.where(c != 0, a, b),
      "other", ("where",), [(3, 4), (3, 4), (4,)], domain=("mask",), grad=(1, 2), kernel="where",

@@ -9,20 +9,30 @@ bench measures it).
 import numpy as np
 
 from .. import raw
+from ..ops import INT_BINARY
 from ..functions import (UNARY, Add, Div, Maximum, Minimum, Mul, Pow, Sub, Where, as_operand,
-                         require_float)
+                         constant, require_float)
 from ..tensor import Tensor
+
+
+def _as_float(t):
+    return t if t._dtype == "f32" else raw.cast(t, "f32")
 
 
 def _binary_fn(cls, name):
     apply, primitive = cls.apply, cls.op
+    takes_ints = primitive in INT_BINARY
 
     def op(a, b):
         if a.__class__ is not Tensor or b.__class__ is not Tensor:
             a = as_operand(a, like=b if isinstance(b, Tensor) else None)
             b = as_operand(b, like=a)
         if a._dtype != "f32" or b._dtype != "f32":
-            require_float(a, b, op=name)
+            # PyTorch's promotion: int op int stays int (add, sub, mul, maximum, minimum;
+            # no gradient), int with float is float, and / and ** of ints are float
+            if takes_ints and a._dtype == b._dtype:
+                return raw.binary(primitive, a, b, "i32")
+            a, b = _as_float(a), _as_float(b)
         if a.requires_grad or b.requires_grad:
             return apply(a, b)
         return raw.binary(primitive, a, b)
@@ -88,13 +98,24 @@ def _unary_fn(cls, name):
         if a.__class__ is not Tensor:
             a = as_operand(a)
         if a._dtype != "f32":
-            require_float(a, op=name)
+            int_op = _INT_UNARY.get(name)
+            if int_op is not None:
+                return int_op(a)
+            a = raw.cast(a, "f32")      # exp, log, sqrt ... of ints are float (PyTorch's rule)
         if a.requires_grad:
             return apply(a)
         return raw.unary(primitive, a)
     op.__name__ = name
     return op
 
+
+# the unary ops that keep int32 ints int32 (PyTorch's), built from the int32 binary ops
+_INT_UNARY = {
+    "neg": lambda a: raw.binary("sub", constant(0, "i32"), a, "i32"),
+    "abs": lambda a: raw.binary("maximum", a, raw.binary("sub", constant(0, "i32"), a, "i32"),
+                                "i32"),
+    "relu": lambda a: raw.binary("maximum", a, constant(0, "i32"), "i32"),
+}
 
 # one op function per Unary Function (functions/elementwise.py declares them): torchic.exp,
 # Tensor.exp, ... are these

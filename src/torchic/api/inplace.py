@@ -12,6 +12,7 @@ from .. import raw
 from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
 from ..functions import as_operand, as_strided, require_float
+from ..ops import INT_BINARY
 from ..shape import broadcast_shapes, broadcast_strides, slice_meta
 from ..tensor import Tensor
 from .shaping import is_index_tensor
@@ -37,9 +38,14 @@ def _write_back(t, value):
 
 def inplace_binary(op, t, other):
     _check_inplace(t, other)
-    require_float(t, op=op + "_")
     other = as_operand(other, like=t)
-    require_float(other, op=op + "_")
+    if t._dtype == "i32":
+        if other._dtype != "i32" or op not in INT_BINARY:
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"Int: {op}_ of an int32 tensor needs an int operand and an "
+                               f"integer op (convert the tensor with .float() first)")
+    elif other._dtype == "i32":
+        other = raw.cast(other, "f32")       # float += int: the int is promoted
     shape = broadcast_shapes(t.shape, other.shape)
     if shape != t.shape:
         raise ValueError(f"{op}_: the result shape {list(shape)} of broadcasting "
@@ -50,7 +56,7 @@ def inplace_binary(op, t, other):
         raw.run(op, t, (raw.view_of(t), raw.broadcast_view(other, t.shape)))
         t._storage.version += 1
         return t
-    return _write_back(t, raw.binary(op, t, other))
+    return _write_back(t, raw.binary(op, t, other, t._dtype))
 
 
 def fill_(t, value):

@@ -23,7 +23,6 @@ def _pick_axis(dim, axis, name="dim"):
 
 def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     keepdim = _keep(keepdim, keepdims)
-    require_float(a, op="sum")
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     return Sum.apply(a, axes=axes, keepdim=keepdim)
 
@@ -50,8 +49,9 @@ def var(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None
 
 
 def _max_min(a, dim, keepdim, axis, op):
-    require_float(a, op=op)
     d = _pick_axis(dim, axis)
+    if a._dtype != "f32" and isinstance(d, int):
+        require_float(a, op=f"{op}(dim=...) with indices")
     if d is None:
         if a.numel() == 0:
             raise ValueError(f"{op}() of an empty tensor: the operation has no identity")

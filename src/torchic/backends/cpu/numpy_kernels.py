@@ -81,12 +81,14 @@ def reduce_sum(out, ins, params):
 
 def reduce_max(out, ins, params):
     a = ins[0]
-    np.max(a, axis=_axes(a, params), out=out, initial=-np.inf)
+    np.max(a, axis=_axes(a, params), out=out,
+           initial=-np.inf if a.dtype == np.float32 else _I32_MIN)
 
 
 def reduce_min(out, ins, params):
     a = ins[0]
-    np.min(a, axis=_axes(a, params), out=out, initial=np.inf)
+    np.min(a, axis=_axes(a, params), out=out,
+           initial=np.inf if a.dtype == np.float32 else _I32_MAX)
 
 
 def argmax(out, ins, params):

@@ -66,6 +66,14 @@ def _unary(expr):
     return kernel
 
 
+def _binary(op):
+    exprs = {"f32": elementwise.BINARY[op], "i32": elementwise.BINARY_I32.get(op)}
+
+    def kernel(be, out, ins, params):
+        elementwise.run(be.gpu, "", exprs[out.dtype], out, ins, buffers=be.buffers)
+    return kernel
+
+
 def _compare(op):
     exprs = {"f32": f"select(T(0.0), T(1.0), {elementwise.COMPARE_F32[op]})",
              "i32": f"select(T(0.0), T(1.0), {elementwise.COMPARE[op]})"}
@@ -123,7 +131,7 @@ def _scatter(be, out, ins, params):
 # row in elementwise.py); the ops of family "other" have a function each
 _FAMILY_KERNELS = {
     "unary": lambda op: _unary(elementwise.UNARY[op]),
-    "binary": lambda op: _unary(elementwise.BINARY[op]),
+    "binary": _binary,
     "compare": _compare,
     "reduce": _reduce,
     "rowwise": _rowwise,

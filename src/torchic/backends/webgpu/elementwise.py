@@ -43,6 +43,15 @@ BINARY = {
     "minimum": "select(min(a, b), T(f32_nan()), isn(a) | isn(b))",
 }
 
+# the binary ops that also take int32 operands (ops.INT_BINARY): WGSL's i32 arithmetic wraps
+BINARY_I32 = {
+    "add": "a + b",
+    "sub": "a - b",
+    "mul": "a * b",
+    "maximum": "max(a, b)",
+    "minimum": "min(a, b)",
+}
+
 COMPARE = {
     "eq": "a == b", "ne": "a != b", "lt": "a < b",
     "le": "a <= b", "gt": "a > b", "ge": "a >= b",

@@ -29,6 +29,14 @@ COMBINE = {
     "max": ("-f32_inf()", "nanmax({a}, {b})"),
     "min": ("f32_inf()", "nanmin({a}, {b})"),
 }
+# int32 input (int32 out): exact; a sum wraps around (WGSL's i32 addition), as on the CPUs
+COMBINE_I32 = {
+    "sum": ("0i", "{a} + {b}"),
+    "max": ("(-2147483647i - 1i)", "max({a}, {b})"),
+    "min": ("2147483647i", "min({a}, {b})"),
+}
+EMPTY = {"f32": {"sum": 0.0, "max": float("-inf"), "min": float("inf")},
+         "i32": {"sum": 0, "max": -2 ** 31, "min": 2 ** 31 - 1}}
 
 ARG_BETTER = """
 fn better(v1: f32, i1: u32, v2: f32, i2: u32) -> bool {
@@ -59,14 +67,16 @@ def _index_code(prefix, var, dims, k):
     return lines, k + 2 * dims
 
 
-def _build(mode, layout, od, idims, split, partial=False):
-    """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims.
+def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
+    """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims;
+    dtype: the input's (and, but for argmax, out's) element type.
 
     argmax only: ``split`` (pass 1) writes each chunk's best value to O and its index to OI;
     ``partial`` (pass 2) reads the candidates' indices from AI instead of using positions.
     """
     arg = mode == "argmax"
-    bind = [("O", "i32" if arg else "f32"), ("A", "f32")]
+    bind = [("O", "i32" if arg else dtype), ("A", dtype)]
+    combine = COMBINE_I32 if dtype == "i32" else COMBINE
     if arg and split:
         bind = [("O", "f32"), ("A", "f32"), ("OI", "i32")]
     elif arg and partial:
@@ -82,8 +92,8 @@ def _build(mode, layout, od, idims, split, partial=False):
         init = ["var best = -f32_inf();", "var bi = 0xffffffffu;"]
         step = [f"let ci = {ci};", "if (better(best, bi, x, ci)) { best = x; bi = ci; }"]
     else:
-        ident, comb = COMBINE[mode]
-        init = [f"var acc = {ident};"]
+        ident, comb = combine[mode]
+        init = [f"var acc: {dtype} = {ident};"]
         step = [f"acc = {comb.format(a='acc', b='x')};"]
     lines = []
     if layout == "t":
@@ -101,7 +111,7 @@ def _build(mode, layout, od, idims, split, partial=False):
         if arg:
             src += f"var<workgroup> sv: array<f32, {wg}>;\nvar<workgroup> si: array<u32, {wg}>;\n"
         else:
-            src += f"var<workgroup> sv: array<f32, {wg}>;\n"
+            src += f"var<workgroup> sv: array<{dtype}, {wg}>;\n"
         lines += ["let g = wid.y * nwg.x + wid.x;"]
         if split:
             lines += [f"let S = {par(k + 1)};", "let row = g / S;", "let part = g % S;",
@@ -126,7 +136,7 @@ def _build(mode, layout, od, idims, split, partial=False):
                 lines += [f"if (lid == 0u) {{ O[{obase} + row] = "
                           f"i32(select(si[0], 0u, si[0] == 0xffffffffu)); }}"]
         else:
-            _, comb = COMBINE[mode]
+            _, comb = combine[mode]
             tree = comb.format(a="sv[lid]", b="sv[lid + s]")
             out_at = f"{obase} + row * S + part" if split else f"{obase} + row"
             lines += ["sv[lid] = acc;", "workgroupBarrier();",
@@ -170,7 +180,7 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
     if R == 0:
         return
     if C == 0:
-        fill(out, {"sum": 0.0, "max": float("-inf"), "min": float("inf")}[mode])
+        fill(out, EMPTY[a.dtype][mode])
         return
     if max(len(oshape), len(ishape)) > 6:   # rare: materialize a contiguous copy first
         return _reduce_copy(gpu, mode, out, a, naxes, buffers, fill)
@@ -186,21 +196,22 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
         S = -(-C // chunk)
         arg = mode == "argmax"
         scratch = gpu.scratch_buffer("reduce", R * S * (8 if arg else 4))
-        key = ("reduce", mode, "w", od, idims, True)
-        prog = gpu.program(key, lambda: _build(mode, "w", od, idims, True))
+        key = ("reduce", mode, "w", od, idims, True, a.dtype)
+        prog = gpu.program(key, lambda: _build(mode, "w", od, idims, True, dtype=a.dtype))
         gpu.dispatch(prog, [scratch, abuf] + ([scratch] if arg else []),
                      [R, C, 0, abase] + geom + [chunk, S] + ([R * S] if arg else []),
                      wgsl.grid(R * S, gpu.max_groups))
         # pass 2: R rows of S partials, contiguous (argmax: their indices follow at R * S)
-        key = ("reduce", mode, "w", 1, 1, False, arg)
-        prog = gpu.program(key, lambda: _build(mode, "w", 1, 1, False, partial=arg))
+        key = ("reduce", mode, "w", 1, 1, False, arg, a.dtype)
+        prog = gpu.program(key, lambda: _build(mode, "w", 1, 1, False, partial=arg,
+                                               dtype=a.dtype))
         gpu.dispatch(prog, [obuf, scratch] + ([scratch] if arg else []),
                      [R, S, obase, 0, R, S, S, 1] + ([R * S] if arg else []),
                      wgsl.grid(R, gpu.max_groups))
         return
     layout = "t" if C <= THREAD_ROW_MAX_C else "w"
-    key = ("reduce", mode, layout, od, idims, False)
-    prog = gpu.program(key, lambda: _build(mode, layout, od, idims, False))
+    key = ("reduce", mode, layout, od, idims, False, a.dtype)
+    prog = gpu.program(key, lambda: _build(mode, layout, od, idims, False, dtype=a.dtype))
     groups = -(-R // wgsl.WG) if layout == "t" else R
     gpu.dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom,
                  wgsl.grid(groups, gpu.max_groups))
