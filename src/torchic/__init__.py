@@ -14,7 +14,8 @@ import atexit as _atexit
 
 from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
-from .autograd import enable_grad, is_grad_enabled, no_grad
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled, no_grad)
 from .creation import (Generator, arange, as_tensor, empty, empty_like, from_numpy, full,
                        full_like, linspace, manual_seed, multinomial, ones, ones_like, rand,
                        rand_like, randint, randn, randn_like, randperm, tensor, zeros,
@@ -23,11 +24,13 @@ from .dispatcher import (BackendUnavailableError, KernelError, backend_names, in
 from .allocator import HeapFullError
 from .api import *  # noqa: F401,F403  (the op functions: api.__all__)
 from .dtypes import DType, float32, int32
+from .devices import (device, get_default_dtype, get_num_threads, set_default_dtype,
+                      set_num_threads)
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor, live_tensor_count as _live_tensor_count
 from .checkpoint import load, save
-from . import nn, optim
+from . import cuda, nn, optim, utils
 
 __version__ = "0.1.0"
 

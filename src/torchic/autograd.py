@@ -77,6 +77,54 @@ def enable_grad(fn=None):
     return _DecoratorOrCall(True, fn)
 
 
+_inference_mode = contextvars.ContextVar("torchic_inference_mode", default=False)
+
+
+def is_inference_mode_enabled():
+    return _inference_mode.get()
+
+
+class inference_mode:
+    """PyTorch's inference_mode(mode=True): ``with inference_mode():``, ``@inference_mode()``
+    or ``@inference_mode``. Inside, grad mode is off (as under no_grad) and
+    is_inference_mode_enabled() is True; inference_mode(False) turns both back (grad on).
+    torchic has no separate "inference tensors": tensors made inside are ordinary tensors.
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):     # the bare @inference_mode
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        if not isinstance(mode, bool):
+            raise TypeError(f"inference_mode(mode): mode must be a bool, got "
+                            f"{type(mode).__name__}")
+        self._mode = mode
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append((_inference_mode.set(self._mode),
+                             _grad_enabled.set(not self._mode)))
+
+    def __exit__(self, *exc):
+        inference, grad = self._tokens.pop()
+        _grad_enabled.reset(grad)
+        _inference_mode.reset(inference)
+        return False
+
+    def __call__(self, fn):
+        if not callable(fn):
+            raise TypeError("inference_mode() wraps a callable")
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapped(*a, **k):
+            with inference_mode(mode):
+                return fn(*a, **k)
+        return wrapped
+
+
 class _DecoratorOrCall:
     """``no_grad(fn)``: used as a decorator it wraps; called with no args it runs fn."""
 

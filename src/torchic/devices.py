@@ -10,6 +10,13 @@ Deliberate difference: a torchic device compares equal to its string form
 (device("cpu") == "cpu"), which torch.device does not; hashing follows the string.
 """
 
+import os
+
+import numpy as np
+
+from . import dispatcher
+from .dtypes import float32
+
 # the device types PyTorch's parser knows, in its order (its error message lists them)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
                 "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
@@ -136,3 +143,47 @@ def check_device(dev, context=""):
     if kind != "cpu":
         raise RuntimeError(f"{context}device {name!r} is not available: {_NOT_A_DEVICE}")
     return CPU
+
+
+# -- the process-wide settings a PyTorch script makes at its top -------------------------------
+
+_num_threads = None       # what set_num_threads recorded (None: the runtime's own count)
+
+
+def set_num_threads(n):
+    """PyTorch's torch.set_num_threads: recorded, and reported by get_num_threads.
+
+    A runtime's worker threads are fixed when it starts, so this does not resize the running
+    pool (tensors would not survive a restart); torchic.init(threads=n) is what sets it.
+    """
+    global _num_threads
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"set_num_threads(): argument 'int' must be int, not {_type_name(n)}")
+    if n <= 0:
+        raise RuntimeError("Number of threads must be positive")
+    _num_threads = n
+
+
+def get_num_threads():
+    """What set_num_threads recorded, else the current runtime's worker threads (the
+    number of cores when no runtime has started)."""
+    if _num_threads is not None:
+        return _num_threads
+    rt = dispatcher._runtime
+    if rt is not None and not rt.closed:
+        return rt.backend.threads
+    return os.cpu_count() or 1
+
+
+def get_default_dtype():
+    return float32
+
+
+def set_default_dtype(d):
+    """Only float32 (torchic's one floating dtype) can be the default; anything else is a
+    TypeError, before anything changes."""
+    if d is float32 or (isinstance(d, str) and d in ("float32", "float")) or d is np.float32 \
+            or (isinstance(d, np.dtype) and d == np.float32):
+        return
+    raise TypeError(f"set_default_dtype({d!r}): torchic computes in float32 only (the default "
+                    f"dtype is always torchic.float32)")

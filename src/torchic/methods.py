@@ -10,6 +10,7 @@ less per op); the few that reorder or fix arguments are written out below.
 from . import api, raw
 from .autograd import run_backward
 from .creation import tensor as _tensor_from_data
+from .devices import check_device
 from .functions import Clone
 from .tensor import Tensor
 
@@ -26,6 +27,11 @@ def _inplace(op):
         return api.inplace_binary(op, self, other)
     method.__name__ = f"{op}_"
     return method
+
+
+def _cuda(self, device):
+    """Tensor.cuda(): refused with THE device check's message (torchic has no CUDA device)."""
+    check_device("cuda", "cuda(): ")       # always raises
 
 
 def _slice(self, ranges):
@@ -67,6 +73,14 @@ METHODS = {
     "sum": api.sum, "mean": api.mean, "var": api.var, "std": api.std, "max": api.max,
     "min": api.min, "amax": api.amax, "amin": api.amin, "argmax": api.argmax,
     "argmin": api.argmin, "softmax": api.softmax, "log_softmax": api.log_softmax,
+    "all": api.all, "any": api.any, "isclose": api.isclose, "allclose": api.allclose,
+    "cumsum": api.cumsum, "histc": api.histc,
+    # ordering (sync points: see api/ordering.py), masks, clamps, pieces (api/extra_ops.py)
+    "sort": api.sort, "argsort": api.argsort, "topk": api.topk,
+    "tril": api.tril, "triu": api.triu, "masked_fill": api.masked_fill,
+    "masked_fill_": api.masked_fill_, "clamp": api.clamp, "clip": api.clip,
+    "clamp_": api.clamp_, "clip_": api.clip_, "erf": api.erf,
+    "split": api.split, "chunk": api.chunk, "roll": api.roll,
     # shapes, views, indexing
     "reshape": api.reshape, "view": api.view, "permute": api.permute,
     "transpose": api.transpose, "t": api.transpose,
@@ -77,7 +91,8 @@ METHODS = {
     "__getitem__": api.getitem, "__setitem__": api.setitem, "slice": _slice,
     "set": api.setitem,
     # dtypes and devices
-    "to": api.to, "type_as": api.type_as,
+    "to": api.to, "type_as": api.type_as, "cpu": lambda self: self,
+    "cuda": lambda self, device=None, non_blocking=False: _cuda(self, device),
     "float": lambda self: api.to_dtype(self, "f32"),
     "long": lambda self: api.to_dtype(self, "i32"),
     "int": lambda self: api.to_dtype(self, "i32"),

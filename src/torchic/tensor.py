@@ -17,6 +17,7 @@ import weakref
 import numpy as np
 
 from . import dispatcher
+from .devices import CPU
 from .dtypes import dtype_of
 from .shape import is_contiguous, normalize_axis, numel
 
@@ -137,7 +138,10 @@ class Tensor:
 
     @property
     def device(self):
-        return self._storage.runtime.backend.name
+        # torchic.device("cpu") on every backend, as a CPU-only PyTorch (devices.py says why)
+        return CPU
+
+    is_cuda = False
 
     @property
     def is_disposed(self):

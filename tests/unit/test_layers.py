@@ -18,7 +18,7 @@ LAYERS = [
     ["allocator"],
     ["dispatcher"],
     ["dtypes"],
-    ["devices"],
+    ["devices", "cuda"],
     ["tensor"],
     ["scopes"],
     ["raw"],
@@ -31,6 +31,7 @@ LAYERS = [
     ["api.elementwise", "api.conversion"],
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
+    ["api.extra_ops", "api.ordering"],
     ["api"],
     ["methods"],
 ]

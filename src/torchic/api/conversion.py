@@ -1,53 +1,43 @@
 """PyTorch's .to() overloads: which device and dtype a call names, checked before anything runs.
 
-A torchic runtime has one device, chosen by torchic.init: "cpu" and the tensor's own device
-are accepted and move nothing; any other device, and any unknown dtype, is refused.
+torchic picks where ops run with the backend (torchic.init), so "cpu" is accepted and moves
+nothing; any other device (devices.check_device), and any unknown dtype, is refused.
 """
 
 import numpy as np
 
 from .. import dispatcher
 from .. import raw
+from ..devices import DEVICE_TYPES, check_device as check
 from ..dtypes import dtype_code, is_dtype
 from ..functions import Cast
 from ..tensor import Tensor
 
 
-# devices PyTorch scripts name that a torchic runtime does not have (refused by .to)
-_OTHER_DEVICES = ("cuda", "mps", "xpu", "xla", "hip", "meta", "vulkan", "ipu", "hpu", "mtia",
-                  "privateuseone", "opengl", "opencl", "mkldnn", "ideep", "ve", "fpga", "maia",
-                  "lazy")
-
-
 def check_device(t, device):
-    """.to(device): "cpu" and the tensor's own device (t.device) move nothing; anything else
-    is refused, because a runtime has exactly one device (chosen by torchic.init)."""
-    if device is None:
-        return
-    if not isinstance(device, str):
-        if isinstance(device, int) and not isinstance(device, bool):
-            raise RuntimeError(f"to({device}): a device index names a CUDA device; torchic "
-                               f"runs on one device, chosen by torchic.init (this tensor is "
-                               f"on {t.device!r})")
-        raise TypeError(f"to() expects a device string, a dtype or a tensor, got "
-                        f"{type(device).__name__}")
-    base, _, index = device.partition(":")
-    if device == t.device or (base == "cpu" and (not index or index.isdigit())):
-        return
-    if base in _OTHER_DEVICES or base in dispatcher.backend_names():
-        raise RuntimeError(
-            f"to({device!r}): device {device!r} is not available: a torchic runtime has one "
-            f"device, chosen by torchic.init(backend) (this tensor is on {t.device!r}); use "
-            f".to('cpu') or drop the .to() call")
-    try:
-        np.dtype(device)
-    except TypeError:
-        pass
-    else:
-        dtype_code(device)      # a NumPy dtype torchic does not hold: "unsupported dtype ..."
-    raise RuntimeError(f"to({device!r}): expected a device ('cpu' or {t.device!r}) or a dtype "
-                       f"(torchic.float32, torchic.int32, 'float32', 'long', ...), "
-                       f"got {device!r}")
+    """.to(device): devices.check_device (THE device check: "cpu" is accepted and moves
+    nothing, an accelerator is refused), plus what only .to() meets: a string that is no
+    device type may be a dtype the dtype parser refuses ("complex64") or a torchic backend
+    name (the current one is accepted as an alias of "cpu")."""
+    if isinstance(device, str) and device.partition(":")[0] not in DEVICE_TYPES:
+        backend = dispatcher.current_backend_name()
+        if device == backend:
+            return
+        if device in dispatcher.backend_names():
+            raise RuntimeError(
+                f"to({device!r}): device {device!r} is not available: {device!r} is a torchic "
+                f"backend, not a device: choose it with torchic.init(backend={device!r}) "
+                f"(this tensor is on {backend!r})")
+        try:
+            np.dtype(device)
+        except TypeError:
+            pass
+        else:
+            dtype_code(device)      # a NumPy dtype torchic does not hold: "unsupported dtype ..."
+        raise RuntimeError(f"to({device!r}): expected a device ('cpu' or {backend!r}) or a "
+                           f"dtype (torchic.float32, torchic.int32, 'float32', 'long', ...), "
+                           f"got {device!r}")
+    check(device, f"to({device!r}): ")
 
 
 def parse_to(t, args, kwargs):

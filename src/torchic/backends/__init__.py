@@ -6,6 +6,7 @@ without wgpu) registers what it can and says why at init.
 """
 
 from . import cpu  # noqa: F401
+from . import cudnn, mps  # noqa: F401  (torch.backends.cudnn / .mps shims, no backends)
 try:
     from . import simd  # noqa: F401
 except ImportError:

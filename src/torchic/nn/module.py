@@ -24,6 +24,7 @@ import numpy as np
 
 from ..autograd import no_grad, zero_grads
 from ..api import parse_to as _parse_to
+from ..devices import check_device as _check_device
 from ..creation import tensor as make_tensor
 from ..tensor import Tensor
 from .parameter import Parameter
@@ -259,6 +260,10 @@ class Module:
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None):
+        """Refused, as Tensor.cuda(): torchic picks the GPU with the backend (torchic.init)."""
+        _check_device("cuda", "Module.cuda(): ")      # always raises
 
     def num_parameters(self):
         """Total number of scalar parameters (PyTorch: sum(p.numel() for p in parameters()))."""
