@@ -69,50 +69,132 @@ def _check_only(gpu, idx, V, tag, buffers):
                  wgsl.grid(-(-R // wgsl.WG), gpu.max_groups))
 
 
-def _scatter_src(partial):
-    bind = [("O", "f32"), ("S", "f32"), ("IX", "i32")]
-    V, D, R, ob, sb, ssr, ssd, ib, isr, tag, nsl, rlen = (par(i) for i in range(12))
-    src = wgsl.header(bind) + f"var<workgroup> sidx: array<i32, {SW}>;\n"
-    L = ["let g = wid.y * nwg.x + wid.x;",
-         f"let dcs = ({D} + {SW - 1}u) / {SW}u;",
-         f"let slice = g % {nsl};", f"let rest = g / {nsl};",
-         "let v = rest / dcs;", f"if (v >= {V}) {{ return; }}",
-         f"let d = (rest % dcs) * {SW}u + lid;",
-         f"let r0 = slice * {rlen};", f"let r1 = min({R}, r0 + {rlen});",
-         "let vi = i32(v);", "var acc = 0.0;",
-         f"for (var rb = r0; rb < r1; rb = rb + {SW}u) {{",
-         "  let r = rb + lid;",
-         "  var k = -1;",
-         f"  if (r < r1) {{ k = IX[{ib} + r * {isr}]; }}",
-         f"  if (g == 0u && r < r1 && (k < 0 || u32(k) >= {V})) {{ report_error({tag}, k); }}",
-         "  sidx[lid] = k;",
-         "  workgroupBarrier();",
-         f"  let cnt = min({SW}u, r1 - rb);",
-         f"  if (d < {D}) {{",
-         "    for (var j = 0u; j < cnt; j = j + 1u) {",
-         f"      if (sidx[j] == vi) {{ acc = acc + S[{sb} + (rb + j) * {ssr} + d * {ssd}]; }}",
-         "    }",
-         "  }",
-         "  workgroupBarrier();",
-         "}"]
-    if partial:   # scratch layout [slice][v][d], contiguous
-        L += [f"if (d < {D}) {{ O[(slice * {V} + v) * {D} + d] = acc; }}"]
-    else:
-        L += [f"if (d < {D}) {{ O[{ob} + v * {D} + d] = O[{ob} + v * {D} + d] + acc; }}"]
-    # g == 0 checks slice 0's indices; with several slices run() adds a check pass
-    return src + wgsl.entry(SW) + "  " + "\n  ".join(L) + "\n}\n", 3
+# -- scatter_add_rows: sort the index, then sum each output row's run of sources in order --
+SENT = 0x7FFFFFFF   # the sort key of padding and of out-of-range indices (after every row)
+M = 4               # one invocation runs M stages of the bitonic sort on 2^M pairs
 
 
-def _sum_partials_src():
-    bind = [("O", "f32"), ("PS", "f32")]
-    n, nsl, ob = par(0), par(1), par(2)
-    L = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}", f"var acc = O[{ob} + i];",
-         f"for (var s = 0u; s < {nsl}; s = s + 1u) {{ acc = acc + PS[s * {n} + i]; }}",
-         f"O[{ob} + i] = acc;"]
+def _keys_src():
+    """keys[i] = idx[i] (SENT when out of range, reported) and vals[i] = i, for i < N."""
+    bind = [("KV", "i32"), ("IX", "i32")]
+    R, V, N, ib, isr, tag = (par(i) for i in range(6))
+    L = [wgsl.linear_id(), f"if (i >= {N}) {{ return; }}",
+         f"var k = {SENT};",
+         f"if (i < {R}) {{",
+         f"  let x = IX[{ib} + i * {isr}];",
+         f"  if (x < 0 || u32(x) >= {V}) {{ report_error({tag}, x); }} else {{ k = x; }}",
+         "}",
+         "KV[i] = k;", f"KV[{N} + i] = i32(i);"]
     return wgsl.linear_program(bind, L)
 
 
+def _bitonic_src(m, presort):
+    """Stages of the bitonic sort of the N (key, val) pairs KV[0:N], KV[N:2N], unrolled.
+
+    (key, val) pairs compare lexicographically; vals are distinct, so the order is total
+    and the sort stable by construction. An invocation loads the 2^m pairs at base + s *
+    jl (s < 2^m) into registers and runs the stages j = jl * 2^(m-1) .. jl of merge k
+    (presort: every stage of k = 2 .. 2^m on 2^m consecutive pairs): the 2^m pairs are
+    closed under those stages, so no barrier is needed. No loops (lavapipe's budget)."""
+    bind = [("KV", "i32")]
+    N, k, jl = par(0), par(1), par(2)
+    g = 1 << m
+    L = [wgsl.linear_id(), f"if (i >= {N} >> {m}u) {{ return; }}",
+         f"let base = (i / {jl}) * ({jl} << {m}u) + i % {jl};",
+         f"let up = (base & {k}) == 0u;",
+         f"var K: array<i32, {g}>;", f"var W: array<i32, {g}>;"]
+    L += [f"K[{s}] = KV[base + {s}u * {jl}]; W[{s}] = KV[{N} + base + {s}u * {jl}];"
+          for s in range(g)]
+
+    def cx(a, b, direction):   # order pair positions a < b ascending when direction holds
+        gt = f"(K[{a}] > K[{b}] || (K[{a}] == K[{b}] && W[{a}] > W[{b}]))"
+        return (f"if ({gt} == {direction}) {{ let t = K[{a}]; K[{a}] = K[{b}]; K[{b}] = t; "
+                f"let u = W[{a}]; W[{a}] = W[{b}]; W[{b}] = u; }}")
+    stages = ([(kk, j) for kk in (1 << e for e in range(1, m + 1))
+               for j in (kk >> e for e in range(1, kk.bit_length()))] if presort
+              else [(None, g >> e) for e in range(1, m + 1)])
+    for kk, j in stages:
+        for a in range(g):
+            if a & j == 0:
+                # inside the group (presort, k < 2^m) the direction is known here
+                d = ("up" if kk is None or kk == g else
+                     "true" if a & kk == 0 else "false")
+                L.append(cx(a, a + j, d))
+    L += [f"KV[base + {s}u * {jl}] = K[{s}]; KV[{N} + base + {s}u * {jl}] = W[{s}];"
+          for s in range(g)]
+    return wgsl.linear_program(bind, L)
+
+
+def _runs_src():
+    """Per (chunk c of L sorted positions, column d): sum each run of equal keys in order.
+
+    A run that is a whole output row's sources is added to out at once; a row that
+    crosses a chunk boundary leaves its pieces in PS: its first chunk's piece in
+    LAST[c] (the chunk's last run), the pieces of later chunks in FIRST[c] (the chunk's
+    first run), for the combine pass."""
+    bind = [("O", "f32"), ("S", "f32"), ("KV", "i32"), ("PS", "f32")]
+    D, R, N, ob, sb, ssr, ssd, CL, nch = (par(i) for i in range(9))
+    emit = ("fn emit(v: i32, start: u32, acc: f32, after: bool, c: u32, d: u32, "
+            "before: bool) {\n"
+            f"  if (before) {{ PS[c * {D} + d] = acc; }}\n"
+            f"  else if (after) {{ PS[({nch} + c) * {D} + d] = acc; }}\n"
+            f"  else {{ let o = {ob} + u32(v) * {D} + d; O[o] = O[o] + acc; }}\n"
+            "}\n")
+    L = [wgsl.linear_id(), f"if (i >= {nch} * {D}) {{ return; }}",
+         f"let c = i / {D};", f"let d = i % {D};",
+         f"let p0 = c * {CL};", f"let p1 = min({R}, p0 + {CL});",
+         "var cur = KV[p0];", f"if (cur == {SENT}) {{ return; }}",
+         "let prev = p0 > 0u && KV[p0 - 1u] == cur;",
+         "var start = p0;", "var acc = 0.0;", "var done = false;",
+         "for (var p = p0; p < p1; p = p + 1u) {",
+         "  let kp = KV[p];",
+         "  if (kp != cur) {",
+         "    emit(cur, start, acc, false, c, d, prev && start == p0);",
+         f"    if (kp == {SENT}) {{ done = true; break; }}",
+         "    cur = kp; start = p; acc = 0.0;",
+         "  }",
+         f"  acc = acc + S[{sb} + u32(KV[{N} + p]) * {ssr} + d * {ssd}];",
+         "}",
+         f"if (!done) {{ emit(cur, start, acc, p1 < {R} && KV[p1] == cur, c, d, "
+         "prev && start == p0); }"]
+    return (wgsl.header(bind) + emit + wgsl.entry() + "  " + "\n  ".join(L) + "\n}\n",
+            len(bind))
+
+
+def _combine_src():
+    """Per (chunk boundary b, column d): a row whose sources start in chunk b - 1 and cross
+    into chunk b adds LAST[b - 1], then FIRST[b], FIRST[b + 1] ... while it lasts."""
+    bind = [("O", "f32"), ("KV", "i32"), ("PS", "f32")]
+    D, R, ob, CL, nch = (par(i) for i in range(5))
+    L = [wgsl.linear_id(), f"if (i >= ({nch} - 1u) * {D}) {{ return; }}",
+         f"let b = i / {D} + 1u;", f"let d = i % {D};", f"let q = b * {CL};",
+         "let cur = KV[q];",
+         f"if (cur == {SENT} || KV[q - 1u] != cur) {{ return; }}",
+         f"if (b >= 2u && KV[(b - 1u) * {CL} - 1u] == cur) {{ return; }}   // not its first",
+         f"var acc = PS[({nch} + b - 1u) * {D} + d];",
+         f"for (var c = b; c < {nch}; c = c + 1u) {{",
+         f"  acc = acc + PS[c * {D} + d];",
+         f"  let e = (c + 1u) * {CL};",
+         f"  if (e >= {R} || KV[e] != cur) {{ break; }}",
+         "}",
+         f"let o = {ob} + u32(cur) * {D} + d;", "O[o] = O[o] + acc;"]
+    return wgsl.linear_program(bind, L)
+
+
+def _pow2(n):
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
 def scatter_add(gpu, out, ins, *, buffers):
+    """out[idx[r]] += src[r] for every r, each output row summed in a fixed order.
+
+    Linear in the index length (plus its sort), whatever the table's size V: the index is
+    sorted by (value, position) on the GPU (a bitonic sort; deterministic, no atomics),
+    then each output row's sources, now one run of the sorted order, are summed in
+    position order by invocations over fixed chunks of CL sorted positions (a row that
+    crosses a chunk boundary adds its chunk pieces in chunk order in a second pass). No
+    invocation loops more than CL or (chunks) times, both kept under wgsl.LOOP_BUDGET; a
+    longer index is cut into pieces added to out one after the other."""
     src, idx = ins
     V, D = out.shape
     R = idx.shape[0]
@@ -121,47 +203,47 @@ def scatter_add(gpu, out, ins, *, buffers):
     tag = gpu.new_tag("scatter_add_rows", f"index {{bad}} is out of range [0, {V})")
     if V == 0 or D == 0:
         return _check_only(gpu, idx, V, tag, buffers)
-    obuf, ob = buffers(out)
-    sbuf, sb = buffers(src)
-    ibuf, ib = buffers(idx)
-    bufs = (obuf, sbuf, ibuf)
-    # an invocation walks a slice of rlen rows (about rlen loop trips): at most half the
-    # loop budget (wgsl.LOOP_BUDGET). Partials take at most 64 MiB, so a longer index is
-    # cut into pieces added to out one after the other (still in the order of r).
-    max_rlen = max(SW, wgsl.LOOP_BUDGET // 2 // SW * SW)
-    max_slices = max(1, min((16 << 20) // (V * D), wgsl.LOOP_BUDGET // 2))  # (sum loop)
-    piece = max_rlen * max_slices
-    sliced = False
+    bufs = (buffers(out), buffers(src), buffers(idx))
+    budget = max(4, wgsl.LOOP_BUDGET // 2)
+    cl = max(2, min(256, budget // 2))
+    # chunks per piece: within the loop budget and with partials of at most 16 MiB
+    nch = max(1, min(budget, (2 << 20) // D))
+    piece = cl * nch
     for r0 in range(0, R, piece):
-        sliced |= _scatter_piece(gpu, bufs, out, src, idx, ob, sb + r0 * src.strides[0],
-                                 ib + r0 * idx.strides[0], min(piece, R - r0), tag, max_rlen)
-    if sliced:   # the sliced kernel checks slice 0's indices only
-        _check_only(gpu, idx, V, tag, buffers)
+        _scatter_piece(gpu, bufs, out, src, idx, r0, min(piece, R - r0), tag, cl)
 
 
-def _scatter_piece(gpu, bufs, out, src, idx, ob, sb, ib, R, tag, max_rlen):
-    """Add R index rows (from bases sb, ib) into out; True if it used partial slices."""
-    obuf, sbuf, ibuf = bufs
+def _scatter_piece(gpu, bufs, out, src, idx, r0, R, tag, cl):
+    """Add the R index rows from row r0 into out."""
+    (obuf, ob), (sbuf, sb), (ibuf, ib) = bufs
     V, D = out.shape
-    dcs = -(-D // SW)
-    groups = V * dcs
-    # slices of the index: enough workgroups to fill a GPU, partials at most 64 MiB
-    nsl = 1
-    if groups < 256 and R >= 4 * SW:
-        nsl = min(-(-R // (2 * SW)), max(1, 512 // groups), max(1, (16 << 20) // (V * D)))
-    nsl = max(nsl, -(-R // max_rlen))
-    rlen = -(-R // nsl)
-    rlen = -(-rlen // SW) * SW
-    nsl = -(-R // rlen)
-    words = [V, D, R, ob, sb, src.strides[0], src.strides[1], ib, idx.strides[0], tag, nsl, rlen]
-    if nsl == 1:
-        prog = gpu.program(("scatter", False), lambda: _scatter_src(False))
-        gpu.dispatch(prog, [obuf, sbuf, ibuf], words, wgsl.grid(groups, gpu.max_groups))
-        return False
-    scratch = gpu.scratch_buffer("scatter", nsl * V * D * 4)
-    prog = gpu.program(("scatter", True), lambda: _scatter_src(True))
-    gpu.dispatch(prog, [scratch, sbuf, ibuf], words, wgsl.grid(groups * nsl, gpu.max_groups))
-    prog = gpu.program(("scatter-sum",), _sum_partials_src)
-    gpu.dispatch(prog, [obuf, scratch], [V * D, nsl, ob],
-                 wgsl.grid(-(-V * D // wgsl.WG), gpu.max_groups))
-    return True
+    sb += r0 * src.strides[0]
+    ib += r0 * idx.strides[0]
+    N = max(1 << M, _pow2(R))
+    kv = gpu.scratch_buffer("scatter-keys", 2 * N * 4)
+    prog = gpu.program(("scatter-keys",), _keys_src)
+    gpu.dispatch(prog, [kv, ibuf], [R, V, N, ib, idx.strides[0], tag],
+                 wgsl.grid(-(-N // wgsl.WG), gpu.max_groups))
+    groups = wgsl.grid(-(-(N >> M) // wgsl.WG), gpu.max_groups)
+    prog = gpu.program(("bitonic", M, True), lambda: _bitonic_src(M, True))
+    gpu.dispatch(prog, [kv], [N, 1 << M, 1], groups)     # blocks of 2^M pairs sorted
+    k = 2 << M
+    while k <= N:                                         # then merges of doubling size
+        j = k // 2                                        # stages j = k/2 .. 1, M at a time
+        while j >= 1:
+            m = min(M, j.bit_length())
+            prog = gpu.program(("bitonic", m, False), lambda m=m: _bitonic_src(m, False))
+            gpu.dispatch(prog, [kv], [N, k, j >> (m - 1)],
+                         wgsl.grid(-(-(N >> m) // wgsl.WG), gpu.max_groups))
+            j >>= m
+        k *= 2
+    nch = -(-R // cl)
+    ps = gpu.scratch_buffer("scatter", 2 * nch * D * 4)
+    prog = gpu.program(("scatter-runs",), _runs_src)
+    gpu.dispatch(prog, [obuf, sbuf, kv, ps],
+                 [D, R, N, ob, sb, src.strides[0], src.strides[1], cl, nch],
+                 wgsl.grid(-(-nch * D // wgsl.WG), gpu.max_groups))
+    if nch > 1:
+        prog = gpu.program(("scatter-combine",), _combine_src)
+        gpu.dispatch(prog, [obuf, kv, ps], [D, R, ob, cl, nch],
+                     wgsl.grid(-(-(nch - 1) * D // wgsl.WG), gpu.max_groups))
