@@ -31,7 +31,6 @@ LAYERS = [
     ["api.elementwise", "api.conversion"],
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
-    ["api.extra_ops", "api.ordering"],
     ["api"],
     ["methods"],
 ]
