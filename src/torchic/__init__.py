@@ -20,6 +20,7 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, from_num
                        full_like, linspace, manual_seed, multinomial, ones, ones_like, rand,
                        rand_like, randint, randn, randn_like, randperm, tensor, zeros,
                        zeros_like, default_generator)
+from .creation import get_rng_state, initial_seed, seed, set_rng_state
 from .dispatcher import (BackendUnavailableError, KernelError, backend_names, init, shutdown)
 from .allocator import HeapFullError
 from .api import *  # noqa: F401,F403  (the op functions: api.__all__)

@@ -1,7 +1,19 @@
-"""Creating tensors: from data, filled, random (one seeded generator), ranges.
+"""Creating tensors: from data, filled, random (PyTorch's generator), ranges.
 
-Random numbers are drawn on the host from a NumPy PCG64 generator and
-uploaded, so the same seed gives the same values on every backend.
+Random numbers are PyTorch's, bit for bit: `torch.manual_seed(s)` then the same calls
+(randn, rand, randint, randperm, multinomial, normal_, uniform_, nn.init, nn.Linear's
+init...) give the same float32 / integer values under `import torchic as torch` as under
+PyTorch's CPU build, on every backend. The engine (mt19937) and every transform live in
+generator.py, whose header spells out each algorithm; here the draws are made on the
+host in the order PyTorch makes them (a tensor's memory order) and uploaded.
+
+What is bit-exact, checked against torch 2.13 (tests/unit/test_torch_rng.py): rand,
+uniform_, randint (every range), randperm, randn / normal_ / randn_like of any size
+(PyTorch's AVX2 kernel, which every x86 CPU with AVX2 runs; a CPU without AVX2 makes
+PyTorch itself give other last bits), exponential_, multinomial (with and without
+replacement, 1-D and 2-D), the scalar normal's cached second value, get_rng_state /
+set_rng_state bytes. Integers come back as int32 (torchic's index dtype), equal in value
+to PyTorch's int64.
 """
 
 import numbers
@@ -10,44 +22,45 @@ import numpy as np
 
 from . import dispatcher, raw
 from .allocator import HeapFullError
+from .devices import check_device
+from .generator import Generator
 from .shape import infer_shape, numel as _numel
 from .dtypes import dtype_code
 from .tensor import Tensor
-
-_DEFAULT_SEED = 0
-
-
-class Generator:
-    """A seeded random source, accepted by randn / rand / randint / multinomial (generator=)."""
-
-    def __init__(self, seed=None):
-        self.manual_seed(_DEFAULT_SEED if seed is None else seed)
-
-    def manual_seed(self, seed):
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-        self.seed = int(seed)
-        self.rng = np.random.Generator(np.random.PCG64(self.seed))
-        return self
-
-    def initial_seed(self):
-        return self.seed
-
 
 default_generator = Generator()
 
 
 def manual_seed(seed):
-    """Seed the default generator: the same seed gives the same numbers on every backend."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator (PyTorch's torch.manual_seed: int(seed)); returns it."""
+    return default_generator.manual_seed(int(seed))
 
 
-def _rng(generator):
+def seed():
+    """Seed the default generator from the OS's entropy; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state: PyTorch's 5056 state bytes, as a NumPy uint8 array
+    (torchic tensors hold no uint8)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+def _gen(generator):
     if generator is None:
-        return default_generator.rng
+        return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a torchic.Generator, got {type(generator).__name__}")
-    return generator.rng
+    return generator
 
 
 _dtype_code = dtype_code     # the one dtype parser (dtypes.py)
@@ -197,31 +210,94 @@ def empty_like(t, dtype=None, requires_grad=False):
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def randn(*shape, generator=None, dtype=None, requires_grad=False):
-    """Standard normal float32 samples."""
+def _float_code(dtype, kernel):
+    code = _dtype_code(dtype)
+    if code != "f32":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Int\' (random floats '
+                                  f'need a float32 tensor)')
+    return code
+
+
+def _memory_order(shape, strides):
+    """The dims outermost-first in memory: the order PyTorch's TensorIterator fills a
+    tensor in (the logical order for a contiguous one)."""
+    return sorted(range(len(shape)), key=lambda d: -strides[d])
+
+
+def _in_memory_order(shape, strides, values_of):
+    """values_of(n, contiguous) drawn in the memory order of a (shape, strides) layout,
+    returned laid out logically (C order) as an array of `shape`."""
+    n = _numel(shape)
+    order = _memory_order(shape, strides)
+    moved = [d for d in order if shape[d] != 1]
+    contiguous = moved == sorted(moved)
+    values = values_of(n, contiguous)
+    if contiguous:
+        return values.reshape(shape)
+    return values.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def _random_tensor(shape, dtype, requires_grad, device, what, values_of, kernel):
+    check_device(device, f"{what}(): ")
     shape = _shape_args(shape)
-    _check_host_size(_numel(shape), f"randn of shape {list(shape)}")
-    arr = _rng(generator).standard_normal(shape, dtype=np.float32)
-    return from_numpy_array(arr, _dtype_code(dtype), requires_grad)
+    code = _float_code(dtype, kernel)
+    _check_host_size(_numel(shape), f"{what} of shape {list(shape)}")
+    arr = values_of(_numel(shape), True).reshape(shape)
+    return from_numpy_array(arr, code, requires_grad)
 
 
-def rand(*shape, generator=None, dtype=None, requires_grad=False):
-    """Uniform [0, 1) float32 samples."""
-    shape = _shape_args(shape)
-    _check_host_size(_numel(shape), f"rand of shape {list(shape)}")
-    arr = _rng(generator).random(shape, dtype=np.float32)
-    return from_numpy_array(arr, _dtype_code(dtype), requires_grad)
+def randn(*shape, generator=None, dtype=None, requires_grad=False, device=None):
+    """Standard normal float32 samples (PyTorch's numbers for the same seed)."""
+    return _random_tensor(shape, dtype, requires_grad, device, "randn",
+                          lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
+                          "normal_kernel_cpu")
 
 
-def randn_like(t, generator=None):
-    return randn(t.shape, generator=generator)
+def rand(*shape, generator=None, dtype=None, requires_grad=False, device=None):
+    """Uniform [0, 1) float32 samples (PyTorch's numbers for the same seed)."""
+    return _random_tensor(shape, dtype, requires_grad, device, "rand",
+                          lambda n, c: _gen(generator).uniform_float(n),
+                          "check_uniform_bounds")
 
 
-def rand_like(t, generator=None):
-    return rand(t.shape, generator=generator)
+def _like(t, dtype, requires_grad, device, what, values_of, kernel):
+    """randn_like / rand_like: PyTorch fills a new tensor laid out like t (empty_like
+    keeps t's dim order), so a transposed t gets its values in t's memory order."""
+    check_device(device, f"{what}(): ")
+    code = _float_code(dtype or t.dtype, kernel)
+    _check_host_size(t.numel(), f"{what} of shape {list(t.shape)}")
+    return from_numpy_array(np.ascontiguousarray(_in_memory_order(t.shape, t._strides,
+                                                                  values_of)),
+                            code, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None):
+def randn_like(t, generator=None, dtype=None, requires_grad=False, device=None):
+    return _like(t, dtype, requires_grad, device, "randn_like",
+                 lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
+                 "normal_kernel_cpu")
+
+
+def rand_like(t, generator=None, dtype=None, requires_grad=False, device=None):
+    return _like(t, dtype, requires_grad, device, "rand_like",
+                 lambda n, c: _gen(generator).uniform_float(n), "check_uniform_bounds")
+
+
+def _int_arg(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"randint {name} must be an int, got {v!r}")
+    return int(v)
+
+
+def _integers(values, code, what):
+    """int64 draws as a tensor of `code`; int32 must hold them (torchic has no int64)."""
+    if code == "i32" and values.size and (values.min() < -2 ** 31 or values.max() >= 2 ** 31):
+        raise RuntimeError(f"{what}: values outside int32 (torchic's integer dtype); use "
+                           f"dtype=torchic.float32 or a range within int32")
+    return values.astype(np.int32 if code == "i32" else np.float32)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_grad=False,
+            device=None):
     """Integers uniform in [low, high); randint(high, size) and randint(low, high, size)."""
     if high is None or (size is None and isinstance(high, (tuple, list))):
         if size is None and isinstance(high, (tuple, list)):
@@ -230,25 +306,93 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None):
             low, high = 0, low
     if size is None:
         raise TypeError("randint needs a size, e.g. randint(0, 10, (32,))")
-    for name, v in (("low", low), ("high", high)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"randint {name} must be an int, got {v!r}")
+    low, high = _int_arg("low", low), _int_arg("high", high)
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+    check_device(device, "randint(): ")
     shape = _shape_args(size if isinstance(size, (tuple, list)) else (size,))
-    _check_host_size(_numel(shape), f"randint of shape {list(shape)}")
-    arr = _rng(generator).integers(low, high, shape, dtype=np.int64)
     code = _dtype_code(dtype, "i32")
-    return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code)
+    if code == "i32" and (low < -2 ** 31 or high > 2 ** 31):
+        raise RuntimeError(f"randint: [{low}, {high}) does not fit int32, torchic's integer "
+                           f"dtype (pass dtype=torchic.float32 for larger numbers)")
+    _check_host_size(_numel(shape), f"randint of shape {list(shape)}")
+    arr = _gen(generator).randint(_numel(shape), low, high).reshape(shape)
+    return from_numpy_array(_integers(arr, code, "randint"), code, requires_grad)
 
 
-def randperm(n, generator=None):
+def randperm(n, generator=None, dtype=None, requires_grad=False, device=None):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
+    check_device(device, "randperm(): ")
+    code = _dtype_code(dtype, "i32")
     _check_host_size(int(n), f"randperm({n})")
-    return from_numpy_array(_rng(generator).permutation(n).astype(np.int32), "i32")
+    perm = _gen(generator).randperm(int(n))
+    return from_numpy_array(_integers(perm, code, "randperm"), code, requires_grad)
+
+
+# -- in-place random fills (Tensor.normal_, uniform_, exponential_, random_; nn.init) ------
+
+def _fill_random(t, values_of, kernel):
+    """Overwrite t with values_of(n, contiguous) drawn in t's memory order."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{kernel} fills a torchic Tensor, got {type(t).__name__}")
+    arr = _in_memory_order(t.shape, t._strides, values_of)
+    arr = np.ascontiguousarray(arr, dtype=np.int32 if t._dtype == "i32" else np.float32)
+    return t.copy_(from_numpy_array(arr, t._dtype))
+
+
+def normal_(t, mean=0.0, std=1.0, *, generator=None):
+    """Fill t with N(mean, std^2): PyTorch's Tensor.normal_ numbers."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if t._dtype != "f32":
+        raise NotImplementedError("\"normal_kernel_cpu\" not implemented for 'Int'")
+    return _fill_random(t, lambda n, c: _gen(generator).normal_float(n, mean, std, c),
+                        "normal_")
+
+
+def uniform_(t, a=0.0, b=1.0, *, generator=None):
+    """Fill t with U[a, b): PyTorch's Tensor.uniform_ numbers."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a} > to={b}")
+    if t._dtype != "f32":
+        raise NotImplementedError("\"check_uniform_bounds\" not implemented for 'Int'")
+    return _fill_random(t, lambda n, c: _gen(generator).uniform_float(n, a, b), "uniform_")
+
+
+def exponential_(t, lambd=1.0, *, generator=None):
+    """Fill t with Exp(lambd) samples: PyTorch's Tensor.exponential_ numbers."""
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if t._dtype != "f32":
+        raise RuntimeError("Exponential distribution is a continuous probability "
+                           "distribution. dtype must be a floating point but you specified Int")
+    return _fill_random(t, lambda n, c: _gen(generator).exponential_float(n, lambd),
+                        "exponential_")
+
+
+def random_(t, from_=None, to=None, *, generator=None):
+    """Tensor.random_(): random_(to) and random_(from, to) draw integers in [from, to);
+    random_() draws in [0, 2^24] for float32 and [0, 2^31) for int32, as PyTorch does."""
+    if from_ is not None and to is None:
+        from_, to = 0, from_
+    g = _gen(generator)
+    if from_ is None:
+        if t._dtype == "f32":
+            values = lambda n, c: (g.random(n) % np.uint32(2 ** 24 + 1)).astype(np.int64)
+        else:
+            values = lambda n, c: (g.random(n) % np.uint32(2 ** 31)).astype(np.int64)
+    else:
+        low, high = _int_arg("from", from_), _int_arg("to", to)
+        if high <= low:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high}")
+        values = lambda n, c: g.randint(n, low, high)
+    return _fill_random(t, lambda n, c: _integers(values(n, c), t._dtype, "random_"),
+                        "random_")
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False):
@@ -296,18 +440,14 @@ def multinomial(probs, num_samples, replacement=False, *, generator=None):
     rows = w.reshape(-1, w.shape[-1])
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("multinomial weights must be finite and non-negative")
-    rng = _rng(generator)
     _check_host_size(rows.shape[0] * num_samples, f"{num_samples} multinomial samples")
-    out = np.empty((rows.shape[0], num_samples), dtype=np.int32)
-    for r, row in enumerate(rows):
-        total = row.sum()
-        if total <= 0:
+    for row in rows:
+        if row.sum() <= 0:
             raise ValueError("multinomial weights of a row sum to zero")
         if not replacement and num_samples > np.count_nonzero(row):
             raise ValueError(f"cannot draw {num_samples} samples without replacement from "
                              f"{np.count_nonzero(row)} categories with non-zero weight")
-        out[r] = rng.choice(row.size, size=num_samples, replace=replacement, p=row / total)
+    out = _gen(generator).multinomial(rows.astype(np.float32), num_samples, replacement)
     if probs.ndim == 1:
         out = out[0]
-    return from_numpy_array(np.ascontiguousarray(out), "i32")
-
+    return from_numpy_array(np.ascontiguousarray(out, dtype=np.int32), "i32")

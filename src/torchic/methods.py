@@ -10,6 +10,7 @@ less per op); the few that reorder or fix arguments are written out below.
 from . import api, raw
 from .autograd import run_backward
 from .creation import tensor as _tensor_from_data
+from .creation import exponential_, normal_, random_, uniform_
 from .devices import check_device
 from .functions import Clone
 from .tensor import Tensor
@@ -93,6 +94,8 @@ METHODS = {
     "__itruediv__": _inplace("div"), "add_": _inplace("add"), "sub_": _inplace("sub"),
     "mul_": _inplace("mul"), "div_": _inplace("div"),
     "zero_": lambda self: api.fill_(self, 0.0), "fill_": api.fill_, "copy_": api.copy_,
+    "normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
+    "random_": random_,     # PyTorch's generator's numbers (creation.py)
     # reads and autograd
     "numpy": raw.read, "to_array": raw.read, "backward": _backward,
     "from_data": staticmethod(_from_data),

@@ -196,15 +196,20 @@ def test_casts_and_creation(backend):
 
 
 def test_random_same_on_every_backend(backend):
+    # PyTorch's numbers for seed 42 (torch 2.13 CPU; tests/unit/test_torch_rng.py checks
+    # many more against torch itself), identical on every backend
     torchic.manual_seed(42)
     a = torchic.randn(3, 4).numpy()
     b = torchic.rand(5).numpy()
     c = torchic.randint(0, 10, (6,)).numpy()
-    rng = np.random.Generator(np.random.PCG64(42))
-    np.testing.assert_array_equal(a, rng.standard_normal((3, 4), dtype=np.float32))
-    np.testing.assert_array_equal(b, rng.random((5,), dtype=np.float32))
-    np.testing.assert_array_equal(c, rng.integers(0, 10, (6,)))
-    assert np.all((b >= 0) & (b < 1))
+    f32 = lambda *v: np.array(v, dtype=np.float32)
+    np.testing.assert_array_equal(a, f32(0.33669037, 0.1288094, 0.23446237, 0.23033303,
+                                         -1.1228564, -0.18632829, 2.2082014, -0.63799703,
+                                         0.46165723, 0.26735088, 0.53490466,
+                                         0.8093572).reshape(3, 4))
+    np.testing.assert_array_equal(b, f32(0.10531491, 0.26949483, 0.35881263, 0.19936377,
+                                         0.54719156))
+    np.testing.assert_array_equal(c, [9, 2, 0, 5, 9, 3])
 
 
 def test_large_elementwise_split_across_workers(backend, monkeypatch):

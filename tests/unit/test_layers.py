@@ -22,6 +22,7 @@ LAYERS = [
     ["tensor"],
     ["scopes"],
     ["raw"],
+    ["generator"],
     ["creation"],
     ["autograd"],
     ["functions.common"],

@@ -1,22 +1,25 @@
 """torchic.nn.init: fill tensors in place with the classic initializations.
 
-Values are drawn on the host from the seeded default generator (or the
-``generator=`` given) and then copied into the tensor, so the same seed gives
-the same weights on every backend. Every function runs under no_grad, returns
-the tensor, and follows PyTorch's formulas (fan_in / fan_out as in
+Values are PyTorch's for the same seed: each function computes its bound / std with
+torch.nn.init's formulas in the same float64 order and fills through Tensor.uniform_ /
+normal_ (creation.py), which draw from the generator exactly as PyTorch's kernels do, so
+`torch.manual_seed(42); nn.Linear(4, 3).weight` is bit-identical to PyTorch's. Every
+function runs under no_grad and returns the tensor (fan_in / fan_out as in
 ``torch.nn.init``: for a weight of shape (out, in, *k), fan_in = in * prod(k)).
 """
 
 import math
+import warnings
 
 import numpy as np
 
+from .. import creation
 from ..autograd import no_grad
-from ..creation import _rng, tensor as _make
 from ..tensor import Tensor
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
-           "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_",
+           "ones_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
+           "xavier_normal_"]
 
 
 def _check(t, what):
@@ -26,10 +29,12 @@ def _check(t, what):
         raise TypeError(f"{what} fills float32 tensors, got an int32 tensor")
 
 
-def _fill_from(t, values):
-    with no_grad():
-        t.copy_(_make(np.asarray(values, dtype=np.float32).reshape(t.shape)))
-    return t
+def _no_op_if_empty(t):
+    """PyTorch's kaiming_* warn and leave a zero-element tensor alone."""
+    if 0 in t.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return True
+    return False
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -75,17 +80,65 @@ def _fan(t, mode):
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b)."""
     _check(tensor, "uniform_")
-    u = _rng(generator).random(tensor.shape, dtype=np.float32).astype(np.float64)
-    return _fill_from(tensor, a + (b - a) * u)
+    with no_grad():
+        return creation.uniform_(tensor, a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2) (mean=0, std=1 gives the numbers randn would)."""
     _check(tensor, "normal_")
-    z = _rng(generator).standard_normal(tensor.shape, dtype=np.float32)
-    if mean == 0.0 and std == 1.0:
-        return _fill_from(tensor, z)
-    return _fill_from(tensor, mean + std * z.astype(np.float64))
+    with no_grad():
+        return creation.normal_(tensor, mean, std, generator=generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std^2) truncated to [a, b], by PyTorch's rejection sampling and draw order:
+    when [a, b] holds more than 0.3 of the mass, normals redrawn for the whole tensor where
+    a value fell outside (bit-exact: only normal_ draws); otherwise uniform proposals on
+    [a, b] accepted by log(u) <= log density (the draws are PyTorch's; the float32 log
+    here is NumPy's, so an acceptance within an ulp of the bound can differ)."""
+    _check(tensor, "trunc_normal_")
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    gen = creation._gen(generator)
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    def by_normals(n, contiguous):
+        lo, hi = np.float32(a), np.float32(b)
+        result = gen.normal_float(n, mean, std, contiguous)
+        while True:
+            outside = (result < lo) | (result > hi)
+            if not outside.any():
+                return result
+            result = np.where(outside, gen.normal_float(n, mean, std, contiguous), result)
+
+    def by_uniforms(n, contiguous):
+        mode = max(a, min(mean, b))
+        log_peak = np.float32(-0.5 * ((mode - mean) / std) ** 2)
+
+        def log_density(x):
+            z = (x - np.float32(mean)) / np.float32(std)
+            return (z * z) * np.float32(-0.5) - log_peak
+
+        def rejected(x):
+            with np.errstate(divide="ignore"):
+                return np.log(gen.uniform_float(n)) > log_density(x)
+
+        result = gen.uniform_float(n, a, b)
+        pending = rejected(result)
+        while pending.any():
+            candidates = gen.uniform_float(n, a, b)
+            result = np.where(pending, candidates, result)
+            pending = np.where(pending, rejected(candidates), pending)
+        return result
+
+    p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+    with no_grad():
+        return creation._fill_random(tensor, by_normals if p > 0.3 else by_uniforms,
+                                     "trunc_normal_")
 
 
 def constant_(tensor, val):
@@ -106,19 +159,20 @@ def ones_(tensor):
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He et al. 2015: U(-bound, bound), bound = gain * sqrt(3 / fan)."""
     _check(tensor, "kaiming_uniform_")
-    fan = _fan(tensor, mode)
-    if fan == 0:
+    if _no_op_if_empty(tensor):
         return tensor
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    fan = _fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator=generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He et al. 2015: N(0, std^2), std = gain / sqrt(fan)."""
     _check(tensor, "kaiming_normal_")
-    fan = _fan(tensor, mode)
-    if fan == 0:
+    if _no_op_if_empty(tensor):
         return tensor
+    fan = _fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator=generator)
 
@@ -127,7 +181,8 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     """Glorot & Bengio 2010: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
     _check(tensor, "xavier_uniform_")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / (fan_in + fan_out)) if fan_in + fan_out else 0.0
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
     return uniform_(tensor, -a, a, generator=generator)
 
 
@@ -135,7 +190,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     """Glorot & Bengio 2010: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
     _check(tensor, "xavier_normal_")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / (fan_in + fan_out)) if fan_in + fan_out else 0.0
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator=generator)
 
 
