@@ -78,8 +78,26 @@ def test_references_in_the_same_run(quick_run):
             if suite == "memory":        # heap figures exist for torchic only
                 continue
             recs = _records(results, suite, ref)
+            if ref == "numpy":   # no hand-written NumPy Transformer backward: skipped, said so
+                skipped = [r for r in recs if r["case"] == "transformer"]
+                assert all("not supported" in r.get("skipped", "") for r in skipped), skipped
+                recs = [r for r in recs if r["case"] != "transformer"]
             assert recs and all(r["value"] is not None for r in recs), (suite, ref)
             assert all(r.get("check", "ok") == "ok" for r in recs), (suite, ref)
+
+
+def test_transformer_row_beside_pytorch(quick_run):
+    """The makemore Transformer step ran on every backend and PyTorch, and each one's first
+    loss is the float64 NumPy forward's."""
+    results, _, _ = quick_run
+    impls = _available_backends() + (["torch"] if importlib.util.find_spec("torch") else [])
+    for name in impls:
+        recs = [r for r in _records(results, "train", name) if r["case"] == "transformer"]
+        assert recs, f"no transformer step figure for {name}"
+        for r in recs:
+            assert r["value"] is not None and r["metric"] == "ms/step", (name, r)
+            assert abs(r["first_step_loss"] - r["expected_first_step_loss"]) <= \
+                1e-5 + 1e-4 * abs(r["expected_first_step_loss"]), (name, r)
 
 
 def test_memory_figures(quick_run):

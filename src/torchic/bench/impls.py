@@ -10,6 +10,7 @@ once and runs on all of them:
     impl.op(op, *xs)            -> issue one op the way user code would (allocating)
     impl.read(x)                -> ndarray (waits for x)
     impl.mlp_step(cfg, data)    -> zero-argument callable: one makemore training step
+    impl.transformer_step(cfg, data) -> the same for makemore's Transformer (AdamW)
 
 Fairness rules (also stated in the generated report):
 * torchic is timed issue to result: every call ends with ``torchic.sync()`` (or a
@@ -30,10 +31,13 @@ Fairness rules (also stated in the generated report):
 
 import contextlib
 import importlib
+import math
 import operator
 import statistics
 
 import numpy as np
+
+from . import suites
 
 OPS = ("matmul", "add", "mul", "exp", "tanh", "copy", "sum", "softmax", "cross_entropy")
 
@@ -117,6 +121,9 @@ class Impl:
     def mlp_step(self, cfg, data):
         raise NotSupported("train")
 
+    def transformer_step(self, cfg, data):
+        raise NotSupported("train transformer")
+
 
 def makemore_step(lib, params, X, Y, batch, lr, rng, to_index):
     """One makemore MLP training step, written once in PyTorch's spelling.
@@ -140,6 +147,47 @@ def makemore_step(lib, params, X, Y, batch, lr, rng, to_index):
         with lib.no_grad():
             for p in params:
                 p -= lr * p.grad
+        return loss.item()
+    return step
+
+
+def transformer_step(lib, params, cfg, X, Y, rng, to_index):
+    """One training step of a makemore-style Transformer (pre-LayerNorm blocks, causal
+    self-attention masked with masked_fill on a tril buffer, the tanh GELU, AdamW),
+    written once in PyTorch's spelling like makemore_step. `params` are the tensors in
+    suites.transformer_param_names order."""
+    F = lib.nn.functional
+    P = dict(zip(suites.transformer_param_names(cfg["n_layer"]), params))
+    B, T, C, nh = cfg["batch"], cfg["block"], cfg["n_embd"], cfg["n_head"]
+    hs = C // nh
+    mask = lib.tril(lib.ones(T, T)).view(1, 1, T, T)
+    opt = lib.optim.AdamW(params, lr=cfg["lr"], betas=cfg["betas"], eps=cfg["eps"],
+                          weight_decay=cfg["weight_decay"])
+    gelu_c = math.sqrt(2.0 / math.pi)
+
+    def forward(idx, targets):
+        x = P["wte"][idx] + P["wpe"][:T]
+        for i in range(cfg["n_layer"]):
+            p = lambda name, i=i: P[f"h{i}.{name}"]   # noqa: E731
+            h = F.layer_norm(x, (C,), p("ln1.w"), p("ln1.b"))
+            q, k, v = (h @ p("attn.w") + p("attn.b")).split(C, dim=2)
+            q, k, v = [t.view(B, T, nh, hs).transpose(1, 2) for t in (q, k, v)]
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+            att = F.softmax(att.masked_fill(mask[:, :, :T, :T] == 0, float("-inf")), dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            x = x + (y @ p("proj.w") + p("proj.b"))
+            h = F.layer_norm(x, (C,), p("ln2.w"), p("ln2.b")) @ p("fc.w") + p("fc.b")
+            h = 0.5 * h * (1.0 + lib.tanh(gelu_c * (h + 0.044715 * lib.pow(h, 3.0))))
+            x = x + (h @ p("fcp.w") + p("fcp.b"))
+        logits = F.layer_norm(x, (C,), P["lnf.w"], P["lnf.b"]) @ P["head.w"]
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    def step():
+        ix = rng.integers(0, len(Y), B)
+        loss = forward(to_index(X[ix]), to_index(Y[ix]))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
         return loss.item()
     return step
 
@@ -223,6 +271,12 @@ class TorchicImpl(Impl):
         params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
         return makemore_step(tc, params, data["X"], data["Y"], cfg["batch"], cfg["lr"],
                              np.random.default_rng(data["seed"]), tc.tensor)
+
+    def transformer_step(self, cfg, data):
+        import torchic as tc
+        params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
+        return transformer_step(tc, params, cfg, data["X"], data["Y"],
+                                np.random.default_rng(data["seed"]), tc.tensor)
 
 
 # -- NumPy -----------------------------------------------------------------------------------
@@ -436,6 +490,19 @@ class TorchImpl(Impl):
                              data["Y"].astype(np.int64), cfg["batch"], cfg["lr"],
                              np.random.default_rng(data["seed"]),
                              lambda a: torch.from_numpy(a).to(dev))
+
+        def step_with_grad():
+            with torch.enable_grad():
+                return step()
+        return step_with_grad
+
+    def transformer_step(self, cfg, data):
+        import torch
+        dev = self.device
+        params = [torch.tensor(w, device=dev, requires_grad=True) for w in data["weights"]]
+        step = transformer_step(torch, params, cfg, data["X"].astype(np.int64),
+                                data["Y"].astype(np.int64), np.random.default_rng(data["seed"]),
+                                lambda a: torch.from_numpy(a).to(dev))
 
         def step_with_grad():
             with torch.enable_grad():

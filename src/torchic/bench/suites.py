@@ -256,7 +256,110 @@ def train_suite(ctx):
             "train", "makemore", makemore_label(cfg), dict(cfg), "ms/step", 1,
             lambda impl, cfg=cfg: impl.mlp_step(cfg, makemore_data(cfg)),
             lambda cfg=cfg: makemore_first_loss(cfg), rtol=1e-4, atol=1e-5))
+    for cfg in transformer_settings(ctx["quick"]):
+        cases.append(Case(
+            "train", "transformer", transformer_label(cfg), dict(cfg), "ms/step", 1,
+            lambda impl, cfg=cfg: impl.transformer_step(cfg, transformer_data(cfg)),
+            lambda cfg=cfg: transformer_first_loss(cfg), rtol=1e-4, atol=1e-5))
     return cases
+
+
+# -- train: a makemore-style Transformer -------------------------------------------------------
+def transformer_settings(quick):
+    """makemore's Transformer (n_layer 4, n_head 4, n_embd 64, block 16, batch 32) and a
+    small one; AdamW as makemore trains it."""
+    base = {"vocab": 27, "lr": 5e-4, "weight_decay": 0.01, "betas": (0.9, 0.99), "eps": 1e-8,
+            "examples": 4096}
+    sizes = [(2, 2, 16, 8, 8)] if quick else [(2, 2, 16, 8, 8), (4, 4, 64, 16, 32)]
+    return [dict(base, n_layer=L, n_head=H, n_embd=C, block=T, batch=B) for L, H, C, T, B in sizes]
+
+
+def transformer_label(cfg):
+    return f"L{cfg['n_layer']} C{cfg['n_embd']} T{cfg['block']} b{cfg['batch']}"
+
+
+def transformer_param_names(n_layer):
+    names = ["wte", "wpe"]
+    for i in range(n_layer):
+        names += [f"h{i}.{p}" for p in ("ln1.w", "ln1.b", "attn.w", "attn.b", "proj.w",
+                                        "proj.b", "ln2.w", "ln2.b", "fc.w", "fc.b", "fcp.w",
+                                        "fcp.b")]
+    return names + ["lnf.w", "lnf.b", "head.w"]
+
+
+@functools.lru_cache(None)
+def _transformer_data_cached(vocab, block, n_embd, n_layer, examples):
+    rng = _rng(11, n_embd, n_layer)
+    seqs = rng.integers(0, vocab, (examples, block + 1)).astype(np.int32)
+    C = n_embd
+    # PyTorch's default scales (embeddings N(0, 1), weights ~ 1/sqrt(fan_in)), so the first
+    # loss is far from log(vocab) and the first-step check means something
+    shapes = {"wte": (vocab, C), "wpe": (block, C), "lnf.w": (C,), "lnf.b": (C,),
+              "head.w": (C, vocab)}
+    for i in range(n_layer):
+        shapes.update({f"h{i}.ln1.w": (C,), f"h{i}.ln1.b": (C,), f"h{i}.attn.w": (C, 3 * C),
+                       f"h{i}.attn.b": (3 * C,), f"h{i}.proj.w": (C, C), f"h{i}.proj.b": (C,),
+                       f"h{i}.ln2.w": (C,), f"h{i}.ln2.b": (C,), f"h{i}.fc.w": (C, 4 * C),
+                       f"h{i}.fc.b": (4 * C,), f"h{i}.fcp.w": (4 * C, C), f"h{i}.fcp.b": (C,)})
+    weights = []
+    for name in transformer_param_names(n_layer):
+        shape = shapes[name]
+        if name in ("wte", "wpe"):
+            w = _randn(rng, *shape)
+        elif name.endswith("ln1.w") or name.endswith("ln2.w") or name == "lnf.w":
+            w = (1 + 0.1 * _randn(rng, *shape)).astype(np.float32)
+        elif len(shape) == 2:
+            w = _randn(rng, *shape) * np.float32(1 / shape[0] ** 0.5)
+        else:
+            w = _randn(rng, *shape) * np.float32(0.1)
+        weights.append(w)
+    return seqs[:, :-1].copy(), seqs[:, 1:].copy(), weights
+
+
+def transformer_data(cfg):
+    """Random token windows, their next tokens and the initial weights, seeded."""
+    X, Y, weights = _transformer_data_cached(cfg["vocab"], cfg["block"], cfg["n_embd"],
+                                             cfg["n_layer"], cfg["examples"])
+    return {"X": X, "Y": Y, "weights": weights, "seed": SEED}
+
+
+def transformer_first_loss(cfg):
+    """The float64 loss of the first step's batch, the forward written in NumPy."""
+    d = transformer_data(cfg)
+    P = dict(zip(transformer_param_names(cfg["n_layer"]),
+                 [w.astype(np.float64) for w in d["weights"]]))
+    ix = np.random.default_rng(d["seed"]).integers(0, len(d["Y"]), cfg["batch"])
+    idx, Y = d["X"][ix], d["Y"][ix]
+    B, T = idx.shape
+    C, nh = cfg["n_embd"], cfg["n_head"]
+    hs = C // nh
+
+    def layer_norm(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+    def softmax(a):
+        e = np.exp(a - a.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    x = P["wte"][idx] + P["wpe"][:T]
+    mask = np.tril(np.ones((T, T), bool))
+    for i in range(cfg["n_layer"]):
+        p = lambda name, i=i: P[f"h{i}.{name}"]   # noqa: E731
+        qkv = layer_norm(x, p("ln1.w"), p("ln1.b")) @ p("attn.w") + p("attn.b")
+        q, k, v = (qkv[..., j * C:(j + 1) * C].reshape(B, T, nh, hs).transpose(0, 2, 1, 3)
+                   for j in range(3))
+        att = np.where(mask, q @ k.transpose(0, 1, 3, 2) / np.sqrt(hs), -np.inf)
+        y = (softmax(att) @ v).transpose(0, 2, 1, 3).reshape(B, T, C)
+        x = x + y @ p("proj.w") + p("proj.b")
+        h = layer_norm(x, p("ln2.w"), p("ln2.b")) @ p("fc.w") + p("fc.b")
+        h = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
+        x = x + h @ p("fcp.w") + p("fcp.b")
+    logits = (layer_norm(x, P["lnf.w"], P["lnf.b"]) @ P["head.w"]).reshape(B * T, -1)
+    m = logits.max(axis=1)
+    lse = np.log(np.exp(logits - m[:, None]).sum(axis=1)) + m
+    return float((lse - logits[np.arange(B * T), Y.reshape(-1)]).mean())
 
 
 # -- memory ------------------------------------------------------------------------------------
