@@ -74,6 +74,14 @@ METHODS = {
     "sum": api.sum, "mean": api.mean, "var": api.var, "std": api.std, "max": api.max,
     "min": api.min, "amax": api.amax, "amin": api.amin, "argmax": api.argmax,
     "argmin": api.argmin, "softmax": api.softmax, "log_softmax": api.log_softmax,
+    "all": api.all, "any": api.any, "isclose": api.isclose, "allclose": api.allclose,
+    "cumsum": api.cumsum, "histc": api.histc,
+    # ordering (sync points: see api/ordering.py), masks, clamps, pieces (api/extra_ops.py)
+    "sort": api.sort, "argsort": api.argsort, "topk": api.topk,
+    "tril": api.tril, "triu": api.triu, "masked_fill": api.masked_fill,
+    "masked_fill_": api.masked_fill_, "clamp": api.clamp, "clip": api.clip,
+    "clamp_": api.clamp_, "clip_": api.clip_, "erf": api.erf,
+    "split": api.split, "chunk": api.chunk, "roll": api.roll,
     # shapes, views, indexing
     "reshape": api.reshape, "view": api.view, "permute": api.permute,
     "transpose": api.transpose, "t": api.transpose,

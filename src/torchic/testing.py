@@ -523,6 +523,133 @@ case("full", lambda a: a * torchic.full(tuple(a.shape), -1.5), lambda a: a * -1.
      special=Special((SPECIAL,), lambda x: torchic.full((2, 3), NAN) + torchic.full((2, 3), -INF),
                      lambda x: np.full((2, 3), NAN)))
 
+# -- composites (api/extra_ops.py, api/ordering.py, nn.functional): built from the primitives
+import math  # noqa: E402
+
+import torchic.nn.functional as _F  # noqa: E402
+
+_np_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def np_gelu(a):
+    return 0.5 * a * (1 + _np_erf(a / math.sqrt(2)))
+
+
+def np_gelu_tanh(a):
+    with np.errstate(all="ignore"):
+        return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))
+
+
+def np_cross_entropy_nd(logits, target, ignore_index=-100, smoothing=0.0):
+    """Mean cross-entropy of (N, C, d...) logits over the targets that are not ignored."""
+    logp = np_log_softmax(np.moveaxis(logits, 1, -1))
+    valid = target != ignore_index
+    picked = np.take_along_axis(logp, np.where(valid, target, 0)[..., None], -1)[..., 0]
+    losses = -(1 - smoothing) * picked - smoothing * logp.mean(-1)
+    return (losses * valid).sum() / valid.sum()
+
+
+def _tril_mask_ref(a, k=0):
+    return np.where(np.tri(a.shape[-2], a.shape[-1], k, bool), a, 0.0)
+
+
+unary("erf", torchic.erf, _np_erf, ops=("abs", "lt", "where", "mul", "add", "exp"),
+      dfdx=lambda x: 2 / math.sqrt(math.pi) * np.exp(-x * x))
+unary("gelu", _F.gelu, np_gelu, ops=("mul", "add", "exp", "where"))
+unary("gelu_tanh", lambda a: _F.gelu(a, approximate="tanh"), np_gelu_tanh,
+      ops=("mul", "add", "tanh"))
+unary("silu", _F.silu, lambda a: a * _sigmoid(a), ops=("sigmoid", "mul"))
+unary("leaky_relu", lambda a: _F.leaky_relu(a, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
+      ops=("gt", "where", "mul"), kinks=True)
+unary("elu", lambda a: _F.elu(a, 0.5), lambda a: np.where(a > 0, a, 0.5 * (np.exp(a) - 1)),
+      ops=("gt", "where", "exp"), kinks=True,
+      special=Special((SPECIAL,), ref=lambda a: np.where(
+          a > 0, a, 0.5 * (np.exp(np.minimum(a, 0)) - 1))))
+unary("clamp", lambda a: a.clamp(-1.0, 1.5), lambda a: np.clip(a, -1.0, 1.5),
+      ops=("lt", "gt", "where"), kinks=True)
+unary("clamp_min_only", lambda a: torchic.clamp(a, min=0.5), lambda a: np.maximum(a, 0.5),
+      ops=("lt", "where"), kinks=True)
+unary("clip_max_only", lambda a: a.clip(max=-0.5), lambda a: np.minimum(a, -0.5),
+      ops=("gt", "where"), kinks=True)
+case("clamp_tensor_bounds", lambda a, lo, hi: torchic.clamp(a, lo, hi),
+     lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi), "other", ("lt", "gt", "where"),
+     [(3, 4), (4,), (3, 1)], domain=("real", "unit", "pos"), kinks=True)
+
+case("tril", torchic.tril, _tril_mask_ref, "other", ("le", "where"), [(4, 5)])
+case("tril_batched_diag", lambda a: a.tril(-1), lambda a: _tril_mask_ref(a, -1), "other",
+     ("le", "where"), [(2, 3, 4)])
+case("triu_diag", lambda a: torchic.triu(a, diagonal=1),
+     lambda a: np.where(~np.tri(a.shape[-2], a.shape[-1], 0, bool), a, 0.0), "other",
+     ("ge", "where"), [(5, 4)])
+case("masked_fill", lambda a, m: a.masked_fill(m, -1.5), lambda a, m: np.where(m != 0, -1.5, a),
+     "other", ("where",), [(3, 4), (4,)], domain=("real", "mask"), grad=(0,))
+case("masked_fill_causal_softmax",       # the GPT lecture's attention mask
+     lambda a: a.masked_fill(torchic.tril(torchic.ones(4, 4))[:4, :4] == 0,
+                             float("-inf")).softmax(dim=-1),
+     lambda a: np_softmax(np.where(np.tri(4, 4, 0, bool), a, -np.inf)), "other",
+     ("eq", "where", "softmax"), [(2, 4, 4)])
+reduction("softmax_4d_dim1", lambda a: _F.softmax(a.reshape(3, 2, 2, 5), dim=1),
+          lambda a: np_softmax(a.reshape(3, 2, 2, 5), 1), ("softmax",))
+reduction("softmax_4d_dim2", lambda a: a.reshape(3, 2, 2, 5).softmax(2),
+          lambda a: np_softmax(a.reshape(3, 2, 2, 5), 2), ("softmax",))
+reduction("log_softmax_4d_last", lambda a: _F.log_softmax(a.reshape(3, 2, 2, 5), dim=-1),
+          lambda a: np_log_softmax(a.reshape(3, 2, 2, 5), -1), ("log_softmax",))
+reduction("var_correction0", lambda a: a.var(dim=(0, 2), correction=0),
+          lambda a: a.var((0, 2)), ("sum",))
+reduction("std_unbiased_positional", lambda a: a.std(1, False, True),
+          lambda a: a.std(1, keepdims=True), ("sum", "sqrt"))
+reduction("cumsum_last", lambda a: a.cumsum(-1), lambda a: np.cumsum(a, -1), ("add", "copy"))
+reduction("cumsum_dim0", lambda a: torchic.cumsum(a, dim=0), lambda a: np.cumsum(a, 0),
+          ("add", "copy"))
+reduction("all_dim", lambda a: a.all(1).float(), lambda a: np.all(a != 0, 1).astype(float),
+          ("eq", "sum"), domain=("ties",), grad=False)
+reduction("any_dims_keepdim", lambda a: torchic.any(a, (0, 2), keepdim=True),
+          lambda a: np.any(a != 0, (0, 2), keepdims=True).astype(float), ("ne", "sum"),
+          domain=("mask",), grad=False)
+case("isclose", lambda a, b: torchic.isclose(a, b, rtol=0.1, atol=0.3),
+     lambda a, b: np.isclose(a, b, rtol=0.1, atol=0.3).astype(float), "other",
+     ("sub", "eq", "le"), [(4, 5), (5,)], domain=("unit", "unit"), grad=False,
+     special=Special(SPECIAL_PAIRS))
+case("isclose_equal_nan", lambda a, b: a.isclose(b, equal_nan=True),
+     lambda a, b: np.isclose(a, b, equal_nan=True).astype(float), "other",
+     ("sub", "eq", "ne"), [(4, 5), (4, 5)], domain=("ties", "ties"), grad=False,
+     special=Special(SPECIAL_PAIRS))
+case("histc", lambda a: torchic.histc(a, bins=4, min=-2, max=2),
+     lambda a: np.histogram(a, 4, (-2, 2))[0].astype(float), "other", ("scatter_add_rows",),
+     [(5, 7)], grad=False)
+case("histc_data_range", lambda a: a.histc(bins=5),
+     lambda a: np.histogram(a, 5)[0].astype(float), "other", ("scatter_add_rows", "min", "max"),
+     [(6, 4)], grad=False)
+
+view("split_sizes", lambda a: a.split([1, 3], dim=-1)[1], lambda a: a[..., 1:])
+view("split_int", lambda a: torchic.split(a, 2, 1)[-1], lambda a: a[:, 2:])
+view("chunk", lambda a: a.chunk(2, dim=2)[1], lambda a: a[:, :, 2:])
+view("roll", lambda a: a.roll(1, 1), lambda a: np.roll(a, 1, 1), ("copy",))
+view("roll_dims_tuple", lambda a: torchic.roll(a, (-1, 3), (0, 2)),
+     lambda a: np.roll(a, (-1, 3), (0, 2)), ("copy",))
+view("roll_flat", lambda a: a.roll(5), lambda a: np.roll(a, 5), ("copy",))
+view("sort_values", lambda a: a.sort(dim=1).values, lambda a: np.sort(a, 1),
+     ("gather_rows", "scatter_add_rows"))
+view("sort_descending", lambda a: torchic.sort(a, descending=True)[0],
+     lambda a: -np.sort(-a, -1), ("gather_rows", "scatter_add_rows"))
+view("argsort_stable_ties", lambda a: a.argsort(dim=0, stable=True).float(),
+     lambda a: np.argsort(a, 0, kind="stable").astype(float), domain=("ties",), grad=False)
+view("topk_values", lambda a: a.topk(2).values, lambda a: -np.sort(-a, -1)[..., :2],
+     ("gather_rows", "scatter_add_rows"))
+view("topk_smallest_dim0", lambda a: torchic.topk(a, 1, dim=0, largest=False)[0],
+     lambda a: np.sort(a, 0)[:1], ("gather_rows", "scatter_add_rows"))
+view("topk_indices", lambda a: a.topk(3, dim=-1)[1].float(),
+     lambda a: np.argsort(-a, -1, kind="stable")[..., :3].astype(float), grad=False)
+
+_CE_TARGET = np.array([[0, 4, -100], [2, 1, 3]])
+case("cross_entropy_nd_ignore", lambda x: _F.cross_entropy(x, torchic.tensor(_CE_TARGET)),
+     lambda x: np_cross_entropy_nd(x, _CE_TARGET), "other",
+     ("cross_entropy", "cross_entropy_grad", "where"), [(2, 5, 3)], domain=("wide",))
+case("cross_entropy_ignore_smoothing",
+     lambda x: _F.cross_entropy(x, torchic.tensor(_TARGET), ignore_index=4, label_smoothing=0.2),
+     lambda x: np_cross_entropy_nd(x, _TARGET, 4, 0.2), "other",
+     ("cross_entropy", "log_softmax"), [(6, 5)], domain=("wide",))
+
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
                     ((), (3,)), ((0, 4), (1, 4))]

@@ -32,6 +32,7 @@ LAYERS = [
     ["api.elementwise", "api.conversion"],
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
+    ["api.extra_ops", "api.ordering"],
     ["api"],
     ["methods"],
 ]

@@ -5,9 +5,12 @@ methods.py binds these onto Tensor; torchic/__init__.py exports them.
 """
 
 from .conversion import check_device, parse_to, to, to_dtype, type_as
+from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, erf, histc,
+                        histogram, isclose, masked_fill, masked_fill_, roll, split, tril, triu)
 from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, le, log2, log10, lt, maximum,
                           minimum, mul, ne, pow, sub, where)
 from .inplace import copy_, fill_, inplace_binary, setitem
+from .ordering import argsort, cumsum, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
 from .shaping import (cat, contiguous, expand, flatten, getitem, matmul, permute, reshape,
@@ -22,4 +25,7 @@ __all__ = sorted(UNARY_OPS) + [
     "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "softmax",
     "log_softmax", "cross_entropy", "mse_loss",
     "matmul", "reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze", "flatten",
-    "stack", "cat", "unbind"]
+    "stack", "cat", "unbind",
+    "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
+    "all", "any", "isclose", "allclose", "histc", "histogram", "erf",
+    "sort", "argsort", "topk", "cumsum"]

@@ -36,16 +36,22 @@ def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return s * (1.0 / count) if count else s * float("nan")
 
 
-def var(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
+def var(a, dim=None, unbiased=None, keepdim=False, *, axis=None, correction=None,
         keepdims=None):
+    """PyTorch's var: positional (dim, unbiased, keepdim), var(x, unbiased) too, or
+    correction= (the ddof). Divides by max(0, count - correction): 0 / 0 is nan, x / 0 inf."""
+    if isinstance(dim, bool):            # var(x, False): the (input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("var: cannot give both unbiased and correction")
     keepdim = _keep(keepdim, keepdims)
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     count = numel(a.shape[i] for i in axes)
-    ddof = (1 if unbiased else 0) if correction is None else correction
+    ddof = (0 if unbiased is False else 1) if correction is None else correction
     centered = a - mean(a, axes, keepdim=True)
-    return sum(centered * centered, axes, keepdim=keepdim) * (1.0 / builtins.max(count - ddof, 0)
+    return sum(centered * centered, axes, keepdim=keepdim) * (1.0 / (count - ddof)
                                                               if count - ddof > 0
-                                                              else float("nan"))
+                                                              else float("inf"))
 
 
 def _max_min(a, dim, keepdim, axis, op):
@@ -84,9 +90,9 @@ class MaxResult(tuple):
         return self[1]
 
 
-def std(a, dim=None, keepdim=False, *, axis=None, unbiased=True, correction=None,
+def std(a, dim=None, unbiased=None, keepdim=False, *, axis=None, correction=None,
         keepdims=None):
-    return var(a, dim, keepdim, axis=axis, unbiased=unbiased, correction=correction,
+    return var(a, dim, unbiased, keepdim, axis=axis, correction=correction,
                keepdims=keepdims).sqrt()
 
 

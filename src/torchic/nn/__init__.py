@@ -13,7 +13,8 @@
             return self.fc2(F.tanh(self.fc1(x)))
 """
 
-from . import functional, init
+from . import functional, init, utils
+from .activation import ELU, GELU, LeakyReLU, SiLU
 from .layers import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity,
                      LayerNorm, Linear, LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
 from .module import Module, ModuleDict, ModuleList, Sequential
@@ -22,4 +23,4 @@ from .parameter import Parameter
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
            "Linear", "Embedding", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
            "Flatten", "Dropout", "LayerNorm", "BatchNorm1d", "CrossEntropyLoss", "MSELoss",
-           "functional", "init"]
+           "GELU", "SiLU", "LeakyReLU", "ELU", "functional", "init", "utils"]

@@ -45,22 +45,73 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
-    """Mean negative log-likelihood of integer class targets under softmax(input).
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Negative log-likelihood of targets under softmax(input) over the class dim 1.
 
-    input (N, C) float logits, target (N,) integer classes (or input (C,) with a
-    0-d target). reduction: "mean" | "sum" | "none". Class weights, ignore_index
-    and label smoothing are not supported (a non-default value raises).
+    input (N, C), (C,) or (N, C, d1, ...) float logits; target integer classes of shape
+    (N,), () or (N, d1, ...), or class probabilities of input's shape. Targets equal to
+    ignore_index add nothing and are not counted by the mean. label_smoothing mixes the
+    target with the uniform distribution. reduction: "mean" | "sum" | "none".
+    Class weights (and the deprecated size_average / reduce) are not supported.
     """
     if weight is not None:
         raise NotImplementedError("cross_entropy: class weights are not supported in torchic")
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("cross_entropy: size_average / reduce are deprecated; use "
+                                  "reduction=")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError("cross_entropy(input, target) takes two tensors")
+    if input.ndim == 0:
+        raise ValueError("cross_entropy: input must have at least 1 dimension (the classes)")
+    cdim = 0 if input.ndim == 1 else 1
+    classes = input.shape[cdim]
+    if input.ndim > 2:     # (N, C, d1, ...) -> (N * d1 * ..., C): classes last
+        input = input.permute(0, *range(2, input.ndim), 1)
+    rows = input.reshape(-1, classes)
+    if target.is_floating_point():
+        return _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing)
+    expected = tuple(input.shape[:-1]) if input.ndim > 1 else ()
+    if tuple(target.shape) != expected:
+        raise ValueError(f"cross_entropy: expected target of shape {list(expected)} for input "
+                         f"of {classes} classes, got {list(target.shape)}")
+    flat = target.reshape(-1)
+    valid = flat != ignore_index                                  # 0/1 per row
+    safe = _ops.where(valid, flat.float(), 0.0).long()            # ignored rows -> class 0
+    losses = _ops.cross_entropy(rows, safe, reduction="none")
     if label_smoothing:
-        raise NotImplementedError("cross_entropy: label_smoothing is not supported in torchic")
-    if ignore_index != -100:
-        raise NotImplementedError("cross_entropy: ignore_index is not supported in torchic "
-                                  "(every target must be a valid class)")
-    return _ops.cross_entropy(input, target, reduction=reduction)
+        uniform = -_ops.log_softmax(rows, -1).mean(-1)
+        losses = losses * (1.0 - label_smoothing) + uniform * label_smoothing
+    losses = _ops.where(valid, losses, 0.0)     # (where, not * valid: an all-ignored mean's
+    if reduction == "none":                     # 1/0 gradient stays out of the ignored rows)
+        return losses.reshape(target.shape)
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / valid.sum()      # 0 / 0 = nan when every target is ignored
+
+
+def _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing):
+    """cross_entropy with class-probability targets (target has input's shape)."""
+    classes = rows.shape[1]
+    if target.ndim > 2:
+        target = target.permute(0, *range(2, target.ndim), 1)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"cross_entropy: probability targets must have the input's shape "
+                         f"{list(input.shape)}, got {list(target.shape)}")
+    probs = target.reshape(-1, classes)
+    if label_smoothing:
+        probs = probs * (1.0 - label_smoothing) + label_smoothing / classes
+    losses = -(probs * _ops.log_softmax(rows, -1)).sum(-1)
+    if reduction == "none":
+        return losses.reshape(input.shape[:-1]) if input.ndim > 1 else losses.reshape(())
+    if reduction == "sum":
+        return losses.sum()
+    batch = input.shape[0] if cdim == 1 else 1
+    return losses.sum() / batch
 
 
 def nll_loss(input, target, reduction="mean"):
@@ -231,3 +282,39 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def flatten(input, start_dim=0, end_dim=-1):
     return input.flatten(start_dim, end_dim)
 
+
+# -- activations (nn.GELU, nn.SiLU, ... in activation.py apply these) -------------------------
+_SQRT_HALF = 0.7071067811865476
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (Phi: the normal CDF, through torchic.erf), or its tanh approximation."""
+    if approximate == "none":
+        return 0.5 * input * (1.0 + _ops.erf(input * _SQRT_HALF))
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1.0 + _ops.tanh(inner))
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _maybe_inplace(input, out, inplace):
+    return _ops.copy_(input, out) if inplace else out
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x)."""
+    return _maybe_inplace(input, input * _ops.sigmoid(input), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, negative_slope * x elsewhere."""
+    return _maybe_inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere (exp of x clipped to <= 0: no
+    overflow in the branch not taken, and the whole gradient alpha at x = 0, as PyTorch)."""
+    positive = input > 0
+    negative = alpha * (_ops.exp(_ops.where(positive, 0.0, input)) - 1.0)
+    return _maybe_inplace(input, _ops.where(positive, input, negative), inplace)

@@ -1,0 +1,313 @@
+"""Composite op functions: tril / triu, masked_fill, clamp, all / any, isclose, split /
+chunk / roll, histc / histogram, erf.
+
+Each is built from existing primitives through the differentiable op functions (where,
+comparisons, arithmetic, views, cat), so it is correct on every backend at once and its
+gradient is the composition's. torchic has no bool dtype: masks and all / any / isclose
+results are float32 0/1 tensors (any nonzero mask value counts as True).
+"""
+
+import builtins
+import numbers
+
+from .. import raw
+from ..creation import arange, linspace
+from ..shape import normalize_axes, normalize_axis, numel
+from ..tensor import Tensor
+from .conversion import to_dtype
+from .elementwise import UNARY_OPS, minimum, where
+from .inplace import copy_
+from .reductions import MaxResult, amax, amin
+from .shaping import cat, getitem, reshape
+
+_abs, _exp = UNARY_OPS["abs"], UNARY_OPS["exp"]
+
+
+# -- triangles and masks ---------------------------------------------------------------------
+def _triangle_mask(a, diagonal, lower, what):
+    if a.ndim < 2:
+        raise RuntimeError(f"{what}: input tensor must have at least 2 dimensions")
+    if isinstance(diagonal, bool) or not isinstance(diagonal, numbers.Integral):
+        raise TypeError(f"{what}(): argument 'diagonal' must be int, not "
+                        f"{type(diagonal).__name__}")
+    m, n = a.shape[-2:]
+    rows = arange(int(diagonal), m + int(diagonal), dtype="i32").reshape(m, 1)  # row + diagonal
+    cols = arange(n, dtype="i32")
+    return cols <= rows if lower else cols >= rows
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere."""
+    return where(_triangle_mask(input, diagonal, True, "tril"), input, 0.0)
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere."""
+    return where(_triangle_mask(input, diagonal, False, "triu"), input, 0.0)
+
+
+def _fill_value(value, what):
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"{what} only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        return value if value._dtype == "f32" else to_dtype(value, "f32")
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        raise TypeError(f"{what}(): argument 'value' must be a Number or a 0-d Tensor, not "
+                        f"{type(value).__name__}")
+    return float(value)
+
+
+def masked_fill(input, mask, value):
+    """input with value where mask is nonzero (mask: a 0/1 float tensor or an int tensor,
+    broadcast against input)."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not "
+                        f"{type(mask).__name__}")
+    return where(mask, _fill_value(value, "masked_fill"), input)
+
+
+def masked_fill_(input, mask, value):
+    out = masked_fill(input, mask, value)
+    if out.shape != input.shape:
+        raise RuntimeError(f"masked_fill_: mask of shape {list(mask.shape)} is not "
+                           f"broadcastable to the tensor's shape {list(input.shape)}")
+    return copy_(input, out)
+
+
+# -- clamp ---------------------------------------------------------------------------------------
+def clamp(input, min=None, max=None):
+    """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
+    the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input._dtype != "f32":        # int tensors: exact through float32 below 2^24
+        return to_dtype(clamp(to_dtype(input, "f32"), min, max), input._dtype)
+    out = input
+    if min is not None:
+        out = where(out < min, min, out)
+    if max is not None:
+        out = where(out > max, max, out)
+    return out
+
+
+clip = clamp
+
+
+def clamp_(input, min=None, max=None):
+    return copy_(input, clamp(input, min, max))
+
+
+clip_ = clamp_
+
+
+# -- all / any / isclose ---------------------------------------------------------------------
+def _count_dims(input, dim, keepdim, truth):
+    """(count of truth elements over dim) as a float tensor."""
+    axes = normalize_axes(dim, input.ndim)
+    t = truth.sum(axes) if not keepdim else truth.sum(axes, keepdim=True)
+    return t
+
+
+def all(input, dim=None, keepdim=False):
+    """1.0 where every element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+    return _count_dims(input, dim, keepdim, input == 0) == 0
+
+
+def any(input, dim=None, keepdim=False):
+    """1.0 where some element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+    return _count_dims(input, dim, keepdim, input != 0) > 0
+
+
+def _as_float_tensor(x, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"isclose(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x if x._dtype == "f32" else to_dtype(x, "f32")
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other| for finite values; infinities are close
+    only to themselves, NaN only with equal_nan. A 0/1 float tensor."""
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"{'rtol' if rtol < 0 else 'atol'} must be greater than or equal "
+                           f"to zero, but got {rtol if rtol < 0 else atol}")
+    a, b = _as_float_tensor(input, "input"), _as_float_tensor(other, "other")
+    diff = a - b
+    finite = (diff - diff) == 0        # false when either side is inf or NaN
+    close = (a == b).maximum(finite * (_abs(diff) <= atol + rtol * _abs(b)))
+    if equal_nan:
+        close = close.maximum((a != a) * (b != b))
+    return close.detach()
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """A Python bool: isclose everywhere (reads the result: a sync point)."""
+    return builtins.bool(all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+# -- split / chunk / roll ------------------------------------------------------------------------
+def _narrow(a, d, start, length):
+    return getitem(a, (slice(None),) * d + (slice(start, start + length),))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of tensor along dim: pieces of split_size (the last may be smaller) or of the
+    listed sizes (which must add up to the dim's size)."""
+    d = normalize_axis(dim, tensor.ndim)
+    n = tensor.shape[d] if tensor.ndim else 1
+    if isinstance(split_size_or_sections, numbers.Integral) and \
+            not isinstance(split_size_or_sections, bool):
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n != 0):
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={size}" if size < 0 else
+                               "split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [builtins.min(size, n - s) for s in range(0, n, size)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.any(s < 0 for s in sizes) or builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(_narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    """At most `chunks` views along dim, each of ceil(size / chunks) (the last smaller)."""
+    if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
+        raise TypeError(f"chunk(): argument 'chunks' must be int, not {type(chunks).__name__}")
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = normalize_axis(dim, input.ndim)
+    n = input.shape[d]
+    size = -(-n // int(chunks))
+    return split(input, size, d) if n else split(input, [0], d)
+
+
+def _int_tuple(x):
+    return (x,) if isinstance(x, numbers.Integral) else tuple(x)
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
+    shifts = _int_tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:0")
+        return reshape(roll(reshape(input, (numel(input.shape),)), shifts, 0), input.shape)
+    dims = _int_tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    out = input
+    for s, dim in zip(shifts, dims):
+        d = normalize_axis(dim, input.ndim)
+        n = input.shape[d]
+        s = int(s) % n if n else 0
+        if s:
+            out = cat([_narrow(out, d, n - s, s), _narrow(out, d, 0, n - s)], d)
+    return out.clone() if out is input else out
+
+
+# -- histograms ------------------------------------------------------------------------------
+def _bin_counts(x, lo, hi, bins, weight=None):
+    """Counts (or summed weights) of x's elements in `bins` equal bins over [lo, hi] (lo, hi:
+    numbers or 0-d tensors); elements outside (and NaN) are not counted, hi is in the last bin.
+    One scatter_add_rows into bins + 1 rows, the last collecting the elements outside."""
+    flat = reshape(x.detach(), (numel(x.shape),))
+    pos = minimum((flat - lo) * bins / (hi - lo), bins - 1.0)
+    inside = (flat >= lo) * (flat <= hi)
+    idx = to_dtype(where(inside, pos, float(bins)), "i32")
+    src = raw.full((flat.shape[0], 1), 1.0) if weight is None else \
+        raw.contiguous(reshape(weight.detach(), (flat.shape[0], 1)))
+    counts = raw.scatter_add_rows(src, raw.contiguous(idx), bins + 1)
+    return reshape(counts, (bins + 1,))[:bins]
+
+
+def _check_bins(bins, what):
+    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
+        raise RuntimeError(f"{what}(): bins must be > 0, but got {bins}")
+    return int(bins)
+
+
+def histc(input, bins=100, min=0, max=0):
+    """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
+    data's min and max (widened by 1 each way if they are equal). Not differentiable."""
+    bins = _check_bins(bins, "histc")
+    if input._dtype != "f32":
+        raise RuntimeError('"histogram_cpu" not implemented for \'Int\'')
+    if min > max:
+        raise RuntimeError("max must be larger than min")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        lo, hi = amin(input.detach()), amax(input.detach())
+        same = lo == hi
+        lo, hi = lo - same, hi + same
+    elif lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return _bin_counts(input, lo, hi, bins)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) over `bins` equal bins of range (default: the data's min and max,
+    read: a sync point). bins as a tensor of edges is not supported."""
+    if isinstance(bins, Tensor):
+        raise NotImplementedError("histogram with a tensor of bin edges is not supported in "
+                                  "torchic; pass the number of bins and range=")
+    bins = _check_bins(bins, "histogram")
+    if range is None:
+        x = input.detach()
+        lo, hi = (amin(x).item(), amax(x).item()) if input.numel() else (0.0, 0.0)
+    else:
+        lo, hi = (float(v) for v in range)
+        if lo > hi:
+            raise ValueError(f"histogram: min should not exceed max, got min {lo} max {hi}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    hist = _bin_counts(input, lo, hi, bins, weight)
+    edges = linspace(lo, hi, bins + 1)
+    if density:
+        hist = hist / (hist.sum() * ((hi - lo) / bins))
+    return MaxResult(hist, edges)
+
+
+# -- erf ----------------------------------------------------------------------------------------
+# |x| < 1: erf(x) = x * P(x^2), a least-squares fit of degree 6 (abs error 1.3e-9 in float64).
+_ERF_SMALL = (1.128379166593153, -0.37612629877675857, 0.11283625725084565,
+              -0.02685539945204656, 0.00519121837735405, -0.0008034846649790632,
+              7.933493886160136e-05)
+# |x| >= 1: erfc(z) = t * exp(-z^2 + Q(t)), t = 1 / (1 + z/2), Q of degree 7 fitted on
+# z in [1, 10] (relative error 3.2e-8 in float64); z is clamped to 10, where erf is 1 in float32.
+_ERFC_LARGE = (-1.2654044933908775, 0.9974338996528904, 0.40061533222316553,
+               -0.05564783621995245, 0.35658684856348594, -0.9635199390407063,
+               0.6875268956684347, -0.15663473834534816)
+
+
+def _horner(x, coefficients):
+    out = x * coefficients[-1] + coefficients[-2]
+    for c in reversed(coefficients[:-2]):
+        out = out * x + c
+    return out
+
+
+def erf(input):
+    """The error function, from exp and arithmetic: within 2e-7 of math.erf for float32.
+
+    Each branch runs on inputs clamped into its own range (where picks one), so the branch
+    not taken never sees a value that would overflow (no inf * 0 in the gradient)."""
+    x = input if input._dtype == "f32" else to_dtype(input, "f32")
+    ax = _abs(x)
+    small_mask = ax < 1
+    xs = where(small_mask, x, 0.0)
+    small = xs * _horner(xs * xs, _ERF_SMALL)
+    z = clamp(ax, 1.0, 10.0)
+    t = 1 / (1 + 0.5 * z)
+    big = 1 - t * _exp(_horner(t, _ERFC_LARGE) - z * z)
+    return where(small_mask, small, where(x < 0, -big, big))
+

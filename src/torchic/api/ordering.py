@@ -1,0 +1,106 @@
+"""Ordering op functions: sort / argsort / topk, and cumsum.
+
+There is no sort primitive. sort reads the input to the host (a sync point: it waits for
+every queued op, like .item()), orders each row with NumPy's stable argsort and uploads
+the int32 indices; the values are then gathered on the device from the input (one
+gather_rows), so their gradient flows back to the picked elements (a scatter-add).
+NaN sorts as the largest value, as in PyTorch. Indices are int32 (PyTorch: int64).
+
+cumsum is a Hillis-Steele scan of shifted adds on the device: log2(n) steps, each adding
+the tensor shifted by 1, 2, 4, ... along dim (differentiable through the adds and views).
+"""
+
+import numbers
+
+import numpy as np
+
+from ..creation import tensor as _tensor_from_data
+from ..shape import inverse_permutation, normalize_axis
+from ..tensor import Tensor
+from .conversion import to_dtype
+from .reductions import MaxResult
+from .shaping import cat, contiguous, getitem, permute, reshape
+
+
+def _check(input, what):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{what}(): argument 'input' must be Tensor, not {type(input).__name__}")
+
+
+def _order(values, descending, stable):
+    """Per-row indices (last axis) that sort values; ties keep their order (always stable)."""
+    if not descending:
+        return np.argsort(values, axis=-1, kind="stable")
+    # NaN first, then largest first; np.lexsort is stable and sorts by its last key first
+    return np.lexsort((-values, ~np.isnan(values)), axis=-1)
+
+
+def _sorted(input, dim, descending, stable, k=None, what="sort"):
+    """(values, indices) along dim, the first k of each row (all when k is None)."""
+    _check(input, what)
+    d = normalize_axis(dim, input.ndim)
+    if input.ndim == 0:
+        lead = reshape(input, (1,))
+        values, indices = _sorted(lead, 0, descending, stable, k, what)
+        return reshape(values, ()), reshape(indices, ())
+    n = input.shape[d]
+    if k is not None and not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    perm = [i for i in range(input.ndim) if i != d] + [d]
+    moved = permute(input, perm)                     # dim last (a view)
+    host = moved.detach().numpy()                    # the sync point
+    if host.dtype.kind == "f":
+        host = host.astype(np.float64)
+    order = _order(host, descending, stable)
+    if k is not None:
+        order = order[..., :k]
+    rows = np.arange(int(np.prod(order.shape[:-1]))).reshape(order.shape[:-1] + (1,))
+    flat_index = rows * n + order                    # into the rows laid end to end
+    table = reshape(contiguous(moved), (moved.numel(),))
+    values = getitem(table, _tensor_from_data(flat_index.astype(np.int32), dtype="i32"))
+    indices = _tensor_from_data(np.ascontiguousarray(order.astype(np.int32)), dtype="i32")
+    back = inverse_permutation(perm)
+    return permute(values, back), permute(indices, back)
+
+
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """(values, indices) sorted along dim; ties keep their input order (stable).
+
+    Reads input to the host (a sync point); values are gathered on the device, so they
+    carry gradients to the input."""
+    return MaxResult(*_sorted(input, dim, descending, stable))
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The int32 indices that sort input along dim (a sync point, as sort)."""
+    return _sorted(input, dim, descending, stable, what="argsort")[1]
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the k largest (largest=False: smallest) along dim, in order.
+
+    Reads input to the host (a sync point); values carry gradients to the picked elements."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    return MaxResult(*_sorted(input, dim, largest, True, int(k), what="topk"))
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along dim (int tensors: summed in float32, exact below 2^24)."""
+    _check(input, "cumsum")
+    if dtype is not None:
+        return to_dtype(cumsum(input, dim), dtype)
+    if input._dtype != "f32":
+        return to_dtype(cumsum(to_dtype(input, "f32"), dim), input._dtype)
+    d = normalize_axis(dim, input.ndim)
+    if input.ndim == 0:
+        return input.clone()
+    n = input.shape[d]
+    out, step = input, 1
+    while step < n:
+        head = getitem(out, (slice(None),) * d + (slice(0, step),))
+        tail = getitem(out, (slice(None),) * d + (slice(step, n),))
+        prev = getitem(out, (slice(None),) * d + (slice(0, n - step),))
+        out = cat([head, tail + prev], d)
+        step *= 2
+    return out.clone() if out is input else out

@@ -1,0 +1,56 @@
+"""Activation Modules over nn.functional: GELU, SiLU, LeakyReLU, ELU (PyTorch's spellings)."""
+
+from . import functional as F
+from .module import Module
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError("approximate argument must be either none or tanh.")
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
