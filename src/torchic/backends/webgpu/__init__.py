@@ -27,12 +27,16 @@ import weakref
 import numpy as np
 
 from ... import ops as _ops
-from ...dispatcher import DTYPES, Backend, BackendUnavailableError, KernelError, register_backend
-from . import elementwise, matmul, reduce, rows, rowwise
+from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
+                           env_int, register_backend)
+from . import elementwise, matmul, reduce, rows, rowwise, windows
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
 __all__ = ["WebGPUBackend", "KERNEL_TABLE", "list_adapters"]
+
+
+READ_CHUNK = 64 << 20    # bytes a read copies through the staging buffer at once
 
 
 def _is_contiguous(view):
@@ -146,7 +150,10 @@ KERNEL_TABLE.update({
 
 class WebGPUBackend(Backend):
     """GPU backend. Options: ``adapter`` (name / backend / type substring, or env
-    TORCHIC_WEBGPU_ADAPTER), ``batch_ops`` (ops per submit at most, default 1024)."""
+    TORCHIC_WEBGPU_ADAPTER), ``batch_ops`` (ops per submit at most, default 1024),
+    ``max_binding`` (bytes of a heap arena one kernel binds at most, below the adapter's
+    limit: tests of tensors larger than a binding at small sizes; env
+    TORCHIC_WEBGPU_MAX_BINDING)."""
 
     name = "webgpu"
     alignment = 256
@@ -159,11 +166,18 @@ class WebGPUBackend(Backend):
         _touched = True
         return availability()
 
-    def __init__(self, threads=None, adapter=None, batch_ops=None, **options):
+    def __init__(self, threads=None, adapter=None, batch_ops=None, max_binding=None,
+                 **options):
         super().__init__(threads)
         if options:
             raise TypeError(f"backend 'webgpu' got unknown options {sorted(options)}; "
-                            "known: adapter, batch_ops")
+                            "known: adapter, batch_ops, max_binding")
+        if max_binding is None:
+            max_binding = env_int("TORCHIC_WEBGPU_MAX_BINDING", None,
+                                  meaning="a positive number of bytes (an integer)")
+        else:
+            max_binding = _positive_int(max_binding, "max_binding must be a positive number "
+                                                     "of bytes")
         from .gpu import GPU
         if _forked_child:
             raise BackendUnavailableError(FORK_MESSAGE)
@@ -171,10 +185,13 @@ class WebGPUBackend(Backend):
         _touched = _made_device = True
         want = adapter if adapter is not None else (os.environ.get(ENV_ADAPTER) or None)
         self.gpu = GPU(want, batch_ops)
-        # the allocator's arenas: bounded by the largest storage binding
-        self.max_arena_bytes = self.gpu.max_binding // self.alignment * self.alignment
-        self.default_arena_bytes = min(self.max_arena_bytes,
-                                       (256 << 20) if self.max_arena_bytes >= (1 << 30)
+        if max_binding is not None:
+            self.gpu.set_window(max_binding)
+        # the allocator's arenas: usually within one storage binding; a larger tensor gets
+        # an arena of its own, up to the largest buffer, bound in windows (windows.py)
+        window = self.gpu.window
+        self.max_arena_bytes = self.gpu.max_buffer // self.alignment * self.alignment
+        self.default_arena_bytes = min(window, (256 << 20) if window >= (1 << 30)
                                        else (64 << 20))
         self.kernels = KERNEL_TABLE
         self._lock = threading.RLock()
@@ -187,9 +204,18 @@ class WebGPUBackend(Backend):
             self.gpu.new_arena(nbytes)
 
     def buffers(self, view):
-        """(GPU buffer, element offset of the view's origin) of a view."""
+        """(GPU buffer or Window to bind, element offset of the view's origin in it)."""
         blk = view.block
         if blk.arena is None:           # an internal buffer (gpu.RawView)
+            return blk.buffer, blk.offset // 4 + view.offset
+        if self.gpu.big[blk.arena]:     # an arena larger than a binding: a window of it
+            return windows.buffers(self.gpu, view)
+        return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
+
+    def _location(self, view):
+        """(GPU buffer, element offset) of a view, for copies (no binding: whole arenas)."""
+        blk = view.block
+        if blk.arena is None:
             return blk.buffer, blk.offset // 4 + view.offset
         return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
 
@@ -197,7 +223,10 @@ class WebGPUBackend(Backend):
     def run(self, op, out, inputs, params):
         with self._lock:
             try:
-                self.kernels[op](self, out, inputs, params)
+                if self.gpu.any_big:    # an operand may be larger than a binding
+                    windows.run(self, op, out, inputs, params)
+                else:
+                    self.kernels[op](self, out, inputs, params)
             except KernelError:
                 raise
             except Exception as exc:
@@ -220,8 +249,13 @@ class WebGPUBackend(Backend):
             if array.size == 0:
                 return
             if _is_contiguous(view):
-                buf, base = self.buffers(view)
+                buf, base = self._location(view)
                 self.gpu.write(buf, base * 4, array)
+                return
+            if self.gpu.any_big and windows.too_big(self.gpu, view):
+                _, _, parts = windows.plan(self.gpu, "write", (view,), None)
+                for (sub,), (axis, r0, n) in parts:
+                    self.write(sub, array[(slice(None),) * axis + (slice(r0, r0 + n),)])
                 return
             buf, at = self.gpu.stage_upload(array)
             src = RawView(buf, at, view.shape, view.dtype)
@@ -235,8 +269,16 @@ class WebGPUBackend(Backend):
             if n == 0:
                 self.gpu.read(self.gpu.status, 0, 0)
             elif _is_contiguous(view):
-                buf, base = self.buffers(view)
-                data = self.gpu.read(buf, base * 4, n * 4)
+                buf, base = self._location(view)
+                if n * 4 <= READ_CHUNK:
+                    data = self.gpu.read(buf, base * 4, n * 4)
+                else:       # through a staging buffer of at most READ_CHUNK bytes
+                    data = np.empty(n * 4, np.uint8)
+                    for at in range(0, n * 4, READ_CHUNK):
+                        data[at:at + READ_CHUNK] = self.gpu.read(
+                            buf, base * 4 + at, min(READ_CHUNK, n * 4 - at))
+            elif n * 4 > READ_CHUNK or (self.gpu.any_big and windows.too_big(self.gpu, view)):
+                return self._read_in_parts(view, n)
             else:   # gather the view into a contiguous scratch area first
                 scratch = self.gpu.scratch_buffer("readback", n * 4)
                 dst = RawView(scratch, 0, shape, view.dtype)
@@ -246,6 +288,21 @@ class WebGPUBackend(Backend):
             if n == 0:
                 return np.zeros(shape, dtype)
             return data.view(dtype).reshape(shape)
+
+    def _read_in_parts(self, view, n):
+        """A large strided view (more than READ_CHUNK bytes, or than a binding), in parts."""
+        data = np.empty(view.shape, DTYPES[view.dtype])
+        if n * 4 > READ_CHUNK:      # rows of the first axis longer than 1, READ_CHUNK a part
+            axis = next(d for d, k in enumerate(view.shape) if k > 1)
+            rows = max(1, READ_CHUNK // 4 // (n // view.shape[axis]))
+            parts = [((windows.narrow(view, axis, r0, min(rows, view.shape[axis] - r0)),),
+                      (axis, r0, min(rows, view.shape[axis] - r0)))
+                     for r0 in range(0, view.shape[axis], rows)]
+        else:
+            _, _, parts = windows.plan(self.gpu, "read", (view,), None)
+        for (sub,), (axis, r0, k) in parts:
+            data[(slice(None),) * axis + (slice(r0, r0 + k),)] = self.read(sub)
+        return data
 
     def sync(self):
         with self._lock:

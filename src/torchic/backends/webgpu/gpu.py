@@ -76,6 +76,17 @@ class RawView:
         self.dtype = dtype
 
 
+class Window:
+    """A range of a heap arena bound on its own: arenas larger than one storage binding
+    are bound in windows of at most GPU.window bytes (windows.py)."""
+    __slots__ = ("buffer", "offset", "size", "__weakref__")
+
+    def __init__(self, buffer, offset, size):
+        self.buffer = buffer
+        self.offset = offset
+        self.size = size
+
+
 class Program:
     __slots__ = ("key", "pipeline", "nbind", "source")
 
@@ -106,6 +117,14 @@ class GPU:
         self.limits = lim
         self.max_binding = min(int(lim["max-storage-buffer-binding-size"]),
                                int(lim["max-buffer-size"]))
+        self.max_buffer = int(lim["max-buffer-size"]) // 256 * 256
+        # heap arenas may be larger than one binding: they are bound in windows of at most
+        # `window` bytes (windows.py); set_window lowers it for tests
+        self.window = self.max_binding // 512 * 512
+        self.big = []                 # per arena: larger than a window (bound in windows)
+        self.arena_sizes = []
+        self.any_big = False
+        self._windows = {}            # (arena, byte offset, size) -> Window
         self.max_workgroup_storage = int(lim["max-compute-workgroup-storage-size"])
         self.max_groups = int(lim["max-compute-workgroups-per-dimension"])
         self.param_stride = max(256, int(lim["min-uniform-buffer-offset-alignment"]))
@@ -175,13 +194,34 @@ class GPU:
         self._bind_groups = {k: v for k, v in self._bind_groups.items()
                              if buf not in v[1]}
 
+    def set_window(self, nbytes):
+        """Bind heap arenas in windows of at most nbytes (tests: a small fake binding limit)."""
+        if self.arenas:
+            raise RuntimeError("set_window: the heap already has arenas")
+        self.window = max(4096, min(int(nbytes), self.max_binding) // 512 * 512)
+
     def new_arena(self, nbytes):
-        if nbytes > self.max_binding:
-            raise MemoryError(f"arena of {nbytes} bytes exceeds the adapter's largest storage "
-                              f"binding ({self.max_binding} bytes)")
+        if nbytes > self.max_buffer:
+            raise MemoryError(f"arena of {nbytes} bytes exceeds the adapter's largest buffer "
+                              f"({self.max_buffer} bytes)")
         with self.guard:
             self.arenas.append(self._buffer(nbytes, self._storage_usage,
                                             f"torchic-arena-{len(self.arenas)}"))
+            self.arena_sizes.append(nbytes)
+            self.big.append(nbytes > self.window)
+            self.any_big = self.any_big or nbytes > self.window
+
+    def window_buffer(self, arena, offset, size):
+        """The Window (a bindable range) of arena bytes [offset, offset + size)."""
+        key = (arena, offset, size)
+        win = self._windows.get(key)
+        if win is None:
+            if len(self._windows) > 4096:     # (their bind groups stay cached)
+                self._windows = {}
+            win = self._windows[key] = Window(self.arenas[arena], offset, size)
+            self._serial += 1
+            self._serials[id(win)] = self._serial
+        return win
 
     def scratch_buffer(self, name, nbytes):
         """An internal storage buffer of at least nbytes (reused across ops in stream order)."""
@@ -263,8 +303,10 @@ class GPU:
         hit = self._bind_groups.get(key)
         if hit is None:
             with self.guard:    # (b.size is wgpu-py code too)
-                entries = [{"binding": i, "resource": {"buffer": b, "offset": 0,
-                                                       "size": b.size}}
+                entries = [{"binding": i, "resource": (
+                               {"buffer": b.buffer, "offset": b.offset, "size": b.size}
+                               if type(b) is Window else
+                               {"buffer": b, "offset": 0, "size": b.size})}
                            for i, b in enumerate(bufs)]
                 entries.append({"binding": nbind, "resource": {"buffer": self.params_buf,
                                                                "offset": 0,
@@ -545,6 +587,7 @@ class GPU:
         self._keep = []
         self._serials = {}
         self.arenas = []
+        self._windows = {}
         self._bind_groups = {}
         self.pipelines = {}
         try:

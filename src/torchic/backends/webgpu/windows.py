@@ -1,0 +1,216 @@
+"""Tensors larger than one storage binding.
+
+WebGPU binds at most ``max_storage_buffer_binding_size`` bytes of a buffer (128 MiB on
+lavapipe and many GPUs), while a buffer may be larger (``max_buffer_size``). So a heap
+arena may be larger than a binding (the allocator gives a tensor larger than the usual
+arena an arena of its own, up to the largest buffer), and an operand in such a *big*
+arena is bound through a *window*: a range of at most ``GPU.window`` bytes that holds
+all of the view's elements, starting on a 256-byte boundary (kernels then index from
+the window's start). Windows sit on a grid (multiples of window / 2, then finer) so the
+same few windows, and their bind groups, serve many views.
+
+An op with an operand too large for any window is cut into several ops over row ranges
+(``run``), each of whose operands fits, by its family's rule (``_rules``): elementwise
+ops along any axis (all operands share the output's shape), matmul over batches, then
+rows of A and out; gather / scatter over index rows (scatter's pieces add to out one
+after the other, a fixed order); reductions over kept rows, then over the reduced axis
+(partial results combined into out in order, with add / maximum / minimum); the
+row-wise family over rows. What no rule can cut (a gather table, a matmul's B, one row
+larger than a window) raises ``TooLargeError`` naming the op and the limit.
+
+Ops on arenas that all fit a binding take none of this: one flag (``GPU.any_big``) is
+all the per-op path tests.
+"""
+
+from ...dispatcher import View
+from . import elementwise
+from .gpu import RawView
+
+GRID_MIN = 256      # bytes: the finest window grid (and every window's alignment)
+
+
+class TooLargeError(MemoryError):
+    """An operand that no window holds, of an op that cannot be cut any further."""
+
+
+def span(view):
+    """(first, last + 1) element offsets of the view from its block's start."""
+    lo = hi = view.offset
+    for n, s in zip(view.shape, view.strides):
+        if n == 0:
+            return view.offset, view.offset
+        if s >= 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + 1
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def limit(gpu):
+    """Elements one view may span to be sure of a window."""
+    return (gpu.window - GRID_MIN) // 4
+
+
+def too_big(gpu, view):
+    blk = view.block
+    if blk.arena is None or not gpu.big[blk.arena]:
+        return False
+    lo, hi = span(view)
+    return hi - lo > limit(gpu)
+
+
+def buffers(gpu, view):
+    """(Window, element base within it) of a view in a big arena."""
+    blk = view.block
+    lo, hi = span(view)
+    base = blk.offset // 4
+    lo_b, hi_b = (base + lo) * 4, (base + hi) * 4
+    size = gpu.arena_sizes[blk.arena]
+    step = gpu.window // 2
+    while True:
+        start = lo_b // step * step
+        if hi_b <= start + gpu.window or step <= GRID_MIN:
+            break
+        step //= 2
+    if hi_b > start + gpu.window:
+        raise TooLargeError(f"an operand of {hi_b - lo_b} bytes is larger than the adapter's "
+                            f"largest storage binding ({gpu.window} bytes)")
+    win = gpu.window_buffer(blk.arena, start, min(gpu.window, size - start))
+    return win, base + view.offset - start // 4
+
+
+# -- cutting ops into row ranges -----------------------------------------------------------
+def narrow(view, axis, start, length):
+    shape = list(view.shape)
+    shape[axis] = length
+    return View(view.block, view.offset + start * view.strides[axis], tuple(shape),
+                view.strides, view.dtype)
+
+
+def _rows_per_part(gpu, views, cuts, n):
+    """Rows of the cut axis per part so that every cut view fits a window (at least 1)."""
+    room = limit(gpu)
+    rows = n
+    for k, axis in cuts:
+        v = views[k]
+        s = abs(v.strides[axis])
+        if s == 0:
+            continue
+        one = narrow(v, axis, 0, 1)
+        lo, hi = span(one)
+        rows = min(rows, max(1, (room - (hi - lo)) // s + 1))
+    return max(1, rows)
+
+
+def _rules(op, views, params):
+    """The ways op can be cut, best first: (kind, n, [(view index, axis)], combine).
+
+    "cut" slices those views along those axes together into ranges of n rows, each run
+    as an op of its own; "reduce" does so along a reduced (summed) axis: the first part
+    writes out, each later one a scratch partial then added (combine) into out."""
+    out = views[0]
+    if op == "matmul":          # out (B, M, N) = a (B, M, K) @ b (B, K, N)
+        rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
+        if out.shape[0] == 1:   # (out stays contiguous)
+            rules.append(("cut", out.shape[1], [(0, 1), (1, 1)], None))
+        return rules + [("reduce", views[1].shape[2], [(1, 2), (2, 1)], "add")]
+    if op == "gather_rows":     # out (R, D) = table (V, D) [idx (R,)]
+        return [("cut", out.shape[0], [(0, 0), (2, 0)], None)]
+    if op == "scatter_add_rows":    # out (V, D) += src (R, D) at idx (R,): pieces in order
+        return [("cut", views[2].shape[0], [(1, 0), (2, 0)], None)]
+    if op in ("sum", "max", "min", "argmax"):
+        a = views[1]
+        kept = len(a.shape) - (1 if op == "argmax" else params["naxes"])
+        rules = [("cut", out.shape[d], [(0, d), (1, d)], None) for d in range(kept)
+                 if all(n == 1 for n in out.shape[:d])]       # (out stays contiguous)
+        if op != "argmax":
+            rules += [("reduce", a.shape[d], [(1, d)], _COMBINE[op])
+                      for d in range(kept, len(a.shape))]
+        else:       # rows spread wider than a window: copied together first
+            rules += [("compact", out.shape[d], [(0, d), (1, d)], None) for d in range(kept)
+                      if all(n == 1 for n in out.shape[:d])]
+        return rules
+    if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad"):
+        return [("cut", out.shape[0], [(k, 0) for k in range(len(views))], None)]
+    # the elementwise family, fill, copy and the backend's write / read: every operand has
+    # out's shape
+    return [("cut", out.shape[d], [(k, d) for k in range(len(views))], None)
+            for d in range(len(out.shape))]
+
+
+_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+
+
+def plan(gpu, op, views, params):
+    """None when every operand fits a window, else (kind, combine, parts): parts is a list
+    of (sub-views, (axis, start, rows)), the axis being view 0's (or None)."""
+    big = [k for k, v in enumerate(views) if too_big(gpu, v)]
+    if not big:
+        return None
+    best, best_score = None, None
+    for kind, n, cuts, combine in _rules(op, views, params):
+        if n <= 1 or not set(big) & {k for k, _ in cuts}:
+            continue
+        if kind == "compact":   # rows of view 1 by their number of elements
+            per_row = _numel(views[1].shape) // n
+            if per_row > limit(gpu):
+                continue
+            rows = max(1, min(n, limit(gpu) // max(1, per_row)))
+        else:
+            rows = _rows_per_part(gpu, views, cuts, n)
+            if rows >= n:       # (cuts no operand that is too big: no progress)
+                continue
+        axis0 = next((axis for k, axis in cuts if k == 0), None)
+        subs = []
+        for r0 in range(0, n, rows):
+            sub = list(views)
+            for k, axis in cuts:
+                sub[k] = narrow(views[k], axis, r0, min(rows, n - r0))
+            subs.append((tuple(sub), (axis0, r0, min(rows, n - r0))))
+        # the rule leaving the fewest operands too big in its (largest) first part, then
+        # the fewest parts; those left are cut again by the parts' own plans
+        left = 0 if kind == "compact" else sum(too_big(gpu, v) for v in subs[0][0])
+        score = (left, len(subs))
+        if best is None or score < best_score:
+            best, best_score = (kind, combine, subs), score
+    if best:
+        return best
+    v = views[big[0]]
+    lo, hi = span(v)
+    raise TooLargeError(f"op {op!r}: an operand of shape {list(v.shape)} spans {4 * (hi - lo)} "
+                        f"bytes, more than the adapter's largest storage binding "
+                        f"({gpu.window} bytes), and this op cannot be cut so that it fits")
+
+
+def run(be, op, out, ins, params, depth=0):
+    """Run op, cut into several ops whose operands each fit a window (see plan)."""
+    gpu = be.gpu
+    p = plan(gpu, op, (out,) + tuple(ins), params)
+    if p is None:
+        be.kernels[op](be, out, ins, params)
+        return
+    kind, combine, subs = p
+    for i, (sub, _) in enumerate(subs):
+        if kind == "compact":   # a contiguous copy of the input part, then the op on it
+            a = sub[1]
+            tmp = RawView(gpu.scratch_buffer(f"window-compact-{depth}",
+                                             max(4, 4 * _numel(a.shape))), 0, a.shape, a.dtype)
+            run(be, "copy", tmp, (a,), None, depth + 1)
+            run(be, op, sub[0], (tmp,) + tuple(sub[2:]), params, depth + 1)
+            continue
+        if kind == "cut" or i == 0:
+            run(be, op, sub[0], sub[1:], params, depth + 1)
+            continue
+        o = sub[0]          # a later part of a reduced axis: a partial, added into out
+        tmp = RawView(gpu.scratch_buffer(f"window-partial-{depth}", max(4, 4 * _numel(o.shape))),
+                      0, o.shape, o.dtype)
+        run(be, op, tmp, sub[1:], params, depth + 1)
+        table = elementwise.BINARY_I32 if o.dtype == "i32" else elementwise.BINARY
+        elementwise.run(gpu, combine, table[combine], o, (o, tmp), buffers=be.buffers)

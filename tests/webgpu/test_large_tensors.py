@@ -1,0 +1,221 @@
+"""Tensors larger than one storage binding (windows.py): with a small fake binding limit
+(init(max_binding=...)), every op family on tensors spanning several binding windows,
+against NumPy float64; the lecture MLP's forward and gradients on such tensors; and the
+clear error of an op that cannot be cut. The same code paths serve a real 128 MiB limit."""
+
+import numpy as np
+import pytest
+
+import torchic
+import torchic.nn.functional as F
+from torchic import dispatcher
+
+WINDOW = 16384          # bytes: 4096 floats a binding; the tensors below span 5 to 60
+
+
+@pytest.fixture
+def big_rt(webgpu_available):
+    rt = torchic.init("webgpu", max_binding=WINDOW)
+    torchic.manual_seed(0)
+    yield rt
+    try:
+        rt.sync()
+    finally:
+        torchic.shutdown()
+
+
+def close(got, want, rtol=1e-5, atol=1e-5):
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=rtol, atol=atol)
+
+
+def spans_windows(t, rt):
+    """t lives in an arena larger than one window (bound in windows)."""
+    blk = t._storage.block if hasattr(t._storage, "block") else None
+    gpu = rt.backend.gpu
+    return blk is not None and gpu.big[blk.arena]
+
+
+def test_options_and_arenas(big_rt):
+    gpu = big_rt.backend.gpu
+    assert gpu.window == WINDOW and gpu.window <= gpu.max_binding
+    assert big_rt.allocator.arena_bytes <= WINDOW
+    assert big_rt.backend.max_arena_bytes == gpu.max_buffer // 256 * 256
+
+
+def test_env_var_sets_the_window(webgpu_available, monkeypatch):
+    monkeypatch.setenv("TORCHIC_WEBGPU_MAX_BINDING", "65536")
+    try:
+        with pytest.raises(ValueError, match="max_binding"):
+            torchic.init("webgpu", max_binding=0)
+        assert torchic.init("webgpu").backend.gpu.window == 65536
+        monkeypatch.setenv("TORCHIC_WEBGPU_MAX_BINDING", "lots")
+        with pytest.raises(ValueError, match="TORCHIC_WEBGPU_MAX_BINDING"):
+            torchic.init("webgpu")
+    finally:
+        torchic.shutdown()
+
+
+def test_elementwise_family(big_rt, rng):
+    a = rng.standard_normal((300, 70)).astype(np.float32)        # 84 KB: 6 windows
+    b = rng.standard_normal((300, 70)).astype(np.float32)
+    row = rng.standard_normal(70).astype(np.float32)
+    ta, tb, tr = torchic.tensor(a), torchic.tensor(b), torchic.tensor(row)
+    assert spans_windows(ta, big_rt)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    close(ta.numpy(), a64, 0, 0)                                   # write + read
+    close(ta.exp().numpy(), np.exp(a64))                           # unary
+    close(ta.tanh().numpy(), np.tanh(a64), atol=1e-6)
+    close((ta * tb + tr).numpy(), a64 * b64 + row, atol=1e-5)     # binary, broadcast
+    close((ta > tb).numpy(), a64 > b64, 0, 0)                      # compare
+    close(torchic.where(ta > 0, ta, tb).numpy(), np.where(a64 > 0, a64, b64), 0, 0)
+    close(ta.T.contiguous().numpy(), a64.T, 0, 0)                  # copy of a transpose
+    close(ta.T.numpy(), a64.T, 0, 0)                               # strided read
+    close(ta[:, 1::3].numpy(), a64[:, 1::3], 0, 0)
+    close((ta.T * 2.0).numpy(), 2 * a64.T)                         # strided operands
+    close(torchic.full((300, 70), 1.5).numpy(), np.full((300, 70), 1.5), 0, 0)   # fill
+    close(torchic.zeros(5000).numpy(), np.zeros(5000), 0, 0)
+    close((ta * 100).to(torchic.int32).numpy(), np.trunc(a * np.float32(100)), 0, 0)  # cast
+
+
+def test_strided_write(big_rt, rng):
+    a = rng.standard_normal((200, 90)).astype(np.float32)
+    t = torchic.zeros(200, 90)
+    view = t[:, 10:80:2]                     # not contiguous, spans the whole tensor
+    view.copy_(torchic.tensor(a[:, 10:80:2]))
+    want = np.zeros((200, 90))
+    want[:, 10:80:2] = a[:, 10:80:2]
+    close(t.numpy(), want, 0, 0)
+    # a host write straight into a strided view of a big tensor
+    big_rt.backend.write(dispatcher.View(t._storage.block, 1, (200, 30), (90, 3), "f32"),
+                         np.ones((200, 30), np.float32))
+    want[:, 1:90:3] = 1
+    close(t.numpy(), want, 0, 0)
+
+
+def test_matmul(big_rt, rng):
+    a = rng.standard_normal((600, 30)).astype(np.float32)     # 72 KB
+    w = rng.standard_normal((30, 60)).astype(np.float32)      # 7 KB: fits one window
+    g = rng.standard_normal((600, 60)).astype(np.float32)     # 144 KB
+    ta, tw, tg = torchic.tensor(a), torchic.tensor(w), torchic.tensor(g)
+    a64, w64, g64 = (x.astype(np.float64) for x in (a, w, g))
+    close((ta @ tw).numpy(), a64 @ w64, 1e-4, 1e-4)            # big A and out: rows of M
+    close((ta.T @ tg).numpy(), a64.T @ g64, 1e-4, 1e-3)        # big K: partials added
+    close((tg @ tw.T).numpy(), g64 @ w64.T, 1e-4, 1e-4)
+    ba = rng.standard_normal((4, 300, 30)).astype(np.float32)  # batched, each batch big
+    close((torchic.tensor(ba) @ tw).numpy(), ba.astype(np.float64) @ w64, 1e-4, 1e-4)
+
+
+def test_gather_and_scatter(big_rt, rng):
+    C = rng.standard_normal((27, 10)).astype(np.float32)
+    X = rng.integers(0, 27, (700, 3))
+    tc = torchic.tensor(C, requires_grad=True)
+    emb = tc[torchic.tensor(X)]                                  # (700, 3, 10): 84 KB
+    close(emb.numpy(), C.astype(np.float64)[X], 0, 0)
+    src = rng.standard_normal((700, 3, 10)).astype(np.float32)
+    (emb * torchic.tensor(src)).sum().backward()                 # scatter of a big source
+    want = np.zeros((27, 10))
+    np.add.at(want, X.reshape(-1), src.reshape(-1, 10).astype(np.float64))
+    close(tc.grad.numpy(), want, 1e-5, 1e-4)
+
+
+def test_reductions(big_rt, rng):
+    a = rng.standard_normal((400, 50)).astype(np.float32)       # 80 KB
+    ta = torchic.tensor(a)
+    a64 = a.astype(np.float64)
+    close(ta.sum().item(), a64.sum(), 1e-5, 1e-3)               # one row of all: partials
+    close(ta.sum(0).numpy(), a64.sum(0), 1e-5, 1e-4)            # strided rows
+    close(ta.sum(1).numpy(), a64.sum(1), 1e-5, 1e-4)
+    close(ta.mean(0, keepdim=True).numpy(), a64.mean(0, keepdims=True), 1e-5, 1e-5)
+    close(ta.max().item(), a64.max(), 0, 0)
+    close(ta.amin(0).numpy() if hasattr(ta, "amin") else ta.min(0)[0].numpy(), a64.min(0), 0, 0)
+    vals, idx = ta.max(0)                                        # argmax of strided rows
+    close(vals.numpy(), a64.max(0), 0, 0)
+    close(idx.numpy(), a64.argmax(0), 0, 0)
+    close(ta.argmax(1).numpy(), a64.argmax(1), 0, 0)
+    ti = torchic.tensor(rng.integers(-50, 50, (400, 50)).astype(np.int32))
+    close(ti.max().item(), ti.numpy().max(), 0, 0)
+
+
+def test_rowwise_family(big_rt, rng):
+    x = (rng.standard_normal((700, 27)) * 3).astype(np.float32)   # 76 KB
+    y = rng.integers(0, 27, 700)
+    tx = torchic.tensor(x, requires_grad=True)
+    x64 = x.astype(np.float64)
+    z = x64 - x64.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    close(tx.softmax(dim=1).numpy(), np.exp(logp), 1e-5, 1e-6)
+    close(tx.log_softmax(dim=1).numpy(), logp, 1e-5, 1e-5)
+    loss = F.cross_entropy(tx, torchic.tensor(y))
+    close(loss.item(), -logp[np.arange(700), y].mean(), 1e-5, 1e-6)
+    loss.backward()
+    g = np.exp(logp)
+    g[np.arange(700), y] -= 1
+    close(tx.grad.numpy(), g / 700, 1e-4, 1e-7)
+
+
+def _mlp64(C, W1, b1, W2, b2, X, Y):
+    """The lecture MLP's loss and gradients in float64 NumPy."""
+    n = len(Y)
+    emb = C[X].reshape(n, -1)
+    hpre = emb @ W1 + b1
+    h = np.tanh(hpre)
+    logits = h @ W2 + b2
+    z = logits - logits.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    loss = -logp[np.arange(n), Y].mean()
+    dlogits = np.exp(logp)
+    dlogits[np.arange(n), Y] -= 1
+    dlogits /= n
+    dW2, db2 = h.T @ dlogits, dlogits.sum(0)
+    dhpre = (dlogits @ W2.T) * (1 - h ** 2)
+    dW1, db1 = emb.T @ dhpre, dhpre.sum(0)
+    dC = np.zeros_like(C)
+    np.add.at(dC, X.reshape(-1), (dhpre @ W1.T).reshape(-1, C.shape[1]))
+    return loss, [dC, dW1, db1, dW2, db2]
+
+
+def test_lecture_mlp_full_batch_gradients(big_rt, rng):
+    """makemore's MLP on a "full dataset" whose hidden layer spans many windows."""
+    n, hidden = 900, 100                     # h: 360 KB, 22 windows; W1, W2 fit one
+    X = rng.integers(0, 27, (n, 3))
+    Y = rng.integers(0, 27, n)
+    params64 = [rng.standard_normal((27, 10)), rng.standard_normal((30, hidden)) * 0.3,
+                rng.standard_normal(hidden) * 0.1, rng.standard_normal((hidden, 27)) * 0.1,
+                np.zeros(27)]
+    params = [torchic.tensor(p.astype(np.float32), requires_grad=True) for p in params64]
+    C, W1, b1, W2, b2 = params
+    emb = C[torchic.tensor(X)]
+    h = torch_tanh = (emb.view(-1, 30) @ W1 + b1).tanh()
+    assert spans_windows(torch_tanh, big_rt)
+    logits = h @ W2 + b2
+    loss = F.cross_entropy(logits, torchic.tensor(Y))
+    loss.backward()
+    want_loss, want_grads = _mlp64(*[p.astype(np.float32).astype(np.float64)
+                                     for p in params64], X, Y)
+    close(loss.item(), want_loss, 1e-5, 1e-6)
+    for p, want in zip(params, want_grads):
+        close(p.grad.numpy(), want, 1e-4, 1e-6)
+
+
+def test_small_tensors_in_a_big_arena(big_rt, rng):
+    big = torchic.zeros(20000)               # its own arena of 80 KB
+    arena = big._storage.block.arena
+    del big
+    torchic.sync()
+    xs = [torchic.tensor(rng.standard_normal(1000).astype(np.float32)) for _ in range(12)]
+    assert any(x._storage.block.arena == arena for x in xs)     # placed in the big arena
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    close(total.numpy(), np.sum([x.numpy().astype(np.float64) for x in xs], axis=0), 1e-5, 1e-5)
+
+
+def test_an_op_that_cannot_be_cut_names_the_op_and_limit(big_rt, rng):
+    a = torchic.tensor(rng.standard_normal((10, 2000)).astype(np.float32))
+    b = torchic.tensor(rng.standard_normal((2000, 10)).astype(np.float32))  # B: 80 KB
+    c = a @ b           # B too large for a window, and matmul cuts only A's rows / K ...
+    close(c.numpy(), a.numpy().astype(np.float64) @ b.numpy(), 1e-4, 1e-3)   # ... K it cuts
+    table = torchic.tensor(rng.standard_normal((5000, 2)).astype(np.float32))  # 40 KB table
+    out = table[torchic.tensor(np.array([0, 4999, 7]))]
+    with pytest.raises(MemoryError, match=rf"gather_rows.*binding \({WINDOW} bytes\)"):
+        out.numpy()
