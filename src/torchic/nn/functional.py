@@ -99,6 +99,9 @@ def _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing):
     classes = rows.shape[1]
     if target.ndim > 2:
         target = target.permute(0, *range(2, target.ndim), 1)
+    if target.ndim != input.ndim:     # PyTorch's message: a float class-index target
+        raise RuntimeError("expected target dtype to be Long or Byte, but got Float (class "
+                           "indices are int tensors: .long())")
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"cross_entropy: probability targets must have the input's shape "
                          f"{list(input.shape)}, got {list(target.shape)}")
