@@ -116,6 +116,16 @@ def test_generator_checks_its_device():
         torchic.Generator(device="cuda")
 
 
+def test_random_creation_takes_device(backend):
+    for make in [lambda d: torchic.randn(2, device=d), lambda d: torchic.rand(2, device=d),
+                 lambda d: torchic.randint(0, 3, (2,), device=d),
+                 lambda d: torchic.randperm(3, device=d),
+                 lambda d: torchic.randn_like(torchic.zeros(2), device=d)]:
+        assert make("cpu").shape == make(None).shape == make(torchic.device("cpu")).shape
+        with pytest.raises(RuntimeError, match="'cuda' is not available"):
+            make("cuda")
+
+
 def test_randn_of_a_million_is_vectorized():
     # a correctness check of the large path (no timing assertion): the mean and spread
     z = torchic.Generator().manual_seed(1).normal_float(10 ** 6)
