@@ -16,8 +16,6 @@ set_rng_state bytes. Integers come back as int32 (torchic's index dtype), equal 
 to PyTorch's int64.
 """
 
-import numbers
-
 import numpy as np
 
 from . import dispatcher, raw
