@@ -363,8 +363,9 @@ comparison("gt", lambda a, b: a > b, np.greater)
 comparison("ge", lambda a, b: a >= b, np.greater_equal)
 
 # -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
-def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=("int32", "int32"), **kw):
-    case(name, fn, ref, "int", ops, shapes, domain=domain, grad=False, **kw)
+def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=None, **kw):
+    case(name, fn, ref, "int", ops, shapes, domain=domain or ("int32",) * len(shapes),
+         grad=False, **kw)
 
 
 integer("add_int", lambda a, b: a + b, np.add, ("add",))
@@ -517,6 +518,42 @@ view("index_list", lambda c: c[[4, 4, 0]], lambda c: c[[4, 4, 0]], ("gather_rows
 _ROWS_I, _COLS_I = np.array([0, 1, 2]), np.array([2, 0, 1])
 view("index_points", lambda c: c[torchic.tensor(_ROWS_I), torchic.tensor(_COLS_I)],
      lambda c: c[_ROWS_I, _COLS_I], ("gather_rows",), [(7, 3)])
+
+_I3 = [2, 0, 2]
+view("index_axis1", lambda a: a[:, torchic.tensor(_I3)], lambda a: a[:, _I3],
+     ("gather_rows", "copy"))
+view("index_ellipsis_last", lambda a: a[..., torchic.tensor(_I3)], lambda a: a[..., _I3],
+     ("gather_rows", "copy"))
+view("index_list_last", lambda a: a[:, [-1]], lambda a: a[:, [-1]], ("gather_rows",))
+view("index_range_pairs", lambda a: a[range(2), [1, 2]], lambda a: a[range(2), [1, 2]],
+     ("gather_rows",))
+view("index_int_and_list", lambda a: a[0, :, [1, 3]], lambda a: a[0, :, [1, 3]],
+     ("gather_rows",))
+view("index_nonadjacent", lambda a: a[[0, 1], :, 0], lambda a: a[[0, 1], :, 0], ("gather_rows",))
+view("index_broadcast", lambda a: a[torchic.tensor([[0], [1]]), torchic.tensor([0, 2])],
+     lambda a: a[[[0], [1]], [0, 2]], ("gather_rows",))
+view("index_mask", lambda a: a[a > 0], lambda a: a[a > 0], ("gt", "gather_rows"))
+
+
+def _put(key):
+    def fn(a, b):
+        c = a * 1.0
+        c[key] = b
+        return c
+
+    def ref(a, b):
+        c = a.copy()
+        c[key] = b
+        return c
+    return fn, ref
+
+
+view("setitem_points", *_put((range(3), [1, 0, 1])), ("mul", "copy", "gather_rows"),
+     [(3, 4), (3,)])
+view("setitem_slice_grad", *_put((slice(1, 3), 2)), ("mul", "copy", "gather_rows"),
+     [(3, 4), (2,)])
+view("setitem_repeated_last_wins", *_put((slice(None), [0, 0])), ("mul", "copy", "gather_rows"),
+     [(3, 4), (2,)])
 
 case("full", lambda a: a * torchic.full(tuple(a.shape), -1.5), lambda a: a * -1.5, "other",
      ("fill",), [(3, 4)],

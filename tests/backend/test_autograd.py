@@ -152,9 +152,9 @@ def test_deep_graph_has_no_recursion_limit(backend):
 
 def test_inplace_rules(backend):
     w = torchic.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         w.add_(1)
-    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         w[0] = 3.0
     with torchic.no_grad():
         w.add_(1)

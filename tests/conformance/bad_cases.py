@@ -210,20 +210,20 @@ def point_index_out_of_range(B):
     tc.ones(2, 3)[tc.tensor([0, 1]), tc.tensor([0, 5])]
 
 
-@case(IndexError, r"index tensors could not be broadcast together with shapes \[\[2\], \[3\]\]",
+@case(IndexError, r"indexing tensors could not be broadcast together with shapes \[\[2\], \[3\]\]",
       "indices")
 def point_indices_mismatched(B):
     tc.ones(2, 3)[tc.tensor([0, 1]), tc.tensor([0, 1, 2])]
 
 
-@case(IndexError, r"supported on the leading axes only", "indices")
-def index_tensor_not_leading(B):
-    tc.ones(2, 3)[:, tc.tensor([0])]
+@case(IndexError, r"index 5 is out of bounds for dimension 1 with size 3", "indices")
+def index_list_out_of_range_on_axis_1(B):
+    tc.ones(2, 3)[:, [0, 5]]
 
 
-@case(TypeError, r"float tensors cannot be used as indices", "indices")
+@case(IndexError, r"tensors used as indices must be integer tensors or masks", "indices")
 def float_tensor_index(B):
-    tc.ones(2, 3)[tc.tensor([0.0])]
+    tc.ones(2, 3)[tc.tensor([0.5])]
 
 
 @case(TypeError, r"invalid index of type str", "indices")
@@ -246,10 +246,11 @@ def negative_slice_step(B):
     tc.ones(2, 3)[::-1]
 
 
-@case(IndexError, r"assignment through integer-tensor indices is not supported", "indices")
-def setitem_with_index_tensor(B):
+@case(RuntimeError, r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to "
+      r"indexing result of shape \[2\]", "indices")
+def setitem_with_index_tensor_value_mismatch(B):
     t = tc.ones(3)
-    t[tc.tensor([0])] = 1.0
+    t[tc.tensor([0, 1])] = tc.ones(3)
 
 
 @case(tc.KernelError, r"cross_entropy.*target class 3 is out of range \[0, 3\)", "indices")
@@ -297,19 +298,14 @@ def sync_mode_raises_at_the_indexing_line(B):
 
 
 # -- integer tensors where floats are needed ---------------------------------------------
-@case(TypeError, r"exp expects float32 tensors, got an int32 tensor", "dtypes")
-def exp_of_int(B):
-    tc.tensor([1, 2]).exp()
+@case(TypeError, r"mean expects float32 tensors, got an int32 tensor", "dtypes")
+def mean_of_int(B):
+    tc.tensor([1, 2]).mean()
 
 
 @case(TypeError, r"matmul expects float32 tensors, got an int32 tensor", "dtypes")
 def matmul_of_int(B):
     tc.tensor([[1, 2]]) @ tc.tensor([[1], [2]])
-
-
-@case(TypeError, r"sum expects float32 tensors, got an int32", "dtypes")
-def sum_of_int(B):
-    tc.tensor([1, 2]).sum()
 
 
 @case(TypeError, r"softmax expects float32", "dtypes")
@@ -337,7 +333,7 @@ def multinomial_int_weights(B):
     tc.multinomial(tc.tensor([1, 2]), 1)
 
 
-@case(TypeError, r"add_ expects float32 tensors, got an int32", "dtypes")
+@case(RuntimeError, r"result type Float can't be cast to the desired output type Int", "dtypes")
 def inplace_on_int(B):
     tc.ones(3, dtype="i32").add_(1.5)
 
@@ -614,18 +610,19 @@ def backward_without_grad(B):
     tc.ones(3).sum().backward()
 
 
-@case(RuntimeError, r"a leaf tensor that requires grad is being used in an in-place operation",
+@case(RuntimeError, r"a leaf Variable that requires grad is being used in an in-place operation",
       "autograd")
 def inplace_on_leaf(B):
     w = tc.ones(3, requires_grad=True)
     w.add_(1)
 
 
-@case(RuntimeError, r"in-place operations on tensors that are part of the autograd graph",
+@case(RuntimeError, r"in-place operation on a view of a tensor in the autograd graph",
       "autograd")
-def inplace_on_graph_tensor(B):
-    x = tc.ones(3, requires_grad=True)
-    (x * 2).mul_(3)
+def inplace_on_view_of_graph_tensor(B):
+    y = tc.ones(3, requires_grad=True) * 2
+    v = y[0:2]
+    v.mul_(3)
 
 
 @case(RuntimeError, r"needed for gradient computation in Exp has been modified by an inplace "

@@ -29,7 +29,7 @@ LAYERS = [
     ["functions.elementwise", "functions.views"],
     ["functions.reduce", "functions.matmul"],
     ["functions"],
-    ["api.elementwise", "api.conversion"],
+    ["api.elementwise", "api.conversion", "api.indexing"],
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],

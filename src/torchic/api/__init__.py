@@ -13,7 +13,8 @@ from .inplace import copy_, fill_, inplace_binary, setitem
 from .ordering import argsort, cumsum, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
-from .shaping import (cat, contiguous, expand, flatten, getitem, matmul, permute, reshape,
+from .indexing import getitem
+from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function

@@ -4,30 +4,54 @@ Host-visible writes go through the stream like any op; each bumps the storage's
 version, which autograd checks before it uses a saved tensor.
 """
 
-import builtins
+import sys
 
 import numpy as np
 
 from .. import raw
-from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
-from ..functions import as_operand, as_strided, require_float
+from ..functions import Clone, Expand, IndexView, Permute, Reshape, as_operand, as_strided
 from ..ops import INT_BINARY
-from ..shape import broadcast_shapes, broadcast_strides, slice_meta
+from ..shape import broadcast_shapes, broadcast_strides
 from ..tensor import Tensor
-from .shaping import is_index_tensor
+from .elementwise import add, div, mul, pow, sub
+from .indexing import assign, basic_target, is_advanced_key, needs_recording
+
+
+# an in-place op on a view of a tensor that others still hold is not recorded on that tensor
+# (torchic keeps no view -> base links): refused when autograd would need it
+_VIEWS = (IndexView, Permute, Expand, Reshape)
 
 
 def _check_inplace(t, other=None):
+    """Raise where PyTorch would; True when autograd must record the write."""
     t._storage.check_usable() if t._storage.block is None else None
-    if is_grad_enabled():
-        if t.requires_grad and t.grad_fn is None:
-            raise RuntimeError("a leaf tensor that requires grad is being used in an in-place "
-                               "operation; wrap the update in torchic.no_grad() or use .data")
-        if t.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
-            raise RuntimeError("in-place operations on tensors that are part of the autograd "
-                               "graph are not differentiable in torchic; use the out-of-place op "
-                               "(e.g. x = x + y) or torchic.no_grad()")
+    if not needs_recording(t, other):
+        return False
+    if t.requires_grad and t.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation; wrap the update in torchic.no_grad() or use .data")
+    # 2: t's own reference and getrefcount's argument: no other tensor sees this storage
+    if isinstance(t.grad_fn, _VIEWS) and sys.getrefcount(t._storage) > 2:
+        raise RuntimeError("an in-place operation on a view of a tensor in the autograd graph "
+                           "(v = x[0]; v += y, or x[key] += y) is not recorded on x by "
+                           "torchic; write it out of place: x[key] = x[key] + y")
+    return True
+
+
+def _graph_alias(t):
+    """A new tensor object over t's elements that stands where t stood in the graph."""
+    old = as_strided(t, t._offset, t.shape, t._strides)
+    old.requires_grad, old.grad_fn = t.requires_grad, t.grad_fn
+    return old
+
+
+def _rebase(t, new):
+    """t takes new's values and new's place in the graph (a recorded in-place op)."""
+    raw.copy_into(t, new)
+    t._storage.version += 1
+    t.requires_grad, t.grad_fn = new.requires_grad, new.grad_fn
+    return t
 
 
 def _write_back(t, value):
@@ -36,8 +60,14 @@ def _write_back(t, value):
     return t
 
 
+# the out-of-place op each in-place one records; those whose Function saves its input get a
+# copy of t's old values (t itself is about to be overwritten)
+_RECORDED = {"add": (add, False), "sub": (sub, False), "mul": (mul, True), "div": (div, True),
+             "pow": (pow, True)}
+
+
 def inplace_binary(op, t, other):
-    _check_inplace(t, other)
+    record = _check_inplace(t, other)
     other = as_operand(other, like=t)
     if t._dtype == "i32":
         if other._dtype != "i32" or op not in INT_BINARY:
@@ -51,6 +81,10 @@ def inplace_binary(op, t, other):
         raise ValueError(f"{op}_: the result shape {list(shape)} of broadcasting "
                          f"{list(t.shape)} with {list(other.shape)} does not match the "
                          f"in-place target's shape {list(t.shape)}")
+    if record:
+        fn, saves_input = _RECORDED[op]
+        old = _graph_alias(t)
+        return _rebase(t, fn(Clone.apply(old) if saves_input else old, other))
     if t.is_contiguous() and other._storage is not t._storage:
         # one op: the kernel writes its result over its own input (ops.py allows exact aliasing)
         raw.run(op, t, (raw.view_of(t), raw.broadcast_view(other, t.shape)))
@@ -60,7 +94,9 @@ def inplace_binary(op, t, other):
 
 
 def fill_(t, value):
-    _check_inplace(t)
+    if _check_inplace(t):      # every old value overwritten: none gets a gradient
+        return _rebase(t, raw.full(t.shape, _number(value, "fill_") if not
+                                   isinstance(value, Tensor) else value.item(), t._dtype))
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError("fill_ takes a number or a one-element tensor")
@@ -77,22 +113,26 @@ def _number(value, what):
 
 
 def copy_(t, src):
-    _check_inplace(t, src)
+    record = _check_inplace(t, src)
     src = as_operand(src, like=t)
     broadcast_strides(src.shape, src._strides, t.shape) if src.shape != t.shape else None
+    if record:     # t's old values get no gradient: all of them are overwritten
+        return _rebase(t, Clone.apply(src.expand(t.shape) if src.shape != t.shape else src))
     return _write_back(t, src)
 
 
 def setitem(t, key, value):
-    """t[key] = value (scalar, or a tensor broadcast to the selected region)."""
-    _check_inplace(t, value)
+    """t[key] = value (a scalar, or a tensor broadcast to the selected region); through an
+    advanced key or under autograd, out of place and written back (indexing.assign)."""
+    record = _check_inplace(t, value)
     if not isinstance(key, tuple):
         key = (key,)
-    if builtins.any(is_index_tensor(k) for k in key):
-        raise IndexError("assignment through integer-tensor indices is not supported; "
-                         "use slices / ints, or build the tensor with where()")
-    offset, shape, strides = slice_meta(t._offset, t.shape, t._strides, key)
-    target = as_strided(t, offset, shape, strides)
+    if record:
+        return _rebase(t, assign(t, key, value))
+    if is_advanced_key(key):
+        return _write_back(t, assign(t, key, value))
+    target = basic_target(t, key)
+    shape = target.shape
     if isinstance(value, Tensor):
         if value.shape != shape:
             broadcast_strides(value.shape, value._strides, shape)  # clear error if impossible

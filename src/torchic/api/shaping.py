@@ -1,16 +1,14 @@
 """Shape op functions: matmul's 1-D rules, reshape / view / permute / expand ..., indexing, cat."""
 
 import builtins
-import numbers
 
 import numpy as np
 
-from ..creation import tensor as _tensor_from_data
-from ..functions import (Cat, Contiguous, Expand, GatherRows, IndexView, MatMul, Permute,
-                         Reshape, as_operand)
+from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_operand
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
 from ..tensor import Tensor
+from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
 
 
 def matmul(a, b):
@@ -137,64 +135,6 @@ def contiguous(a):
     if a.is_contiguous():
         return a
     return Contiguous.apply(a)
-
-
-def is_index_tensor(k):
-    return (isinstance(k, Tensor) and k._dtype == "i32") or \
-        (isinstance(k, np.ndarray) and k.dtype.kind in "iu") or \
-        (isinstance(k, list) and builtins.all(isinstance(x, numbers.Integral) and
-                                              not isinstance(x, bool) for x in k) and len(k) > 0)
-
-
-def getitem(a, key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    advanced = [i for i, k in enumerate(key) if is_index_tensor(k)]
-    if not advanced:
-        for k in key:
-            if isinstance(k, Tensor):
-                raise TypeError("float tensors cannot be used as indices; use an int tensor "
-                                "(.long()) to gather rows")
-        return IndexView.apply(a, key=key)
-    if advanced == [0]:
-        idx = key[0]
-        if not isinstance(idx, Tensor):
-            idx = _tensor_from_data(np.asarray(idx), dtype="i32")
-        if a.ndim == 0:
-            raise IndexError("cannot index a 0-d tensor with an integer tensor")
-        rest = key[1:]
-        rows = GatherRows.apply(a, idx)
-        if rest:
-            rows = IndexView.apply(rows, key=(slice(None),) * idx.ndim + rest)
-        return rows
-    if len(advanced) == len(key) and builtins.all(i == n for n, i in enumerate(advanced)):
-        return _gather_points(a, key)
-    raise IndexError("integer-tensor indexing is supported on the leading axes only "
-                     "(t[idx], t[idx, ...] or t[i0, i1, ...] with index tensors)")
-
-
-def _gather_points(a, key):
-    """a[i0, i1, ...] with k index tensors on the leading k axes (PyTorch advanced indexing).
-
-    The flat row index i0*size1*... + i1*... is computed on the host, so this
-    path reads the index tensors (a sync); C[X] with one index tensor does not.
-    """
-    arrays = [k.numpy() if isinstance(k, Tensor) else np.asarray(k) for k in key]
-    try:
-        arrays = np.broadcast_arrays(*arrays)
-    except ValueError:
-        raise IndexError("shape mismatch: index tensors could not be broadcast together "
-                         f"with shapes {[list(x.shape) for x in arrays]}") from None
-    k = len(arrays)
-    lead = a.shape[:k]
-    for axis, (arr, size) in enumerate(zip(arrays, lead)):
-        if arr.size and (arr.min() < -size or arr.max() >= size):
-            raise IndexError(f"index {int(arr[(arr < -size) | (arr >= size)][0])} is out of "
-                             f"bounds for dimension {axis} with size {size}")
-    flat = np.ravel_multi_index(tuple(np.where(x < 0, x + s, x) for x, s in zip(arrays, lead)),
-                                lead) if arrays[0].size else np.zeros(arrays[0].shape, np.int64)
-    base = reshape(a, (numel(lead),) + a.shape[k:])
-    return GatherRows.apply(base, _tensor_from_data(flat.astype(np.int32), dtype="i32"))
 
 
 def unbind(a, dim=0):

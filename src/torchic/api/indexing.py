@@ -1,0 +1,218 @@
+"""Indexing: t[key] and t[key] = value with PyTorch's (NumPy's) rules.
+
+Basic keys (ints, slices, None, ...) are zero-copy views (IndexView). Advanced keys
+(integer tensors, lists, ranges, NumPy arrays, boolean masks) pick elements:
+
+* one integer tensor on one axis, slices elsewhere (``C[X]``, ``x[:, idx]``): a row gather
+  on the device, no sync;
+* integer indices on the leading axes (``probs[torch.arange(n), ys]``): their flat row
+  numbers are computed on the host (the index tensors are read: a sync), then one gather;
+* anything else (masks, indices after a slice, mixed with ints): the flat positions the key
+  selects are ``np.arange(t.numel()).reshape(t.shape)[key]``, so NumPy's broadcasting and
+  result-placement rules (which PyTorch follows) decide, then one gather of those positions.
+
+Assignment through an advanced key, or any assignment autograd must record
+(``logits[i] = model(x)``), builds the new contents out of place: a gather from
+[t's elements, the value's elements] with the key's positions pointing into the value (where
+the key names a position twice the last value wins, as on PyTorch's CPU), written back into
+t, whose grad_fn then becomes that gather's (the gradient of the overwritten elements is 0).
+
+Boolean masks: torchic's comparisons return float32 0/1 tensors, so a float tensor of only 0s
+and 1s used as an index is a mask (PyTorch refuses float indices, so no valid program changes
+meaning); bool NumPy arrays and lists of bools are masks too.
+"""
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import raw
+from ..autograd import is_grad_enabled
+from ..creation import tensor as _tensor_from_data
+from ..functions import Cat, GatherRows, IndexView, Permute, Reshape, as_strided
+from ..shape import numel, slice_meta
+from ..tensor import Tensor
+
+
+def _is_advanced(k):
+    if isinstance(k, (Tensor, range, list)):
+        return True
+    return isinstance(k, np.ndarray) and k.ndim > 0
+
+
+def _key_tuple(key):
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _index_array(k):
+    """One advanced index as a NumPy int or bool array (reads a tensor: a sync)."""
+    if isinstance(k, Tensor):
+        values = k.numpy()
+        if k._dtype == "i32":
+            return values
+        if np.all((values == 0) | (values == 1)):
+            return values.astype(bool)
+        raise IndexError("tensors used as indices must be integer tensors or masks (the 0/1 "
+                         "float tensors comparisons return); this float tensor holds other "
+                         "values (convert indices with .long())")
+    if isinstance(k, range):
+        return np.arange(k.start, k.stop, k.step)
+    arr = np.asarray([x.item() if isinstance(x, Tensor) else x for x in k]
+                     if isinstance(k, list) else k)
+    if arr.dtype.kind not in "biu" and arr.size:
+        raise IndexError(f"indices must be integers or booleans, got an index of dtype "
+                         f"{arr.dtype}")
+    return arr if arr.size else arr.astype(np.int64)
+
+
+def _numpy_key(key):
+    out = []
+    for k in key:
+        if _is_advanced(k):
+            out.append(_index_array(k))
+        elif isinstance(k, slice) and k.step is not None and \
+                isinstance(k.step, numbers.Integral) and k.step <= 0:
+            raise ValueError(f"slice step must be positive, got {k.step}")
+        elif isinstance(k, Tensor):
+            out.append(k.item())
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _positions(shape, key):
+    """The flat element positions `key` selects in a tensor of `shape`, NumPy's rules."""
+    grid = np.arange(numel(shape), dtype=np.int32 if numel(shape) < 2 ** 31 else np.int64)
+    try:
+        return np.asarray(grid.reshape(shape)[_numpy_key(key)])
+    except IndexError as exc:
+        raise IndexError(str(exc).replace("axis", "dimension")) from None
+
+
+def _flat(a):
+    return Reshape.apply(a, shape=(numel(a.shape), 1))
+
+
+def _gather_positions(a, positions):
+    out = GatherRows.apply(_flat(a), _tensor_from_data(positions.astype(np.int32), dtype="i32"))
+    return Reshape.apply(out, shape=positions.shape)
+
+
+def _leading_points(a, key):
+    """a[i0, i1, ...]: index arrays on the leading axes only -> a gather of rows."""
+    arrays = [_index_array(k) for k in key]
+    if builtins.any(x.dtype == bool for x in arrays):
+        return None
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {[list(x.shape) for x in arrays]}") from None
+    lead = a.shape[:len(arrays)]
+    for axis, (arr, size) in enumerate(zip(arrays, lead)):
+        if arr.size and (arr.min() < -size or arr.max() >= size):
+            raise IndexError(f"index {int(arr[(arr < -size) | (arr >= size)][0])} is out of "
+                             f"bounds for dimension {axis} with size {size}")
+    flat = np.ravel_multi_index(tuple(np.where(x < 0, x + s, x) for x, s in zip(arrays, lead)),
+                                lead) if arrays[0].size else np.zeros(arrays[0].shape, np.int64)
+    base = Reshape.apply(a, shape=(numel(lead),) + a.shape[len(arrays):]) \
+        if len(arrays) != 1 else a
+    return GatherRows.apply(base, _tensor_from_data(flat.astype(np.int32), dtype="i32"))
+
+
+def _gather_axis(a, key, at):
+    """a[..., idx, ...] for one int32 tensor idx at key position `at`, slices elsewhere."""
+    idx = key[at]
+    basic = key[:at] + (slice(None),) + key[at + 1:]
+    n_real = builtins.sum(1 for k in key if k is not Ellipsis)
+    axis = at if Ellipsis not in key[:at] else at - 1 + a.ndim - n_real   # ... covers the rest
+    if builtins.any(not (isinstance(k, slice) and k == slice(None)) for k in basic
+                    if k is not Ellipsis):
+        a = IndexView.apply(a, key=basic)
+    if a.ndim == 0:
+        raise IndexError("cannot index a 0-d tensor with an integer tensor")
+    if axis == 0:
+        return GatherRows.apply(a, idx)
+    order = (axis,) + tuple(d for d in range(a.ndim) if d != axis)
+    rows = GatherRows.apply(Permute.apply(a, dims=order), idx)
+    k = idx.ndim
+    back = tuple(range(k, k + axis)) + tuple(range(k)) + tuple(range(k + axis, rows.ndim))
+    return Permute.apply(rows, dims=back)
+
+
+def getitem(a, key):
+    key = _key_tuple(key)
+    advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
+    if not advanced:
+        for k in key:
+            if isinstance(k, Tensor):
+                if k.ndim == 0 and k._dtype == "i32":
+                    return getitem(a, tuple(x.item() if x is k else x for x in key))
+                raise TypeError("float tensors cannot be used as indices; use an int tensor "
+                                "(.long()) to gather rows")
+        return IndexView.apply(a, key=key)
+    if len(advanced) == 1:
+        at = advanced[0]
+        k = key[at]
+        if isinstance(k, Tensor) and k._dtype == "i32" and builtins.all(
+                isinstance(x, slice) or x is Ellipsis for i, x in enumerate(key) if i != at):
+            return _gather_axis(a, key, at)
+    if advanced == list(range(len(key))) and len(key) <= a.ndim:
+        out = _leading_points(a, key)
+        if out is not None:
+            return out
+    return _gather_positions(a, _positions(a.shape, key))
+
+
+def _value_tensor(value, dtype):
+    if isinstance(value, Tensor):
+        return value if value._dtype == dtype else raw.cast(value, dtype)
+    if isinstance(value, (bool, int, float, np.number)):
+        return raw.full((), float(value) if dtype == "f32" else int(value), dtype)
+    return _tensor_from_data(value, dtype=dtype)
+
+
+def assign(t, key, value):
+    """t[key] = value through an advanced key, or recorded by autograd: out of place (module
+    doc), then written into t. Returns the new contents (whose grad_fn t takes)."""
+    positions = _positions(t.shape, key)
+    v = _value_tensor(value, t._dtype)
+    try:
+        np.broadcast_shapes(v.shape, positions.shape)
+        if len(v.shape) > len(positions.shape) and numel(v.shape[:len(v.shape) -
+                                                           len(positions.shape)]) != 1:
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
+                           f"broadcast to indexing result of shape "
+                           f"{list(positions.shape)}") from None
+    if v.shape != positions.shape:
+        v = v.reshape(v.shape[len(v.shape) - len(positions.shape):]) \
+            if len(v.shape) > len(positions.shape) else v
+        v = v.expand(positions.shape)
+    n, flat = numel(t.shape), positions.reshape(-1)
+    m = flat.size
+    select = np.arange(n, dtype=np.int64)
+    if m:
+        last, first_from_end = np.unique(flat[::-1], return_index=True)
+        select[last] = n + (m - 1 - first_from_end)     # the last value written wins
+    old = as_strided(t, t._offset, t.shape, t._strides)
+    old.requires_grad, old.grad_fn = t.requires_grad, t.grad_fn
+    table = Cat.apply(_flat(old), Reshape.apply(v, shape=(m, 1)), dim=0)
+    new = GatherRows.apply(table, _tensor_from_data(select.astype(np.int32), dtype="i32"))
+    return Reshape.apply(new, shape=t.shape)
+
+
+def needs_recording(t, value):
+    return is_grad_enabled() and (t.requires_grad or
+                                  (isinstance(value, Tensor) and value.requires_grad))
+
+
+def basic_target(t, key):
+    offset, shape, strides = slice_meta(t._offset, t.shape, t._strides, key)
+    return as_strided(t, offset, shape, strides)
+
+
+def is_advanced_key(key):
+    return builtins.any(_is_advanced(k) for k in _key_tuple(key))
