@@ -24,7 +24,7 @@ from .creation import get_rng_state, initial_seed, seed, set_rng_state
 from .dispatcher import (BackendUnavailableError, KernelError, backend_names, init, shutdown)
 from .allocator import HeapFullError
 from .api import *  # noqa: F401,F403  (the op functions: api.__all__)
-from .dtypes import DType, float32, int32
+from .dtypes import DType, bool_ as _bool_, float32, int32
 from .devices import (device, get_default_dtype, get_num_threads, set_default_dtype,
                       set_num_threads)
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
@@ -39,6 +39,8 @@ float = float32          # noqa: A001  PyTorch spellings
 long = int32             # indices are int32 in torchic
 int64 = int32
 int = int32              # noqa: A001
+float64 = double = float32   # float64 requested is float32 storage (documented)
+bool = _bool_               # noqa: A001  a 0/1 float32 mask (comparisons return these)
 
 
 def memory():

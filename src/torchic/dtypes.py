@@ -2,7 +2,8 @@
 
 A tensor holds float32 values or int32 indices, nothing else; every spelling a PyTorch or
 NumPy program uses (torch.float, "long", np.int64, float, ...) maps to one of the two codes
-"f32" / "i32" here, and only here.
+"f32" / "i32" here, and only here: float64 / double requested is float32, int64 / long is
+int32, and bool is float32 holding 0 and 1 (the masks comparisons return).
 """
 
 import numpy as np
@@ -26,7 +27,9 @@ class DType:
 float32 = DType("float32", "f32")
 int32 = DType("int32", "i32")
 _DTYPE_OF_CODE = {"f32": float32, "i32": int32}
-_DTYPE_NAMES = {"f32": "f32", "float32": "f32", "float": "f32",
+bool_ = DType("bool", "f32")       # no bool storage: a mask is a float32 tensor of 0s and 1s
+_DTYPE_NAMES = {"f32": "f32", "float32": "f32", "float": "f32", "float64": "f32",
+                "double": "f32", "bool": "f32",
                 "i32": "i32", "int32": "i32", "int64": "i32", "long": "i32", "int": "i32"}
 
 
@@ -53,7 +56,7 @@ def dtype_code(dtype, default="f32"):
         kind = np.dtype(dtype).kind
     except (TypeError, ValueError):
         kind = None
-    if kind == "f":
+    if kind == "f" or kind == "b":      # float64 and bool requested: float32 storage
         return "f32"
     if kind is not None and kind in "iu":
         return "i32"

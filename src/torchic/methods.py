@@ -7,11 +7,12 @@ function's arguments as they are, the table holds the function itself (one Pytho
 less per op); the few that reorder or fix arguments are written out below.
 """
 
-from . import api, raw
+from . import api, creation, raw
 from .autograd import run_backward
 from .creation import tensor as _tensor_from_data
 from .creation import exponential_, normal_, random_, uniform_
 from .devices import check_device
+from .dtypes import dtype_code
 from .functions import Clone
 from .tensor import Tensor
 
@@ -36,23 +37,112 @@ def _cuda(self, device):
 
 
 def _slice(self, ranges):
-    """The original's slice: one (start, stop[, step]) range, int or None per leading dim."""
+    """The original's slice: one range per dim, each (start, stop[, step]), an int or None."""
+    if not isinstance(ranges, (list, tuple)) or len(ranges) != self.ndim:
+        got = len(ranges) if isinstance(ranges, (list, tuple)) else type(ranges).__name__
+        raise ValueError(f"slice() takes one range per dimension: {self.ndim} for shape "
+                         f"{list(self.shape)}, got {got}")
     key = []
-    for r in ranges:
+    for dim, r in enumerate(ranges):
         if r is None or isinstance(r, (int, slice)):
             key.append(slice(None) if r is None else r)
-        else:
-            key.append(slice(*r))
+            continue
+        start, stop = r[0], r[1]
+        if start is not None and stop is not None and start > stop:
+            raise ValueError(f"slice() range ({start}, {stop}) of dim {dim} is reversed: start "
+                             f"must not exceed stop")
+        key.append(slice(*r))
     return api.getitem(self, tuple(key))
+
+
+def _set(self, indices, value):
+    """The original's set: the element at n-dimensional `indices` (one int per dim)."""
+    if not isinstance(indices, (list, tuple)) or len(indices) != self.ndim or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in indices):
+        raise IndexError(f"set() takes one int index per dimension ({self.ndim} for shape "
+                         f"{list(self.shape)}), got {indices!r}")
+    return api.setitem(self, tuple(indices), value)
+
+
+def _new(cls, *args, device=None, dtype=None, requires_grad=False):
+    """torch.Tensor(data) (float32 data), torch.Tensor(2, 3) (uninitialized), torch.Tensor()."""
+    if cls is not Tensor:                   # a subclass (Parameter) makes itself
+        return object.__new__(cls)
+    check_device(device, "Tensor(): ")
+    if dtype is not None and dtype_code(dtype) != "f32":
+        raise TypeError("torch.Tensor(...) makes float32 tensors; use torchic.tensor(data, "
+                        "dtype=...) for another dtype")
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        t = creation.empty(*args) if args else creation.empty(0)
+    elif len(args) == 1:
+        t = _tensor_from_data(args[0], dtype="f32")
+    else:
+        raise TypeError(f"torch.Tensor() takes sizes (ints) or one sequence of data, got "
+                        f"{[type(a).__name__ for a in args]}")
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _format(self, spec):
+    """f"{loss:.4f}" formats a 0-d tensor's number (PyTorch's rule); f"{t}" is str(t)."""
+    if self.ndim == 0:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ (only "
+                        f"0-d tensors format as numbers; use .tolist() or .item())")
+    return str(self)
+
+
+def _deepcopy(self, memo):
+    """copy.deepcopy of a leaf (so modules and optimizers deep-copy): values, requires_grad,
+    .grad and the subclass (Parameter) are copied; PyTorch refuses non-leaves too."""
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                           "the deepcopy protocol")
+    new = raw.copy_into(raw.new_tensor(self.shape, self._dtype), self)
+    if type(self) is not Tensor:
+        new = type(self)(new, requires_grad=self.requires_grad)
+    elif self.requires_grad:
+        new.requires_grad_(True)
+    if self._grad is not None:
+        new._grad = _deepcopy(self._grad, memo)
+    memo[id(self)] = new
+    return new
+
+
+def _invert(self):
+    """~mask for torchic's 0/1 masks (comparisons' results); ~n == -n - 1 on int32."""
+    return 1 - self if self._dtype == "f32" else -self - 1
+
+
+def _mask_op(name, fn):
+    def method(self, other):
+        for t in (self, other):
+            if isinstance(t, Tensor) and t._dtype != "f32":
+                raise TypeError(f"bitwise {name} of int32 tensors is not supported in torchic "
+                                f"(it applies to masks: the 0/1 results of comparisons)")
+        return fn(self, other)
+    method.__name__ = f"__{name}__"
+    return method
+
+
+def _no_half():
+    raise TypeError("torchic tensors are float32 (or int32): half precision is not supported; "
+                    "keep float32 (the speed comes from the backend, torchic.init(backend=...))")
 
 
 def _backward(self, gradient=None, retain_graph=False):
     run_backward(self, gradient, retain_graph)
 
 
-def _from_data(data, shape=None, dtype=None, requires_grad=False):
-    """A tensor from nested lists, a NumPy array or a scalar; `shape` reshapes flat data."""
+def _from_data(data, shape=None, dtype="f32", requires_grad=False):
+    """The original's fromData: float32 (whatever the data) unless dtype says otherwise;
+    `shape` reshapes flat data."""
     return _tensor_from_data(data, dtype=dtype, requires_grad=requires_grad, shape=shape)
+
+
+def _static(make):
+    """Tensor.zeros(shape) / Tensor.randn(shape, requires_grad=...): the original's statics."""
+    return staticmethod(lambda *shape, **kw: make(*shape, **kw))
 
 
 METHODS = {
@@ -90,12 +180,15 @@ METHODS = {
     "squeeze": api.squeeze, "unsqueeze": api.unsqueeze, "flatten": api.flatten,
     "contiguous": api.contiguous, "clone": lambda self: Clone.apply(self), "unbind": api.unbind,
     "__getitem__": api.getitem, "__setitem__": api.setitem, "slice": _slice,
-    "set": api.setitem,
+    "set": _set,
     # dtypes and devices
     "to": api.to, "type_as": api.type_as, "cpu": lambda self: self,
     "cuda": lambda self, device=None, non_blocking=False: _cuda(self, device),
     "float": lambda self: api.to_dtype(self, "f32"),
     "long": lambda self: api.to_dtype(self, "i32"),
+    "double": lambda self: api.to_dtype(self, "f32"),     # float32: torchic's only float
+    "half": lambda self: _no_half(), "bfloat16": lambda self: _no_half(),
+    "bool": lambda self: api.ne(self, 0),                 # a 0/1 mask (no bool dtype)
     "int": lambda self: api.to_dtype(self, "i32"),
     # in place
     "__iadd__": _inplace("add"), "__isub__": _inplace("sub"), "__imul__": _inplace("mul"),
@@ -107,6 +200,14 @@ METHODS = {
     # reads and autograd
     "numpy": raw.read, "to_array": raw.read, "backward": _backward,
     "from_data": staticmethod(_from_data),
+    "zeros": _static(creation.zeros), "ones": _static(creation.ones),
+    "randn": _static(creation.randn), "rand": _static(creation.rand),
+    # Python protocols
+    "__new__": staticmethod(_new), "__init__": lambda self, *args, **kwargs: None,
+    "__format__": _format, "__deepcopy__": _deepcopy, "__invert__": _invert,
+    "__and__": _mask_op("and", api.mul), "__rand__": _mask_op("rand", api.mul),
+    "__or__": _mask_op("or", api.maximum), "__ror__": _mask_op("ror", api.maximum),
+    "__xor__": _mask_op("xor", api.ne), "__rxor__": _mask_op("rxor", api.ne),
 }
 
 for _name, _method in METHODS.items():

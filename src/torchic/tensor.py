@@ -75,13 +75,12 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with torchic.tensor(...), torchic.zeros(...), "
-                        "Tensor.from_data(...) and friends")
+    # Tensor(data) / Tensor(2, 3) are methods.py's __new__ (they need creation, a layer above)
 
     @classmethod
     def _make(cls, storage, offset, shape, strides, dtype, requires_grad=False, view=None):
-        """THE constructor (every tensor is made here; __init__ refuses). `view` is the
+        """THE constructor (every tensor is made here; Tensor(data) calls creation, which
+        calls this). `view` is the
         dispatcher View of exactly these fields, when the caller has it already."""
         t = object.__new__(cls)
         t._storage = storage

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dispatcher
 from .. import raw
 from ..devices import DEVICE_TYPES, check_device as check
-from ..dtypes import dtype_code, is_dtype
+from ..dtypes import bool_, dtype_code, is_dtype
 from ..functions import Cast
 from ..tensor import Tensor
 
@@ -71,7 +71,7 @@ def parse_to(t, args, kwargs):
         if name in kwargs:
             flags[name] = kwargs[name]
     check_device(t, device)
-    code = None if dtype is None else dtype_code(dtype)
+    code = None if dtype is None else "bool" if _is_bool(dtype) else dtype_code(dtype)
     return code, bool(flags.get("copy", False))
 
 
@@ -82,7 +82,14 @@ def to(self, *args, **kwargs):
     return out.clone() if copy and out is self else out
 
 
+def _is_bool(dtype):
+    return dtype is bool_ or dtype is bool or (isinstance(dtype, str) and dtype == "bool") or \
+        (isinstance(dtype, np.dtype) and dtype.kind == "b")
+
+
 def to_dtype(a, dtype):
+    if _is_bool(dtype):
+        return a != 0               # a 0/1 mask: torchic's bool
     code = dtype_code(dtype)      # (raises TypeError naming an unknown dtype, before any op)
     if a._dtype == code:
         return a

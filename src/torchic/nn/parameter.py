@@ -25,7 +25,7 @@ class Parameter(Tensor):
         return cls._make(data._storage, data._offset, data.shape, data._strides, data._dtype,
                          bool(requires_grad))
 
-    def __init__(self, data=None, requires_grad=True):   # Tensor.__init__ refuses; __new__ did it
+    def __init__(self, data=None, requires_grad=True):   # __new__ did it all
         pass
 
     def __repr__(self):
