@@ -7,6 +7,7 @@ them and say when a view is impossible.
 """
 
 import math
+import operator
 import numbers
 
 
@@ -225,11 +226,21 @@ def slice_meta(offset, shape, strides, key):
             continue
         size, stride = shape[dim], strides[dim]
         if isinstance(k, slice):
-            start, stop, step = k.start, k.stop, k.step
-            for name, v in (("start", start), ("stop", stop), ("step", step)):
-                # (numbers.Integral: NumPy integer scalars index like ints, as in PyTorch)
-                if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
-                    raise TypeError(f"slice {name} must be an int or None, got {v!r}")
+            bounds = []
+            for name, v in (("start", k.start), ("stop", k.stop), ("step", k.step)):
+                # anything with __index__ bounds a slice (NumPy ints, one-element int tensors:
+                # data[i:i + block_size] for a 0-d index tensor i), as in PyTorch
+                if v is not None:
+                    try:
+                        v = operator.index(v) if not isinstance(v, bool) else None
+                    except TypeError:
+                        v = None
+                    if v is None:
+                        raise TypeError(f"slice {name} must be an int or None, got "
+                                        f"{getattr(k, name)!r}")
+                bounds.append(v)
+            start, stop, step = bounds
+            k = slice(start, stop, step)
             if step is not None and step <= 0:
                 raise ValueError(f"slice step must be positive, got {step}")
             start, stop, step = k.indices(size)
