@@ -136,8 +136,9 @@ def _nested_numel(data):
     return n
 
 
-def tensor(data, dtype=None, requires_grad=False, shape=None):
+def tensor(data, dtype=None, requires_grad=False, shape=None, device=None, pin_memory=False):
     """A new tensor holding a copy of `data` (nested lists, NumPy array, scalar, tensor)."""
+    check_device(device, "tensor(): ")
     code = None if dtype is None else _dtype_code(dtype)
     if isinstance(data, (list, tuple)):
         _check_host_size(_nested_numel(data), "a tensor from a list")
@@ -151,7 +152,8 @@ def tensor(data, dtype=None, requires_grad=False, shape=None):
     return from_numpy_array(arr, code, requires_grad)
 
 
-def as_tensor(data, dtype=None):
+def as_tensor(data, dtype=None, device=None):
+    check_device(device, "as_tensor(): ")
     if isinstance(data, Tensor) and (dtype is None or _dtype_code(dtype) == data._dtype):
         return data
     return tensor(data, dtype=dtype)
@@ -169,15 +171,18 @@ def _filled(shape, value, dtype, requires_grad):
     return t
 
 
-def zeros(*shape, dtype=None, requires_grad=False):
+def zeros(*shape, dtype=None, requires_grad=False, device=None):
+    check_device(device, "zeros(): ")
     return _filled(shape, 0.0, dtype, requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad=False):
+def ones(*shape, dtype=None, requires_grad=False, device=None):
+    check_device(device, "ones(): ")
     return _filled(shape, 1.0, dtype, requires_grad)
 
 
-def full(shape, fill_value, dtype=None, requires_grad=False):
+def full(shape, fill_value, dtype=None, requires_grad=False, device=None):
+    check_device(device, "full(): ")
     if isinstance(shape, int):
         shape = (shape,)
     if dtype is None and isinstance(fill_value, int) and not isinstance(fill_value, bool):
@@ -185,26 +190,31 @@ def full(shape, fill_value, dtype=None, requires_grad=False):
     return _filled((shape,), fill_value, dtype, requires_grad)
 
 
-def empty(*shape, dtype=None, requires_grad=False):
+def empty(*shape, dtype=None, requires_grad=False, device=None):
+    check_device(device, "empty(): ")
     t = raw.new_tensor(_shape_args(shape), _dtype_code(dtype))
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
+def zeros_like(t, dtype=None, requires_grad=False, device=None):
+    check_device(device, "zeros_like(): ")
     return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False):
+def ones_like(t, dtype=None, requires_grad=False, device=None):
+    check_device(device, "ones_like(): ")
     return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False):
+def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
+    check_device(device, "full_like(): ")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad=False):
+def empty_like(t, dtype=None, requires_grad=False, device=None):
+    check_device(device, "empty_like(): ")
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
@@ -393,7 +403,8 @@ def random_(t, from_=None, to=None, *, generator=None):
                         "random_")
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    check_device(device, "arange(): ")
     if end is None:
         start, end = 0, start
     values = (start, end, step)
@@ -410,14 +421,17 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
                             requires_grad)
 
 
-def linspace(start, end, steps, requires_grad=False):
+def linspace(start, end, steps, requires_grad=False, dtype=None, device=None):
+    check_device(device, "linspace(): ")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
     if steps < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
     _check_host_size(int(steps), f"linspace of {steps} steps")
-    return from_numpy_array(np.linspace(start, end, steps, dtype=np.float32), "f32",
-                            requires_grad)
+    code = _dtype_code(dtype)
+    values = np.linspace(start, end, steps)
+    return from_numpy_array(values.astype(np.float32) if code == "f32" else
+                            np.trunc(values).astype(np.int32), code, requires_grad)
 
 
 def multinomial(probs, num_samples, replacement=False, *, generator=None):

@@ -179,12 +179,8 @@ def first_gap(exc):
 
 
 # Known gaps, measured by the survey: (program, mode) -> the first missing piece. strict:
-# when the piece lands the test passes, turns red, and the entry must go.
-_DEVICE = "the device= keyword of torch.arange / torch.zeros (torch.arange(0, t, device=idx.device))"
-XFAIL = {(name, mode): reason for name, reason in [
-    ("makemore[bow]", _DEVICE), ("chargpt", _DEVICE),
-    ("gpt", _DEVICE)] for mode in ("replay", "seed")}
-
+# when the piece lands the test passes, turns red, and the entry must go. (None left.)
+XFAIL = {}
 
 
 def _params(mode):
