@@ -103,7 +103,7 @@ fn rows(pool: &Pool, op: &Op, kind: Kind) -> KResult {
         Kind::CrossEntropy => (Some(b), None),
         Kind::CrossEntropyGrad => (Some(b), Some(c)),
     };
-    softmax::rows(pool, kind, o, a, target, g)
+    softmax::rows(pool, kind, o, a, target, g, op.ignore)
 }
 
 use Contract as C;

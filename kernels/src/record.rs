@@ -4,7 +4,8 @@
 //! A record, as Python packs it (i64 words):
 //!
 //!   header  [op code, n views, i0, i1, i2, value (f64 bits)]
-//!           (reduce: i0 = naxes)
+//!           (reduce: i0 = naxes; cross_entropy(_grad): i1 = ignore_index,
+//!           i2 = 1 when there is one, 0 when no target is ignored)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
 //!
@@ -28,6 +29,8 @@ pub struct Op<'a> {
     pub v: [Arr; 4],
     pub naxes: usize,
     pub value: f64,
+    /// cross_entropy(_grad): rows whose target equals it add nothing
+    pub ignore: Option<i64>,
     /// a host write's data (copied into the batch at `tk_write`)
     pub src: &'a [u32],
 }
@@ -127,6 +130,7 @@ pub fn decode<'a>(
         v: [empty; 4],
         naxes: 0,
         value: f64::from_bits(rec[5] as u64),
+        ignore: None,
         src: &[],
     };
     let mut pos = HEADER;
@@ -361,8 +365,18 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
                     a.shape()
                 ));
             }
+            op.ignore = match (rec[4], rec[3]) {
+                (0, 0) => None,
+                (1, i) => Some(i),
+                (f, i) => {
+                    return Err(format!(
+                        "ignore_index {i} with flag {f} (want 1, or 0 and 0)"
+                    ))
+                }
+            };
             if kind == Contract::CrossEntropy {
-                if o.shape() != &a.shape()[..1] {
+                // (R,), or (R, 2) with each row's 0/1 count beside its loss
+                if o.shape() != &a.shape()[..1] && o.shape() != [a.shape[0], 2] {
                     return Err(format!(
                         "out shape {:?} for logits {:?}",
                         o.shape(),
@@ -483,6 +497,38 @@ mod tests {
             assert!(
                 frame_records(&r).is_err() || decode(&r, &arenas, &[]).is_err(),
                 "case {i} accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn cross_entropy_decodes_its_ignore_index_and_checks_out_shape() {
+        let mut mem = vec![0f32; 64];
+        let arenas = [(mem.as_mut_ptr() as usize, 256)];
+        let rec = |i1: i64, i2: i64, out: &[i64]| {
+            let mut r = vec![ops::code_of("cross_entropy").unwrap(), 3, 0, i1, i2, 0];
+            let st: &[i64] = if out.len() == 2 { &[out[1], 1] } else { &[1] };
+            view(&mut r, 0, 0, 64, 0, 0, out, st);
+            view(&mut r, 0, 64, 64, 0, 0, &[4, 3], &[3, 1]);
+            view(&mut r, 0, 128, 64, 0, 1, &[4], &[1]);
+            r
+        };
+        let ignore = |r: Vec<i64>| decode(&r, &arenas, &[]).map(|op| op.ignore);
+        assert_eq!(ignore(rec(0, 0, &[4])), Ok(None));
+        assert_eq!(ignore(rec(-100, 1, &[4])), Ok(Some(-100)));
+        assert_eq!(ignore(rec(0, 1, &[4, 2])), Ok(Some(0)));
+        // a value without its flag, a flag other than 0 / 1, an out that is not (R,) / (R, 2)
+        for (i1, i2, out) in [
+            (-1, 0, &[4][..]),
+            (0, 2, &[4]),
+            (0, -1, &[4]),
+            (0, 0, &[4, 3]),
+            (0, 0, &[4, 1]),
+            (0, 0, &[3]),
+        ] {
+            assert!(
+                ignore(rec(i1, i2, out)).is_err(),
+                "{i1} {i2} {out:?} accepted"
             );
         }
     }

@@ -6,12 +6,14 @@
 //! passes 2 and 3, so this reads the input from memory once; NumPy's version
 //! makes four full passes with temporaries. A strided row (e.g. softmax of a
 //! transposed view) is first gathered into its (contiguous) out row.
-//! Rows are split over the pool.
+//! Rows are split over the pool. cross_entropy(_grad) skip a row whose target is
+//! `ignore` (loss 0, count 0, gradient row 0); a cross_entropy out of (R, 2) gets
+//! each row's 0/1 count beside its loss (one sum then gives the mean's divisor).
 
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::math;
-use crate::runtime::{KResult, Pool};
-use crate::view::{check_indices, chunk, split_count, Arr};
+use crate::runtime::{KResult, KernelError, Pool};
+use crate::view::{chunk, split_count, Arr};
 
 #[inline(always)]
 unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
@@ -171,6 +173,17 @@ struct RowsK {
     ts: isize,
     g: *const f32,
     gs: isize,
+    ignore: Option<i64>,
+    /// cross_entropy: out is (R, 2), [loss, count] per row
+    pairs: bool,
+}
+
+impl RowsK {
+    /// where cross_entropy writes row r's loss (its count, if `pairs`, follows it)
+    #[inline(always)]
+    unsafe fn loss_at(&self, r: usize) -> *mut f32 {
+        self.o.add(if self.pairs { 2 * r } else { r })
+    }
 }
 
 impl Kernel for RowsK {
@@ -180,6 +193,23 @@ impl Kernel for RowsK {
         let c = self.cols;
         for r in self.lo..self.hi {
             unsafe {
+                if self.kind == Kind::CrossEntropy || self.kind == Kind::CrossEntropyGrad {
+                    let t = *self.t.offset(r as isize * self.ts) as i64;
+                    if Some(t) == self.ignore {
+                        if self.kind == Kind::CrossEntropy {
+                            *self.loss_at(r) = 0.0;
+                            if self.pairs {
+                                *self.loss_at(r).add(1) = 0.0;
+                            }
+                        } else {
+                            std::ptr::write_bytes(self.o.add(r * c), 0, c);
+                        }
+                        continue;
+                    }
+                    if self.pairs {
+                        *self.loss_at(r).add(1) = 1.0;
+                    }
+                }
                 let mut p = self.a.offset(r as isize * self.ars);
                 let orow = if self.kind == Kind::CrossEntropy {
                     std::ptr::null_mut()
@@ -210,7 +240,7 @@ impl Kernel for RowsK {
                         );
                     }
                     let t = *self.t.offset(r as isize * self.ts) as isize;
-                    *self.o.add(r) = s.ln() - (*p.offset(t * self.acs) - m);
+                    *self.loss_at(r) = s.ln() - (*p.offset(t * self.acs) - m);
                     continue;
                 }
                 let m = row_max::<S>(p, c);
@@ -228,7 +258,7 @@ impl Kernel for RowsK {
                     Kind::CrossEntropy => {
                         let s = row_exp_sum::<S>(p, orow, c, m, false);
                         let t = *self.t.offset(r as isize * self.ts) as usize;
-                        *self.o.add(r) = s.ln() - (*p.add(t) - m);
+                        *self.loss_at(r) = s.ln() - (*p.add(t) - m);
                     }
                     Kind::CrossEntropyGrad => {
                         let s = row_exp_sum::<S>(p, orow, c, m, true);
@@ -246,6 +276,20 @@ impl Kernel for RowsK {
 unsafe impl Send for RowsK {}
 unsafe impl Sync for RowsK {}
 
+/// Every target in [0, c) or equal to `ignore`, else an error naming the first bad one.
+fn check_targets(t: &Arr, c: usize, ignore: Option<i64>) -> KResult {
+    let (n, s) = (t.shape[0], t.st[0]);
+    for r in 0..n {
+        let v = unsafe { *t.i().offset(r as isize * s) };
+        if (v < 0 || v as usize >= c) && Some(v as i64) != ignore {
+            return Err(KernelError::index(format!(
+                "target class {v} is out of range [0, {c})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn rows(
     pool: &Pool,
     kind: Kind,
@@ -253,10 +297,11 @@ pub fn rows(
     a: &Arr,
     t: Option<&Arr>,
     g: Option<&Arr>,
+    ignore: Option<i64>,
 ) -> KResult {
     let (r, c) = (a.shape[0], a.shape[1]);
     if let Some(t) = t {
-        check_indices(t, c, "target class")?;
+        check_targets(t, c, ignore)?;
     }
     if r == 0 || (c == 0 && kind != Kind::CrossEntropy) {
         return Ok(());
@@ -274,6 +319,8 @@ pub fn rows(
         ts: t.map_or(0, |t| t.st[0]),
         g: g.map_or(std::ptr::null(), |g| g.f() as *const f32),
         gs: g.map_or(0, |g| g.st[0]),
+        ignore,
+        pairs: kind == Kind::CrossEntropy && out.nd == 2,
     };
     let n = split_count(
         r * c.max(1),

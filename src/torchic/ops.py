@@ -100,12 +100,16 @@ OPS = (
     Op("softmax", "rowwise", 1, "f32 -> f32", (), ROWS,
        "a (R, C) -> out (R, C): over the last axis, max-subtracted"),
     Op("log_softmax", "rowwise", 1, "f32 -> f32", (), ROWS, "a (R, C) -> out (R, C)"),
-    Op("cross_entropy", "rowwise", 2, "f32, i32 -> f32", (), ROWS,
-       "logits (R, C), target (R,) -> out (R,): out[r] = logsumexp(logits[r]) - "
-       "logits[r, t[r]] (t[r] outside [0, C) is an error)"),
-    Op("cross_entropy_grad", "rowwise", 3, "f32, i32, f32 -> f32", (), ROWS,
+    # ignore_index: an int, or None (absent) when no target is ignored
+    Op("cross_entropy", "rowwise", 2, "f32, i32 -> f32", ("ignore_index",), ROWS,
+       "logits (R, C), target (R,) -> out (R,) or (R, 2): out[r] (or out[r, 0]) = "
+       "logsumexp(logits[r]) - logits[r, t[r]], 0 where t[r] == ignore_index; an (R, 2) "
+       "out also gets out[r, 1] = 1 (0 where ignored), so one sum gives the mean's count "
+       "(any other t[r] outside [0, C) is an error)"),
+    Op("cross_entropy_grad", "rowwise", 3, "f32, i32, f32 -> f32", ("ignore_index",), ROWS,
        "logits (R, C), target (R,), g (R,) -> out (R, C): "
-       "out[r] = (softmax(logits[r]) - onehot(t[r])) * g[r]"),
+       "out[r] = (softmax(logits[r]) - onehot(t[r])) * g[r]; 0 where t[r] == ignore_index "
+       "(whatever g[r] is)"),
     # whole: NumPy's BLAS already spreads it over the cores, and cutting it into row
     # ranges would start BLAS threads inside each worker (oversubscription)
     Op("matmul", "other", 2, "f32, f32 -> f32", (), WHOLE,

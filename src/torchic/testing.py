@@ -681,11 +681,32 @@ view("topk_indices", lambda a: a.topk(3, dim=-1)[1].float(),
 _CE_TARGET = np.array([[0, 4, -100], [2, 1, 3]])
 case("cross_entropy_nd_ignore", lambda x: _F.cross_entropy(x, torchic.tensor(_CE_TARGET)),
      lambda x: np_cross_entropy_nd(x, _CE_TARGET), "other",
-     ("cross_entropy", "cross_entropy_grad", "where"), [(2, 5, 3)], domain=("wide",))
+     ("cross_entropy", "cross_entropy_grad", "copy"), [(2, 5, 3)], domain=("wide",))
 case("cross_entropy_ignore_smoothing",
      lambda x: _F.cross_entropy(x, torchic.tensor(_TARGET), ignore_index=4, label_smoothing=0.2),
      lambda x: np_cross_entropy_nd(x, _TARGET, 4, 0.2), "other",
      ("cross_entropy", "log_softmax"), [(6, 5)], domain=("wide",))
+
+
+def np_cross_entropy_rows(logits, target, ignore_index=-100):
+    """Per-row cross-entropy of (N, C) logits, 0 where the target is ignore_index."""
+    valid = target != ignore_index
+    picked = np_log_softmax(logits)[np.arange(len(target)), np.where(valid, target, 0)]
+    return np.where(valid, -picked, 0.0)
+
+
+# ignore_index in the fused kernels: -1 (makemore's padding) per row ('none') plus its mean
+# (a count of 4), and the default -100's mean
+_IGNORE_M1 = np.array([0, -1, 2, -1, 4, 1])
+_IGNORE_DEFAULT = np.array([-100, 3, -100, -100, 0, 4])
+case("cross_entropy_ignore_index",
+     lambda x: (_F.cross_entropy(x, torchic.tensor(_IGNORE_M1), ignore_index=-1, reduction="none")
+                + _F.cross_entropy(x, torchic.tensor(_IGNORE_M1), ignore_index=-1)
+                + _F.cross_entropy(x, torchic.tensor(_IGNORE_DEFAULT))),
+     lambda x: (np_cross_entropy_rows(x, _IGNORE_M1, -1)
+                + np_cross_entropy_rows(x, _IGNORE_M1, -1).sum() / 4
+                + np_cross_entropy_rows(x, _IGNORE_DEFAULT).sum() / 3), "other",
+     ("cross_entropy", "cross_entropy_grad"), [(6, 5)], domain=("wide",))
 
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),

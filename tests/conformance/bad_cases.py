@@ -285,6 +285,31 @@ def cross_entropy_grad_target_is_index_error(B):
     x.grad.numpy()
 
 
+# an ignored target (-1, makemore's padding) beside a bad one: the bad one is still an error
+# naming the op, in the forward and in the backward
+@case(tc.KernelError, r"cross_entropy.*target class 5 is out of range \[0, 3\)", "indices")
+def cross_entropy_bad_target_beside_ignored(B):
+    tc.nn.functional.cross_entropy(tc.randn(3, 3), tc.tensor([-1, 5, 0]), ignore_index=-1).item()
+
+
+@case(IndexError, r"cross_entropy_grad' \(from the backward of cross_entropy\).*target class -2",
+      "indices")
+def cross_entropy_grad_bad_target_beside_ignored(B):
+    x = tc.randn(3, 3, requires_grad=True)
+    loss = tc.nn.functional.cross_entropy(x, tc.tensor([-100, 0, -2]))
+    try:
+        loss.item()
+    except IndexError:
+        pass            # the forward's error; the backward's is raised at the next read
+    loss.backward()
+    x.grad.numpy()
+
+
+@case(TypeError, r"argument 'ignore_index' must be int, not float", "dtypes")
+def cross_entropy_float_ignore_index(B):
+    tc.nn.functional.cross_entropy(tc.zeros(2, 3), tc.tensor([0, 1]), ignore_index=1.0)
+
+
 @case(IndexError, r"gather_rows.*index 9 is out of range.*sync mode: issued by "
       r"torchic\.Tensor\.__getitem__ \(GatherRows\.forward\), at .*bad_cases\.py:\d+: "
       r"C\[idx\]", "indices")

@@ -329,6 +329,24 @@ def test_cross_entropy_probability_targets_and_all_ignored(backend):
     _same(xc.grad, xt.grad)
 
 
+
+@pytest.mark.parametrize("kw", [{"ignore_index": -1}, {"ignore_index": -1, "reduction": "sum"},
+                                {"reduction": "none"}, {"label_smoothing": 0.2},
+                                {"ignore_index": -1, "label_smoothing": 0.1, "reduction": "none"}],
+                         ids=str)
+def test_cross_entropy_loss_module_takes_torchs_arguments(backend, kw):
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    ignored = kw.get("ignore_index", -100)
+    target = np.array([0, ignored, 3, 1, 2, ignored])
+    lt, lc = torch.nn.CrossEntropyLoss(**kw), tnn.CrossEntropyLoss(**kw)
+    assert (lc.ignore_index, lc.reduction, lc.label_smoothing, lc.weight) == \
+        (lt.ignore_index, lt.reduction, lt.label_smoothing, lt.weight)
+    tt, tc = torch.tensor(target), torchic.tensor(target)
+    _grads_match(lambda a: lt(a, tt), lambda a: lc(a, tc), x, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="weight"):
+        tnn.CrossEntropyLoss(weight=torchic.ones(4))
+
+
 # -- gradient clipping --------------------------------------------------------------------
 def _two_models():
     mt = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))

@@ -1,6 +1,7 @@
 """Reduction op functions: PyTorch's dim / axis / keepdim(s) spellings, empty-input rules."""
 
 import builtins
+import operator
 
 from .. import raw
 from ..functions import (CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum,
@@ -169,12 +170,16 @@ def log_softmax(a, dim=None, *, axis=None):
     return LogSoftmax.apply(a, axis=normalize_axis(d, a.ndim))
 
 
-def cross_entropy(logits, target, reduction="mean"):
-    """Mean negative log-likelihood of integer class targets under softmax(logits)."""
+def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
+    """Mean negative log-likelihood of integer class targets under softmax(logits).
+
+    Targets equal to ignore_index add 0 and are not counted by the mean (PyTorch's
+    default -100); any other target outside [0, C) is an error. One fused op."""
     if not isinstance(logits, Tensor) or not isinstance(target, Tensor):
         raise TypeError("cross_entropy(logits, target) takes two tensors")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    ignore_index = _ignore_index(ignore_index)
     require_float(logits, op="cross_entropy logits")
     if target._dtype != "i32":
         raise TypeError("cross_entropy target must hold integer class indices "
@@ -188,7 +193,19 @@ def cross_entropy(logits, target, reduction="mean"):
         raise ValueError("cross_entropy needs at least one class (logits have 0 columns)")
     if not logits.is_contiguous():
         logits = logits.contiguous()
-    return CrossEntropy.apply(logits, raw.contiguous(target), reduction=reduction)
+    return CrossEntropy.apply(logits, raw.contiguous(target), reduction=reduction,
+                              ignore_index=ignore_index)
+
+
+def _ignore_index(value):
+    """PyTorch's int64 ignore_index (TypeError for a float, as its argument parser)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"cross_entropy_loss(): argument 'ignore_index' must be int, not "
+                        f"{type(value).__name__}")
+    value = operator.index(value)
+    if not -2 ** 63 <= value < 2 ** 63:
+        raise RuntimeError("Overflow when unpacking long")
+    return value
 
 
 def mse_loss(input, target, reduction="mean"):

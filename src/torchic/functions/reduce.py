@@ -4,7 +4,7 @@ from .. import raw
 from ..autograd import Function
 from ..creation import arange
 from ..shape import inverse_permutation, numel, permute_meta
-from .common import as_strided, constant, keepdim_shape, require_float, reshape_raw
+from .common import as_strided, keepdim_shape, require_float, reshape_raw
 
 
 def _permuted(t, perm):
@@ -101,27 +101,36 @@ class LogSoftmax(_RowsOnLastAxis):
 
 
 class CrossEntropy(Function):
-    """Fused, stable log-softmax + negative log-likelihood over (N, C) logits."""
+    """Fused, stable log-softmax + negative log-likelihood over (N, C) logits.
 
-    def forward(self, logits, target, reduction):
+    A row whose target is ignore_index (None: none is) adds loss 0 and gradient 0, and
+    the mean divides by the rows counted: the kernel writes each row's 0/1 count beside
+    its loss (out (N, 2)), so one sum gives (total, count) and the mean costs the old
+    three ops (cross_entropy, sum, div). Every target ignored: 0 / 0 = nan, gradient 0.
+    """
+
+    def forward(self, logits, target, reduction, ignore_index):
         self.reduction = reduction
+        self.params = params = {"ignore_index": ignore_index}
         self.save(logits, target)
-        losses = raw.rows_op("cross_entropy", logits, target, out_shape=(logits.shape[0],))
-        if reduction == "none":
-            return losses
-        total = raw.reduce("sum", losses, (0,))
-        if reduction == "sum":
-            return total
-        return raw.binary("mul", total, constant(1.0 / logits.shape[0]) if logits.shape[0]
-                          else constant(float("nan")))
+        n = logits.shape[0]
+        ins = (raw.view_of(logits), raw.view_of(target))
+        if reduction != "mean":
+            losses = raw.run("cross_entropy", raw.new_tensor((n,)), ins, params)
+            return losses if reduction == "none" else raw.reduce("sum", losses, (0,))
+        pairs = raw.run("cross_entropy", raw.new_tensor((n, 2)), ins, params)
+        sums = raw.reduce("sum", pairs, (0,))         # (total loss, rows counted)
+        self.count = as_strided(sums, sums._offset + 1, (), ())
+        return raw.binary("div", as_strided(sums, sums._offset, (), ()), self.count)
 
     def backward(self, g):
         logits, target = self.saved
         n = logits.shape[0]
         if self.reduction == "mean":
-            g = g * (1.0 / n) if n else g
+            g = g / self.count     # (1 / 0 when every row is ignored: the kernel writes 0)
         out = raw.new_tensor(logits.shape)
         # the per-row gradient is g read with stride 0 when the loss was reduced: no copy
         raw.run("cross_entropy_grad", out,
-                (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))))
+                (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))),
+                self.params)
         return out, None

@@ -72,25 +72,36 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     classes = input.shape[cdim]
     if input.ndim > 2:     # (N, C, d1, ...) -> (N * d1 * ..., C): classes last
         input = input.permute(0, *range(2, input.ndim), 1)
-    rows = input.reshape(-1, classes)
     if target.is_floating_point():
-        return _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing)
+        return _soft_cross_entropy(input, input.reshape(-1, classes), target, cdim, reduction,
+                                   label_smoothing)
     expected = tuple(input.shape[:-1]) if input.ndim > 1 else ()
     if tuple(target.shape) != expected:
         raise ValueError(f"cross_entropy: expected target of shape {list(expected)} for input "
                          f"of {classes} classes, got {list(target.shape)}")
-    flat = target.reshape(-1)
-    valid = flat != ignore_index                                  # 0/1 per row
-    safe = _ops.where(valid, flat.float(), 0.0).long()            # ignored rows -> class 0
-    losses = _ops.cross_entropy(rows, safe, reduction="none")
-    if label_smoothing:
-        uniform = -_ops.log_softmax(rows, -1).mean(-1)
-        losses = losses * (1.0 - label_smoothing) + uniform * label_smoothing
-    losses = _ops.where(valid, losses, 0.0)     # (where, not * valid: an all-ignored mean's
-    if reduction == "none":                     # 1/0 gradient stays out of the ignored rows)
+    if not label_smoothing:
+        # one fused op (ignored rows add 0; the mean counts the others), no reshape for
+        # the usual (N, C) / (C,) input
+        if input.ndim <= 2:
+            return _ops.cross_entropy(input, target, reduction, ignore_index)
+        losses = _ops.cross_entropy(input.reshape(-1, classes), target.reshape(-1), reduction,
+                                    ignore_index)
+        return losses.reshape(target.shape) if reduction == "none" else losses
+    rows, flat = input.reshape(-1, classes), target.reshape(-1)
+    losses = _ops.cross_entropy(rows, flat, "none", ignore_index)    # 0 where ignored
+    uniform = -_ops.log_softmax(rows, -1).mean(-1)
+    # (where, not * valid: an all-ignored mean's 1/0 gradient stays out of the ignored rows;
+    # an ignore_index outside int32 matches no target)
+    valid = flat != ignore_index if -2 ** 31 <= ignore_index < 2 ** 31 else None
+    if valid is not None:
+        uniform = _ops.where(valid, uniform, 0.0)
+    losses = losses * (1.0 - label_smoothing) + uniform * label_smoothing
+    if reduction == "none":
         return losses.reshape(target.shape)
     if reduction == "sum":
         return losses.sum()
+    if valid is None:
+        return losses.mean()
     return losses.sum() / valid.sum()      # 0 / 0 = nan when every target is ignored
 
 

@@ -256,12 +256,26 @@ class BatchNorm1d(Module):
 
 
 class CrossEntropyLoss(Module):
-    def __init__(self, reduction="mean"):
+    """PyTorch's signature; class weights (and the deprecated size_average / reduce) are
+    not supported, as in F.cross_entropy."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
         super().__init__()
+        if weight is not None:
+            raise NotImplementedError("CrossEntropyLoss: class weights are not supported in "
+                                      "torchic")
+        if size_average is not None or reduce is not None:
+            raise NotImplementedError("CrossEntropyLoss: size_average / reduce are deprecated; "
+                                      "use reduction=")
+        self.weight = None
+        self.ignore_index = ignore_index
         self.reduction = reduction
+        self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction)
+        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class MSELoss(Module):

@@ -120,24 +120,55 @@ def _check_index(idx, bound, what):
         raise IndexError(f"{what} {int(bad)} is out of range [0, {bound})")
 
 
+def _targets(target, classes, params):
+    """(target, rows to ignore or None), every other target checked against [0, C).
+
+    The bounds check's min / max also tell whether ignore_index can occur (it cannot
+    outside them: the usual -100 with valid targets), so that case adds no pass. An
+    ignored row's target becomes class 0, a stand-in whose result the caller zeroes."""
+    ignore = params.get("ignore_index") if params else None
+    if not target.size:
+        return target, None
+    lo, hi = int(target.min()), int(target.max())
+    if ignore is not None and lo <= ignore <= hi:
+        hit = target == ignore
+        _check_index(target[~hit], classes, "target class")
+        return np.where(hit, 0, target), hit
+    if lo < 0 or hi >= classes:
+        _check_index(target, classes, "target class")
+    return target, None
+
+
 def cross_entropy(out, ins, params):
     logits, target = ins
     rows, classes = logits.shape
-    _check_index(target, classes, "target class")
-    m = logits.max(axis=1, keepdims=True) if classes else np.zeros((rows, 1), np.float32)
-    # (max - x[t]) + log(sum exp(x - max)): the large terms cancel first, so equal
-    # logits of 1e30 still give log C (logsumexp(x) - x[t] would round away log C)
-    out[...] = (m[:, 0] - logits[np.arange(rows), target]) + \
-        np.log(np.exp(logits - m).sum(axis=1))
+    target, ignored = _targets(target, classes, params)
+    loss = out if out.ndim == 1 else out[:, 0]
+    if classes:
+        m = logits.max(axis=1, keepdims=True)
+        # (max - x[t]) + log(sum exp(x - max)): the large terms cancel first, so equal
+        # logits of 1e30 still give log C (logsumexp(x) - x[t] would round away log C)
+        loss[...] = (m[:, 0] - logits[np.arange(rows), target]) + \
+            np.log(np.exp(logits - m).sum(axis=1))
+    else:       # (only reached when every row is ignored)
+        loss[...] = 0
+    if ignored is not None:
+        loss[ignored] = 0
+    if out.ndim == 2:     # the mean's count column
+        out[:, 1] = 1 if ignored is None else ~ignored
 
 
 def cross_entropy_grad(out, ins, params):
     logits, target, g = ins
     rows, classes = logits.shape
-    _check_index(target, classes, "target class")
+    target, ignored = _targets(target, classes, params)
+    if classes == 0:
+        return
     softmax(out, (logits,), params)
     out[np.arange(rows), target] -= np.float32(1)
     out *= g[:, None]
+    if ignored is not None:
+        out[ignored] = 0      # whatever g is (an all-ignored mean's g is 1 / 0)
 
 
 def matmul(out, ins, params):

@@ -65,7 +65,8 @@ BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
 
-# the record header: op code, view count, i0, i1, i2 (int64), value (f64)
+# the record header: op code, view count, i0, i1, i2 (int64), value (f64): i0 = naxes,
+# i1 = ignore_index, i2 = 1 when there is one (kernels/src/record.rs)
 _HEADER = struct.Struct("<5qd")
 _HEADERS = {}   # (op, number of inputs) -> packed header of a param-less op
 # one struct per ndim for a view: arena, block offset, block bytes, offset, dtype, ndim,
@@ -156,6 +157,9 @@ class SimdBackend(Backend):
         self.heap.new_arena(nbytes)
         self._register_arenas()
 
+    def host_array(self, view):
+        return self.heap.alias(view)
+
     def _register_arenas(self):
         # also called before a push when the counts differ: a KeyboardInterrupt between
         # heap.new_arena and the registration must not leave an arena unknown to Rust
@@ -173,9 +177,11 @@ class SimdBackend(Backend):
         if self._closed:
             raise RuntimeError(f"{op}: the simd runtime is closed")
         try:
-            if params:
-                header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
-                                      params.get("naxes", 0), 0, 0, params.get("value", 0.0))
+            if params:   # i1, i2: cross_entropy's ignore_index and whether there is one
+                ignore = params.get("ignore_index")
+                header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1, params.get("naxes", 0),
+                                      0 if ignore is None else ignore, ignore is not None,
+                                      params.get("value", 0.0))
             else:   # the common case: a header that depends only on (op, input count)
                 header = _HEADERS.get((op, len(inputs))) or _plain_header(op, len(inputs))
             # a view's packed words are cached on it (views are immutable)

@@ -114,7 +114,7 @@ def _argmax(be, out, ins, params):
 
 def _rowwise(mode):
     def kernel(be, out, ins, params):
-        rowwise.run(be.gpu, mode, out, ins, buffers=be.buffers)
+        rowwise.run(be.gpu, mode, out, ins, params, buffers=be.buffers)
     return kernel
 
 

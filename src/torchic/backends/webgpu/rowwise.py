@@ -12,7 +12,10 @@ for one workgroup's loop budget (``wgsl.LOOP_BUDGET``) are cut into ``S`` chunks
 partials (in order) and writes its chunk of the output.
 
 Targets are checked: a class outside [0, C) reports the op's tag (see gpu.py)
-and writes NaN. The four ops share one program; ``MODES`` holds what each adds.
+and writes NaN, unless it is the ignore_index (words 13, 14: its value and whether there
+is one): an ignored row's loss and gradient are 0. A cross_entropy out of (R, 2) (word 15
+= 2) also gets each row's 0/1 count beside its loss, for the mean. The four ops share one
+program; ``MODES`` holds what each adds.
 """
 
 import re
@@ -45,7 +48,8 @@ MODES = {
     "log_softmax": Mode(False, False, ("let lt = log(tot);",), "x - mx - lt"),
     "cross_entropy": Mode(True, False, (), ""),
     "cross_entropy_grad": Mode(True, True, ("let inv = 1.0 / tot;",),
-                               "select((p - select(0.0, 1.0, i32(c) == t)) * g, f32_nan(), !tok)"),
+                               "select(select((p - select(0.0, 1.0, i32(c) == t)) * g, "
+                               "f32_nan(), !tok), 0.0, ign)"),
 }
 _STATS = Mode(False, False, (), "")     # pass 1 of a split row: its chunks' (max, sum)
 MAX_CACHED = 2048
@@ -80,6 +84,7 @@ def _build(mode, w, vpt, split=False):
     R, C, ob, xb, sr, sc = (par(i) for i in range(6))
     tb, ts, gb, gs, tag = (par(i) for i in range(6, 11))
     chunk, S = par(11), par(12)
+    ignore, has_ignore, ostep = par(13), par(14), par(15)
     if split:
         L = ["let wg = wid.y * nwg.x + wid.x;", f"let row = wg / {S};", f"let part = wg % {S};",
              f"if (row >= {R}) {{ return; }}", f"let cb0 = part * {chunk};",
@@ -90,7 +95,8 @@ def _build(mode, w, vpt, split=False):
     L += [f"let x0 = {xb} + row * {sr};"]
     if m.targets:
         L += [f"let t = T[{tb} + row * {ts}];",
-              f"let tok = t >= 0 && u32(t) < {C};"]
+              f"let ign = {has_ignore} != 0u && t == bitcast<i32>({ignore});",
+              f"let tok = ign || (t >= 0 && u32(t) < {C});"]
     # -- per-invocation (max, sum of exp(x - max)) -------------------------------------
     if split and mode != "stats":   # pass 2: the row's S chunk partials, combined in order
         L += ["var mx = -f32_inf();", "var tot = 0.0;", f"let pk = row * {S};",
@@ -134,11 +140,14 @@ def _build(mode, w, vpt, split=False):
     if vpt:
         L += ["let scale = select(exp(m - mx), 0.0, s == 0.0);"]
     # -- outputs ------------------------------------------------------------------------
-    if not m.value:    # cross_entropy: one value per row
+    if not m.value:    # cross_entropy: one value per row (and its count, if out is (R, 2))
+        o1 = f"{ob} + row * {ostep}"
         L += ["if (lid == 0u && part == 0u) {",
-              f"  if (!tok) {{ report_error({tag}, t); O[{ob} + row] = f32_nan(); }}",
+              f"  if (!tok) {{ report_error({tag}, t); O[{o1}] = f32_nan(); }}",
+              f"  else if (ign) {{ O[{o1}] = 0.0; }}",
               # (max - x[t]) + log(sum): large equal logits cancel exactly first
-              f"  else {{ O[{ob} + row] = (mx - X[x0 + u32(t) * {sc}]) + log(tot); }}",
+              f"  else {{ O[{o1}] = (mx - X[x0 + u32(t) * {sc}]) + log(tot); }}",
+              f"  if ({ostep} == 2u) {{ O[{o1} + 1u] = select(1.0, 0.0, ign); }}",
               "}"]
     else:
         if m.grad:
@@ -164,7 +173,7 @@ def _build(mode, w, vpt, split=False):
     return src, len(bind)
 
 
-def run(gpu, mode, out, ins, *, buffers):
+def run(gpu, mode, out, ins, params=None, *, buffers):
     x = ins[0]
     R, C = x.shape
     m = MODES[mode]
@@ -173,7 +182,8 @@ def run(gpu, mode, out, ins, *, buffers):
     w, vpt = plan(max(C, 1))
     obuf, ob = buffers(out)
     xbuf, xb = buffers(x)
-    words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0, 0, 0]
+    words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0, 0, 0, 0, 0,
+             2 if len(out.shape) == 2 else 1]
     bufs = [obuf, xbuf]
     if m.targets:
         t = ins[1]
@@ -181,6 +191,9 @@ def run(gpu, mode, out, ins, *, buffers):
         bufs.append(tbuf)
         words[6:8] = [tb, t.strides[0]]
         words[10] = gpu.new_tag(mode, f"target class {{bad}} is out of range [0, {C})")
+        ignore = params.get("ignore_index") if params else None
+        if ignore is not None and -2 ** 31 <= ignore < 2 ** 31:   # (else no target equals it)
+            words[13:15] = [ignore & 0xFFFFFFFF, 1]
     if m.grad:
         g = ins[2]
         gbuf, gb = buffers(g)
