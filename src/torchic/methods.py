@@ -4,8 +4,11 @@ tensor.py defines the class and its fields; every method that computes (``x + y`
 ``x.sum(1)``, ``x[i]``, ``x.numpy()``, ``x.backward()``) is one of the op functions
 of the layers above, bound here once they are all loaded. Where the method takes the
 function's arguments as they are, the table holds the function itself (one Python call
-less per op); the few that reorder or fix arguments are written out below.
+less per op); the few that reorder or fix arguments are written out below, each with
+its docstring (the API reference is generated from them).
 """
+
+from __future__ import annotations
 
 from . import api, creation, raw
 from .autograd import run_backward
@@ -21,6 +24,7 @@ def _reflected(fn):
     def method(self, other):
         return fn(other, self)
     method.__name__ = f"__r{fn.__name__}__"
+    method.__doc__ = f"`other {fn.__name__} self`: the reflected operator of `{fn.__name__}`."
     return method
 
 
@@ -28,6 +32,9 @@ def _inplace(op):
     def method(self, other):
         return api.inplace_binary(op, self, other)
     method.__name__ = f"{op}_"
+    method.__doc__ = (f"In-place `{op}`: writes `self {op} other` into `self` and returns "
+                      f"`self`.\n\nArgs:\n    other (Tensor or number): the second operand, "
+                      f"broadcast to `self`'s shape.")
     return method
 
 
@@ -130,7 +137,23 @@ def _no_half():
                     "keep float32 (the speed comes from the backend, torchic.init(backend=...))")
 
 
-def _backward(self, gradient=None, retain_graph=False):
+def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
+    """Compute the gradient of this tensor with respect to the graph's leaves.
+
+    The gradients are accumulated (summed) into the `.grad` of every leaf that
+    requires grad; zero them between steps (`optimizer.zero_grad()`).
+
+    Args:
+        gradient (Tensor, optional): the gradient of the final result with respect to
+            this tensor, of its shape. May be omitted for a one-element tensor (a loss).
+        retain_graph (bool): keep the graph so that `backward` can run through it again.
+
+    Example:
+        >>> x = torchic.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
     run_backward(self, gradient, retain_graph)
 
 
@@ -142,7 +165,89 @@ def _from_data(data, shape=None, dtype="f32", requires_grad=False):
 
 def _static(make):
     """Tensor.zeros(shape) / Tensor.randn(shape, requires_grad=...): the original's statics."""
-    return staticmethod(lambda *shape, **kw: make(*shape, **kw))
+    def static(*shape, **kw):
+        return make(*shape, **kw)
+    static.__name__ = make.__name__
+    static.__doc__ = f"`Tensor.{make.__name__}(*size, ...)` is `torchic.{make.__name__}`."
+    return staticmethod(static)
+
+
+# the methods that reorder or fix the op functions' arguments
+
+def _pos(self: Tensor) -> Tensor:
+    """`+x`: the tensor itself."""
+    return self
+
+
+def _where(self: Tensor, cond, other) -> Tensor:
+    """`self` where `cond` is true (nonzero), else `other`: `torchic.where(cond, self, other)`."""
+    return api.where(cond, self, other)
+
+
+def _expand_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self` broadcast (a view, no copy) to `other`'s shape: `self.expand(other.shape)`."""
+    return api.expand(self, other.shape)
+
+
+def _clone(self: Tensor) -> Tensor:
+    """A copy of the values in new storage; gradients flow back to `self`."""
+    return Clone.apply(self)
+
+
+def _cpu(self: Tensor) -> Tensor:
+    """The tensor itself: every torchic tensor is on the `cpu` device (any backend)."""
+    return self
+
+
+def _cuda_method(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
+    """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
+    pick a faster backend with `torchic.init(backend=...)` instead)."""
+    return _cuda(self, device)
+
+
+def _float(self: Tensor) -> Tensor:
+    """This tensor as float32 (itself when it is float32 already)."""
+    return api.to_dtype(self, "f32")
+
+
+def _long(self: Tensor) -> Tensor:
+    """This tensor as int32 integers, truncated toward zero: torchic's index dtype
+    (`torchic.long` is `torchic.int32`)."""
+    return api.to_dtype(self, "i32")
+
+
+def _double(self: Tensor) -> Tensor:
+    """This tensor as float32: torchic's only float (`torchic.float64` is stored as float32)."""
+    return api.to_dtype(self, "f32")
+
+
+def _half(self: Tensor) -> Tensor:
+    """Refused with a TypeError: torchic has no half precision (`bfloat16` neither)."""
+    return _no_half()
+
+
+def _bool(self: Tensor) -> Tensor:
+    """A 0/1 float32 mask, 1 where `self` is nonzero: torchic's bool (`self != 0`)."""
+    return api.ne(self, 0)
+
+
+def _int(self: Tensor) -> Tensor:
+    """This tensor as int32 integers, truncated toward zero."""
+    return api.to_dtype(self, "i32")
+
+
+def _zero(self: Tensor) -> Tensor:
+    """Fill `self` with zeros, in place; returns `self`."""
+    return api.fill_(self, 0.0)
+
+
+def _transpose_all(self: Tensor) -> Tensor:
+    """The tensor with its dims reversed (a view): `x.T` of a matrix is its transpose."""
+    return api.permute(self, tuple(reversed(range(self.ndim))))
+
+
+def _init(self, *args, **kwargs) -> None:
+    """`torch.Tensor(data)` / `torch.Tensor(2, 3)`: made by `__new__`."""
 
 
 METHODS = {
@@ -152,14 +257,14 @@ METHODS = {
     "__radd__": _reflected(api.add), "__rsub__": _reflected(api.sub),
     "__rmul__": _reflected(api.mul), "__rtruediv__": _reflected(api.div),
     "__rpow__": _reflected(api.pow), "__rmatmul__": _reflected(api.matmul),
-    "__pos__": lambda self: self,
+    "__pos__": _pos,
     "__eq__": api.eq, "__ne__": api.ne, "__lt__": api.lt, "__le__": api.le,
     "__gt__": api.gt, "__ge__": api.ge,
     "add": api.add, "sub": api.sub, "mul": api.mul, "div": api.div, "pow": api.pow,
     "matmul": api.matmul, "maximum": api.maximum, "minimum": api.minimum,
     "eq": api.eq, "ne": api.ne, "lt": api.lt, "le": api.le, "gt": api.gt, "ge": api.ge,
     **api.UNARY_OPS, "log10": api.log10, "log2": api.log2,      # exp, log, relu, ...
-    "where": lambda self, cond, other: api.where(cond, self, other),
+    "where": _where,
     # reductions
     "sum": api.sum, "mean": api.mean, "var": api.var, "std": api.std, "max": api.max,
     "min": api.min, "amax": api.amax, "amin": api.amin, "argmax": api.argmax,
@@ -175,26 +280,21 @@ METHODS = {
     # shapes, views, indexing
     "reshape": api.reshape, "view": api.view, "permute": api.permute,
     "transpose": api.transpose, "t": api.transpose,
-    "T": property(lambda self: api.permute(self, tuple(reversed(range(self.ndim))))),
-    "expand": api.expand, "expand_as": lambda self, other: api.expand(self, other.shape),
+    "T": property(_transpose_all), "expand": api.expand, "expand_as": _expand_as,
     "squeeze": api.squeeze, "unsqueeze": api.unsqueeze, "flatten": api.flatten,
-    "contiguous": api.contiguous, "clone": lambda self: Clone.apply(self), "unbind": api.unbind,
+    "contiguous": api.contiguous, "clone": _clone, "unbind": api.unbind,
     "__getitem__": api.getitem, "__setitem__": api.setitem, "slice": _slice,
     "set": _set,
     # dtypes and devices
-    "to": api.to, "type_as": api.type_as, "cpu": lambda self: self,
-    "cuda": lambda self, device=None, non_blocking=False: _cuda(self, device),
-    "float": lambda self: api.to_dtype(self, "f32"),
-    "long": lambda self: api.to_dtype(self, "i32"),
-    "double": lambda self: api.to_dtype(self, "f32"),     # float32: torchic's only float
-    "half": lambda self: _no_half(), "bfloat16": lambda self: _no_half(),
-    "bool": lambda self: api.ne(self, 0),                 # a 0/1 mask (no bool dtype)
-    "int": lambda self: api.to_dtype(self, "i32"),
+    "to": api.to, "type_as": api.type_as, "cpu": _cpu, "cuda": _cuda_method,
+    "float": _float, "long": _long, "double": _double,    # float32: torchic's only float
+    "half": _half, "bfloat16": _half,
+    "bool": _bool, "int": _int,                           # a 0/1 mask (no bool dtype)
     # in place
     "__iadd__": _inplace("add"), "__isub__": _inplace("sub"), "__imul__": _inplace("mul"),
     "__itruediv__": _inplace("div"), "add_": _inplace("add"), "sub_": _inplace("sub"),
     "mul_": _inplace("mul"), "div_": _inplace("div"),
-    "zero_": lambda self: api.fill_(self, 0.0), "fill_": api.fill_, "copy_": api.copy_,
+    "zero_": _zero, "fill_": api.fill_, "copy_": api.copy_,
     "normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
     "random_": random_,     # PyTorch's generator's numbers (creation.py)
     # reads and autograd
@@ -203,7 +303,7 @@ METHODS = {
     "zeros": _static(creation.zeros), "ones": _static(creation.ones),
     "randn": _static(creation.randn), "rand": _static(creation.rand),
     # Python protocols
-    "__new__": staticmethod(_new), "__init__": lambda self, *args, **kwargs: None,
+    "__new__": staticmethod(_new), "__init__": _init,
     "__format__": _format, "__deepcopy__": _deepcopy, "__invert__": _invert,
     "__and__": _mask_op("and", api.mul), "__rand__": _mask_op("rand", api.mul),
     "__or__": _mask_op("or", api.maximum), "__ror__": _mask_op("ror", api.maximum),

@@ -211,4 +211,11 @@ def write(t, array):
 
 
 def read(t):
+    """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
+    shape. Waits for every op queued before it (a sync point); `to_array` is the same.
+
+    Example:
+        >>> torchic.arange(3).numpy()
+        array([0, 1, 2], dtype=int32)
+    """
     return runtime().read(view_of(t))
