@@ -6,6 +6,8 @@ Function node: that is the whole per-op cost of a no-grad op in Python (the over
 bench measures it).
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from .. import raw
@@ -19,7 +21,7 @@ def _as_float(t):
     return t if t._dtype == "f32" else raw.cast(t, "f32")
 
 
-def _binary_fn(cls, name):
+def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     takes_ints = primitive in INT_BINARY
 
@@ -37,28 +39,54 @@ def _binary_fn(cls, name):
             return apply(a, b)
         return raw.binary(primitive, a, b)
     op.__name__ = name
+    op.__doc__ = _OPERANDS_DOC.format(what=doc, example=example)
     return op
 
 
-add = _binary_fn(Add, "add")
+_OPERANDS_DOC = """{what}
+
+    Broadcasts the operands (PyTorch's rules). int32 with int32 stays int32 for add, sub,
+    mul, maximum and minimum (without gradients); `/` and `**` of ints, and ints with
+    floats, are float32.
+
+    Args:
+        a (Tensor or number): the first operand.
+        b (Tensor or number): the second operand.
+
+    Returns:
+        Tensor: the elementwise result, of the broadcast shape.
+    {example}"""
 
 
-sub = _binary_fn(Sub, "sub")
+add = _binary_fn(Add, "add", "`a + b`, elementwise.", """
+    Example:
+        >>> torchic.add(torchic.tensor([1.0, 2.0]), 10)
+        tensor([11., 12.])
+    """)
 
 
-mul = _binary_fn(Mul, "mul")
+sub = _binary_fn(Sub, "sub", "`a - b`, elementwise.")
 
 
-div = _binary_fn(Div, "div")
+mul = _binary_fn(Mul, "mul", "`a * b`, elementwise.")
 
 
-pow = _binary_fn(Pow, "pow")
+div = _binary_fn(Div, "div", "`a / b`, elementwise (true division: `x / 0` is inf).")
 
 
-maximum = _binary_fn(Maximum, "maximum")
+pow = _binary_fn(Pow, "pow", "`a ** b`, elementwise.", """
+    Example:
+        >>> torchic.tensor([1.0, 2.0, 3.0]) ** 2
+        tensor([1., 4., 9.])
+    """)
 
 
-minimum = _binary_fn(Minimum, "minimum")
+maximum = _binary_fn(Maximum, "maximum", "The elementwise maximum of `a` and `b` "
+                     "(a tie sends half the gradient to each).")
+
+
+minimum = _binary_fn(Minimum, "minimum", "The elementwise minimum of `a` and `b` "
+                     "(a tie sends half the gradient to each).")
 
 
 def _compare(name, a, b):
@@ -70,18 +98,42 @@ def _compare(name, a, b):
     return raw.binary(name, a, b)
 
 
-def _compare_fn(name):
+def _compare_fn(name, symbol):
     def op(a, b):
         return _compare(name, a, b)
     op.__name__ = name
+    op.__doc__ = f"""`a {symbol} b`, elementwise, as a 0/1 float32 mask (torchic's bool).
+
+    Args:
+        a (Tensor or number): the first operand.
+        b (Tensor or number): the second operand (broadcast).
+
+    Returns:
+        Tensor: 1.0 where the comparison holds, else 0.0 (no gradient).
+    """
     return op
 
 
-eq, ne, lt = _compare_fn("eq"), _compare_fn("ne"), _compare_fn("lt")
-le, gt, ge = _compare_fn("le"), _compare_fn("gt"), _compare_fn("ge")
+eq, ne, lt = _compare_fn("eq", "=="), _compare_fn("ne", "!="), _compare_fn("lt", "<")
+le, gt, ge = _compare_fn("le", "<="), _compare_fn("gt", ">"), _compare_fn("ge", ">=")
 
 
-def where(cond, a, b):
+def where(cond, a, b) -> Tensor:
+    """`a` where `cond` is true (nonzero), else `b`, elementwise (all three broadcast).
+
+    Args:
+        cond (Tensor): the condition (a mask; any nonzero value counts as true).
+        a (Tensor or number): the values taken where `cond` is true.
+        b (Tensor or number): the values taken elsewhere.
+
+    Returns:
+        Tensor: float32, of the broadcast shape; gradients flow to `a` and `b`.
+
+    Example:
+        >>> x = torchic.tensor([-1.0, 2.0])
+        >>> torchic.where(x > 0, x, 0.0)
+        tensor([0., 2.])
+    """
     cond = as_operand(cond)
     a = as_operand(a)
     b = as_operand(b)
@@ -93,6 +145,7 @@ def where(cond, a, b):
 
 def _unary_fn(cls, name):
     apply, primitive = cls.apply, cls.op
+    what = _UNARY_DOCS[name]
 
     def op(a):
         if a.__class__ is not Tensor:
@@ -106,7 +159,26 @@ def _unary_fn(cls, name):
             return apply(a)
         return raw.unary(primitive, a)
     op.__name__ = name
+    op.__doc__ = f"""{what}, elementwise.
+
+    Args:
+        a (Tensor or number): the operand; int32 inputs give float32 results
+            ({"except neg, abs and relu, which keep int32" if name in _INT_UNARY else
+              "as in PyTorch"}).
+
+    Returns:
+        Tensor: the result, of `a`'s shape.
+    """
     return op
+
+
+# what each Unary op computes (its docstring's first line; a new Unary op needs one)
+_UNARY_DOCS = {
+    "neg": "`-a`", "exp": "The exponential `e ** a`", "log": "The natural logarithm",
+    "relu": "The rectified linear unit `max(a, 0)`", "tanh": "The hyperbolic tangent",
+    "sigmoid": "The logistic sigmoid `1 / (1 + exp(-a))`", "sqrt": "The square root",
+    "abs": "The absolute value", "sin": "The sine (radians)", "cos": "The cosine (radians)",
+}
 
 
 # the unary ops that keep int32 ints int32 (PyTorch's), built from the int32 binary ops
@@ -123,9 +195,11 @@ UNARY_OPS = {name: _unary_fn(cls, name) for name, cls in UNARY.items()}
 globals().update(UNARY_OPS)
 
 
-def log10(a):
+def log10(a) -> Tensor:
+    """The base-10 logarithm, elementwise (float32 result)."""
     return UNARY_OPS["log"](a) * (1.0 / np.log(10.0))
 
 
-def log2(a):
+def log2(a) -> Tensor:
+    """The base-2 logarithm, elementwise (float32 result)."""
     return UNARY_OPS["log"](a) * (1.0 / np.log(2.0))
