@@ -10,6 +10,8 @@ This module is the class and its fields only. Its op methods (``x + y``, ``x.sum
 onto the class by one table in methods.py.
 """
 
+from __future__ import annotations
+
 import asyncio
 import gc
 import weakref
@@ -70,6 +72,26 @@ class Storage:
 
 
 class Tensor:
+    """A multi-dimensional array of float32 or int32 values that can record gradients.
+
+    Make tensors with the creation functions (`torchic.tensor`, `torchic.zeros`,
+    `torchic.randn` ...) or `torchic.Tensor(data)`. Ops run on the current backend's
+    queue and return at once; reading values (`numpy()`, `item()`, `print`) waits.
+
+    Attributes:
+        shape (tuple of int): the size of each dim (`size()` returns it too).
+        requires_grad (bool): whether ops on this tensor are recorded for `backward()`.
+        grad_fn: the graph node that made this tensor (None for a leaf).
+
+    Example:
+        >>> x = torchic.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = (x @ x).sum()
+        >>> y.backward()
+        >>> x.grad
+        tensor([[7., 11.],
+                [9., 13.]])
+    """
+
     __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
                  "_grad", "grad_fn", "_view", "_bview", "__weakref__")
 
@@ -98,52 +120,71 @@ class Tensor:
     # -- metadata ----------------------------------------------------------------
     @property
     def dtype(self):
+        """The element type: `torchic.float32` or `torchic.int32`."""
         return dtype_of(self._dtype)
 
-    def is_floating_point(self):
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is float32."""
         return self._dtype == "f32"
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
+        """The number of dims (`len(shape)`)."""
         return len(self.shape)
 
-    def dim(self):
+    def dim(self) -> int:
+        """The number of dims (`ndim`)."""
         return len(self.shape)
 
-    def size(self, dim=None):
+    def size(self, dim: int | None = None):
+        """The shape (a tuple), or the size of dim `dim` (negative dims count from the end).
+
+        Example:
+            >>> torchic.zeros(2, 3).size(-1)
+            3
+        """
         if dim is None:
             return self.shape
         return self.shape[normalize_axis(dim, self.ndim)]
 
-    def numel(self):
+    def numel(self) -> int:
+        """The number of elements (the product of the shape)."""
         return numel(self.shape)
 
     nelement = numel
 
-    def stride(self, dim=None):
+    def stride(self, dim: int | None = None):
+        """The strides in elements (a tuple), or the stride of dim `dim`."""
         if dim is None:
             return self._strides
         return self._strides[normalize_axis(dim, self.ndim)]
 
-    def storage_offset(self):
+    def storage_offset(self) -> int:
+        """The offset of the first element in the storage, in elements."""
         return self._offset
 
-    def is_contiguous(self):
+    def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in row-major order without gaps."""
         return is_contiguous(self.shape, self._strides)
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
+        """Whether the tensor was made by the user rather than by a recorded op (leaves
+        receive `.grad` in `backward()`)."""
         return self.grad_fn is None
 
     @property
     def device(self):
+        """`torchic.device("cpu")` on every backend (the backend, not the device, says
+        where ops run: `torchic.init(backend=...)`)."""
         # torchic.device("cpu") on every backend, as a CPU-only PyTorch (devices.py says why)
         return CPU
 
     is_cuda = False
 
     @property
-    def is_disposed(self):
+    def is_disposed(self) -> bool:
+        """Whether the storage was freed (by `dispose()` or a `track_tensors` scope)."""
         return self._storage.block is None
 
     def __len__(self):
@@ -153,7 +194,9 @@ class Tensor:
 
     # -- autograd ------------------------------------------------------------------
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by `backward()` (None until then); assignable with a
+        tensor of the same shape and dtype, or None."""
         return self._grad
 
     @grad.setter
@@ -182,7 +225,12 @@ class Tensor:
     def grad(self):
         self._grad = None
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set `requires_grad` in place (float32 leaves only) and return the tensor.
+
+        Example:
+            >>> w = torchic.randn(3, 2).requires_grad_()
+        """
         if requires_grad and self._dtype != "f32":
             raise TypeError("only float32 tensors can require gradients")
         if not self.is_leaf and not requires_grad:
@@ -190,19 +238,22 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
-    def retain_grad(self):
+    def retain_grad(self) -> Tensor:
+        """Keep this non-leaf tensor's gradient in its `.grad` during `backward()`."""
         if self.grad_fn is not None:
             self.grad_fn.retained = weakref.ref(self)
         return self
 
-    def detach(self):
+    def detach(self) -> Tensor:
         """The same storage, cut from the graph (no gradient flows through it)."""
         t = Tensor._make(self._storage, self._offset, self.shape, self._strides, self._dtype)
         t._view = self._view   # the same memory: share the (immutable) kernel view
         return t
 
     @property
-    def data(self):
+    def data(self) -> Tensor:
+        """The tensor detached from the graph (`detach()`); assigning a tensor replaces this
+        tensor's storage and shape (PyTorch's `p.data = t`)."""
         return self.detach()
 
     @data.setter
@@ -217,7 +268,7 @@ class Tensor:
         self._view = other._view
         self._bview = None
 
-    def dispose(self):
+    def dispose(self) -> None:
         """Free this tensor's storage now (every view of it becomes unusable)."""
         self._storage.dispose()
 
@@ -227,21 +278,31 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
+        """The value of a one-element tensor as a Python number (waits for the queued ops).
+
+        Example:
+            >>> torchic.tensor([2.5]).item()
+            2.5
+        """
         if self.numel() != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape "
                              f"{list(self.shape)}")
         return self.numpy().reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> list:
+        """The values as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
 
     async def item_async(self):
+        """`await t.item_async()`: `item()` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.item)
 
     async def numpy_async(self):
+        """`await t.numpy_async()`: `numpy()` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.numpy)
 
     async def tolist_async(self):
+        """`await t.tolist_async()`: `tolist()` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.tolist)
 
     def __float__(self):
