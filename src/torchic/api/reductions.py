@@ -22,13 +22,37 @@ def _pick_axis(dim, axis, name="dim"):
     return dim if dim is not None else axis
 
 
-def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """The sum of the elements over `dim` (every element by default).
+
+    Args:
+        a (Tensor): the input.
+        dim (int or tuple of int, optional): the dim(s) to reduce (negative counts from
+            the end); None reduces every dim. `axis` is accepted as NumPy's spelling.
+        keepdim (bool): keep each reduced dim with size 1 (`keepdims` is accepted too).
+
+    Returns:
+        Tensor: the sums (int32 input gives int32 sums).
+
+    Example:
+        >>> x = torchic.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.sum(), x.sum(dim=0), x.sum(1, keepdim=True).shape
+        (tensor(10.), tensor([4., 6.]), (2, 1))
+    """
     keepdim = _keep(keepdim, keepdims)
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     return Sum.apply(a, axes=axes, keepdim=keepdim)
 
 
-def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """The mean of the elements over `dim` (float32 inputs; nan over an empty dim).
+
+    Args:
+        a (Tensor): the input.
+        dim (int or tuple of int, optional): the dim(s) to reduce (negative counts from
+            the end); None reduces every dim. `axis` is accepted as NumPy's spelling.
+        keepdim (bool): keep each reduced dim with size 1 (`keepdims` is accepted too).
+    """
     keepdim = _keep(keepdim, keepdims)
     require_float(a, op="mean")
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
@@ -92,12 +116,30 @@ class MaxResult(tuple):
 
 
 def std(a, dim=None, unbiased=None, keepdim=False, *, axis=None, correction=None,
-        keepdims=None):
+        keepdims=None) -> Tensor:
+    """The standard deviation over `dim`: `var(...).sqrt()` (see `var` for the arguments;
+    unbiased, dividing by count - 1, by default)."""
     return var(a, dim, unbiased, keepdim, axis=axis, correction=correction,
                keepdims=keepdims).sqrt()
 
 
 def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """The largest element, or `(values, indices)` over one dim, or the elementwise maximum.
+
+    `max(a)` is a 0-d tensor; `max(a, dim)` returns a named tuple `(values, indices)`
+    (the indices int32); `max(a, other)` with a tensor `other` is `maximum(a, other)`.
+
+    Args:
+        a (Tensor): the input.
+        dim (int or Tensor, optional): the dim to reduce (`axis` too), or a tensor to
+            compare with.
+        keepdim (bool): keep the reduced dim with size 1 (`keepdims` too).
+
+    Example:
+        >>> values, indices = torchic.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1)
+        >>> values, indices
+        (tensor([5., 7.]), tensor([1, 0], dtype=torchic.int32))
+    """
     keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
         return maximum(a, dim)
@@ -105,6 +147,8 @@ def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 
 def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """The smallest element, or `(values, indices)` over one dim, or the elementwise
+    minimum: the mirror of `max` (see it for the arguments)."""
     keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
         return minimum(a, dim)
@@ -119,17 +163,37 @@ def _nonempty_axes(a, axes, op):
     return axes
 
 
-def amax(a, dim=None, keepdim=False):
+def amax(a, dim=None, keepdim=False) -> Tensor:
+    """The largest element over `dim` (several dims allowed; no indices). Ties share the
+    gradient evenly, as in PyTorch.
+
+    Args:
+        a (Tensor): the input.
+        dim (int or tuple of int, optional): the dims to reduce; None reduces every dim.
+        keepdim (bool): keep each reduced dim with size 1.
+    """
     return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amax"),
                         keepdim=keepdim, op="max")
 
 
-def amin(a, dim=None, keepdim=False):
+def amin(a, dim=None, keepdim=False) -> Tensor:
+    """The smallest element over `dim`: the mirror of `amax`."""
     return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amin"),
                         keepdim=keepdim, op="min")
 
 
-def argmax(a, dim=None, keepdim=False, *, axis=None):
+def argmax(a, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    """The index of the largest element (int32): over the flattened tensor, or along `dim`.
+
+    Args:
+        a (Tensor): the input (float32).
+        dim (int, optional): the dim to reduce (`axis` too); None uses the flattened tensor.
+        keepdim (bool): keep the reduced dim with size 1.
+
+    Example:
+        >>> torchic.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax(dim=1)
+        tensor([1, 0], dtype=torchic.int32)
+    """
     require_float(a, op="argmax")
     d = _pick_axis(dim, axis)
     if d is None:
@@ -151,19 +215,29 @@ def argmax(a, dim=None, keepdim=False, *, axis=None):
     return out
 
 
-def argmin(a, dim=None, keepdim=False, *, axis=None):
+def argmin(a, dim=None, keepdim=False, *, axis=None) -> Tensor:
+    """The index of the smallest element (int32): the mirror of `argmax`."""
     with_no_grad = -a.detach()
     return argmax(with_no_grad, dim, keepdim, axis=axis)
 
 
-def softmax(a, dim=None, *, axis=None):
+def softmax(a, dim=None, *, axis=None) -> Tensor:
+    """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted).
+
+    Args:
+        a (Tensor): the input (float32).
+        dim (int, optional): the dim the probabilities sum to 1 over (`axis` too); the
+            last dim when omitted.
+    """
     d = _pick_axis(dim, axis)
     if d is None:
         d = -1
     return Softmax.apply(a, axis=normalize_axis(d, a.ndim))
 
 
-def log_softmax(a, dim=None, *, axis=None):
+def log_softmax(a, dim=None, *, axis=None) -> Tensor:
+    """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
+    `nll_loss`. Arguments as `softmax`."""
     d = _pick_axis(dim, axis)
     if d is None:
         d = -1
@@ -208,7 +282,14 @@ def _ignore_index(value):
     return value
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, reduction="mean") -> Tensor:
+    """The mean squared error `((input - target) ** 2)`, reduced.
+
+    Args:
+        input (Tensor): the predictions.
+        target (Tensor): the targets (broadcast to `input`).
+        reduction (str): `"mean"` (default), `"sum"` or `"none"` (the elementwise errors).
+    """
     diff = input - target
     sq = diff * diff
     if reduction == "mean":
