@@ -99,4 +99,5 @@ def to_dtype(a, dtype):
 
 
 def type_as(self, other):
+    """This tensor in `other`'s dtype (itself when the dtypes match)."""
     return to_dtype(self, other._dtype)

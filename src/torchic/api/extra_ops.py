@@ -68,6 +68,7 @@ def masked_fill(input, mask, value):
 
 
 def masked_fill_(input, mask, value):
+    """In-place `masked_fill`: `value` written where `mask` is nonzero; returns `input`."""
     out = masked_fill(input, mask, value)
     if out.shape != input.shape:
         raise RuntimeError(f"masked_fill_: mask of shape {list(mask.shape)} is not "
@@ -95,6 +96,7 @@ clip = clamp
 
 
 def clamp_(input, min=None, max=None):
+    """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
     return copy_(input, clamp(input, min, max))
 
 

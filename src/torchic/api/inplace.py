@@ -94,6 +94,7 @@ def inplace_binary(op, t, other):
 
 
 def fill_(t, value):
+    """Fill `t` with `value` (a number or a one-element tensor) in place; returns `t`."""
     if _check_inplace(t):      # every old value overwritten: none gets a gradient
         return _rebase(t, raw.full(t.shape, _number(value, "fill_") if not
                                    isinstance(value, Tensor) else value.item(), t._dtype))
@@ -113,6 +114,8 @@ def _number(value, what):
 
 
 def copy_(t, src):
+    """Copy `src`'s values (broadcast to `t`'s shape, cast to its dtype) into `t` in place;
+    returns `t`. Gradients flow to `src`."""
     record = _check_inplace(t, src)
     src = as_operand(src, like=t)
     broadcast_strides(src.shape, src._strides, t.shape) if src.shape != t.shape else None

@@ -1,5 +1,7 @@
 """Shape op functions: matmul's 1-D rules, reshape / view / permute / expand ..., indexing, cat."""
 
+from __future__ import annotations
+
 import builtins
 
 import numpy as np
@@ -48,14 +50,28 @@ def _target_shape(a, shape):
     return infer_shape(shape, numel(a.shape))
 
 
-def reshape(a, *shape):
+def reshape(a, *shape) -> Tensor:
+    """The elements of `a` in a new shape: a view when the strides allow, else a copy.
+
+    Args:
+        a (Tensor): the input.
+        *shape (int or tuple of int): the new shape, as ints or one tuple / list; one
+            size may be -1 (inferred from the others).
+
+    Example:
+        >>> torchic.arange(6).reshape(2, -1)
+        tensor([[0, 1, 2],
+                [3, 4, 5]], dtype=torchic.int32)
+    """
     shape = _target_shape(a, shape)
     if shape == a.shape:
         return a
     return Reshape.apply(a, shape=shape)
 
 
-def view(a, *shape):
+def view(a, *shape) -> Tensor:
+    """`a` in a new shape sharing its storage (always a view); RuntimeError when the
+    strides do not allow one (use `reshape`). Arguments as `reshape`."""
     shape = _target_shape(a, shape)
     if shape == a.shape:
         return a
@@ -67,7 +83,13 @@ def view(a, *shape):
     return Reshape.apply(a, shape=shape, strides=strides)
 
 
-def permute(a, *dims):
+def permute(a, *dims) -> Tensor:
+    """A view of `a` with its dims reordered: dim `i` of the result is dim `dims[i]` of `a`.
+
+    Example:
+        >>> torchic.zeros(2, 3, 4).permute(2, 0, 1).shape
+        (4, 2, 3)
+    """
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     permute_meta(a.shape, a._strides, dims)   # validates
@@ -77,7 +99,9 @@ def permute(a, *dims):
     return Permute.apply(a, dims=dims)
 
 
-def transpose(a, dim0=None, dim1=None):
+def transpose(a, dim0=None, dim1=None) -> Tensor:
+    """A view of `a` with dims `dim0` and `dim1` swapped; without dims (`x.t()`), the
+    transpose of a tensor of at most 2 dims."""
     if dim0 is None and dim1 is None:
         if a.ndim > 2:
             raise ValueError(f"transpose() without dims needs a tensor of at most 2 dims, "
@@ -91,7 +115,15 @@ def transpose(a, dim0=None, dim1=None):
     return permute(a, dims)
 
 
-def expand(a, *shape):
+def expand(a, *shape) -> Tensor:
+    """A view of `a` broadcast to `shape` (size-1 dims repeated with stride 0, new dims in
+    front; -1 keeps a size). No memory is copied.
+
+    Example:
+        >>> torchic.tensor([[1.0], [2.0]]).expand(2, 3)
+        tensor([[1., 1., 1.],
+                [2., 2., 2.]])
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = tuple(shape)
@@ -107,7 +139,8 @@ def expand(a, *shape):
     return Expand.apply(a, shape=shape)
 
 
-def squeeze(a, dim=None):
+def squeeze(a, dim=None) -> Tensor:
+    """`a` without its size-1 dims (only those in `dim`, an int or a tuple, when given)."""
     if dim is None:
         shape = tuple(d for d in a.shape if d != 1)
     else:
@@ -116,12 +149,15 @@ def squeeze(a, dim=None):
     return reshape(a, shape)
 
 
-def unsqueeze(a, dim):
+def unsqueeze(a, dim) -> Tensor:
+    """`a` with a new size-1 dim inserted at position `dim` (-1: at the end)."""
     d = normalize_axis(dim, a.ndim + 1)
     return reshape(a, a.shape[:d] + (1,) + a.shape[d:])
 
 
-def flatten(a, start_dim=0, end_dim=-1):
+def flatten(a, start_dim=0, end_dim=-1) -> Tensor:
+    """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
+    becomes 1-D."""
     if a.ndim == 0:
         return reshape(a, (1,))
     s = normalize_axis(start_dim, a.ndim)
@@ -131,19 +167,30 @@ def flatten(a, start_dim=0, end_dim=-1):
     return reshape(a, a.shape[:s] + (numel(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
-def contiguous(a):
+def contiguous(a) -> Tensor:
+    """`a` itself when its elements are row-major without gaps, else a row-major copy."""
     if a.is_contiguous():
         return a
     return Contiguous.apply(a)
 
 
-def unbind(a, dim=0):
+def unbind(a, dim=0) -> tuple:
     """The slices of a along dim, as a tuple of views."""
     d = normalize_axis(dim, a.ndim)
     return tuple(getitem(a, (slice(None),) * d + (i,)) for i in range(a.shape[d]))
 
 
-def cat(tensors, dim=0):
+def cat(tensors, dim=0) -> Tensor:
+    """The tensors joined along an existing dim (their shapes equal elsewhere).
+
+    Args:
+        tensors (sequence of Tensor): the tensors, of one dtype.
+        dim (int): the dim to join along.
+
+    Example:
+        >>> torchic.cat([torchic.zeros(1, 2), torchic.ones(2, 2)]).shape
+        (3, 2)
+    """
     tensors = [as_operand(t) for t in tensors]
     if not tensors:
         raise ValueError("cat needs a non-empty sequence of tensors")
@@ -159,7 +206,14 @@ def cat(tensors, dim=0):
     return Cat.apply(*tensors, dim=d)
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0) -> Tensor:
+    """The tensors (of one shape) joined along a new dim `dim`.
+
+    Example:
+        >>> torchic.stack([torchic.zeros(2), torchic.ones(2)], dim=1)
+        tensor([[0., 1.],
+                [0., 1.]])
+    """
     tensors = [as_operand(t) for t in tensors]
     if not tensors:
         raise ValueError("stack needs a non-empty sequence of tensors")
