@@ -39,7 +39,8 @@ def seed():
     return default_generator.seed()
 
 
-def initial_seed():
+def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
     return default_generator.initial_seed()
 
 
@@ -49,7 +50,8 @@ def get_rng_state():
     return default_generator.get_state()
 
 
-def set_rng_state(new_state):
+def set_rng_state(new_state) -> None:
+    """Restore the default generator's state from `get_rng_state()`'s bytes."""
     default_generator.set_state(new_state)
 
 
@@ -152,14 +154,16 @@ def tensor(data, dtype=None, requires_grad=False, shape=None, device=None, pin_m
     return from_numpy_array(arr, code, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """`data` itself when it is a tensor of that dtype, else `tensor(data, dtype=dtype)`."""
     check_device(device, "as_tensor(): ")
     if isinstance(data, Tensor) and (dtype is None or _dtype_code(dtype) == data._dtype):
         return data
     return tensor(data, dtype=dtype)
 
 
-def from_numpy(arr):
+def from_numpy(arr) -> Tensor:
+    """A tensor holding a copy of a NumPy array's values (torchic's heap is its own)."""
     return tensor(arr)
 
 
@@ -171,17 +175,27 @@ def _filled(shape, value, dtype, requires_grad):
     return t
 
 
-def zeros(*shape, dtype=None, requires_grad=False, device=None):
+def zeros(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """A tensor of zeros. `shape`: ints or one tuple / list (`zeros(2, 3)`, `zeros((2, 3))`);
+    dtype float32 by default; `requires_grad=True` makes a leaf that records gradients;
+    `device` may only be "cpu" (see `torchic.device`).
+
+    Example:
+        >>> torchic.zeros(2, 3, dtype=torchic.int32).shape
+        (2, 3)
+    """
     check_device(device, "zeros(): ")
     return _filled(shape, 0.0, dtype, requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad=False, device=None):
+def ones(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """A tensor of ones (arguments as `zeros`)."""
     check_device(device, "ones(): ")
     return _filled(shape, 1.0, dtype, requires_grad)
 
 
-def full(shape, fill_value, dtype=None, requires_grad=False, device=None):
+def full(shape, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """A tensor of `shape` filled with `fill_value` (int32 for an int value by default)."""
     check_device(device, "full(): ")
     if isinstance(shape, int):
         shape = (shape,)
@@ -190,7 +204,8 @@ def full(shape, fill_value, dtype=None, requires_grad=False, device=None):
     return _filled((shape,), fill_value, dtype, requires_grad)
 
 
-def empty(*shape, dtype=None, requires_grad=False, device=None):
+def empty(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """A tensor whose values are whatever its heap block held (arguments as `zeros`)."""
     check_device(device, "empty(): ")
     t = raw.new_tensor(_shape_args(shape), _dtype_code(dtype))
     if requires_grad:
@@ -198,22 +213,26 @@ def empty(*shape, dtype=None, requires_grad=False, device=None):
     return t
 
 
-def zeros_like(t, dtype=None, requires_grad=False, device=None):
+def zeros_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """Zeros of `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "zeros_like(): ")
     return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False, device=None):
+def ones_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """Ones of `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "ones_like(): ")
     return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
+def full_like(t, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """`fill_value` in `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "full_like(): ")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad=False, device=None):
+def empty_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """An uninitialized tensor of `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "empty_like(): ")
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
@@ -279,13 +298,15 @@ def _like(t, dtype, requires_grad, device, what, values_of, kernel):
                             code, requires_grad)
 
 
-def randn_like(t, generator=None, dtype=None, requires_grad=False, device=None):
+def randn_like(t, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """Standard normal samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "randn_like",
                  lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
                  "normal_kernel_cpu")
 
 
-def rand_like(t, generator=None, dtype=None, requires_grad=False, device=None):
+def rand_like(t, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """Uniform [0, 1) samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "rand_like",
                  lambda n, c: _gen(generator).uniform_float(n), "check_uniform_bounds")
 
@@ -328,7 +349,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_g
     return from_numpy_array(_integers(arr, code, "randint"), code, requires_grad)
 
 
-def randperm(n, generator=None, dtype=None, requires_grad=False, device=None):
+def randperm(n, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """A random permutation of 0 .. n-1 (int32; PyTorch's numbers for the same seed)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
     if n < 0:
@@ -403,7 +425,14 @@ def random_(t, from_=None, to=None, *, generator=None):
                         "random_")
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """The values `start, start + step, ...` below `end` (`arange(n)`: 0 .. n-1); int32
+    when every argument is an int, else float32.
+
+    Example:
+        >>> torchic.arange(1, 2, 0.25)
+        tensor([1.0000, 1.2500, 1.5000, 1.7500])
+    """
     check_device(device, "arange(): ")
     if end is None:
         start, end = 0, start
@@ -421,7 +450,8 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
                             requires_grad)
 
 
-def linspace(start, end, steps, requires_grad=False, dtype=None, device=None):
+def linspace(start, end, steps, requires_grad=False, dtype=None, device=None) -> Tensor:
+    """`steps` evenly spaced values from `start` to `end`, both included (float32)."""
     check_device(device, "linspace(): ")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
