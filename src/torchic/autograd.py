@@ -27,7 +27,8 @@ from .tensor import Tensor
 _grad_enabled = contextvars.ContextVar("torchic_grad_enabled", default=True)
 
 
-def is_grad_enabled():
+def is_grad_enabled() -> bool:
+    """Whether ops record the graph now (False inside `no_grad()` / `inference_mode()`)."""
     return _grad_enabled.get()
 
 
@@ -72,6 +73,8 @@ def no_grad(fn=None):
 
 
 def enable_grad(fn=None):
+    """Turn graph recording back on inside a `no_grad()` region: `with enable_grad():`,
+    `@enable_grad` / `@enable_grad()`, or the call form `enable_grad(fn)()`."""
     if fn is None:
         return _GradMode(True)
     return _DecoratorOrCall(True, fn)
@@ -80,7 +83,8 @@ def enable_grad(fn=None):
 _inference_mode = contextvars.ContextVar("torchic_inference_mode", default=False)
 
 
-def is_inference_mode_enabled():
+def is_inference_mode_enabled() -> bool:
+    """Whether an `inference_mode()` region is active."""
     return _inference_mode.get()
 
 

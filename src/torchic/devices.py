@@ -80,11 +80,13 @@ class device:
         self._type, self._index = kind, parsed
 
     @property
-    def type(self):
+    def type(self) -> str:
+        """The device type, e.g. "cpu"."""
         return self._type
 
     @property
     def index(self):
+        """The device index (an int), or None when none was given."""
         return self._index
 
     def __str__(self):
@@ -176,6 +178,7 @@ def get_num_threads():
 
 
 def get_default_dtype():
+    """The dtype of float tensors made without `dtype=`: `torchic.float32`."""
     return float32
 
 

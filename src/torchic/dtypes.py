@@ -12,6 +12,15 @@ from .dispatcher import DTYPES
 
 
 class DType:
+    """A tensor's element type: `torchic.float32` or `torchic.int32` (the PyTorch names
+    `float`, `long`, `int`, `int64`, `float64`, `double` are aliases of these).
+
+    Attributes:
+        name (str): "float32" or "int32".
+        numpy: the NumPy dtype of the values `Tensor.numpy()` returns.
+        is_floating_point (bool): whether it is float32.
+    """
+
     __slots__ = ("name", "code", "numpy", "is_floating_point")
 
     def __init__(self, name, code):

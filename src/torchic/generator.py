@@ -107,7 +107,8 @@ class Generator:
         self._float_normal = None    # next_float_normal_sample (kept for the state only)
         return self
 
-    def initial_seed(self):
+    def initial_seed(self) -> int:
+        """The seed this generator was last seeded with."""
         return self._seed
 
     def seed(self):
