@@ -5,6 +5,9 @@ from .module import Module
 
 
 class GELU(Module):
+    """`F.gelu` as a module: `x * Phi(x)` (Phi the standard normal CDF), or its tanh
+    approximation with `approximate="tanh"`."""
+
     def __init__(self, approximate="none"):
         super().__init__()
         if approximate not in ("none", "tanh"):
@@ -19,6 +22,8 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    """`F.silu` as a module: `x * sigmoid(x)` (the swish)."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
@@ -31,6 +36,8 @@ class SiLU(Module):
 
 
 class LeakyReLU(Module):
+    """`F.leaky_relu` as a module: `x` where positive, else `negative_slope * x`."""
+
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
         self.negative_slope = negative_slope
@@ -44,6 +51,8 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
+    """`F.elu` as a module: `x` where positive, else `alpha * (exp(x) - 1)`."""
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha = alpha

@@ -30,6 +30,7 @@ def softmax(input, dim=None, dtype=None):
 
 
 def log_softmax(input, dim=None, dtype=None):
+    """log(softmax(x)) along dim (default: the last), computed stably."""
     _no_dtype(dtype, "log_softmax")
     return _ops.log_softmax(input, -1 if dim is None else dim)
 
@@ -294,6 +295,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    """`input.flatten(start_dim, end_dim)`: dims start_dim..end_dim merged into one."""
     return input.flatten(start_dim, end_dim)
 
 

@@ -142,6 +142,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 
 def constant_(tensor, val):
+    """Fill `tensor` with `val` in place (without recording a gradient); returns it."""
     _check(tensor, "constant_")
     with no_grad():
         tensor.fill_(val)
@@ -149,10 +150,12 @@ def constant_(tensor, val):
 
 
 def zeros_(tensor):
+    """Fill `tensor` with zeros in place; returns it."""
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor):
+    """Fill `tensor` with ones in place; returns it."""
     return constant_(tensor, 1.0)
 
 

@@ -17,6 +17,8 @@ def _positive_int(value, what):
 
 
 class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored)."""
+
     def __init__(self, *args, **kwargs):
         super().__init__()
 
@@ -43,6 +45,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draw the initial weight and bias again (PyTorch's init, PyTorch's numbers)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
@@ -73,10 +76,13 @@ class Embedding(Module):
             self.weight = Parameter(_weight)
 
     def reset_parameters(self):
+        """Draw the initial weight again from N(0, 1)."""
         init.normal_(self.weight)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True):
+        """An Embedding whose weight is `embeddings` (2-D: (num_embeddings, embedding_dim)),
+        frozen (no gradient) unless `freeze=False`."""
         if embeddings.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
         m = cls(embeddings.shape[0], embeddings.shape[1], _weight=embeddings)
@@ -91,21 +97,29 @@ class Embedding(Module):
 
 
 class ReLU(Module):
+    """`max(x, 0)` elementwise (`F.relu`)."""
+
     def forward(self, input):
         return F.relu(input)
 
 
 class Tanh(Module):
+    """The hyperbolic tangent elementwise (`F.tanh`)."""
+
     def forward(self, input):
         return F.tanh(input)
 
 
 class Sigmoid(Module):
+    """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`)."""
+
     def forward(self, input):
         return F.sigmoid(input)
 
 
 class Softmax(Module):
+    """`F.softmax` over dim `dim` (the last when None): each slice sums to 1."""
+
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
@@ -118,6 +132,8 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """`F.log_softmax` over dim `dim` (the last when None)."""
+
     def forward(self, input):
         return F.log_softmax(input, self.dim)
 
@@ -175,6 +191,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def reset_parameters(self):
+        """Set weight to ones and bias to zeros again."""
         if self.weight is not None:
             init.ones_(self.weight)
         if self.bias is not None:
@@ -222,12 +239,14 @@ class BatchNorm1d(Module):
             self.register_buffer("num_batches_tracked", None)
 
     def reset_running_stats(self):
+        """Zero running_mean and num_batches_tracked, set running_var to ones."""
         if self.track_running_stats:
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
             self.num_batches_tracked.fill_(0)
 
     def reset_parameters(self):
+        """`reset_running_stats()`, then weight to ones and bias to zeros."""
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
@@ -279,6 +298,9 @@ class CrossEntropyLoss(Module):
 
 
 class MSELoss(Module):
+    """The mean squared error `F.mse_loss(input, target, reduction)`: `"mean"` (default),
+    `"sum"` or `"none"`."""
+
     def __init__(self, reduction="mean"):
         super().__init__()
         self.reduction = reduction

@@ -18,7 +18,10 @@ values in place (so optimizers that hold the parameters keep working), or
 changes nothing and raises an error that lists every problem.
 """
 
+from __future__ import annotations
+
 from collections import OrderedDict, namedtuple
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -126,7 +129,8 @@ class Module:
             self._non_persistent.add(name)
         object.__setattr__(self, name, tensor)
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register `module` as a child named `name` (as `setattr(self, name, module)`)."""
         _check_name(self, name)
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a torchic.nn.Module")
@@ -138,7 +142,13 @@ class Module:
 
     register_module = add_module
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at the dotted path `target` (`""` is this module itself).
+
+        Example:
+            >>> nn.Sequential(nn.Linear(2, 2), nn.ReLU()).get_submodule("1")
+            ReLU()
+        """
         mod = self
         if target == "":
             return mod
@@ -152,13 +162,17 @@ class Module:
 
     # -- calling ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
+        """The computation the module performs: define it in every subclass. Call the
+        module (`model(x)`), not `forward`, so that its hooks run."""
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
     # -- traversal -------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """`(dotted name, module)` for this module (name `prefix`) and every descendant,
+        depth first; a module reached twice is given once unless `remove_duplicate=False`."""
         if memo is None:
             memo = set()
         if remove_duplicate:
@@ -172,18 +186,21 @@ class Module:
             yield from child.named_modules(memo, prefix + "." + name if prefix else name,
                                            remove_duplicate)
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
+        """This module and every descendant (`named_modules` without the names)."""
         for _, m in self.named_modules():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """`(name, module)` for each direct child, in registration order."""
         seen = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
                 seen.add(id(child))
                 yield name, child
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
+        """The direct children, in registration order."""
         for _, child in self.named_children():
             yield child
 
@@ -202,14 +219,19 @@ class Module:
         """(dotted name, Parameter) pairs; a parameter shared by two modules appears once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """The parameters of this module and (with `recurse`) its descendants, each once:
+        what an optimizer takes (`torchic.optim.SGD(model.parameters(), lr=0.1)`)."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """`(dotted name, buffer)` for the registered buffers (`register_buffer`)."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The registered buffers (non-trainable state such as running statistics)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
@@ -221,17 +243,21 @@ class Module:
         return self
 
     # -- modes and gradients ---------------------------------------------------------
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode (`mode=False`: evaluation) on this module and its descendants;
+        Dropout and BatchNorm behave differently in each. Returns the module."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be a bool")
         for m in self.modules():
             m.__dict__["training"] = mode
         return self
 
-    def eval(self):
+    def eval(self) -> Module:
+        """Set evaluation mode (`train(False)`); returns the module."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set `requires_grad` on every parameter (False freezes them); returns the module."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -258,7 +284,8 @@ class Module:
                             f"accepted")
         return self
 
-    def cpu(self):
+    def cpu(self) -> Module:
+        """The module itself: torchic's tensors are all on the `cpu` device."""
         return self
 
     def cuda(self, device=None):
@@ -363,7 +390,9 @@ class Module:
         return staged
 
     # -- printing ------------------------------------------------------------------------
-    def extra_repr(self):
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of the module's repr (its settings, e.g.
+        `in_features=2, out_features=3, bias=True`); override it in a subclass."""
         return ""
 
     def _get_name(self):
@@ -422,11 +451,13 @@ class ModuleList(Module):
     def __setitem__(self, idx, module):
         self.add_module(str(_index(idx, len(self))), module)
 
-    def append(self, module):
+    def append(self, module: Module) -> ModuleList:
+        """Add `module` at the end; returns the container."""
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules):
+    def extend(self, modules) -> ModuleList:
+        """Add each of `modules` at the end; returns the container."""
         for m in modules:
             self.append(m)
         return self
@@ -480,15 +511,19 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self):
+        """The names, in insertion order."""
         return self._modules.keys()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def items(self):
+        """`(name, module)` pairs, in insertion order."""
         return self._modules.items()
 
-    def update(self, modules):
+    def update(self, modules) -> None:
+        """Add (or replace) modules from a mapping or an iterable of `(name, module)`."""
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:
             self[k] = m

@@ -11,6 +11,22 @@ from ..tensor import Tensor
 
 
 class Parameter(Tensor):
+    """A tensor that a Module registers as a parameter when assigned to its attribute.
+
+    Args:
+        data (Tensor): the initial values; the Parameter shares their storage (an empty
+            tensor when omitted).
+        requires_grad (bool): whether it records gradients (float32 only when True).
+
+    Example:
+        >>> class Scale(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.s = nn.Parameter(torchic.ones(1))
+        >>> [name for name, _ in Scale().named_parameters()]
+        ['s']
+    """
+
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
