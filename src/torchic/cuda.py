@@ -11,19 +11,23 @@ waits for the queued ops of the current runtime, whatever its backend.
 from . import dispatcher
 
 
-def is_available():
+def is_available() -> bool:
+    """False: torchic has no CUDA device (`"cuda" if is_available() else "cpu"` is "cpu")."""
     return False
 
 
-def device_count():
+def device_count() -> int:
+    """0: no CUDA device."""
     return 0
 
 
-def is_initialized():
+def is_initialized() -> bool:
+    """False: there is no CUDA state to initialize."""
     return False
 
 
-def is_bf16_supported(including_emulation=True):
+def is_bf16_supported(including_emulation=True) -> bool:
+    """False: torchic computes in float32."""
     return False
 
 
@@ -42,6 +46,7 @@ def manual_seed(seed):
 
 
 def manual_seed_all(seed):
+    """No CUDA generators to seed: accepted and ignored, as `manual_seed`."""
     _seed(seed)
 
 
@@ -55,6 +60,7 @@ def empty_cache():
 
 
 def current_device():
+    """Raises RuntimeError: there is no current CUDA device."""
     raise RuntimeError("torchic.cuda.current_device(): there is no CUDA device; torchic picks "
                        "where ops run with the backend (torchic.init(backend=\"webgpu\") runs "
                        "them on the GPU), and torch.cuda.is_available() is False")

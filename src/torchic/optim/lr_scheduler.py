@@ -11,6 +11,11 @@ from .optimizer import Optimizer
 
 
 class LRScheduler:
+    """Base class of the learning-rate schedulers: sets each param group's `lr` from its
+    `initial_lr` and the epoch count. Call `step()` once per epoch (or per iteration),
+    after `optimizer.step()`. A subclass defines `lr_at(base_lr, epoch)`.
+    """
+
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not a torchic Optimizer")
@@ -28,12 +33,15 @@ class LRScheduler:
         self.step()
 
     def lr_at(self, base_lr, epoch):
+        """The learning rate at `epoch` of a group whose initial rate is `base_lr`."""
         raise NotImplementedError
 
     def get_lr(self):
+        """The learning rates of the param groups at the current epoch (`last_epoch`)."""
         return [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
 
     def step(self, epoch=None):
+        """Advance one epoch (or jump to `epoch`) and set the groups' learning rates."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         lrs = self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, lrs):
@@ -41,12 +49,15 @@ class LRScheduler:
         self._last_lr = lrs
 
     def get_last_lr(self):
+        """The learning rates the last `step()` set, one per param group."""
         return list(self._last_lr)
 
     def state_dict(self):
+        """The scheduler's state (everything but the optimizer), for `torchic.save`."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict):
+        """Restore the state from `state_dict()`."""
         self.__dict__.update(state_dict)
 
 

@@ -39,6 +39,8 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, group):
+        """Add a parameter group: a dict with `"params"` (tensors) and any hyperparameters
+        that differ from the optimizer's defaults (e.g. a larger `lr` for a new head)."""
         if not isinstance(group, dict):
             raise TypeError(f"param group must be a dict, got {type(group).__name__}")
         params = group["params"]
@@ -129,6 +131,8 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
+        """Restore the hyperparameters and per-parameter state from `state_dict()` (the
+        parameters are matched by their position in the groups)."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -157,6 +161,15 @@ class Optimizer:
             self.state[p] = new
 
     def step(self, closure=None):
+        """Update every parameter from its `.grad` (one optimization step).
+
+        Args:
+            closure (callable, optional): re-evaluates the model and returns the loss;
+                it is called (with grad enabled) before the update.
+
+        Returns:
+            The closure's loss, or None without a closure.
+        """
         raise NotImplementedError
 
     def __repr__(self):

@@ -116,6 +116,7 @@ class ConcatDataset(Dataset):
 
     @staticmethod
     def cumsum(sequence):
+        """The running totals of the datasets' lengths (where each one ends)."""
         return list(itertools.accumulate(len(d) for d in sequence))
 
     def __init__(self, datasets):
@@ -192,6 +193,8 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
+    """The indices 0 .. len(data_source) - 1, in order (the DataLoader's default)."""
+
     def __init__(self, data_source):
         self.data_source = data_source
 
@@ -219,6 +222,7 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self):
+        """How many indices one pass yields (`num_samples`, or the dataset's length)."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):         # a generator: nothing is drawn before the first next()

@@ -59,6 +59,7 @@ class SummaryWriter:
         self._scalar_writers = {}       # add_scalars: one writer per run subdirectory
 
     def get_logdir(self):
+        """The directory the event files are written to."""
         return self.log_dir
 
     def _add(self, summary, global_step, walltime, writer=None):
@@ -69,6 +70,8 @@ class SummaryWriter:
 
     def add_scalar(self, tag, scalar_value, global_step=None, walltime=None,
                    new_style=False, double_precision=False):
+        """Log one number (a Python number or a one-element tensor) under `tag` at step
+        `global_step`; TensorBoard plots a tag's values against the steps."""
         value = _number(scalar_value, f"add_scalar({tag!r})")
         self._add(Summary(value=[Summary.Value(tag=tag, simple_value=value)]), global_step,
                   walltime)
@@ -100,14 +103,17 @@ class SummaryWriter:
                   walltime)
 
     def add_text(self, tag, text_string, global_step=None, walltime=None):
+        """Log a string (markdown) under `tag` at step `global_step`."""
         self._add(text_pb(tag, text_string), global_step, walltime)
 
     def flush(self):
+        """Write the pending events to disk."""
         self._writer.flush()
         for writer in self._scalar_writers.values():
             writer.flush()
 
     def close(self):
+        """Flush and close the event files."""
         self._writer.close()
         for writer in self._scalar_writers.values():
             writer.close()
