@@ -15,6 +15,8 @@ LAYOUTS = ("contiguous", "transposed", "strided")
 
 
 class ParityFailure(AssertionError):
+    """A parity check's failure: the message, and its figures in `fields` (for the page)."""
+
     def __init__(self, message, **fields):
         super().__init__(message)
         self.fields = fields
@@ -48,6 +50,8 @@ def make_input(array64, layout, requires_grad):
 
 
 def numeric_grad(fn, arrays, index, w, eps=1e-6):
+    """The central-difference gradient of `sum(fn(*arrays) * w)` with respect to
+    `arrays[index]` (float64, step `eps`): the reference the gradient checks compare with."""
     x = arrays[index]
     grad = np.zeros_like(x)
     if x.size == 0:
@@ -146,16 +150,19 @@ def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
 
 
 def np_softmax(x, axis=-1):
+    """NumPy reference: softmax along `axis` (the max subtracted)."""
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 def np_log_softmax(x, axis=-1):
+    """NumPy reference: log-softmax along `axis`."""
     s = x - x.max(axis=axis, keepdims=True)
     return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
 
 def np_cross_entropy(logits, target):
+    """NumPy reference: the mean cross-entropy of (N, C) logits and N class indices."""
     return -np_log_softmax(logits)[np.arange(len(target)), target].mean()
 
 
@@ -166,6 +173,7 @@ def np_matmul_by_definition(a, b):
 
 
 def np_logsumexp_rows(x):
+    """NumPy reference: log(sum(exp(x))) over the last dim (inf / nan rows as NumPy)."""
     with np.errstate(all="ignore"):
         m = x.max(-1, keepdims=True)
         return (np.log(np.exp(x - m).sum(-1, keepdims=True)) + m)[..., 0]
@@ -266,6 +274,7 @@ class Case:
                                          # [lo, hi] plus random bit patterns
 
     def domain_of(self, k):
+        """The DOMAINS key of input `k` ("real" where the case names none)."""
         return self.domain[k] if k < len(self.domain) else "real"
 
     def draw(self, rng, shapes=None, ints=False):
@@ -291,6 +300,8 @@ CASES = {}
 
 
 def case(name, fn, ref, family, ops, shapes, **kw):
+    """Add a `Case` to CASES (the keyword arguments are Case's fields); the other row
+    helpers (`unary`, `binary`, ...) fill in a family's defaults and call this."""
     if name in CASES:
         raise ValueError(f"duplicate case {name!r}")
     CASES[name] = Case(name, fn, ref, family, tuple(ops), tuple(shapes), **kw)
@@ -308,17 +319,21 @@ def _primitive(name):
 
 
 def unary(name, fn, ref, domain="real", ops=None, **kw):
+    """A unary elementwise op's row: one (3, 5) input of `domain`, the non-finite inputs,
+    the one-kernel check of primitive `name`."""
     kw.setdefault("special", Special((SPECIAL,)))
     case(name, fn, ref, "unary", ops or (name,), [(3, 5)], domain=(domain,),
          kernel=_primitive(name), **kw)
 
 
 def binary(name, fn, ref, domain=("real", "real"), ops=None, **kw):
+    """A binary elementwise op's row: two (4, 3) inputs, the non-finite pairs."""
     case(name, fn, ref, "binary", ops or (name,), [(4, 3), (4, 3)], domain=domain,
          kernel=_primitive(name), special=Special(SPECIAL_PAIRS), **kw)
 
 
 def comparison(name, fn, ref):
+    """A comparison's row: broadcast inputs with ties, a 0/1 result, no gradient."""
     case(name, fn, lambda a, b: ref(a, b).astype(np.float64), "compare", (name,),
          [(4, 5), (5,)], domain=("ties", "ties"), grad=False, kernel=name,
          special=Special(SPECIAL_PAIRS))
@@ -364,6 +379,7 @@ comparison("ge", lambda a, b: a >= b, np.greater_equal)
 
 # -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
 def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=None, **kw):
+    """An int32 op's row: int32 inputs, no gradient."""
     case(name, fn, ref, "int", ops, shapes, domain=domain or ("int32",) * len(shapes),
          grad=False, **kw)
 
@@ -400,6 +416,7 @@ case("where", lambda c, a, b: torchic.where(c, a, b), lambda c, a, b: np.where(c
 
 # -- reductions and row ops (input (3, 4, 5)); `special` rows run on SPECIAL_ROWS ---------------
 def reduction(name, fn, ref, ops, **kw):
+    """A reduction's row: one (3, 4, 5) input."""
     case(name, fn, ref, "reduce", ops, [(3, 4, 5)], **kw)
 
 
@@ -475,6 +492,7 @@ case("matmul_transposed", lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, "other
 
 # -- views, indexing, copies (input (2, 3, 4)) ---------------------------------------------------
 def view(name, fn, ref, ops=(), shapes=((2, 3, 4),), **kw):
+    """A view / shape op's row: one (2, 3, 4) input by default."""
     case(name, fn, ref, "view", ops, shapes, **kw)
 
 
@@ -569,10 +587,12 @@ _np_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def np_gelu(a):
+    """NumPy reference: the exact GELU `a * Phi(a)`."""
     return 0.5 * a * (1 + _np_erf(a / math.sqrt(2)))
 
 
 def np_gelu_tanh(a):
+    """NumPy reference: GELU's tanh approximation."""
     with np.errstate(all="ignore"):
         return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))
 
