@@ -1,69 +1,75 @@
-"""Build step for the `simd` backend's Rust kernels (metadata lives in pyproject.toml).
+"""Build glue for the `simd` backend's Rust kernels (the metadata lives in pyproject.toml).
 
-`pip install .` and `pip install -e .` run `cargo build --release` on the
-crate in kernels/ and put the library into the package as
-torchic/backends/simd/_kernels.so. Without cargo the install still succeeds
-(with a warning); the simd backend then reports itself unavailable and says
-how to get it. Set TORCHIC_SKIP_KERNELS=1 to skip the build on purpose.
+setuptools-rust (a build requirement, from PyPI) runs `cargo rustc --release` on the crate in
+kernels/, a plain cdylib with no Python bindings, and copies the library into the package as
+torchic/backends/simd/_kernels.so (into src/ for `pip install -e .`). Python loads it with
+ctypes, so the wheel is tagged py3-none-<platform>: one wheel per platform, any CPython.
+
+The extension is optional: without cargo, or when the build fails, the install still succeeds.
+pip shows a build's output only on failure or with -v, so the reason is also written next to
+where the library would be (_kernels.build-error.txt) and the simd backend's "unavailable"
+message quotes it. TORCHIC_REQUIRE_KERNELS=1 makes a missing cargo or a failed build fail the
+install instead (CI sets it); TORCHIC_SKIP_KERNELS=1 skips the build on purpose.
 """
 
-import importlib.util
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from setuptools import setup
-from setuptools.command.build_py import build_py
-from setuptools.dist import Distribution
+from setuptools.errors import PlatformError
+from setuptools.command.bdist_wheel import bdist_wheel
+from setuptools_rust import Binding, RustExtension, build_rust
 
-ROOT = Path(__file__).resolve().parent
-SIMD_PKG = ("torchic", "backends", "simd")
-
-
-def _load_build_module():
-    # by path: importing torchic here would need numpy in the build environment
-    spec = importlib.util.spec_from_file_location(
-        "_torchic_simd_build", ROOT / "src" / Path(*SIMD_PKG) / "build.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+LIB_NAME = "_kernels.dll" if os.name == "nt" else "_kernels.so"   # what native.py loads
+BUILD_ERROR = "_kernels.build-error.txt"                          # what native.py quotes
 
 
-class BuildPyWithKernels(build_py):
+class BuildKernels(build_rust):
+    def get_dylib_ext_path(self, ext, target_fname):
+        # a fixed name instead of _kernels.cpython-3XY-<platform>.so: not a CPython module
+        return str(Path(super().get_dylib_ext_path(ext, target_fname)).with_name(LIB_NAME))
+
     def run(self):
-        super().run()
-        if os.environ.get("TORCHIC_SKIP_KERNELS") == "1":
-            return
-        build = _load_build_module()
-        if shutil.which("cargo") is None:
-            self.warn("cargo not found: the simd backend's Rust kernels are not built. "
-                      "Install a Rust toolchain (https://rustup.rs) and reinstall to enable it.")
-            return
-        dests = [Path(self.build_lib, *SIMD_PKG)]
-        if getattr(self, "editable_mode", False) or not self.build_lib:
-            dests = [ROOT / "src" / Path(*SIMD_PKG)]
-        try:
-            for path in build.build(crate=ROOT / "kernels", dest_dirs=dests):
-                print(f"torchic: built simd kernels -> {path}")
-        except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
-            self.warn(f"building the simd kernels failed ({exc}); the simd backend will be "
-                      f"unavailable")
+        for ext in self.extensions:
+            note = Path(self.get_dylib_ext_path(ext, ext.name)).with_name(BUILD_ERROR)
+            note.unlink(missing_ok=True)
+            if shutil.which(self.cargo) is None:   # $CARGO, or cargo on PATH
+                if not ext.optional:
+                    raise PlatformError("cargo not found on PATH (TORCHIC_REQUIRE_KERNELS=1): "
+                                        "install a Rust toolchain (https://rustup.rs)")
+                self._failed(note, "cargo was not found on PATH when torchic was installed")
+                continue
+            try:
+                self.run_for_extension(ext)
+            except Exception as exc:   # e.g. `cargo rustc ...` failed with code 101
+                if not ext.optional:
+                    raise
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                self._failed(note, f"building the Rust crate failed when torchic was installed "
+                                   f"({first}; `pip install -v` shows cargo's output)")
+
+    def _failed(self, note, reason):
+        if not self.inplace:   # a library left in build/ by an earlier build is not this one
+            note.with_name(LIB_NAME).unlink(missing_ok=True)
+        self.warn(f"the simd backend's kernels were not built: {reason}; torchic installs "
+                  f"without them (the workers and webgpu backends do not need them)")
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(reason + "\n", encoding="utf-8")
 
 
-class BinaryDistribution(Distribution):
-    """The wheel carries a native library: tag it for this platform."""
+class PlatformWheel(bdist_wheel):
+    def get_tag(self):
+        # the library is loaded with ctypes: it depends on the platform, not on CPython's ABI
+        _, _, plat = super().get_tag()
+        return "py3", "none", plat
 
-    def has_ext_modules(self):
-        return True
 
-
+skip = os.environ.get("TORCHIC_SKIP_KERNELS") == "1"
 setup(
-    cmdclass={"build_py": BuildPyWithKernels},
-    distclass=BinaryDistribution,
-    package_data={"torchic.backends.simd": ["_kernels.so", "_kernels.dll"]},
+    rust_extensions=[] if skip else [
+        RustExtension("torchic.backends.simd._kernels", path="kernels/Cargo.toml",
+                      binding=Binding.NoBinding, debug=False,
+                      optional=os.environ.get("TORCHIC_REQUIRE_KERNELS") != "1")],
+    cmdclass={"build_rust": BuildKernels, "bdist_wheel": PlatformWheel},
 )
-
-if __name__ == "__main__" and len(sys.argv) == 1:
-    print(__doc__)

@@ -1,9 +1,9 @@
-"""`python -m torchic <command>`: demo, info, bench, serve.
+"""`python -m torchic <command>` (also installed as the `torchic` script).
 
-    demo   train the makemore character model on the bundled names and sample from it
-    info   backends, their availability, SIMD path, GPU adapters
-    bench  performance suites beside NumPy / PyTorch (see `python -m torchic bench -h`)
-    serve  the interactive test and benchmark page
+One argparse parser with a subcommand each: demo, info, bench, serve. `info` is defined here;
+demo, bench and serve have their own parsers in their modules, so the top level only picks
+the command and hands everything after it to that module's main(argv): their options and
+their -h are theirs. A bad or missing command prints the usage and exits with status 2.
 """
 
 import argparse
@@ -13,11 +13,44 @@ import platform
 import sys
 
 
-def info(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m torchic info",
-                                     description="backends, SIMD path and GPU adapters")
+from . import __version__
+
+PROG = "python -m torchic"
+INFO_HELP = "backends, their availability (or why not), SIMD path, GPU adapters"
+# command -> (module with main(argv), one line of help)
+DELEGATED = {
+    "demo": ("torchic.demo", "train the makemore character model on the bundled names and "
+                             "sample from it"),
+    "bench": ("torchic.bench", "performance suites beside NumPy / PyTorch"),
+    "serve": ("torchic.serve", "the interactive test and benchmark page"),
+}
+
+
+def _add_info_arguments(parser):
     parser.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="torchic: a small PyTorch-style neural-network library.",
+        epilog=f"`{PROG} COMMAND -h` shows a command's options.")
+    parser.add_argument("--version", action="version", version=f"torchic {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_info_arguments(commands.add_parser("info", help=INFO_HELP, description=INFO_HELP))
+    for name, (_, help_text) in DELEGATED.items():
+        # add_help=False: `demo -h` goes on to the demo's own parser
+        commands.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def info(argv=None):
+    """`python -m torchic info` (argv: the arguments after `info`)."""
+    parser = argparse.ArgumentParser(prog=f"{PROG} info", description=INFO_HELP)
+    _add_info_arguments(parser)
+    return _info(parser.parse_args(argv))
+
+
+def _info(args):
     import numpy
 
     import torchic
@@ -56,32 +89,24 @@ def info(argv=None):
     return 0
 
 
-COMMANDS = {
-    "demo": ("torchic.demo", "main"),
-    "bench": ("torchic.bench", "main"),
-    "serve": ("torchic.serve", "main"),
-}
-
-
 def main(argv=None):
+    """The command line; returns the exit status (argparse exits with 2 on bad usage)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0
-    command, rest = argv[0], argv[1:]
-    if command == "info":
-        return info(rest)
-    if command not in COMMANDS:
-        print(f"unknown command {command!r}; commands: demo, info, bench, serve",
-              file=sys.stderr)
-        return 2
-    module_name, fn_name = COMMANDS[command]
+    parser = build_parser()
+    args, _ = parser.parse_known_args(argv)
+    if args.command == "info":
+        return _info(parser.parse_args(argv))   # strict: an unknown option is an error
+    # the command is the first argument that is not an option (the top level takes no values)
+    at = argv.index(args.command)
+    parser.parse_args(argv[:at + 1])            # an unknown option before it is an error
+    module_name, _ = DELEGATED[args.command]
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        print(f"`{command}` is not available in this installation: {exc}", file=sys.stderr)
+    except ImportError as exc:   # an optional dependency (e.g. `serve` needs starlette)
+        print(f"{PROG} {args.command}: not available in this installation: {exc}",
+              file=sys.stderr)
         return 2
-    return getattr(module, fn_name)(rest) or 0
+    return module.main(argv[at + 1:]) or 0
 
 
 if __name__ == "__main__":

@@ -316,12 +316,20 @@ def _positive(parser, args, *names):
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {v}")
 
 
+def _input_error(parser, option, exc):
+    """A bad option value the user gave: one line on stderr and exit status 2, no traceback."""
+    parser.exit(2, f"{parser.prog}: error: {option}: {exc}\n")
+
+
 def main(argv=None, *, prog=None, steps=DEMO_STEPS, out=None):
     """Command-line entry point (``python -m torchic demo`` and examples/makemore.py)."""
     parser = build_parser(prog, steps, out)
     args = parser.parse_args(argv)
     _positive(parser, args, "steps", "batch", "context", "emb", "hidden", "samples", "threads")
-    torchic.init(backend=args.backend, threads=args.threads)
+    try:
+        torchic.init(backend=args.backend, threads=args.threads)
+    except (ValueError, dispatcher.BackendUnavailableError) as exc:   # unknown / not built
+        _input_error(parser, "--backend", exc)
     torchic.manual_seed(args.seed)
     gen = torchic.Generator().manual_seed(args.seed + 1)
     info = dispatcher.runtime().backend.describe()
@@ -329,13 +337,19 @@ def main(argv=None, *, prog=None, steps=DEMO_STEPS, out=None):
           f"{info.get('threads', '?')} threads")
 
     if args.sample_only:
-        model, itos = load_model(args.sample_only)
+        try:
+            model, itos = load_model(args.sample_only)
+        except (OSError, ValueError) as exc:
+            _input_error(parser, "--sample-only", exc)
         print(f"loaded {args.sample_only}: vocabulary {len(itos)}, context {model.context}, "
               f"{model.num_parameters():,} parameters")
         _print_samples(sample(model, itos, args.samples, generator=gen))
         return 0
 
-    words = load_words(args.data)
+    try:
+        words = load_words(args.data)
+    except (OSError, ValueError) as exc:   # missing, unreadable, not UTF-8, empty
+        _input_error(parser, "--data", exc)
     source = args.data or "census first names (package `names`)"
     stoi, itos = build_vocab(words)
     tr, va, te = split_words(words, seed=args.seed)

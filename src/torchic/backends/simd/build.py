@@ -3,9 +3,10 @@
     python -m torchic.backends.simd.build          # release build, in place
     python -m torchic.backends.simd.build --check  # say whether cargo is there
 
-setup.py calls ``build()`` during ``pip install`` (``pip install -e .`` too).
-The crate lives in ``kernels/`` at the repository root; the library is copied
-next to this file as ``_kernels.so`` (``_kernels.dll`` on Windows).
+``pip install`` (``-e`` too) builds the same library through setuptools-rust
+(setup.py); this is the quick rebuild of a checkout after a Rust edit. The crate
+lives in ``kernels/`` at the repository root; the library is copied next to this
+file as ``_kernels.so`` (``_kernels.dll`` on Windows).
 """
 
 import os
@@ -62,6 +63,7 @@ def build(crate=None, dest_dirs=(PACKAGE_DIR,), quiet=False):
         tmp = d / (LIB_NAME + ".tmp")
         shutil.copyfile(artifact, tmp)
         os.replace(tmp, target)  # atomic: a running process keeps its old mapping
+        (d / "_kernels.build-error.txt").unlink(missing_ok=True)   # setup.py's note, now stale
         written.append(target)
     return written
 

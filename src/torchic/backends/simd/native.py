@@ -12,10 +12,11 @@ import os
 import sys
 from pathlib import Path
 
-# where build.py puts the library (build.py is not imported here: it is also run as
-# `python -m torchic.backends.simd.build`, and loaded by path from setup.py)
+# where setup.py (setuptools-rust) and build.py put the library; setup.py writes BUILD_ERROR
+# beside it, saying why, when the install could not build it
 PACKAGE_DIR = Path(__file__).resolve().parent
 LIB_NAME = "_kernels.dll" if sys.platform == "win32" else "_kernels.so"
+BUILD_ERROR = "_kernels.build-error.txt"
 
 HOW_TO_GET_IT = ("how to get it: install a Rust toolchain (https://rustup.rs) and reinstall "
                  "with pip install -e . (or run python -m torchic.backends.simd.build)")
@@ -85,7 +86,10 @@ def load():
     if _native is None and _error is None:
         path = library_path()
         if not path.is_file():
-            _error = f"the compiled kernels are missing ({path}); {HOW_TO_GET_IT}"
+            note = path.with_name(BUILD_ERROR)
+            why = note.read_text(encoding="utf-8").strip() if note.is_file() else ""
+            _error = (f"the compiled kernels are missing ({path})" + (f": {why}" if why else "")
+                      + f"; {HOW_TO_GET_IT}")
         else:
             try:
                 _native = Native(path)
