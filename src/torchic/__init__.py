@@ -21,8 +21,9 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, from_num
                        rand_like, randint, randn, randn_like, randperm, tensor, zeros,
                        zeros_like, default_generator)
 from .creation import get_rng_state, initial_seed, seed, set_rng_state
-from .dispatcher import (BackendUnavailableError, KernelError, backend_names, init, shutdown)
+from .dispatcher import BackendUnavailableError, KernelError, init, shutdown
 from .allocator import HeapFullError
+from . import api as _api
 from .api import *  # noqa: F401,F403  (the op functions: api.__all__)
 from .dtypes import DType, bool_ as _bool_, float32, int32
 from .devices import (device, get_default_dtype, get_num_threads, set_default_dtype,
@@ -63,16 +64,42 @@ def dispose(*tensors):
         t.dispose()
 
 
-def get_backend():
+def get_backend() -> str:
+    """The name of the current runtime's backend ("workers", "simd" or "webgpu")."""
     return _dispatcher.current_backend_name()
 
 
-def is_tensor(obj):
+def backend_names() -> list:
+    """The names of the registered backends, any of which `init(backend=...)` accepts
+    (whether one runs on this machine is `python -m torchic info`'s to say)."""
+    return _dispatcher.backend_names()
+
+
+def is_tensor(obj) -> bool:
+    """Whether `obj` is a torchic Tensor (a Parameter is one)."""
     return isinstance(obj, Tensor)
 
 
-def numel(t):
+def numel(t) -> int:
+    """The number of elements of tensor `t`."""
     return t.numel()
+
+
+# the public names (what the API reference documents, what type checkers see as exported:
+# tests/unit/test_docs.py checks that it lists every public name)
+__all__ = [
+    "Tensor", "DType", "Generator", "device", "BackendUnavailableError", "HeapFullError",
+    "KernelError", "float32", "int32", "float", "long", "int64", "int", "float64", "double",
+    "bool", "init", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
+    "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
+    "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
+    "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",
+    "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    "default_generator", "no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype", "get_num_threads",
+    "set_num_threads", "is_tensor", "numel", "save", "load", "cuda", "nn", "optim", "utils",
+]
+__all__ += _api.__all__     # the op functions
 
 
 _atexit.register(shutdown)
