@@ -16,10 +16,10 @@ from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad)
-from .creation import (Generator, arange, as_tensor, empty, empty_like, from_numpy, full,
-                       full_like, linspace, manual_seed, multinomial, ones, ones_like, rand,
-                       rand_like, randint, randn, randn_like, randperm, tensor, zeros,
-                       zeros_like, default_generator)
+from .creation import (Generator, arange, as_tensor, empty, empty_like, from_dlpack,
+                       from_numpy, full, full_like, linspace, manual_seed, multinomial, ones,
+                       ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
+                       zeros, zeros_like, default_generator)
 from .creation import get_rng_state, initial_seed, seed, set_rng_state
 from .dispatcher import BackendUnavailableError, KernelError, init, shutdown
 from .allocator import HeapFullError
@@ -30,7 +30,7 @@ from .devices import (device, get_default_dtype, get_num_threads, set_default_dt
                       set_num_threads)
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
-from .tensor import Tensor, live_tensor_count as _live_tensor_count
+from .tensor import Tensor
 from .checkpoint import load, save
 from . import cuda, nn, optim, utils
 
@@ -45,10 +45,16 @@ bool = _bool_               # noqa: A001  a 0/1 float32 mask (comparisons return
 
 
 def memory():
-    """Exact heap figures of the current runtime (bytes, blocks, tensors, recycling)."""
+    """Exact heap figures of the current runtime (bytes, blocks, tensors, recycling).
+
+    ``live_tensors`` counts the tensors holding heap memory, by their storage: every
+    storage owns exactly one block, so it is the allocator's exact ``live_blocks``
+    (kept under its lock: no garbage-collector scan, nothing added to an op). Views
+    share their base's storage and are not counted again.
+    """
     rt = _dispatcher.runtime()
     stats = rt.stats()
-    stats["live_tensors"] = _live_tensor_count()
+    stats["live_tensors"] = stats["live_blocks"]
     stats["backend"] = rt.backend.name
     return stats
 
@@ -91,7 +97,7 @@ __all__ = [
     "Tensor", "DType", "Generator", "device", "BackendUnavailableError", "HeapFullError",
     "KernelError", "float32", "int32", "float", "long", "int64", "int", "float64", "double",
     "bool", "init", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
-    "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "zeros", "ones",
+    "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones",
     "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
     "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",
     "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",

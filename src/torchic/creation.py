@@ -95,6 +95,8 @@ def _to_numpy(data, code):
     if isinstance(data, np.ndarray):
         arr = data
     else:
+        if hasattr(data, "__array__") and callable(getattr(data, "detach", None)):
+            data = data.detach()     # a torch tensor that requires grad refuses __array__
         try:
             arr = np.asarray(data)
         except ValueError as exc:
@@ -165,6 +167,25 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(arr) -> Tensor:
     """A tensor holding a copy of a NumPy array's values (torchic's heap is its own)."""
     return tensor(arr)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor from a DLPack producer on the CPU (a NumPy array, a torch tensor, ...).
+
+    The values are copied into torchic's heap: the heap is the allocator's own arenas, so
+    foreign memory cannot join it without a copy. (Export, ``np.from_dlpack(t)`` /
+    ``torch.from_dlpack(t)``, is zero-copy on the CPU backends.) A torchic tensor comes
+    back detached, sharing its memory; as in PyTorch, one that requires grad is refused.
+    """
+    if isinstance(ext_tensor, Tensor):
+        if ext_tensor.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
+        return ext_tensor.detach()
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(f"from_dlpack() takes an object with __dlpack__ (a DLPack producer), "
+                        f"got {type(ext_tensor).__name__}")
+    return tensor(np.from_dlpack(ext_tensor))
 
 
 def _filled(shape, value, dtype, requires_grad):

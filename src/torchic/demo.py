@@ -32,9 +32,14 @@ import torchic.nn as nn
 import torchic.nn.functional as F
 from torchic import checkpoint, dispatcher, optim
 
+try:
+    from tqdm.auto import tqdm      # optional (pip install 'torchic[progress]')
+except ImportError:
+    tqdm = None
+
 # The demo's step count: about one minute of training on the 2-core dev machine with the
-# workers backend, which runs ~800-850 steps/s when the machine is otherwise idle
-# (docs/RESULTS-makemore.md).
+# workers backend, which runs ~800-850 steps/s when the machine is otherwise idle; simd,
+# the default when it is built, is faster (docs/RESULTS-makemore.md).
 DEMO_STEPS = 50_000
 CLASSIC_STEPS = 200_000
 
@@ -181,13 +186,40 @@ def train(model, X, Y, steps, batch=32, lr=0.1, lr_final=0.01, decay_at=None, se
 
 
 def _progress_bar(total, enabled):
+    """A tqdm.auto bar (a widget in a notebook), or plain lines when tqdm is not installed."""
     if not enabled:
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
+    if tqdm is None:
+        return _PlainProgress(total)
     return tqdm(total=total, unit="step", unit_scale=True, smoothing=0.1, dynamic_ncols=True)
+
+
+class _PlainProgress:
+    """What train() shows without tqdm: a line on stderr at every tenth of the run, with an
+    ETA (the mean time per step so far times the steps left)."""
+
+    def __init__(self, total):
+        self.total, self.n, self.postfix = total, 0, ""
+        self.every = max(1, total // 10)
+        self.next = self.every
+        self.start = time.perf_counter()
+
+    def set_postfix_str(self, text, refresh=False):
+        self.postfix = text
+
+    def update(self, k):
+        self.n += k
+        if self.n < self.next and self.n < self.total:
+            return
+        while self.next <= self.n:
+            self.next += self.every
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / self.n * (self.total - self.n)
+        print(f"step {self.n:,}/{self.total:,} ({self.n / self.total:.0%}) {self.postfix} | "
+              f"{elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr, flush=True)
+
+    def close(self):
+        pass
 
 
 def sample(model, itos, n=20, generator=None, max_len=64):
@@ -284,7 +316,8 @@ def build_parser(prog=None, steps=DEMO_STEPS, out=None):
                    help="training items, one per line (default: the US census first names "
                         "shipped in the `names` package)")
     p.add_argument("--backend", default=None,
-                   help="workers | simd | webgpu (default: $TORCHIC_BACKEND or workers)")
+                   help="workers | simd | webgpu (default: $TORCHIC_BACKEND, else the "
+                        "fastest built: simd, else workers)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("--steps", type=int, default=steps, help=f"SGD steps (default {steps})")
     p.add_argument("--seed", type=int, default=42,

@@ -159,6 +159,9 @@ class Backend:
     def close(self):
         """Stop the backend's threads and release its memory (idempotent, never hangs)."""
 
+    def host_array(self, view):   # a NumPy array over the view's host memory (DLPack), or None
+        return None
+
     def describe(self):
         """This runtime's backend: name, threads and what it runs on."""
         return {"backend": self.name, "threads": self.threads}
@@ -425,7 +428,7 @@ DEFAULT_HEAP_CAP = 8 << 30
 def init(backend=None, threads=None, heap_cap=None, sync=None, **options):
     """Start (or switch to) a backend. Tensors of the previous runtime become unusable.
 
-    backend: "workers" (default), "simd" or "webgpu"; env TORCHIC_BACKEND sets the default.
+    backend: "workers", "simd" or "webgpu" (default: $TORCHIC_BACKEND, else the fastest built).
     threads: worker threads for the CPU backends (default: the number of cores).
     heap_cap: the most bytes the heap may grow to (default 8 GiB, env TORCHIC_HEAP_CAP).
         Creation functions refuse a tensor larger than the cap before building it.
@@ -434,7 +437,8 @@ def init(backend=None, threads=None, heap_cap=None, sync=None, **options):
         mode, like CUDA_LAUNCH_BLOCKING=1 (default: env TORCHIC_SYNC=1, else off).
     """
     global _runtime
-    name = backend or os.environ.get("TORCHIC_BACKEND", "workers")
+    name = backend or os.environ.get("TORCHIC_BACKEND") or next(   # the fastest available
+        n for n in ("simd", "workers") if n in _BACKENDS and _BACKENDS[n].available()[0])
     if not isinstance(name, str):
         raise TypeError(f"backend must be a string, got {type(name).__name__}")
     cls = backend_class(name)

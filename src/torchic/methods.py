@@ -10,6 +10,8 @@ its docstring (the API reference is generated from them).
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import api, creation, raw
 from .autograd import run_backward
 from .creation import tensor as _tensor_from_data
@@ -114,6 +116,81 @@ def _deepcopy(self, memo):
         new._grad = _deepcopy(self._grad, memo)
     memo[id(self)] = new
     return new
+
+
+def _copy(self):
+    """copy.copy: a new tensor sharing this one's storage, as PyTorch's does (a leaf keeping
+    requires_grad and the subclass; .grad is not copied)."""
+    new = self.detach()
+    if type(self) is not Tensor:
+        return type(self)(new, requires_grad=self.requires_grad)
+    new.requires_grad = self.requires_grad
+    return new
+
+
+def _rebuild_tensor(cls, values, dtype, requires_grad):
+    """pickle's constructor of a tensor (see _reduce_ex): made on the current runtime."""
+    t = _tensor_from_data(values, dtype=dtype)
+    if cls is not Tensor:
+        return cls(t, requires_grad=requires_grad)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _reduce_ex(self, protocol):
+    """pickle carries the values (a view: its own elements, contiguous), the dtype, the shape
+    and requires_grad, as PyTorch's pickle does (a non-leaf comes back a leaf, .grad is
+    dropped); unpickling allocates on the current runtime. Two views of one storage come
+    back as two separate tensors."""
+    return _rebuild_tensor, (type(self), self.numpy(), self._dtype, self.requires_grad)
+
+
+# -- DLPack and NumPy aliasing --------------------------------------------------------
+# On the CPU backends the heap is host memory, so export is zero-copy: a NumPy array over
+# the tensor's memory (strides included) whose base is a _HostMemory holding the Storage
+# (its block is never recycled while the array, or a DLPack consumer of it, lives) and
+# the arena; NumPy builds the DLPack capsule from that array. The webgpu heap is GPU
+# memory: export copies the values to the host (__dlpack_device__ says CPU either way).
+class _HostMemory:
+    __slots__ = ("__array_interface__", "storage", "memory")
+
+    def __init__(self, memory, storage):
+        self.__array_interface__ = memory.__array_interface__
+        self.memory = memory
+        self.storage = storage
+
+
+def _host_alias(self):
+    """A NumPy array aliasing this tensor's memory once every queued op has run (a sync), or
+    None when the heap is not host memory. Ops issued later are not waited for, and
+    dispose() / a track_tensors scope still free the block: do not use the array after."""
+    st = self._storage
+    memory = st.runtime.backend.host_array(raw.view_of(self))
+    if memory is None:
+        return None
+    st.runtime.sync()
+    return np.asarray(_HostMemory(memory, st))
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """The DLPack capsule of this tensor (np.from_dlpack(t), torch.from_dlpack(t)): zero-copy
+    on the CPU backends (after a sync), a copy on webgpu. Refused, as in PyTorch, for a
+    tensor that requires grad."""
+    if self.requires_grad:
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    a = None if copy else _host_alias(self)
+    if a is None:
+        if copy is False:
+            raise BufferError(f"the {self._storage.runtime.backend.name!r} backend's heap is "
+                              f"not host memory: exporting it needs a copy (copy=False given)")
+        a = self.numpy()
+    kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device))
+              if v is not None}
+    return a.__dlpack__(stream=stream, **kwargs)
+
+
+def _dlpack_device(self):
+    """(1, 0): DLPack's kDLCPU, device 0 (torchic's device is the CPU on every backend)."""
+    return (1, 0)
 
 
 def _invert(self):
@@ -305,6 +382,8 @@ METHODS = {
     # Python protocols
     "__new__": staticmethod(_new), "__init__": _init,
     "__format__": _format, "__deepcopy__": _deepcopy, "__invert__": _invert,
+    "__copy__": _copy, "__reduce_ex__": _reduce_ex, "_host_alias": _host_alias,
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "__and__": _mask_op("and", api.mul), "__rand__": _mask_op("rand", api.mul),
     "__or__": _mask_op("or", api.maximum), "__ror__": _mask_op("ror", api.maximum),
     "__xor__": _mask_op("xor", api.ne), "__rxor__": _mask_op("rxor", api.ne),

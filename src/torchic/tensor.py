@@ -13,7 +13,6 @@ onto the class by one table in methods.py.
 from __future__ import annotations
 
 import asyncio
-import gc
 import weakref
 
 import numpy as np
@@ -274,7 +273,13 @@ class Tensor:
 
     # -- reads ---------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
+        if copy is False:   # np.asarray(t, copy=False): the heap's memory itself, or refused
+            a = self._host_alias()
+            if a is None:
+                raise ValueError(f"the {self._storage.runtime.backend.name!r} backend's heap "
+                                 f"is not host memory: a NumPy array of it needs a copy")
+        else:
+            a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
@@ -347,11 +352,8 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
-    def __setstate__(self, state):
-        raise TypeError("tensors are not picklable; use torchic.save")
-
-    def __reduce__(self):
-        raise TypeError("tensors are not picklable; use torchic.save")
+    # pickle / copy.copy / copy.deepcopy (__reduce_ex__, __copy__, __deepcopy__) and DLPack
+    # are methods.py's: they make tensors through creation, a layer above this one
 
 
 def _repr_formatter(a):
@@ -366,8 +368,3 @@ def _repr_formatter(a):
         return {"float": lambda v: f"{v:.4e}"}
     return {"float": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
 
-
-def live_tensor_count():
-    """Tensors alive now (found by the garbage collector: a diagnostic, not a hot path;
-    a counter in __del__ would cost every tensor a Python call when it dies)."""
-    return sum(1 for o in gc.get_objects() if isinstance(o, Tensor))

@@ -12,6 +12,8 @@ import platform
 import subprocess
 import sys
 
+from ..backends.webgpu.device import import_wgpu
+
 # CPU flags worth printing in a one-line summary (the JSON keeps the full list)
 KEY_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
              "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve")
@@ -159,7 +161,7 @@ def git_commit(path):
 def webgpu_adapter():
     """The adapter wgpu would pick (high-performance), or None / a reason."""
     try:
-        import wgpu
+        wgpu = import_wgpu()       # (its instance made quietly: see device.py)
     except ImportError:
         return None
     try:

@@ -20,6 +20,11 @@ from .suites import SUITES, check, metric_value
 from .targets import evaluate
 from .timing import Budget, measure, pooled
 
+try:
+    from tqdm.auto import tqdm      # optional (pip install 'torchic[progress]')
+except ImportError:
+    tqdm = None
+
 SCHEMA = 1
 
 # suites where GPU implementations are timed as a stream of queued ops (see impls.py)
@@ -45,9 +50,25 @@ def default_threads(suite, ncores):
 
 
 class Progress:
+    """One line per record: the count done, an ETA (the mean time per record so far times the
+    records left), the figure. With tqdm installed and an interactive stream (a terminal, a
+    notebook), the lines are written above a tqdm.auto bar."""
+
     def __init__(self, total, stream):
         self.total, self.done, self.stream = total, 0, stream
         self.width = len(str(total))
+        self.start = time.perf_counter()
+        interactive = "ipykernel" in sys.modules or getattr(stream, "isatty", lambda: False)()
+        self.bar = None if stream is None or tqdm is None or not interactive else tqdm(
+            total=total, file=stream, unit="record", dynamic_ncols=True, leave=False)
+
+    def eta(self):
+        left = (time.perf_counter() - self.start) / self.done * (self.total - self.done)
+        return fmt_duration(left)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
 
     def line(self, rec):
         self.done += 1
@@ -67,9 +88,13 @@ class Progress:
         else:
             what = ("skipped: " + rec["skipped"]) if rec.get("skipped") else \
                 ("ERROR: " + rec.get("error", "?"))
-        print(f"[{self.done:>{self.width}}/{self.total}] {rec['suite']:<11} {rec['case']:<13} "
-              f"{rec['label']:<12} t={th:<3} {rec['impl']:<10} {what}{rnd}", file=self.stream,
-              flush=True)
+        text = (f"[{self.done:>{self.width}}/{self.total} ETA {self.eta():>5}] {rec['suite']:<11} "
+                f"{rec['case']:<13} {rec['label']:<12} t={th:<3} {rec['impl']:<10} {what}{rnd}")
+        if self.bar is None:
+            print(text, file=self.stream, flush=True)
+        else:
+            self.bar.write(text, file=self.stream)
+            self.bar.update(1)
 
 
 def fmt(v):
@@ -85,6 +110,16 @@ def fmt(v):
     if a >= 1:
         return f"{v:.2f}"
     return f"{v:.3g}"
+
+
+def fmt_duration(s):
+    """12s, 3m05s, 1h02m: an ETA."""
+    s = int(round(s))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 def fmt_time(s):
@@ -163,12 +198,15 @@ class Runner:
                 n = sum(1 for c in cases if not (c.torchic_only and impl.kind != "torchic"))
                 total += n * (len(ths) if impl_threaded(impl) else 1) * self.rounds_for(cases)
         progress = Progress(total, self.stream)
-        for suite, cases in plan:
-            for seq, case in enumerate(cases):
-                case.seq = seq
-            self.run_suite(suite, cases, progress)
-            self._expected.clear()
-            gc.collect()
+        try:
+            for suite, cases in plan:
+                for seq, case in enumerate(cases):
+                    case.seq = seq
+                self.run_suite(suite, cases, progress)
+                self._expected.clear()
+                gc.collect()
+        finally:
+            progress.close()
 
         self.flag_thread_anomalies()
         impls_info = {}

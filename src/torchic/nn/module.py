@@ -323,7 +323,8 @@ class Module:
         module is unchanged and the message lists all missing, unexpected and
         mis-shaped keys. strict=False tolerates missing / unexpected keys (they
         are returned) but never a shape mismatch. Values may be torchic tensors or
-        NumPy arrays; they are cast to the target's dtype. Every value is read before
+        anything with ``__array__`` (NumPy arrays, a torch state_dict's tensors); they are
+        cast to the target's dtype. Every value is read before
         any is written (a value may be one of this module's own tensors).
         """
         if not hasattr(state_dict, "items"):
@@ -331,7 +332,7 @@ class Module:
                             f"{type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
         bad_types = [f"{k!r} ({type(v).__name__})" for k, v in state_dict.items()
-                     if not isinstance(v, (Tensor, np.ndarray))]
+                     if not isinstance(v, Tensor) and not hasattr(v, "__array__")]
         if bad_types:
             raise TypeError(f"load_state_dict for {type(self).__name__}: values must be tensors; "
                             f"got non-tensor values for {', '.join(bad_types)}")
@@ -340,7 +341,8 @@ class Module:
         mismatched = []
         for k, target in own.items():
             if k in state_dict:
-                shape = tuple(state_dict[k].shape)
+                v = state_dict[k]
+                shape = tuple(v.shape) if hasattr(v, "shape") else np.shape(v)
                 if shape != tuple(target.shape):
                     mismatched.append(f"size mismatch for {k}: copying a param with shape "
                                       f"{list(shape)} from checkpoint, the shape in current "
@@ -375,7 +377,7 @@ class Module:
                 continue
             value = state_dict[k]
             try:
-                if isinstance(value, np.ndarray):
+                if not isinstance(value, Tensor):    # NumPy, torch, anything with __array__
                     value = make_tensor(value, dtype=target.dtype)
                 value._storage.check_usable()
                 if id(value._storage) in targets:

@@ -33,6 +33,9 @@ class WorkersBackend(Backend):
     def new_arena(self, nbytes):
         self.heap.new_arena(nbytes)
 
+    def host_array(self, view):
+        return self.heap.alias(view)
+
     # stream
     def run(self, op, out, inputs, params):
         self.stream.put((op, out, inputs, params))

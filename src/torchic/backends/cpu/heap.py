@@ -37,6 +37,15 @@ class HostHeap:
                                          tuple(s * item for s in view.strides))
         return arr
 
+    def alias(self, view):
+        """A new NumPy array over the view's memory (no copy, strides included; its base is
+        the arena, which it keeps alive): what DLPack export hands out."""
+        item = DTYPES[view.dtype].itemsize
+        block = view.block
+        return np.ndarray(view.shape, DTYPES[view.dtype], self.arenas[block.arena],
+                          block.offset + view.offset * item,
+                          tuple(s * item for s in view.strides))
+
     def address(self, view):
         """Byte address of the view's first element."""
         return (self.addresses[view.block.arena] + view.block.offset

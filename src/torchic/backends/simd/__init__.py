@@ -157,6 +157,9 @@ class SimdBackend(Backend):
         self.heap.new_arena(nbytes)
         self._register_arenas()
 
+    def host_array(self, view):
+        return self.heap.alias(view)
+
     def _register_arenas(self):
         # also called before a push when the counts differ: a KeyboardInterrupt between
         # heap.new_arena and the registration must not leave an arena unknown to Rust

@@ -36,14 +36,45 @@ WANTED_LIMITS = (
 WANTED_FEATURES = ("timestamp-query",)
 
 
+# Mesa's Vulkan drivers install an implicit layer, device-select, that looks for a Wayland
+# display when a Vulkan instance is made; on a headless machine libwayland then prints
+# "error: XDG_RUNTIME_DIR is invalid or not set in the environment." to stderr for every
+# probe (every enumeration and adapter request after it: `info`, the bench, each bench
+# run on the page). torchic ranks adapters itself (above), so it makes wgpu's instance
+# once, before its first use, with Mesa's switch NODEVICE_SELECT=1 set only while the
+# instance is made. (The instance is per process: one other code made first is kept.)
+_instance_made = False
+
+
+def _make_instance():
+    global _instance_made
+    if _instance_made:
+        return
+    _instance_made = True
+    saved = os.environ.get("NODEVICE_SELECT")
+    os.environ["NODEVICE_SELECT"] = "1"
+    try:
+        from wgpu.backends.wgpu_native.extras import set_instance_extras
+        set_instance_extras()      # wgpu's default instance, made now
+    except Exception:  # noqa: BLE001  an instance made already, or another wgpu-py
+        pass
+    finally:
+        if saved is None:
+            del os.environ["NODEVICE_SELECT"]
+        else:
+            os.environ["NODEVICE_SELECT"] = saved
+
+
 def import_wgpu():
-    """Import wgpu or raise ImportError with an install hint."""
+    """Import wgpu (its instance made quietly, see above) or raise ImportError with an
+    install hint."""
     try:
         import wgpu  # noqa: F401
-        return wgpu
     except ImportError as exc:
         raise ImportError("the `wgpu` package is not installed: `pip install 'torchic[webgpu]'` "
                           f"(or `pip install wgpu`): {exc}") from exc
+    _make_instance()
+    return wgpu
 
 
 def _info(adapter):
