@@ -5,10 +5,10 @@ tensor.py defines the class and its fields; every method that computes (``x + y`
 of the layers above, bound here once they are all loaded. Where the method takes the
 function's arguments as they are, the table holds the function itself (one Python call
 less per op); the few that reorder or fix arguments are written out below, each with
-its docstring (the API reference is generated from them).
+its docstring (the API reference is generated from them). Their annotations are evaluated
+at once (no `from __future__ import annotations`): pdoc would resolve a string `bool` in
+Tensor's namespace, where `bool` is the method `Tensor.bool`.
 """
-
-from __future__ import annotations
 
 import numpy as np
 

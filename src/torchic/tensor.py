@@ -10,8 +10,6 @@ This module is the class and its fields only. Its op methods (``x + y``, ``x.sum
 onto the class by one table in methods.py.
 """
 
-from __future__ import annotations
-
 import asyncio
 import weakref
 
@@ -193,7 +191,7 @@ class Tensor:
 
     # -- autograd ------------------------------------------------------------------
     @property
-    def grad(self) -> Tensor | None:
+    def grad(self) -> "Tensor | None":
         """The gradient accumulated by `backward()` (None until then); assignable with a
         tensor of the same shape and dtype, or None."""
         return self._grad
@@ -224,7 +222,7 @@ class Tensor:
     def grad(self):
         self._grad = None
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set `requires_grad` in place (float32 leaves only) and return the tensor.
 
         Example:
@@ -237,20 +235,20 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
-    def retain_grad(self) -> Tensor:
+    def retain_grad(self) -> "Tensor":
         """Keep this non-leaf tensor's gradient in its `.grad` during `backward()`."""
         if self.grad_fn is not None:
             self.grad_fn.retained = weakref.ref(self)
         return self
 
-    def detach(self) -> Tensor:
+    def detach(self) -> "Tensor":
         """The same storage, cut from the graph (no gradient flows through it)."""
         t = Tensor._make(self._storage, self._offset, self.shape, self._strides, self._dtype)
         t._view = self._view   # the same memory: share the (immutable) kernel view
         return t
 
     @property
-    def data(self) -> Tensor:
+    def data(self) -> "Tensor":
         """The tensor detached from the graph (`detach()`); assigning a tensor replaces this
         tensor's storage and shape (PyTorch's `p.data = t`)."""
         return self.detach()
