@@ -825,10 +825,10 @@ def fill_with_string(B):
     tc.ones(3).fill_("a")
 
 
-@case(TypeError, r"tensors are not picklable; use torchic\.save", "misc")
-def pickle_tensor(B):
-    import pickle
-    pickle.dumps(tc.ones(2))
+@case(RuntimeError, r"graph leaves\) support the deepcopy protocol", "misc")
+def deepcopy_non_leaf(B):        # PyTorch's refusal (pickle and copy.copy of one work)
+    import copy
+    copy.deepcopy(tc.ones(2, requires_grad=True) * 2)
 
 
 @case(TypeError, r"create tensors with torchic\.tensor", "misc")
