@@ -65,11 +65,12 @@ def _slice(self, ranges):
 
 
 def _set(self, indices, value):
-    """The original's set: the element at n-dimensional `indices` (one int per dim)."""
+    """The original's set: the element (or region) at n-dimensional `indices`, one int (or
+    slice) per dim."""
     if not isinstance(indices, (list, tuple)) or len(indices) != self.ndim or not all(
-            isinstance(i, int) and not isinstance(i, bool) for i in indices):
-        raise IndexError(f"set() takes one int index per dimension ({self.ndim} for shape "
-                         f"{list(self.shape)}), got {indices!r}")
+            isinstance(i, (int, slice)) and not isinstance(i, bool) for i in indices):
+        raise IndexError(f"set() takes one int index (or slice) per dimension ({self.ndim} for "
+                         f"shape {list(self.shape)}), got {indices!r}")
     return api.setitem(self, tuple(indices), value)
 
 
