@@ -118,7 +118,13 @@ class Replayer(Bridge):
 
 
 def run_torch(name, kwargs, bridge):
-    return load(name).main(steps=STEPS, bridge=bridge, **kwargs)
+    """The PyTorch reference, on its CPU (a CUDA build would pick "cuda" in the programs that
+    ask torch.cuda.is_available(), and its numbers are not the CPU generator's)."""
+    available, torch.cuda.is_available = torch.cuda.is_available, lambda: False
+    try:
+        return load(name).main(steps=STEPS, bridge=bridge, **kwargs)
+    finally:
+        torch.cuda.is_available = available
 
 
 def run_torchic(name, kwargs, bridge):
