@@ -5,6 +5,7 @@ import time
 
 import pytest
 from serve_helpers import end_of, rows, start_server, stop_server
+from torchic.serve import registry
 
 
 def test_lists_builtin_and_dropped_in_suites(server):
@@ -90,6 +91,16 @@ def test_run_streams_rows_logs_progress_and_end(server):
     assert [e["seq"] for e in tail] == list(range(4, len(events)))
     # everything delivered: 204 so EventSource stops reconnecting
     assert server.events(run_id, since=len(events) - 1) == []
+
+
+def test_skipped_combinations_are_not_run_nor_counted(server):
+    run_id, events = server.run("toy.skips", {"a": [1, 2, 3], "b": ["x", "y"]})
+    start = next(e for e in events if e["type"] == "start")
+    assert start["total"] == 4
+    assert start["skipped"] == [{"combination": {"a": 2, "b": "y"}, "why": "no y at a=2"},
+                                {"combination": {"a": 3, "b": "y"}, "why": "a=3 runs once"}]
+    assert [(r["a"], r["b"]) for r in rows(events)] == [(1, "x"), (1, "y"), (2, "x"), (3, "x")]
+    assert server.get(f"/api/runs/{run_id}")[1]["total"] == 4
 
 
 def test_failed_cases_mark_the_run_failed(server):
@@ -213,10 +224,12 @@ def test_every_builtin_suite_runs_clean(server, name):
     """Smoke: one small combination of each built-in suite on `workers` (catches rot)."""
     _, catalog = server.get("/api/suites")
     suite = next(s for s in catalog["suites"] if s["name"] == name)
-    params = {}
-    for p in suite["params"]:
-        preferred = {"backend": "workers", "impl": "workers", "threads": 1, "budget": "quick"}
-        params[p["name"]] = [preferred.get(p["name"], p["default"][0])]
+    preferred = {"backend": "workers", "impl": "workers", "threads": 1, "budget": "quick"}
+    selection = {p["name"]: [preferred[p["name"]]] if p["name"] in preferred else p["default"]
+                 for p in suite["params"]}
+    # the first default combination that runs (a case is measured at its own sizes only)
+    combo = registry.plan(suite["skip"], selection)[0][0]
+    params = {k: [v] for k, v in combo.items()}
     _, events = server.run(name, params, timeout=120)
     got = rows(events)
     assert got, events[-3:]

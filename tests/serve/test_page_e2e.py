@@ -79,8 +79,11 @@ def only(page, suite, param, value):
 
 def run_and_wait(page, suite, button="button.run", status="done"):
     c = card(page, suite)
+    # wait for this click's run, not for the end of the card's previous one
+    old = c.locator(".result[data-run]").evaluate_all("els => els.map(e => e.dataset.run)")
     c.locator(button).click()
-    c.locator(f".run-status.status-{status}").wait_for()
+    fresh = "".join(f':not([data-run="{run_id}"])' for run_id in old)
+    c.locator(f".result[data-run]{fresh} .run-status.status-{status}").wait_for()
     return c
 
 
@@ -88,6 +91,14 @@ def column(c, name):
     headers = c.locator("table.results thead th").all_inner_texts()
     i = headers.index(name)
     return [r.locator("td").nth(i).inner_text() for r in c.locator("table.results tbody tr").all()]
+
+
+def table(c):
+    """The results table as dicts, in one round trip (column() is one per cell)."""
+    return c.locator("table.results").evaluate(
+        """t => { const keys = [...t.tHead.rows[0].cells].map(th => th.textContent);
+                 return [...t.tBodies[0].rows].map(r => Object.fromEntries(
+                   [...r.cells].map((td, i) => [keys[i], td.textContent]))); }""")
 
 
 def test_page_runs_suites_and_streams_results(page, server, tmp_path):
@@ -262,3 +273,163 @@ def test_download_json(page):
     (run,) = data["runs"]
     assert run["suite"] == "toy.echo" and run["status"] == "done"
     assert [r["value"] for r in run["rows"]] == [10, 20, 30]
+
+
+def test_hidden_banner_and_card_errors_take_no_space(page, server):
+    # [hidden] must win over .banner's display: flex, or the empty banner pushes the page down
+    banner = page.locator("#banner")
+    assert banner.get_attribute("hidden") is not None
+    assert banner.evaluate("e => getComputedStyle(e).display") == "none"
+    assert banner.bounding_box() is None
+    assert card(page, "toy.echo").locator(".card-error").bounding_box() is None
+    open_link(page, server, "?run=no.such.suite", outcome="error")
+    assert banner.bounding_box()["height"] > 0
+    banner.locator(".banner-close").click()
+    assert banner.bounding_box() is None
+
+
+def plot_series(c):
+    """[(series, colour)] of every drawn series (one entry per panel it appears in)."""
+    return [tuple(x) for x in c.locator("g.plot-series").evaluate_all(
+        "els => els.map(e => [e.dataset.series, e.dataset.color])")]
+
+
+def legend(c):
+    return c.locator("ul.plot-legend li").evaluate_all(
+        "els => els.map(e => [e.dataset.series, e.dataset.color, e.textContent])")
+
+
+def assert_honest_plot(c):
+    """One colour per series and no colour for two series; the legend lists them all;
+    a panel's y axis is logarithmic exactly when its values span more than 20x."""
+    drawn = plot_series(c)
+    colours = dict(drawn)
+    assert len(set(drawn)) == len(colours), "a series changes colour between panels"
+    assert len(set(colours.values())) == len(colours), f"a colour is reused: {colours}"
+    assert [(s, col) for s, col, _ in legend(c)] == list(colours.items())
+    assert [text for _, _, text in legend(c)] == list(colours)      # full names, none cut
+    for panel in c.locator("svg.plot-svg").all():
+        ys = [float(v) for v in panel.locator("circle.plot-point").evaluate_all(
+            "els => els.map(e => e.dataset.y)")]
+        assert panel.get_attribute("data-ylog") == str(max(ys) / min(ys) > 20).lower()
+    return colours
+
+
+def test_plot_has_a_colour_per_series_a_full_legend_and_a_panel_per_op(page):
+    # 14 series (more than the fixed palette) in two panels, one narrow and one wide
+    c = run_and_wait(page, "toy.panels", button="button.run-all")
+    panels = c.locator("svg.plot-svg")
+    assert panels.evaluate_all("els => els.map(e => e.dataset.panel)") == ["narrow", "wide"]
+    colours = assert_honest_plot(c)
+    assert list(colours) == [f"s{k}" for k in range(14)]
+    wide = c.locator('svg.plot-svg[data-panel="wide"]')
+    assert wide.get_attribute("data-ylog") == "true"
+    assert c.locator('svg.plot-svg[data-panel="narrow"]').get_attribute("data-ylog") == "false"
+    ticks = wide.locator("text.plot-ytick").all_text_contents()
+    assert {"0.01", "1", "100"} <= set(ticks), ticks      # decades on the log axis
+    for panel in ("narrow", "wide"):
+        assert c.locator(f'svg[data-panel="{panel}"] circle.plot-point').count() == 28
+
+    # the built-in elementwise benchmark: one panel per op, series impl · threads
+    only(page, "elementwise", "impl", "workers")
+    card(page, "elementwise").locator('.param[data-param="impl"] .choice[data-value="numpy"]').click()
+    only(page, "elementwise", "threads", "1")
+    only(page, "elementwise", "case", "add")
+    card(page, "elementwise").locator('.param[data-param="case"] .choice[data-value="exp"]').click()
+    only(page, "elementwise", "size", "1K")
+    card(page, "elementwise").locator('.param[data-param="size"] .choice[data-value="64K"]').click()
+    c = run_and_wait(page, "elementwise")
+    assert c.locator("svg.plot-svg").evaluate_all("els => els.map(e => e.dataset.panel)") == \
+        ["add", "exp"]
+    assert list(assert_honest_plot(c)) == ["workers · t=1", "numpy · t=1"]
+
+
+def test_combination_count_is_what_runs_and_says_what_is_skipped(page):
+    # toy.skips: 3 x 2 selected, (2, y) and (3, y) skipped by its rules
+    c = card(page, "toy.skips")
+    combos = c.locator(".combos")
+    assert combos.inner_text() == ("4 combinations · 2 skipped: no y at a=2 (1); "
+                                   "a=3 runs once (1)")
+    run_and_wait(page, "toy.skips")
+    assert column(c, "a") == ["1", "1", "2", "3"] and column(c, "b") == ["x", "y", "x", "x"]
+    assert c.locator(".skip-note").inner_text() == ("2 combinations skipped: no y at a=2 (1); "
+                                                    "a=3 runs once (1)")
+    # with only b=y chosen, y is the first b: a=3 runs
+    only(page, "toy.skips", "b", "y")
+    assert combos.inner_text() == "2 combinations · 1 skipped: no y at a=2 (1)"
+    run_and_wait(page, "toy.skips")
+    assert column(c, "a") == ["1", "3"]
+    assert c.locator(".progress-text").inner_text() == "2/2"
+
+    # a built-in benchmark whose cases have their own sizes: reduce's sum and softmax
+    only(page, "reduce", "impl", "workers")
+    only(page, "reduce", "threads", "1")
+    only(page, "reduce", "case", "sum")
+    card(page, "reduce").locator('.param[data-param="case"] .choice[data-value="softmax"]').click()
+    only(page, "reduce", "size", "4K")
+    card(page, "reduce").locator('.param[data-param="size"] .choice[data-value="64x256"]').click()
+    c = card(page, "reduce")
+    assert c.locator(".combos").inner_text() == (
+        "2 combinations · 2 skipped: sum is not measured at this size (1); "
+        "softmax is not measured at this size (1)")
+    run_and_wait(page, "reduce")
+    assert column(c, "case") == ["sum", "softmax"] and column(c, "size") == ["4K", "64x256"]
+    assert len(column(c, "case")) == int(c.locator(".combos").get_attribute("data-runs"))
+
+
+def test_shared_descriptions_are_said_once_and_code_is_rendered(page):
+    benches = page.locator("#benches")
+    text = benches.inner_text()
+    assert text.count("medians after warm-up") == 1, text
+    assert "`" not in text
+    shared = benches.locator(".section-desc")
+    assert shared.locator("code").all_inner_texts() == ["python -m torchic bench", "code"]
+    assert "Matmul GFLOPS" in shared.inner_text() and "Toy skips, Toy plain" in shared.inner_text()
+    assert card(page, "matmul").locator(".desc").count() == 0
+    assert "`" not in page.locator("#tests").inner_text()
+
+
+def test_run_all_tests_summary_matrix_links_to_failing_rows(page, server):
+    test_suites = [s for s in server.get("/api/suites")[1]["suites"] if s["kind"] == "test"]
+    page.locator("#run-all-tests").click()
+    summary = page.locator("#summary")
+    summary.wait_for()
+    page.wait_for_function(
+        "n => { const rows = document.querySelectorAll('#summary tbody tr');"
+        "  return rows.length === n && [...rows].every(r => "
+        "    ['done', 'failed', 'error'].includes(r.querySelector('.badge').textContent)); }",
+        arg=len(test_suites), timeout=600_000)
+    # the summary is the page's first section: above every suite card
+    assert page.evaluate("document.querySelector('main').firstElementChild.id") == "summary"
+    assert summary.locator("tbody tr").evaluate_all("els => els.map(e => e.dataset.suite)") == \
+        [s["name"] for s in test_suites]
+    # every cell counts its suite's rows of that backend, as the card's table shows them
+    cells = summary.locator("tbody td[data-backend]").evaluate_all(
+        "els => els.map(e => [e.closest('tr').dataset.suite, e.dataset.backend, e.textContent])")
+    tables = {}
+    for suite, backend, text in cells:
+        if suite not in tables:
+            tables[suite] = table(card(page, suite))
+        statuses = [r["status"] for r in tables[suite]
+                    if r.get("backend", "(no backend)") == backend]
+        fails = sum(s in ("fail", "error", "mismatch") for s in statuses)
+        parts = [f"{statuses.count('pass')} pass"] if statuses else ["–"]
+        parts += [f"{fails} fail"] if fails else []
+        parts += [f"{statuses.count('skip')} skip"] if "skip" in statuses else []
+        assert text == " · ".join(parts), (suite, backend, text, statuses)
+    assert summary.locator('tr[data-suite="ops.unary"] td[data-backend="workers"]'
+                           ).inner_text().endswith("pass")
+    # toy.echo fails on purpose (tag=b): its fail count links to those rows
+    link = summary.locator('tr[data-suite="toy.echo"] a.n-fail')
+    assert link.inner_text() == "3 fail"
+    link.click()
+    flashed = page.locator("tr.flash")
+    assert flashed.count() == 3
+    assert flashed.evaluate_all("els => els.map(e => e.closest('.suite').dataset.suite)") == \
+        ["toy.echo"] * 3
+    assert flashed.evaluate_all("els => els.map(e => e.querySelector('.col-status').textContent)"
+                                ) == ["fail"] * 3
+    assert link.get_attribute("href") == "#" + flashed.first.get_attribute("id")
+    assert flashed.first.is_visible()
+    box, view = flashed.first.bounding_box(), page.viewport_size
+    assert 0 <= box["y"] <= view["height"], box          # scrolled to

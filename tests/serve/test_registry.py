@@ -40,6 +40,40 @@ def test_define_and_describe(clean_registry):
     json.dumps(d)
 
 
+def test_skip_rules_plan_what_runs(clean_registry):
+    rules = [{"when": {"a": [2], "b": ["y"]}, "why": "no y at a=2"},
+             {"when": {"a": [3]}, "unless_first": "b", "why": "a=3 runs once"}]
+    registry.define_bench("grid", lambda run, a, b: None, {"a": [1, 2, 3], "b": ["x", "y"]},
+                          skip=lambda: rules)
+    assert describe("grid")["skip"] == rules
+    runs, skipped = registry.plan(rules, {"a": [1, 2, 3], "b": ["x", "y"]})
+    assert runs == [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 2, "b": "x"},
+                    {"a": 3, "b": "x"}]
+    assert skipped == [({"a": 2, "b": "y"}, "no y at a=2"), ({"a": 3, "b": "y"}, "a=3 runs once")]
+    # "unless_first" counts from the selection: with only y chosen, a=3 runs with y
+    runs, skipped = registry.plan(rules, {"a": [3], "b": ["y"]})
+    assert runs == [{"a": 3, "b": "y"}] and skipped == []
+    assert registry.plan(None, {"a": [1]}) == ([{"a": 1}], [])
+    with pytest.raises(registry.SuiteError, match="skip rule"):
+        registry.define_bench("bad", lambda run: None, {}, skip=[{"when": {"a": 2}, "why": "x"}])
+
+
+def test_bench_suites_skip_instead_of_running_nothing():
+    """Every combination the bench suites' functions are called for exists (no silent
+    no-op combination): the (case, size) pairs that do not exist are skip rules."""
+    registry.discover()
+    d = registry.suites()["reduce"].describe()
+    params = {p["name"]: p["choices"] for p in d["params"]}
+    params.update(impl=["workers"], threads=[1], budget=["quick"])
+    runs, skipped = registry.plan(d["skip"], params)
+    from torchic.bench import suites as bench_suites
+    cases = bench_suites.SUITES["reduce"]({"quick": True, "gpu": False}) + \
+        bench_suites.SUITES["reduce"]({"quick": False, "gpu": False})
+    pairs = {(c.name, c.label) for c in cases}
+    assert {(r["case"], r["size"]) for r in runs} == pairs
+    assert all("not measured at this size" in why for _, why in skipped)
+
+
 @pytest.mark.parametrize("name,params,match", [
     ("has space", {}, "without spaces"),
     ("ok", {"n": []}, "no choices"),

@@ -19,6 +19,20 @@ shows one button per choice; a run is the cartesian product of the selected
 choices, in declaration order (the last parameter varies fastest), and the
 suite function is called once per combination with keyword arguments.
 
+A combination that cannot run (a case that has no such size, a reference that
+cannot run a torchic-only case, a GPU that runs once rather than per thread
+count) is declared up front with ``skip``, a list of rules (or a callable that
+returns one) the page evaluates too, so its "N combinations" count is the
+number that run and it can say which are skipped and why:
+
+    skip=[{"when": {"impl": ["numpy"], "size": ["4096"]}, "why": "too slow"},
+          {"when": {"impl": ["webgpu"]}, "unless_first": "threads",
+           "why": "webgpu runs once, not per thread count"}]
+
+A rule matches a combination whose every ``when`` parameter has one of the
+listed values (and, with ``unless_first``, whose value of that parameter is not
+the first one selected); the first matching rule's ``why`` is the reason.
+
 Files whose name starts with ``_`` are not suites (helpers live there).
 Importing a suite file must be cheap: it may import torchic, but must not
 initialize a backend or measure anything at import time.
@@ -70,12 +84,14 @@ class Suite:
     title: str = ""
     description: str = ""
     columns: Optional[list] = None     # table columns in order (extra row keys are appended)
-    plot: Optional[dict] = None        # {"x", "y", "series": [..], "xlog", "xlabel", "ylabel"}
+    plot: Optional[dict] = None        # {"x", "y", "series": [..], "panel", "xlog", "xlabel",
+    #                                    "ylabel"}: one panel per value of the row key "panel"
     defaults: Optional[dict] = None    # name -> choices selected by default (or callable)
     labels: Optional[dict] = None      # name -> {choice: button text}
     disabled: Optional[dict] = None    # name -> {choice: why not here} (or callable -> that)
     run_all: Optional[dict] = None     # name -> the choices "Run all" uses (default: all enabled)
     timeout_s: Optional[float] = None  # the server stops a run that takes longer
+    skip: object = None                # rules of combinations that do not run (or callable)
     module: str = ""                   # where it was defined (the worker imports this)
     source: str = ""
 
@@ -106,7 +122,13 @@ class Suite:
         return {"name": self.name, "kind": self.kind, "title": self.title or self.name,
                 "description": self.description, "columns": self.columns, "plot": self.plot,
                 "timeout_s": self.timeout_s, "module": self.module, "source": self.source,
-                "params": [p.as_dict() for p in self.resolve_params()]}
+                "params": [p.as_dict() for p in self.resolve_params()],
+                "skip": self.skip_rules()}
+
+    def skip_rules(self):
+        rules = list(_call(self.skip) or [])
+        _check_skip(self.name, rules)
+        return rules
 
 
 def _call(x):
@@ -135,6 +157,15 @@ def _check_choices(suite, name, choices):
         raise SuiteError(f"suite {suite!r}: parameter {name!r} has duplicate choices")
 
 
+def _check_skip(suite, rules):
+    for rule in rules:
+        if not (isinstance(rule, dict) and isinstance(rule.get("when"), dict)
+                and isinstance(rule.get("why"), str)
+                and all(isinstance(v, list) for v in rule["when"].values())):
+            raise SuiteError(f"suite {suite!r}: skip rule {rule!r} must be "
+                             f"{{'when': {{param: [values]}}, 'why': str}}")
+
+
 # -- the registry ---------------------------------------------------------------------------
 _SUITES = {}          # name -> Suite, in registration order
 _current_module = [None]
@@ -160,6 +191,8 @@ def _define(kind, name, fn, params, **options):
     for pname, choices in params.items():
         if not callable(choices):
             _check_choices(name, pname, list(choices))
+    if options.get("skip") is not None and not callable(options["skip"]):
+        _check_skip(name, options["skip"])
     suite = Suite(name=name, kind=kind, fn=fn, params=dict(params), module=module,
                   source=source, **options)
     _SUITES[name] = suite
@@ -170,7 +203,7 @@ def define_test(name, fn, params=None, **options):
     """Register a test suite: ``fn(run, **one_combination)`` records pass/fail rows.
 
     options: title, description, columns, plot, defaults, labels, disabled, run_all,
-    timeout_s.
+    timeout_s, skip.
     """
     return _define("test", name, fn, params or {}, **options)
 
@@ -310,3 +343,28 @@ def combinations(params):
     """Every combination of {name: [choices]}, in declaration order (last varies fastest)."""
     names = list(params)
     return [dict(zip(names, values)) for values in itertools.product(*params.values())]
+
+
+def skip_reason(rules, combo, selection):
+    """Why this combination does not run (the first matching skip rule), or None.
+
+    The page's app.js (skipReason) applies the same rules to count what a run will do.
+    """
+    for rule in rules or ():
+        if not all(any(_same(combo.get(k), v) for v in vs) for k, vs in rule["when"].items()):
+            continue
+        first = rule.get("unless_first")
+        if first is not None and selection.get(first) and _same(combo.get(first),
+                                                                 selection[first][0]):
+            continue
+        return rule["why"]
+    return None
+
+
+def plan(rules, selection):
+    """(combinations that run, [(combination, why) skipped]) of a selection."""
+    runs, skipped = [], []
+    for combo in combinations(selection):
+        why = skip_reason(rules, combo, selection)
+        (runs.append(combo) if why is None else skipped.append((combo, why)))
+    return runs, skipped

@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 
-from .registry import ParamError, combinations, normalize_params
+from .registry import ParamError, normalize_params, plan
 
 STREAM_LIMIT = 32 << 20      # longest event line accepted from a worker
 STDERR_TAIL = 40             # stderr lines kept for a crash report
@@ -126,7 +126,7 @@ class Run:
         self.id = secrets.token_hex(6)
         self.suite = suite                  # the catalog description
         self.params = params                # {name: [choices]}, validated
-        self.total = len(combinations(params))
+        self.total = len(plan(suite.get("skip"), params)[0])   # those that run
         self.status = "queued"              # queued, running, done, failed, error, cancelled
         self.events = []
         self.created = time.time()

@@ -93,9 +93,10 @@ def run_suite(spec, emit):
         return "error"
 
     selection = spec["params"]
-    combos = registry.combinations(selection)
+    combos, skipped = registry.plan(suite.skip_rules(), selection)
     emit({"type": "start", "total": len(combos), "pid": os.getpid(),
-          "combinations": len(combos)})
+          "combinations": len(combos),
+          "skipped": [{"combination": c, "why": why} for c, why in skipped]})
     sessions = Sessions()
     counts = {}
     errors = 0

@@ -48,3 +48,31 @@ define_bench("toy.plot", plot_points, {"series": ["a", "b"], "n": [16, 64, 256, 
 # like toy.slow, but with its own time limit (which wins over the server's --run-timeout)
 define_bench("toy.hold", slow, {"tag": ["held"], "steps": [400]}, title="Toy hold",
              timeout_s=120)
+
+
+def panel_points(run, op, series, n):
+    # "narrow" stays within a factor 2 (a linear axis), "wide" spans four decades (a log one)
+    k = int(series[1:])
+    value = 1 + k / 14 + n / 512 if op == "narrow" else 10.0 ** (k / 4 - 2) * n / 16
+    run.row(value=value, status="ok")
+
+
+# 14 series (more than the plot's fixed palette) in two panels
+define_bench("toy.panels", panel_points,
+             {"op": ["narrow", "wide"], "series": [f"s{k}" for k in range(14)], "n": [16, 256]},
+             title="Toy panels", plot={"x": "n", "y": "value", "series": ["series"],
+                                       "panel": "op", "xlog": True})
+
+
+def grid(run, a, b):
+    run.row(value=a * 10, status="pass")
+
+
+# 3 x 2 combinations: (2, y) is skipped, and so is b=y for a=3 unless y is the first b chosen
+define_bench("toy.skips", grid, {"a": [1, 2, 3], "b": ["x", "y"]}, title="Toy skips",
+             defaults={"b": ["x", "y"]},
+             skip=[{"when": {"a": [2], "b": ["y"]}, "why": "no y at a=2"},
+                   {"when": {"a": [3]}, "unless_first": "b", "why": "a=3 runs once"}],
+             description="a toy whose description has `code` in it")
+define_bench("toy.plain", grid, {"a": [1], "b": ["x"]}, title="Toy plain",
+             description="a toy whose description has `code` in it")

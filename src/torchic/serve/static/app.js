@@ -9,6 +9,8 @@
 (function () {
   const $ = (sel, root) => (root || document).querySelector(sel);
   const state = {catalog: null, runs: [], views: new Map() /* suite -> RunView */};
+  const summary = {views: [], pending: false};    // the runs of the latest "Run all tests"
+  const FAILING = ["fail", "error", "mismatch"];
 
   // ---------------------------------------------------------------- helpers
   function h(tag, attrs, ...children) {
@@ -38,6 +40,11 @@
     if (v === null || v === undefined) return "";
     if (typeof v === "object") return JSON.stringify(v);
     return String(v);
+  }
+
+  // A description's `code` spans as <code> elements (the rest as text)
+  function richText(text) {
+    return String(text).split(/`([^`]*)`/).map((part, i) => (i % 2 ? h("code", {}, part) : part));
   }
 
   function fmtSeconds(s) {
@@ -119,22 +126,63 @@
     return params;
   }
 
+  // The suite's skip rules, as registry.skip_reason applies them: the first rule whose
+  // every "when" parameter has one of its values (and, with unless_first, whose value of
+  // that parameter is not the first selected) says why a combination does not run.
+  function skipReason(rules, combo, sel) {
+    for (const rule of rules || []) {
+      const hit = Object.entries(rule.when).every(([k, vs]) =>
+        k in combo && vs.some(v => String(v) === String(combo[k])));
+      if (!hit) continue;
+      const first = rule.unless_first;
+      if (first && sel[first] && sel[first].length && String(combo[first]) === String(sel[first][0])) continue;
+      return rule.why;
+    }
+    return null;
+  }
+
+  // {runs, skipped: Map why -> count} of a selection {name: [choices]}
+  function plan(suite, sel) {
+    let combos = [{}];
+    for (const [k, vs] of Object.entries(sel)) {
+      combos = combos.flatMap(c => vs.map(v => Object.assign({}, c, {[k]: v})));
+    }
+    const skipped = new Map();
+    let runs = 0;
+    for (const c of combos) {
+      const why = skipReason(suite.skip, c, sel);
+      if (why === null) runs++;
+      else skipped.set(why, (skipped.get(why) || 0) + 1);
+    }
+    return {runs, skipped};
+  }
+
+  // "3 skipped: why (2); other why (1)"
+  function skippedText(skipped, noun) {
+    const n = [...skipped.values()].reduce((a, b) => a + b, 0);
+    return `${n} ${noun || ""}${noun ? " " : ""}skipped: ` +
+      [...skipped].map(([why, k]) => `${why} (${k})`).join("; ");
+  }
+
   function updateCount(card) {
-    let n = 1;
-    for (const vs of Object.values(selected(card, false))) n *= vs.length;
-    $(".combos", card).textContent = `${n} combination${n === 1 ? "" : "s"}`;
+    const {runs, skipped} = plan(findSuite(card.dataset.suite), selected(card, false));
+    const el = $(".combos", card);
+    el.dataset.runs = String(runs);
+    el.textContent = `${runs} combination${runs === 1 ? "" : "s"}` +
+      (skipped.size ? ` · ${skippedText(skipped)}` : "");
   }
 
   function findSuite(name) {
     return state.catalog && state.catalog.suites.find(s => s.name === name);
   }
 
-  function card(suite) {
+  function card(suite, shared) {
     const c = h("article", {class: "suite", "data-suite": suite.name, "data-kind": suite.kind,
                             id: "suite-" + suite.name},
       h("header", {class: "suite-head"},
         h("h3", {}, suite.title, " ", h("code", {}, suite.name)),
-        suite.description ? h("p", {class: "desc"}, suite.description) : null),
+        suite.description && !shared.has(suite.description)
+          ? h("p", {class: "desc"}, richText(suite.description)) : null),
       h("div", {class: "params"}, suite.params.map(p => paramRow(suite, p))),
       h("div", {class: "controls"},
         h("button", {class: "run primary", type: "button",
@@ -179,9 +227,17 @@
       h("pre", {}, e.traceback || ""))));
     for (const kind of ["test", "bench"]) {
       const list = catalog.suites.filter(s => s.kind === kind);
-      const box = $(kind === "test" ? "#tests .suites" : "#benches .suites");
-      box.replaceChildren(...(list.length ? list.map(card)
-                                          : [h("p", {class: "empty"}, "no suites")]));
+      const section = $(kind === "test" ? "#tests" : "#benches");
+      // a description several cards share is said once, above them
+      const by = new Map();
+      for (const s of list) if (s.description) by.set(s.description, [...(by.get(s.description) || []), s]);
+      const shared = new Map([...by].filter(([, ss]) => ss.length > 1));
+      const desc = $(".section-desc", section);
+      desc.replaceChildren(...[...shared].map(([text, ss]) => h("span", {class: "shared-desc"},
+        ss.length === list.length ? "" : ss.map(s => s.title).join(", ") + ": ", richText(text), h("br"))));
+      desc.hidden = !shared.size;
+      $(".suites", section).replaceChildren(...(list.length ? list.map(s => card(s, shared))
+                                                           : [h("p", {class: "empty"}, "no suites")]));
     }
   }
 
@@ -213,11 +269,13 @@
       this.logPre = h("pre", {class: "log-lines"});
       this.logCount = h("span", {class: "count"}, "0");
       this.errList = h("div", {class: "run-errors"});
+      this.skipNote = h("p", {class: "skip-note", hidden: true});
       this.columns = s.columns ? [...s.columns] : [];
       this.plotBox = s.plot ? h("div", {class: "plot"}) : null;
       this.root.replaceChildren(...[
         h("div", {class: "status-line"}, this.badge, h("code", {class: "run-id"}, this.run.id),
           this.bar, this.ptext, this.summary),
+        this.skipNote,
         this.errList,
         this.plotBox,
         h("div", {class: "table-wrap"}, h("table", {class: "results"}, this.thead, this.tbody)),
@@ -267,7 +325,7 @@
           this.setStatus("queued", e.position > 0 ? `waiting for ${e.position} run(s)` : "");
           break;
         case "running": this.setStatus("running"); break;
-        case "start": this.total = e.total; this.progress(0, e.total); break;
+        case "start": this.started(e); break;
         case "progress": this.progress(e.done, e.total, e.label); break;
         case "row": this.addRow(e.row); break;
         case "log": this.addLog(e.text, e.stream); break;
@@ -283,6 +341,7 @@
       this.badge.textContent = status;
       if (note !== undefined) this.ptext.textContent = note;
       this.syncButtons();
+      if (summary.views.includes(this)) summaryChanged();
     }
 
     syncButtons() {
@@ -290,6 +349,15 @@
       const active = !this.ended;
       $(".stop", this.card).disabled = !active;
       this.card.classList.toggle("busy", active);
+    }
+
+    started(e) {
+      this.total = e.total;
+      this.progress(0, e.total);
+      const skipped = new Map();
+      for (const s of e.skipped || []) skipped.set(s.why, (skipped.get(s.why) || 0) + 1);
+      this.skipNote.textContent = skipped.size ? skippedText(skipped, "combinations") : "";
+      this.skipNote.hidden = !skipped.size;
     }
 
     progress(done, total, label) {
@@ -309,19 +377,24 @@
         if (grew) {
           this.renderHead();
           for (let i = 0; i < this.tbody.children.length; i++) {
-            this.tbody.children[i].replaceWith(this.rowEl(this.rows[i]));
+            this.tbody.children[i].replaceWith(this.rowEl(this.rows[i], i));
           }
         }
       }
-      this.tbody.append(this.rowEl(row));
+      this.tbody.append(this.rowEl(row, this.rows.length - 1));
       if (row.status) this.counts[row.status] = (this.counts[row.status] || 0) + 1;
       this.summary.textContent = Object.entries(this.counts).map(([k, v]) => `${v} ${k}`).join(" · ");
       if (this.plot) this.schedulePlot();
+      if (summary.views.includes(this)) summaryChanged();
     }
 
-    rowEl(row) {
+    // a failing row has an id, the target of the summary's links
+    rowId(i) { return `row-${this.run.id}-${i}`; }
+
+    rowEl(row, i) {
       const status = row.status ? String(row.status) : "";
-      return h("tr", {class: status ? `row-${status}` : null},
+      return h("tr", {class: status ? `row-${status}` : null,
+                      id: FAILING.includes(status) ? this.rowId(i) : null},
                this.columns.map(c => h("td", {class: `col-${c}` + (c === "status" ? ` status-${status}` : ""),
                                               title: c === "message" ? fmt(row[c]) : null},
                                        fmt(row[c]))));
@@ -335,10 +408,11 @@
 
     drawPlot() {
       const p = this.suite.plot;
-      const series = p.series || [];
+      const series = (p.series || []).filter(k => k !== p.panel);
       this.plot.update(this.rows.filter(r => !r.status || ["ok", "pass"].includes(r.status))
-        .map(r => ({series: series.map(k => (k === "threads" && r[k] !== "-" ? `t=${r[k]}` : r[k]))
-                                     .join(" · ") || "value",
+        .map(r => ({series: series.filter(k => r[k] !== "-" && r[k] !== undefined && r[k] !== null)
+                                  .map(k => (k === "threads" ? `t=${r[k]}` : r[k])).join(" · ") || "value",
+                    panel: p.panel ? r[p.panel] : null,
                     x: Number(r[p.x]), y: Number(r[p.y])})));
     }
 
@@ -368,6 +442,7 @@
       this.setStatus(e.status || "done");
       if (this.total) this.progress(e.status === "done" || e.status === "failed" ? this.total : this.bar.value, this.total);
       if (this.plot) this.drawPlot();
+      if (summary.views.includes(this)) summaryChanged();
       document.dispatchEvent(new CustomEvent("torchic:run-end", {detail: {id: this.run.id, status: e.status}}));
     }
 
@@ -414,10 +489,79 @@
   }
 
   async function runAllTests() {
+    summary.views = [];
+    $("#summary").hidden = false;
+    summaryChanged();
     for (const s of state.catalog.suites.filter(x => x.kind === "test")) {
       const c = document.querySelector(`.suite[data-suite="${CSS.escape(s.name)}"]`);
-      await startRun(s.name, selected(c, true));
+      if (await startRun(s.name, selected(c, true))) summary.views.push(state.views.get(s.name));
+      summaryChanged();
     }
+  }
+
+  // ---------------------------------------------------------------- the Run-all-tests summary
+  // One row per test suite (an op family), one column per backend: the pass / fail / skip
+  // counts of the rows of the latest "Run all tests"; a fail count links to its failing
+  // rows (the first is scrolled to, all of them are outlined).
+  function summaryChanged() {
+    if (summary.pending) return;
+    summary.pending = true;
+    requestAnimationFrame(() => { summary.pending = false; renderSummary(); });
+  }
+
+  const NO_BACKEND = "(no backend)";
+
+  function cellsOf(view) {
+    const cells = new Map();     // backend -> {pass, fail, skip, failing: [row index]}
+    view.rows.forEach((r, i) => {
+      const b = r.backend === undefined ? NO_BACKEND : String(r.backend);
+      if (!cells.has(b)) cells.set(b, {pass: 0, fail: 0, skip: 0, failing: []});
+      const c = cells.get(b);
+      if (r.status === "pass" || r.status === "ok") c.pass++;
+      else if (r.status === "skip") c.skip++;
+      else if (FAILING.includes(r.status)) { c.fail++; c.failing.push(i); }
+    });
+    return cells;
+  }
+
+  function showFailing(view, indices) {
+    for (const tr of document.querySelectorAll("tr.flash")) tr.classList.remove("flash");
+    const trs = indices.map(i => document.getElementById(view.rowId(i))).filter(Boolean);
+    for (const tr of trs) tr.classList.add("flash");
+    if (trs.length) trs[0].scrollIntoView({block: "center"});
+  }
+
+  function renderSummary() {
+    const box = $("#summary");
+    const known = Object.keys((state.catalog && state.catalog.backends) || {});
+    const per = summary.views.map(v => [v, cellsOf(v)]);
+    const cols = [...new Set(per.flatMap(([, cells]) => [...cells.keys()]))].sort((a, b) =>
+      (known.includes(a) ? known.indexOf(a) : known.length) - (known.includes(b) ? known.indexOf(b) : known.length));
+    const total = {pass: 0, fail: 0, skip: 0};
+    const body = per.map(([v, cells]) => h("tr", {"data-suite": v.suite.name},
+      h("th", {}, h("a", {href: `#suite-${v.suite.name}`}, v.suite.title || v.suite.name)),
+      cols.map(b => {
+        const c = cells.get(b);
+        if (!c) return h("td", {"data-backend": b}, h("span", {class: "n-none"}, "–"));
+        for (const k of ["pass", "fail", "skip"]) total[k] += c[k];
+        return h("td", {"data-backend": b, class: c.fail ? "cell-fail" : null},
+          h("span", {class: "n-pass"}, `${c.pass} pass`),
+          c.fail ? [" · ", h("a", {class: "n-fail", href: `#${v.rowId(c.failing[0])}`,
+                                   title: "show the failing rows",
+                                   onclick: ev => { ev.preventDefault(); showFailing(v, c.failing); }},
+                           `${c.fail} fail`)] : null,
+          c.skip ? [" · ", h("span", {class: "n-skip"}, `${c.skip} skip`)] : null);
+      }),
+      h("td", {}, h("span", {class: `badge status-${v.status}`}, v.status))));
+    const done = summary.views.filter(v => v.ended).length;
+    box.replaceChildren(
+      h("h2", {}, "Run all tests ", h("small", {class: "matrix-total"},
+        `${total.pass} pass · ${total.fail} fail · ${total.skip} skip · ` +
+        `${done}/${summary.views.length} suites finished`)),
+      h("table", {class: "matrix"},
+        h("thead", {}, h("tr", {}, h("th", {}, "op family"), cols.map(b => h("th", {}, b)),
+                         h("th", {}, "run"))),
+        h("tbody", {}, body)));
   }
 
   function download() {

@@ -1,16 +1,30 @@
-// A small SVG line plot: y against x per series, log-2 x axis optional. No dependencies.
+// A small SVG line plot: y against x per series, one panel per value of opts.panel's key.
+// No dependencies.
 //
 //   const p = new LinePlot(container, {xlabel: "n", ylabel: "GFLOPS", xlog: true});
-//   p.update([{series: "workers t=1", x: 128, y: 40.2}, ...]);   // redraws everything
+//   p.update([{series: "workers t=1", panel: "add", x: 128, y: 40.2}, ...]);  // redraws all
 //
-// Points carry a <title> (hover shows the value) and data attributes, so tests can
-// count them; the legend lists series in first-seen order with stable colours.
+// So that the plot cannot mislead: every series of the plot has its own colour (a fixed
+// palette, then golden-angle hues), the same in every panel; the legend (HTML, under the
+// panels) lists every series; each panel has its own y axis, logarithmic when its values
+// span more than LOG_RATIO (as the bench's PNGs, bench/plots.py). Points carry a <title>
+// (hover shows the value) and data attributes, so tests can count them.
 "use strict";
 
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2",
-                  "#be185d", "#4d7c0f", "#a16207", "#475569", "#7c3aed", "#0f766e"];
+  const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2",
+                   "#be185d", "#4d7c0f", "#a16207", "#475569", "#7c3aed", "#0f766e"];
+  const GOLDEN_ANGLE = 137.508;
+  const LOG_RATIO = 20;        // max / min above which a panel's y axis is logarithmic
+
+  // the i-th colour of a plot: the palette, then hues a golden angle apart (never equal)
+  function colorAt(i) {
+    if (i < PALETTE.length) return PALETTE[i];
+    const k = i - PALETTE.length;
+    const light = [42, 58, 30][Math.floor(k / 8) % 3];
+    return `hsl(${((k * GOLDEN_ANGLE) % 360).toFixed(1)}, 70%, ${light}%)`;
+  }
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(SVG, name);
@@ -35,51 +49,121 @@
     return String(+v.toPrecision(2));
   }
 
+  // y ticks of a log axis: the decades, with 2 and 5 between them when there are few
+  function logTicks(lo, hi) {
+    const out = [];
+    const few = Math.log10(hi / lo) <= 2.5;
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+      for (const m of few ? [1, 2, 5] : [1]) {
+        const v = m * Math.pow(10, e);
+        if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
+      }
+    }
+    return out;
+  }
+
   class LinePlot {
     constructor(container, opts) {
       this.container = container;
-      this.opts = Object.assign({xlog: false, xlabel: "", ylabel: "", width: 640, height: 300},
-                                opts || {});
+      this.opts = Object.assign({xlog: false, xlabel: "", ylabel: ""}, opts || {});
       this.colors = new Map();
-      this.svg = el("svg", {class: "plot-svg", role: "img",
-                            viewBox: `0 0 ${this.opts.width} ${this.opts.height}`,
-                            "aria-label": `${this.opts.ylabel} against ${this.opts.xlabel}`});
-      container.appendChild(this.svg);
+      this.used = new Set();
+      this.panels = document.createElement("div");
+      this.panels.className = "plot-panels";
+      this.legend = document.createElement("ul");
+      this.legend.className = "plot-legend";
+      container.append(this.panels, this.legend);
     }
 
     color(series) {
-      if (!this.colors.has(series)) this.colors.set(series, COLORS[this.colors.size % COLORS.length]);
+      if (!this.colors.has(series)) {
+        let i = this.colors.size, c = colorAt(i);
+        while (this.used.has(c)) c = colorAt(++i);
+        this.colors.set(series, c);
+        this.used.add(c);
+      }
       return this.colors.get(series);
     }
 
     update(points) {
-      const o = this.opts, svg = this.svg;
-      while (svg.firstChild) svg.removeChild(svg.firstChild);
+      const o = this.opts;
       const pts = points.filter(p => Number.isFinite(p.x) && Number.isFinite(p.y) &&
                                      (!o.xlog || p.x > 0));
-      const legendW = 170;
-      const m = {l: 56, r: legendW + 12, t: 12, b: 42};
-      const W = o.width - m.l - m.r, H = o.height - m.t - m.b;
+      this.panels.replaceChildren();
+      this.legend.replaceChildren();
       if (!pts.length) {
-        el("text", {x: o.width / 2, y: o.height / 2, "text-anchor": "middle", class: "plot-empty"},
-           svg).textContent = "the plot fills in as results arrive";
+        const empty = document.createElement("p");
+        empty.className = "plot-empty";
+        empty.textContent = "the plot fills in as results arrive";
+        this.panels.append(empty);
         return;
+      }
+      const byPanel = new Map();
+      for (const p of pts) {
+        const key = p.panel === undefined || p.panel === null ? "" : String(p.panel);
+        if (!byPanel.has(key)) byPanel.set(key, []);
+        byPanel.get(key).push(p);
+        this.color(p.series);          // colours in first-seen order, across panels
+      }
+      const single = byPanel.size === 1;
+      for (const [name, pp] of byPanel) this.drawPanel(name, pp, single);
+      for (const [series, c] of this.colors) {
+        if (!pts.some(p => p.series === series)) continue;
+        const li = document.createElement("li");
+        li.dataset.series = series;
+        li.dataset.color = c;
+        const swatch = document.createElement("span");
+        swatch.className = "swatch";
+        swatch.style.background = c;
+        li.append(swatch, series);
+        this.legend.append(li);
+      }
+    }
+
+    drawPanel(name, pts, single) {
+      const o = this.opts;
+      const width = single ? 640 : 380, height = single ? 300 : 250;
+      const m = {l: 56, r: 14, t: name ? 24 : 12, b: 42};
+      const W = width - m.l - m.r, H = height - m.t - m.b;
+      const svg = el("svg", {class: "plot-svg", role: "img", "data-panel": name,
+                             viewBox: `0 0 ${width} ${height}`,
+                             "aria-label": `${name ? name + ": " : ""}${o.ylabel} against ${o.xlabel}`});
+      svg.style.maxWidth = width + "px";
+      this.panels.append(svg);
+      if (name) {
+        el("text", {x: m.l + W / 2, y: 15, "text-anchor": "middle", class: "plot-title"},
+           svg).textContent = name;
       }
       const fx = o.xlog ? Math.log2 : (v => v);
       let x0 = Math.min(...pts.map(p => fx(p.x))), x1 = Math.max(...pts.map(p => fx(p.x)));
       if (x0 === x1) { x0 -= 1; x1 += 1; }
-      let y1 = Math.max(...pts.map(p => p.y)), y0 = Math.min(0, ...pts.map(p => p.y));
-      if (y1 === y0) y1 = y0 + 1;
-      const ystep = niceStep(y1 - y0, 5);
-      y1 = Math.ceil(y1 / ystep) * ystep;
+      const ymin = Math.min(...pts.map(p => p.y)), ymax = Math.max(...pts.map(p => p.y));
+      const ylog = ymin > 0 && ymax / ymin > LOG_RATIO;
+      let fy, y0, y1, yticks;
+      if (ylog) {
+        fy = Math.log10;
+        const lo = Math.pow(10, Math.floor(Math.log10(ymin))), hi = Math.pow(10, Math.ceil(Math.log10(ymax)));
+        y0 = fy(lo); y1 = fy(hi);
+        yticks = logTicks(lo, hi);
+      } else {
+        fy = v => v;
+        y0 = Math.min(0, ymin);
+        y1 = ymax === y0 ? y0 + 1 : ymax;
+        const step = niceStep(y1 - y0, 5);
+        y1 = Math.ceil(y1 / step) * step;
+        yticks = [];
+        for (let v = y0; v <= y1 + step / 2; v += step) yticks.push(v);
+      }
+      svg.dataset.ylog = String(ylog);
       const sx = v => m.l + (fx(v) - x0) / (x1 - x0) * W;
-      const sy = v => m.t + H - (v - y0) / (y1 - y0) * H;
+      const sy = v => m.t + H - (fy(v) - y0) / (y1 - y0) * H;
 
       // grid and y ticks
       const axes = el("g", {class: "plot-axes"}, svg);
-      for (let v = y0; v <= y1 + ystep / 2; v += ystep) {
+      for (const v of yticks) {
         el("line", {x1: m.l, x2: m.l + W, y1: sy(v), y2: sy(v), class: "plot-grid"}, axes);
-        el("text", {x: m.l - 6, y: sy(v) + 4, "text-anchor": "end"}, axes).textContent = fmtTick(v);
+        el("text", {x: m.l - 6, y: sy(v) + 4, "text-anchor": "end", class: "plot-ytick"},
+           axes).textContent = fmtTick(v);
       }
       // x ticks: the distinct x values (sizes are few), thinned if crowded
       const xs = [...new Set(pts.map(p => p.x))].sort((a, b) => a - b);
@@ -91,10 +175,11 @@
       });
       el("line", {x1: m.l, x2: m.l + W, y1: m.t + H, y2: m.t + H, class: "plot-axis"}, axes);
       el("line", {x1: m.l, x2: m.l, y1: m.t, y2: m.t + H, class: "plot-axis"}, axes);
-      el("text", {x: m.l + W / 2, y: o.height - 6, "text-anchor": "middle", class: "plot-label"},
+      el("text", {x: m.l + W / 2, y: height - 6, "text-anchor": "middle", class: "plot-label"},
          axes).textContent = o.xlabel + (o.xlog ? " (log scale)" : "");
       el("text", {x: 14, y: m.t + H / 2, "text-anchor": "middle", class: "plot-label",
-                  transform: `rotate(-90 14 ${m.t + H / 2})`}, axes).textContent = o.ylabel;
+                  transform: `rotate(-90 14 ${m.t + H / 2})`}, axes).textContent =
+        o.ylabel + (ylog ? " (log scale)" : "");
 
       // series: lines through points sorted by x, then the points
       const bySeries = new Map();
@@ -102,11 +187,10 @@
         if (!bySeries.has(p.series)) bySeries.set(p.series, []);
         bySeries.get(p.series).push(p);
       }
-      let row = 0;
       for (const [series, sp] of bySeries) {
         const c = this.color(series);
         sp.sort((a, b) => a.x - b.x);
-        const g = el("g", {class: "plot-series", "data-series": series}, svg);
+        const g = el("g", {class: "plot-series", "data-series": series, "data-color": c}, svg);
         if (sp.length > 1) {
           el("polyline", {points: sp.map(p => `${sx(p.x)},${sy(p.y)}`).join(" "), fill: "none",
                           stroke: c, "stroke-width": 2}, g);
@@ -114,15 +198,9 @@
         for (const p of sp) {
           const dot = el("circle", {cx: sx(p.x), cy: sy(p.y), r: 3.5, fill: c, class: "plot-point",
                                     "data-x": p.x, "data-y": p.y}, g);
-          el("title", {}, dot).textContent = `${series}: ${fmtTick(p.x)} → ${+p.y.toPrecision(4)} ${o.ylabel}`;
+          el("title", {}, dot).textContent =
+            `${name ? name + " · " : ""}${series}: ${fmtTick(p.x)} → ${+p.y.toPrecision(4)} ${o.ylabel}`;
         }
-        const ly = m.t + 6 + row * 16;
-        if (ly < o.height - 10) {
-          el("rect", {x: o.width - legendW, y: ly - 8, width: 10, height: 10, fill: c}, svg);
-          el("text", {x: o.width - legendW + 15, y: ly + 1, class: "plot-legend"}, svg).textContent =
-            series.length > 26 ? series.slice(0, 25) + "…" : series;
-        }
-        row++;
       }
     }
   }

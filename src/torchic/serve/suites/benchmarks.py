@@ -22,16 +22,16 @@ from ._common import backends, cores, thread_choices, unavailable_backends
 COLUMNS = ["impl", "threads", "case", "size", "value", "metric", "median_ms", "status", "message"]
 BUDGETS = ["quick", "full"]
 
-# how each suite is drawn: x is the row field "n" (the size as a number)
+# how each suite is drawn: x is the row field "n" (the size as a number), one panel per op
 PRESENTATION = {
     "matmul": dict(title="Matmul GFLOPS", plot={
         "x": "n", "y": "value", "series": ["impl", "threads"], "xlog": True,
         "xlabel": "n (n×n @ n×n)", "ylabel": "GFLOPS"}),
     "elementwise": dict(title="Elementwise throughput", plot={
-        "x": "n", "y": "value", "series": ["case", "impl", "threads"], "xlog": True,
+        "x": "n", "y": "value", "series": ["impl", "threads"], "panel": "case", "xlog": True,
         "xlabel": "elements", "ylabel": "GB/s"}),
     "reduce": dict(title="Reductions, softmax, cross-entropy", plot={
-        "x": "n", "y": "value", "series": ["case", "impl", "threads"], "xlog": True,
+        "x": "n", "y": "value", "series": ["impl", "threads"], "panel": "case", "xlog": True,
         "xlabel": "elements", "ylabel": "GB/s"}),
     "overhead": dict(title="Per-op overhead (µs per op, lower is better)"),
     "train": dict(title="makemore training step (ms per step, lower is better)"),
@@ -162,22 +162,50 @@ def _row_from_record(rec, x):
     return row
 
 
+def _runs_once():
+    """The implementations without a thread setting (GPUs, tinygrad): they run once."""
+    objs = [bench_impls.TorchicImpl(n) for n in backends()]
+    objs += [make() for make in bench_impls.REFERENCES.values()]
+    return [o.name for o in objs if not bench_runner.impl_threaded(o)]
+
+
+def _skip_rules(suite):
+    """The combinations the suite function is not called for (see registry.py), and why."""
+    names, labels, _ = _choices(suite)
+    cases = _cases(suite, True) + _cases(suite, False)
+    rules = []
+    if len(names) > 1:      # each case has its own sizes
+        for name in names:
+            have = {c.label for c in cases if c.name == name}
+            missing = [lab for lab in labels if lab not in have]
+            if missing:
+                rules.append({"when": {"case": [name], "size": missing},
+                              "why": f"{name} is not measured at this size"})
+    only = [c for c in cases if c.torchic_only]
+    if only:
+        when = {"impl": list(bench_impls.REFERENCES),
+                "size": list(dict.fromkeys(c.label for c in only))}
+        if len(names) > 1:
+            when["case"] = list(dict.fromkeys(c.name for c in only))
+        rules.append({"when": when, "why": "a torchic-only case (no reference runs it)"})
+    for name in _runs_once():
+        rules.append({"when": {"impl": [name]}, "unless_first": "threads",
+                      "why": f"{name} runs once, not per thread count"})
+    return rules
+
+
 def make_suite_fn(suite):
+    # the skip rules (_skip_rules) keep out the pairs that do not exist, references on
+    # torchic-only cases and the thread counts of implementations that run once
     def fn(run, impl, threads, size, budget, case=None):
         matching = [c for c in _cases(suite, budget == "quick")
                     if c.label == size and (case is None or c.name == case)]
         if not matching:   # this size belongs to the other budget's list
             matching = [c for c in _cases(suite, budget != "quick")
                         if c.label == size and (case is None or c.name == case)]
-        if not matching:
-            return         # no such (case, size) pair: nothing to measure
         bench_case = matching[0]
         obj = _implementation(impl)
-        if bench_case.torchic_only and obj.kind != "torchic":
-            return
         threaded = bench_runner.impl_threaded(obj)
-        if not threaded and threads != min(run.selection["threads"]):
-            return         # a GPU implementation runs once, not per thread count
         t = threads if threaded else None
         key = ("bench", impl, t, id(bench_case) if bench_case.fresh_session else None)
         run.session(key, lambda: _session(obj, threads))
@@ -207,7 +235,7 @@ def _define(suite):
     columns = COLUMNS if len(names) > 1 else [c for c in COLUMNS if c != "case"]
     define_bench(suite, make_suite_fn(suite), params, defaults=defaults, columns=columns,
                  disabled={"impl": _impl_disabled}, run_all={"budget": ["quick"]},
-                 title=pres.get("title", suite),
+                 title=pres.get("title", suite), skip=lambda: _skip_rules(suite),
                  plot=pres.get("plot"),
                  description="the `python -m torchic bench` suite: torchic backends beside "
                              "the references in one process; medians after warm-up")
