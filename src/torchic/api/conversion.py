@@ -4,6 +4,8 @@ torchic picks where ops run with the backend (torchic.init), so "cpu" is accepte
 nothing; any other device (devices.check_device), and any unknown dtype, is refused.
 """
 
+from typing import Any
+
 import numpy as np
 
 from .. import dispatcher
@@ -75,7 +77,7 @@ def parse_to(t, args, kwargs):
     return code, bool(flags.get("copy", False))
 
 
-def to(self, *args, **kwargs):
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to: .to(dtype) / .to(device) / .to(device, dtype) / .to(other) / copy=True."""
     code, copy = parse_to(self, args, kwargs)
     out = self if code is None else to_dtype(self, code)
@@ -98,6 +100,6 @@ def to_dtype(a, dtype):
     return raw.cast(a, code)
 
 
-def type_as(self, other):
+def type_as(self: Tensor, other: Tensor) -> Tensor:
     """This tensor in `other`'s dtype (itself when the dtypes match)."""
     return to_dtype(self, other._dtype)

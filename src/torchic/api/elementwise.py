@@ -6,8 +6,6 @@ Function node: that is the whole per-op cost of a no-grad op in Python (the over
 bench measures it).
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from .. import raw
@@ -25,7 +23,7 @@ def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     takes_ints = primitive in INT_BINARY
 
-    def op(a, b):
+    def op(a: Tensor | float, b: Tensor | float) -> Tensor:
         if a.__class__ is not Tensor or b.__class__ is not Tensor:
             a = as_operand(a, like=b if isinstance(b, Tensor) else None)
             b = as_operand(b, like=a)
@@ -99,7 +97,7 @@ def _compare(name, a, b):
 
 
 def _compare_fn(name, symbol):
-    def op(a, b):
+    def op(a: Tensor | float, b: Tensor | float) -> Tensor:
         return _compare(name, a, b)
     op.__name__ = name
     op.__doc__ = f"""`a {symbol} b`, elementwise, as a 0/1 float32 mask (torchic's bool).
@@ -118,7 +116,7 @@ eq, ne, lt = _compare_fn("eq", "=="), _compare_fn("ne", "!="), _compare_fn("lt",
 le, gt, ge = _compare_fn("le", "<="), _compare_fn("gt", ">"), _compare_fn("ge", ">=")
 
 
-def where(cond, a, b) -> Tensor:
+def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
     """`a` where `cond` is true (nonzero), else `b`, elementwise (all three broadcast).
 
     Args:
@@ -147,7 +145,7 @@ def _unary_fn(cls, name):
     apply, primitive = cls.apply, cls.op
     what = _UNARY_DOCS[name]
 
-    def op(a):
+    def op(a: Tensor | float) -> Tensor:
         if a.__class__ is not Tensor:
             a = as_operand(a)
         if a._dtype != "f32":
@@ -195,11 +193,11 @@ UNARY_OPS = {name: _unary_fn(cls, name) for name, cls in UNARY.items()}
 globals().update(UNARY_OPS)
 
 
-def log10(a) -> Tensor:
+def log10(a: Tensor | float) -> Tensor:
     """The base-10 logarithm, elementwise (float32 result)."""
     return UNARY_OPS["log"](a) * (1.0 / np.log(10.0))
 
 
-def log2(a) -> Tensor:
+def log2(a: Tensor | float) -> Tensor:
     """The base-2 logarithm, elementwise (float32 result)."""
     return UNARY_OPS["log"](a) * (1.0 / np.log(2.0))

@@ -9,6 +9,7 @@ results are float32 0/1 tensors (any nonzero mask value counts as True).
 
 import builtins
 import numbers
+from collections.abc import Sequence
 
 from .. import raw
 from ..creation import arange, linspace
@@ -36,12 +37,12 @@ def _triangle_mask(a, diagonal, lower, what):
     return cols <= rows if lower else cols >= rows
 
 
-def tril(input, diagonal=0):
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere."""
     return where(_triangle_mask(input, diagonal, True, "tril"), input, 0.0)
 
 
-def triu(input, diagonal=0):
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere."""
     return where(_triangle_mask(input, diagonal, False, "triu"), input, 0.0)
 
@@ -58,7 +59,7 @@ def _fill_value(value, what):
     return float(value)
 
 
-def masked_fill(input, mask, value):
+def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
     """input with value where mask is nonzero (mask: a 0/1 float tensor or an int tensor,
     broadcast against input)."""
     if not isinstance(mask, Tensor):
@@ -67,7 +68,7 @@ def masked_fill(input, mask, value):
     return where(mask, _fill_value(value, "masked_fill"), input)
 
 
-def masked_fill_(input, mask, value):
+def masked_fill_(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
     """In-place `masked_fill`: `value` written where `mask` is nonzero; returns `input`."""
     out = masked_fill(input, mask, value)
     if out.shape != input.shape:
@@ -77,7 +78,8 @@ def masked_fill_(input, mask, value):
 
 
 # -- clamp ---------------------------------------------------------------------------------------
-def clamp(input, min=None, max=None):
+def clamp(input: Tensor, min: Tensor | float | None = None,
+          max: Tensor | float | None = None) -> Tensor:
     """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
     the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN."""
     if min is None and max is None:
@@ -95,7 +97,8 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
-def clamp_(input, min=None, max=None):
+def clamp_(input: Tensor, min: Tensor | float | None = None,
+           max: Tensor | float | None = None) -> Tensor:
     """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
     return copy_(input, clamp(input, min, max))
 
@@ -111,12 +114,14 @@ def _count_dims(input, dim, keepdim, truth):
     return t
 
 
-def all(input, dim=None, keepdim=False):
+def all(input: Tensor, dim: int | Sequence[int] | None = None,
+        keepdim: bool = False) -> Tensor:
     """1.0 where every element over dim is nonzero (NaN counts as nonzero), else 0.0."""
     return _count_dims(input, dim, keepdim, input == 0) == 0
 
 
-def any(input, dim=None, keepdim=False):
+def any(input: Tensor, dim: int | Sequence[int] | None = None,
+        keepdim: bool = False) -> Tensor:
     """1.0 where some element over dim is nonzero (NaN counts as nonzero), else 0.0."""
     return _count_dims(input, dim, keepdim, input != 0) > 0
 
@@ -127,7 +132,8 @@ def _as_float_tensor(x, name):
     return x if x._dtype == "f32" else to_dtype(x, "f32")
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other| for finite values; infinities are close
     only to themselves, NaN only with equal_nan. A 0/1 float tensor."""
     if rtol < 0 or atol < 0:
@@ -142,7 +148,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close.detach()
 
 
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
     """A Python bool: isclose everywhere (reads the result: a sync point)."""
     return builtins.bool(all(isclose(input, other, rtol, atol, equal_nan)).item())
 
@@ -152,7 +159,8 @@ def _narrow(a, d, start, length):
     return getitem(a, (slice(None),) * d + (slice(start, start + length),))
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
+          dim: int = 0) -> tuple[Tensor, ...]:
     """Views of tensor along dim: pieces of split_size (the last may be smaller) or of the
     listed sizes (which must add up to the dim's size)."""
     d = normalize_axis(dim, tensor.ndim)
@@ -179,7 +187,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
-def chunk(input, chunks, dim=0):
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """At most `chunks` views along dim, each of ceil(size / chunks) (the last smaller)."""
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
         raise TypeError(f"chunk(): argument 'chunks' must be int, not {type(chunks).__name__}")
@@ -195,7 +203,8 @@ def _int_tuple(x):
     return (x,) if isinstance(x, numbers.Integral) else tuple(x)
 
 
-def roll(input, shifts, dims=None):
+def roll(input: Tensor, shifts: int | Sequence[int],
+         dims: int | Sequence[int] | None = None) -> Tensor:
     """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
     shifts = _int_tuple(shifts)
     if dims is None:
@@ -238,7 +247,7 @@ def _check_bins(bins, what):
     return int(bins)
 
 
-def histc(input, bins=100, min=0, max=0):
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
     data's min and max (widened by 1 each way if they are equal). Not differentiable."""
     bins = _check_bins(bins, "histc")
@@ -256,7 +265,8 @@ def histc(input, bins=100, min=0, max=0):
     return _bin_counts(input, lo, hi, bins)
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density=False):
+def histogram(input: Tensor, bins: int = 100, *, range: Sequence[float] | None = None,
+              weight: Tensor | None = None, density: bool = False) -> MaxResult:
     """(hist, bin_edges) over `bins` equal bins of range (default: the data's min and max,
     read: a sync point). bins as a tensor of edges is not supported."""
     if isinstance(bins, Tensor):
@@ -298,7 +308,7 @@ def _horner(x, coefficients):
     return out
 
 
-def erf(input):
+def erf(input: Tensor) -> Tensor:
     """The error function, from exp and arithmetic: within 2e-7 of math.erf for float32.
 
     Each branch runs on inputs clamped into its own range (where picks one), so the branch

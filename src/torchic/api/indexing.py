@@ -23,6 +23,7 @@ meaning); bool NumPy arrays and lists of bools are masks too.
 """
 
 import builtins
+from typing import Any
 import numbers
 
 import numpy as np
@@ -141,7 +142,7 @@ def _gather_axis(a, key, at):
     return Permute.apply(rows, dims=back)
 
 
-def getitem(a, key):
+def getitem(a: Tensor, key: Any) -> Tensor:
     key = _key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
     if not advanced:

@@ -5,6 +5,7 @@ version, which autograd checks before it uses a saved tensor.
 """
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ def inplace_binary(op, t, other):
     return _write_back(t, raw.binary(op, t, other, t._dtype))
 
 
-def fill_(t, value):
+def fill_(t: Tensor, value: Tensor | float) -> Tensor:
     """Fill `t` with `value` (a number or a one-element tensor) in place; returns `t`."""
     if _check_inplace(t):      # every old value overwritten: none gets a gradient
         return _rebase(t, raw.full(t.shape, _number(value, "fill_") if not
@@ -113,7 +114,7 @@ def _number(value, what):
     return float(value)
 
 
-def copy_(t, src):
+def copy_(t: Tensor, src: Tensor) -> Tensor:
     """Copy `src`'s values (broadcast to `t`'s shape, cast to its dtype) into `t` in place;
     returns `t`. Gradients flow to `src`."""
     record = _check_inplace(t, src)
@@ -124,7 +125,7 @@ def copy_(t, src):
     return _write_back(t, src)
 
 
-def setitem(t, key, value):
+def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     """t[key] = value (a scalar, or a tensor broadcast to the selected region); through an
     advanced key or under autograd, out of place and written back (indexing.assign)."""
     record = _check_inplace(t, value)

@@ -11,6 +11,7 @@ the tensor shifted by 1, 2, 4, ... along dim (differentiable through the adds an
 """
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,8 @@ def _sorted(input, dim, descending, stable, k=None, what="sort"):
     return permute(values, back), permute(indices, back)
 
 
-def sort(input, dim=-1, descending=False, *, stable=False):
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
+         stable: bool = False) -> MaxResult:
     """(values, indices) sorted along dim; ties keep their input order (stable).
 
     Reads input to the host (a sync point); values are gathered on the device, so they
@@ -71,12 +73,14 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     return MaxResult(*_sorted(input, dim, descending, stable))
 
 
-def argsort(input, dim=-1, descending=False, *, stable=False):
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
+            stable: bool = False) -> Tensor:
     """The int32 indices that sort input along dim (a sync point, as sort)."""
     return _sorted(input, dim, descending, stable, what="argsort")[1]
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> MaxResult:
     """(values, indices) of the k largest (largest=False: smallest) along dim, in order.
 
     Reads input to the host (a sync point); values carry gradients to the picked elements."""
@@ -85,7 +89,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return MaxResult(*_sorted(input, dim, largest, True, int(k), what="topk"))
 
 
-def cumsum(input, dim, *, dtype=None):
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along dim (int tensors: summed in float32, exact below 2^24)."""
     _check(input, "cumsum")
     if dtype is not None:

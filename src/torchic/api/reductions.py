@@ -2,6 +2,7 @@
 
 import builtins
 import operator
+from collections.abc import Sequence
 
 from .. import raw
 from ..functions import (CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum,
@@ -22,7 +23,8 @@ def _pick_axis(dim, axis, name="dim"):
     return dim if dim is not None else axis
 
 
-def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+        axis: int | Sequence[int] | None = None, keepdims: bool | None = None) -> Tensor:
     """The sum of the elements over `dim` (every element by default).
 
     Args:
@@ -44,7 +46,8 @@ def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     return Sum.apply(a, axes=axes, keepdim=keepdim)
 
 
-def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+         axis: int | Sequence[int] | None = None, keepdims: bool | None = None) -> Tensor:
     """The mean of the elements over `dim` (float32 inputs; nan over an empty dim).
 
     Args:
@@ -61,8 +64,9 @@ def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     return s * (1.0 / count) if count else s * float("nan")
 
 
-def var(a, dim=None, unbiased=None, keepdim=False, *, axis=None, correction=None,
-        keepdims=None):
+def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, axis: int | Sequence[int] | None = None,
+        correction: float | None = None, keepdims: bool | None = None) -> Tensor:
     """PyTorch's var: positional (dim, unbiased, keepdim), var(x, unbiased) too, or
     correction= (the ddof). Divides by max(0, count - correction): 0 / 0 is nan, x / 0 inf."""
     if isinstance(dim, bool):            # var(x, False): the (input, unbiased) overload
@@ -115,15 +119,17 @@ class MaxResult(tuple):
         return self[1]
 
 
-def std(a, dim=None, unbiased=None, keepdim=False, *, axis=None, correction=None,
-        keepdims=None) -> Tensor:
+def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, axis: int | Sequence[int] | None = None,
+        correction: float | None = None, keepdims: bool | None = None) -> Tensor:
     """The standard deviation over `dim`: `var(...).sqrt()` (see `var` for the arguments;
     unbiased, dividing by count - 1, by default)."""
     return var(a, dim, unbiased, keepdim, axis=axis, correction=correction,
                keepdims=keepdims).sqrt()
 
 
-def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        axis: int | None = None, keepdims: bool | None = None) -> Tensor | MaxResult:
     """The largest element, or `(values, indices)` over one dim, or the elementwise maximum.
 
     `max(a)` is a 0-d tensor; `max(a, dim)` returns a named tuple `(values, indices)`
@@ -146,7 +152,8 @@ def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _max_min(a, dim, keepdim, axis, "max")
 
 
-def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        axis: int | None = None, keepdims: bool | None = None) -> Tensor | MaxResult:
     """The smallest element, or `(values, indices)` over one dim, or the elementwise
     minimum: the mirror of `max` (see it for the arguments)."""
     keepdim = _keep(keepdim, keepdims)
@@ -163,7 +170,7 @@ def _nonempty_axes(a, axes, op):
     return axes
 
 
-def amax(a, dim=None, keepdim=False) -> Tensor:
+def amax(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """The largest element over `dim` (several dims allowed; no indices). Ties share the
     gradient evenly, as in PyTorch.
 
@@ -176,13 +183,14 @@ def amax(a, dim=None, keepdim=False) -> Tensor:
                         keepdim=keepdim, op="max")
 
 
-def amin(a, dim=None, keepdim=False) -> Tensor:
+def amin(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """The smallest element over `dim`: the mirror of `amax`."""
     return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amin"),
                         keepdim=keepdim, op="min")
 
 
-def argmax(a, dim=None, keepdim=False, *, axis=None) -> Tensor:
+def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
+           axis: int | None = None) -> Tensor:
     """The index of the largest element (int32): over the flattened tensor, or along `dim`.
 
     Args:
@@ -215,13 +223,14 @@ def argmax(a, dim=None, keepdim=False, *, axis=None) -> Tensor:
     return out
 
 
-def argmin(a, dim=None, keepdim=False, *, axis=None) -> Tensor:
+def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
+           axis: int | None = None) -> Tensor:
     """The index of the smallest element (int32): the mirror of `argmax`."""
     with_no_grad = -a.detach()
     return argmax(with_no_grad, dim, keepdim, axis=axis)
 
 
-def softmax(a, dim=None, *, axis=None) -> Tensor:
+def softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
     """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted).
 
     Args:
@@ -235,7 +244,7 @@ def softmax(a, dim=None, *, axis=None) -> Tensor:
     return Softmax.apply(a, axis=normalize_axis(d, a.ndim))
 
 
-def log_softmax(a, dim=None, *, axis=None) -> Tensor:
+def log_softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
     """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
     `nll_loss`. Arguments as `softmax`."""
     d = _pick_axis(dim, axis)
@@ -244,7 +253,8 @@ def log_softmax(a, dim=None, *, axis=None) -> Tensor:
     return LogSoftmax.apply(a, axis=normalize_axis(d, a.ndim))
 
 
-def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
+def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean",
+                  ignore_index: int = -100) -> Tensor:
     """Mean negative log-likelihood of integer class targets under softmax(logits).
 
     Targets equal to ignore_index add 0 and are not counted by the mean (PyTorch's
@@ -282,7 +292,7 @@ def _ignore_index(value):
     return value
 
 
-def mse_loss(input, target, reduction="mean") -> Tensor:
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """The mean squared error `((input - target) ** 2)`, reduced.
 
     Args:

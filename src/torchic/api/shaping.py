@@ -1,8 +1,7 @@
 """Shape op functions: matmul's 1-D rules, reshape / view / permute / expand ..., indexing, cat."""
 
-from __future__ import annotations
-
 import builtins
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from ..tensor import Tensor
 from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
 
 
-def matmul(a, b):
+def matmul(a: Tensor, b: Tensor) -> Tensor:
     """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
     if a.__class__ is Tensor and b.__class__ is Tensor and len(a.shape) >= 2 and \
             len(b.shape) >= 2:
@@ -50,7 +49,7 @@ def _target_shape(a, shape):
     return infer_shape(shape, numel(a.shape))
 
 
-def reshape(a, *shape) -> Tensor:
+def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     """The elements of `a` in a new shape: a view when the strides allow, else a copy.
 
     Args:
@@ -69,7 +68,7 @@ def reshape(a, *shape) -> Tensor:
     return Reshape.apply(a, shape=shape)
 
 
-def view(a, *shape) -> Tensor:
+def view(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     """`a` in a new shape sharing its storage (always a view); RuntimeError when the
     strides do not allow one (use `reshape`). Arguments as `reshape`."""
     shape = _target_shape(a, shape)
@@ -83,7 +82,7 @@ def view(a, *shape) -> Tensor:
     return Reshape.apply(a, shape=shape, strides=strides)
 
 
-def permute(a, *dims) -> Tensor:
+def permute(a: Tensor, *dims: int | Sequence[int]) -> Tensor:
     """A view of `a` with its dims reordered: dim `i` of the result is dim `dims[i]` of `a`.
 
     Example:
@@ -99,7 +98,7 @@ def permute(a, *dims) -> Tensor:
     return Permute.apply(a, dims=dims)
 
 
-def transpose(a, dim0=None, dim1=None) -> Tensor:
+def transpose(a: Tensor, dim0: int | None = None, dim1: int | None = None) -> Tensor:
     """A view of `a` with dims `dim0` and `dim1` swapped; without dims (`x.t()`), the
     transpose of a tensor of at most 2 dims."""
     if dim0 is None and dim1 is None:
@@ -115,7 +114,7 @@ def transpose(a, dim0=None, dim1=None) -> Tensor:
     return permute(a, dims)
 
 
-def expand(a, *shape) -> Tensor:
+def expand(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     """A view of `a` broadcast to `shape` (size-1 dims repeated with stride 0, new dims in
     front; -1 keeps a size). No memory is copied.
 
@@ -139,7 +138,7 @@ def expand(a, *shape) -> Tensor:
     return Expand.apply(a, shape=shape)
 
 
-def squeeze(a, dim=None) -> Tensor:
+def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """`a` without its size-1 dims (only those in `dim`, an int or a tuple, when given)."""
     if dim is None:
         shape = tuple(d for d in a.shape if d != 1)
@@ -149,13 +148,13 @@ def squeeze(a, dim=None) -> Tensor:
     return reshape(a, shape)
 
 
-def unsqueeze(a, dim) -> Tensor:
+def unsqueeze(a: Tensor, dim: int) -> Tensor:
     """`a` with a new size-1 dim inserted at position `dim` (-1: at the end)."""
     d = normalize_axis(dim, a.ndim + 1)
     return reshape(a, a.shape[:d] + (1,) + a.shape[d:])
 
 
-def flatten(a, start_dim=0, end_dim=-1) -> Tensor:
+def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
     becomes 1-D."""
     if a.ndim == 0:
@@ -167,20 +166,20 @@ def flatten(a, start_dim=0, end_dim=-1) -> Tensor:
     return reshape(a, a.shape[:s] + (numel(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
-def contiguous(a) -> Tensor:
+def contiguous(a: Tensor) -> Tensor:
     """`a` itself when its elements are row-major without gaps, else a row-major copy."""
     if a.is_contiguous():
         return a
     return Contiguous.apply(a)
 
 
-def unbind(a, dim=0) -> tuple:
+def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of a along dim, as a tuple of views."""
     d = normalize_axis(dim, a.ndim)
     return tuple(getitem(a, (slice(None),) * d + (i,)) for i in range(a.shape[d]))
 
 
-def cat(tensors, dim=0) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim (their shapes equal elsewhere).
 
     Args:
@@ -206,7 +205,7 @@ def cat(tensors, dim=0) -> Tensor:
     return Cat.apply(*tensors, dim=d)
 
 
-def stack(tensors, dim=0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """The tensors (of one shape) joined along a new dim `dim`.
 
     Example:
