@@ -7,6 +7,9 @@ Everything here is composed from the op functions in torchic.api (which apply on
 Function per primitive op, each with its backward); nothing adds a kernel.
 """
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from .. import api as _ops, scopes
@@ -23,13 +26,13 @@ sigmoid = _ops.sigmoid
 mse_loss = _ops.mse_loss
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim (default: the last)."""
     _no_dtype(dtype, "softmax")
     return _ops.softmax(input, -1 if dim is None else dim)
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along dim (default: the last), computed stably."""
     _no_dtype(dtype, "log_softmax")
     return _ops.log_softmax(input, -1 if dim is None else dim)
@@ -40,14 +43,16 @@ def _no_dtype(dtype, what):
         raise TypeError(f"{what}: torchic computes in float32 only (dtype={dtype!r})")
 
 
-def linear(input, weight, bias=None):
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
     out = _ops.matmul(input, weight.T)
     return out if bias is None else out + bias
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """Negative log-likelihood of targets under softmax(input) over the class dim 1.
 
     input (N, C), (C,) or (N, C, d1, ...) float logits; target integer classes of shape
@@ -129,7 +134,7 @@ def _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing):
     return losses.sum() / batch
 
 
-def nll_loss(input, target, reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class targets given log-probabilities input (N, C)."""
     if input.ndim != 2 or target.ndim != 1 or target.shape[0] != input.shape[0]:
         raise ValueError(f"nll_loss expects input (N, C) and target (N,), got "
@@ -163,7 +168,7 @@ def _eye(n):
     return t
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Integer classes (any shape) -> int32 one-hot rows of length num_classes.
 
     ``F.one_hot(x, num_classes=27).float()`` gives float rows. Classes outside
@@ -195,7 +200,7 @@ def one_hot(tensor, num_classes=-1):
     return rows.long()
 
 
-def embedding(input, weight):
+def embedding(input: Tensor, weight: Tensor) -> Tensor:
     """Rows of weight picked by integer indices: output shape input.shape + (dim,)."""
     if not isinstance(input, Tensor) or input.is_floating_point():
         raise TypeError("embedding indices must be an integer tensor (int32 / .long()), got "
@@ -204,7 +209,8 @@ def embedding(input, weight):
     return weight[input]
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 
     The mask comes from the seeded default generator, so a seed gives the same
@@ -222,7 +228,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * keep
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing dims named by normalized_shape, then scale and shift."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
@@ -243,8 +251,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5, num_batches_tracked=None):
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float | None = 0.1, eps: float = 1e-5,
+               num_batches_tracked: Tensor | None = None) -> Tensor:
     """Batch normalization over (N, C) or (N, C, L) input, per channel C.
 
     training=True normalizes with the batch statistics (biased variance) and,
@@ -294,7 +304,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
-def flatten(input, start_dim=0, end_dim=-1):
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """`input.flatten(start_dim, end_dim)`: dims start_dim..end_dim merged into one."""
     return input.flatten(start_dim, end_dim)
 
@@ -304,7 +314,7 @@ _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
 
-def gelu(input, approximate="none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (Phi: the normal CDF, through torchic.erf), or its tanh approximation."""
     if approximate == "none":
         return 0.5 * input * (1.0 + _ops.erf(input * _SQRT_HALF))
@@ -318,17 +328,18 @@ def _maybe_inplace(input, out, inplace):
     return _ops.copy_(input, out) if inplace else out
 
 
-def silu(input, inplace=False):
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
     return _maybe_inplace(input, input * _ops.sigmoid(input), inplace)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input: Tensor, negative_slope: float = 0.01,
+               inplace: bool = False) -> Tensor:
     """x where x > 0, negative_slope * x elsewhere."""
     return _maybe_inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
 
 
-def elu(input, alpha=1.0, inplace=False):
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, alpha * (exp(x) - 1) elsewhere (exp of x clipped to <= 0: no
     overflow in the branch not taken, and the whole gradient alpha at x = 0, as PyTorch)."""
     positive = input > 0

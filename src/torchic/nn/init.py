@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import creation
 from ..autograd import no_grad
+from ..generator import Generator
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_",
@@ -37,7 +38,7 @@ def _no_op_if_empty(t):
     return False
 
 
-def calculate_gain(nonlinearity, param=None):
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for a nonlinearity (PyTorch's table)."""
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
@@ -77,21 +78,24 @@ def _fan(t, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
     """Fill with U(a, b)."""
     _check(tensor, "uniform_")
     with no_grad():
         return creation.uniform_(tensor, a, b, generator=generator)
 
 
-def normal_(tensor, mean=0.0, std=1.0, generator=None):
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
     """Fill with N(mean, std^2) (mean=0, std=1 gives the numbers randn would)."""
     _check(tensor, "normal_")
     with no_grad():
         return creation.normal_(tensor, mean, std, generator=generator)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
     """N(mean, std^2) truncated to [a, b], by PyTorch's rejection sampling and draw order:
     when [a, b] holds more than 0.3 of the mass, normals redrawn for the whole tensor where
     a value fell outside (bit-exact: only normal_ draws); otherwise uniform proposals on
@@ -141,7 +145,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                                      "trunc_normal_")
 
 
-def constant_(tensor, val):
+def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill `tensor` with `val` in place (without recording a gradient); returns it."""
     _check(tensor, "constant_")
     with no_grad():
@@ -149,17 +153,18 @@ def constant_(tensor, val):
     return tensor
 
 
-def zeros_(tensor):
+def zeros_(tensor: Tensor) -> Tensor:
     """Fill `tensor` with zeros in place; returns it."""
     return constant_(tensor, 0.0)
 
 
-def ones_(tensor):
+def ones_(tensor: Tensor) -> Tensor:
     """Fill `tensor` with ones in place; returns it."""
     return constant_(tensor, 1.0)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
     """He et al. 2015: U(-bound, bound), bound = gain * sqrt(3 / fan)."""
     _check(tensor, "kaiming_uniform_")
     if _no_op_if_empty(tensor):
@@ -170,7 +175,8 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     return uniform_(tensor, -bound, bound, generator=generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
     """He et al. 2015: N(0, std^2), std = gain / sqrt(fan)."""
     _check(tensor, "kaiming_normal_")
     if _no_op_if_empty(tensor):
@@ -180,7 +186,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, std, generator=generator)
 
 
-def xavier_uniform_(tensor, gain=1.0, generator=None):
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot & Bengio 2010: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
     _check(tensor, "xavier_uniform_")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -189,7 +195,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     return uniform_(tensor, -a, a, generator=generator)
 
 
-def xavier_normal_(tensor, gain=1.0, generator=None):
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot & Bengio 2010: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
     _check(tensor, "xavier_normal_")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)

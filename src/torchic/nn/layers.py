@@ -1,8 +1,11 @@
 """The layers: thin Modules over nn.functional, initialized as PyTorch does."""
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from .. import creation
+from ..tensor import Tensor
 from ..autograd import no_grad
 from . import functional as F
 from . import init
@@ -19,10 +22,10 @@ def _positive_int(value, what):
 class Identity(Module):
     """Returns its input unchanged (any constructor arguments are ignored)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return input
 
 
@@ -33,7 +36,7 @@ class Linear(Module):
     (kaiming_uniform_ with a=sqrt(5)).
     """
 
-    def __init__(self, in_features, out_features, bias=True):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__()
         self.in_features = _positive_int(in_features, "in_features")
         self.out_features = _positive_int(out_features, "out_features")
@@ -44,17 +47,17 @@ class Linear(Module):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """Draw the initial weight and bias again (PyTorch's init, PyTorch's numbers)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
@@ -62,7 +65,8 @@ class Linear(Module):
 class Embedding(Module):
     """A lookup table: integer indices of any shape -> rows of weight (num, dim) ~ N(0, 1)."""
 
-    def __init__(self, num_embeddings, embedding_dim, _weight=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int,
+                 _weight: Tensor | None = None) -> None:
         super().__init__()
         self.num_embeddings = _positive_int(num_embeddings, "num_embeddings")
         self.embedding_dim = _positive_int(embedding_dim, "embedding_dim")
@@ -75,12 +79,12 @@ class Embedding(Module):
                                  f"{[num_embeddings, embedding_dim]}")
             self.weight = Parameter(_weight)
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """Draw the initial weight again from N(0, 1)."""
         init.normal_(self.weight)
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True):
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True) -> "Embedding":
         """An Embedding whose weight is `embeddings` (2-D: (num_embeddings, embedding_dim)),
         frozen (no gradient) unless `freeze=False`."""
         if embeddings.ndim != 2:
@@ -89,91 +93,92 @@ class Embedding(Module):
         m.weight.requires_grad = not freeze
         return m
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
 class ReLU(Module):
     """`max(x, 0)` elementwise (`F.relu`)."""
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.relu(input)
 
 
 class Tanh(Module):
     """The hyperbolic tangent elementwise (`F.tanh`)."""
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.tanh(input)
 
 
 class Sigmoid(Module):
     """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`)."""
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.sigmoid(input)
 
 
 class Softmax(Module):
     """`F.softmax` over dim `dim` (the last when None): each slice sums to 1."""
 
-    def __init__(self, dim=None):
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
     """`F.log_softmax` over dim `dim` (the last when None)."""
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
 
 
 class Flatten(Module):
     """Flatten dims start_dim..end_dim (default: everything but the batch dim)."""
 
-    def __init__(self, start_dim=1, end_dim=-1):
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim = start_dim
         self.end_dim = end_dim
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class Dropout(Module):
     """Zero elements with probability p in training mode (scaling by 1/(1-p)); identity in eval."""
 
-    def __init__(self, p=0.5, inplace=False):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
         self.p = float(p)
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
 
 
 class LayerNorm(Module):
     """Normalize over the trailing normalized_shape dims; weight = 1, bias = 0 initially."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -190,17 +195,17 @@ class LayerNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """Set weight to ones and bias to zeros again."""
         if self.weight is not None:
             init.ones_(self.weight)
         if self.bias is not None:
             init.zeros_(self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
 
@@ -215,8 +220,8 @@ class BatchNorm1d(Module):
     state_dict().
     """
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True) -> None:
         super().__init__()
         self.num_features = _positive_int(num_features, "num_features")
         self.eps = eps
@@ -238,21 +243,21 @@ class BatchNorm1d(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
-    def reset_running_stats(self):
+    def reset_running_stats(self) -> None:
         """Zero running_mean and num_batches_tracked, set running_var to ones."""
         if self.track_running_stats:
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
             self.num_batches_tracked.fill_(0)
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """`reset_running_stats()`, then weight to ones and bias to zeros."""
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
             init.zeros_(self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in (2, 3) or input.shape[1] != self.num_features:
             raise ValueError(f"BatchNorm1d({self.num_features}) expects input (N, "
                              f"{self.num_features}) or (N, {self.num_features}, L), got shape "
@@ -269,7 +274,7 @@ class BatchNorm1d(Module):
             self.weight, self.bias, use_batch_stats, self.momentum, self.eps,
             num_batches_tracked=self.num_batches_tracked)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
@@ -278,8 +283,9 @@ class CrossEntropyLoss(Module):
     """PyTorch's signature; class weights (and the deprecated size_average / reduce) are
     not supported, as in F.cross_entropy."""
 
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction="mean", label_smoothing=0.0):
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__()
         if weight is not None:
             raise NotImplementedError("CrossEntropyLoss: class weights are not supported in "
@@ -292,7 +298,7 @@ class CrossEntropyLoss(Module):
         self.reduction = reduction
         self.label_smoothing = label_smoothing
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(input, target, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
@@ -301,9 +307,9 @@ class MSELoss(Module):
     """The mean squared error `F.mse_loss(input, target, reduction)`: `"mean"` (default),
     `"sum"` or `"none"`."""
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         self.reduction = reduction
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)

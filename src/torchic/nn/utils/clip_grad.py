@@ -6,6 +6,7 @@ all the gradients taken together as one vector.
 """
 
 import math
+from collections.abc import Iterable
 
 from ... import api
 from ...autograd import no_grad
@@ -19,7 +20,8 @@ def _grads(parameters):
     return [p.grad for p in parameters if p.grad is not None]
 
 
-def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """The norm_type-norm of the tensors taken together as one vector (a 0-d tensor)."""
     if isinstance(tensors, Tensor):
         tensors = [tensors]
@@ -48,8 +50,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     return total
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
-                    foreach=None):
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: bool | None = None) -> Tensor:
     """Scale the parameters' gradients in place so that their total norm is at most
     max_norm; returns the total norm before clipping (a 0-d tensor)."""
     grads = _grads(parameters)
@@ -63,7 +66,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     return total
 
 
-def clip_grad_value_(parameters, clip_value, foreach=None):
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
+                     foreach: bool | None = None) -> None:
     """Clamp every gradient in place to [-clip_value, clip_value]."""
     clip_value = float(clip_value)
     with no_grad():
