@@ -6,6 +6,8 @@ writes it into the optimizer's param_groups.
 """
 
 import bisect
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .optimizer import Optimizer
 
@@ -16,7 +18,7 @@ class LRScheduler:
     after `optimizer.step()`. A subclass defines `lr_at(base_lr, epoch)`.
     """
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not a torchic Optimizer")
         self.optimizer = optimizer
@@ -32,15 +34,15 @@ class LRScheduler:
         self.last_epoch = last_epoch
         self.step()
 
-    def lr_at(self, base_lr, epoch):
+    def lr_at(self, base_lr: float, epoch: int) -> float:
         """The learning rate at `epoch` of a group whose initial rate is `base_lr`."""
         raise NotImplementedError
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         """The learning rates of the param groups at the current epoch (`last_epoch`)."""
         return [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
 
-    def step(self, epoch=None):
+    def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to `epoch`) and set the groups' learning rates."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         lrs = self.get_lr()
@@ -48,15 +50,15 @@ class LRScheduler:
             group["lr"] = lr
         self._last_lr = lrs
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """The learning rates the last `step()` set, one per param group."""
         return list(self._last_lr)
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The scheduler's state (everything but the optimizer), for `torchic.save`."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore the state from `state_dict()`."""
         self.__dict__.update(state_dict)
 
@@ -64,44 +66,48 @@ class LRScheduler:
 class StepLR(LRScheduler):
     """lr = initial_lr * gamma ** (epoch // step_size)."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size < 1:
             raise ValueError(f"step_size must be a positive int, got {step_size!r}")
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
+    def lr_at(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma ** (epoch // self.step_size)
 
 
 class MultiStepLR(LRScheduler):
     """lr = initial_lr * gamma ** (number of milestones <= epoch)."""
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.milestones = sorted(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
+    def lr_at(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma ** bisect.bisect_right(self.milestones, epoch)
 
 
 class ExponentialLR(LRScheduler):
     """lr = initial_lr * gamma ** epoch."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
+    def lr_at(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma ** epoch
 
 
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group)."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
         n = len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != n:
@@ -111,10 +117,10 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * n
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
 

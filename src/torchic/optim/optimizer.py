@@ -1,6 +1,8 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict."""
 
 import copy
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..autograd import enable_grad, zero_grads
 from ..scopes import keep
@@ -19,7 +21,7 @@ class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and
     ``state`` (per-parameter dicts such as momentum buffers). Subclasses define step()."""
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.state = {}        # param -> dict (Tensor hashes by identity)
         self.param_groups = []
@@ -38,7 +40,7 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def add_param_group(self, group):
+    def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a parameter group: a dict with `"params"` (tensors) and any hyperparameters
         that differ from the optimizer's defaults (e.g. a larger `lr` for a new head)."""
         if not isinstance(group, dict):
@@ -79,7 +81,7 @@ class Optimizer:
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr < 0:
             raise ValueError(f"Invalid learning rate: {lr!r}")
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop every parameter's .grad (or zero it in place with set_to_none=False)."""
         zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
@@ -109,7 +111,7 @@ class Optimizer:
             return closure()
 
     # -- state_dict ------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}.
 
         Parameters are numbered in order across groups, as PyTorch does. Tensor
@@ -130,7 +132,7 @@ class Optimizer:
                     state[index[id(p)]] = dict(self.state[p])
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore the hyperparameters and per-parameter state from `state_dict()` (the
         parameters are matched by their position in the groups)."""
         groups = state_dict["param_groups"]
@@ -160,7 +162,7 @@ class Optimizer:
                 new[k] = v
             self.state[p] = new
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter from its `.grad` (one optimization step).
 
         Args:

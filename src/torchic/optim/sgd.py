@@ -1,5 +1,8 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from ..autograd import no_grad
 from .optimizer import Optimizer, required
 
@@ -14,8 +17,9 @@ class SGD(Optimizer):
         p = p - lr * g                                 (maximize: p + lr * g)
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False) -> None:
         if lr is not required and (not isinstance(lr, (int, float)) or lr < 0):
             raise ValueError(f"Invalid learning rate: {lr!r}")
         if momentum < 0.0:
@@ -28,7 +32,7 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
