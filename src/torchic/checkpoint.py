@@ -28,6 +28,7 @@ import math
 import os
 import struct
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,7 @@ def _prepare(obj, metadata):
     return arrays, meta
 
 
-def save(obj, path, metadata=None):
+def save(obj: Any, path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
     """Write a dict of tensors (nested dicts allowed) to `path` in the safetensors format.
 
     path: a file name / os.PathLike (written atomically: a temporary file then a
@@ -352,7 +353,8 @@ def _key_paths(meta, names, where):
     return paths
 
 
-def load(path, *, map_location=None, weights_only=None):
+def load(path: str | os.PathLike, *, map_location: Any = None,
+         weights_only: bool | None = None) -> dict[str, Any]:
     """Read a safetensors file into a dict of name -> Tensor on the current backend.
 
     Files written by torchic.save come back with their nesting and key order;
@@ -386,7 +388,7 @@ def load(path, *, map_location=None, weights_only=None):
     return out
 
 
-def metadata(path):
+def metadata(path: str | os.PathLike) -> dict[str, str]:
     """The user metadata (str -> str) stored by save(..., metadata=...)."""
     with _Source(path) as src:
         _, meta, _ = _read_header(src.file, src.size, src.where)

@@ -40,26 +40,26 @@ def _seed(seed):
     return seed
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> None:
     """No CUDA generator to seed: accepted and ignored (torchic.manual_seed seeds torchic)."""
     _seed(seed)
 
 
-def manual_seed_all(seed):
+def manual_seed_all(seed: int) -> None:
     """No CUDA generators to seed: accepted and ignored, as `manual_seed`."""
     _seed(seed)
 
 
-def synchronize(device=None):
+def synchronize(device: object = None) -> None:
     """torchic.sync(): wait until every queued op has run (raises KernelError if one failed)."""
     dispatcher.runtime().sync()
 
 
-def empty_cache():
+def empty_cache() -> None:
     """Nothing cached on a CUDA device: a no-op."""
 
 
-def current_device():
+def current_device() -> int:
     """Raises RuntimeError: there is no current CUDA device."""
     raise RuntimeError("torchic.cuda.current_device(): there is no CUDA device; torchic picks "
                        "where ops run with the backend (torchic.init(backend=\"webgpu\") runs "

@@ -11,11 +11,12 @@ Deliberate difference: a torchic device compares equal to its string form
 """
 
 import os
+from typing import Any
 
 import numpy as np
 
 from . import dispatcher
-from .dtypes import float32
+from .dtypes import DType, float32
 
 # the device types PyTorch's parser knows, in its order (its error message lists them)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -53,7 +54,7 @@ class device:
 
     __slots__ = ("_type", "_index")
 
-    def __init__(self, type, index=None):      # noqa: A002  (PyTorch's argument names)
+    def __init__(self, type: "str | device", index: int | None = None) -> None:      # noqa: A002  (PyTorch's argument names)
         if isinstance(type, device):
             if index is not None:
                 raise RuntimeError(f"device(): an index cannot be passed with a device "
@@ -85,7 +86,7 @@ class device:
         return self._type
 
     @property
-    def index(self):
+    def index(self) -> int | None:
         """The device index (an int), or None when none was given."""
         return self._index
 
@@ -118,7 +119,7 @@ def _type_name(x):
 CPU = device("cpu")
 
 
-def check_device(dev, context=""):
+def check_device(dev: Any, context: str = "") -> device:
     """The device a PyTorch call names -> torchic.device("cpu"), or an error before any work.
 
     None, "cpu", "cpu:N" and device("cpu") are accepted. An accelerator ("cuda", "mps",
@@ -152,7 +153,7 @@ def check_device(dev, context=""):
 _num_threads = None       # what set_num_threads recorded (None: the runtime's own count)
 
 
-def set_num_threads(n):
+def set_num_threads(n: int) -> None:
     """PyTorch's torch.set_num_threads: recorded, and reported by get_num_threads.
 
     A runtime's worker threads are fixed when it starts, so this does not resize the running
@@ -166,7 +167,7 @@ def set_num_threads(n):
     _num_threads = n
 
 
-def get_num_threads():
+def get_num_threads() -> int:
     """What set_num_threads recorded, else the current runtime's worker threads (the
     number of cores when no runtime has started)."""
     if _num_threads is not None:
@@ -177,12 +178,12 @@ def get_num_threads():
     return os.cpu_count() or 1
 
 
-def get_default_dtype():
+def get_default_dtype() -> DType:
     """The dtype of float tensors made without `dtype=`: `torchic.float32`."""
     return float32
 
 
-def set_default_dtype(d):
+def set_default_dtype(d: Any) -> None:
     """Only float32 (torchic's one floating dtype) can be the default; anything else is a
     TypeError, before anything changes."""
     if d is float32 or (isinstance(d, str) and d in ("float32", "float")) or d is np.float32 \

@@ -99,7 +99,7 @@ class Generator:
 
     # -- seeding and state --------------------------------------------------------------
 
-    def manual_seed(self, seed):
+    def manual_seed(self, seed: int) -> "Generator":
         """Seed the engine and drop the cached normal; returns the generator."""
         self._seed = _check_seed(seed)
         self._set_engine(seeded_state(self._seed), 624, fresh=True)
@@ -111,7 +111,7 @@ class Generator:
         """The seed this generator was last seeded with."""
         return self._seed
 
-    def seed(self):
+    def seed(self) -> int:
         """Seed from the OS's entropy and return that seed (PyTorch's Generator.seed)."""
         seed = int.from_bytes(os.urandom(8), "little")
         self.manual_seed(seed)
@@ -122,7 +122,7 @@ class Generator:
                             "state": {"key": np.asarray(key, dtype=np.uint32), "pos": pos}}
         self._fresh = fresh          # seeded, nothing drawn: PyTorch's next_ is then 0
 
-    def get_state(self):
+    def get_state(self) -> np.ndarray:
         """The state as PyTorch's torch.get_rng_state() bytes (CPUGeneratorImplState).
 
         torchic tensors hold no uint8, so this is a NumPy uint8 array of 5056 bytes, equal
@@ -142,7 +142,7 @@ class Generator:
             rec["float_normal_valid"], rec["next_float_normal"] = 1, self._float_normal
         return np.frombuffer(rec.tobytes(), dtype=np.uint8).copy()
 
-    def set_state(self, new_state):
+    def set_state(self, new_state: object) -> "Generator":
         """Restore a state from get_state() (torchic's or torch's, either size torch takes)."""
         data = np.asarray(new_state)
         if data.ndim != 1 or data.dtype.kind not in "ui" or (
@@ -177,26 +177,26 @@ class Generator:
 
     # -- raw draws ----------------------------------------------------------------------
 
-    def random(self, n):
+    def random(self, n: int) -> np.ndarray:
         """n outputs of random(): uint32."""
         if n <= 0:
             return np.empty(0, dtype=np.uint32)
         self._fresh = False
         return self._bits.random_raw(n).astype(np.uint32)
 
-    def random64(self, n):
+    def random64(self, n: int) -> np.ndarray:
         """n outputs of random64(): uint64, each from two 32-bit draws (first is high)."""
         r = self.random(2 * n).astype(np.uint64)
         return (r[0::2] << np.uint64(32)) | r[1::2]
 
-    def random_int64(self):
+    def random_int64(self) -> int:
         """`torch.empty((), dtype=torch.int64).random_(generator=g).item()`: random64's
         low 63 bits (the draw torch.utils.data's samplers seed from)."""
         return int(self.random64(1)[0]) & (2 ** 63 - 1)
 
     # -- distributions ------------------------------------------------------------------
 
-    def uniform_float(self, n, low=0.0, high=1.0):
+    def uniform_float(self, n: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         """n float32 uniforms in [low, high): uniform_ / rand."""
         lo, hi = _f32(low), _f32(high)
         x = (self.random(n) & 0xFFFFFF).astype(_f32) * _f32(2.0 ** -24)
@@ -206,11 +206,12 @@ class Generator:
         out[out == hi] = lo
         return out
 
-    def uniform_double(self, n):
+    def uniform_double(self, n: int) -> np.ndarray:
         """n double uniforms in [0, 1) from the low 53 bits of random64()."""
         return (self.random64(n) & np.uint64(2 ** 53 - 1)).astype(_f64) * 2.0 ** -53
 
-    def normal_float(self, n, mean=0.0, std=1.0, contiguous=True):
+    def normal_float(self, n: int, mean: float = 0.0, std: float = 1.0,
+                     contiguous: bool = True) -> np.ndarray:
         """n float32 normals: normal_ / randn, in the tensor's memory order."""
         if n >= 16 and contiguous:
             return _normal_fill(self, n, mean, std)
@@ -228,19 +229,19 @@ class Generator:
             z = r * math.cos(theta)
         return _fma64(z, float(std), float(mean))
 
-    def exponential_float(self, n, lambd=1.0):
+    def exponential_float(self, n: int, lambd: float = 1.0) -> np.ndarray:
         """n float32 exponentials: -1/lambda * log1p(-u) in double."""
         scale = -1.0 / float(lambd)
         u = self.uniform_double(n).tolist()
         return np.array([scale * math.log1p(-v) for v in u], dtype=_f32)
 
-    def randint(self, n, low, high):
+    def randint(self, n: int, low: int, high: int) -> np.ndarray:
         """n integers in [low, high) (int64)."""
         span = high - low
         draws = self.random(n) if span < 2 ** 28 else self.random64(n)
         return (draws % np.uint64(span)).astype(np.int64) + low
 
-    def randperm(self, n):
+    def randperm(self, n: int) -> np.ndarray:
         """A permutation of range(n) (int64), PyTorch's Fisher-Yates."""
         perm = list(range(n))
         if n < (2 ** 32 - 1) // 20:
@@ -254,7 +255,7 @@ class Generator:
                 perm[z] = i
         return np.array(perm, dtype=np.int64)
 
-    def multinomial(self, rows, num_samples, replacement):
+    def multinomial(self, rows: object, num_samples: int, replacement: bool) -> np.ndarray:
         """Category indices (int64, one row of num_samples per row) from float32 weight
         rows (validated by the caller)."""
         rows = np.asarray(rows, dtype=_f32)

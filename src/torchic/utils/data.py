@@ -23,6 +23,8 @@ import itertools
 import math
 import re
 import warnings
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +60,7 @@ def _int64_seed(generator=None):
 class Dataset:
     """A map-style dataset: subclasses define __getitem__ (and usually __len__)."""
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
     def __add__(self, other):
@@ -78,22 +80,22 @@ class IterableDataset(Dataset):
 class TensorDataset(Dataset):
     """Samples are tuples of the tensors' rows: TensorDataset(x, y)[i] == (x[i], y[i])."""
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor) -> None:
         if any(tensors[0].size(0) != t.size(0) for t in tensors):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         return tuple(t[index] for t in self.tensors)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.tensors[0].size(0)
 
 
 class Subset(Dataset):
     """The samples of `dataset` at `indices`, in that order."""
 
-    def __init__(self, dataset, indices):
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
 
@@ -107,7 +109,7 @@ class Subset(Dataset):
             return self.dataset.__getitems__([self.indices[i] for i in indices])
         return [self.dataset[self.indices[i]] for i in indices]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
 
@@ -115,11 +117,11 @@ class ConcatDataset(Dataset):
     """Map-style datasets one after another."""
 
     @staticmethod
-    def cumsum(sequence):
+    def cumsum(sequence: Iterable[Dataset]) -> list[int]:
         """The running totals of the datasets' lengths (where each one ends)."""
         return list(itertools.accumulate(len(d) for d in sequence))
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
             raise AssertionError("datasets should not be an empty iterable")
@@ -127,7 +129,7 @@ class ConcatDataset(Dataset):
             raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
     def __getitem__(self, idx):
@@ -152,11 +154,12 @@ class ChainDataset(IterableDataset):
                 raise AssertionError("ChainDataset only supports IterableDataset")
             yield from d
 
-    def __len__(self):
+    def __len__(self) -> int:
         return sum(len(d) for d in self.datasets)
 
 
-def random_split(dataset, lengths, generator=None):
+def random_split(dataset: Dataset, lengths: Sequence[int | float],
+                 generator: Generator | None = None) -> list[Subset]:
     """Split `dataset` into Subsets of the given lengths (ints), or fractions summing to 1
     (each floor(frac * len), the remainder handed out one by one from the first split),
     from one randperm(len(dataset), generator=generator)."""
@@ -185,7 +188,7 @@ def random_split(dataset, lengths, generator=None):
 class Sampler:
     """Iterates over dataset indices (or batches of them); subclasses define __iter__."""
 
-    def __init__(self, data_source=None):
+    def __init__(self, data_source: Any = None) -> None:
         pass
 
     def __iter__(self):
@@ -195,20 +198,21 @@ class Sampler:
 class SequentialSampler(Sampler):
     """The indices 0 .. len(data_source) - 1, in order (the DataLoader's default)."""
 
-    def __init__(self, data_source):
+    def __init__(self, data_source: Any) -> None:
         self.data_source = data_source
 
     def __iter__(self):
         return iter(range(len(self.data_source)))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.data_source)
 
 
 class RandomSampler(Sampler):
     """Random indices: a permutation per pass (replacement=False) or independent draws."""
 
-    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+    def __init__(self, data_source: Any, replacement: bool = False,
+                 num_samples: int | None = None, generator: Generator | None = None) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -221,7 +225,7 @@ class RandomSampler(Sampler):
                              f"num_samples={self.num_samples}")
 
     @property
-    def num_samples(self):
+    def num_samples(self) -> int:
         """How many indices one pass yields (`num_samples`, or the dataset's length)."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
@@ -240,14 +244,14 @@ class RandomSampler(Sampler):
                 yield from randperm(n, generator=generator).tolist()
             yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.num_samples
 
 
 class SubsetRandomSampler(Sampler):
     """The given indices in a random order (one randperm per pass)."""
 
-    def __init__(self, indices, generator=None):
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
         self.indices = indices
         self.generator = generator
 
@@ -255,14 +259,15 @@ class SubsetRandomSampler(Sampler):
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
 
 class WeightedRandomSampler(Sampler):
     """num_samples indices drawn with probabilities proportional to `weights`."""
 
-    def __init__(self, weights, num_samples, replacement=True, generator=None):
+    def __init__(self, weights: Sequence[float] | Tensor, num_samples: int,
+                 replacement: bool = True, generator: Generator | None = None) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got "
                              f"num_samples={num_samples}")
@@ -283,14 +288,15 @@ class WeightedRandomSampler(Sampler):
                                      generator=self.generator)
         yield from drawn.tolist()
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.num_samples
 
 
 class BatchSampler(Sampler):
     """Lists of batch_size indices from `sampler` (the last one shorter unless drop_last)."""
 
-    def __init__(self, sampler, batch_size, drop_last):
+    def __init__(self, sampler: Sampler | Iterable[int], batch_size: int,
+                 drop_last: bool) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
@@ -312,7 +318,7 @@ class BatchSampler(Sampler):
             yield batch
             batch = list(itertools.islice(it, self.batch_size))
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
@@ -333,7 +339,7 @@ _COLLATE_ERROR = ("default_collate: batch must contain tensors, numpy arrays, nu
                   "or lists; found {}")
 
 
-def default_collate(batch):
+def default_collate(batch: Sequence[Any]) -> Any:
     """PyTorch's default_collate: a list of samples -> one batch, by the first sample's type.
 
     Tensors are stacked on a new dim 0; NumPy arrays become tensors and are stacked; NumPy
@@ -392,7 +398,7 @@ def default_collate(batch):
     raise TypeError(_COLLATE_ERROR.format(type(elem)))
 
 
-def default_convert(data):
+def default_convert(data: Any) -> Any:
     """batch_size=None's collate: NumPy arrays (and those inside containers) -> tensors."""
     if isinstance(data, np.ndarray) or (isinstance(data, np.generic) and
                                         not isinstance(data, (np.str_, np.bytes_))):
@@ -414,7 +420,7 @@ def default_convert(data):
     return data
 
 
-def get_worker_info():
+def get_worker_info() -> None:
     """None: batches are always loaded in the main process (see the module docstring)."""
     return None
 
@@ -433,11 +439,15 @@ class DataLoader:
                "persistent_workers")
     _initialized = False
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
-                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
-                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
-                 in_order=True):
+    def __init__(self, dataset: Dataset, batch_size: int | None = 1,
+                 shuffle: bool | None = None, sampler: Sampler | Iterable[Any] | None = None,
+                 batch_sampler: Sampler | Iterable[Any] | None = None, num_workers: int = 0,
+                 collate_fn: Callable[[Any], Any] | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], None] | None = None,
+                 multiprocessing_context: Any = None, generator: Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")
@@ -520,7 +530,7 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._iterable:
             length = len(self.dataset)
             if self.batch_size is not None:
@@ -552,7 +562,7 @@ class _LoaderIter:
     def __iter__(self):
         return self
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._loader)
 
     def __next__(self):

@@ -8,6 +8,7 @@ this module without it raises ImportError saying so.
 """
 
 import os
+from typing import Any
 import socket
 import time
 
@@ -47,8 +48,9 @@ class SummaryWriter:
     """PyTorch's SummaryWriter: add_scalar, add_scalars, add_histogram, add_text, flush,
     close; a context manager. log_dir defaults to runs/<date>_<host><comment>."""
 
-    def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10,
-                 flush_secs=120, filename_suffix=""):
+    def __init__(self, log_dir: str | None = None, comment: str = "",
+                 purge_step: int | None = None, max_queue: int = 10, flush_secs: int = 120,
+                 filename_suffix: str = "") -> None:
         if not log_dir:
             stamp = time.strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
@@ -58,7 +60,7 @@ class SummaryWriter:
         self._writer = EventFileWriter(self.log_dir, **self._options)
         self._scalar_writers = {}       # add_scalars: one writer per run subdirectory
 
-    def get_logdir(self):
+    def get_logdir(self) -> str:
         """The directory the event files are written to."""
         return self.log_dir
 
@@ -68,15 +70,17 @@ class SummaryWriter:
             event.step = int(_number(global_step, "global_step"))
         (writer or self._writer).add_event(event)
 
-    def add_scalar(self, tag, scalar_value, global_step=None, walltime=None,
-                   new_style=False, double_precision=False):
+    def add_scalar(self, tag: str, scalar_value: float | Tensor, global_step: int | None = None,
+                   walltime: float | None = None, new_style: bool = False,
+                   double_precision: bool = False) -> None:
         """Log one number (a Python number or a one-element tensor) under `tag` at step
         `global_step`; TensorBoard plots a tag's values against the steps."""
         value = _number(scalar_value, f"add_scalar({tag!r})")
         self._add(Summary(value=[Summary.Value(tag=tag, simple_value=value)]), global_step,
                   walltime)
 
-    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None):
+    def add_scalars(self, main_tag: str, tag_scalar_dict: dict[str, Any],
+                    global_step: int | None = None, walltime: float | None = None) -> None:
         """Each tag goes to its own run, log_dir/<main_tag>_<tag>, under the tag main_tag
         (how PyTorch lays them out, so TensorBoard draws them on one chart)."""
         for tag, scalar in tag_scalar_dict.items():
@@ -88,8 +92,9 @@ class SummaryWriter:
             self._add(Summary(value=[Summary.Value(tag=main_tag, simple_value=value)]),
                       global_step, walltime, writer)
 
-    def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
-                      max_bins=None):
+    def add_histogram(self, tag: str, values: Any, global_step: int | None = None,
+                      bins: Any = "tensorflow", walltime: float | None = None,
+                      max_bins: int | None = None) -> None:
         """A histogram of the values (np.histogram's bins; "tensorflow", PyTorch's default,
         is taken as NumPy's "auto" rule here)."""
         data = _array(values)
@@ -102,17 +107,18 @@ class SummaryWriter:
         self._add(Summary(value=[Summary.Value(tag=tag, histo=proto)]), global_step,
                   walltime)
 
-    def add_text(self, tag, text_string, global_step=None, walltime=None):
+    def add_text(self, tag: str, text_string: str, global_step: int | None = None,
+                 walltime: float | None = None) -> None:
         """Log a string (markdown) under `tag` at step `global_step`."""
         self._add(text_pb(tag, text_string), global_step, walltime)
 
-    def flush(self):
+    def flush(self) -> None:
         """Write the pending events to disk."""
         self._writer.flush()
         for writer in self._scalar_writers.values():
             writer.flush()
 
-    def close(self):
+    def close(self) -> None:
         """Flush and close the event files."""
         self._writer.close()
         for writer in self._scalar_writers.values():
