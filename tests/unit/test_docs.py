@@ -2,6 +2,7 @@
 public names, the package ships its type hints (py.typed), and the API reference
 (pdoc, scripts/build_docs.py) builds without a warning."""
 
+import inspect
 import pathlib
 import subprocess
 import sys
@@ -45,3 +46,73 @@ def test_api_reference_builds_without_warnings():
     pytest.importorskip("pdoc", reason="pdoc is not installed (pip install -e '.[docs]')")
     run = _run("build_docs.py", "--check")
     assert run.returncode == 0 and run.stderr == "", f"pdoc warned:\n{run.stderr}"
+
+
+# Public callables still without full type hints: the core files' (creation / tensor /
+# methods / dispatcher / autograd / scopes / raw / torchic's own), to be annotated next. The
+# list only shrinks: a new public callable must come with its annotations.
+UNANNOTATED = {
+    # creation.py (return types only so far)
+    "arange", "as_tensor", "empty", "empty_like", "from_dlpack", "from_numpy", "full",
+    "full_like", "get_rng_state", "linspace", "manual_seed", "multinomial", "ones",
+    "ones_like", "rand", "rand_like", "randint", "randn", "randn_like", "randperm", "seed",
+    "set_rng_state", "tensor", "zeros", "zeros_like", "Tensor.exponential_", "Tensor.normal_",
+    "Tensor.random_", "Tensor.uniform_",
+    # dispatcher.py, autograd.py, scopes.py, torchic/__init__.py, raw.py
+    "init", "shutdown", "no_grad", "enable_grad", "keep", "dispose", "is_tensor", "memory",
+    "numel", "sync", "Tensor.numpy",
+    # methods.py
+    "Tensor.add_", "Tensor.sub_", "Tensor.mul_", "Tensor.div_", "Tensor.cuda",
+    "Tensor.from_data", "Tensor.ones", "Tensor.zeros", "Tensor.rand", "Tensor.randn",
+    "Tensor.set", "Tensor.slice", "Tensor.where",
+    # tensor.py
+    "Tensor.device", "Tensor.dtype", "Tensor.item", "Tensor.item_async", "Tensor.numpy_async",
+    "Tensor.size", "Tensor.stride", "Tensor.tolist_async",
+}
+
+
+def _unannotated(fn):
+    """The parameters (and 'return') of `fn` without an annotation (self / cls exempt)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):      # a builtin without a signature
+        return []
+    names = [p.name for i, p in enumerate(sig.parameters.values())
+             if p.annotation is inspect.Parameter.empty
+             and not (i == 0 and p.name in ("self", "cls"))]
+    if sig.return_annotation is inspect.Signature.empty:
+        names.append("return")
+    return names
+
+
+def _public_callables():
+    """(name, function) of torchic.__all__'s functions and the public methods / properties of
+    its torchic classes (Tensor's op methods included), each object once."""
+    seen = set()
+    for name in torchic.__all__:
+        obj = getattr(torchic, name)
+        if inspect.isclass(obj) and obj.__module__.startswith("torchic"):
+            for klass in obj.__mro__:
+                if not klass.__module__.startswith("torchic"):
+                    continue
+                for member, attr in vars(klass).items():
+                    if isinstance(attr, (staticmethod, classmethod)):
+                        attr = attr.__func__
+                    if isinstance(attr, property):
+                        attr = attr.fget
+                    if member.startswith("_") or not inspect.isroutine(attr):
+                        continue
+                    if id(attr) not in seen:
+                        seen.add(id(attr))
+                        yield f"{name}.{member}", attr
+        elif inspect.isroutine(obj) and id(obj) not in seen:
+            seen.add(id(obj))
+            yield name, obj
+
+
+def test_public_api_is_annotated():
+    missing = {name: params for name, fn in _public_callables()
+               if (params := _unannotated(fn)) and name not in UNANNOTATED}
+    assert missing == {}, f"public callables with parameters / returns not annotated: {missing}"
+    annotated = {name for name, fn in _public_callables() if not _unannotated(fn)}
+    assert sorted(UNANNOTATED & annotated) == [], "annotated now: remove from UNANNOTATED"
