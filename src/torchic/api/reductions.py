@@ -283,10 +283,11 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean",
 
 def _ignore_index(value):
     """PyTorch's int64 ignore_index (TypeError for a float, as its argument parser)."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"cross_entropy_loss(): argument 'ignore_index' must be int, not "
-                        f"{type(value).__name__}")
-    value = operator.index(value)
+    if type(value) is not int:
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise TypeError(f"cross_entropy_loss(): argument 'ignore_index' must be int, not "
+                            f"{type(value).__name__}")
+        value = operator.index(value)
     if not -2 ** 63 <= value < 2 ** 63:
         raise RuntimeError("Overflow when unpacking long")
     return value

@@ -72,9 +72,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise TypeError("cross_entropy(input, target) takes two tensors")
-    if input.ndim == 0:
+    nd = input.ndim
+    if nd == 0:
         raise ValueError("cross_entropy: input must have at least 1 dimension (the classes)")
-    cdim = 0 if input.ndim == 1 else 1
+    if nd <= 2 and not label_smoothing and not target.is_floating_point():
+        # the usual (N, C) / (C,) case: one fused op (ignored rows add 0, the mean counts
+        # the others); torchic.cross_entropy checks the shapes
+        return _ops.cross_entropy(input, target, reduction, ignore_index)
+    cdim = 0 if nd == 1 else 1
     classes = input.shape[cdim]
     if input.ndim > 2:     # (N, C, d1, ...) -> (N * d1 * ..., C): classes last
         input = input.permute(0, *range(2, input.ndim), 1)
@@ -85,11 +90,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if tuple(target.shape) != expected:
         raise ValueError(f"cross_entropy: expected target of shape {list(expected)} for input "
                          f"of {classes} classes, got {list(target.shape)}")
-    if not label_smoothing:
-        # one fused op (ignored rows add 0; the mean counts the others), no reshape for
-        # the usual (N, C) / (C,) input
-        if input.ndim <= 2:
-            return _ops.cross_entropy(input, target, reduction, ignore_index)
+    if not label_smoothing:     # (N, C, d1, ...): the fused op on its rows
         losses = _ops.cross_entropy(input.reshape(-1, classes), target.reshape(-1), reduction,
                                     ignore_index)
         return losses.reshape(target.shape) if reduction == "none" else losses
