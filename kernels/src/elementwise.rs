@@ -331,37 +331,33 @@ pub fn map<O: EwOp<K>, const K: usize, const N: usize>(
     Ok(())
 }
 
-/// Arithmetic on int32 operands (int32 out, wrapping): exact, scalar.
-pub fn binary_i32(f: fn(i32, i32) -> i32, out: &Arr, a: &Arr, b: &Arr) -> KResult {
+/// Runs `put(out offset, a[i], b[i])` for every element of out, over int32 operands: the
+/// int32 ops (exact, scalar) write their own result type through it.
+fn each_i32(out: &Arr, a: &Arr, b: &Arr, mut put: impl FnMut(isize, i32, i32)) {
     let nest = Nest::<3>::new(out.shape(), [out.strides(), a.strides(), b.strides()]);
     let (_, s) = nest.inner();
     let mut runs = nest.runs(0, nest.total);
     while let Some((off, len)) = runs.next_run() {
         for i in 0..len as isize {
-            unsafe {
-                let x = *a.i().offset(off[1] + i * s[1]);
-                let y = *b.i().offset(off[2] + i * s[2]);
-                *out.i().offset(off[0] + i * s[0]) = f(x, y);
-            }
+            let (x, y) = unsafe {
+                (*a.i().offset(off[1] + i * s[1]), *b.i().offset(off[2] + i * s[2]))
+            };
+            put(off[0] + i * s[0], x, y);
         }
     }
+}
+
+/// Arithmetic on int32 operands (int32 out, wrapping).
+pub fn binary_i32(f: fn(i32, i32) -> i32, out: &Arr, a: &Arr, b: &Arr) -> KResult {
+    each_i32(out, a, b, |o, x, y| unsafe { *out.i().offset(o) = f(x, y) });
     Ok(())
 }
 
-/// Comparisons of int32 operands (f32 0/1 out): exact integer compares, scalar.
+/// Comparisons of int32 operands (f32 0/1 out).
 pub fn compare_i32(f: fn(i32, i32) -> bool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let nest = Nest::<3>::new(out.shape(), [out.strides(), a.strides(), b.strides()]);
-    let (_, s) = nest.inner();
-    let mut runs = nest.runs(0, nest.total);
-    while let Some((off, len)) = runs.next_run() {
-        for i in 0..len as isize {
-            unsafe {
-                let x = *a.i().offset(off[1] + i * s[1]);
-                let y = *b.i().offset(off[2] + i * s[2]);
-                *out.f().offset(off[0] + i * s[0]) = if f(x, y) { 1.0 } else { 0.0 };
-            }
-        }
-    }
+    each_i32(out, a, b, |o, x, y| unsafe {
+        *out.f().offset(o) = if f(x, y) { 1.0 } else { 0.0 }
+    });
     Ok(())
 }
 

@@ -27,6 +27,7 @@ import weakref
 import numpy as np
 
 from ... import ops as _ops
+from ...shape import numel
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
 from . import elementwise, matmul, reduce, rows, rowwise, windows
@@ -46,13 +47,6 @@ def _is_contiguous(view):
             return False
         acc *= n
     return True
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _f32_bits(x):
@@ -264,7 +258,7 @@ class WebGPUBackend(Backend):
     def read(self, view):
         with self._lock:
             shape = tuple(view.shape)
-            n = _numel(shape)
+            n = numel(shape)
             dtype = DTYPES[view.dtype]
             if n == 0:
                 self.gpu.read(self.gpu.status, 0, 0)

@@ -23,6 +23,7 @@ all the per-op path tests.
 """
 
 from ...dispatcher import View
+from ...shape import numel
 from . import elementwise
 from .gpu import RawView
 
@@ -44,13 +45,6 @@ def span(view):
         else:
             lo += (n - 1) * s
     return lo, hi + 1
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def limit(gpu):
@@ -159,7 +153,7 @@ def plan(gpu, op, views, params):
         if n <= 1 or not set(big) & {k for k, _ in cuts}:
             continue
         if kind == "compact":   # rows of view 1 by their number of elements
-            per_row = _numel(views[1].shape) // n
+            per_row = numel(views[1].shape) // n
             if per_row > limit(gpu):
                 continue
             rows = max(1, min(n, limit(gpu) // max(1, per_row)))
@@ -201,7 +195,7 @@ def run(be, op, out, ins, params, depth=0):
         if kind == "compact":   # a contiguous copy of the input part, then the op on it
             a = sub[1]
             tmp = RawView(gpu.scratch_buffer(f"window-compact-{depth}",
-                                             max(4, 4 * _numel(a.shape))), 0, a.shape, a.dtype)
+                                             max(4, 4 * numel(a.shape))), 0, a.shape, a.dtype)
             run(be, "copy", tmp, (a,), None, depth + 1)
             run(be, op, sub[0], (tmp,) + tuple(sub[2:]), params, depth + 1)
             continue
@@ -209,7 +203,7 @@ def run(be, op, out, ins, params, depth=0):
             run(be, op, sub[0], sub[1:], params, depth + 1)
             continue
         o = sub[0]          # a later part of a reduced axis: a partial, added into out
-        tmp = RawView(gpu.scratch_buffer(f"window-partial-{depth}", max(4, 4 * _numel(o.shape))),
+        tmp = RawView(gpu.scratch_buffer(f"window-partial-{depth}", max(4, 4 * numel(o.shape))),
                       0, o.shape, o.dtype)
         run(be, op, tmp, sub[1:], params, depth + 1)
         table = elementwise.BINARY_I32 if o.dtype == "i32" else elementwise.BINARY
