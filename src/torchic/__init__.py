@@ -11,6 +11,7 @@ See README.md for the API table and docs/ARCHITECTURE.md for how it works.
 """
 
 import atexit as _atexit
+import builtins as _builtins
 
 from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
@@ -44,7 +45,7 @@ float64 = double = float32   # float64 requested is float32 storage (documented)
 bool = _bool_               # noqa: A001  a 0/1 float32 mask (comparisons return these)
 
 
-def memory():
+def memory() -> dict:
     """Exact heap figures of the current runtime (bytes, blocks, tensors, recycling).
 
     ``live_tensors`` counts the tensors holding heap memory, by their storage: every
@@ -59,12 +60,12 @@ def memory():
     return stats
 
 
-def sync():
+def sync() -> None:
     """Wait until every queued op has run; raise KernelError if one failed."""
     _dispatcher.runtime().sync()
 
 
-def dispose(*tensors):
+def dispose(*tensors: object) -> None:
     """Free the storage of the given tensors (nested lists / dicts allowed) now."""
     for t in _iter_tensors(tensors):
         t.dispose()
@@ -81,12 +82,12 @@ def backend_names() -> list:
     return _dispatcher.backend_names()
 
 
-def is_tensor(obj) -> bool:
+def is_tensor(obj: object) -> _builtins.bool:
     """Whether `obj` is a torchic Tensor (a Parameter is one)."""
     return isinstance(obj, Tensor)
 
 
-def numel(t) -> int:
+def numel(t: Tensor) -> _builtins.int:
     """The number of elements of tensor `t`."""
     return t.numel()
 

@@ -19,6 +19,7 @@ import functools
 import os
 import sys
 import threading
+from typing import Any, Callable
 
 from . import raw
 from .creation import ones, tensor as _tensor_from_data
@@ -60,7 +61,7 @@ class _GradMode:
         return wrapped
 
 
-def no_grad(fn=None):
+def no_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCall":
     """Disable graph recording: ``with no_grad():``, ``@no_grad`` / ``@no_grad()``, or
     the call form ``no_grad(fn)()`` (the original's ``noGrad(fn)``), which runs fn
     without recording and returns its result.
@@ -72,7 +73,7 @@ def no_grad(fn=None):
     return _DecoratorOrCall(False, fn)
 
 
-def enable_grad(fn=None):
+def enable_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCall":
     """Turn graph recording back on inside a `no_grad()` region: `with enable_grad():`,
     `@enable_grad` / `@enable_grad()`, or the call form `enable_grad(fn)()`."""
     if fn is None:

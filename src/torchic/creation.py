@@ -16,6 +16,8 @@ set_rng_state bytes. Integers come back as int32 (torchic's index dtype), equal 
 to PyTorch's int64.
 """
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from . import dispatcher, raw
@@ -29,12 +31,12 @@ from .tensor import Tensor
 default_generator = Generator()
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> Generator:
     """Seed the default generator (PyTorch's torch.manual_seed: int(seed)); returns it."""
     return default_generator.manual_seed(int(seed))
 
 
-def seed():
+def seed() -> int:
     """Seed the default generator from the OS's entropy; returns the seed."""
     return default_generator.seed()
 
@@ -44,13 +46,13 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def get_rng_state():
+def get_rng_state() -> np.ndarray:
     """The default generator's state: PyTorch's 5056 state bytes, as a NumPy uint8 array
     (torchic tensors hold no uint8)."""
     return default_generator.get_state()
 
 
-def set_rng_state(new_state) -> None:
+def set_rng_state(new_state: object) -> None:
     """Restore the default generator's state from `get_rng_state()`'s bytes."""
     default_generator.set_state(new_state)
 
@@ -140,7 +142,9 @@ def _nested_numel(data):
     return n
 
 
-def tensor(data, dtype=None, requires_grad=False, shape=None, device=None, pin_memory=False):
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
+           shape: int | Sequence[int] | None = None, device: Any = None,
+           pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, NumPy array, scalar, tensor)."""
     check_device(device, "tensor(): ")
     code = None if dtype is None else _dtype_code(dtype)
@@ -156,7 +160,7 @@ def tensor(data, dtype=None, requires_grad=False, shape=None, device=None, pin_m
     return from_numpy_array(arr, code, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """`data` itself when it is a tensor of that dtype, else `tensor(data, dtype=dtype)`."""
     check_device(device, "as_tensor(): ")
     if isinstance(data, Tensor) and (dtype is None or _dtype_code(dtype) == data._dtype):
@@ -164,12 +168,12 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype)
 
 
-def from_numpy(arr) -> Tensor:
+def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor holding a copy of a NumPy array's values (torchic's heap is its own)."""
     return tensor(arr)
 
 
-def from_dlpack(ext_tensor):
+def from_dlpack(ext_tensor: Any) -> Tensor:
     """A tensor from a DLPack producer on the CPU (a NumPy array, a torch tensor, ...).
 
     The values are copied into torchic's heap: the heap is the allocator's own arenas, so
@@ -196,7 +200,8 @@ def _filled(shape, value, dtype, requires_grad):
     return t
 
 
-def zeros(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
+def zeros(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
     """A tensor of zeros. `shape`: ints or one tuple / list (`zeros(2, 3)`, `zeros((2, 3))`);
     dtype float32 by default; `requires_grad=True` makes a leaf that records gradients;
     `device` may only be "cpu" (see `torchic.device`).
@@ -209,13 +214,15 @@ def zeros(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
     return _filled(shape, 0.0, dtype, requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
+def ones(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = False,
+         device: Any = None) -> Tensor:
     """A tensor of ones (arguments as `zeros`)."""
     check_device(device, "ones(): ")
     return _filled(shape, 1.0, dtype, requires_grad)
 
 
-def full(shape, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+def full(shape: int | Sequence[int], fill_value: float, dtype: Any = None,
+         requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of `shape` filled with `fill_value` (int32 for an int value by default)."""
     check_device(device, "full(): ")
     if isinstance(shape, int):
@@ -225,7 +232,8 @@ def full(shape, fill_value, dtype=None, requires_grad=False, device=None) -> Ten
     return _filled((shape,), fill_value, dtype, requires_grad)
 
 
-def empty(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
+def empty(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
     """A tensor whose values are whatever its heap block held (arguments as `zeros`)."""
     check_device(device, "empty(): ")
     t = raw.new_tensor(_shape_args(shape), _dtype_code(dtype))
@@ -234,25 +242,29 @@ def empty(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
     return t
 
 
-def zeros_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
+               device: Any = None) -> Tensor:
     """Zeros of `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "zeros_like(): ")
     return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+def ones_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
+              device: Any = None) -> Tensor:
     """Ones of `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "ones_like(): ")
     return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+def full_like(t: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False,
+              device: Any = None) -> Tensor:
     """`fill_value` in `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "full_like(): ")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad=False, device=None) -> Tensor:
+def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
+               device: Any = None) -> Tensor:
     """An uninitialized tensor of `t`'s shape (and dtype, unless `dtype` is given)."""
     check_device(device, "empty_like(): ")
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
@@ -294,14 +306,16 @@ def _random_tensor(shape, dtype, requires_grad, device, what, values_of, kernel)
     return from_numpy_array(arr, code, requires_grad)
 
 
-def randn(*shape, generator=None, dtype=None, requires_grad=False, device=None):
+def randn(*shape: int | Sequence[int], generator: Generator | None = None, dtype: Any = None,
+          requires_grad: bool = False, device: Any = None) -> Tensor:
     """Standard normal float32 samples (PyTorch's numbers for the same seed)."""
     return _random_tensor(shape, dtype, requires_grad, device, "randn",
                           lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
                           "normal_kernel_cpu")
 
 
-def rand(*shape, generator=None, dtype=None, requires_grad=False, device=None):
+def rand(*shape: int | Sequence[int], generator: Generator | None = None, dtype: Any = None,
+         requires_grad: bool = False, device: Any = None) -> Tensor:
     """Uniform [0, 1) float32 samples (PyTorch's numbers for the same seed)."""
     return _random_tensor(shape, dtype, requires_grad, device, "rand",
                           lambda n, c: _gen(generator).uniform_float(n),
@@ -319,14 +333,16 @@ def _like(t, dtype, requires_grad, device, what, values_of, kernel):
                             code, requires_grad)
 
 
-def randn_like(t, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def randn_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
+               requires_grad: bool = False, device: Any = None) -> Tensor:
     """Standard normal samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "randn_like",
                  lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
                  "normal_kernel_cpu")
 
 
-def rand_like(t, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def rand_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
+              requires_grad: bool = False, device: Any = None) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "rand_like",
                  lambda n, c: _gen(generator).uniform_float(n), "check_uniform_bounds")
@@ -346,8 +362,9 @@ def _integers(values, code, what):
     return values.astype(np.int32 if code == "i32" else np.float32)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_grad=False,
-            device=None):
+def randint(low: int, high: int | Sequence[int] | None = None,
+            size: int | Sequence[int] | None = None, *, generator: Generator | None = None,
+            dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """Integers uniform in [low, high); randint(high, size) and randint(low, high, size)."""
     if high is None or (size is None and isinstance(high, (tuple, list))):
         if size is None and isinstance(high, (tuple, list)):
@@ -370,7 +387,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, requires_g
     return from_numpy_array(_integers(arr, code, "randint"), code, requires_grad)
 
 
-def randperm(n, generator=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def randperm(n: int, generator: Generator | None = None, dtype: Any = None,
+             requires_grad: bool = False, device: Any = None) -> Tensor:
     """A random permutation of 0 .. n-1 (int32; PyTorch's numbers for the same seed)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
@@ -394,7 +412,8 @@ def _fill_random(t, values_of, kernel):
     return t.copy_(from_numpy_array(arr, t._dtype))
 
 
-def normal_(t, mean=0.0, std=1.0, *, generator=None):
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
     """Fill t with N(mean, std^2): PyTorch's Tensor.normal_ numbers."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
@@ -404,7 +423,8 @@ def normal_(t, mean=0.0, std=1.0, *, generator=None):
                         "normal_")
 
 
-def uniform_(t, a=0.0, b=1.0, *, generator=None):
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *,
+             generator: Generator | None = None) -> Tensor:
     """Fill t with U[a, b): PyTorch's Tensor.uniform_ numbers."""
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
@@ -414,7 +434,8 @@ def uniform_(t, a=0.0, b=1.0, *, generator=None):
     return _fill_random(t, lambda n, c: _gen(generator).uniform_float(n, a, b), "uniform_")
 
 
-def exponential_(t, lambd=1.0, *, generator=None):
+def exponential_(t: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
     """Fill t with Exp(lambd) samples: PyTorch's Tensor.exponential_ numbers."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
@@ -425,7 +446,8 @@ def exponential_(t, lambd=1.0, *, generator=None):
                         "exponential_")
 
 
-def random_(t, from_=None, to=None, *, generator=None):
+def random_(t: Tensor, from_: int | None = None, to: int | None = None, *,
+            generator: Generator | None = None) -> Tensor:
     """Tensor.random_(): random_(to) and random_(from, to) draw integers in [from, to);
     random_() draws in [0, 2^24] for float32 and [0, 2^31) for int32, as PyTorch does."""
     if from_ is not None and to is None:
@@ -446,7 +468,8 @@ def random_(t, from_=None, to=None, *, generator=None):
                         "random_")
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
+           requires_grad: bool = False, device: Any = None) -> Tensor:
     """The values `start, start + step, ...` below `end` (`arange(n)`: 0 .. n-1); int32
     when every argument is an int, else float32.
 
@@ -471,7 +494,8 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
                             requires_grad)
 
 
-def linspace(start, end, steps, requires_grad=False, dtype=None, device=None) -> Tensor:
+def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
+             dtype: Any = None, device: Any = None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end`, both included (float32)."""
     check_device(device, "linspace(): ")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
@@ -485,7 +509,8 @@ def linspace(start, end, steps, requires_grad=False, dtype=None, device=None) ->
                             np.trunc(values).astype(np.int32), code, requires_grad)
 
 
-def multinomial(probs, num_samples, replacement=False, *, generator=None):
+def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
     """Sample category indices from (rows of) non-negative weights."""
     if not isinstance(probs, Tensor):
         raise TypeError("multinomial takes a tensor of weights")

@@ -13,8 +13,7 @@ Stream order is the invariant that makes everything else simple: ops, host
 writes and reads are executed in exactly the order they were issued. So a
 block freed on the calling thread can be handed to a new tensor at once: any
 op that still reads the old contents was issued earlier and therefore runs
-before any op that writes the new ones.
-"""
+before any op that writes the new ones."""
 
 import functools
 import linecache
@@ -425,7 +424,8 @@ _runtime_lock = threading.Lock()
 DEFAULT_HEAP_CAP = 8 << 30
 
 
-def init(backend=None, threads=None, heap_cap=None, sync=None, **options):
+def init(backend: str | None = None, threads: int | None = None, heap_cap: int | None = None,
+         sync: bool | None = None, **options: object) -> Runtime:
     """Start (or switch to) a backend. Tensors of the previous runtime become unusable.
 
     backend: "workers", "simd" or "webgpu" (default: $TORCHIC_BACKEND, else the fastest built).
@@ -485,7 +485,7 @@ def current_backend_name():
     return runtime().backend.name
 
 
-def shutdown():
+def shutdown() -> None:
     """Close the current runtime (also run at interpreter exit)."""
     global _runtime
     with _runtime_lock:

@@ -10,6 +10,8 @@ at once (no `from __future__ import annotations`): pdoc would resolve a string `
 Tensor's namespace, where `bool` is the method `Tensor.bool`.
 """
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from . import api, creation, raw
@@ -31,7 +33,7 @@ def _reflected(fn):
 
 
 def _inplace(op):
-    def method(self, other):
+    def method(self: Tensor, other: Tensor | float) -> Tensor:
         return api.inplace_binary(op, self, other)
     method.__name__ = f"{op}_"
     method.__doc__ = (f"In-place `{op}`: writes `self {op} other` into `self` and returns "
@@ -45,7 +47,7 @@ def _cuda(self, device):
     check_device("cuda", "cuda(): ")       # always raises
 
 
-def _slice(self, ranges):
+def _slice(self: Tensor, ranges: Sequence[Any]) -> Tensor:
     """The original's slice: one range per dim, each (start, stop[, step]), an int or None."""
     if not isinstance(ranges, (list, tuple)) or len(ranges) != self.ndim:
         got = len(ranges) if isinstance(ranges, (list, tuple)) else type(ranges).__name__
@@ -64,7 +66,7 @@ def _slice(self, ranges):
     return api.getitem(self, tuple(key))
 
 
-def _set(self, indices, value):
+def _set(self: Tensor, indices: Sequence[int | slice], value: Any) -> Tensor:
     """The original's set: the element (or region) at n-dimensional `indices`, one int (or
     slice) per dim."""
     if not isinstance(indices, (list, tuple)) or len(indices) != self.ndim or not all(
@@ -235,7 +237,8 @@ def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) 
     run_backward(self, gradient, retain_graph)
 
 
-def _from_data(data, shape=None, dtype="f32", requires_grad=False):
+def _from_data(data: Any, shape: int | Sequence[int] | None = None, dtype: Any = "f32",
+               requires_grad: bool = False) -> Tensor:
     """The original's fromData: float32 (whatever the data) unless dtype says otherwise;
     `shape` reshapes flat data."""
     return _tensor_from_data(data, dtype=dtype, requires_grad=requires_grad, shape=shape)
@@ -243,7 +246,7 @@ def _from_data(data, shape=None, dtype="f32", requires_grad=False):
 
 def _static(make):
     """Tensor.zeros(shape) / Tensor.randn(shape, requires_grad=...): the original's statics."""
-    def static(*shape, **kw):
+    def static(*shape: int | Sequence[int], **kw: Any) -> Tensor:
         return make(*shape, **kw)
     static.__name__ = make.__name__
     static.__doc__ = f"`Tensor.{make.__name__}(*size, ...)` is `torchic.{make.__name__}`."
@@ -257,7 +260,7 @@ def _pos(self: Tensor) -> Tensor:
     return self
 
 
-def _where(self: Tensor, cond, other) -> Tensor:
+def _where(self: Tensor, cond: Tensor, other: Tensor | float) -> Tensor:
     """`self` where `cond` is true (nonzero), else `other`: `torchic.where(cond, self, other)`."""
     return api.where(cond, self, other)
 
@@ -277,7 +280,7 @@ def _cpu(self: Tensor) -> Tensor:
     return self
 
 
-def _cuda_method(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
+def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
     """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
     pick a faster backend with `torchic.init(backend=...)` instead)."""
     return _cuda(self, device)

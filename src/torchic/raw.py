@@ -5,6 +5,8 @@ calls ``runtime.run``. The Functions (functions/) use these helpers in their
 forward and backward; nothing here records autograd history.
 """
 
+import numpy as np
+
 from . import dispatcher, scopes
 from .dispatcher import View, runtime
 from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, numel,
@@ -210,7 +212,7 @@ def write(t, array):
     return t
 
 
-def read(t):
+def read(t: Tensor) -> np.ndarray:
     """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
     shape. Waits for every op queued before it (a sync point); `to_array` is the same.
 

@@ -10,6 +10,7 @@ threads each see their own.
 import contextvars
 import functools
 import weakref
+from typing import Any
 
 from .tensor import Tensor
 
@@ -32,7 +33,7 @@ def register(storage):
         scope.storages.append(weakref.ref(storage))
 
 
-def keep(*tensors):
+def keep(*tensors: Any) -> Any:
     """Exempt tensors from disposal by every enclosing track_tensors scope."""
     ids = {id(t._storage) for t in _iter_tensors(tensors)}
     scope = _scope.get()

@@ -16,8 +16,8 @@ import weakref
 import numpy as np
 
 from . import dispatcher
-from .devices import CPU
-from .dtypes import dtype_of
+from .devices import CPU, device as _Device
+from .dtypes import DType, dtype_of
 from .shape import is_contiguous, normalize_axis, numel
 
 
@@ -116,7 +116,7 @@ class Tensor:
 
     # -- metadata ----------------------------------------------------------------
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
         """The element type: `torchic.float32` or `torchic.int32`."""
         return dtype_of(self._dtype)
 
@@ -133,7 +133,7 @@ class Tensor:
         """The number of dims (`ndim`)."""
         return len(self.shape)
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The shape (a tuple), or the size of dim `dim` (negative dims count from the end).
 
         Example:
@@ -150,7 +150,7 @@ class Tensor:
 
     nelement = numel
 
-    def stride(self, dim: int | None = None):
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The strides in elements (a tuple), or the stride of dim `dim`."""
         if dim is None:
             return self._strides
@@ -171,7 +171,7 @@ class Tensor:
         return self.grad_fn is None
 
     @property
-    def device(self):
+    def device(self) -> _Device:
         """`torchic.device("cpu")` on every backend (the backend, not the device, says
         where ops run: `torchic.init(backend=...)`)."""
         # torchic.device("cpu") on every backend, as a CPU-only PyTorch (devices.py says why)
@@ -280,7 +280,7 @@ class Tensor:
             a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
-    def item(self):
+    def item(self) -> int | float:
         """The value of a one-element tensor as a Python number (waits for the queued ops).
 
         Example:
@@ -296,15 +296,15 @@ class Tensor:
         """The values as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
 
-    async def item_async(self):
+    async def item_async(self) -> int | float:
         """`await t.item_async()`: `item()` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.item)
 
-    async def numpy_async(self):
+    async def numpy_async(self) -> np.ndarray:
         """`await t.numpy_async()`: `numpy()` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.numpy)
 
-    async def tolist_async(self):
+    async def tolist_async(self) -> list:
         """`await t.tolist_async()`: `tolist()` without blocking the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.tolist)
 
