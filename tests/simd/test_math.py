@@ -5,7 +5,7 @@ values included."""
 import numpy as np
 import pytest
 
-from conftest import ulp_error
+from ulp import ulp_error
 from torchic.testing import kernel_cases
 
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754944e-38,
