@@ -84,7 +84,7 @@ def test_seed_statics_set_and_slice(backend):
     z = torchic.zeros(2, 3)
     z.set([1, 2], 5.0)
     assert z.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 5.0]]
-    with pytest.raises(IndexError, match="one int index \(or slice\) per dimension"):
+    with pytest.raises(IndexError, match=r"one int index \(or slice\) per dimension"):
         z.set([1], 2.0)
     with pytest.raises(ValueError, match="is reversed"):
         z.slice([(2, 1), None])
