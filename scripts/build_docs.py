@@ -11,6 +11,7 @@ the build: tests/unit/test_docs.py runs `--check`.
 """
 
 import argparse
+import importlib
 import pathlib
 import re
 import sys
@@ -22,6 +23,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from check_docstrings import MODULES  # noqa: E402  (one list of the public modules)
 
 
+def _importable(module):
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        print(f"skipped {module}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def build(output):
     """Render the public modules into `output`; returns pdoc's warnings (as strings)."""
     import pdoc
@@ -29,8 +39,10 @@ def build(output):
 
     pdoc.render.configure(docformat="google", show_source=False,
                           footer_text="torchic API reference")
-    # pdoc documents a package's submodules too: keep exactly the public modules
-    only_public = "!(?!(" + "|".join(re.escape(m) for m in MODULES) + ")$)"
+    # pdoc documents a package's submodules too: keep exactly the public modules, less those
+    # whose optional dependency is not installed (torchic.utils.tensorboard without tensorboard)
+    present = [m for m in MODULES if _importable(m)]
+    only_public = "!(?!(" + "|".join(re.escape(m) for m in present) + ")$)"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pdoc.pdoc("torchic", "torchic.testing", only_public,
