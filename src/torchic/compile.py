@@ -41,6 +41,8 @@ import gc
 import linecache
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -337,9 +339,15 @@ class Compiled:
         self.programs.clear()
 
 
-def compile(fn=None):
+def compile(fn: Callable[..., Any] | None = None) -> Any:
     """Record fn's ops once per signature and replay them (see the module docstring).
-    Use as `step = torchic.compile(step)` or `@torchic.compile`."""
+    Use as `step = torchic.compile(step)` or `@torchic.compile`.
+
+    Example:
+        >>> step = torchic.compile(lambda x: x * 2.0 + 1.0)
+        >>> [step(torchic.ones(2)).numpy().tolist() for _ in range(3)][-1]
+        [3.0, 3.0]
+    """
     if fn is None:
         return compile
     return Compiled(fn)
