@@ -33,6 +33,7 @@ from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
 from .checkpoint import load, save
+from .compile import CompileError, compile
 from . import cuda, nn, optim, utils
 
 __version__ = "0.1.0"
@@ -105,6 +106,7 @@ __all__ = [
     "default_generator", "no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype", "get_num_threads",
     "set_num_threads", "is_tensor", "numel", "save", "load", "cuda", "nn", "optim", "utils",
+    "compile", "CompileError",
 ]
 __all__ += _api.__all__     # the op functions
 

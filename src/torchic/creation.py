@@ -121,10 +121,11 @@ def _to_numpy(data, code):
     return np.asarray(arr, dtype=np.float32, order="C"), code
 
 
-def from_numpy_array(arr, code, requires_grad=False):
+def from_numpy_array(arr, code, requires_grad=False, source=None):
+    """source: a function drawing the array again (random tensors: see raw.write)."""
     t = raw.new_tensor(arr.shape, code)
     if arr.size:
-        raw.write(t, arr.copy() if not arr.flags.owndata else arr)
+        raw.write(t, arr.copy() if not arr.flags.owndata else arr, source)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -302,8 +303,9 @@ def _random_tensor(shape, dtype, requires_grad, device, what, values_of, kernel)
     shape = _shape_args(shape)
     code = _float_code(dtype, kernel)
     _check_host_size(_numel(shape), f"{what} of shape {list(shape)}")
-    arr = values_of(_numel(shape), True).reshape(shape)
-    return from_numpy_array(arr, code, requires_grad)
+    def draw():
+        return values_of(_numel(shape), True).reshape(shape)
+    return from_numpy_array(draw(), code, requires_grad, draw)
 
 
 def randn(*shape: int | Sequence[int], generator: Generator | None = None, dtype: Any = None,
@@ -328,9 +330,9 @@ def _like(t, dtype, requires_grad, device, what, values_of, kernel):
     check_device(device, f"{what}(): ")
     code = _float_code(dtype or t.dtype, kernel)
     _check_host_size(t.numel(), f"{what} of shape {list(t.shape)}")
-    return from_numpy_array(np.ascontiguousarray(_in_memory_order(t.shape, t._strides,
-                                                                  values_of)),
-                            code, requires_grad)
+    def draw():
+        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides, values_of))
+    return from_numpy_array(draw(), code, requires_grad, draw)
 
 
 def randn_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
@@ -383,8 +385,10 @@ def randint(low: int, high: int | Sequence[int] | None = None,
         raise RuntimeError(f"randint: [{low}, {high}) does not fit int32, torchic's integer "
                            f"dtype (pass dtype=torchic.float32 for larger numbers)")
     _check_host_size(_numel(shape), f"randint of shape {list(shape)}")
-    arr = _gen(generator).randint(_numel(shape), low, high).reshape(shape)
-    return from_numpy_array(_integers(arr, code, "randint"), code, requires_grad)
+    def draw():
+        return _integers(_gen(generator).randint(_numel(shape), low, high).reshape(shape), code,
+                         "randint")
+    return from_numpy_array(draw(), code, requires_grad, draw)
 
 
 def randperm(n: int, generator: Generator | None = None, dtype: Any = None,
@@ -407,9 +411,10 @@ def _fill_random(t, values_of, kernel):
     """Overwrite t with values_of(n, contiguous) drawn in t's memory order."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{kernel} fills a torchic Tensor, got {type(t).__name__}")
-    arr = _in_memory_order(t.shape, t._strides, values_of)
-    arr = np.ascontiguousarray(arr, dtype=np.int32 if t._dtype == "i32" else np.float32)
-    return t.copy_(from_numpy_array(arr, t._dtype))
+    def draw():
+        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides, values_of),
+                                    dtype=np.int32 if t._dtype == "i32" else np.float32)
+    return t.copy_(from_numpy_array(draw(), t._dtype, source=draw))
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,

@@ -276,7 +276,7 @@ class Runtime:
     def stats(self):
         return self.allocator.stats()
 
-    def write(self, view, array):
+    def write(self, view, array, source=None):   # (source: a recorder's, see compile.py)
         self.backend.write(view, array)
 
     def close(self):

@@ -206,9 +206,13 @@ def scatter_add_rows(src2d, idx1d, rows):
     return run("scatter_add_rows", out, (view_of(src2d), view_of(idx1d)))
 
 
-def write(t, array):
-    """Host -> heap copy, ordered in the stream with the ops around it."""
-    runtime().write(view_of(t), array)
+def write(t, array, source=None):
+    """Host -> heap copy, ordered in the stream with the ops around it. `source` makes the
+    array again (a random draw, a step's scalars): torchic.compile calls it at each replay."""
+    if source is None:
+        runtime().write(view_of(t), array)
+    else:
+        runtime().write(view_of(t), array, source)
     return t
 
 

@@ -35,6 +35,7 @@ LAYERS = [
     ["api.extra_ops", "api.ordering"],
     ["api"],
     ["methods"],
+    ["compile"],
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

@@ -1,11 +1,13 @@
 """Adam (Kingma & Ba 2015) and AdamW (Loshchilov & Hutter 2019)."""
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import no_grad
-from ..creation import tensor, zeros_like
+from ..compile import host_values
+from ..creation import zeros_like
 from .optimizer import Optimizer
 
 
@@ -46,8 +48,7 @@ class Adam(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                scalars = {}
-                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                (beta1, beta2), eps = group["betas"], group["eps"]
                 weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
                 for p, g in self._gradients(group):
                     state = self.state.setdefault(p, {})
@@ -57,11 +58,12 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = self._new_state(zeros_like(p))
                         if amsgrad:
                             state["max_exp_avg_sq"] = self._new_state(zeros_like(p))
-                    state["step"] += 1
-                    t = state["step"]
+                    # the step's numbers: host_values re-computes them (and counts the
+                    # step) at every replay of a compiled step
+                    scalars = host_values(functools.partial(self._step_scalars, group, state))
                     if weight_decay:
                         if self._decoupled:
-                            p.mul_(1.0 - lr * weight_decay)
+                            p.mul_(scalars[2])
                         else:
                             g = g + p * weight_decay
                     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
@@ -72,22 +74,20 @@ class Adam(Optimizer):
                         v.copy_(v.maximum(exp_avg_sq))
                     else:
                         v = exp_avg_sq
-                    inv_sqrt_bias2, neg_step_size = scalars.get(t) or scalars.setdefault(
-                        t, self._step_scalars(lr, beta1, beta2, t))
+                    inv_sqrt_bias2, neg_step_size = scalars[0], scalars[1]
                     denom = v.sqrt() * inv_sqrt_bias2 + eps
                     p.add_(exp_avg / denom * neg_step_size)
         return loss
 
 
     @staticmethod
-    def _step_scalars(lr, beta1, beta2, t):
-        """1/sqrt(1 - beta2^t) and -lr/(1 - beta1^t) as 0-d tensors.
-
-        They change every step, so they are uploaded as fresh tensors (freed after
-        the step) rather than as cached Python-number constants, which would grow
-        the constant cache by two entries per step.
-        """
-        return (tensor(1.0 / math.sqrt(1.0 - beta2 ** t)), tensor(-lr / (1.0 - beta1 ** t)))
+    def _step_scalars(group, state):
+        """Count the step t; 1/sqrt(1 - beta2^t), -lr/(1 - beta1^t) and 1 - lr * weight_decay
+        (uploaded as one fresh tensor per parameter: they change every step)."""
+        state["step"] += 1
+        lr, (beta1, beta2), t = group["lr"], group["betas"], state["step"]
+        return (1.0 / math.sqrt(1.0 - beta2 ** t), -lr / (1.0 - beta1 ** t),
+                1.0 - lr * group["weight_decay"])
 
 
 class AdamW(Adam):

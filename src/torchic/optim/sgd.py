@@ -4,6 +4,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..autograd import no_grad
+from ..compile import host_values
 from .optimizer import Optimizer, required
 
 
@@ -50,5 +51,6 @@ class SGD(Optimizer):
                             buf.mul_(momentum)
                             buf.add_(g if dampening == 0 else g * (1.0 - dampening))
                         g = g + buf * momentum if nesterov else buf
-                    p.add_(g * -lr)
+                    # -lr read again at every replay of a compiled step (a scheduler changes it)
+                    p.add_(g * host_values(lambda group=group: -group["lr"]))
         return loss

@@ -174,6 +174,30 @@ class SimdBackend(Backend):
 
     # stream ----------------------------------------------------------------
     def run(self, op, out, inputs, params):
+        parts, eager = self._record_parts(op, out, inputs, params)
+        pending = self._pending
+        pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
+        if eager or len(pending) >= BATCH_PARTS:
+            self.flush()
+
+    def pack(self, records):
+        """(op, out, inputs, params) records packed into one batch, for push_packed
+        (torchic.compile packs a program once and replays it with one call)."""
+        return b"".join(b"".join(self._record_parts(*r)[0]) for r in records)
+
+    def push_packed(self, data):
+        """Push a batch made by pack(), behind every pending record."""
+        if self._closed:
+            raise RuntimeError("the simd runtime is closed")
+        with self._flush_lock:
+            self._push_pending()
+            if self._registered != len(self.heap.addresses):
+                self._register_arenas()
+            if data and self._push(self._ctx, data, len(data) >> 3) < 0:
+                self._push_failed()
+
+    def _record_parts(self, op, out, inputs, params):
+        """The packed pieces of one op record, and whether it should start at once."""
         if self._closed:
             raise RuntimeError(f"{op}: the simd runtime is closed")
         try:
@@ -194,10 +218,7 @@ class SimdBackend(Backend):
         except (struct.error, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"op {op!r}: bad op name, params or view ({exc!r}); shapes, strides "
                              f"and offsets must be ints that fit in int64") from None
-        pending = self._pending
-        pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
-        if eager or len(pending) >= BATCH_PARTS:
-            self.flush()
+        return parts, eager
 
     def flush(self):
         """Push every pending op record to the Rust stream in one call."""

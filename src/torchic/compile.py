@@ -1,0 +1,353 @@
+"""torchic.compile: run a step once while recording it, then replay the recording.
+
+A step (forward, backward, optimizer update) issues the same ops on the same shapes call
+after call; only the data changes. `compile(fn)` records, at the runtime boundary (the
+Runtime's alloc / free / run / write / read), what one call of fn issues, and replays
+that op list on later calls with the same signature, with no Python of fn in the loop.
+
+Calls with one signature (tensor arguments' shapes and dtypes, other arguments' values,
+grad mode, the runtime): the 1st runs fn eagerly (a warm-up: optimizers create their
+state and parameters their .grad on the first step, as tinygrad's TinyJit does), the 2nd
+runs it eagerly and records it into a Program, later ones replay the Program.
+
+What a Program holds:
+- records: (op, out view, input views, params), over blocks of three kinds:
+  * temporaries: blocks allocated and freed inside the recorded call. Frees during the
+    recording go to the program's own pool, which later allocations of the same size
+    reuse (a fixed block plan: stream order makes reuse as safe as in eager mode). The
+    program keeps them until release().
+  * state: blocks of tensors that outlive the call (parameters, optimizer state, grads,
+    cached constants, the recorded outputs). Their Storages are held by the program (so
+    no block is recycled under it) and replays update them in place, as eager mode does.
+  * inputs: each tensor argument is copied into a program-owned tensor before fn sees it;
+    a replay copies the new argument there first (one copy op per argument).
+- host writes become copy ops from one staging block per dtype: a replay fills the staging
+  array on the host (re-calling each write's `source`: random draws from the global
+  generator, optimizer scalars such as lr read from param_groups; other writes are baked
+  in), writes it once, then pushes the records.
+- outputs: fn's returned tensors (a tensor or a tuple / list of them) are copied into
+  fresh tensors at every call (detached: outputs do not carry autograd history).
+
+Replay: simd packs the records once and pushes them with one call (SimdBackend.pack /
+push_packed); other backends get the records one by one through backend.run.
+
+Recording refuses what a replay could not reproduce, naming the user's line: a read
+(.item(), .numpy(), print) inside fn, and a tensor from outside fn replaced inside it
+(`self.h = f(self.h)`: use an in-place update, `self.h.copy_(f(self.h))`).
+"""
+
+import functools
+import gc
+import linecache
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import dispatcher, raw
+from .autograd import is_grad_enabled
+from .dispatcher import View
+from .functions.common import constant
+from .tensor import Storage, Tensor
+
+MAX_PROGRAMS = 8        # signatures kept per compiled function (oldest dropped first)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_recording = None       # the _Recorder of the call being recorded, if any
+
+
+class CompileError(RuntimeError):
+    """fn does something a recorded program cannot replay (raised at record time)."""
+
+
+def _user_line():
+    """'file:line: source' of the innermost frame outside torchic."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return "?"
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}: {line}"
+
+
+def host_values(compute):
+    """A float32 tensor of compute()'s value(s): a Python number gives a 0-d tensor, a
+    sequence a 1-D one. Library code uses it for numbers that change from step to step
+    (a learning rate, Adam's bias corrections): a compiled program calls compute again
+    at every replay, in record order (so compute may also advance state, like a step
+    count), instead of baking the first value in."""
+    arr = np.asarray(compute(), dtype=np.float32)
+    if _recording is None and arr.ndim == 0:
+        return constant(float(arr))          # eager: the cached 0-d constant
+    return raw.write(raw.new_tensor(arr.shape), arr,
+                     lambda: np.asarray(compute(), dtype=np.float32))
+
+
+class _Recorder:
+    """Installed on the runtime for one recorded call (its entry points replaced)."""
+
+    def __init__(self, rt):
+        self.rt = rt
+        self.records = []          # (op, out, inputs, params), or (None, view, array, source)
+        self.owned = {}            # id -> block allocated during the recording
+        self.pool = {}             # size -> [owned blocks freed during the recording]
+        self.freed_outside = {}    # id -> (block, line) of outside blocks freed inside
+        names = ("alloc", "free", "run", "write", "read", "sync")
+        self.saved = {n: rt.__dict__.get(n) for n in names}    # (None: the class's method)
+        self.real = {n: getattr(rt, n) for n in names}
+        self.align_mask = rt.allocator.align - 1
+
+    def install(self):
+        rt = self.rt
+        rt.alloc, rt.free, rt.run = self.alloc, self.free, self.run
+        rt.write, rt.read, rt.sync = self.write, self.read, self.read
+
+    def uninstall(self):
+        for name, fn in self.saved.items():
+            if fn is None:
+                del self.rt.__dict__[name]
+            else:
+                self.rt.__dict__[name] = fn
+
+    def alloc(self, nbytes):
+        size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
+            self.align_mask + 1
+        free = self.pool.get(size)
+        if free:
+            return free.pop()
+        block = self.real["alloc"](nbytes)
+        self.owned[id(block)] = block
+        return block
+
+    def free(self, block):
+        if id(block) in self.owned:
+            self.pool.setdefault(block.size, []).append(block)
+        else:   # given back after the recording (so no later allocation here aliases it)
+            self.freed_outside[id(block)] = (block, _user_line())
+
+    def run(self, op, out, inputs, params):
+        self.records.append((op, out, tuple(inputs), dict(params) if params else None))
+        self.real["run"](op, out, inputs, params)
+
+    def write(self, view, array, source=None):
+        self.records.append((None, view, np.array(array, dtype=dispatcher.DTYPES[view.dtype]),
+                             source))
+        self.real["write"](view, array)
+
+    def read(self, *args):
+        raise CompileError(
+            f"torchic.compile: a read of tensor values (.item(), .numpy(), print, a sync) "
+            f"inside the compiled function, at {_user_line()}: a replay runs no Python of "
+            f"the function, so values cannot steer it; return the tensor instead and read "
+            f"it outside")
+
+
+class Program:
+    """One recorded call of a compiled function: see the module docstring."""
+
+    def __init__(self, rec, inputs, outputs, structure):
+        self.rt = rec.rt
+        self.inputs = inputs              # the program's own copies of the tensor arguments
+        self.outputs = outputs            # the recorded output tensors (state)
+        self.structure = structure        # rebuilds fn's return value from fresh outputs
+        self.temporaries = [b for blocks in rec.pool.values() for b in blocks]
+        temp_ids = {id(b) for b in self.temporaries}
+        staging = {"f32": [], "i32": []}  # dtype -> [(offset, n, array, source, target)]
+        for op, out, arr, source in rec.records:
+            if op is None and arr.size:    # a host write
+                parts = staging[out.dtype]
+                offset = sum(p[1] for p in parts)
+                parts.append((offset, arr.size, arr.ravel(), source, out))
+        self.stages = []                  # (staging tensor, host array, [(offset, n, source)])
+        for dtype, parts in staging.items():
+            if parts:
+                stage = raw.new_tensor((sum(p[1] for p in parts),), dtype)
+                host = np.concatenate([p[2] for p in parts])
+                self.stages.append((stage, host, [(o, n, s) for o, n, _, s, _ in parts if s]))
+        self.records = self._in_order(rec.records, staging)
+        touched = {id(v.block): v.block for r in self.records for v in (r[1],) + r[2]}
+        # blocks that outlive the call: hold their Storages so none is recycled under us
+        outside = {i: b for i, b in touched.items() if i not in temp_ids}
+        for i, (block, line) in rec.freed_outside.items():
+            if i in outside:
+                raise CompileError(
+                    f"torchic.compile: a tensor made outside the compiled function was "
+                    f"replaced inside it (its memory was freed at {line}), but the function "
+                    f"uses it: a replay would use the old memory. Update it in place "
+                    f"instead (x.copy_(new_value), x.add_(...))")
+        blocks = set(outside)
+        self.held = [r for r in gc.get_referrers(*outside.values())
+                     if type(r) is Storage and id(r.block) in blocks] if outside else []
+        self._packed = None
+        pack = getattr(self.rt.backend, "pack", None)
+        if pack is not None:
+            self._packed = pack(self.records)
+        self.released = self._staged = False
+
+    def _in_order(self, records, staging):
+        """The op list with each host write replaced by its copy from the staging block."""
+        stage_of = {s[0]._dtype: s[0] for s in self.stages}
+        offsets = {dtype: iter(parts) for dtype, parts in staging.items()}
+        out = []
+        for op, view, ins, params in records:
+            if op is not None:
+                out.append((op, view, ins, params))
+            elif ins.size:
+                offset, n, _, _, target = next(offsets[view.dtype])
+                src = View(stage_of[view.dtype]._view.block, offset, target.shape,
+                           _contiguous(target.shape), view.dtype)
+                out.append(("copy", target, (src,), None))
+        return out
+
+    def replay(self, tensors):
+        if self.released:
+            raise RuntimeError("this compiled program was released")
+        backend = self.rt.backend
+        run = self.rt.run
+        for mine, given in zip(self.inputs, tensors):
+            if given._view is not mine._view:
+                run("copy", mine._view, (raw.broadcast_view(given, mine.shape),), None)
+        for stage, host, sources in self.stages:
+            if sources:
+                host = host.copy()        # (the write may run later: give the array away)
+                for offset, n, source in sources:
+                    host[offset:offset + n] = np.asarray(source(), host.dtype).ravel()
+                self.rt.write(stage._view, host)
+            elif not self._staged:
+                self.rt.write(stage._view, host)
+        self._staged = True
+        if self._packed is not None:
+            backend.push_packed(self._packed)
+        else:
+            for r in self.records:
+                run(*r)
+        return [raw.copy_into(raw.new_tensor(t.shape, t._dtype), t) for t in self.outputs]
+
+    def release(self):
+        """Give the program's blocks back (garbage collection does it too)."""
+        if not self.released and not self.rt.closed:
+            self.released = True
+            for block in self.temporaries:
+                self.rt.free(block)
+            self.temporaries, self.held, self.records, self._packed = [], [], [], None
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:
+            pass
+
+
+def _contiguous(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _flatten(result):
+    """(tensors, rebuild): fn's return value as its tensors and how to put it back."""
+    if isinstance(result, Tensor):
+        return [result], lambda ts: ts[0]
+    if isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
+        return list(result), lambda ts, kind=type(result): kind(ts)
+    if result is None:
+        return [], lambda ts: None
+    raise CompileError(f"torchic.compile: the function must return a tensor, a tuple / list "
+                       f"of tensors or None, got {type(result).__name__}")
+
+
+class Compiled:
+    """What torchic.compile returns: call it like fn."""
+
+    def __init__(self, fn):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.programs = {}     # signature -> Program, or a count of eager calls so far
+
+    def _signature(self, args, kwargs):
+        parts = [dispatcher.runtime().generation, is_grad_enabled()]
+        for a in list(args) + [kwargs[k] for k in sorted(kwargs)]:
+            if isinstance(a, Tensor):
+                parts.append(("tensor", a.shape, a._dtype))
+            else:
+                parts.append(("value", type(a), a))
+        return tuple(parts) + tuple(sorted(kwargs))
+
+    def __call__(self, *args, **kwargs):
+        sig = self._signature(args, kwargs)
+        entry = self.programs.get(sig, 0)
+        if isinstance(entry, Program):
+            tensors = [a for a in list(args) + [kwargs[k] for k in sorted(kwargs)]
+                       if isinstance(a, Tensor)]
+            return entry.structure(entry.replay(tensors))
+        if entry == 0:                      # warm-up: lazily made state appears now
+            self.programs[sig] = 1
+            return self.fn(*args, **kwargs)
+        return self._record(sig, args, kwargs)
+
+    def _record(self, sig, args, kwargs):
+        global _recording
+        if _recording is not None:
+            raise CompileError("torchic.compile: a compiled function called while another "
+                               "is being recorded")
+        rt = dispatcher.runtime()
+        rt.sync()
+        rec = _Recorder(rt)
+        keys = sorted(kwargs)
+        # the program's own input tensors: arguments are copied in at each replay
+        inputs = []
+
+        def own(a):
+            if not isinstance(a, Tensor):
+                return a
+            if a.requires_grad:
+                raise CompileError("torchic.compile: tensor arguments that require grad are "
+                                   "not supported (pass data; keep parameters in the closure)")
+            inputs.append(raw.copy_into(raw.new_tensor(a.shape, a._dtype), a))
+            return inputs[-1]
+        args = [own(a) for a in args]
+        kwargs = {k: own(kwargs[k]) for k in keys}
+        _recording = rec
+        rec.install()
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            rec.uninstall()
+            _recording = None
+        try:
+            outputs, structure = _flatten(result)
+            outputs = [t.detach() for t in outputs]
+            program = Program(rec, inputs, outputs, structure)
+        finally:
+            for block, _ in rec.freed_outside.values():
+                rt.free(block)
+        del result
+        while len(self.programs) >= MAX_PROGRAMS:
+            del self.programs[next(iter(self.programs))]
+        self.programs[sig] = program
+        return structure([raw.copy_into(raw.new_tensor(t.shape, t._dtype), t) for t in outputs])
+
+    def release(self):
+        """Release every recorded program."""
+        for p in self.programs.values():
+            if isinstance(p, Program):
+                p.release()
+        self.programs.clear()
+
+
+def compile(fn: Callable[..., Any] | None = None) -> Any:
+    """Record fn's ops once per signature and replay them (see the module docstring).
+    Use as `step = torchic.compile(step)` or `@torchic.compile`.
+
+    Example:
+        >>> step = torchic.compile(lambda x: x * 2.0 + 1.0)
+        >>> [step(torchic.ones(2)).numpy().tolist() for _ in range(3)][-1]
+        [3.0, 3.0]
+    """
+    if fn is None:
+        return compile
+    return Compiled(fn)

@@ -1,0 +1,165 @@
+"""torchic.compile: a compiled training step gives the eager step's results bit for bit."""
+
+import numpy as np
+import pytest
+
+import torchic
+import torchic.nn.functional as F
+from torchic.compile import Program
+
+VOCAB, BLOCK, EMB, HIDDEN = 27, 3, 10, 64
+
+
+def _data(n=200, seed=1):
+    rng = np.random.default_rng(seed)
+    X = torchic.tensor(rng.integers(0, VOCAB, size=(n, BLOCK)).astype(np.int32))
+    Y = torchic.tensor(rng.integers(0, VOCAB, size=(n,)).astype(np.int32))
+    return X, Y
+
+
+def _makemore(opt_name="sgd", dropout=0.0):
+    """The makemore MLP (embedding, tanh MLP, cross_entropy) and a step(X, Y) -> loss."""
+    torchic.manual_seed(42)
+    C = torchic.randn(VOCAB, EMB, requires_grad=True)
+    W1 = (torchic.randn(BLOCK * EMB, HIDDEN) * 0.2).detach().requires_grad_(True)
+    b1 = torchic.zeros(HIDDEN, requires_grad=True)
+    W2 = (torchic.randn(HIDDEN, VOCAB) * 0.1).detach().requires_grad_(True)
+    b2 = torchic.zeros(VOCAB, requires_grad=True)
+    params = [C, W1, b1, W2, b2]
+    if opt_name == "sgd":
+        opt, sched = torchic.optim.SGD(params, lr=0.1), None
+    else:
+        opt = torchic.optim.Adam(params, lr=0.01)
+        sched = torchic.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+
+    def step(xb, yb):
+        emb = C[xb].view(-1, BLOCK * EMB)
+        h = torchic.tanh(emb @ W1 + b1)
+        if dropout:
+            h = F.dropout(h, dropout)
+        loss = F.cross_entropy(h @ W2 + b2, yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return params, step, sched
+
+
+def _train(step, sched, X, Y, steps, batch=32):
+    losses = []
+    for i in range(steps):
+        lo = (i * batch) % (X.shape[0] - batch)
+        ix = torchic.arange(lo, lo + batch)
+        losses.append(step(X[ix], Y[ix]))
+        if sched is not None:
+            sched.step()
+    return np.array([l.item() for l in losses])
+
+
+@pytest.mark.parametrize("opt_name,dropout", [("sgd", 0.0), ("adam", 0.0), ("sgd", 0.3)])
+def test_compiled_training_matches_eager_bitwise(backend, opt_name, dropout):
+    X, Y = _data()
+    results = []
+    for compiled in (False, True):
+        params, step, sched = _makemore(opt_name, dropout)
+        if compiled:
+            step = torchic.compile(step)
+        losses = _train(step, sched, X, Y, 20)
+        results.append((losses, [p.detach().numpy() for p in params]))
+    (le, pe), (lc, pc) = results
+    assert np.array_equal(le, lc)
+    for a, b in zip(pe, pc):
+        assert np.array_equal(a, b)
+    assert le[-1] < le[0]
+
+
+def test_new_batch_shape_records_again(backend):
+    X, Y = _data()
+    results = []
+    for compiled in (False, True):
+        params, step, _ = _makemore()
+        if compiled:
+            step = torchic.compile(step)
+        losses = []
+        for i, b in enumerate([32, 32, 32, 16, 16, 16, 32, 16]):
+            ix = torchic.arange(i, i + b)
+            losses.append(step(X[ix], Y[ix]).item())
+        results.append((losses, [p.detach().numpy() for p in params]))
+        if compiled:
+            assert len(step.programs) == 2
+    assert results[0][0] == results[1][0]
+    for a, b in zip(results[0][1], results[1][1]):
+        assert np.array_equal(a, b)
+
+
+def test_outputs_are_fresh_tensors(backend):
+    w = torchic.ones(4)
+    calls = []
+
+    @torchic.compile
+    def f(x):
+        calls.append(1)
+        w.add_(x)
+        return w * 2.0, x + 1.0
+
+    outs = [f(torchic.full((4,), float(i))) for i in range(5)]
+    assert [o[0].numpy().tolist() for o in outs] == \
+        [[2.0 * (1 + sum(range(i + 1)))] * 4 for i in range(5)]
+    assert [o[1].numpy().tolist() for o in outs] == [[i + 1.0] * 4 for i in range(5)]
+    assert len(calls) == 2      # a warm-up and the recorded call; 3 replays
+    assert all(isinstance(p, Program) for p in f.programs.values())
+
+
+def test_random_ops_draw_fresh_values(backend):
+    f = torchic.compile(lambda x: x + torchic.randn(3))
+    torchic.manual_seed(7)
+    got = [f(torchic.zeros(3)).numpy() for _ in range(4)]
+    torchic.manual_seed(7)
+    want = [torchic.randn(3).numpy() for _ in range(4)]
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def test_a_read_inside_is_refused_naming_the_line(backend):
+    def f(x):
+        y = x * 2.0
+        if y.sum().item() > 0:   # the line named
+            return y
+        return -y
+    f = torchic.compile(f)
+    f(torchic.ones(3))
+    with pytest.raises(torchic.CompileError, match=r"test_compile.py:\d+: if y.sum\(\).item"):
+        f(torchic.ones(3))
+    with pytest.raises(torchic.CompileError, match="numpy"):
+        g = torchic.compile(lambda x: torchic.tensor((x * 2.0).numpy()))
+        g(torchic.ones(2))
+        g(torchic.ones(2))
+
+
+def test_outside_tensor_replaced_inside_is_refused(backend):
+    class State:
+        h = torchic.zeros(3)
+    s = State()
+
+    def f(x):
+        s.h = s.h + x          # rebinds: the old tensor's memory is freed inside
+        return s.h
+    f = torchic.compile(f)
+    f(torchic.ones(3))
+    with pytest.raises(torchic.CompileError, match=r"replaced inside.*s\.h = s\.h \+ x"):
+        f(torchic.ones(3))
+
+
+def test_memory_is_flat_over_many_compiled_steps(backend):
+    X, Y = _data()
+    _, step, _ = _makemore()
+    step = torchic.compile(step)
+    ix = torchic.arange(0, 32)
+    xb, yb = X[ix], Y[ix]
+    used = []
+    for n in (100, 1000):
+        for _ in range(n):
+            step(xb, yb)
+        torchic.sync()
+        used.append(torchic.memory()["bytes_in_use"])
+    assert used[0] == used[1]
+    step.release()
