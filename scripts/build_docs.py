@@ -27,7 +27,7 @@ def _importable(module):
     try:
         importlib.import_module(module)
     except ImportError as exc:
-        print(f"skipped {module}: {exc}", file=sys.stderr)
+        print(f"skipped {module}: {exc}")       # a note, not a warning (stdout)
         return False
     return True
 
