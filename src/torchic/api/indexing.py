@@ -198,11 +198,17 @@ def assign(t, key, value):
     if m:
         last, first_from_end = np.unique(flat[::-1], return_index=True)
         select[last] = n + (m - 1 - first_from_end)     # the last value written wins
-    old = as_strided(t, t._offset, t.shape, t._strides)
-    old.requires_grad, old.grad_fn = t.requires_grad, t.grad_fn
-    table = Cat.apply(_flat(old), Reshape.apply(v, shape=(m, 1)), dim=0)
+    table = Cat.apply(_flat(graph_alias(t)), Reshape.apply(v, shape=(m, 1)), dim=0)
     new = GatherRows.apply(table, _tensor_from_data(select.astype(np.int32), dtype="i32"))
     return Reshape.apply(new, shape=t.shape)
+
+
+def graph_alias(t):
+    """A new tensor object over t's elements that stands where t stood in the graph (what a
+    recorded in-place op computes from before t is overwritten)."""
+    old = as_strided(t, t._offset, t.shape, t._strides)
+    old.requires_grad, old.grad_fn = t.requires_grad, t.grad_fn
+    return old
 
 
 def needs_recording(t, value):

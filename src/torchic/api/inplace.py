@@ -11,12 +11,12 @@ import numpy as np
 
 from .. import raw
 from ..creation import tensor as _tensor_from_data
-from ..functions import Clone, Expand, IndexView, Permute, Reshape, as_operand, as_strided
+from ..functions import Clone, Expand, IndexView, Permute, Reshape, as_operand
 from ..ops import INT_BINARY
 from ..shape import broadcast_shapes, broadcast_strides
 from ..tensor import Tensor
 from .elementwise import add, div, mul, pow, sub
-from .indexing import assign, basic_target, is_advanced_key, needs_recording
+from .indexing import assign, basic_target, graph_alias, is_advanced_key, needs_recording
 
 
 # an in-place op on a view of a tensor that others still hold is not recorded on that tensor
@@ -38,13 +38,6 @@ def _check_inplace(t, other=None):
                            "(v = x[0]; v += y, or x[key] += y) is not recorded on x by "
                            "torchic; write it out of place: x[key] = x[key] + y")
     return True
-
-
-def _graph_alias(t):
-    """A new tensor object over t's elements that stands where t stood in the graph."""
-    old = as_strided(t, t._offset, t.shape, t._strides)
-    old.requires_grad, old.grad_fn = t.requires_grad, t.grad_fn
-    return old
 
 
 def _rebase(t, new):
@@ -84,7 +77,7 @@ def inplace_binary(op, t, other):
                          f"in-place target's shape {list(t.shape)}")
     if record:
         fn, saves_input = _RECORDED[op]
-        old = _graph_alias(t)
+        old = graph_alias(t)
         return _rebase(t, fn(Clone.apply(old) if saves_input else old, other))
     if t.is_contiguous() and other._storage is not t._storage:
         # one op: the kernel writes its result over its own input (ops.py allows exact aliasing)
