@@ -231,6 +231,9 @@ class Program:
             self.released = True
             for block in self.temporaries:
                 self.rt.free(block)
+            release = getattr(self.rt.backend, "release_packed", None)
+            if release is not None and self._packed is not None:
+                release(self._packed)
             self.temporaries, self.held, self.records, self._packed = [], [], [], None
 
     def __del__(self):

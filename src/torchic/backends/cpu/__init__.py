@@ -10,7 +10,7 @@ import numpy as np
 from ...dispatcher import Backend, env_int, register_backend
 from . import numpy_kernels
 from .heap import HostHeap
-from .stream import OpStream, ReadRecord, SyncRecord, WorkerPool, WriteRecord
+from .stream import OpStream, PackedRecord, ReadRecord, SyncRecord, WorkerPool, WriteRecord
 
 # Below this many output elements an op runs whole on the coordinator: a hand-off to
 # a worker thread costs more than it saves (measurements: docs/perf/workers_split.md).
@@ -42,6 +42,14 @@ class WorkersBackend(Backend):
 
     def write(self, view, array):
         self.stream.put(WriteRecord(view, array))
+
+    def pack(self, records):
+        """The records as prepared kernel calls, the NumPy views of their operands resolved
+        once (torchic.compile packs a program once; push_packed runs it as one record)."""
+        return PackedRecord([self._prepare(r) for r in records])
+
+    def push_packed(self, packed):
+        self.stream.put(packed)
 
     def read(self, view):
         record = ReadRecord(view)
@@ -90,17 +98,36 @@ class WorkersBackend(Backend):
             return   # shutting down: nobody can read these results any more
         op, out, inputs, params = record
         try:
-            heap_array = self.heap.array
-            out_a = heap_array(out)
-            ins = tuple(heap_array(v) for v in inputs)
-            kernel = self.kernels[op]
-            n = numpy_kernels.split_length(op, out) if self.pool.size > 1 else 0
-            if n < 2 or out_a.size < SPLIT_MIN_ELEMENTS:
-                kernel(out_a, ins, params)
-            else:
-                self._run_split(op, kernel, out_a, ins, params, n)
+            self._run_call(*self._prepare(record))
         except BaseException as exc:
             self.record_error(op, exc)
+
+    def _prepare(self, record):
+        """(op, kernel, out array, input arrays, params, rows to split into or 0)."""
+        op, out, inputs, params = record
+        heap_array = self.heap.array
+        out_a = heap_array(out)
+        ins = tuple(heap_array(v) for v in inputs)
+        n = numpy_kernels.split_length(op, out) if self.pool.size > 1 else 0
+        if n < 2 or out_a.size < SPLIT_MIN_ELEMENTS:
+            n = 0
+        return op, self.kernels[op], out_a, ins, params, n
+
+    def _run_call(self, op, kernel, out_a, ins, params, n):
+        if n:
+            self._run_split(op, kernel, out_a, ins, params, n)
+        else:
+            kernel(out_a, ins, params)
+
+    def _run_packed(self, calls):
+        run_call = self._run_call
+        for call in calls:
+            if self.stream.closed:
+                return
+            try:
+                run_call(*call)
+            except BaseException as exc:
+                self.record_error(call[0], exc)
 
     def _execute_other(self, record):
         kind = type(record)
@@ -117,6 +144,8 @@ class WorkersBackend(Backend):
                     self.heap.array(record.view)[...] = record.array
                 except BaseException as exc:
                     self.record_error("write", exc)
+        elif kind is PackedRecord:
+            self._run_packed(record.calls)
         elif isinstance(record, SyncRecord):
             record.reached()
         else:   # a bug in torchic: named at the next read, the stream keeps running

@@ -45,6 +45,15 @@ class ReadRecord:
         self.done = threading.Event()
 
 
+class PackedRecord:
+    """A recorded program's prepared kernel calls (WorkersBackend.pack), run in order."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self, calls):
+        self.calls = calls
+
+
 class SyncRecord(threading.Event):
     """Set by the coordinator once every record issued before it has run."""
 

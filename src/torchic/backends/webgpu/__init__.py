@@ -30,7 +30,7 @@ from ... import ops as _ops
 from ...shape import numel
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import elementwise, matmul, reduce, rows, rowwise, windows
+from . import elementwise, matmul, reduce, replay, rows, rowwise, windows
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
@@ -225,6 +225,26 @@ class WebGPUBackend(Backend):
                 raise
             except Exception as exc:
                 self.record_error(op, exc)
+
+    # recorded programs (torchic.compile; replay.py) --------------------------------
+    def pack(self, records):
+        """The records' dispatches, prepared once (None: replay them one by one)."""
+        if self.gpu.any_big:        # (windowed operands re-plan their windows per op)
+            return None
+        with self._lock:
+            return replay.capture(self.gpu, lambda: [self.kernels[r[0]](self, *r[1:])
+                                                     for r in records])
+
+    def push_packed(self, recording):
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the webgpu runtime is closed")
+            replay.replay(self.gpu, recording)
+
+    def release_packed(self, recording):
+        with self._lock:
+            if not self._closed:
+                replay.release(self.gpu, recording)
 
     def fill(self, out, value):
         if out.dtype == "i32":

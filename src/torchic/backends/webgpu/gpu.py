@@ -47,6 +47,7 @@ from .wgsl import MAX_TAGS, PARAM_WORDS, STATUS_WORDS
 UPLOAD_BYTES = 4 << 20
 STAGING_MIN = 1 << 16
 STATUS_BYTES = 4 * STATUS_WORDS
+FIXED_TAGS = 256       # of MAX_TAGS, kept for recorded programs (replay.py)
 DATA_OFFSET = (STATUS_BYTES + 255) // 256 * 256   # read data follows the status in staging
 
 
@@ -153,6 +154,11 @@ class GPU:
         self._bind_groups = {}
         self.tags = {}                # tag -> (op, message) for index-checked dispatches
         self.next_tag = 1
+        # tags of recorded programs (replay.py) stay valid across reads: the top of the range
+        self.fixed_tags = {}
+        self.free_fixed_tags = list(range(MAX_TAGS - FIXED_TAGS, MAX_TAGS))
+        self.capturing = None         # replay.capture's list while it collects dispatches
+        self.replayed = 0             # dispatches replayed into the pending batch
         self.failures = []            # (op, message) collected but not yet reported
         self._inflight = None         # (staging, size) of a read interrupted mid-wait
         self.stats = {"submits": 0, "dispatches": 0, "compiles": 0, "reads": 0,
@@ -302,26 +308,32 @@ class GPU:
         key = (nbind,) + tuple(self._serials[id(b)] for b in bufs)
         hit = self._bind_groups.get(key)
         if hit is None:
-            with self.guard:    # (b.size is wgpu-py code too)
-                entries = [{"binding": i, "resource": (
-                               {"buffer": b.buffer, "offset": b.offset, "size": b.size}
-                               if type(b) is Window else
-                               {"buffer": b, "offset": 0, "size": b.size})}
-                           for i, b in enumerate(bufs)]
-                entries.append({"binding": nbind, "resource": {"buffer": self.params_buf,
-                                                               "offset": 0,
-                                                               "size": PARAM_WORDS * 4}})
-                entries.append({"binding": nbind + 1, "resource": {"buffer": self.status,
-                                                                   "offset": 0,
-                                                                   "size": STATUS_BYTES}})
-                bg = self.device.create_bind_group(layout=self._layout(nbind)[0],
-                                                   entries=entries)
-                hit = self._bind_groups[key] = (bg, tuple(bufs))
-                self.stats["bind_groups"] += 1
+            bg = self.new_bind_group(nbind, bufs, self.params_buf)
+            hit = self._bind_groups[key] = (bg, tuple(bufs))
         return hit[0]
+
+    def new_bind_group(self, nbind, bufs, params_buf):
+        """A bind group of bufs, a parameter buffer (bound at dynamic offsets) and the status."""
+        with self.guard:    # (b.size is wgpu-py code too)
+            entries = [{"binding": i, "resource": (
+                           {"buffer": b.buffer, "offset": b.offset, "size": b.size}
+                           if type(b) is Window else
+                           {"buffer": b, "offset": 0, "size": b.size})}
+                       for i, b in enumerate(bufs)]
+            entries.append({"binding": nbind, "resource": {"buffer": params_buf, "offset": 0,
+                                                           "size": PARAM_WORDS * 4}})
+            entries.append({"binding": nbind + 1, "resource": {"buffer": self.status,
+                                                               "offset": 0,
+                                                               "size": STATUS_BYTES}})
+            self.stats["bind_groups"] += 1
+            return self.device.create_bind_group(layout=self._layout(nbind)[0],
+                                                 entries=entries)
 
     def dispatch(self, prog, bufs, words, groups):
         """Encode one dispatch of prog over bufs with parameter words (u32 ints)."""
+        if self.capturing is not None:      # (replay.capture: collected, not encoded)
+            self.capturing.append((prog, tuple(bufs), tuple(words), tuple(groups)))
+            return
         if self.nparams >= self.batch_ops:
             self.flush()
         off = self.nparams * self.param_stride
@@ -347,7 +359,13 @@ class GPU:
         self.stats["dispatches"] += 1
 
     def new_tag(self, op, message):
-        if self.next_tag >= MAX_TAGS:   # collect the flags so far, then start tags anew
+        if self.capturing is not None:      # a recorded program's tag lives as long as it
+            if not self.free_fixed_tags:
+                raise RuntimeError("no fixed tag left for a recorded program")
+            tag = self.free_fixed_tags.pop()
+            self.fixed_tags[tag] = (op, message)
+            return tag
+        if self.next_tag >= MAX_TAGS - FIXED_TAGS:   # collect the flags, then start anew
             self.read(self.status, 0, 0)
         tag = self.next_tag
         self.next_tag += 1
@@ -365,7 +383,7 @@ class GPU:
         with self.guard:
             nparams = self.nparams
             self.encoder = None
-            self.nparams = 0
+            self.nparams = self.replayed = 0
             self.upload_used = 0
             try:
                 self._end_pass()
@@ -523,7 +541,8 @@ class GPU:
             for b in range(32):
                 if word >> b & 1:
                     tag = int(w) * 32 + b
-                    op, msg = self.tags.pop(tag, ("?", "index {bad} out of range"))
+                    op, msg = self.tags.pop(tag, None) or self.fixed_tags.get(
+                        tag, ("?", "index {bad} out of range"))
                     bad = int(status[32 + tag])
                     out.append((op, msg.format(bad=bad - (1 << 32) if bad >= 1 << 31 else bad)))
         if reset:
