@@ -19,6 +19,7 @@ import functools
 import os
 import sys
 import threading
+import weakref
 from typing import Any, Callable
 
 from . import raw
@@ -284,6 +285,62 @@ def _accumulate(leaf, grad, private=False):
             leaf._grad = raw.binary("add", leaf._grad, grad)
 
 
+# Post-accumulate-grad hooks (PyTorch's Tensor.register_post_accumulate_grad_hook; DDP's
+# "this gradient is ready"): {id(leaf): [hook, ...]}. A leaf may get several gradients in one
+# backward (it feeds several nodes), so backward counts the edges into each hooked leaf and
+# calls its hooks once, when the last of them has been accumulated.
+_post_hooks = {}
+
+
+class RemovableHandle:
+    """What `register_post_accumulate_grad_hook` returns: `remove()` unregisters the hook."""
+
+    def __init__(self, key, hook):
+        self._key, self._hook = key, hook
+
+    def remove(self) -> None:
+        """Unregister the hook (no-op when it is already gone)."""
+        hooks = _post_hooks.get(self._key)
+        if hooks is not None and self._hook in hooks:
+            hooks.remove(self._hook)
+            if not hooks:
+                del _post_hooks[self._key]
+
+
+def register_post_accumulate_grad_hook(leaf: Tensor, hook: Callable[[Tensor], None]
+                                       ) -> RemovableHandle:
+    """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
+    gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only."""
+    if leaf.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    key = id(leaf)
+    if key not in _post_hooks:
+        _post_hooks[key] = []
+        weakref.finalize(leaf, _post_hooks.pop, key, None)
+    _post_hooks[key].append(hook)
+    return RemovableHandle(key, hook)
+
+
+def _hooked_edge_counts(order):
+    counts = {}
+    for node in order:
+        for edge in node.edges:
+            if id(edge) in _post_hooks:
+                counts[id(edge)] = counts.get(id(edge), 0) + 1
+    return counts
+
+
+def _edges_done(node, counts, fed):
+    """Count `node`'s edges into hooked leaves as done; run the hooks of completed leaves."""
+    for edge in node.edges:
+        key = id(edge)
+        if key in counts:
+            counts[key] -= 1
+            if counts[key] == 0 and key in fed:
+                for hook in list(_post_hooks.get(key, ())):
+                    hook(edge)
+
+
 def zero_grads(tensors, set_to_none=True):
     """Module.zero_grad and Optimizer.zero_grad: drop every tensor's .grad, or zero it in
     place (set_to_none=False, PyTorch's older default)."""
@@ -315,14 +372,20 @@ def run_backward(tensor, gradient=None, retain_graph=False):
                                f"shape {list(tensor.shape)}")
     if tensor.grad_fn is None:
         _accumulate(tensor, gradient)
+        for hook in list(_post_hooks.get(id(tensor), ())):
+            hook(tensor)
         return
     with _GradMode(False):
         root = tensor.grad_fn
         order = _topological_order(root)
         grads = {id(root): gradient}
+        hooked = _hooked_edge_counts(order) if _post_hooks else None
+        fed = set()     # the hooked leaves that got a gradient in this pass
         for node in order:
             grad = grads.pop(id(node), None)
             if grad is None:
+                if hooked:
+                    _edges_done(node, hooked, fed)
                 continue
             if node.freed:
                 raise RuntimeError(
@@ -345,6 +408,9 @@ def run_backward(tensor, gradient=None, retain_graph=False):
                     # a gradient made for this input alone may become .grad without a copy
                     private = g is not grad and sum(x is g for x in input_grads) == 1
                     _accumulate(edge, g, private)
+                    fed.add(id(edge))
+            if hooked:
+                _edges_done(node, hooked, fed)
             if not retain_graph:
                 node.freed = True
                 node._saved = ()

@@ -13,7 +13,7 @@
             return self.fc2(F.tanh(self.fc1(x)))
 """
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activation import ELU, GELU, LeakyReLU, SiLU
 from .layers import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity,
                      LayerNorm, Linear, LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
@@ -23,4 +23,4 @@ from .parameter import Parameter
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
            "Linear", "Embedding", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
            "Flatten", "Dropout", "LayerNorm", "BatchNorm1d", "CrossEntropyLoss", "MSELoss",
-           "GELU", "SiLU", "LeakyReLU", "ELU", "functional", "init", "utils"]
+           "GELU", "SiLU", "LeakyReLU", "ELU", "functional", "init", "parallel", "utils"]
