@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::arch;
 use crate::ops::{OPS, OP_WRITE};
-use crate::record::{frame_records, Arenas, Batch};
+use crate::record::{frame_records, prepare, Arenas, Batch, Program};
 use crate::runtime::Stream;
 
 /// One runtime. Every entry point takes `&Ctx` (interior mutability), so
@@ -16,6 +16,8 @@ pub struct Ctx {
     stream: Stream<Batch>,
     arenas: Arenas,
     push_error: Mutex<String>,
+    /// prepared programs by handle (None: released)
+    programs: Mutex<Vec<Option<Arc<Program>>>>,
 }
 
 /// The active instruction set, e.g. "avx2+fma" (static NUL-terminated string).
@@ -49,6 +51,7 @@ pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
         stream: Stream::new(threads),
         arenas: Arc::new(Mutex::new(Vec::new())),
         push_error: Mutex::new(String::new()),
+        programs: Mutex::new(Vec::new()),
     }))
 }
 
@@ -149,6 +152,7 @@ unsafe fn queue(
             starts,
             data,
             arenas: ctx.arenas.clone(),
+            program: None,
         })
     })();
     match batch {
@@ -204,6 +208,68 @@ pub unsafe extern "C" fn tk_take_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) ->
             std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
             *buf.add(n) = 0;
             e.kind
+        }
+    }
+}
+
+/// Decode and validate `n` words of op records (as for `tk_push`, no writes) once, into
+/// a program pushed later by `tk_push_program`. Returns its handle (>= 0), or -1 with
+/// the message in `tk_push_error`.
+#[no_mangle]
+pub unsafe extern "C" fn tk_prepare(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
+    let ctx = &*ctx;
+    let program = (|| {
+        if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {
+            return Err(format!("bad program ({n} words)"));
+        }
+        let mut words = vec![0i64; n as usize];
+        std::ptr::copy_nonoverlapping(rec, words.as_mut_ptr() as *mut u8, n as usize * 8);
+        prepare(&words, &ctx.arenas.lock().unwrap())
+    })();
+    match program {
+        Ok(p) => {
+            let mut programs = ctx.programs.lock().unwrap();
+            programs.push(Some(Arc::new(p)));
+            programs.len() as i64 - 1
+        }
+        Err(msg) => {
+            *ctx.push_error.lock().unwrap() = msg;
+            -1
+        }
+    }
+}
+
+/// Queue prepared program `handle`; returns like `tk_push`.
+#[no_mangle]
+pub unsafe extern "C" fn tk_push_program(ctx: *mut Ctx, handle: i64) -> i64 {
+    let ctx = &*ctx;
+    let program = usize::try_from(handle)
+        .ok()
+        .and_then(|h| ctx.programs.lock().unwrap().get(h).cloned().flatten());
+    let msg = match program {
+        None => format!("no prepared program {handle}"),
+        Some(_) if ctx.stream.is_closed() => "the runtime is closed".into(),
+        Some(p) => {
+            return ctx.stream.push(Batch {
+                words: Vec::new(),
+                starts: Vec::new(),
+                data: Vec::new(),
+                arenas: ctx.arenas.clone(),
+                program: Some(p),
+            }) as i64
+        }
+    };
+    *ctx.push_error.lock().unwrap() = msg;
+    -1
+}
+
+/// Release prepared program `handle` (a queued push of it still runs).
+#[no_mangle]
+pub unsafe extern "C" fn tk_release_program(ctx: *mut Ctx, handle: i64) {
+    let ctx = &*ctx;
+    if let Ok(h) = usize::try_from(handle) {
+        if let Some(slot) = ctx.programs.lock().unwrap().get_mut(h) {
+            *slot = None;
         }
     }
 }

@@ -46,13 +46,51 @@ pub struct Batch {
     pub starts: Vec<usize>,
     pub data: Vec<u32>,
     pub arenas: Arenas,
+    /// a prepared program to run instead of the records (`words` is empty then)
+    pub program: Option<Arc<Program>>,
+}
+
+/// A recorded program (torchic.compile): its records decoded and validated once,
+/// at `prepare`, then run as they are at every push of it.
+pub struct Program {
+    ops: Vec<Op<'static>>,
+}
+
+// SAFETY: the ops' pointers are into registered arenas, which live as long as the
+// runtime (they are only dropped after the stream is closed); the Python side holds
+// every block a program names for as long as it keeps the program.
+unsafe impl Send for Program {}
+unsafe impl Sync for Program {}
+
+/// Decode and validate every record of `words` (no host writes) into a Program.
+pub fn prepare(words: &[i64], arenas: &[(usize, usize)]) -> Result<Program, String> {
+    let starts = frame_records(words)?;
+    let mut ops = Vec::with_capacity(starts.len());
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(words.len());
+        let rec = &words[start..end];
+        if rec[0] == ops::OP_WRITE {
+            return Err(format!("record {i}: a program holds no host writes"));
+        }
+        ops.push(decode(rec, arenas, &[]).map_err(|e| format!("record {i}: {e}"))?);
+    }
+    Ok(Program { ops })
 }
 
 impl Task for Batch {
     fn ops(&self) -> usize {
-        self.starts.len()
+        match &self.program {
+            Some(p) => p.ops.len(),
+            None => self.starts.len(),
+        }
     }
     fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
+        if let Some(program) = &self.program {
+            for op in &program.ops {
+                finished(execute(pool, op).map_err(|e| (op.def.name, e)));
+            }
+            return;
+        }
         let mut ends = self
             .starts
             .iter()
@@ -499,6 +537,39 @@ mod tests {
                 "case {i} accepted"
             );
         }
+    }
+
+    #[test]
+    fn prepare_validates_every_record_once_and_runs_them() {
+        let mut mem = vec![1f32; 64];
+        let arenas = [(mem.as_mut_ptr() as usize, 256)];
+        let mut add = vec![ops::code_of("add").unwrap(), 3, 0, 0, 0, 0];
+        view(&mut add, 0, 0, 64, 0, 0, &[16], &[1]);
+        view(&mut add, 0, 64, 64, 0, 0, &[16], &[1]);
+        view(&mut add, 0, 0, 64, 0, 0, &[16], &[1]);
+        let two = [add.clone(), add.clone()].concat();
+        let program = prepare(&two, &arenas).ok().expect("a valid program");
+        let batch = Batch {
+            words: Vec::new(),
+            starts: Vec::new(),
+            data: Vec::new(),
+            arenas: Arc::new(Mutex::new(arenas.to_vec())),
+            program: Some(Arc::new(program)),
+        };
+        assert_eq!(batch.ops(), 2);
+        let pool = Pool::new(1);
+        for _ in 0..3 {
+            batch.run(&pool, &mut |r| assert!(r.is_ok()));
+        }
+        assert_eq!(mem[0], 7.0); // 1 + 6 adds of 1
+        // a bad second record rejects the whole program, naming it
+        let mut bad = two.clone();
+        let at = add.len() + 6 + 2;
+        bad[at] = 300; // block past the arena
+        assert!(prepare(&bad, &arenas).err().unwrap().starts_with("record 1:"));
+        let mut write = add.clone();
+        write[0] = ops::OP_WRITE;
+        assert!(prepare(&write, &arenas).is_err());
     }
 
     #[test]

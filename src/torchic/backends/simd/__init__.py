@@ -181,20 +181,31 @@ class SimdBackend(Backend):
             self.flush()
 
     def pack(self, records):
-        """(op, out, inputs, params) records packed into one batch, for push_packed
-        (torchic.compile packs a program once and replays it with one call)."""
-        return b"".join(b"".join(self._record_parts(*r)[0]) for r in records)
+        """(op, out, inputs, params) records decoded and validated once by the Rust side
+        into a prepared program (torchic.compile); push_packed queues it with one call."""
+        data = b"".join(b"".join(self._record_parts(*r)[0]) for r in records)
+        if not data:
+            return None
+        with self._flush_lock:
+            if self._registered != len(self.heap.addresses):
+                self._register_arenas()
+            handle = self._lib.prepare(self._ctx, data, len(data) >> 3)
+        if handle < 0:
+            self._push_failed()
+        return handle
 
-    def push_packed(self, data):
-        """Push a batch made by pack(), behind every pending record."""
+    def push_packed(self, handle):
+        """Queue a program made by pack(), behind every pending record."""
         if self._closed:
             raise RuntimeError("the simd runtime is closed")
         with self._flush_lock:
             self._push_pending()
-            if self._registered != len(self.heap.addresses):
-                self._register_arenas()
-            if data and self._push(self._ctx, data, len(data) >> 3) < 0:
+            if self._lib.push_program(self._ctx, handle) < 0:
                 self._push_failed()
+
+    def release_packed(self, handle):
+        if not self._closed:
+            self._lib.release_program(self._ctx, handle)
 
     def _record_parts(self, op, out, inputs, params):
         """The packed pieces of one op record, and whether it should start at once."""

@@ -46,6 +46,9 @@ class Native:
             "tk_wait": ([c_void_p, c_int64], ctypes.c_int32),
             "tk_done": ([c_void_p], c_int64),
             "tk_take_error": ([c_void_p, c_char_p, c_int64], ctypes.c_int32),
+            "tk_prepare": ([c_void_p, c_char_p, c_int64], c_int64),
+            "tk_push_program": ([c_void_p, c_int64], c_int64),
+            "tk_release_program": ([c_void_p, c_int64], None),
         }
         for lib in (self.cdll, self.pydll):
             for name, (args, res) in sig.items():
@@ -62,6 +65,9 @@ class Native:
         self.add_arena = self.pydll.tk_add_arena
         self.done = self.pydll.tk_done
         self.take_error = self.pydll.tk_take_error
+        self.prepare = self.pydll.tk_prepare
+        self.push_program = self.pydll.tk_push_program
+        self.release_program = self.pydll.tk_release_program
 
     def isa(self):
         return self.pydll.tk_isa().decode()
