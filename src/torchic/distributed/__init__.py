@@ -198,6 +198,13 @@ def get_backend(group: Any = None) -> str:
     return "mpi"
 
 
+def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None,
+            timeout: Any = None) -> "Work | None":
+    """Wait until every rank of the default group has called `barrier()`."""
+    _require().comm.Barrier()
+    return _done(async_op)
+
+
 class Work:
     """What a collective returns with `async_op=True`. torchic's collectives complete
     before they return, so `wait()` returns at once."""
