@@ -10,6 +10,7 @@ once and runs on all of them:
     impl.op(op, *xs)            -> issue one op the way user code would (allocating)
     impl.read(x)                -> ndarray (waits for x)
     impl.mlp_step(cfg, data)    -> zero-argument callable: one makemore training step
+                                   (torchic: compiled=True records it with torchic.compile)
     impl.transformer_step(cfg, data) -> the same for makemore's Transformer (AdamW)
 
 Fairness rules (also stated in the generated report):
@@ -125,18 +126,18 @@ class Impl:
         raise NotSupported("train transformer")
 
 
-def makemore_step(lib, params, X, Y, batch, lr, rng, to_index):
+def makemore_step(lib, params, X, Y, batch, lr, rng, to_index, compile=None):
     """One makemore MLP training step, written once in PyTorch's spelling.
 
     `lib` is torchic or torch (the same code runs on both, which is the point of the
     PyTorch-compatible API); `to_index` turns a NumPy index array into lib's index tensor.
+    `compile` (torchic.compile) wraps the part that runs on tensors: forward, backward
+    and the update; the batch draw and the loss read stay outside, as a user writes it.
     """
     C, W1, b1, W2, b2 = params
     n = len(Y)
 
-    def step():
-        ix = rng.integers(0, n, batch)
-        xb, yb = to_index(X[ix]), to_index(Y[ix])
+    def train(xb, yb):
         emb = C[xb]                                   # (B, context, emb)
         h = lib.tanh(emb.view(batch, -1) @ W1 + b1)
         logits = h @ W2 + b2
@@ -147,7 +148,13 @@ def makemore_step(lib, params, X, Y, batch, lr, rng, to_index):
         with lib.no_grad():
             for p in params:
                 p -= lr * p.grad
-        return loss.item()
+        return loss
+    if compile is not None:
+        train = compile(train)
+
+    def step():
+        ix = rng.integers(0, n, batch)
+        return train(to_index(X[ix]), to_index(Y[ix])).item()
     return step
 
 
@@ -266,11 +273,23 @@ class TorchicImpl(Impl):
             raise NotSupported(name)
         return fns[name]
 
-    def mlp_step(self, cfg, data):
+    def mlp_step(self, cfg, data, compiled=False):
         import torchic as tc
         params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
         return makemore_step(tc, params, data["X"], data["Y"], cfg["batch"], cfg["lr"],
-                             np.random.default_rng(data["seed"]), tc.tensor)
+                             np.random.default_rng(data["seed"]), tc.tensor,
+                             tc.compile if compiled else None)
+
+    def chain(self, a, b, ops, compiled=False):
+        """fn(): ops adds of b onto a and the result read (compiled: with torchic.compile)."""
+        import torchic as tc
+
+        def body(x, y):
+            for _ in range(ops):
+                x = x + y
+            return x
+        fn = tc.compile(body) if compiled else body
+        return lambda: fn(a, b).numpy()
 
     def transformer_step(self, cfg, data):
         import torchic as tc

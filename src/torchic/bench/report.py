@@ -14,6 +14,8 @@ SUITE_TITLES = {
     "reduce": "reductions: sum, softmax over rows, cross-entropy (mean loss)",
     "overhead": "overhead: tiny ops, issue to result",
     "train": "train: makemore MLP step (context 3, emb 10, vocab 27, SGD, incl. loss.item())",
+    "compile": "compile: torchic.compile'd chain and makemore step (torchic) vs the references' "
+               "eager code",
     "memory": "memory: torchic heap across a short training run (torchic.memory())",
 }
 

@@ -264,6 +264,40 @@ def train_suite(ctx):
     return cases
 
 
+# -- compile: torchic.compile against eager references (issue 16) ---------------------------
+def compile_suite(ctx):
+    """The overhead chain and the makemore step, torchic compiled (torchic.compile) against
+    the references' eager figures (PyTorch eager, the hand-written NumPy step)."""
+    a_np, b_np = _randn(_rng(8), 32, 32), _randn(_rng(9), 32, 32)
+
+    def chain(impl):
+        a, b = impl.tensor(a_np), impl.tensor(b_np)
+        if impl.kind == "torchic":
+            return impl.chain(a, b, CHAIN, compiled=True)
+
+        def run():
+            x = a
+            for _ in range(CHAIN):
+                x = x + b
+            return impl.read(x)
+        return run
+
+    def step(impl, cfg):
+        if impl.kind == "torchic":
+            return impl.mlp_step(cfg, makemore_data(cfg), compiled=True)
+        return impl.mlp_step(cfg, makemore_data(cfg))
+
+    a64, b64 = a_np.astype(np.float64), b_np.astype(np.float64)
+    cases = [Case("compile", "add_chain", f"32x32 x{CHAIN}", {"shape": [32, 32], "ops": CHAIN},
+                  "µs/op", CHAIN, chain, lambda: a64 + CHAIN * b64, rtol=1e-4, atol=1e-4)]
+    for cfg in makemore_settings(ctx["quick"]):
+        cases.append(Case(
+            "compile", "makemore", makemore_label(cfg), dict(cfg), "ms/step", 1,
+            lambda impl, cfg=cfg: step(impl, cfg),
+            lambda cfg=cfg: makemore_first_loss(cfg), rtol=1e-4, atol=1e-5))
+    return cases
+
+
 # -- train: a makemore-style Transformer -------------------------------------------------------
 def transformer_settings(quick):
     """makemore's Transformer (n_layer 4, n_head 4, n_embd 64, block 16, batch 32) and a
@@ -423,5 +457,6 @@ SUITES = {
     "reduce": reduce_suite,
     "overhead": overhead_suite,
     "train": train_suite,
+    "compile": compile_suite,
     "memory": memory_suite,
 }

@@ -74,6 +74,22 @@ def issue_targets():
     t.append(Target(6, "makemore b4096 h1024 vs torch CUDA, time", "webgpu", "train",
                     "makemore", "b4096 h1024", 3.0, "<=", "torch-cuda", threads=None,
                     gpu_only=True))
+    # issue 16: torchic.compile (compiled torchic against eager references, same threads)
+    t.append(Target(16, "100-op 32x32 add chain, compiled, per op", "simd", "compile",
+                    "add_chain", "32x32 x100", 0.3, "<=", None))
+    t.append(Target(16, "makemore step b32 h200, compiled vs PyTorch eager, time", "simd",
+                    "compile", "makemore", "b32 h200", 0.5, "<=", "torch"))
+    t.append(Target(16, "makemore step b32 h200, compiled vs NumPy step, time", "simd",
+                    "compile", "makemore", "b32 h200", 1.2, "<=", "numpy"))
+    t.append(Target(16, "makemore step b4096 h1024, compiled vs PyTorch eager, time", "simd",
+                    "compile", "makemore", "b4096 h1024", 0.9, "<=", "torch"))
+    # (1.5x torch's steps/s is 1/1.5 of its step time)
+    t.append(Target(16, "makemore b32 h200, compiled vs torch CUDA eager, time", "webgpu",
+                    "compile", "makemore", "b32 h200", 1 / 1.5, "<=", "torch-cuda",
+                    threads=None, gpu_only=True))
+    t.append(Target(16, "makemore b4096 h1024, compiled vs torch CUDA eager, time", "webgpu",
+                    "compile", "makemore", "b4096 h1024", 1.0, "<=", "torch-cuda",
+                    threads=None, gpu_only=True))
     return t
 
 
