@@ -120,6 +120,48 @@ class Bench:
                   flush=True)
         return res
 
+    def matmul_shapes(self, shapes, tiles, checks=False):
+        """The transformer step's products (TRANSFORMER_SHAPES) in the layouts autograd gives
+        them, each tile of `tiles` (None: the backend's choice), TFLOPS from GPU time."""
+        res = {}
+        rng = np.random.default_rng(0)
+        for name, (B, M, K, N, ta, tb) in shapes.items():
+            a = self.alloc((B, K, M) if ta else (B, M, K), rng.standard_normal((B, K, M) if ta else (B, M, K)))
+            b = self.alloc((B, N, K) if tb else (B, K, N), rng.standard_normal((B, N, K) if tb else (B, K, N)))
+            c = self.alloc((B, M, N))
+            av = View(a.block, 0, (B, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
+            bv = View(b.block, 0, (B, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+            flop = 2.0 * B * M * N * K
+            reps = max(1, min(50, int(1e12 / flop)))
+            per = {}
+            variants = [(t, False) for t in tiles] + ([(None, True)] if checks else [])
+            for tile, chk in variants:
+                if tile:
+                    os.environ[wmm.ENV_TILE] = tile
+                if chk:
+                    os.environ[wmm.ENV_CHECKS] = "1"
+                try:
+                    s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (av, bv), {}), reps)
+                    per[(tile or "auto") + (" checked" if chk else "")] = flop / s / 1e12
+                except Exception as exc:  # a config the adapter cannot run: note it, go on
+                    per[tile or "auto"] = f"error: {exc}"[:300]
+                os.environ.pop(wmm.ENV_TILE, None)
+                os.environ.pop(wmm.ENV_CHECKS, None)
+            self.rt.run("matmul", c, (av, bv), {})
+            got = self.rt.read(c)
+            ha = self.rt.read(a).astype(np.float64)
+            hb = self.rt.read(b).astype(np.float64)
+            ref = (ha.transpose(0, 2, 1) if ta else ha) @ (hb.transpose(0, 2, 1) if tb else hb)
+            err = float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
+            res[name] = {"shape": [B, M, K, N, ta, tb], "tflops": per, "rel_err": err,
+                         "class": wmm.shape_class(B, M, N, K),
+                         "auto_tile": wmm.choose_tile(B, M, N, K, self.be.gpu.max_workgroup_storage,
+                                                      wmm.tuned_table(self.be.gpu))}
+            print(f"matmul {name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                                 for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
+                  flush=True)
+        return res
+
     # -- bandwidth ------------------------------------------------------------------------------
     def bandwidth(self, n):
         x = self.alloc((n,), np.random.default_rng(2).standard_normal(n))
@@ -323,6 +365,69 @@ def torch_matmul(sizes):
     return res
 
 
+# name: (B, M, K, N, A stored transposed, B stored transposed); n^3 squares and the
+# products of one GPT step (B*H 384, T 256, head 64; B*T 16384, C 384), forward and backward
+def matmul_shapes(quick):
+    if quick:
+        return {"sq 256": (1, 256, 256, 256, 0, 0),
+                "att q@k^T": (8, 64, 16, 64, 0, 1), "att p^T@dy": (8, 64, 64, 16, 1, 0)}
+    BH, T, hd, BT, C = 384, 256, 64, 16384, 384
+    return {"sq 1024": (1, 1024, 1024, 1024, 0, 0), "sq 2048": (1, 2048, 2048, 2048, 0, 0),
+            "sq 4096": (1, 4096, 4096, 4096, 0, 0),
+            "att q@k^T (BH,T,hd)@(BH,hd,T)^": (BH, T, hd, T, 0, 1),
+            "att p@v (BH,T,T)@(BH,T,hd)": (BH, T, T, hd, 0, 0),
+            "att p^T@dy (BH,T,T)^@(BH,T,hd)": (BH, T, T, hd, 1, 0),
+            "mlp x@W (BT,C)@(C,4C)": (1, BT, C, 4 * C, 0, 0),
+            "mlp dy@W^T (BT,4C)@(4C,C)^": (1, BT, 4 * C, C, 0, 1),
+            "mlp x^T@dy (C,BT)^@(BT,4C)": (1, C, BT, 4 * C, 1, 0),
+            "mlp h@W2 (BT,4C)@(4C,C)": (1, BT, 4 * C, C, 0, 0)}
+
+
+def torch_matmul_shapes(shapes):
+    """torch CUDA fp32 (TF32 off) on the same shapes and layouts, CUDA events."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    res = {}
+    for name, (B, M, K, N, ta, tb) in shapes.items():
+        a = torch.randn(B, K, M, device="cuda").transpose(1, 2) if ta else torch.randn(B, M, K, device="cuda")
+        b = torch.randn(B, N, K, device="cuda").transpose(1, 2) if tb else torch.randn(B, K, N, device="cuda")
+        if B == 1:
+            a, b = a[0], b[0]
+        flop = 2.0 * B * M * N * K
+        reps = max(1, min(50, int(1e12 / flop)))
+        for _ in range(3):
+            a @ b
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(reps):
+                a @ b
+            e1.record()
+            torch.cuda.synchronize()
+            ts.append(e0.elapsed_time(e1) * 1e-3 / reps)
+        res[name] = flop / median(ts) / 1e12
+        print(f"torch cuda fp32 matmul {name}: {res[name]:.2f} TFLOPS", flush=True)
+    return res
+
+
+def suggest_table(res):
+    """{shape class: best tile} from a tile sweep, the rows for matmul_table.py (the
+    shape with the most work decides a class several shapes share)."""
+    best = {}
+    for name, row in res.items():
+        B, M, K, N = row["shape"][:4]
+        swept = [(v, k) for k, v in row["tflops"].items()
+                 if isinstance(v, float) and k in wmm.CONFIGS]
+        if not swept:
+            continue
+        work = B * M * N * K
+        if row["class"] not in best or best[row["class"]][0] < work:
+            best[row["class"]] = (work, max(swept)[1], name)
+    return {cls: (tile, name) for cls, (_, tile, name) in sorted(best.items())}
+
+
 def torch_copy_bw(n):
     import torch
     x = torch.empty(n, device="cuda")
@@ -347,7 +452,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--tiles", default="", help="comma list of matmul tiles to sweep")
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: matmul,bw,makemore,torch")
+    ap.add_argument("--skip", default="",
+                    help="comma list of parts to skip: matmul,squares,bw,makemore,latency,torch")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     outdir = os.environ.get("OUT") or "bench-results"
@@ -377,7 +483,16 @@ def main():
     if "latency" not in skip:
         result["latency"] = latency(b)
     if "matmul" not in skip:
-        result["matmul"] = b.matmul(sizes, tiles)
+        b.warm_up()
+        shapes = matmul_shapes(args.quick)
+        result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune)
+        if args.tune:
+            result["suggested_table"] = suggest_table(result["matmul_shapes"])
+            print("suggested matmul_table rows:", json.dumps(result["suggested_table"], indent=1))
+        if with_torch:
+            result["torch_matmul_shapes"] = torch_matmul_shapes(shapes)
+    if "squares" not in skip and "matmul" not in skip:
+        result["matmul"] = b.matmul(sizes, [None])
         if with_torch:
             result["torch_matmul"] = torch_matmul(sizes)
     if "bw" not in skip:
@@ -419,6 +534,20 @@ def to_markdown(r):
             also = f"; best swept {fl(best[0])} ({best[1]})" if best[1] != "auto" else ""
             lines.append(f"| {n}^3 | {fl(auto)} ({row['auto_tile']}){also} | "
                          f"{fl(tt) if tt else '-'} | {row['rel_err']:.1e} |")
+        lines.append("")
+    if "matmul_shapes" in r:
+        tt = r.get("torch_matmul_shapes", {})
+        lines += ["| matmul f32 (B, M, K, N, A^T, B^T) | torchic webgpu TFLOPS (tile) | best swept | "
+                  "torch CUDA fp32 | webgpu / torch |", "|---|---|---|---|---|"]
+        for name, row in r["matmul_shapes"].items():
+            auto = row["tflops"].get("auto")
+            swept = [(v, k) for k, v in row["tflops"].items() if isinstance(v, float) and k != "auto"]
+            best = max(swept) if swept else None
+            t = tt.get(name)
+            ratio = f"{auto / t:.2f}" if t and isinstance(auto, float) else "-"
+            lines.append(f"| {name} {tuple(row['shape'])} | {auto if not isinstance(auto, float) else round(auto, 2)} "
+                         f"({row['auto_tile']}) | {f'{best[0]:.2f} ({best[1]})' if best else '-'} | "
+                         f"{f'{t:.2f}' if t else '-'} | {ratio} |")
         lines.append("")
     if "bandwidth" in r:
         bw = r["bandwidth"]

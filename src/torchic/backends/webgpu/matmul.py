@@ -12,26 +12,38 @@ each owning a TM x TN block of accumulators):
   registers and stored into the other buffer; one barrier per slice;
 * the inner product is fully unrolled with constant indices: per 4 k values an
   invocation reads TM vec4s of A and 4 * TN/4 vec4s of B and issues TM * TN/4 * 4
-  vec4 FMAs into named accumulator variables (no private arrays, so nothing the
-  compiler must clamp: see DESIGN.md on WGSL bounds checks);
+  vec4 FMAs into named accumulator variables (no private arrays: nothing indexed
+  dynamically but workgroup memory);
 * an invocation's columns are TN/4 vec4 groups spaced BN/(TN/4) apart and its
   rows TM rows spaced BM/TM apart, so a warp's loads from workgroup memory are
   broadcasts (A) or 256 contiguous bytes (B), and its stores to C coalesce.
 
-Global loads are picked per operand: ``v4`` (16-byte vector loads along the
-contiguous dim, when it is unit-stride and everything is 4-aligned) or scalar
-with the invocation -> element mapping chosen so neighbouring invocations
-read neighbouring addresses (``sk`` / ``sm`` / ``sn``). Edge checks are baked
-in only for the dims that need them (M % BM, N % BN, K % BK). The tile is
-chosen by problem size: the largest tile that still gives the GPU enough
-workgroups.
+Global loads are picked per operand: ``v4`` (16-byte vector loads along the dim the
+tile stores contiguously: K for A, N for B), ``t4`` (vector loads along the other dim:
+M for A^T, K for B^T, the layouts autograd's backward and ``q @ k^T`` give; a 4x4
+block per invocation, transposed in registers before the workgroup store), or scalar
+with the invocation -> element mapping chosen so neighbouring invocations read
+neighbouring addresses (``sk`` / ``sm`` / ``sn``). Vector modes need the vector's dim
+unit-stride and every other stride, the offset and the vector's extent 4-aligned.
+Edge checks are baked in only for the dims that need them (M % BM, N % BN, K % BK).
+The programs are compiled without wgpu's runtime bounds checks (``_program``).
+
+The tile: the adapter's row of the tuner table (matmul_table.py, keyed by
+``shape_class``), else the general ladder: the largest tile that still gives the GPU
+enough workgroups.
 """
 
+import os
+
 from ...dispatcher import env_choice
-from . import wgsl
+from . import matmul_table, wgsl
+from .gpu import Program
 from .wgsl import par
 
-# name: (BM, BN, BK, TM, TN)
+XYZW = "xyzw"
+
+# name: (BM, BN, BK, TM, TN); a name without "-TMxTN" has 8x8 (or, at 64x64x16 and
+# 32x32x16, 4x4) accumulators per invocation
 CONFIGS = {
     "128x128x8": (128, 128, 8, 8, 8),
     "128x128x16": (128, 128, 16, 8, 8),
@@ -42,9 +54,13 @@ CONFIGS = {
     "128x64x16": (128, 64, 16, 8, 8),
     "64x64x16": (64, 64, 16, 4, 4),
     "32x32x16": (32, 32, 16, 4, 4),
+    "128x128x8-8x16": (128, 128, 8, 8, 16),
+    "128x128x16-8x16": (128, 128, 16, 8, 16),
+    "64x64x16-8x8": (64, 64, 16, 8, 8),
+    "64x32x16-4x4": (64, 32, 16, 4, 4),
 }
-# largest first; a tile is used when it gives at least MIN_GROUPS workgroups (the
-# fastest tiles by size: docs/perf/webgpu.md, scripts/gpu_bench.py --tune)
+# The general path: largest first, a tile is used when it gives at least MIN_GROUPS
+# workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
 LADDER = ("128x64x16", "64x64x8", "32x32x16")
 MIN_GROUPS = 192
 # split K when even the smallest tile leaves the GPU this short of workgroups
@@ -52,32 +68,107 @@ SPLIT_TARGET_GROUPS = 264
 SPLIT_MIN_K = 128           # the least K one split handles
 SPLIT_MAX_BYTES = 256 << 20
 ENV_TILE = "TORCHIC_WEBGPU_MATMUL_TILE"
+# "1": compile the matmul with wgpu's bounds checks (see _program)
+ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
 
 
-def choose_tile(B, M, N, K, smem_limit):
+def smem_bytes(name):
+    bm, bn, bk, _, _ = CONFIGS[name]
+    return 2 * (bm * bk + bk * bn) * 4
+
+
+def shape_class(B, M, N, K):
+    """The tuner's key for a problem: log2 buckets of the output size B*M*N and of K,
+    and whether one side of the output is thin (< 64)."""
+    ob = min(max((B * M * N - 1).bit_length(), 12), 26)
+    kb = min(max((K - 1).bit_length(), 4), 14)
+    return f"o{ob}k{kb}{'t' if min(M, N) < 64 else ''}"
+
+
+def adapter_key(info):
+    """The tuner table's key for an adapter: its name, lower case ("nvidia h200")."""
+    return " ".join(str(info.get("device", "") or info.get("description", "")).lower().split())
+
+
+def tuned_table(gpu):
+    """{shape class: tile} measured on gpu's adapter, or {} (cached on the GPU object)."""
+    table = getattr(gpu, "matmul_table", None)
+    if table is None:
+        key = adapter_key(gpu.adapter.info)
+        table = gpu.matmul_table = next(
+            (t for name, t in matmul_table.TABLE.items() if name in key), {})
+    return table
+
+
+def choose_tile(B, M, N, K, smem_limit, table=None):
     forced = env_choice(ENV_TILE, None, tuple(CONFIGS))
     if forced:
         return forced
+    hit = (table or {}).get(shape_class(B, M, N, K))
+    if hit in CONFIGS and smem_bytes(hit) <= smem_limit:
+        return hit
     for name in LADDER:
-        bm, bn, bk, _, _ = CONFIGS[name]
-        if 2 * (bm * bk + bk * bn) * 4 > smem_limit:
+        bm, bn, _, _, _ = CONFIGS[name]
+        if smem_bytes(name) > smem_limit:
             continue
         if B * (-(-M // bm)) * (-(-N // bn)) >= MIN_GROUPS:
             return name
     return LADDER[-1]
 
 
+def _program(gpu, key, build):
+    """gpu.program, compiled without wgpu's runtime checks where wgpu-native offers that.
+
+    WGSL's bounds checks clamp every dynamic index (each workgroup-memory read of the
+    inner product gets an extra min), and loop bounding adds a counter to each loop.
+    Every index this generator emits is in range by construction: global loads are
+    guarded by the M / N / K edge tests, workgroup indices are bounded by the tile."""
+    lib = gpu._lib
+    if os.environ.get(ENV_CHECKS) == "1" or not hasattr(lib, "wgpuDeviceCreateShaderModuleTrusted"):
+        return gpu.program(key + ("checked",), build)
+    prog = gpu.pipelines.get(key)
+    if prog is not None:
+        return prog
+    from wgpu.backends.wgpu_native import _api
+    code, nbind = build()
+    with gpu.guard:
+        ffi = gpu._ffi
+        srcs = _api.new_struct_p("WGPUShaderSourceWGSL *", code=_api.to_c_string_view(code))
+        srcs[0].chain.next = ffi.NULL
+        srcs[0].chain.sType = lib.WGPUSType_ShaderSourceWGSL
+        label = str(key)[:200]
+        desc = _api.new_struct_p("WGPUShaderModuleDescriptor *",
+                                 nextInChain=ffi.cast("WGPUChainedStruct *", srcs),
+                                 label=_api.to_c_string_view(label))
+        mid = _api.libf.wgpuDeviceCreateShaderModuleTrusted(
+            gpu.device._internal, desc, lib.WGPUShaderRuntimeChecks_None)
+        if mid == ffi.NULL:
+            raise RuntimeError("matmul: shader module creation failed")
+        module = _api.GPUShaderModule(label, mid, gpu.device)
+        pipeline = gpu.device.create_compute_pipeline(
+            layout=gpu._layout(nbind)[1], compute={"module": module, "entry_point": "main"},
+            label=label)
+        prog = gpu.pipelines[key] = Program(key, pipeline, nbind)
+        prog.source = code
+        gpu.stats["compiles"] += 1
+    return prog
+
+
 def _build(cfg, amode, bmode, omode, cm, cn, ck):
     BM, BN, BK, TM, TN = cfg
     NX, MY = BN // TN, BM // TM
     T = NX * MY
-    BK4, BN4, TG = BK // 4, BN // 4, TN // 4
-    LA, LB = BM * BK4 // T, BK * BN4 // T
-    assert LA * T == BM * BK4 and LB * T == BK * BN4 and LA >= 1 and LB >= 1
-    ASZ, BSZ = BM * BK4, BK * BN4
+    BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
+    ASZ, BSZ = BM * BK4, BK * BN4           # vec4s of one A / B buffer
+    LA, LB = ASZ // T, BSZ // T             # vec4 loads per invocation (v4 / scalar modes)
+    assert LA * T == ASZ and LB * T == BSZ and LA >= 1 and LB >= 1
+    # t4 modes: 4x4 blocks (4 vec4 loads along the operand's contiguous dim, transposed in
+    # registers); when the blocks do not divide evenly the last invocations skip theirs
+    NBA, NBB = -(-(ASZ // 4) // T), -(-(BSZ // 4) // T)
+    xa, xb = (ASZ // 4) % T == 0, (BSZ // 4) % T == 0
     bind = [("C", "v4" if omode == "v4" else "f32"),
-            ("A", "v4" if amode == "v4" else "f32"),
-            ("B", "v4" if bmode == "v4" else "f32")]
+            ("A", "v4" if amode in ("v4", "t4") else "f32"),
+            ("B", "v4" if bmode in ("v4", "t4") else "f32")]
     src = wgsl.header(bind)
     src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
     src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
@@ -85,16 +176,28 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
         par(i) for i in range(16))
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
     kst_a = "kst / 4u" if amode == "v4" else f"kst * {ask}"
+    kst_b = "kst / 4u" if bmode == "t4" else f"kst * {bsk}"
     L = [f"let M = {M};", f"let N = {N};",
          f"let zz = wid.z + {batch0};", f"let bz = zz / {S};", f"let sp = zz % {S};",
          f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
          f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
          f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
          f"let abat = {abase} + bz * {asb} + {kst_a};",
-         f"let bbat = {bbase} + bz * {bsb} + kst * {bsk};",
+         f"let bbat = {bbase} + bz * {bsb} + {kst_b};",
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
-    for j in range(LA):
+    if amode == "t4":
+        for j in range(NBA):
+            e = f"(lid + {j * T}u)"
+            L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;",
+                  f"let ast{j} = am{j} * {4 * BK4}u + ak{j};",
+                  f"let ag{j} = abat + ak{j} * 4u * {ask} + m0 / 4u + am{j};"]
+            if cm:
+                L += [f"let aokm{j} = m0 + am{j} * 4u < M;"]
+            if not xa:
+                L += [f"let aok{j} = {e} < {ASZ // 4}u;"]
+            L += [f"var ra{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
+    for j in range(LA if amode != "t4" else 0):
         e = f"(lid + {j * T}u)"
         if amode == "sm":
             L += [f"let am{j} = {e} % {BM}u;", f"let ak{j} = {e} / {BM}u;"]
@@ -108,7 +211,18 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
         if cm:
             L += [f"let aokm{j} = m0 + am{j} < M;"]
         L += [f"var ra{j} = vec4<f32>(0.0);"]
-    for j in range(LB):
+    if bmode == "t4":
+        for j in range(NBB):
+            e = f"(lid + {j * T}u)"
+            L += [f"let bk{j} = {e} % {BK4}u;", f"let bn{j} = {e} / {BK4}u;",
+                  f"let bst{j} = bk{j} * {4 * BN4}u + bn{j};",
+                  f"let bg{j} = bbat + (n0 + bn{j} * 4u) * {bsn} + bk{j};"]
+            if cn:
+                L += [f"let bnn{j} = n0 + bn{j} * 4u;"]
+            if not xb:
+                L += [f"let bok{j} = {e} < {BSZ // 4}u;"]
+            L += [f"var rb{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
+    for j in range(LB if bmode != "t4" else 0):
         e = f"(lid + {j * T}u)"
         if bmode == "sk":
             L += [f"let bk{j} = {e} % {BK}u;", f"let bn{j} = {e} / {BK}u;"]
@@ -123,35 +237,45 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
             L += [f"let bnn{j} = n0 + bn{j} * 4u;"]
         L += [f"var rb{j} = vec4<f32>(0.0);"]
 
-    def load(k0):
+    def guarded(reg, conds, ld):
+        if not conds:
+            return [ld]
+        return [f"{reg} = vec4<f32>(0.0);", f"if ({' && '.join(conds)}) {{ {ld} }}"]
+
+    def load_t4(k0):
         out = []
-        for j in range(LA):
+        if amode == "t4":
+            for j in range(NBA):
+                for c in range(4):
+                    conds = ([f"aokm{j}"] if cm else []) + ([] if xa else [f"aok{j}"])
+                    if ck:
+                        conds.append(f"{k0} + ak{j} * 4u + {c}u < K")
+                    out += guarded(f"ra{j}_{c}", conds,
+                                   f"ra{j}_{c} = A[ag{j} + ({k0} + {c}u) * {ask}];")
+        if bmode == "t4":
+            for j in range(NBB):
+                for c in range(4):
+                    conds = ([f"bnn{j} + {c}u < N"] if cn else []) + ([] if xb else [f"bok{j}"])
+                    if ck:
+                        conds.append(f"{k0} + bk{j} * 4u < K")
+                    out += guarded(f"rb{j}_{c}", conds,
+                                   f"rb{j}_{c} = B[bg{j} + {c}u * {bsn} + {k0} / 4u];")
+        return out
+
+    def load(k0):
+        out = load_t4(k0)
+        for j in range(LA if amode != "t4" else 0):
             conds = []
             if cm:
                 conds.append(f"aokm{j}")
             if amode == "v4":
                 if ck:
                     conds.append(f"{k0} + ak{j} * 4u < K")
-                ld = f"ra{j} = A[ag{j} + {k0} / 4u];"
-                if conds:
-                    out += [f"ra{j} = vec4<f32>(0.0);",
-                            f"if ({' && '.join(conds)}) {{ {ld} }}"]
-                else:
-                    out.append(ld)
+                out += guarded(f"ra{j}", conds, f"ra{j} = A[ag{j} + {k0} / 4u];")
             else:
                 base = f"ag{j} + {k0} * {ask}"
-                comps = []
-                for c in range(4):
-                    addr = f"A[{base} + {c}u * {ask}]" if c else f"A[{base}]"
-                    cc = list(conds)
-                    if ck:
-                        cc.append(f"{k0} + ak{j} * 4u + {c}u < K")
-                    if cc:
-                        comps.append(f"select(0.0, {addr}, {' && '.join(cc)})")
-                    else:
-                        comps.append(addr)
                 if conds or ck:
-                    # guarded loads (the select above would still read out of range)
+                    # guarded loads (a select would still read out of range)
                     out.append(f"ra{j} = vec4<f32>(0.0);")
                     for c in range(4):
                         cc = list(conds)
@@ -160,17 +284,14 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
                         addr = f"A[{base} + {c}u * {ask}]" if c else f"A[{base}]"
                         out.append(f"if ({' && '.join(cc)}) {{ ra{j}.{'xyzw'[c]} = {addr}; }}")
                 else:
+                    comps = [f"A[{base} + {c}u * {ask}]" if c else f"A[{base}]"
+                             for c in range(4)]
                     out.append(f"ra{j} = vec4<f32>({', '.join(comps)});")
-        for j in range(LB):
+        for j in range(LB if bmode != "t4" else 0):
             kcond = [f"{k0} + bk{j} < K"] if ck else []
             if bmode == "v4":
                 conds = kcond + ([f"bnn{j} < N"] if cn else [])
-                ld = f"rb{j} = B[bg{j} + {k0} * {bsk}];"
-                if conds:
-                    out += [f"rb{j} = vec4<f32>(0.0);",
-                            f"if ({' && '.join(conds)}) {{ {ld} }}"]
-                else:
-                    out.append(ld)
+                out += guarded(f"rb{j}", conds, f"rb{j} = B[bg{j} + {k0} * {bsk}];")
             else:
                 base = f"bg{j} + {k0} * {bsk}"
                 if kcond or cn:
@@ -185,12 +306,25 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
                     out.append(f"rb{j} = vec4<f32>({', '.join(comps)});")
         return out
 
+    def transposed(reg, j, r):
+        return f"vec4<f32>({', '.join(f'{reg}{j}_{c}.{XYZW[r]}' for c in range(4))})"
+
     def store(buf):
         out = []
-        for j in range(LA):
-            out.append(f"As[{buf} * {ASZ}u + ast{j}] = ra{j};")
-        for j in range(LB):
-            out.append(f"Bs[{buf} * {BSZ}u + bst{j}] = rb{j};")
+        if amode == "t4":
+            for j in range(NBA):
+                st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"
+                      for r in range(4)]
+                out += st if xa else [f"if (aok{j}) {{ {' '.join(st)} }}"]
+        else:
+            out += [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
+        if bmode == "t4":
+            for j in range(NBB):
+                st = [f"Bs[{buf} * {BSZ}u + bst{j} + {r * BN4}u] = {transposed('rb', j, r)};"
+                      for r in range(4)]
+                out += st if xb else [f"if (bok{j}) {{ {' '.join(st)} }}"]
+        else:
+            out += [f"Bs[{buf} * {BSZ}u + bst{j}] = rb{j};" for j in range(LB)]
         return out
 
     for i in range(TM):
@@ -252,7 +386,7 @@ def run(gpu, out, ins, *, buffers, tile=None):
         return
     if K == 0:
         return "zero"
-    name = tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage)
+    name = tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage, tuned_table(gpu))
     cfg = CONFIGS[name]
     BM, BN, BK = cfg[:3]
     cbuf, cb = buffers(out)
@@ -262,18 +396,22 @@ def run(gpu, out, ins, *, buffers, tile=None):
     bsb, bsk, bsn = b.strides
     if ask == 1 and K % 4 == 0 and ab % 4 == 0 and asm % 4 == 0 and asb % 4 == 0:
         amode, aw = "v4", [ab // 4, asb // 4, asm // 4, 1]
+    elif asm == 1 and M % 4 == 0 and ab % 4 == 0 and ask % 4 == 0 and asb % 4 == 0:
+        amode, aw = "t4", [ab // 4, asb // 4, 1, ask // 4]
     else:
         amode = "sm" if (asm < ask or K == 1) and M > 1 else "sk"
         aw = [ab, asb, asm, ask]
     if bsn == 1 and N % 4 == 0 and bb % 4 == 0 and bsk % 4 == 0 and bsb % 4 == 0:
         bmode, bw = "v4", [bb // 4, bsb // 4, bsk // 4, 1]
+    elif bsk == 1 and K % 4 == 0 and bb % 4 == 0 and bsn % 4 == 0 and bsb % 4 == 0:
+        bmode, bw = "t4", [bb // 4, bsb // 4, 1, bsn // 4]
     else:
         bmode = "sk" if (bsk < bsn or N == 1) and K > 1 else "sn"
         bw = [bb, bsb, bsk, bsn]
     omode = "v4" if N % 4 == 0 and cb % 4 == 0 else "s"
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
-    prog = gpu.program(key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck))
+    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")

@@ -1,0 +1,136 @@
+"""matmul: every tile with the vec4 load modes (v4: along the output's dims, t4: along K for
+B / along M for A, transposed in registers), the unchecked compile, and the tuner's table."""
+
+import numpy as np
+import pytest
+
+from torchic.backends.webgpu import matmul, matmul_table
+from torchic.dispatcher import View
+
+
+def _operand(heap, x, layout, pad):
+    """x (B, R, C) as 'row' (contiguous), 'col' (each matrix transposed in memory) or
+    'bcol' (one transposed matrix broadcast over the batch: batch stride 0)."""
+    B, R, C = x.shape
+    if layout == "bcol":
+        x = x[:1]
+    mem = np.ascontiguousarray(x.transpose(0, 2, 1) if layout != "row" else x)
+    v = heap.put(np.concatenate([np.zeros(pad, np.float32), mem.ravel()]))
+    strides = {"row": (R * C, C, 1), "col": (R * C, 1, R), "bcol": (0, 1, R)}[layout]
+    return View(v.block, pad, (B, R, C), strides, "f32")
+
+
+def _check(rt, heap, B, M, K, N, la, lb, pad=0, tol=1e-4):
+    """Run one matmul against NumPy float64; -> the (A mode, B mode) of the program it used."""
+    rng = np.random.default_rng(M * 1000 + K * 10 + N)
+    a = rng.standard_normal((B, M, K)).astype(np.float32)
+    b = rng.standard_normal((B, K, N)).astype(np.float32)
+    if la == "bcol":
+        a[:] = a[0]
+    if lb == "bcol":
+        b[:] = b[0]
+    out = heap.empty((B, M, N))
+    gpu = rt.backend.gpu
+    before = set(gpu.pipelines)
+    rt.run("matmul", out, (_operand(heap, a, la, pad), _operand(heap, b, lb, pad)), {})
+    got = rt.read(out)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, K) ** 0.5)
+    keys = [k for k in gpu.pipelines if k[0] == "matmul" and k not in before]
+    return {k[2:4] for k in keys}
+
+
+@pytest.mark.parametrize("tile", sorted(matmul.CONFIGS))
+def test_every_tile_with_vec4_load_modes(rt, heap, monkeypatch, tile):
+    monkeypatch.setenv(matmul.ENV_TILE, tile)
+    # both operands K-major in memory, M, N and K ragged against every tile
+    assert _check(rt, heap, 1, 68, 20, 70, "col", "col") == {("t4", "t4")}
+    # no edges at all (every tile divides 128 x 128 x 32)
+    assert _check(rt, heap, 1, 128, 32, 128, "col", "col") == {("t4", "t4")}
+    # batched, at an aligned offset: A transposed with B row-major, and the reverse
+    assert _check(rt, heap, 2, 64, 32, 36, "col", "row", pad=4) == {("t4", "v4")}
+    assert _check(rt, heap, 2, 36, 24, 64, "row", "col", pad=4) == {("v4", "t4")}
+
+
+def test_vec4_modes_are_chosen_only_when_aligned(rt, heap, monkeypatch):
+    monkeypatch.setenv(matmul.ENV_TILE, "64x64x8")
+    assert _check(rt, heap, 1, 12, 8, 16, "col", "col") == {("t4", "t4")}
+    # an offset of 1 element: scalar loads for both
+    modes = _check(rt, heap, 1, 12, 8, 16, "col", "col", pad=1)
+    assert modes and not {m for pair in modes for m in pair} & {"t4", "v4"}
+    # M (for A) / K (for B) not a multiple of 4: no t4
+    assert _check(rt, heap, 1, 10, 8, 16, "col", "row") == {("sm", "v4")}
+    assert _check(rt, heap, 1, 12, 6, 16, "row", "col") == {("sk", "sk")}
+
+
+def test_broadcast_transposed_operands(rt, heap):
+    assert _check(rt, heap, 3, 20, 12, 24, "bcol", "row") == {("t4", "v4")}
+    assert _check(rt, heap, 3, 20, 12, 24, "row", "bcol") == {("v4", "t4")}
+
+
+def test_split_k_with_transposed_vec4_operands(rt, heap):
+    # few output tiles, long K: partial products per K range, then the fixed-order sum
+    assert matmul.split_k(1, 8 * 12, 1024, 16)[0] > 1
+    assert _check(rt, heap, 1, 8, 1024, 12, "col", "col", tol=2e-4) == {("t4", "t4")}
+    assert ("matmul-splitsum",) in rt.backend.gpu.pipelines
+
+
+def test_unchecked_compile_matches_the_checked_one(rt, heap, monkeypatch):
+    # the same WGSL with wgpu's bounds checks (TORCHIC_WEBGPU_MATMUL_CHECKS=1): same bits
+    rng = np.random.default_rng(5)
+    a = heap.put(rng.standard_normal((2, 33, 20)))
+    b = _operand(heap, rng.standard_normal((2, 20, 18)).astype(np.float32), "col", 0)
+    outs = []
+    for checks in ("0", "1"):
+        monkeypatch.setenv(matmul.ENV_CHECKS, checks)
+        out = heap.empty((2, 33, 18))
+        rt.run("matmul", out, (a, b), {})
+        outs.append(rt.read(out))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    keys = [k for k in rt.backend.gpu.pipelines if k[0] == "matmul"]
+    assert any(k[-1] == "checked" for k in keys) and any(k[-1] != "checked" for k in keys)
+
+
+def test_shape_classes():
+    assert matmul.shape_class(1, 4096, 4096, 4096) == "o24k12"
+    assert matmul.shape_class(1, 2048, 2048, 2048) == "o22k11"
+    assert matmul.shape_class(384, 256, 256, 64) == "o25k6"
+    assert matmul.shape_class(384, 256, 64, 256) == "o23k8"
+    assert matmul.shape_class(1, 8, 12, 1024) == "o12k10t"
+    assert matmul.shape_class(1, 1, 1, 1) == "o12k4t"
+
+
+def test_tuned_table_picks_first_and_ladder_is_the_general_path(monkeypatch):
+    big = 48 << 10
+    table = {"o24k12": "128x128x16-8x16", "o20k10": "64x64x16-8x8"}
+    assert matmul.choose_tile(1, 4096, 4096, 4096, big, table) == "128x128x16-8x16"
+    assert matmul.choose_tile(1, 1024, 1024, 1024, big, table) == "64x64x16-8x8"
+    # a class the table lacks, or a tile over the adapter's workgroup memory: the ladder
+    assert matmul.choose_tile(1, 2048, 2048, 2048, big, table) == "128x64x16"
+    assert matmul.smem_bytes("128x128x16-8x16") > 16 << 10
+    assert matmul.choose_tile(1, 4096, 4096, 4096, 16 << 10, table) == "64x64x8"
+    # the environment variable wins over both
+    monkeypatch.setenv(matmul.ENV_TILE, "32x32x16")
+    assert matmul.choose_tile(1, 4096, 4096, 4096, big, table) == "32x32x16"
+
+
+def test_committed_table_names_known_tiles():
+    for adapter, rows in matmul_table.TABLE.items():
+        assert adapter == matmul.adapter_key({"device": adapter})
+        for cls, tile in rows.items():
+            assert tile in matmul.CONFIGS, (adapter, cls, tile)
+
+
+def test_adapter_key_and_table_lookup(rt):
+    assert matmul.adapter_key({"device": "NVIDIA  H200"}) == "nvidia h200"
+    gpu = rt.backend.gpu
+    key = matmul.adapter_key(gpu.adapter.info)
+    want = next((t for name, t in matmul_table.TABLE.items() if name in key), {})
+    assert matmul.tuned_table(gpu) == want
+
+
+def test_every_config_divides_its_loads():
+    for name, (bm, bn, bk, tm, tn) in matmul.CONFIGS.items():
+        t = (bm // tm) * (bn // tn)
+        assert t <= 256 and tn % 4 == 0 and bk % 4 == 0, name
+        assert (bm * bk // 4) % t == 0 and (bk * bn // 4) % t == 0, name
