@@ -34,6 +34,7 @@ from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
 from .checkpoint import load, save
 from .compile import CompileError, compile
+from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
 
 __version__ = "0.1.0"
@@ -52,11 +53,16 @@ def memory() -> dict:
     ``live_tensors`` counts the tensors holding heap memory, by their storage: every
     storage owns exactly one block, so it is the allocator's exact ``live_blocks``
     (kept under its lock: no garbage-collector scan, nothing added to an op). Views
-    share their base's storage and are not counted again.
+    share their base's storage and are not counted again. ``compiled_programs`` and
+    ``compiled_plan_bytes``: the live programs of torchic.compile and the bytes of their
+    block plans for temporaries (counted in ``bytes_in_use`` too; ``release()`` gives
+    them back).
     """
     rt = _dispatcher.runtime()
     stats = rt.stats()
     stats["live_tensors"] = stats["live_blocks"]
+    stats["compiled_programs"], stats["compiled_plan_bytes"] = \
+        _memory_of_programs(rt)
     stats["backend"] = rt.backend.name
     return stats
 

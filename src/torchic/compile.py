@@ -41,6 +41,7 @@ import gc
 import linecache
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,7 @@ from .tensor import Storage, Tensor
 MAX_PROGRAMS = 8        # signatures kept per compiled function (oldest dropped first)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _recording = None       # the _Recorder of the call being recorded, if any
+_live = weakref.WeakSet()   # every Program not yet released (torchic.memory() counts them)
 
 
 class CompileError(RuntimeError):
@@ -185,6 +187,12 @@ class Program:
         if pack is not None:
             self._packed = pack(self.records)
         self.released = self._staged = False
+        _live.add(self)
+
+    @property
+    def plan_bytes(self):
+        """Heap bytes of the program's fixed block plan (its temporaries)."""
+        return sum(b.size for b in self.temporaries)
 
     def _in_order(self, records, staging):
         """The op list with each host write replaced by its copy from the staging block."""
@@ -241,6 +249,12 @@ class Program:
             self.release()
         except Exception:
             pass
+
+
+def memory_of_programs(rt):
+    """(programs, bytes of their block plans) of the live compiled programs on runtime rt."""
+    mine = [p for p in list(_live) if p.rt is rt and not p.released]
+    return len(mine), sum(p.plan_bytes for p in mine)
 
 
 def _contiguous(shape):
