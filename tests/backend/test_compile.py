@@ -199,3 +199,34 @@ def test_memory_is_flat_over_10000_small_compiled_steps(backend):
     used, out = _flat_memory(step, (torchic.ones(16),), (100, 900, 9000))
     assert len(set(used)) == 1, used
     assert out.item() == 64.0           # w converged to 2.0 per element
+
+
+def test_nn_modules_adamw_and_a_changing_lr_match_eager_bitwise(backend):
+    """nn modules (Embedding, Linear, LayerNorm, BatchNorm1d with its running stats,
+    Dropout), AdamW and a LambdaLR schedule changing lr every step, 30 steps."""
+    X, Y = _data()
+    results = []
+    for compiled in (False, True):
+        torchic.manual_seed(3)
+        model = torchic.nn.Sequential(
+            torchic.nn.Embedding(VOCAB, EMB), torchic.nn.Flatten(),
+            torchic.nn.Linear(BLOCK * EMB, HIDDEN), torchic.nn.BatchNorm1d(HIDDEN),
+            torchic.nn.Tanh(), torchic.nn.Dropout(0.2), torchic.nn.LayerNorm(HIDDEN),
+            torchic.nn.Linear(HIDDEN, VOCAB))
+        opt = torchic.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.1)
+        sched = torchic.optim.lr_scheduler.LambdaLR(opt, lambda i: 1.0 / (1 + i))
+
+        def step(xb, yb):
+            loss = torchic.nn.functional.cross_entropy(model(xb), yb)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+        if compiled:
+            step = torchic.compile(step)
+        losses = _train(step, sched, X, Y, 30)
+        results.append((losses, [t.detach().numpy() for t in model.state_dict().values()]))
+    (le, pe), (lc, pc) = results
+    assert np.array_equal(le, lc)
+    assert len(pe) == len(pc) and all(np.array_equal(a, b) for a, b in zip(pe, pc))
+    assert le[-1] < le[0]
