@@ -227,10 +227,10 @@ def init_weights(vocab, ctx, emb, hidden, seed=0):
             np.zeros(vocab, np.float32)]
 
 
-def torchic_step(cfg, X, Y, weights):
+def torchic_step(cfg, X, Y, weights, compiled=False):
     params = [torchic.tensor(w, requires_grad=True) for w in weights]
     return makemore_step(torchic, params, X, Y, cfg["batch"], 0.1, np.random.default_rng(1),
-                         torchic.tensor)
+                         torchic.tensor, torchic.compile if compiled else None)
 
 
 def torch_step(cfg, X, Y, weights):
@@ -331,9 +331,13 @@ def makemore(quick, with_torch):
         row["ms_per_step"] = 1e3 / row["torchic_steps_s"]
         row["ms_in_submit_wait_map"] = [round((be.gpu.times[k] - t0[k]) / max(nsteps, 1) * 1e3, 3)
                                         for k in ("submit", "wait", "map")]
+        # the same step through torchic.compile (issue 16): recorded once, then replayed
+        row["compiled_steps_s"] = steps_per_second(torchic_step(cfg, X, Y, w, compiled=True),
+                                                   1.5 if quick else 3.0)
         if with_torch:
             row["torch_cuda_steps_s"] = steps_per_second(torch_step(cfg, X, Y, w), 3.0)
             row["ratio_torch_over_torchic"] = row["torch_cuda_steps_s"] / row["torchic_steps_s"]
+            row["compiled_over_torch"] = row["compiled_steps_s"] / row["torch_cuda_steps_s"]
         print("makemore", row, flush=True)
         out.append(row)
     return out
@@ -487,8 +491,13 @@ def main():
         shapes = matmul_shapes(args.quick)
         result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune)
         if args.tune:
-            result["suggested_table"] = suggest_table(result["matmul_shapes"])
-            print("suggested matmul_table rows:", json.dumps(result["suggested_table"], indent=1))
+            rows = result["suggested_table"] = suggest_table(result["matmul_shapes"])
+            key = wmm.adapter_key(b.be.gpu.adapter.info)
+            text = (f"    {key!r}: {{\n" + "".join(f"        {c!r}: {t!r},  # {n}\n"
+                                               for c, (t, n) in rows.items()) + "    },\n")
+            with open(os.path.join(outdir, "matmul_table_rows.txt"), "w") as f:
+                f.write(text)
+            print("matmul_table.TABLE rows (matmul_table_rows.txt):\n" + text, flush=True)
         if with_torch:
             result["torch_matmul_shapes"] = torch_matmul_shapes(shapes)
     if "squares" not in skip and "matmul" not in skip:
@@ -560,13 +569,16 @@ def to_markdown(r):
             lines.append(f"| (torch CUDA copy, for reference) | {bw['torch_copy_GBs']:.0f} | |")
         lines.append("")
     if "makemore" in r:
-        lines += ["| makemore MLP step (incl. loss.item()) | torchic steps/s | torch CUDA steps/s | "
-                  "torch / torchic | submits per step | dispatches per step |", "|---|---|---|---|---|---|"]
+        lines += ["| makemore MLP step (incl. loss.item()) | torchic steps/s | compiled steps/s | "
+                  "torch CUDA steps/s | torch / torchic | compiled / torch | submits per step | "
+                  "dispatches per step |", "|---|---|---|---|---|---|---|---|"]
         for row in r["makemore"]:
             tcs = row.get("torch_cuda_steps_s")
             lines.append(f"| {row['config']} | {num(row['torchic_steps_s'])} | "
+                         f"{num(row['compiled_steps_s'])} | "
                          f"{'%.0f' % tcs if tcs else '-'} | "
                          f"{'%.2f' % row['ratio_torch_over_torchic'] if tcs else '-'} | "
+                         f"{'%.2f' % row['compiled_over_torch'] if tcs else '-'} | "
                          f"{row['submits_per_step']} | {row['dispatches_per_step']} |")
     return "\n".join(lines) + "\n"
 
