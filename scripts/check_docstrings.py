@@ -15,8 +15,8 @@ import inspect
 import sys
 
 MODULES = ["torchic", "torchic.nn", "torchic.nn.functional", "torchic.nn.init",
-           "torchic.nn.utils", "torchic.optim", "torchic.optim.lr_scheduler",
-           "torchic.utils.data", "torchic.utils.tensorboard", "torchic.cuda", "torchic.testing"]
+           "torchic.nn.utils", "torchic.nn.parallel", "torchic.optim", "torchic.optim.lr_scheduler",
+           "torchic.utils.data", "torchic.utils.tensorboard", "torchic.cuda", "torchic.distributed", "torchic.testing"]
 
 
 def _public_names(module):

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 
 import pytest
@@ -21,8 +22,12 @@ TIMEOUT = 240
 
 
 def _mpiexec():
-    beside = pathlib.Path(sys.executable).parent / "mpiexec"   # the mpich wheel's launcher
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
+    # the mpich wheel's launcher sits beside the interpreter's scripts, maybe off PATH
+    for folder in (pathlib.Path(sys.executable).parent,
+                   pathlib.Path(sysconfig.get_path("scripts"))):
+        if (folder / "mpiexec").exists():
+            return str(folder / "mpiexec")
+    return shutil.which("mpiexec")
 
 
 @pytest.fixture(scope="module")

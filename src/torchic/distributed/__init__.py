@@ -29,6 +29,7 @@ import enum
 import importlib
 import importlib.util
 import sys
+import time
 import zlib
 from typing import Any
 
@@ -43,6 +44,9 @@ __all__ = ["ReduceOp", "is_available", "is_initialized", "init_process_group",
 
 INSTALL_HINT = ('pip install "torchic[distributed]" (mpi4py and the mpich wheel from PyPI), '
                 'or a system MPI (apt-get install mpich / libopenmpi-dev) and pip install mpi4py')
+
+
+ABORT_GRACE_S = 1.0
 
 
 class ReduceOp(enum.Enum):
@@ -115,6 +119,9 @@ def _abort_on_uncaught(exc_type, exc, tb):
         print(f"torchic.distributed: rank {group.rank} of {group.size} raised "
               f"{exc_type.__name__}; aborting every rank (MPI_Abort)", file=sys.stderr,
               flush=True)
+        # MPI_Abort makes the launcher kill every process at once, dropping output still on
+        # its way through the launcher's pipes (seen with MPICH's hydra): give it a moment
+        time.sleep(ABORT_GRACE_S)
         group.MPI.COMM_WORLD.Abort(1)
 
 

@@ -52,6 +52,16 @@ def _serve(jobs):
         jobs.get()()
 
 
+# MPI's blocking calls busy-poll: a rank that reaches the all-reduce first would spin a core
+# the slower rank (or this rank's own backward) needs. Poll the request and sleep between.
+POLL_S = 20e-6
+
+
+def _wait_politely(request):
+    while not request.Test():
+        time.sleep(POLL_S)
+
+
 class _Bucket:
     """Parameters whose gradients are reduced together, through one flat heap tensor."""
 
@@ -211,8 +221,10 @@ class DistributedDataParallel(Module):
     def _launch(self, bucket):
         if self._overlap:
             _comm_queue().put(lambda: self._reduce(bucket))
-        else:
+        else:                       # the calling thread waits for the whole reduction
+            start = time.perf_counter()
             self._reduce(bucket)
+            self.comm_stats["wait_s"] += time.perf_counter() - start
 
     def _reduce(self, bucket):
         """All-reduce one bucket and divide by the world size (on the communication thread
@@ -222,12 +234,12 @@ class DistributedDataParallel(Module):
             if bucket.host is not None:
                 bucket.flat._storage.runtime.sync()      # the copies into the bucket ran
                 start = time.perf_counter()
-                comm.Allreduce(mpi.IN_PLACE, bucket.host, op=mpi.SUM)
+                _wait_politely(comm.Iallreduce(mpi.IN_PLACE, bucket.host, op=mpi.SUM))
                 np.divide(bucket.host, n, out=bucket.host)
             else:                                        # webgpu: through a host copy
                 host = raw.read(bucket.flat)
                 start = time.perf_counter()
-                comm.Allreduce(mpi.IN_PLACE, host, op=mpi.SUM)
+                _wait_politely(comm.Iallreduce(mpi.IN_PLACE, host, op=mpi.SUM))
                 np.divide(host, n, out=host)
                 raw.write(bucket.flat, host)
             stats = self.comm_stats
