@@ -31,6 +31,15 @@ pub extern "C" fn tk_isa() -> *const c_char {
     }
 }
 
+/// The matmul blocking and the caches it was derived from: a JSON object (static,
+/// NUL-terminated; see matmul::describe_json).
+#[no_mangle]
+pub extern "C" fn tk_describe() -> *const c_char {
+    static S: std::sync::OnceLock<CString> = std::sync::OnceLock::new();
+    S.get_or_init(|| CString::new(crate::matmul::describe_json()).unwrap())
+        .as_ptr()
+}
+
 /// Name of op code `i` (NUL-terminated, static), or null past the end: Python
 /// lists the names with it and maps ops.py's names to codes.
 #[no_mangle]

@@ -37,6 +37,7 @@
 pub mod abi;
 pub mod arch;
 pub mod copy;
+pub mod cpuinfo;
 pub mod elementwise;
 pub mod gather;
 pub mod math;

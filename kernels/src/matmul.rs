@@ -12,8 +12,9 @@
 //!
 //! Microkernel: MR x 2W accumulators (W = lanes): AVX2 6 x 16 (12 of the 16
 //! ymm registers), AVX-512 8 x 32 (16 of 32 zmm), NEON 8 x 8, scalar 4 x 2.
-//! Blocking (KC, NCB, MCA) per ISA: see `blocking`; where each value comes from
-//! (BLIS's Zen 3 values, a Sapphire Rapids sweep) is in docs/perf/simd_matmul.md.
+//! Blocking (KC, NCB, MCA) is derived on the machine it runs on, from the caches
+//! `cpuinfo` reads (CPUID / sysfs) and the ISA's tile: `Blocking::derive` (a pure
+//! function, unit-tested on other CPUs' caches; `tk_describe` reports the result).
 //! Edge tiles (M % MR, N % NR) run the same kernel on zero-padded panels into
 //! a scratch tile and copy back only the valid part.
 //!
@@ -22,27 +23,108 @@
 //! against O(m n k) of work). When m is small too (<= 256), B's row-major rows
 //! are read in place as well: few A panels would reuse a packed B block. (The
 //! measurements behind both limits: docs/perf/simd_matmul.md.)
-//! Small path: below ~32^3 multiply-adds packing costs more than it saves;
-//! such products run a direct loop (SIMD over N when B's rows are contiguous).
-//! Threads: the batch, or else the larger of M and N (M when equal; in whole micro-tiles),
-//! is cut into one task per thread; each task runs the blocked loops on its
-//! own packing buffers (thread-local, reused across calls).
+//! Small path: a product whose operands fit in half of L1 runs a direct loop (SIMD
+//! over N when B's rows are contiguous): packing would cost as much as it saves.
+//! Threads (`Split::plan`): only as many as get `par_min_macs` of work each; the batch,
+//! or else the larger of M and N (M when equal; in whole micro-tiles), is cut into one
+//! task per thread; each task runs the blocked loops on its own packing buffers
+//! (thread-local, reused across calls).
 
 use std::cell::RefCell;
 
 use crate::arch::{dispatch, Kernel, Simd};
+use crate::cpuinfo::Caches;
 use crate::runtime::{KResult, Pool};
 use crate::view::Arr;
 
-/// (KC, NCB, MCA): depth of a K slice; columns of the packed B block (L2);
-/// rows of the packed A panel (L3). NCB and MCA are multiples of NR and MR.
-#[inline(always)]
-fn blocking<S: Simd>() -> (usize, usize, usize) {
-    match S::W {
-        16 => (384, 480, 3072), // a sweep (docs/perf/simd_matmul.md)
-        8 => (256, 144, 4080),  // BLIS's Zen 3 values
-        4 => (256, 128, 4096),
-        _ => (256, 64, 1024),
+/// The blocking of one ISA on this machine, derived from its caches (`derive`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocking {
+    /// microkernel tile: MR rows (the ISA's const) x NR = 2 vectors
+    pub mr: usize,
+    pub nr: usize,
+    /// depth of a K slice (the A micro-panel MR x KC stays in L1)
+    pub kc: usize,
+    /// columns of the packed KC x NCB block of B (L2); a multiple of NR
+    pub ncb: usize,
+    /// rows of the packed MCA x KC panel of A (this core's share of L3); a multiple of MR
+    pub mca: usize,
+    /// products whose three operands fit in this many bytes run the direct loop
+    pub small_bytes: usize,
+    /// a product is cut over threads only where each gets at least this many
+    /// multiply-adds (see `HANDOFF_CYCLES`)
+    pub par_min_macs: usize,
+}
+
+// The microkernel shape per vector width (arch/*: MR rows x 2 vectors): MR x 2
+// accumulators + 2 B vectors + 1 broadcast must fit the vector registers (AVX2 has 16,
+// AVX-512 and NEON 32), checked when the crate compiles.
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(
+    2 * crate::arch::avx2::Avx2::MR + 3 <= 16 && 2 * crate::arch::avx512::Avx512::MR + 3 <= 32
+);
+#[cfg(target_arch = "aarch64")]
+const _: () = assert!(2 * crate::arch::neon::Neon::MR + 3 <= 32);
+
+/// What handing a part of a product to a pool thread costs, in core cycles: waking a
+/// sleeping helper is 10-20 us on a VM (an interrupt to a halted vCPU). A thread's part
+/// must be worth at least that much work: HANDOFF_CYCLES x 2 FMA pipes x W lanes.
+pub const HANDOFF_CYCLES: usize = 30_000;
+
+/// `v` rounded down to a multiple of `m`, within [lo, hi] (themselves multiples of m)
+fn fit(v: usize, m: usize, lo: usize, hi: usize) -> usize {
+    (v / m * m).clamp(lo, hi)
+}
+
+impl Blocking {
+    /// Blocking for a microkernel of `mr` rows x 2 vectors of `w` lanes on caches `c`.
+    ///
+    /// - KC (Low et al., "Analytical modeling is enough for high-performance BLIS"): the
+    ///   A micro-panel (MR x KC, reused by every B micro-panel of the block) and the B
+    ///   micro-panel streaming past it (KC x NR) share L1's ways but one (kept for C's
+    ///   rows) in proportion MR : NR, so neither evicts the other: the B micro-panel gets
+    ///   floor((ways - 1) NR / (MR + NR)) ways, and KC = those ways' bytes / (NR * 4).
+    /// - NCB: the packed B block (KC x NCB) takes half of this core's L2; the other half
+    ///   holds the A micro-panels and C rows that stream through it.
+    /// - MCA: the packed A panel (MCA x KC) takes half of this core's share of L3 (L3 /
+    ///   the logical CPUs sharing it); without an L3, twice the L2 block.
+    /// - small: a product whose A, B and C all fit in half of L1 runs the direct loop
+    ///   (packing would cost as much as the multiply).
+    pub fn derive(c: &Caches, w: usize, mr: usize) -> Blocking {
+        let nr = 2 * w;
+        let l1 = c.l1d;
+        let way = l1.size / l1.ways.max(1);
+        let free = l1.ways.max(2) - 1;
+        let b_ways = (free * nr / (mr + nr)).max(1);
+        // (and never more than both panels in the free ways, where B's share rounds to 0)
+        let kc = (b_ways * way / (nr * 4)).min(free * way / ((mr + nr) * 4));
+        let kc = fit(kc, 16, 64, 1024);
+        let l2 = c.l2.size / c.l2.shared_by.max(1);
+        let ncb = fit(l2 / 2 / (kc * 4), nr, 2 * nr, 4096 / nr * nr);
+        let l3 = c.l3.map_or(2 * l2, |l3| l3.size / l3.shared_by.max(1));
+        let mca = fit(l3 / 2 / (kc * 4), mr, 8 * mr, 4096 / mr * mr);
+        let par_min_macs = HANDOFF_CYCLES * 2 * w;
+        Blocking {
+            mr,
+            nr,
+            kc,
+            ncb,
+            mca,
+            small_bytes: l1.size / 2,
+            par_min_macs,
+        }
+    }
+
+    /// the blocking of ISA `S` on this machine's caches
+    #[inline(always)]
+    pub fn of<S: Simd>() -> Blocking {
+        Blocking::derive(&crate::cpuinfo::caches(), S::W, S::MR)
+    }
+
+    /// does m x k @ k x n take the direct loop?
+    #[inline(always)]
+    fn is_small(&self, m: usize, n: usize, k: usize) -> bool {
+        (m * k + k * n + m * n) * 4 <= self.small_bytes
     }
 }
 
@@ -225,7 +307,7 @@ const DIRECT_B_MAX_M: usize = 256;
 /// B micro-panels out of the packed KC x NCB block of B held in L2; the packed
 /// MCA x KC panel of A sits in L3.
 #[inline(always)]
-unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK) {
+unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
     let GemmK {
         m,
         n,
@@ -234,9 +316,12 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK) {
         b,
         c,
         ldc,
+        ..
     } = g;
     let nr = 2 * S::W;
-    let (kcb, ncb, mca) = blocking::<S>();
+    let Blocking {
+        kc: kcb, ncb, mca, ..
+    } = blk;
     // cut N into equal blocks (whole micro-panels) rather than full blocks and a sliver:
     // a thread's half of 1024 is 2 x 256, not 480 + 32 (a sliver streams all of A for
     // a few columns)
@@ -335,6 +420,7 @@ unsafe fn gemm_small<S: Simd>(g: GemmK) {
         b,
         c,
         ldc,
+        ..
     } = g;
     let w = S::W;
     for i in 0..m {
@@ -371,11 +457,12 @@ struct GemmK {
     b: Mat,
     c: *mut f32,
     ldc: usize,
+    /// None: the ISA's derived blocking (`Blocking::of`); Some: an explicit one (tests,
+    /// mmbench sweeps; its mr / nr must be the ISA's)
+    blk: Option<Blocking>,
 }
 unsafe impl Send for GemmK {}
 unsafe impl Sync for GemmK {}
-
-pub const SMALL: usize = 32 * 32 * 32;
 
 impl Kernel for GemmK {
     type Out = ();
@@ -384,6 +471,8 @@ impl Kernel for GemmK {
         let GemmK {
             m, n, k, c, ldc, ..
         } = self;
+        let blk = self.blk.unwrap_or_else(Blocking::of::<S>);
+        debug_assert!(blk.mr == S::MR && blk.nr == 2 * S::W);
         unsafe {
             if m == 0 || n == 0 {
                 return;
@@ -394,49 +483,73 @@ impl Kernel for GemmK {
                 }
                 return;
             }
-            if m * n * k <= SMALL {
+            if blk.is_small(m, n, k) {
                 gemm_small::<S>(self);
                 return;
             }
             match S::MR {
-                12 => gemm_blocked::<S, 12>(self),
-                8 => gemm_blocked::<S, 8>(self),
-                6 => gemm_blocked::<S, 6>(self),
-                _ => gemm_blocked::<S, 4>(self),
+                12 => gemm_blocked::<S, 12>(self, blk),
+                8 => gemm_blocked::<S, 8>(self, blk),
+                6 => gemm_blocked::<S, 6>(self, blk),
+                _ => gemm_blocked::<S, 4>(self, blk),
             }
         }
     }
 }
 
-/// below this many multiply-adds a product runs on one thread
-pub const PAR_MIN_MACS: usize = 1 << 18;
+/// How `matmul` cuts a batch of `nb` products (m x k) @ (k x n) into pool tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// pool tasks
+    pub tasks: usize,
+    /// each task a range of the batch (else a part of one product)
+    pub by_batch: bool,
+    /// parts of one product: column ranges of C (split_n) or row ranges
+    pub split_n: bool,
+    pub parts: usize,
+}
+
+impl Split {
+    /// Use only as many threads as have `par_min_macs` of work each. Many products:
+    /// one task per thread, each a range of the batch; few: cut the larger of M and N of
+    /// each product into whole micro-tiles, M when square (the threads then pack disjoint
+    /// A panels; measured: docs/perf/simd_matmul.md).
+    pub fn plan(nb: usize, m: usize, n: usize, k: usize, threads: usize, blk: &Blocking) -> Split {
+        let macs = nb * m * n * k;
+        let useful = threads.min(macs / blk.par_min_macs.max(1)).max(1);
+        let split_n = n > m;
+        if useful == 1 || nb >= useful {
+            return Split {
+                tasks: useful.min(nb.max(1)),
+                by_batch: true,
+                split_n,
+                parts: 1,
+            };
+        }
+        let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
+        let parts = useful.min(len.div_ceil(align)).max(1);
+        Split {
+            tasks: nb * parts,
+            by_batch: false,
+            split_n,
+            parts,
+        }
+    }
+}
 
 pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     let (nb, m, k, n) = (a.shape[0], a.shape[1], a.shape[2], b.shape[2]);
     if nb == 0 {
         return Ok(());
     }
-    let (mr, nr) = crate::arch::dispatch(Tile);
-    let threads = pool.threads();
-    let macs = nb * m * n * k;
-    // many products: one task per thread, each a range of the batch;
-    // few: cut the larger of M and N of each product into whole micro-tiles
-    let by_batch = nb >= threads || macs < PAR_MIN_MACS || threads == 1;
-    // M when square: the threads then pack disjoint A panels and share the B blocks
-    // (measured: docs/perf/simd_matmul.md)
-    let split_n = n > m;
-    let (len, align) = if split_n { (n, nr) } else { (m, mr) };
-    let parts = if by_batch {
-        1
-    } else {
-        threads.min(len.div_ceil(align)).max(1)
-    };
-    let batch_tasks = if by_batch && macs >= PAR_MIN_MACS {
-        threads.min(nb)
-    } else {
-        1
-    };
-    let ntasks = if by_batch { batch_tasks } else { nb * parts };
+    let blk = dispatch(Derived);
+    let Split {
+        tasks: ntasks,
+        by_batch,
+        split_n,
+        parts,
+    } = Split::plan(nb, m, n, k, pool.threads(), &blk);
+    let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
     let (asd, bsd) = (a.st, b.st);
     let one = |bi: usize, part: usize| {
@@ -465,6 +578,7 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
             b: Mat::new(b0.wrapping_offset(b_off), bsd[1], bsd[2]),
             c: c0.wrapping_add(c_off),
             ldc: n,
+            blk: Some(blk),
         };
         dispatch(g);
     };
@@ -483,7 +597,27 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
 
 /// single-threaded product of contiguous matrices (benchmarks, tests)
 pub fn sgemm_st(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    sgemm_st_with(None, m, n, k, a, b, c)
+}
+
+/// `sgemm_st` with an explicit blocking (None: the derived one), for sweeps (mmbench)
+pub fn sgemm_st_with(
+    blk: Option<Blocking>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    if let Some(b) = blk {
+        assert_eq!(
+            (b.mr, b.nr),
+            (blocking().mr, blocking().nr),
+            "mr / nr are the ISA's"
+        );
+    }
     dispatch(GemmK {
         m,
         n,
@@ -492,15 +626,53 @@ pub fn sgemm_st(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32
         b: Mat::new(b.as_ptr(), n as isize, 1),
         c: c.as_mut_ptr(),
         ldc: n,
+        blk,
     });
 }
 
-struct Tile;
-impl Kernel for Tile {
-    type Out = (usize, usize);
-    fn run<S: Simd>(self) -> (usize, usize) {
-        (S::MR, 2 * S::W)
+/// the active ISA's derived blocking
+struct Derived;
+impl Kernel for Derived {
+    type Out = Blocking;
+    fn run<S: Simd>(self) -> Blocking {
+        Blocking::of::<S>()
     }
+}
+
+/// the active ISA's blocking on this machine (what `tk_describe` reports)
+pub fn blocking() -> Blocking {
+    dispatch(Derived)
+}
+
+/// The active ISA's blocking and the caches it was derived from, as one JSON object
+/// (Python's `describe_platform` shows it; `python -m torchic bench matmul` prints it).
+pub fn describe_json() -> String {
+    let c = crate::cpuinfo::caches();
+    let b = blocking();
+    let cache = |c: &crate::cpuinfo::Cache| {
+        format!(
+            "{{\"size\": {}, \"ways\": {}, \"line\": {}, \"shared_by\": {}}}",
+            c.size, c.ways, c.line, c.shared_by
+        )
+    };
+    format!(
+        "{{\"isa\": \"{}\", \"cache_source\": \"{}\", \"l1d\": {}, \"l2\": {}, \"l3\": {}, \
+         \"mr\": {}, \"nr\": {}, \"kc\": {}, \"ncb\": {}, \"mca\": {}, \
+         \"small_bytes\": {}, \"par_min_macs\": {}, \"handoff_cycles\": {}}}",
+        crate::arch::active().name(),
+        c.source,
+        cache(&c.l1d),
+        cache(&c.l2),
+        c.l3.as_ref().map_or("null".to_string(), cache),
+        b.mr,
+        b.nr,
+        b.kc,
+        b.ncb,
+        b.mca,
+        b.small_bytes,
+        b.par_min_macs,
+        HANDOFF_CYCLES
+    )
 }
 
 #[cfg(test)]
@@ -528,6 +700,131 @@ mod tests {
             }
         }
         c
+    }
+
+    use crate::cpuinfo::Cache;
+
+    fn caches(l1: (usize, usize), l2: (usize, usize, usize), l3: Option<(usize, usize)>) -> Caches {
+        let c = |size, ways, shared_by| Cache {
+            size,
+            ways,
+            line: 64,
+            shared_by,
+        };
+        Caches {
+            l1d: c(l1.0, l1.1, 1),
+            l2: c(l2.0, l2.1, l2.2),
+            l3: l3.map(|(size, shared_by)| c(size, 16, shared_by)),
+            source: "test",
+        }
+    }
+
+    #[test]
+    fn blocking_follows_the_caches() {
+        const K: usize = 1 << 10;
+        const M: usize = 1 << 20;
+        // Zen 3 (this CI VM's EPYC), AVX2 6 x 16: 5 of L1's 7 free ways for the B
+        // micro-panel -> KC 320; half of L2 -> NCB 192; half of L3 / 16 -> MCA 816
+        let zen3 = caches((32 * K, 8), (512 * K, 8, 1), Some((32 * M, 16)));
+        let b = Blocking::derive(&zen3, 8, 6);
+        assert_eq!((b.mr, b.nr, b.kc, b.ncb, b.mca), (6, 16, 320, 192, 816));
+        assert_eq!(
+            (b.small_bytes, b.par_min_macs),
+            (16 * K, HANDOFF_CYCLES * 16)
+        );
+        // Sapphire Rapids / Zen 5, AVX-512 8 x 32: 8 of 11 ways -> KC 256; NCB 1024 in a
+        // 2 MiB L2; a 105 MiB L3 over 112 CPUs -> MCA 480
+        let spr = caches((48 * K, 12), (2 * M, 16, 1), Some((105 * M, 112)));
+        let b = Blocking::derive(&spr, 16, 8);
+        assert_eq!((b.kc, b.ncb, b.mca), (256, 1024, 480));
+        // an Arm core with no L3 and an L2 shared by 4, NEON 8 x 8
+        let arm = caches((64 * K, 4), (M, 16, 4), None);
+        let b = Blocking::derive(&arm, 4, 8);
+        assert_eq!((b.kc, b.ncb, b.mca), (512, 64, 128));
+    }
+
+    #[test]
+    fn blocking_fits_its_caches_for_any_sizes() {
+        for (w, mr) in [(16, 8), (8, 6), (4, 8), (1, 4)] {
+            for l1 in [16 << 10, 32 << 10, 48 << 10, 64 << 10, 128 << 10] {
+                for ways in [2, 4, 8, 12, 16] {
+                    for l2 in [256 << 10, 512 << 10, 1 << 20, 2 << 20, 16 << 20] {
+                        for l3 in [
+                            None,
+                            Some((8 << 20, 8)),
+                            Some((32 << 20, 2)),
+                            Some((256 << 20, 128)),
+                        ] {
+                            let c = caches((l1, ways), (l2, 16, 1), l3);
+                            let b = Blocking::derive(&c, w, mr);
+                            let ctx = format!("{c:?} {b:?}");
+                            assert_eq!(b.nr, 2 * w, "{ctx}");
+                            assert!(
+                                b.kc.is_multiple_of(16) && (64..=1024).contains(&b.kc),
+                                "{ctx}"
+                            );
+                            assert!(
+                                b.ncb.is_multiple_of(b.nr) && b.ncb >= 2 * b.nr && b.ncb <= 4096,
+                                "{ctx}"
+                            );
+                            assert!(
+                                b.mca.is_multiple_of(mr) && b.mca >= 8 * mr && b.mca <= 4096,
+                                "{ctx}"
+                            );
+                            // both micro-panels fit in L1 unless KC sits at its floor
+                            assert!(b.kc == 64 || b.kc * (mr + b.nr) * 4 <= l1, "{ctx}");
+                            // the B block fits in half of L2 unless NCB sits at its floor
+                            assert!(b.ncb == 2 * b.nr || b.ncb * b.kc * 4 <= l2 / 2, "{ctx}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn split_uses_threads_only_for_enough_work() {
+        let blk = Blocking::derive(&crate::cpuinfo::DEFAULT, 8, 6);
+        let p = blk.par_min_macs;
+        let plan = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk);
+        let whole = Split {
+            tasks: 1,
+            by_batch: true,
+            split_n: false,
+            parts: 1,
+        };
+        assert_eq!(plan(1, 1024, 1024, 1024, 1), whole);
+        // too little work for a second thread: one task
+        assert_eq!(plan(1, 8, 8, p / 64 + 1, 2), whole);
+        // enough for two: rows (square), or columns when N is the larger
+        let two = Split {
+            tasks: 2,
+            by_batch: false,
+            split_n: false,
+            parts: 2,
+        };
+        assert_eq!(plan(1, 1024, 1024, 1024, 2), two);
+        assert_eq!(
+            plan(1, 16, 4096, 1024, 2),
+            Split {
+                split_n: true,
+                ..two
+            }
+        );
+        // enough work for 2 of 8 threads only
+        assert_eq!(plan(1, 64, 64, (2 * p).div_ceil(64 * 64), 8), two);
+        // a batch: one range of products per thread
+        assert_eq!(
+            plan(8, 256, 256, 256, 2),
+            Split {
+                tasks: 2,
+                by_batch: true,
+                split_n: false,
+                parts: 1
+            }
+        );
+        // a few rows cannot be cut finer than micro-tiles
+        assert_eq!(plan(1, 6, 6, 1 << 20, 4).parts, 1);
     }
 
     #[test]
@@ -568,6 +865,7 @@ mod tests {
                             b: Mat::new(b.as_ptr(), brs as isize, bcs as isize),
                             c: c.as_mut_ptr(),
                             ldc: n,
+                            blk: None,
                         },
                     );
                     for (x, y) in c.iter().zip(&want) {

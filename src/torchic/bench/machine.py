@@ -260,7 +260,25 @@ def hardware(m):
         parts.append(f"torchic {name}: " + (str(p) if name == "error" else p.get("kernels", "?") +
                      "".join(f", {k} {v}" for k, v in p.items() if k != "kernels" and
                              isinstance(v, (int, str)) and len(str(v)) <= 24)))
+        if name != "error" and p.get("matmul"):
+            parts.append(f"torchic {name} matmul: " + matmul_tuning_text(p["matmul"]))
     return parts
+
+
+def _bytes(n):
+    return f"{n >> 20}M" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10}K"
+
+
+def matmul_tuning_text(t):
+    """simd's matmul blocking and the cache figures it was derived from, in one phrase."""
+    def cache(c):
+        shared = f" / {c['shared_by']} CPUs" if c["shared_by"] > 1 else ""
+        return f"{_bytes(c['size'])} {c['ways']}-way{shared}"
+    l3 = f"L3 {cache(t['l3'])}" if t.get("l3") else "no L3"
+    return (f"{t['isa']} tile {t['mr']}x{t['nr']}, KC {t['kc']} (L1d {cache(t['l1d'])}), "
+            f"NCB {t['ncb']} (L2 {cache(t['l2'])}), MCA {t['mca']} ({l3}), direct loop when "
+            f"operands <= {_bytes(t['small_bytes'])}, split when >= {t['par_min_macs']} "
+            f"MACs per thread (caches from {t['cache_source']})")
 
 
 def versions_text(m):
@@ -274,11 +292,20 @@ def env_text(m, fmt="{}={}", sep=" "):
         "no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set"
 
 
+# OpenBLAS variables that change which kernel / blocking the NumPy reference runs
+OPENBLAS_TUNING = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def openblas_env_text(m):
+    env = m.get("env") or {}
+    return ", ".join(f"{k}={env[k]}" if k in env else f"{k} unset" for k in OPENBLAS_TUNING)
+
+
 def summary_lines(m):
     """The terminal header of a bench run."""
     lines = [("machine " if i == 0 else " " * 8) + part for i, part in enumerate(hardware(m))]
     lines.append("versions " + versions_text(m))
-    lines.append("BLAS    " + blas_summary(m["blas"]))
+    lines.append("BLAS    " + blas_summary(m["blas"]) + "; " + openblas_env_text(m))
     if m.get("loadavg_1min_at_start") is not None:
         lines.append(f"load    {m['loadavg_1min_at_start']:.2f} (1-minute load average at start)")
     lines.append("env     " + env_text(m))

@@ -5,7 +5,7 @@ performance section can be regenerated from a committed results file
 (scripts/gen_perf_readme.py) with no benchmark run.
 """
 
-from .machine import blas_summary, env_text, hardware, versions_text
+from .machine import blas_summary, env_text, hardware, openblas_env_text, versions_text
 from .runner import fmt
 
 SUITE_TITLES = {
@@ -218,8 +218,8 @@ def render_markdown(headers, rows):
 def machine_line(results):
     """(hardware, software, BLAS, env) of the report's header (machine.py words them)."""
     m = results["machine"]
-    return ("; ".join(hardware(m)), versions_text(m), blas_summary(m["blas"]),
-            env_text(m, "`{}={}`", ", "))
+    return ("; ".join(hardware(m)), versions_text(m),
+            blas_summary(m["blas"]) + "; " + openblas_env_text(m), env_text(m, "`{}={}`", ", "))
 
 
 def terminal_report(results):

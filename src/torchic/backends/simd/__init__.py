@@ -348,9 +348,12 @@ class SimdBackend(Backend):
 
     @classmethod
     def describe_platform(cls):
-        """The instruction-set path the kernels take here, and how to force another."""
+        """The instruction-set path the kernels take here, how to force another, and the
+        matmul blocking derived from this CPU's caches (with the caches it came from)."""
+        lib = native.load()
         return {"kernels": _KERNELS, "isa": describe_isa(),
-                "force": "TORCHIC_SIMD_SCALAR=1 (scalar) or TORCHIC_SIMD_ISA=avx2"}
+                "force": "TORCHIC_SIMD_SCALAR=1 (scalar) or TORCHIC_SIMD_ISA=avx2",
+                "matmul": lib.matmul_tuning() if lib is not None else {}}
 
     def describe(self):
         return {"backend": self.name, "threads": self.threads, "isa": describe_isa(),

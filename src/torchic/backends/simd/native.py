@@ -8,6 +8,7 @@ op order of one Python thread trivially intact).
 """
 
 import ctypes
+import json
 import os
 import sys
 from pathlib import Path
@@ -71,6 +72,15 @@ class Native:
 
     def isa(self):
         return self.pydll.tk_isa().decode()
+
+    def matmul_tuning(self):
+        """The matmul blocking the kernels derived from this CPU's caches, and those caches
+        (kernels/src/matmul.rs `describe_json`); {} from a library built before it."""
+        fn = getattr(self.pydll, "tk_describe", None)
+        if fn is None:
+            return {}
+        fn.restype = ctypes.c_char_p
+        return json.loads(fn().decode())
 
     def op_names(self):
         names, i = [], 0
