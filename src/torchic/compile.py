@@ -285,21 +285,34 @@ class Compiled:
         self.fn = fn
         self.programs = {}     # signature -> Program, or a count of eager calls so far
 
-    def _signature(self, args, kwargs):
-        parts = [dispatcher.runtime().generation, is_grad_enabled()]
-        for a in list(args) + [kwargs[k] for k in sorted(kwargs)]:
+    @staticmethod
+    def _signature(values, keys):
+        """(signature, tensor arguments) of a call: its argument values, keyword names."""
+        parts = [dispatcher.runtime().generation, is_grad_enabled(), keys]
+        tensors = []
+        for a in values:
             if isinstance(a, Tensor):
-                parts.append(("tensor", a.shape, a._dtype))
+                tensors.append(a)
+                parts.append((a.shape, a._dtype))
             else:
                 parts.append(("value", type(a), a))
-        return tuple(parts) + tuple(sorted(kwargs))
+        sig = tuple(parts)
+        try:
+            hash(sig)
+        except TypeError:
+            bad = next(type(a).__name__ for a in values if not isinstance(a, Tensor)
+                       and getattr(type(a), "__hash__", None) is None)
+            raise TypeError(f"torchic.compile: an argument of type {bad} is not hashable, so it "
+                            f"cannot be part of a call's signature: pass tensors, numbers, "
+                            f"strings or tuples") from None
+        return sig, tensors
 
     def __call__(self, *args, **kwargs):
-        sig = self._signature(args, kwargs)
+        keys = tuple(sorted(kwargs))
+        sig, tensors = self._signature(args + tuple(kwargs[k] for k in keys) if keys else args,
+                                       keys)
         entry = self.programs.get(sig, 0)
         if isinstance(entry, Program):
-            tensors = [a for a in list(args) + [kwargs[k] for k in sorted(kwargs)]
-                       if isinstance(a, Tensor)]
             return entry.structure(entry.replay(tensors))
         if entry == 0:                      # warm-up: lazily made state appears now
             self.programs[sig] = 1

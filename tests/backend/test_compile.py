@@ -230,3 +230,10 @@ def test_nn_modules_adamw_and_a_changing_lr_match_eager_bitwise(backend):
     assert np.array_equal(le, lc)
     assert len(pe) == len(pc) and all(np.array_equal(a, b) for a, b in zip(pe, pc))
     assert le[-1] < le[0]
+
+
+def test_unhashable_argument_is_a_clear_type_error(backend):
+    f = torchic.compile(lambda x, scale: x * scale[0])
+    with pytest.raises(TypeError, match="argument of type list is not hashable"):
+        f(torchic.ones(2), [2.0])
+    assert f(torchic.ones(2), (2.0,)).numpy().tolist() == [2.0, 2.0]
