@@ -157,17 +157,23 @@ class Program:
         self.temporaries = [b for blocks in rec.pool.values() for b in blocks]
         temp_ids = {id(b) for b in self.temporaries}
         staging = {"f32": [], "i32": []}  # dtype -> [(offset, n, array, source, target)]
+        self.sources = []                 # (stage index, offset, n, source), in record order
         for op, out, arr, source in rec.records:
             if op is None and arr.size:    # a host write
                 parts = staging[out.dtype]
                 offset = sum(p[1] for p in parts)
                 parts.append((offset, arr.size, arr.ravel(), source, out))
-        self.stages = []                  # (staging tensor, host array, [(offset, n, source)])
+                if source is not None:     # (called in this order: random draws stay in order)
+                    self.sources.append((out.dtype, offset, arr.size, source))
+        self.stages = []                  # (staging tensor, host array, refilled per call?)
+        index = {}
         for dtype, parts in staging.items():
             if parts:
+                index[dtype] = len(self.stages)
                 stage = raw.new_tensor((sum(p[1] for p in parts),), dtype)
                 host = np.concatenate([p[2] for p in parts])
-                self.stages.append((stage, host, [(o, n, s) for o, n, _, s, _ in parts if s]))
+                self.stages.append((stage, host, any(p[3] is not None for p in parts)))
+        self.sources = [(index[d], o, n, src) for d, o, n, src in self.sources]
         self.records = self._in_order(rec.records, staging)
         touched = {id(v.block): v.block for r in self.records for v in (r[1],) + r[2]}
         # blocks that outlive the call: hold their Storages so none is recycled under us
@@ -217,13 +223,12 @@ class Program:
         for mine, given in zip(self.inputs, tensors):
             if given._view is not mine._view:
                 run("copy", mine._view, (raw.broadcast_view(given, mine.shape),), None)
-        for stage, host, sources in self.stages:
-            if sources:
-                host = host.copy()        # (the write may run later: give the array away)
-                for offset, n, source in sources:
-                    host[offset:offset + n] = np.asarray(source(), host.dtype).ravel()
-                self.rt.write(stage._view, host)
-            elif not self._staged:
+        # (a write may run later: a refilled host array is a fresh copy, given away)
+        hosts = [host.copy() if refilled else host for _, host, refilled in self.stages]
+        for i, offset, n, source in self.sources:
+            hosts[i][offset:offset + n] = np.asarray(source(), hosts[i].dtype).ravel()
+        for (stage, _, refilled), host in zip(self.stages, hosts):
+            if refilled or not self._staged:
                 self.rt.write(stage._view, host)
         self._staged = True
         if self._packed is not None:

@@ -113,12 +113,15 @@ def test_outputs_are_fresh_tensors(backend):
 
 
 def test_random_ops_draw_fresh_values(backend):
-    f = torchic.compile(lambda x: x + torchic.randn(3))
+    def draw(x):
+        return x + torchic.randn(3) + torchic.randint(0, 10, (3,)) + torchic.rand(3)
+    f = torchic.compile(draw)
     torchic.manual_seed(7)
-    got = [f(torchic.zeros(3)).numpy() for _ in range(4)]
+    got = [f(torchic.zeros(3)).numpy() for _ in range(5)]
     torchic.manual_seed(7)
-    want = [torchic.randn(3).numpy() for _ in range(4)]
+    want = [draw(torchic.zeros(3)).numpy() for _ in range(5)]
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert len({tuple(a) for a in got}) == 5
 
 
 def test_a_read_inside_is_refused_naming_the_line(backend):
