@@ -172,6 +172,28 @@ def test_fork_child_uses_torchic(backend_name):
         assert _close(r["grandchild"]["inherited"], COMPUTE)
 
 
+def test_fork_child_replays_a_compiled_function(backend_name):
+    if backend_name == "webgpu":
+        pytest.skip("webgpu cannot be used in a forked child (test_fork_child_uses_torchic)")
+    r = _run(backend_name, """
+        w = torchic.zeros(4)
+        f = torchic.compile(lambda x: w.add_(x).sum())
+        report("parent", values=[f(torchic.ones(4)).item() for _ in range(3)])
+        pid = os.fork()
+        if pid == 0:
+            g = torchic.compile(lambda x: (x * 10.0).sum())    # a program of the child's own
+            report("child", g=[g(torchic.ones(4)).item() for _ in range(3)],
+                   f=[f(torchic.ones(4)).item() for _ in range(3)])
+            sys.exit(0)
+        report("child-status", status=os.waitpid(pid, 0)[1])
+        report("parent-after", values=[f(torchic.ones(4)).item() for _ in range(2)])
+    """)
+    assert r["child-status"]["status"] == 0
+    assert r["parent"]["values"] == [4.0, 8.0, 12.0]
+    assert r["child"] == {"g": [40.0] * 3, "f": [16.0, 20.0, 24.0]}
+    assert r["parent-after"]["values"] == [16.0, 20.0]
+
+
 def test_fork_child_that_never_uses_torchic_exits_cleanly(backend_name):
     r = _run(backend_name, """
         a = torchic.tensor(A)

@@ -114,6 +114,16 @@ def _check_table(lib):
     return ""
 
 
+class _Prepared:
+    """A program prepared by the Rust context `ctx` (pack): its handle there and its records
+    (a forked child has a context of its own and prepares them again)."""
+
+    __slots__ = ("data", "handle", "ctx")
+
+    def __init__(self, data, handle, ctx):
+        self.data, self.handle, self.ctx = data, handle, ctx
+
+
 class SimdBackend(Backend):
     name = "simd"
 
@@ -184,8 +194,9 @@ class SimdBackend(Backend):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
         into a prepared program (torchic.compile); push_packed queues it with one call."""
         data = b"".join(b"".join(self._record_parts(*r)[0]) for r in records)
-        if not data:
-            return None
+        return _Prepared(data, self._prepare(data), self._ctx) if data else None
+
+    def _prepare(self, data):
         with self._flush_lock:
             if self._registered != len(self.heap.addresses):
                 self._register_arenas()
@@ -194,18 +205,20 @@ class SimdBackend(Backend):
             self._push_failed()
         return handle
 
-    def push_packed(self, handle):
+    def push_packed(self, prepared):
         """Queue a program made by pack(), behind every pending record."""
         if self._closed:
             raise RuntimeError("the simd runtime is closed")
+        if prepared.ctx != self._ctx:   # a forked child's own context: prepare it there
+            prepared.handle, prepared.ctx = self._prepare(prepared.data), self._ctx
         with self._flush_lock:
             self._push_pending()
-            if self._lib.push_program(self._ctx, handle) < 0:
+            if self._lib.push_program(self._ctx, prepared.handle) < 0:
                 self._push_failed()
 
-    def release_packed(self, handle):
-        if not self._closed:
-            self._lib.release_program(self._ctx, handle)
+    def release_packed(self, prepared):
+        if not self._closed and prepared.ctx == self._ctx:
+            self._lib.release_program(self._ctx, prepared.handle)
 
     def _record_parts(self, op, out, inputs, params):
         """The packed pieces of one op record, and whether it should start at once."""
