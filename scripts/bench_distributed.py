@@ -2,6 +2,7 @@
 
     python scripts/bench_distributed.py                      # 1 and 2 processes, simd
     python scripts/bench_distributed.py --ranks 1,2,4 --backend workers --steps 3000
+    python scripts/bench_distributed.py --hidden 2048 --bucket-mb 0.1   # several buckets
 
 For each process count it runs `mpiexec -n N python scripts/bench_distributed.py --worker`
 (makemore's CharMLP, the census names, batch 32 per rank, SGD) and reports, from rank 0:
@@ -65,8 +66,8 @@ def worker_train(args):
     stoi, itos = demo.build_vocab(words)
     X, Y = demo.build_dataset(demo.split_words(words, seed=42)[0], stoi, 3)
     torchic.manual_seed(42)
-    net = demo.CharMLP(len(itos))
-    model = DistributedDataParallel(net)
+    net = demo.CharMLP(len(itos), hidden=args.hidden)
+    model = DistributedDataParallel(net, bucket_cap_mb=args.bucket_mb)
     model.__dict__["_overlap"] = model._overlap and args.overlap
     opt = optim.SGD(model.parameters(), lr=0.1)
     rng = np.random.default_rng(rank)
@@ -132,6 +133,8 @@ def main():
     p.add_argument("--warmup", type=int, default=200)
     p.add_argument("--batch", type=int, default=32, help="rows per rank per step")
     p.add_argument("--worker", choices=["train", "allreduce"])
+    p.add_argument("--hidden", type=int, default=200, help="hidden units (makemore: 200)")
+    p.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket size (25 MiB)")
     p.add_argument("--overlap", type=int, default=1)
     args = p.parse_args()
     if args.worker == "train":
@@ -139,13 +142,15 @@ def main():
     if args.worker == "allreduce":
         return worker_allreduce(args)
     common = ["--backend", args.backend, "--threads", str(args.threads), "--steps",
-              str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch)]
+              str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch),
+              "--hidden", str(args.hidden), "--bucket-mb", str(args.bucket_mb)]
     rows = []
     for n in [int(r) for r in args.ranks.split(",")]:
         for overlap in ((1, 0) if n > 1 else (1,)):
             rows.append(_launch(n, "--worker", "train", "--overlap", str(overlap), *common))
-    print(f"makemore DDP, backend {args.backend}, {args.threads} thread(s) per process, batch "
-          f"{args.batch} per rank, {os.cpu_count()} CPU cores")
+    print(f"makemore DDP, hidden {args.hidden}, backend {args.backend}, {args.threads} "
+          f"thread(s) per process, batch {args.batch} per rank, {rows[0]['grad_bytes']:,} "
+          f"gradient bytes in {rows[-1]['buckets']} bucket(s), {os.cpu_count()} CPU cores")
     print(f"{'ranks':>5} {'overlap':>7} {'steps/s':>8} {'rows/s':>8} {'ms/step':>8} "
           f"{'allreduce ms':>12} {'share':>6} {'waited ms':>9}")
     for r in rows:

@@ -381,10 +381,12 @@ def all_gather(tensor_list: list, tensor: Tensor, group: Any = None,
     """
     g = _require()
     _check_tensor(tensor, "all_gather")
-    if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.size:
-        raise ValueError(f"all_gather: tensor_list must be a list of world_size = {g.size} "
-                         f"tensors, got "
-                         f"{len(tensor_list) if isinstance(tensor_list, (list, tuple)) else type(tensor_list).__name__}")
+    if not isinstance(tensor_list, (list, tuple)):
+        raise TypeError(f"all_gather: tensor_list must be a list of tensors, got "
+                        f"{type(tensor_list).__name__}")
+    if len(tensor_list) != g.size:
+        raise ValueError(f"all_gather: tensor_list must hold world_size = {g.size} tensors, "
+                         f"got {len(tensor_list)}")
     for i, out in enumerate(tensor_list):
         _check_tensor(out, "all_gather")
         if out.shape != tensor.shape or out._dtype != tensor._dtype:
