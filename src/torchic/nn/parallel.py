@@ -97,6 +97,12 @@ class DistributedDataParallel(Module):
         The other arguments (device_ids, output_device, dim, process_group, ...) are
         accepted for PyTorch's signature and not used.
 
+    Attributes:
+        module (Module): the wrapped model.
+        comm_stats (dict): since the wrap: `reductions` and `bytes` all-reduced, `reduce_s`
+            (seconds inside MPI's all-reduce) and `wait_s` (seconds backward waited for
+            the averaged gradients); scripts/bench_distributed.py reports them.
+
     Example:
         >>> dist.init_process_group()
         >>> model = nn.parallel.DistributedDataParallel(nn.Linear(4, 2))
@@ -162,7 +168,7 @@ class DistributedDataParallel(Module):
         return [_Bucket(i, ps) for i, ps in enumerate(buckets)]
 
     def _broadcast(self, tensors):
-        comm, mpi = self._comm, self._group.MPI
+        comm = self._comm
         for t in tensors:
             if t.numel():
                 buffer, give_back = distributed.borrow(t)
