@@ -42,6 +42,7 @@ pub mod elementwise;
 pub mod gather;
 pub mod math;
 pub mod matmul;
+pub mod norm;
 pub mod ops;
 pub mod record;
 pub mod reduce;

@@ -8,7 +8,7 @@
 use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
-use crate::{copy, elementwise as ew, gather, matmul, reduce, softmax};
+use crate::{copy, elementwise as ew, gather, matmul, norm, reduce, softmax};
 use reduce::Red;
 use softmax::Kind;
 
@@ -32,6 +32,12 @@ pub enum Contract {
     Matmul,
     Gather,
     ScatterAdd,
+    /// x (R, C), w (C,), b (C,) -> out (R, C); eps in the header's value
+    LayerNorm,
+    /// x (R, C), w (C,), g (R, C) -> out (R, C); eps in the header's value
+    LayerNormGrad,
+    /// a (B, Tq, Tk) -> out (B, Tq, Tk); the diagonal in the header's i0
+    CausalSoftmax,
     /// a host write (not an op of ops.py: `tk_write`)
     Write,
 }
@@ -42,9 +48,9 @@ impl Contract {
         use Contract::*;
         match self {
             Fill | Write => 0,
-            Copy | Unary | Reduce | Argmax | Rowwise => 1,
+            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
-            Where | CrossEntropyGrad => 3,
+            Where | CrossEntropyGrad | LayerNorm | LayerNormGrad => 3,
         }
     }
 }
@@ -192,6 +198,21 @@ pub static OPS: &[OpDef] = &[
     }),
     row("scatter_add_rows", C::ScatterAdd, |_, op| {
         gather::scatter_add_rows(&op.v[0], &op.v[1], &op.v[2])
+    }),
+    row("gelu", C::Unary, |p, op| unary(p, op, norm::Gelu)),
+    row("gelu_tanh", C::Unary, |p, op| unary(p, op, norm::GeluTanh)),
+    row("gelu_grad", C::Binary, |p, op| binary(p, op, norm::GeluGrad)),
+    row("gelu_tanh_grad", C::Binary, |p, op| binary(p, op, norm::GeluTanhGrad)),
+    row("layer_norm", C::LayerNorm, |p, op| {
+        let [o, x, w, b] = &op.v;
+        norm::layer_norm(p, o, x, w, b, op.value, false)
+    }),
+    row("layer_norm_grad", C::LayerNormGrad, |p, op| {
+        let [o, x, w, g] = &op.v;
+        norm::layer_norm(p, o, x, w, g, op.value, true)
+    }),
+    row("causal_softmax", C::CausalSoftmax, |p, op| {
+        norm::causal_softmax(p, &op.v[0], &op.v[1], op.diagonal)
     }),
 ];
 

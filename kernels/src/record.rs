@@ -5,7 +5,8 @@
 //!
 //!   header  [op code, n views, i0, i1, i2, value (f64 bits)]
 //!           (reduce: i0 = naxes; cross_entropy(_grad): i1 = ignore_index,
-//!           i2 = 1 when there is one, 0 when no target is ignored)
+//!           i2 = 1 when there is one, 0 when no target is ignored;
+//!           causal_softmax: i0 = diagonal; layer_norm(_grad): value = eps)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
 //!
@@ -31,6 +32,8 @@ pub struct Op<'a> {
     pub value: f64,
     /// cross_entropy(_grad): rows whose target equals it add nothing
     pub ignore: Option<i64>,
+    /// causal_softmax: column j of row i is kept where j <= i + diagonal
+    pub diagonal: i64,
     /// a host write's data (copied into the batch at `tk_write`)
     pub src: &'a [u32],
 }
@@ -169,6 +172,7 @@ pub fn decode<'a>(
         naxes: 0,
         value: f64::from_bits(rec[5] as u64),
         ignore: None,
+        diagonal: 0,
         src: &[],
     };
     let mut pos = HEADER;
@@ -471,6 +475,37 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
                     b.shape()
                 ));
             }
+        }
+        Contract::LayerNorm | Contract::LayerNormGrad => {
+            for (x, w) in [(o, "out"), (a, "x"), (b, "w"), (c, "b/g")] {
+                dt(x, F, w)?;
+            }
+            nd(a, 2, "x")?;
+            nd(b, 1, "w")?;
+            same(o, a, "x")?;
+            contig(o)?;
+            let cols = &a.shape()[1..];
+            let y_ok = if kind == Contract::LayerNorm {
+                c.shape() == cols
+            } else {
+                c.shape() == a.shape()
+            };
+            if b.shape() != cols || !y_ok {
+                return Err(format!(
+                    "w {:?} and b/g {:?} for x {:?}",
+                    b.shape(),
+                    c.shape(),
+                    a.shape()
+                ));
+            }
+        }
+        Contract::CausalSoftmax => {
+            dt(o, F, "out")?;
+            dt(a, F, "a")?;
+            nd(a, 3, "a")?;
+            same(o, a, "a")?;
+            contig(o)?;
+            op.diagonal = rec[2];
         }
         Contract::Write => {
             if data.len() as i128 != o.numel() as i128 {

@@ -16,7 +16,7 @@ use crate::runtime::{KResult, KernelError, Pool};
 use crate::view::{chunk, split_count, Arr};
 
 #[inline(always)]
-unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
+pub(crate) unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
     let w = S::W;
     let mut a0 = S::splat(f32::NEG_INFINITY);
     let mut a1 = a0;
@@ -46,7 +46,7 @@ unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
 
 /// sum of exp(x - m) over the row; if `store`, also writes exp(x - m) to o
 #[inline(always)]
-unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, store: bool) -> f32 {
+pub(crate) unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, store: bool) -> f32 {
     if m.is_finite() {
         // every x - m is <= 0 and not NaN (row_max returns NaN for a row holding one)
         row_exp_sum_with::<S, true>(p, o, n, m, store)
@@ -115,7 +115,7 @@ unsafe fn row_exp_sum_with<S: Simd, const NONPOSITIVE: bool>(
 
 /// o[i] = o[i] * a + b over the row
 #[inline(always)]
-unsafe fn row_affine<S: Simd>(p: *const f32, o: *mut f32, n: usize, a: f32, b: f32) {
+pub(crate) unsafe fn row_affine<S: Simd>(p: *const f32, o: *mut f32, n: usize, a: f32, b: f32) {
     let w = S::W;
     let (va, vb) = (S::splat(a), S::splat(b));
     let mut i = 0;

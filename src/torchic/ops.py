@@ -43,6 +43,8 @@ from typing import NamedTuple
 # how the `workers` pool cuts a large op into ranges of out's axis 0
 ROWS = "rows"               # out and every input share axis 0 (elementwise, rowwise)
 INDEX_ROWS = "index rows"   # out shares axis 0 with the last input only (gather: idx rows)
+ROWS_WEIGHTS = "rows, whole weights"   # the inputs of out's ndim share its axis 0, lower-dim
+                                       # ones (layer norm's (C,) weights) are passed whole
 WHOLE = "whole"             # run whole on one thread
 
 
@@ -53,7 +55,7 @@ class Op(NamedTuple):
     arity: int         # number of inputs (out not counted)
     dtypes: str        # input dtypes -> out dtype
     params: tuple      # the params the kernel reads
-    split: str         # ROWS, INDEX_ROWS or WHOLE
+    split: str         # ROWS, INDEX_ROWS, ROWS_WEIGHTS or WHOLE
     contract: str      # shapes, strides and meaning
 
 
@@ -121,11 +123,28 @@ OPS = (
     Op("scatter_add_rows", "other", 2, "f32, i32 -> f32", (), WHOLE,
        "src (R, D), idx (R,) -> out (V, D): out[idx[r]] += src[r]; out is read and "
        "written (the frontend zero-fills it first)"),
+    # -- fused transformer ops (functions/fused.py): one pass where the composite took several
+    _unary("gelu"), _unary("gelu_tanh"),
+    Op("gelu_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
+       "x, g (out.shape, broadcast) -> out: g * (Phi(x) + x phi(x)), Phi / phi the normal cdf / pdf"),
+    Op("gelu_tanh_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
+       "x, g (out.shape, broadcast) -> out: g * d/dx of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
+       "x^3)))"),
+    Op("layer_norm", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
+       "x (R, C), w (C,), b (C,), any strides -> out (R, C): (x - mean) * rstd * w + b over each "
+       "row, rstd = 1 / sqrt(biased variance + eps)"),
+    Op("layer_norm_grad", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
+       "x (R, C), w (C,), g (R, C), any strides -> out (R, C): d/dx of sum(layer_norm(x) * g) = "
+       "rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, the row's mean / rstd "
+       "recomputed from x"),
+    Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS,
+       "a (B, Tq, Tk), any strides -> out (B, Tq, Tk): softmax of a[b, i, :] over the columns "
+       "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)"),
 )
 
 BY_NAME = {op.name: op for op in OPS}
 FAMILIES = ("unary", "binary", "compare", "reduce", "rowwise", "other")
-SPLITS = (ROWS, INDEX_ROWS, WHOLE)
+SPLITS = (ROWS, INDEX_ROWS, ROWS_WEIGHTS, WHOLE)
 
 
 def family(name):

@@ -612,9 +612,87 @@ def _tril_mask_ref(a, k=0):
 
 unary("erf", torchic.erf, _np_erf, ops=("abs", "lt", "where", "mul", "add", "exp"),
       dfdx=lambda x: 2 / math.sqrt(math.pi) * np.exp(-x * x))
-unary("gelu", _F.gelu, np_gelu, ops=("mul", "add", "exp", "where"))
-unary("gelu_tanh", lambda a: _F.gelu(a, approximate="tanh"), np_gelu_tanh,
-      ops=("mul", "add", "tanh"))
+# -- the fused transformer primitives (functions/fused.py) behind F.gelu / layer_norm / sdpa
+unary("gelu", _F.gelu, np_gelu)
+unary("gelu_tanh", lambda a: _F.gelu(a, approximate="tanh"), np_gelu_tanh)
+
+
+def _gelu_vjp(approximate):
+    def fn(x, g):    # x's gradient of sum(gelu(x) * g): the gelu(_tanh)_grad kernel alone
+        x = x.detach().requires_grad_()
+        _F.gelu(x, approximate=approximate).backward(g)
+        return x.grad
+    return fn
+
+
+def np_gelu_grad(x, g):
+    """NumPy reference: g * d/dx gelu(x) = g * (Phi(x) + x phi(x))."""
+    return g * (0.5 * (1 + _np_erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi))
+
+
+def np_gelu_tanh_grad(x, g):
+    """NumPy reference: g * d/dx of GELU's tanh approximation."""
+    k = math.sqrt(2 / math.pi)
+    t = np.tanh(k * (x + 0.044715 * x ** 3))
+    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x))
+
+
+def np_layer_norm(x, w=None, b=None, k=1, eps=1e-5):
+    """NumPy reference: layer norm over the last k dims (biased variance)."""
+    axes = tuple(range(x.ndim - k, x.ndim))
+    c = x - x.mean(axes, keepdims=True)
+    y = c / np.sqrt((c * c).mean(axes, keepdims=True) + eps)
+    return y * (1 if w is None else w) + (0 if b is None else b)
+
+
+def np_causal_attention(q, k, v):
+    """NumPy reference: softmax(q k^T / sqrt(E)) v, key j kept for query i where j <= i."""
+    att = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    att = np.where(np.tri(q.shape[-2], k.shape[-2], 0, bool), att, -np.inf)
+    return np_softmax(att) @ v
+
+
+def _layer_norm_vjp(x, w, g):
+    x = x.detach().requires_grad_()
+    _F.layer_norm(x, (x.shape[-1],), w).backward(g)
+    return x.grad
+
+
+def np_layer_norm_dx(x, w, g, eps=1e-5):
+    """NumPy reference: x's gradient of sum(layer_norm(x, w) * g) over the last dim."""
+    c = x - x.mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+    gw, xhat = g * w, c * rstd
+    return rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
+
+
+_NO_TANH_OVERFLOW = SPECIAL[np.abs(SPECIAL) != 1e30]    # (f32's x^3 overflows there)
+_LN_ROWS = np.delete(SPECIAL_ROWS, 6, 0)                # (f32's variance overflows there)
+_LN_W = (np.array([1.0, -2.0, 0.5, 3.0], np.float32), np.array([0.0, 1.0, -1.0, 2.0], np.float32))
+case("gelu_grad", _gelu_vjp("none"), np_gelu_grad, "other", ("gelu_grad",), [(3, 5), (3, 5)],
+     domain=("wide",), grad=False, special=Special((SPECIAL, SPECIAL[::-1].copy())))
+case("gelu_tanh_grad", _gelu_vjp("tanh"), np_gelu_tanh_grad, "other", ("gelu_tanh_grad",),
+     [(3, 5), (3, 5)], domain=("wide",), grad=False,
+     special=Special((_NO_TANH_OVERFLOW, _NO_TANH_OVERFLOW[::-1].copy())))
+case("layer_norm", lambda x, w, b: _F.layer_norm(x, (5,), w, b), np_layer_norm, "other",
+     ("layer_norm", "layer_norm_grad", "sum"), [(4, 5), (5,), (5,)], tol={"atol": 2e-5},
+     special=Special((_LN_ROWS, *_LN_W), lambda x, w, b: _F.layer_norm(x, (4,), w, b)))
+case("layer_norm_grad", _layer_norm_vjp, np_layer_norm_dx, "other", ("layer_norm_grad",),
+     [(4, 6), (6,), (4, 6)], grad=False, tol={"atol": 2e-5},
+     special=Special((_LN_ROWS, _LN_W[0], _LN_ROWS[::-1].copy())))
+case("layer_norm_2dims_no_affine", lambda x: _F.layer_norm(x, [3, 4], eps=1e-3),
+     lambda x: np_layer_norm(x, k=2, eps=1e-3), "other", ("layer_norm", "layer_norm_grad"),
+     [(2, 3, 4)], tol={"atol": 2e-5})
+case("causal_attention", lambda q, k, v: _F.scaled_dot_product_attention(q, k, v, is_causal=True),
+     np_causal_attention, "other", ("matmul", "causal_softmax"), [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
+     tol={"atol": 2e-5},     # (the special rows through the masked softmax alone: no matmul)
+     special=Special((SPECIAL_ROWS,),
+                     lambda a: torchic.functions.CausalSoftmax.apply(a[None], diagonal=2)[0],
+                     lambda a: np_softmax(np.where(np.tri(10, 4, 2, bool), a, -np.inf))))
+case("causal_attention_fewer_queries",
+     lambda q, k, v: _F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
+     lambda q, k, v: np_causal_attention(q * 0.7 * math.sqrt(3), k, v), "other",
+     ("matmul", "causal_softmax"), [(2, 3, 3), (2, 5, 3), (2, 5, 2)], tol={"atol": 2e-5})
 unary("silu", _F.silu, lambda a: a * _sigmoid(a), ops=("sigmoid", "mul"))
 unary("leaky_relu", lambda a: _F.leaky_relu(a, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
       ops=("gt", "where", "mul"), kinks=True)

@@ -227,3 +227,65 @@ def test_large_elementwise_split_across_workers(backend, monkeypatch):
                                atol=1e-6)
     m = rng.standard_normal((256, 300)).astype(np.float32)
     np.testing.assert_allclose((torchic.tensor(m) @ ta).numpy(), m @ a, rtol=1e-3, atol=1e-3)
+
+
+# -- the fused transformer ops (functions/fused.py) -----------------------------------------
+@pytest.mark.parametrize("diagonal", [-1, 0, 2])
+def test_causal_softmax_diagonal_strided_and_empty_rows(backend, diagonal):
+    """Rows keeping no column are NaN (softmax of -inf); masked entries (NaN there too) are
+    ignored; a strided input that cannot merge its batch dims is read as it is."""
+    from torchic.functions import CausalSoftmax
+    a = np.random.default_rng(1).uniform(-3, 3, (2, 5, 3, 4)).astype(np.float32)
+    a[:, 0, :, 3] = np.nan       # query 0's last key: masked for every diagonal here
+    x = torchic.tensor(a).permute(0, 2, 1, 3)          # (2, 3, 5, 4), batch dims strided
+    x.requires_grad_()
+    y = CausalSoftmax.apply(x, diagonal=diagonal)
+    keep = np.tri(5, 4, diagonal, bool)
+    with np.errstate(invalid="ignore"):
+        ref = np_softmax(np.where(keep, a.transpose(0, 2, 1, 3), -np.inf))
+    np.testing.assert_allclose(y.numpy(), ref, atol=1e-6, equal_nan=True)
+    if diagonal >= 0:
+        w = np.random.default_rng(2).standard_normal(ref.shape).astype(np.float32)
+        (y * torchic.tensor(w)).sum().backward()
+        expected = ref * (w - (w * ref).sum(-1, keepdims=True))
+        np.testing.assert_allclose(x.grad.numpy(), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("cols", [8, 300])
+def test_layer_norm_and_gelu_match_torch(backend, cols):
+    """nn.LayerNorm (weight, bias) and F.gelu against PyTorch, values and gradients."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x64 = rng.standard_normal((2, 3, cols)) * 3 + 1
+    w64, b64 = rng.standard_normal(cols), rng.standard_normal(cols)
+    outs = {}
+    for lib in (torch, torchic):
+        x = lib.tensor(x64.astype(np.float32), requires_grad=True)
+        ln = lib.nn.LayerNorm(cols)
+        with lib.no_grad():
+            ln.weight.copy_(lib.tensor(w64.astype(np.float32)))
+            ln.bias.copy_(lib.tensor(b64.astype(np.float32)))
+        y = lib.nn.functional.gelu(ln(x), approximate="tanh") + lib.nn.GELU()(x)
+        (y * lib.tensor(np.cos(x64).astype(np.float32))).sum().backward()
+        outs[lib] = [t.detach().numpy() for t in (y, x.grad, ln.weight.grad, ln.bias.grad)]
+    for got, ref in zip(outs[torchic], outs[torch]):
+        np.testing.assert_allclose(got, ref, atol=2e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("is_causal", [True, False])
+def test_scaled_dot_product_attention_matches_torch(backend, is_causal):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 6, 4), (2, 3, 6, 4),
+                                                                   (2, 3, 6, 5))]
+    outs = {}
+    for lib in (torch, torchic):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        y = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+        y.pow(2).sum().backward()
+        outs[lib] = [t.detach().numpy() for t in (y, q.grad, k.grad, v.grad)]
+    for got, ref in zip(outs[torchic], outs[torch]):
+        np.testing.assert_allclose(got, ref, atol=1e-4, rtol=1e-4)
+    with pytest.raises(NotImplementedError):
+        torchic.nn.functional.scaled_dot_product_attention(
+            *(torchic.tensor(a) for a in arrays), attn_mask=torchic.ones(6, 6))

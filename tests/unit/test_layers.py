@@ -28,6 +28,7 @@ LAYERS = [
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
     ["functions.reduce", "functions.matmul"],
+    ["functions.fused"],
     ["functions"],
     ["api.elementwise", "api.conversion", "api.indexing"],
     ["api.reductions", "api.shaping"],

@@ -12,7 +12,7 @@ def test_every_op_has_one_row_with_a_family_and_a_split_rule():
     assert ops.ALL_OPS == tuple(names)
     for op in ops.OPS:
         assert op.family in ops.FAMILIES, op
-        assert op.split in (ops.ROWS, ops.INDEX_ROWS, ops.WHOLE), op
+        assert op.split in ops.SPLITS, op
         assert isinstance(op.arity, int) and 0 <= op.arity <= 3, op
         assert op.dtypes and op.contract, op
         assert ops.BY_NAME[op.name] is op

@@ -4,7 +4,8 @@
     loss = F.cross_entropy(logits, targets)
 
 Everything here is composed from the op functions in torchic.api (which apply one
-Function per primitive op, each with its backward); nothing adds a kernel.
+Function per primitive op, each with its backward), except layer_norm, gelu and causal
+scaled_dot_product_attention, which apply the fused Functions of functions/fused.py.
 """
 
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from ..autograd import no_grad
 from ..creation import arange, rand, tensor as _tensor_from_data
 from ..dispatcher import runtime
 from ..dtypes import dtype_code
+from ..functions import CausalSoftmax, Gelu, LayerNorm
 from ..tensor import Tensor
 
 # re-exported as they are
@@ -240,16 +242,15 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     if k == 0 or tuple(input.shape[-k:]) != normalized_shape:
         raise ValueError(f"layer_norm: input of shape {list(input.shape)} does not end with "
                          f"normalized_shape {list(normalized_shape)}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered / (var + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    c = int(np.prod(normalized_shape))
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"layer_norm: {what} of shape {list(t.shape)} for "
+                               f"normalized_shape {list(normalized_shape)}")
+    rows = input.reshape(int(np.prod(input.shape[:-k], dtype=np.int64)), c)   # one fused op
+    out = LayerNorm.apply(rows, None if weight is None else weight.reshape(c),
+                          None if bias is None else bias.reshape(c), eps=eps)
+    return out.reshape(input.shape)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -311,18 +312,38 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 # -- activations (nn.GELU, nn.SiLU, ... in activation.py apply these) -------------------------
-_SQRT_HALF = 0.7071067811865476
-_SQRT_2_OVER_PI = 0.7978845608028654
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (Phi: the normal CDF, through torchic.erf), or its tanh approximation."""
-    if approximate == "none":
-        return 0.5 * input * (1.0 + _ops.erf(input * _SQRT_HALF))
-    if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1.0 + _ops.tanh(inner))
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return Gelu.apply(input, approximate=approximate)     # one fused kernel each way
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(query @ key^T * scale) @ value over (..., L, E) query, (..., S, E) key and
+    (..., S, Ev) value; scale defaults to 1 / sqrt(E). is_causal keeps key j for query i
+    where j <= i (PyTorch's top-left causal mask), with one fused masked softmax kernel.
+    dropout_p drops attention weights (always, as PyTorch's function does).
+
+    attn_mask is not supported: torchic's bool tensors are float 0/1 tensors, which cannot
+    be told apart from an additive float mask; apply the mask with masked_fill before softmax.
+    """
+    if attn_mask is not None:
+        raise NotImplementedError("scaled_dot_product_attention: attn_mask is not supported "
+                                  "(use is_causal=True, or masked_fill then softmax)")
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
+    e = query.shape[-1]
+    att = _ops.matmul(query, key.transpose(-2, -1)) * (e ** -0.5 if scale is None else scale)
+    att = CausalSoftmax.apply(att, diagonal=0) if is_causal else _ops.softmax(att, -1)
+    if dropout_p > 0.0:
+        att = dropout(att, dropout_p)
+    return _ops.matmul(att, value)
 
 
 def _maybe_inplace(input, out, inplace):

@@ -187,6 +187,85 @@ def scatter_add_rows(out, ins, params):
     np.add.at(out, idx, src)
 
 
+# -- fused transformer ops ----------------------------------------------------------------
+# Phi(x), the normal cdf, through erfc's Chebyshev fit (Numerical Recipes' erfcc, relative
+# error < 1.2e-7 for every z >= 0): erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2), and
+# Phi(x) = erfc(|x| / sqrt 2) / 2 for x < 0, 1 - that above. simd and webgpu use the same fit.
+ERFC_P = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+          -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+_F = np.float32
+
+
+def _cdf(x):
+    z = np.abs(x) * _F(0.7071067811865476)
+    t = _F(1) / (_F(1) + _F(0.5) * z)
+    p = _F(ERFC_P[-1])
+    for c in ERFC_P[-2::-1]:
+        p = p * t + _F(c)
+    e = _F(0.5) * t * np.exp(p - z * z)
+    return np.where(x < 0, e, _F(1) - e)
+
+
+def _tanh_inner(x):
+    return np.tanh(_F(0.7978845608028654) * (x + _F(0.044715) * x * x * x))
+
+
+def gelu(out, ins, params):
+    x = ins[0]
+    np.multiply(x, _cdf(x), out=out)
+
+
+def gelu_tanh(out, ins, params):
+    x = ins[0]
+    np.multiply(_F(0.5) * x, _F(1) + _tanh_inner(x), out=out)
+
+
+def gelu_grad(out, ins, params):
+    x, g = ins
+    pdf = np.exp(_F(-0.5) * x * x) * _F(0.3989422804014327)
+    np.multiply(g, _cdf(x) + x * pdf, out=out)
+
+
+def gelu_tanh_grad(out, ins, params):
+    x, g = ins
+    t = _tanh_inner(x)
+    du = _F(0.7978845608028654) * (_F(1) + _F(3 * 0.044715) * x * x)
+    np.multiply(g, _F(0.5) * (_F(1) + t) + _F(0.5) * x * (_F(1) - t * t) * du, out=out)
+
+
+def _normalized(x, eps):
+    """(xhat, rstd (R, 1)) of each row of x, mean and biased variance in two passes."""
+    centered = x - x.mean(axis=1, keepdims=True, dtype=np.float32)
+    rstd = _F(1) / np.sqrt((centered * centered).mean(axis=1, keepdims=True) + _F(eps))
+    return centered * rstd, rstd
+
+
+def layer_norm(out, ins, params):
+    x, w, b = ins
+    if out.size:
+        xhat, _ = _normalized(x, params["eps"])
+        np.add(xhat * w, b, out=out)
+
+
+def layer_norm_grad(out, ins, params):
+    x, w, g = ins
+    if out.size:
+        xhat, rstd = _normalized(x, params["eps"])
+        gw = g * w
+        out[...] = rstd * (gw - gw.mean(axis=1, keepdims=True)
+                           - xhat * (gw * xhat).mean(axis=1, keepdims=True))
+
+
+def causal_softmax(out, ins, params):
+    a = ins[0]
+    _, tq, tk = a.shape
+    keep = np.tri(tq, tk, params["diagonal"], dtype=bool)
+    if out.size:    # masked columns: exp(-inf - max) = 0; a row with none kept: NaN
+        np.copyto(out, np.where(keep, a, -np.inf))
+        rows = out.reshape(-1, tk)
+        softmax(rows, (rows,), params)
+
+
 KERNELS = {
     "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
     "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
@@ -201,6 +280,9 @@ KERNELS = {
     "softmax": softmax, "log_softmax": log_softmax,
     "cross_entropy": cross_entropy, "cross_entropy_grad": cross_entropy_grad,
     "matmul": matmul, "gather_rows": gather_rows, "scatter_add_rows": scatter_add_rows,
+    "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_grad": gelu_grad,
+    "gelu_tanh_grad": gelu_tanh_grad, "layer_norm": layer_norm,
+    "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
 }
 
 
@@ -215,8 +297,14 @@ def _rows_of_index(out, ins, lo, hi):
     return out[lo:hi], (*ins[:-1], ins[-1][lo:hi])
 
 
+def _rows_and_weights(out, ins, lo, hi):
+    """ops.ROWS_WEIGHTS: the inputs of out's ndim share its axis 0, the others are whole."""
+    return out[lo:hi], tuple(a[lo:hi] if a.ndim == out.ndim else a for a in ins)
+
+
 # op name -> cut function, or None: run whole on one thread (from each op's row in ops.py)
-_CUTS = {ops.ROWS: _rows_of_all, ops.INDEX_ROWS: _rows_of_index, ops.WHOLE: None}
+_CUTS = {ops.ROWS: _rows_of_all, ops.INDEX_ROWS: _rows_of_index,
+         ops.ROWS_WEIGHTS: _rows_and_weights, ops.WHOLE: None}
 SPLIT = {op.name: _CUTS[op.split] for op in ops.OPS}
 
 

@@ -30,7 +30,7 @@ from ... import ops as _ops
 from ...shape import numel
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import elementwise, matmul, reduce, replay, rows, rowwise, windows
+from . import elementwise, matmul, norm, reduce, replay, rows, rowwise, windows
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
@@ -139,6 +139,9 @@ KERNEL_TABLE = {op.name: _FAMILY_KERNELS[op.family](op.name)
 KERNEL_TABLE.update({
     "fill": _fill, "copy": _copy, "where": _where, "argmax": _argmax,
     "matmul": _matmul, "gather_rows": _gather, "scatter_add_rows": _scatter,
+    # fused transformer ops: GELU's gradients are elementwise, layer norm has norm.py
+    **{op: _unary(expr) for op, expr in elementwise.GELU_GRAD.items()},
+    "layer_norm": norm.kernel("layer_norm"), "layer_norm_grad": norm.kernel("layer_norm_grad"),
 })
 
 

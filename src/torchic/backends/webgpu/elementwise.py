@@ -31,7 +31,38 @@ UNARY = {
     "abs": "abs(a)",
     "sin": "tsin(a, 0u)",
     "cos": "tsin(a, 1u)",
+    "gelu": "a * tgelu_cdf(a)",
+    "gelu_tanh": "T(0.5) * a * (T(1.0) + tgelu_tanh(a))",
 }
+
+# the GELU gradients (ops of family "other" with the binary contract: x = a, g = b)
+GELU_GRAD = {
+    "gelu_grad": "b * (tgelu_cdf(a) + a * exp(T(-0.5) * a * a) * T(0.3989422804014327))",
+    "gelu_tanh_grad": "b * tgelu_tanh_d(a)",
+}
+
+# Phi(x) through erfc's Chebyshev fit, as numpy_kernels.ERFC_P (relative error < 1.2e-7);
+# tanh's argument clamped as UNARY's tanh (the driver's tanh of a large value may be NaN)
+TGELU = """
+fn tgelu_cdf(x: T) -> T {
+  let z = abs(x) * T(0.7071067811865476);
+  let t = T(1.0) / (T(1.0) + T(0.5) * z);
+  let p = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
+    + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223
+    + t * 0.17087277))))))));
+  let e = T(0.5) * t * exp(p - z * z);
+  return select(T(1.0) - e, e, x < T(0.0));
+}
+fn tgelu_tanh(x: T) -> T {
+  let u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
+  return select(tanh(clamp(u, T(-15.0), T(15.0))), u, isn(u));
+}
+fn tgelu_tanh_d(x: T) -> T {
+  let t = tgelu_tanh(x);
+  let du = T(0.7978845608028654) * (T(1.0) + T(3.0 * 0.044715) * x * x);
+  return T(0.5) * (T(1.0) + t) + T(0.5) * x * (T(1.0) - t * t) * du;
+}
+"""
 
 BINARY = {
     "add": "a + b",
@@ -200,6 +231,8 @@ def _build(expr, out_t, in_ts, scheme, nextra):
         src += TPOW
     if "tsin" in expr:
         src += TSIN
+    if "tgelu" in expr:
+        src += TGELU
     if "f32_to_i32" in expr:
         src += F32_TO_I32
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"

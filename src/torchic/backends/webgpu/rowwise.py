@@ -40,6 +40,8 @@ class Mode(NamedTuple):
     per_row: tuple    # WGSL lines run once the row's max ``mx`` and ``tot`` are known
     value: str        # the output element from x, its probability p and column c (WGSL);
                       # "" for one output per row: ``(mx - x[t]) + log(tot)``
+    causal: bool = False   # (B, Tq, Tk) input, row i keeps columns c < lim = i + diagonal + 1
+                           # (words 16-18: Tq, B's stride, diagonal): the others read as -inf
 
 
 # one row per op, like elementwise.py's snippet tables
@@ -50,6 +52,7 @@ MODES = {
     "cross_entropy_grad": Mode(True, True, ("let inv = 1.0 / tot;",),
                                "select(select((p - select(0.0, 1.0, i32(c) == t)) * g, "
                                "f32_nan(), !tok), 0.0, ign)"),
+    "causal_softmax": Mode(False, False, ("let inv = 1.0 / tot;",), "p", True),
 }
 _STATS = Mode(False, False, (), "")     # pass 1 of a split row: its chunks' (max, sum)
 MAX_CACHED = 2048
@@ -92,7 +95,12 @@ def _build(mode, w, vpt, split=False):
     else:
         L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
              "let part = 0u;", "let cb0 = 0u;", f"let cb1 = {C};"]
-    L += [f"let x0 = {xb} + row * {sr};"]
+    if m.causal:
+        L += [f"let qi = row % {par(16)};", f"let x0 = {xb} + (row / {par(16)}) * {par(17)} + qi * {sr};",
+              f"let lim = u32(clamp(i32(qi) + bitcast<i32>({par(18)}) + 1, 0, i32({C})));"]
+    else:
+        L += [f"let x0 = {xb} + row * {sr};"]
+    lim = "lim" if m.causal else C
     if m.targets:
         L += [f"let t = T[{tb} + row * {ts}];",
               f"let ign = {has_ignore} != 0u && t == bitcast<i32>({ignore});",
@@ -108,7 +116,7 @@ def _build(mode, w, vpt, split=False):
         L += [f"var v: array<f32, {vpt}>;", f"var e: array<f32, {vpt}>;", "var m = -f32_inf();"]
         for j in range(vpt):
             L += [f"let c{j} = lid + {j * w}u;",
-                  f"v[{j}] = select(-f32_inf(), X[x0 + min(c{j}, {C} - 1u) * {sc}], c{j} < {C});",
+                  f"v[{j}] = select(-f32_inf(), X[x0 + min(c{j}, {C} - 1u) * {sc}], c{j} < {lim});",
                   f"m = nanmax(m, v[{j}]);"]
         L += ["var s = 0.0;"]
         for j in range(vpt):
@@ -116,7 +124,8 @@ def _build(mode, w, vpt, split=False):
                   f"s = s + e[{j}];"]
     else:
         L += ["var m = -f32_inf();", "var s = 0.0;",
-              "for (var c = cb0 + lid; c < cb1; c = c + " + f"{w}u) {{",
+              "for (var c = cb0 + lid; c < " + ("min(cb1, lim)" if m.causal else "cb1")
+              + f"; c = c + {w}u) {{",
               f"  let x = X[x0 + c * {sc}];",
               "  if (isnan1(x) || isnan1(m)) { m = f32_nan(); s = f32_nan(); }",
               "  else if (x > m) { s = s * exp(m - x) + 1.0; m = x; }",
@@ -166,7 +175,8 @@ def _build(mode, w, vpt, split=False):
                       f"O[{o0} + c] = {m.value}; }}"]
         else:
             L += ["for (var c = cb0 + lid; c < cb1; c = c + " + f"{w}u) {{",
-                  f"  let x = X[x0 + c * {sc}];",
+                  f"  let x = select(-f32_inf(), X[x0 + c * {sc}], c < lim);" if m.causal
+                  else f"  let x = X[x0 + c * {sc}];",
                   "  let p = exp(x - mx) * inv;" if uses_p else "",
                   f"  O[{o0} + c] = {m.value};", "}"]
     src += wgsl.entry(w) + "  " + "\n  ".join(line for line in L if line) + "\n}\n"
@@ -175,15 +185,21 @@ def _build(mode, w, vpt, split=False):
 
 def run(gpu, mode, out, ins, params=None, *, buffers):
     x = ins[0]
-    R, C = x.shape
     m = MODES[mode]
+    if m.causal:    # (B, Tq, Tk): rows b * Tq + i
+        B, Tq, C = x.shape
+        R, row_strides = B * Tq, x.strides[1:]
+    else:
+        (R, C), row_strides = x.shape, x.strides
     if R == 0 or (C == 0 and m.value):    # (cross_entropy of no classes: every target is bad)
         return
     w, vpt = plan(max(C, 1))
     obuf, ob = buffers(out)
     xbuf, xb = buffers(x)
-    words = [R, C, ob, xb, x.strides[0], x.strides[1], 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    words = [R, C, ob, xb, *row_strides, 0, 0, 0, 0, 0, 0, 0, 0, 0,
              2 if len(out.shape) == 2 else 1]
+    if m.causal:
+        words += [Tq, x.strides[0], params["diagonal"] & 0xFFFFFFFF]
     bufs = [obuf, xbuf]
     if m.targets:
         t = ins[1]
@@ -201,6 +217,8 @@ def run(gpu, mode, out, ins, params=None, *, buffers):
         words[8:10] = [gb, g.strides[0]]
     if vpt == 0 and 2 * -(-C // w) + 16 > wgsl.LOOP_BUDGET:
         # too long for one workgroup's loop budget: chunks of budget / 2 loop trips each
+        if m.causal:
+            raise ValueError(f"{mode}: rows of {C} elements exceed this device's loop budget")
         chunk = wgsl.LOOP_BUDGET // 2 * w
         S = -(-C // chunk)
         if S + chunk // w + 16 > wgsl.LOOP_BUDGET:

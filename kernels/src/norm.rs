@@ -1,0 +1,319 @@
+//! Fused transformer kernels: GELU and its gradients (elementwise, through `ew::map`),
+//! layer norm forward and backward over the rows of (R, C), and the causal softmax.
+//!
+//! Layer norm: each row's mean, then its biased variance around the mean (two passes,
+//! no cancellation), then one pass writing the output; the backward recomputes the
+//! row's mean / rstd, sums g w and g w xhat, and writes dx. A row is re-read per pass
+//! from L1 / L2 (C floats), so memory sees x (and g) once. Strided rows are gathered
+//! into a task-local buffer first; w and b are copied once per op (they may be stride-0
+//! constants). Rows are split over the pool.
+
+use crate::arch::{dispatch, Kernel, Simd};
+use crate::elementwise::{EwOp, PAR_MIN};
+use crate::math;
+use crate::runtime::{KResult, Pool};
+use crate::softmax::{row_affine, row_exp_sum, row_max};
+use crate::view::{chunk, split_count, Arr};
+
+/// erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2): the Chebyshev fit of Numerical
+/// Recipes' erfcc, relative error < 1.2e-7 for every z >= 0 (numpy_kernels.ERFC_P).
+const ERFC_P: [f32; 10] = [
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+];
+const SQRT_2_OVER_PI: f32 = 0.797_884_56;
+
+/// Phi(x), the normal cdf: erfc(|x| / sqrt 2) / 2 below 0, 1 minus that above.
+#[inline(always)]
+unsafe fn cdf<S: Simd>(x: S::F) -> S::F {
+    let one = S::splat(1.0);
+    let z = S::mul(S::abs(x), S::splat(std::f32::consts::FRAC_1_SQRT_2));
+    let t = S::div(one, S::fma(S::splat(0.5), z, one));
+    let mut p = S::splat(ERFC_P[9]);
+    for c in ERFC_P[..9].iter().rev() {
+        p = S::fma(p, t, S::splat(*c));
+    }
+    let e = S::mul(S::mul(S::splat(0.5), t), math::exp::<S>(S::sub(p, S::mul(z, z))));
+    S::select(S::lt(x, S::zero()), e, S::sub(one, e))
+}
+
+/// tanh(sqrt(2/pi) (x + 0.044715 x^3))
+#[inline(always)]
+unsafe fn tanh_inner<S: Simd>(x: S::F) -> S::F {
+    let x3 = S::mul(S::mul(x, x), x);
+    math::tanh::<S>(S::mul(S::splat(SQRT_2_OVER_PI), S::fma(S::splat(0.044715), x3, x)))
+}
+
+#[derive(Clone, Copy)]
+pub struct Gelu;
+impl EwOp<1> for Gelu {
+    #[inline(always)]
+    unsafe fn apply<S: Simd>([x]: [S::F; 1]) -> S::F {
+        S::mul(x, cdf::<S>(x))
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct GeluTanh;
+impl EwOp<1> for GeluTanh {
+    #[inline(always)]
+    unsafe fn apply<S: Simd>([x]: [S::F; 1]) -> S::F {
+        S::mul(S::mul(S::splat(0.5), x), S::add(S::splat(1.0), tanh_inner::<S>(x)))
+    }
+}
+
+/// g * (Phi(x) + x phi(x))
+#[derive(Clone, Copy)]
+pub struct GeluGrad;
+impl EwOp<2> for GeluGrad {
+    #[inline(always)]
+    unsafe fn apply<S: Simd>([x, g]: [S::F; 2]) -> S::F {
+        let e = math::exp::<S>(S::mul(S::splat(-0.5), S::mul(x, x)));
+        let pdf = S::mul(e, S::splat(0.398_942_3));
+        S::mul(g, S::fma(x, pdf, cdf::<S>(x)))
+    }
+}
+
+/// g * (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2))
+#[derive(Clone, Copy)]
+pub struct GeluTanhGrad;
+impl EwOp<2> for GeluTanhGrad {
+    #[inline(always)]
+    unsafe fn apply<S: Simd>([x, g]: [S::F; 2]) -> S::F {
+        let (one, half) = (S::splat(1.0), S::splat(0.5));
+        let t = tanh_inner::<S>(x);
+        let du = S::mul(
+            S::splat(SQRT_2_OVER_PI),
+            S::fma(S::splat(3.0 * 0.044715), S::mul(x, x), one),
+        );
+        let second = S::mul(S::mul(S::mul(half, x), S::sub(one, S::mul(t, t))), du);
+        S::mul(g, S::fma(half, S::add(one, t), second))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct NormK {
+    lo: usize,
+    hi: usize,
+    c: usize,
+    x: *const f32,
+    xs: [isize; 2],
+    /// w (contiguous), and the bias (forward, contiguous) or g (backward, `ys`)
+    w: *const f32,
+    y: *const f32,
+    ys: [isize; 2],
+    o: *mut f32,
+    eps: f32,
+    grad: bool,
+}
+unsafe impl Send for NormK {}
+unsafe impl Sync for NormK {}
+
+/// row `r` of a (R, C) view as a contiguous pointer: itself, or gathered into `buf`
+unsafe fn row_of(p: *const f32, st: [isize; 2], r: usize, buf: &mut [f32]) -> *const f32 {
+    let p = p.offset(r as isize * st[0]);
+    if st[1] == 1 {
+        return p;
+    }
+    for (j, v) in buf.iter_mut().enumerate() {
+        *v = *p.offset(j as isize * st[1]);
+    }
+    buf.as_ptr()
+}
+
+/// sum of f(x) over the row (the last vector's missing lanes filled with `fill`)
+#[inline(always)]
+unsafe fn row_sum<S: Simd>(p: *const f32, n: usize, fill: f32, f: impl Fn(S::F) -> S::F) -> f32 {
+    let mut acc = S::zero();
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(S::W);
+        acc = S::add(acc, f(S::load_upto(p.add(i), m, fill)));
+        i += m;
+    }
+    S::hsum(acc)
+}
+
+impl Kernel for NormK {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self) {
+        let n = self.c;
+        let (mut xbuf, mut ybuf) = (vec![0f32; n], vec![0f32; n]);
+        unsafe {
+            for r in self.lo..self.hi {
+                let x = row_of(self.x, self.xs, r, &mut xbuf);
+                let mean = row_sum::<S>(x, n, 0.0, |v| v) / n as f32;
+                let vm = S::splat(mean);
+                let var = row_sum::<S>(x, n, mean, |v| {
+                    let d = S::sub(v, vm);
+                    S::mul(d, d)
+                }) / n as f32;
+                let rstd = 1.0 / (var + self.eps).sqrt();
+                let vr = S::splat(rstd);
+                let o = self.o.add(r * n);
+                let y = if self.grad {
+                    row_of(self.y, self.ys, r, &mut ybuf)
+                } else {
+                    self.y
+                };
+                let (mut sp, mut sq) = (S::zero(), S::zero());
+                let mut i = 0;
+                while i < n {
+                    // forward: out = xhat w + b;  backward: the sums of g w and g w xhat
+                    let m = (n - i).min(S::W);
+                    let xh = S::mul(S::sub(S::load_upto(x.add(i), m, mean), vm), vr);
+                    let wv = S::load_upto(self.w.add(i), m, 0.0);
+                    let yv = S::load_upto(y.add(i), m, 0.0);
+                    if self.grad {
+                        let gw = S::mul(yv, wv);
+                        sp = S::add(sp, gw);
+                        sq = S::fma(gw, xh, sq);
+                    } else {
+                        let v = S::fma(xh, wv, yv);
+                        if m == S::W {
+                            S::store(o.add(i), v)
+                        } else {
+                            S::store_part(o.add(i), v, m)
+                        }
+                    }
+                    i += m;
+                }
+                if !self.grad {
+                    continue;
+                }
+                let (mp, mq) = (S::splat(S::hsum(sp) / n as f32), S::splat(S::hsum(sq) / n as f32));
+                let mut i = 0;
+                while i < n {
+                    // dx = rstd (g w - mean(g w) - xhat mean(g w xhat))
+                    let m = (n - i).min(S::W);
+                    let xh = S::mul(S::sub(S::load_upto(x.add(i), m, mean), vm), vr);
+                    let gw = S::mul(S::load_upto(y.add(i), m, 0.0), S::load_upto(self.w.add(i), m, 0.0));
+                    let v = S::mul(vr, S::sub(S::sub(gw, mp), S::mul(xh, mq)));
+                    if m == S::W {
+                        S::store(o.add(i), v)
+                    } else {
+                        S::store_part(o.add(i), v, m)
+                    }
+                    i += m;
+                }
+            }
+        }
+    }
+}
+
+fn vector(v: &Arr) -> Vec<f32> {
+    (0..v.shape[0])
+        .map(|j| unsafe { *v.f().offset(j as isize * v.st[0]) })
+        .collect()
+}
+
+/// layer_norm (y = the bias) or layer_norm_grad (y = g) of the validated views.
+pub fn layer_norm(pool: &Pool, o: &Arr, x: &Arr, w: &Arr, y: &Arr, eps: f64, grad: bool) -> KResult {
+    let (r, c) = (x.shape[0], x.shape[1]);
+    if r == 0 || c == 0 {
+        return Ok(());
+    }
+    let wv = vector(w);
+    let bv = if grad { Vec::new() } else { vector(y) };
+    let base = NormK {
+        lo: 0,
+        hi: r,
+        c,
+        x: x.f(),
+        xs: [x.st[0], x.st[1]],
+        w: wv.as_ptr(),
+        y: if grad { y.f() } else { bv.as_ptr() },
+        ys: if grad { [y.st[0], y.st[1]] } else { [0, 1] },
+        o: o.f(),
+        eps: eps as f32,
+        grad,
+    };
+    let n = split_count(r * c, pool.threads(), PAR_MIN / 2).min(r);
+    pool.run(n, &|i| {
+        let (lo, hi) = chunk(r, n, i, 1);
+        let base = &base; // (the whole struct, which is Sync, not its raw fields)
+        dispatch(NormK { lo, hi, ..*base });
+    });
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+struct CausalK {
+    lo: usize,
+    hi: usize,
+    tq: usize,
+    c: usize,
+    a: *const f32,
+    st: [isize; 3],
+    o: *mut f32,
+    diagonal: i64,
+}
+unsafe impl Send for CausalK {}
+unsafe impl Sync for CausalK {}
+
+impl Kernel for CausalK {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self) {
+        let c = self.c;
+        for r in self.lo..self.hi {
+            let (b, i) = (r / self.tq, r % self.tq);
+            // the kept columns [0, lim): j <= i + diagonal
+            let lim = (i as i64).saturating_add(self.diagonal).saturating_add(1);
+            let lim = lim.clamp(0, c as i64) as usize;
+            unsafe {
+                let orow = self.o.add(r * c);
+                let mut p = self.a.offset(b as isize * self.st[0] + i as isize * self.st[1]);
+                if self.st[2] != 1 {
+                    for j in 0..lim {
+                        *orow.add(j) = *p.offset(j as isize * self.st[2]);
+                    }
+                    p = orow;
+                }
+                let m = row_max::<S>(p, lim);
+                let s = row_exp_sum::<S>(p, orow, lim, m, true);
+                row_affine::<S>(orow, orow, lim, 1.0 / s, 0.0);
+                // masked columns: 0, or NaN where the row keeps none (s = 0) or holds a NaN
+                let masked = 0.0 * (1.0 / s);
+                for j in lim..c {
+                    *orow.add(j) = masked;
+                }
+            }
+        }
+    }
+}
+
+/// causal_softmax of a validated (B, Tq, Tk) view.
+pub fn causal_softmax(pool: &Pool, o: &Arr, a: &Arr, diagonal: i64) -> KResult {
+    let (tq, c) = (a.shape[1], a.shape[2]);
+    let r = a.shape[0] * tq;
+    if r == 0 || c == 0 {
+        return Ok(());
+    }
+    let base = CausalK {
+        lo: 0,
+        hi: r,
+        tq,
+        c,
+        a: a.f(),
+        st: [a.st[0], a.st[1], a.st[2]],
+        o: o.f(),
+        diagonal,
+    };
+    let n = split_count(r * c, pool.threads(), PAR_MIN / 2).min(r);
+    pool.run(n, &|i| {
+        let (lo, hi) = chunk(r, n, i, 1);
+        let base = &base; // (the whole struct, which is Sync, not its raw fields)
+        dispatch(CausalK { lo, hi, ..*base });
+    });
+    Ok(())
+}

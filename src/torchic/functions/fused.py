@@ -1,0 +1,82 @@
+"""Fused transformer Functions: GELU, layer norm, causal softmax (one kernel each way).
+
+Where a transformer step spends its memory bandwidth, one primitive replaces the chain of
+elementwise ops and reductions the composite took: each reads its inputs and writes its
+output once. Layer norm's backward kernel recomputes each row's mean and rstd from x (two
+row sums over data it reads anyway), so the forward saves only x and the weight.
+"""
+
+from .. import raw
+from ..autograd import Function
+from ..shape import numel
+from .common import constant, require_float, reshape_raw
+from .reduce import Sum
+
+
+class Gelu(Function):
+    """x * Phi(x) (approximate "none") or its tanh approximation ("tanh")."""
+
+    def forward(self, a, approximate):
+        require_float(a, op="gelu")
+        self.op = "gelu" if approximate == "none" else "gelu_tanh"
+        self.save(a)
+        return raw.unary(self.op, a)
+
+    def backward(self, g):
+        (a,) = self.saved
+        return (raw.binary(self.op + "_grad", a, g),)
+
+
+def _vector(t, fill, n):
+    """The View of a (C,) weight, or of a constant `fill` read with stride 0 when t is None."""
+    return raw.broadcast_view(constant(fill), (n,)) if t is None else raw.view_of(t)
+
+
+class LayerNorm(Function):
+    """Layer norm over the rows of a (R, C) x, with optional (C,) weight and bias."""
+
+    def forward(self, x, weight, bias, eps):
+        require_float(x, *(t for t in (weight, bias) if t is not None), op="layer_norm")
+        self.params = {"eps": float(eps)}
+        self.has_weight = weight is not None
+        self.save(x, weight) if self.has_weight else self.save(x)
+        c = x.shape[1]
+        ins = (raw.view_of(x), _vector(weight, 1.0, c), _vector(bias, 0.0, c))
+        return raw.run("layer_norm", raw.new_tensor(x.shape), ins, self.params)
+
+    def backward(self, g):
+        x, *w = self.saved
+        c = x.shape[1]
+        need_x, need_w, need_b = self.needs_grad[:3]
+        xv, gv = raw.view_of(x), raw.view_of(g)
+        dx = dw = db = None
+        if need_x:
+            wv = raw.view_of(w[0]) if w else _vector(None, 1.0, c)
+            dx = raw.run("layer_norm_grad", raw.new_tensor(x.shape), (xv, wv, gv), self.params)
+        if need_w:    # sum over rows of g * xhat (xhat: the kernel with w = 1, b = 0)
+            xhat = raw.run("layer_norm", raw.new_tensor(x.shape),
+                           (xv, _vector(None, 1.0, c), _vector(None, 0.0, c)), self.params)
+            dw = (g * xhat).sum(0)
+        if need_b:
+            db = g.sum(0)
+        return dx, dw, db
+
+
+class CausalSoftmax(Function):
+    """softmax over the last dim of (..., Tq, Tk), column j of row i kept where
+    j <= i + diagonal (PyTorch's tril(diagonal) mask, then softmax)."""
+
+    def forward(self, a, diagonal):
+        require_float(a, op="causal_softmax")
+        tq, tk = a.shape[-2:]
+        a3 = reshape_raw(a, (numel(a.shape[:-2]), tq, tk))
+        y = raw.run("causal_softmax", raw.new_tensor(a3.shape), (raw.view_of(a3),),
+                    {"diagonal": int(diagonal)})
+        y = reshape_raw(y, a.shape)
+        self.save(y)
+        return y
+
+    def backward(self, g):
+        (y,) = self.saved
+        gy = g * y          # (0 at the masked columns: y is 0 there)
+        return (gy - y * Sum.apply(gy, axes=(y.ndim - 1,), keepdim=True),)
