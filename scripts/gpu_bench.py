@@ -18,6 +18,12 @@ What is measured, and how
 * makemore MLP training steps/s (embedding C[X] via gather_rows, tanh hidden layer,
   cross_entropy, SGD, loss.item() every step) at batch 32 / hidden 200 and at
   batch 4096 / hidden 1024, beside the same code on torch CUDA.
+* gpt (issue 17): the nanoGPT shakespeare_char-shaped GPT of torchic/bench/gpt.py (6 layers,
+  6 heads, 384 wide, context 256, batch 64, dropout 0.2, AdamW; --quick: 2 x 64, T 32, b 8),
+  ms per training step (incl. loss.item()) of torchic webgpu eager and torchic.compile'd,
+  torch CUDA eager and torch.compile'd; then --gpt-steps (500) steps of training from the
+  same weights and batches on torchic and torch: wall time, final train / val loss. The text
+  is the `names` package's names; --gpt-text FILE trains on a local file instead.
 """
 
 import argparse
@@ -33,6 +39,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 import torchic  # noqa: E402
+from torchic.bench import gpt  # noqa: E402
 from torchic.bench.impls import makemore_step  # noqa: E402
 from torchic.dispatcher import View  # noqa: E402
 from torchic.backends.webgpu import matmul as wmm  # noqa: E402
@@ -343,6 +350,137 @@ def makemore(quick, with_torch):
     return out
 
 
+# -- gpt (issue 17) ---------------------------------------------------------------------------
+def gpt_inputs(quick, text_path):
+    """(config, tokens, vocab, text name): the full config on a GPU, the small one --quick."""
+    cfg = gpt.SMALL if quick else gpt.FULL
+    if text_path:       # a local file only (e.g. tinyshakespeare); nothing is downloaded
+        with open(text_path, encoding="utf-8") as f:
+            text, name = f.read(), os.path.basename(text_path)
+    else:
+        text, name = gpt.names_text(), "names package"
+    return (cfg, *gpt.encode(text), name)
+
+
+def _guarded(fn):
+    """fn()'s value, or the error as a string (torch.compile or a new path failing)."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001  (recorded in the table; the run goes on)
+        return f"error: {type(exc).__name__}: {exc}"[:300]
+
+
+def _ms(step, seconds):
+    return 1e3 / steps_per_second(step, seconds)
+
+
+def _torch_gpt_step(cfg, data, vocab, compiled):
+    import torch
+    torch.manual_seed(1337)
+    return gpt.training_step(torch, cfg, data, vocab, device="cuda",
+                             compile=torch.compile if compiled else None)
+
+
+def gpt_step_times(quick, with_torch, text_path=None):
+    """ms per GPT training step: torchic webgpu eager / compiled, torch CUDA eager / compiled."""
+    cfg, data, vocab, name = gpt_inputs(quick, text_path)
+    seconds = 1.5 if quick else 5.0
+    row = {"config": gpt.label(cfg), "text": name, "vocab": vocab}
+    be = torchic.dispatcher.runtime().backend
+    torchic.manual_seed(1337)
+    step = gpt.training_step(torchic, cfg, data, vocab)
+    row["params"] = sum(p.numel() for p in step.model.parameters())
+    step()
+    s0 = dict(be.gpu.stats)
+    step()
+    row["submits_per_step"] = be.gpu.stats["submits"] - s0["submits"]
+    row["dispatches_per_step"] = be.gpu.stats["dispatches"] - s0["dispatches"]
+    row["torchic_ms"] = _ms(step, seconds)
+    del step
+    row["compiled_ms"] = _guarded(lambda: _ms(
+        gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile), seconds))
+    if with_torch:
+        import torch
+        row["torch_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
+        row["torch_cuda_ms"] = _ms(_torch_gpt_step(cfg, data, vocab, False), seconds)
+        row["torch_compile_ms"] = _guarded(lambda: _ms(
+            _torch_gpt_step(cfg, data, vocab, True), seconds))
+        for key in ("torchic_ms", "compiled_ms", "torch_compile_ms"):
+            if isinstance(row[key], float):
+                row[key.replace("_ms", "_over_torch")] = row[key] / row["torch_cuda_ms"]
+    print("gpt step", row, flush=True)
+    return row
+
+
+def gpt_training(quick, with_torch, steps, text_path=None, eval_iters=None):
+    """`steps` training steps of the GPT on torchic (compiled; eager if compile fails) and on
+    torch CUDA eager, same weights, batches and seed: wall time, final train / val loss."""
+    cfg, data, vocab, name = gpt_inputs(quick, text_path)
+    eval_iters = eval_iters or (2 if quick else 20)
+    out = {"config": gpt.label(cfg), "text": name, "steps": steps, "eval_iters": eval_iters}
+
+    def run(lib, make):
+        lib.manual_seed(1337)
+        step = make()
+        t = time.perf_counter()
+        losses = [step() for _ in range(steps)]
+        wall = time.perf_counter() - t
+        dev = "cuda" if lib.__name__ == "torch" else None
+        est = gpt.estimate_loss(lib, step.model, step.batches, eval_iters, device=dev)
+        return {"wall_s": wall, "ms_per_step": wall / steps * 1e3, "first_loss": losses[0],
+                "last_loss": losses[-1], "train_loss": est["train"], "val_loss": est["val"]}
+
+    out["torchic"] = _guarded(lambda: dict(run(torchic, lambda: gpt.training_step(
+        torchic, cfg, data, vocab, compile=torchic.compile)), mode="compiled"))
+    if isinstance(out["torchic"], str):
+        out["torchic_compiled_error"] = out["torchic"]
+        out["torchic"] = dict(run(torchic, lambda: gpt.training_step(torchic, cfg, data, vocab)),
+                              mode="eager")
+    if with_torch:
+        import torch
+        out["torch_cuda"] = dict(run(torch, lambda: _torch_gpt_step(cfg, data, vocab, False)),
+                                 mode="eager")
+    print("gpt training", out, flush=True)
+    return out
+
+
+def gpt_markdown(r):
+    lines = []
+    if "gpt" in r:
+        g = r["gpt"]
+
+        def ms(key):
+            v = g.get(key)
+            return f"{v:.1f}" if isinstance(v, float) else (v or "-")
+
+        def ratio(key):
+            v = g.get(key)
+            return f"{v:.2f}x" if isinstance(v, float) else "-"
+        lines += [f"| GPT step {g['config']} ({g['params']} params, {g['text']}) | ms/step | "
+                  f"/ torch CUDA eager |", "|---|---|---|",
+                  f"| torchic webgpu eager ({g['dispatches_per_step']} dispatches, "
+                  f"{g['submits_per_step']} submits) | {ms('torchic_ms')} | "
+                  f"{ratio('torchic_over_torch')} |",
+                  f"| torchic webgpu, torchic.compile | {ms('compiled_ms')} | "
+                  f"{ratio('compiled_over_torch')} |",
+                  f"| torch CUDA eager | {ms('torch_cuda_ms')} | "
+                  f"{'1.00x' if 'torch_cuda_ms' in g else '-'} |",
+                  f"| torch CUDA, torch.compile | {ms('torch_compile_ms')} | "
+                  f"{ratio('torch_compile_over_torch')} |", ""]
+    if "gpt_training" in r:
+        g = r["gpt_training"]
+        lines += [f"| GPT training {g['config']}, {g['steps']} steps ({g['text']}) | wall s | "
+                  f"ms/step | first loss | final train loss | final val loss |",
+                  "|---|---|---|---|---|---|"]
+        for who in ("torchic", "torch_cuda"):
+            x = g.get(who)
+            if isinstance(x, dict):
+                lines.append(f"| {who} ({x['mode']}) | {x['wall_s']:.1f} | {x['ms_per_step']:.1f} | "
+                             f"{x['first_loss']:.4f} | {x['train_loss']:.4f} | {x['val_loss']:.4f} |")
+        lines.append("")
+    return lines
+
+
 def torch_matmul(sizes):
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -457,7 +595,12 @@ def main():
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--tiles", default="", help="comma list of matmul tiles to sweep")
     ap.add_argument("--skip", default="",
-                    help="comma list of parts to skip: matmul,squares,bw,makemore,latency,torch")
+                    help="comma list of parts to skip: matmul,squares,bw,makemore,gpt,latency,"
+                         "torch")
+    ap.add_argument("--gpt-steps", type=int, default=500,
+                    help="training steps of the gpt part's loss run (0: step times only)")
+    ap.add_argument("--gpt-text", default=None,
+                    help="train the gpt part on this local text file (default: the names package)")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     outdir = os.environ.get("OUT") or "bench-results"
@@ -513,6 +656,11 @@ def main():
         result["makemore"] = makemore(args.quick, with_torch)
         if not args.quick:
             result["makemore_matmuls"] = makemore_matmuls(b)
+    if "gpt" not in skip:
+        result["gpt"] = gpt_step_times(args.quick, with_torch, args.gpt_text)
+        if args.gpt_steps:
+            result["gpt_training"] = gpt_training(args.quick, with_torch, args.gpt_steps,
+                                                  args.gpt_text)
     result["backend_stats"] = b.be.describe()
     with open(os.path.join(outdir, "gpu_bench.json"), "w") as f:
         json.dump(result, f, indent=1, default=str)
@@ -580,6 +728,8 @@ def to_markdown(r):
                          f"{'%.2f' % row['ratio_torch_over_torchic'] if tcs else '-'} | "
                          f"{'%.2f' % row['compiled_over_torch'] if tcs else '-'} | "
                          f"{row['submits_per_step']} | {row['dispatches_per_step']} |")
+        lines.append("")
+    lines += gpt_markdown(r)
     return "\n".join(lines) + "\n"
 
 

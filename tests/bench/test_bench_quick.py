@@ -78,10 +78,10 @@ def test_references_in_the_same_run(quick_run):
             if suite == "memory":        # heap figures exist for torchic only
                 continue
             recs = _records(results, suite, ref)
-            if ref == "numpy":   # no hand-written NumPy Transformer backward: skipped, said so
-                skipped = [r for r in recs if r["case"] == "transformer"]
+            if ref == "numpy":   # no hand-written NumPy Transformer / GPT: skipped, said so
+                skipped = [r for r in recs if r["case"] in ("transformer", "gpt")]
                 assert all("not supported" in r.get("skipped", "") for r in skipped), skipped
-                recs = [r for r in recs if r["case"] != "transformer"]
+                recs = [r for r in recs if r["case"] not in ("transformer", "gpt")]
             assert recs and all(r["value"] is not None for r in recs), (suite, ref)
             assert all(r.get("check", "ok") == "ok" for r in recs), (suite, ref)
 
@@ -98,6 +98,18 @@ def test_transformer_row_beside_pytorch(quick_run):
             assert r["value"] is not None and r["metric"] == "ms/step", (name, r)
             assert abs(r["first_step_loss"] - r["expected_first_step_loss"]) <= \
                 1e-5 + 1e-4 * abs(r["expected_first_step_loss"]), (name, r)
+
+
+def test_gpt_row_beside_pytorch(quick_run):
+    """The GPT step (bench/gpt.py, issue 17) ran eager (train) and compiled (compile) on
+    every backend and eager on PyTorch; each first loss is within the ln(vocab) bound."""
+    results, _, _ = quick_run
+    impls = _available_backends() + (["torch"] if importlib.util.find_spec("torch") else [])
+    for suite in ("train", "compile"):
+        for name in impls:
+            recs = [r for r in _records(results, suite, name) if r["case"] == "gpt"]
+            assert recs and all(r["value"] is not None and r.get("check") == "ok"
+                                for r in recs), (suite, name, recs)
 
 
 def test_memory_figures(quick_run):

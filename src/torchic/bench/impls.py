@@ -12,6 +12,7 @@ once and runs on all of them:
     impl.mlp_step(cfg, data)    -> zero-argument callable: one makemore training step
                                    (torchic: compiled=True records it with torchic.compile)
     impl.transformer_step(cfg, data) -> the same for makemore's Transformer (AdamW)
+    impl.gpt_step(cfg, compiled)     -> one step of the nanoGPT-shaped GPT (bench/gpt.py)
 
 Fairness rules (also stated in the generated report):
 * torchic is timed issue to result: every call ends with ``torchic.sync()`` (or a
@@ -38,7 +39,7 @@ import statistics
 
 import numpy as np
 
-from . import suites
+from . import gpt, suites
 
 OPS = ("matmul", "add", "mul", "exp", "tanh", "copy", "sum", "softmax", "cross_entropy")
 
@@ -124,6 +125,13 @@ class Impl:
 
     def transformer_step(self, cfg, data):
         raise NotSupported("train transformer")
+
+    def gpt_step(self, cfg, compiled=False):
+        raise NotSupported("train gpt")
+
+    def gpt_size_check(self, cfg):
+        if cfg == gpt.FULL and not self.gpu:
+            raise NotSupported("the full-size GPT runs on GPU implementations only")
 
 
 def makemore_step(lib, params, X, Y, batch, lr, rng, to_index, compile=None):
@@ -296,6 +304,13 @@ class TorchicImpl(Impl):
         params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
         return transformer_step(tc, params, cfg, data["X"], data["Y"],
                                 np.random.default_rng(data["seed"]), tc.tensor)
+
+    def gpt_step(self, cfg, compiled=False):
+        import torchic as tc
+        self.gpt_size_check(cfg)
+        tc.manual_seed(suites.SEED)     # torchic's dropout masks
+        return gpt.training_step(tc, cfg, *suites.gpt_data(),
+                                 compile=tc.compile if compiled else None)
 
 
 # -- NumPy -----------------------------------------------------------------------------------
@@ -528,6 +543,43 @@ class TorchImpl(Impl):
                 return step()
         return step_with_grad
 
+    def gpt_step(self, cfg, compiled=False):
+        import torch
+        self.gpt_size_check(cfg)
+        torch.manual_seed(suites.SEED)
+        step = gpt.training_step(torch, cfg, *suites.gpt_data(), device=self.device,
+                                 compile=torch.compile if compiled else None)
+
+        def step_with_grad():
+            with torch.enable_grad():
+                return step()
+        return step_with_grad
+
+
+class TorchCompileImpl(TorchImpl):
+    """PyTorch CUDA with torch.compile of the GPT training step (the gpt cases only)."""
+
+    def __init__(self):
+        super().__init__("cuda")
+        self.name, self.label = "torch-cuda-compile", "PyTorch CUDA + torch.compile"
+
+    def available(self):
+        ok, why = super().available()
+        if ok:
+            try:
+                import torch._dynamo  # noqa: F401
+            except Exception as exc:  # noqa: BLE001
+                return False, f"torch.compile unavailable: {exc}"
+        return ok, why
+
+    def op_fn(self, *_):
+        raise NotSupported("torch.compile rows are the gpt cases only")
+
+    kernel = op = mlp_step = transformer_step = op_fn
+
+    def gpt_step(self, cfg, compiled=False):
+        return super().gpt_step(cfg, compiled=True)
+
 
 # -- tinygrad --------------------------------------------------------------------------------
 class TinygradImpl(Impl):
@@ -583,6 +635,7 @@ REFERENCES = {
     "numpy": NumpyImpl,
     "torch": TorchImpl,
     "torch-cuda": lambda: TorchImpl("cuda"),
+    "torch-cuda-compile": TorchCompileImpl,
     "tinygrad": TinygradImpl,
 }
 

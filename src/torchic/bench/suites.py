@@ -16,6 +16,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from . import gpt
+
 SEED = 1234
 
 RATE_METRICS = ("GFLOPS", "GB/s")
@@ -261,7 +263,35 @@ def train_suite(ctx):
             "train", "transformer", transformer_label(cfg), dict(cfg), "ms/step", 1,
             lambda impl, cfg=cfg: impl.transformer_step(cfg, transformer_data(cfg)),
             lambda cfg=cfg: transformer_first_loss(cfg), rtol=1e-4, atol=1e-5))
+    cases += gpt_cases(ctx, "train")
     return cases
+
+
+# -- train: the nanoGPT-shaped GPT (issue 17) --------------------------------------------------
+def gpt_settings(ctx):
+    """The small GPT everywhere; nanoGPT's shakespeare_char size (6 x 384, T 256, batch 64)
+    when a real GPU is in the run, and only on GPU implementations (~1 TFLOP a step)."""
+    return [gpt.SMALL] + ([gpt.FULL] if ctx["gpu"] and not ctx["quick"] else [])
+
+
+@functools.lru_cache(None)
+def gpt_data():
+    """(tokens, vocab) of the bundled names text (the `names` package)."""
+    return gpt.encode(gpt.names_text())
+
+
+def gpt_cases(ctx, suite):
+    """The gpt rows of `suite`: "train" steps eagerly; "compile" records torchic's step with
+    torchic.compile (the references stay eager, torch-cuda-compile uses torch.compile).
+    Dropout draws differ per library, so the first-step check is a bound, not a match:
+    with nanoGPT's init (std 0.02) the first loss is ln(vocab) within a few percent (the
+    exact match with PyTorch is tests/bench/test_gpt_vs_torch.py, masks shared)."""
+    def build(impl, cfg):
+        return impl.gpt_step(cfg, compiled=suite == "compile" and impl.kind == "torchic")
+    return [Case(suite, "gpt", gpt.label(cfg), dict(cfg), "ms/step", 1,
+                 lambda impl, cfg=cfg: build(impl, cfg), lambda: float(np.log(gpt_data()[1])),
+                 rtol=0.05, atol=0.0)
+            for cfg in gpt_settings(ctx)]
 
 
 # -- compile: torchic.compile against eager references (issue 16) ---------------------------
@@ -295,7 +325,7 @@ def compile_suite(ctx):
             "compile", "makemore", makemore_label(cfg), dict(cfg), "ms/step", 1,
             lambda impl, cfg=cfg: step(impl, cfg),
             lambda cfg=cfg: makemore_first_loss(cfg), rtol=1e-4, atol=1e-5))
-    return cases
+    return cases + gpt_cases(ctx, "compile")
 
 
 # -- train: a makemore-style Transformer -------------------------------------------------------

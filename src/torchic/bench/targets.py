@@ -14,6 +14,8 @@ reported as "missing" with the reason, never silently dropped.
 from dataclasses import dataclass
 from typing import Optional
 
+from . import gpt
+
 
 @dataclass
 class Target:
@@ -90,6 +92,16 @@ def issue_targets():
     t.append(Target(16, "makemore b4096 h1024, compiled vs torch CUDA eager, time", "webgpu",
                     "compile", "makemore", "b4096 h1024", 1.0, "<=", "torch-cuda",
                     threads=None, gpu_only=True))
+    # issue 17: the nanoGPT-shaped GPT (bench/gpt.py) at full size, against torch CUDA eager
+    # (the torch-cuda-compile figure is shown beside it in the tables)
+    full = gpt.label(gpt.FULL)
+    t.append(Target(17, "GPT step eager webgpu vs torch CUDA eager, time", "webgpu", "train",
+                    "gpt", full, 1.5, "<=", "torch-cuda", threads=None, gpu_only=True))
+    t.append(Target(17, "GPT step compiled webgpu vs torch CUDA eager, time", "webgpu",
+                    "compile", "gpt", full, 1.0, "<=", "torch-cuda", threads=None,
+                    gpu_only=True))
+    t.append(Target(17, "GPT step vs torch.compile on CUDA, time", "webgpu", "compile", "gpt",
+                    full, None, "<=", "torch-cuda-compile", threads=None, gpu_only=True))
     return t
 
 
