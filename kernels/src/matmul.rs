@@ -66,6 +66,12 @@ const _: () = assert!(
 #[cfg(target_arch = "aarch64")]
 const _: () = assert!(2 * crate::arch::neon::Neon::MR + 3 <= 32);
 
+/// parts of one product per thread (see `Split::plan`)
+pub const TASKS_PER_THREAD: usize = 4;
+/// the fewest rows (columns) of a part: each part packs the other operand again (k x n
+/// floats for a part of m), which must stay a small fraction of its m x n x k of work
+pub const MIN_PART: usize = 128;
+
 /// What handing a part of a product to a pool thread costs, in core cycles: waking a
 /// sleeping helper is 10-20 us on a VM (an interrupt to a halted vCPU). A thread's part
 /// must be worth at least that much work: HANDOFF_CYCLES x 2 FMA pipes x W lanes.
@@ -409,41 +415,53 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
     }
 }
 
-/// direct loop for tiny products: C row i = sum_k A[i,k] * B row k
+/// direct loop for tiny products: C row i = sum_k A[i,k] * B row k, 4 rows at a time
+/// (4 independent FMA chains per vector of C: one chain alone waits on the FMA latency)
 #[inline(always)]
 unsafe fn gemm_small<S: Simd>(g: GemmK) {
+    let mut i = 0;
+    while i + 4 <= g.m {
+        small_rows::<S, 4>(g, i);
+        i += 4;
+    }
+    while i < g.m {
+        small_rows::<S, 1>(g, i);
+        i += 1;
+    }
+}
+
+/// rows i..i+R of C in the direct loop
+#[inline(always)]
+unsafe fn small_rows<S: Simd, const R: usize>(g: GemmK, i: usize) {
     let GemmK {
-        m,
-        n,
-        k,
-        a,
-        b,
-        c,
-        ldc,
-        ..
+        n, k, a, b, c, ldc, ..
     } = g;
     let w = S::W;
-    for i in 0..m {
-        let crow = c.add(i * ldc);
-        let mut j = 0;
-        if b.cs == 1 {
-            while j + w <= n {
-                let mut acc = S::zero();
-                for kk in 0..k {
-                    acc = S::fma(S::splat(*a.at(i, kk)), S::load(b.at(kk, j)), acc);
+    let mut j = 0;
+    if b.cs == 1 {
+        while j + w <= n {
+            let mut acc = [S::zero(); R];
+            for kk in 0..k {
+                let bv = S::load(b.at(kk, j));
+                for r in 0..R {
+                    acc[r] = S::fma(S::splat(*a.at(i + r, kk)), bv, acc[r]);
                 }
-                S::store(crow.add(j), acc);
-                j += w;
             }
+            for r in 0..R {
+                S::store(c.add((i + r) * ldc + j), acc[r]);
+            }
+            j += w;
         }
-        while j < n {
+    }
+    while j < n {
+        for r in 0..R {
             let mut acc = 0f32;
             for kk in 0..k {
-                acc += *a.at(i, kk) * *b.at(kk, j);
+                acc += *a.at(i + r, kk) * *b.at(kk, j);
             }
-            *crow.add(j) = acc;
-            j += 1;
+            *c.add((i + r) * ldc + j) = acc;
         }
+        j += 1;
     }
 }
 
@@ -513,7 +531,11 @@ impl Split {
     /// Use only as many threads as have `par_min_macs` of work each. Many products:
     /// one task per thread, each a range of the batch; few: cut the larger of M and N of
     /// each product into whole micro-tiles, M when square (the threads then pack disjoint
-    /// A panels; measured: docs/perf/simd_matmul.md).
+    /// A panels; measured: docs/perf/simd_matmul.md), into up to TASKS_PER_THREAD parts
+    /// per thread of at least MIN_PART rows (columns). The pool's threads claim parts as
+    /// they come free, so a helper that wakes late (10-100 us on a VM) or shares its
+    /// core with another process's spinning thread takes fewer parts instead of the
+    /// whole product waiting for its half.
     pub fn plan(nb: usize, m: usize, n: usize, k: usize, threads: usize, blk: &Blocking) -> Split {
         let macs = nb * m * n * k;
         let useful = threads.min(macs / blk.par_min_macs.max(1)).max(1);
@@ -527,7 +549,11 @@ impl Split {
             };
         }
         let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
-        let parts = useful.min(len.div_ceil(align)).max(1);
+        let most = (len / MIN_PART).max(useful);
+        let parts = (useful * TASKS_PER_THREAD)
+            .min(most)
+            .min(len.div_ceil(align))
+            .max(1);
         Split {
             tasks: nb * parts,
             by_batch: false,
@@ -796,19 +822,27 @@ mod tests {
         assert_eq!(plan(1, 1024, 1024, 1024, 1), whole);
         // too little work for a second thread: one task
         assert_eq!(plan(1, 8, 8, p / 64 + 1, 2), whole);
-        // enough for two: rows (square), or columns when N is the larger
+        // enough for two: rows (square), or columns when N is the larger, in up to
+        // TASKS_PER_THREAD parts per thread of at least MIN_PART
         let two = Split {
             tasks: 2,
             by_batch: false,
             split_n: false,
             parts: 2,
         };
-        assert_eq!(plan(1, 1024, 1024, 1024, 2), two);
+        let parts = |p| Split {
+            tasks: p,
+            parts: p,
+            ..two
+        };
+        assert_eq!(plan(1, 1024, 1024, 1024, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(plan(1, 512, 512, 512, 2), parts(512 / MIN_PART));
+        assert_eq!(plan(1, 128, 128, 128, 2), two);
         assert_eq!(
             plan(1, 16, 4096, 1024, 2),
             Split {
                 split_n: true,
-                ..two
+                ..parts(2 * TASKS_PER_THREAD)
             }
         );
         // enough work for 2 of 8 threads only
