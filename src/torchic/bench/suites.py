@@ -171,6 +171,80 @@ def reduce_suite(ctx):
         cases.append(Case("reduce", "cross_entropy", f"{rows}x{cols}",
                           {"rows": rows, "cols": cols}, "GB/s", 4.0 * rows * cols, ce_build,
                           ce_expected, rtol=1e-4, atol=1e-5))
+    return cases + fused_cases(ctx)
+
+
+# -- the fused transformer ops (GB/s against copy's) ---------------------------------------------
+def _fused_fn(impl, op, x, grad):
+    """One call of fused op `op` on (R, C) / (B, T, T) array x in impl's library (PyTorch's
+    spelling; torchic's internal causal softmax, torch's masked_fill + softmax), or on
+    NumPy, the workers backend's kernel; `grad`: forward and backward."""
+    from ..backends.cpu import numpy_kernels as nk
+    kind = type(impl).__name__
+    if kind == "NumpyImpl":
+        out, params = np.empty_like(x), {"eps": 1e-5, "diagonal": 0}
+        w, b = np.ones(x.shape[-1], np.float32), np.zeros(x.shape[-1], np.float32)
+        ins = {"layer_norm": (x, w, b), "causal_softmax": (x,)}.get(op, (x,))
+        name = "gelu_tanh" if op == "gelu" else op
+        fwd, bwd = getattr(nk, name), getattr(nk, name + "_grad", None)
+        if not grad:
+            return lambda: fwd(out, ins, params) or out
+        if bwd is None:     # (the causal softmax's backward is a composite)
+            raise NotImplementedError(op)
+        dx = np.empty_like(x)
+        gins = (x, w, x) if op == "layer_norm" else (x, x)
+        return lambda: (fwd(out, ins, params), bwd(dx, gins, params), dx)[-1]
+    if kind not in ("TorchicImpl", "TorchImpl", "TorchCompileImpl"):
+        raise NotImplementedError(op)
+    if kind == "TorchicImpl":
+        import torchic as lib
+        from ..functions import CausalSoftmax
+        causal = lambda a: CausalSoftmax.apply(a, diagonal=0)  # noqa: E731
+    else:
+        import torch as lib
+        mask = lib.ones(x.shape[-2:], device=impl.device).tril() == 0
+        causal = lambda a: a.masked_fill(mask, float("-inf")).softmax(-1)  # noqa: E731
+    F, t = lib.nn.functional, impl.tensor(x)
+    fn = {"layer_norm": lambda a: F.layer_norm(a, (x.shape[-1],)),
+          "gelu": lambda a: F.gelu(a, approximate="tanh"), "causal_softmax": causal}[op]
+    # (as Impl.kernel: no sync inside the call when the runner times a stream of calls)
+    sync = (lambda: None) if impl.defer_sync else impl.sync_fn()
+    if not grad:
+        return lambda: (fn(t), sync())[0]
+    t.requires_grad_(True)
+
+    def step():
+        t.grad = None
+        with lib.enable_grad():     # (the bench runs torch under no_grad)
+            y = fn(t)
+            y.backward(y)
+        sync()
+        return t.grad
+    return step
+
+
+FUSED = {  # op: bytes per element forward; forward + backward
+    "layer_norm": (8, 20), "gelu": (8, 20), "causal_softmax": (8, 28),
+}
+
+
+def fused_cases(ctx):
+    quick = ctx["quick"]
+    cases = []
+    for op, (fbytes, gbytes) in FUSED.items():
+        shape = ((2, 32, 32) if quick else (16, 256, 256)) if op == "causal_softmax" \
+            else ((64, 256) if quick else (4096, 1024))
+        n = int(np.prod(shape))
+        data = functools.lru_cache(None)(lambda s=shape: _randn(_rng(8, *s), *s))
+        for grad, nbytes in ((False, fbytes), (True, gbytes)):
+            def build(impl, op=op, d=data, grad=grad):
+                try:
+                    return _fused_fn(impl, op, d(), grad)
+                except NotImplementedError:
+                    from .impls import NotSupported
+                    raise NotSupported(op) from None
+            cases.append(Case("reduce", op + ("+grad" if grad else ""), "x".join(map(str, shape)),
+                              {"numel": n}, "GB/s", float(nbytes * n), build))
     return cases
 
 
