@@ -41,7 +41,10 @@ unsafe fn cdf<S: Simd>(x: S::F) -> S::F {
     for c in ERFC_P[..9].iter().rev() {
         p = S::fma(p, t, S::splat(*c));
     }
-    let e = S::mul(S::mul(S::splat(0.5), t), math::exp::<S>(S::sub(p, S::mul(z, z))));
+    let e = S::mul(
+        S::mul(S::splat(0.5), t),
+        math::exp::<S>(S::sub(p, S::mul(z, z))),
+    );
     S::select(S::lt(x, S::zero()), e, S::sub(one, e))
 }
 
@@ -49,7 +52,10 @@ unsafe fn cdf<S: Simd>(x: S::F) -> S::F {
 #[inline(always)]
 unsafe fn tanh_inner<S: Simd>(x: S::F) -> S::F {
     let x3 = S::mul(S::mul(x, x), x);
-    math::tanh::<S>(S::mul(S::splat(SQRT_2_OVER_PI), S::fma(S::splat(0.044715), x3, x)))
+    math::tanh::<S>(S::mul(
+        S::splat(SQRT_2_OVER_PI),
+        S::fma(S::splat(0.044715), x3, x),
+    ))
 }
 
 #[derive(Clone, Copy)]
@@ -66,7 +72,10 @@ pub struct GeluTanh;
 impl EwOp<1> for GeluTanh {
     #[inline(always)]
     unsafe fn apply<S: Simd>([x]: [S::F; 1]) -> S::F {
-        S::mul(S::mul(S::splat(0.5), x), S::add(S::splat(1.0), tanh_inner::<S>(x)))
+        S::mul(
+            S::mul(S::splat(0.5), x),
+            S::add(S::splat(1.0), tanh_inner::<S>(x)),
+        )
     }
 }
 
@@ -190,13 +199,19 @@ impl Kernel for NormK {
                 if !self.grad {
                     continue;
                 }
-                let (mp, mq) = (S::splat(S::hsum(sp) / n as f32), S::splat(S::hsum(sq) / n as f32));
+                let (mp, mq) = (
+                    S::splat(S::hsum(sp) / n as f32),
+                    S::splat(S::hsum(sq) / n as f32),
+                );
                 let mut i = 0;
                 while i < n {
                     // dx = rstd (g w - mean(g w) - xhat mean(g w xhat))
                     let m = (n - i).min(S::W);
                     let xh = S::mul(S::sub(S::load_upto(x.add(i), m, mean), vm), vr);
-                    let gw = S::mul(S::load_upto(y.add(i), m, 0.0), S::load_upto(self.w.add(i), m, 0.0));
+                    let gw = S::mul(
+                        S::load_upto(y.add(i), m, 0.0),
+                        S::load_upto(self.w.add(i), m, 0.0),
+                    );
                     let v = S::mul(vr, S::sub(S::sub(gw, mp), S::mul(xh, mq)));
                     if m == S::W {
                         S::store(o.add(i), v)
@@ -217,7 +232,15 @@ fn vector(v: &Arr) -> Vec<f32> {
 }
 
 /// layer_norm (y = the bias) or layer_norm_grad (y = g) of the validated views.
-pub fn layer_norm(pool: &Pool, o: &Arr, x: &Arr, w: &Arr, y: &Arr, eps: f64, grad: bool) -> KResult {
+pub fn layer_norm(
+    pool: &Pool,
+    o: &Arr,
+    x: &Arr,
+    w: &Arr,
+    y: &Arr,
+    eps: f64,
+    grad: bool,
+) -> KResult {
     let (r, c) = (x.shape[0], x.shape[1]);
     if r == 0 || c == 0 {
         return Ok(());
@@ -272,7 +295,9 @@ impl Kernel for CausalK {
             let lim = lim.clamp(0, c as i64) as usize;
             unsafe {
                 let orow = self.o.add(r * c);
-                let mut p = self.a.offset(b as isize * self.st[0] + i as isize * self.st[1]);
+                let mut p = self
+                    .a
+                    .offset(b as isize * self.st[0] + i as isize * self.st[1]);
                 if self.st[2] != 1 {
                     for j in 0..lim {
                         *orow.add(j) = *p.offset(j as isize * self.st[2]);

@@ -201,8 +201,12 @@ pub static OPS: &[OpDef] = &[
     }),
     row("gelu", C::Unary, |p, op| unary(p, op, norm::Gelu)),
     row("gelu_tanh", C::Unary, |p, op| unary(p, op, norm::GeluTanh)),
-    row("gelu_grad", C::Binary, |p, op| binary(p, op, norm::GeluGrad)),
-    row("gelu_tanh_grad", C::Binary, |p, op| binary(p, op, norm::GeluTanhGrad)),
+    row("gelu_grad", C::Binary, |p, op| {
+        binary(p, op, norm::GeluGrad)
+    }),
+    row("gelu_tanh_grad", C::Binary, |p, op| {
+        binary(p, op, norm::GeluTanhGrad)
+    }),
     row("layer_norm", C::LayerNorm, |p, op| {
         let [o, x, w, b] = &op.v;
         norm::layer_norm(p, o, x, w, b, op.value, false)

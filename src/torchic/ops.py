@@ -126,7 +126,8 @@ OPS = (
     # -- fused transformer ops (functions/fused.py): one pass where the composite took several
     _unary("gelu"), _unary("gelu_tanh"),
     Op("gelu_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
-       "x, g (out.shape, broadcast) -> out: g * (Phi(x) + x phi(x)), Phi / phi the normal cdf / pdf"),
+       "x, g (out.shape, broadcast) -> out: g * (Phi(x) + x phi(x)), Phi / phi the normal "
+       "cdf / pdf"),
     Op("gelu_tanh_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
        "x, g (out.shape, broadcast) -> out: g * d/dx of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
        "x^3)))"),

@@ -627,7 +627,8 @@ def _gelu_vjp(approximate):
 
 def np_gelu_grad(x, g):
     """NumPy reference: g * d/dx gelu(x) = g * (Phi(x) + x phi(x))."""
-    return g * (0.5 * (1 + _np_erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi))
+    pdf = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    return g * (0.5 * (1 + _np_erf(x / math.sqrt(2))) + x * pdf)
 
 
 def np_gelu_tanh_grad(x, g):

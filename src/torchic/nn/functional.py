@@ -18,7 +18,7 @@ from ..autograd import no_grad
 from ..creation import arange, rand, tensor as _tensor_from_data
 from ..dispatcher import runtime
 from ..dtypes import dtype_code
-from ..functions import CausalSoftmax, Gelu, LayerNorm
+from ..functions import CausalSoftmax as _CausalSoftmax, Gelu as _Gelu, LayerNorm as _LayerNorm
 from ..tensor import Tensor
 
 # re-exported as they are
@@ -248,8 +248,8 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
             raise RuntimeError(f"layer_norm: {what} of shape {list(t.shape)} for "
                                f"normalized_shape {list(normalized_shape)}")
     rows = input.reshape(int(np.prod(input.shape[:-k], dtype=np.int64)), c)   # one fused op
-    out = LayerNorm.apply(rows, None if weight is None else weight.reshape(c),
-                          None if bias is None else bias.reshape(c), eps=eps)
+    out = _LayerNorm.apply(rows, None if weight is None else weight.reshape(c),
+                           None if bias is None else bias.reshape(c), eps=eps)
     return out.reshape(input.shape)
 
 
@@ -318,7 +318,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (Phi: the normal CDF, through torchic.erf), or its tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return Gelu.apply(input, approximate=approximate)     # one fused kernel each way
+    return _Gelu.apply(input, approximate=approximate)     # one fused kernel each way
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -340,7 +340,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
     e = query.shape[-1]
     att = _ops.matmul(query, key.transpose(-2, -1)) * (e ** -0.5 if scale is None else scale)
-    att = CausalSoftmax.apply(att, diagonal=0) if is_causal else _ops.softmax(att, -1)
+    att = _CausalSoftmax.apply(att, diagonal=0) if is_causal else _ops.softmax(att, -1)
     if dropout_p > 0.0:
         att = dropout(att, dropout_p)
     return _ops.matmul(att, value)
