@@ -92,8 +92,10 @@ impl Blocking {
     ///   floor((ways - 1) NR / (MR + NR)) ways, and KC = those ways' bytes / (NR * 4).
     /// - NCB: the packed B block (KC x NCB) takes half of this core's L2; the other half
     ///   holds the A micro-panels and C rows that stream through it.
-    /// - MCA: the packed A panel (MCA x KC) takes half of this core's share of L3 (L3 /
-    ///   the logical CPUs sharing it); without an L3, twice the L2 block.
+    /// - MCA: the packed A panel (MCA x KC) takes half of L3 (without an L3, 4 x this
+    ///   core's L2), at most 4096 rows. Not this core's share of L3: the panel is re-read
+    ///   once per B block, NCB multiply-adds per element, which costs little even from
+    ///   DRAM, while a shorter panel packs all of B once more per panel.
     /// - small: a product whose A, B and C all fit in half of L1 runs the direct loop
     ///   (packing would cost as much as the multiply).
     pub fn derive(c: &Caches, w: usize, mr: usize) -> Blocking {
@@ -107,7 +109,7 @@ impl Blocking {
         let kc = fit(kc, 16, 64, 1024);
         let l2 = c.l2.size / c.l2.shared_by.max(1);
         let ncb = fit(l2 / 2 / (kc * 4), nr, 2 * nr, 4096 / nr * nr);
-        let l3 = c.l3.map_or(2 * l2, |l3| l3.size / l3.shared_by.max(1));
+        let l3 = c.l3.map_or(8 * l2, |l3| l3.size);
         let mca = fit(l3 / 2 / (kc * 4), mr, 8 * mr, 4096 / mr * mr);
         let par_min_macs = HANDOFF_CYCLES * 2 * w;
         Blocking {
@@ -750,23 +752,28 @@ mod tests {
         const K: usize = 1 << 10;
         const M: usize = 1 << 20;
         // Zen 3 (this CI VM's EPYC), AVX2 6 x 16: 5 of L1's 7 free ways for the B
-        // micro-panel -> KC 320; half of L2 -> NCB 192; half of L3 / 16 -> MCA 816
+        // micro-panel -> KC 320; half of L2 -> NCB 192; half of L3 (32 MiB) -> MCA at its cap
         let zen3 = caches((32 * K, 8), (512 * K, 8, 1), Some((32 * M, 16)));
         let b = Blocking::derive(&zen3, 8, 6);
-        assert_eq!((b.mr, b.nr, b.kc, b.ncb, b.mca), (6, 16, 320, 192, 816));
+        assert_eq!((b.mr, b.nr, b.kc, b.ncb, b.mca), (6, 16, 320, 192, 4092));
         assert_eq!(
             (b.small_bytes, b.par_min_macs),
             (16 * K, HANDOFF_CYCLES * 16)
         );
         // Sapphire Rapids / Zen 5, AVX-512 8 x 32: 8 of 11 ways -> KC 256; NCB 1024 in a
-        // 2 MiB L2; a 105 MiB L3 over 112 CPUs -> MCA 480
+        // 2 MiB L2; a 105 MiB L3 -> MCA at its cap
         let spr = caches((48 * K, 12), (2 * M, 16, 1), Some((105 * M, 112)));
         let b = Blocking::derive(&spr, 16, 8);
-        assert_eq!((b.kc, b.ncb, b.mca), (256, 1024, 480));
+        assert_eq!((b.kc, b.ncb, b.mca), (256, 1024, 4096));
         // an Arm core with no L3 and an L2 shared by 4, NEON 8 x 8
         let arm = caches((64 * K, 4), (M, 16, 4), None);
         let b = Blocking::derive(&arm, 4, 8);
-        assert_eq!((b.kc, b.ncb, b.mca), (512, 64, 128));
+        assert_eq!((b.kc, b.ncb, b.mca), (512, 64, 512));
+        // an Alder Lake P-core (48K 12-way, 1.25M 10-way, 12M L3), AVX2: KC 512, NCB
+        // 320, half of L3 -> MCA 3072
+        let adl = caches((48 * K, 12), (1280 * K, 10, 1), Some((12 * M, 16)));
+        let b = Blocking::derive(&adl, 8, 6);
+        assert_eq!((b.kc, b.ncb, b.mca), (512, 320, 3072));
     }
 
     #[test]

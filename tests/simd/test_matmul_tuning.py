@@ -36,7 +36,7 @@ def derive(t):
     kc = _fit(kc, 16, 64, 1024)
     l2 = l2c["size"] // l2c["shared_by"]
     ncb = _fit(l2 // 2 // (kc * 4), nr, 2 * nr, 4096 // nr * nr)
-    l3 = t["l3"]["size"] // t["l3"]["shared_by"] if t["l3"] else 2 * l2
+    l3 = t["l3"]["size"] if t["l3"] else 8 * l2
     mca = _fit(l3 // 2 // (kc * 4), mr, 8 * mr, 4096 // mr * mr)
     return {"kc": kc, "ncb": ncb, "mca": mca, "small_bytes": l1["size"] // 2,
             "par_min_macs": t["handoff_cycles"] * 2 * (nr // 2)}
