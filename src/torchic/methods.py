@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import api, creation, raw
-from .autograd import run_backward
+from .autograd import register_post_accumulate_grad_hook, run_backward
 from .creation import tensor as _tensor_from_data
 from .creation import exponential_, normal_, random_, uniform_
 from .devices import check_device
@@ -380,6 +380,7 @@ METHODS = {
     "random_": random_,     # PyTorch's generator's numbers (creation.py)
     # reads and autograd
     "numpy": raw.read, "to_array": raw.read, "backward": _backward,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "from_data": staticmethod(_from_data),
     "zeros": _static(creation.zeros), "ones": _static(creation.ones),
     "randn": _static(creation.randn), "rand": _static(creation.rand),

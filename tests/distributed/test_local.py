@@ -108,3 +108,12 @@ def test_post_accumulate_grad_hook_remove_and_leaf_backward(backend):
     assert calls == [1]
     with pytest.raises(RuntimeError, match="non-leaf"):
         register_post_accumulate_grad_hook(w * 2, lambda t: None)
+
+
+def test_post_accumulate_grad_hook_is_a_tensor_method(backend):
+    w = torchic.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (w * w).sum().backward()
+    assert seen == [[2.0, 4.0]]
+    handle.remove()
