@@ -287,6 +287,46 @@ fuzz("softmax")(_softmax("softmax"))
 fuzz("log_softmax")(_softmax("log_softmax"))
 
 
+@fuzz("layer_norm")
+def _layer_norm(data, rng):
+    """F.layer_norm over the last 1 or 2 dims, with and without weight and bias (rows of at
+    least 4 values: a row of nearly equal values divides by a tiny deviation)."""
+    lead = data.draw(st.sampled_from(((), (1,), (3,), (2, 3), (0,))), label="lead")
+    norm = data.draw(st.sampled_from(((4,), (7,), (33,), (2, 4), (3, 5))), label="normalized")
+    x = draw_input(data, rng, lead + norm, allow_expand=False)   # (expanded: constant rows)
+    affine = data.draw(st.booleans(), label="affine")
+    params = [draw_input(data, rng, norm, label="weight"),
+              draw_input(data, rng, norm, label="bias")] if affine else []
+    note(f"normalized_shape={norm} affine={affine}: {describe([x] + params)}")
+    axes = tuple(range(-len(norm), 0))
+
+    def np_fn(a, *wb):
+        mu, var = a.mean(axis=axes, keepdims=True), a.var(axis=axes, keepdims=True)
+        y = (a - mu) / np.sqrt(var + 1e-5)
+        return y * wb[0] + wb[1] if wb else y
+    check(lambda t, *wb: torchic.nn.functional.layer_norm(t, norm, *wb), np_fn, [x] + params,
+          rng=rng, atol=1e-4, grad_atol=1e-3, grad_rtol=3e-3)
+
+
+@fuzz("causal_attention")
+def _causal_attention(data, rng):
+    """F.scaled_dot_product_attention(is_causal=True): PyTorch's top-left causal mask."""
+    batch = data.draw(st.sampled_from(((), (1,), (2,), (2, 3))), label="batch")
+    tq = data.draw(st.sampled_from((1, 2, 3, 5, 8)), label="queries")
+    tk = data.draw(st.sampled_from((tq, tq, tq + 1, tq + 3)), label="keys")
+    e = data.draw(st.sampled_from((1, 4, 8)), label="head size")
+    q, k, v = (draw_input(data, rng, batch + (t, e), label=n)
+               for n, t in (("q", tq), ("k", tk), ("v", tk)))
+    note(f"causal attention: {describe([q, k, v])}")
+
+    def np_fn(qa, ka, va):
+        att = qa @ np.swapaxes(ka, -1, -2) / np.sqrt(e)
+        att = np.where(np.tril(np.ones((tq, tk), bool)), att, -np.inf)
+        return _np_softmax(att, -1) @ va
+    check(lambda a, b, c: torchic.nn.functional.scaled_dot_product_attention(
+        a, b, c, is_causal=True), np_fn, [q, k, v], rng=rng, atol=1e-4, grad_atol=1e-3)
+
+
 @fuzz("cross_entropy")
 def _cross_entropy(data, rng):
     n = data.draw(st.sampled_from((1, 2, 3, 5, 8, 0)), label="rows")

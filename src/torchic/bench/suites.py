@@ -189,9 +189,10 @@ def _fused_fn(impl, op, x, grad):
         fwd, bwd = getattr(nk, name), getattr(nk, name + "_grad", None)
         if not grad:
             return lambda: fwd(out, ins, params) or out
-        if bwd is None:     # (the causal softmax's backward is a composite)
-            raise NotImplementedError(op)
         dx = np.empty_like(x)
+        if bwd is None:     # the softmax backward with g = y (as y.backward(y) below)
+            return lambda: (fwd(out, ins, params), np.multiply(
+                out, out - (out * out).sum(axis=-1, keepdims=True), out=dx))[-1]
         gins = (x, w, x) if op == "layer_norm" else (x, x)
         return lambda: (fwd(out, ins, params), bwd(dx, gins, params), dx)[-1]
     if kind not in ("TorchicImpl", "TorchImpl", "TorchCompileImpl"):
