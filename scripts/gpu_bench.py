@@ -481,6 +481,25 @@ def gpt_markdown(r):
     return lines
 
 
+def cuda_seconds(fn, reps):
+    """Median GPU seconds of one fn(): CUDA events around reps back-to-back calls, 5 samples
+    after 3 warm-up calls."""
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(5):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(reps):
+            fn()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) * 1e-3 / reps)
+    return median(ts)
+
+
 def torch_matmul(sizes):
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -490,19 +509,7 @@ def torch_matmul(sizes):
         a = torch.randn(n, n, device="cuda")
         b = torch.randn(n, n, device="cuda")
         reps = max(1, min(50, int(2e12 / (2 * n ** 3))))
-        for _ in range(3):
-            a @ b
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            for _ in range(reps):
-                a @ b
-            e1.record()
-            torch.cuda.synchronize()
-            ts.append(e0.elapsed_time(e1) * 1e-3 / reps)
-        res[n] = 2 * n ** 3 / median(ts) / 1e12
+        res[n] = 2 * n ** 3 / cuda_seconds(lambda: a @ b, reps) / 1e12
         print(f"torch cuda fp32 matmul {n}^3: {res[n]:.2f} TFLOPS", flush=True)
     return res
 
@@ -537,19 +544,7 @@ def torch_matmul_shapes(shapes):
             a, b = a[0], b[0]
         flop = 2.0 * B * M * N * K
         reps = max(1, min(50, int(1e12 / flop)))
-        for _ in range(3):
-            a @ b
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            for _ in range(reps):
-                a @ b
-            e1.record()
-            torch.cuda.synchronize()
-            ts.append(e0.elapsed_time(e1) * 1e-3 / reps)
-        res[name] = flop / median(ts) / 1e12
+        res[name] = flop / cuda_seconds(lambda: a @ b, reps) / 1e12
         print(f"torch cuda fp32 matmul {name}: {res[name]:.2f} TFLOPS", flush=True)
     return res
 

@@ -149,19 +149,22 @@ mod x86 {
             };
             let size = ways * parts * line * if fully { 1 } else { sets };
             let shared_by = ((r.eax >> 14) & 0xfff) as usize + 1;
-            if size > 0 && !out.iter().any(|(l, _)| *l == level) {
-                out.push((
-                    level,
-                    Cache {
-                        size,
-                        ways,
-                        line,
-                        shared_by,
-                    },
-                ));
-            }
+            let cache = Cache {
+                size,
+                ways,
+                line,
+                shared_by,
+            };
+            super::add_level(&mut out, level, cache);
         }
         out
+    }
+}
+
+/// Keep the first non-empty description of each cache level.
+fn add_level(out: &mut Vec<(u32, Cache)>, level: u32, cache: Cache) {
+    if cache.size > 0 && !out.iter().any(|(l, _)| *l == level) {
+        out.push((level, cache));
     }
 }
 
@@ -216,17 +219,13 @@ pub fn sysfs_levels(base: &str) -> Vec<(u32, Cache)> {
         let line = num("coherency_line_size", 64);
         let ways = num("ways_of_associativity", 8);
         let shared_by = read(idx, "shared_cpu_list").map_or(1, |s| count_cpu_list(&s));
-        if size > 0 && !out.iter().any(|(l, _)| *l == level) {
-            out.push((
-                level,
-                Cache {
-                    size,
-                    ways,
-                    line,
-                    shared_by,
-                },
-            ));
-        }
+        let cache = Cache {
+            size,
+            ways,
+            line,
+            shared_by,
+        };
+        add_level(&mut out, level, cache);
     }
     out
 }
