@@ -109,6 +109,11 @@ class Impl:
         """The function kernel() calls to wait (the library's own, with no wrapper)."""
         return self.sync
 
+    def fused(self, op, x, grad):
+        """fn(): fused op `op` ("layer_norm", "gelu" (tanh), "causal_softmax") on (R, C) /
+        (B, T, T) array x, forward and (grad) backward (bench reduce's fused cases)."""
+        raise NotSupported(op)
+
     def kernel(self, name, *xs):
         fn, sync = self.op_fn(name), self.sync_fn()
         if self.defer_sync:
@@ -207,6 +212,28 @@ def transformer_step(lib, params, cfg, X, Y, rng, to_index):
     return step
 
 
+def library_fused(impl, lib, causal, op, x, grad):
+    """Impl.fused for torchic and torch (PyTorch's spelling; `causal` is the library's
+    causal softmax: torchic's fused op, torch's masked_fill + softmax)."""
+    F, t = lib.nn.functional, impl.tensor(x)
+    fn = {"layer_norm": lambda a: F.layer_norm(a, (x.shape[-1],)),
+          "gelu": lambda a: F.gelu(a, approximate="tanh"), "causal_softmax": causal}[op]
+    # (as Impl.kernel: no sync inside the call when the runner times a stream of calls)
+    sync = (lambda: None) if impl.defer_sync else impl.sync_fn()
+    if not grad:
+        return lambda: (fn(t), sync())[0]
+    t.requires_grad_(True)
+
+    def step():
+        t.grad = None
+        with lib.enable_grad():     # (the bench runs torch under no_grad)
+            y = fn(t)
+            y.backward(y)
+        sync()
+        return t.grad
+    return step
+
+
 # -- torchic ---------------------------------------------------------------------------------
 class TorchicImpl(Impl):
     kind = "torchic"
@@ -280,6 +307,12 @@ class TorchicImpl(Impl):
         if name not in fns:
             raise NotSupported(name)
         return fns[name]
+
+    def fused(self, op, x, grad):
+        import torchic
+        from ..functions import CausalSoftmax
+        return library_fused(self, torchic, lambda a: CausalSoftmax.apply(a, diagonal=0),
+                             op, x, grad)
 
     def mlp_step(self, cfg, data, compiled=False):
         import torchic as tc
@@ -389,6 +422,24 @@ class NumpyImpl(Impl):
                 return np.float32((lse - a[rows, t]).mean())
             return cross_entropy
         raise NotSupported(name)
+
+    def fused(self, op, x, grad):
+        """The workers backend's NumPy kernels (forward, and the backward kernels; the causal
+        softmax's backward is the softmax backward with g = y, as the libraries' y.backward(y))."""
+        from ..backends.cpu import numpy_kernels as nk
+        out, params = np.empty_like(x), {"eps": 1e-5, "diagonal": 0}
+        w, b = np.ones(x.shape[-1], np.float32), np.zeros(x.shape[-1], np.float32)
+        ins = {"layer_norm": (x, w, b)}.get(op, (x,))
+        name = "gelu_tanh" if op == "gelu" else op
+        fwd, bwd = getattr(nk, name), getattr(nk, name + "_grad", None)
+        if not grad:
+            return lambda: fwd(out, ins, params) or out
+        dx = np.empty_like(x)
+        if bwd is None:
+            return lambda: (fwd(out, ins, params), np.multiply(
+                out, out - (out * out).sum(axis=-1, keepdims=True), out=dx))[-1]
+        gins = (x, w, x) if op == "layer_norm" else (x, x)
+        return lambda: (fwd(out, ins, params), bwd(dx, gins, params), dx)[-1]
 
     def mlp_step(self, cfg, data):
         C, W1, b1, W2, b2 = [w.copy() for w in data["weights"]]
@@ -515,6 +566,13 @@ class TorchImpl(Impl):
             sync()
             return r
         return call
+
+    def fused(self, op, x, grad):
+        import torch
+        mask = torch.ones(x.shape[-2:], device=self.device).tril() == 0
+        return library_fused(self, torch,
+                             lambda a: a.masked_fill(mask, float("-inf")).softmax(-1),
+                             op, x, grad)
 
     def mlp_step(self, cfg, data):
         import torch

@@ -175,55 +175,6 @@ def reduce_suite(ctx):
 
 
 # -- the fused transformer ops (GB/s against copy's) ---------------------------------------------
-def _fused_fn(impl, op, x, grad):
-    """One call of fused op `op` on (R, C) / (B, T, T) array x in impl's library (PyTorch's
-    spelling; torchic's internal causal softmax, torch's masked_fill + softmax), or on
-    NumPy, the workers backend's kernel; `grad`: forward and backward."""
-    from ..backends.cpu import numpy_kernels as nk
-    kind = type(impl).__name__
-    if kind == "NumpyImpl":
-        out, params = np.empty_like(x), {"eps": 1e-5, "diagonal": 0}
-        w, b = np.ones(x.shape[-1], np.float32), np.zeros(x.shape[-1], np.float32)
-        ins = {"layer_norm": (x, w, b), "causal_softmax": (x,)}.get(op, (x,))
-        name = "gelu_tanh" if op == "gelu" else op
-        fwd, bwd = getattr(nk, name), getattr(nk, name + "_grad", None)
-        if not grad:
-            return lambda: fwd(out, ins, params) or out
-        dx = np.empty_like(x)
-        if bwd is None:     # the softmax backward with g = y (as y.backward(y) below)
-            return lambda: (fwd(out, ins, params), np.multiply(
-                out, out - (out * out).sum(axis=-1, keepdims=True), out=dx))[-1]
-        gins = (x, w, x) if op == "layer_norm" else (x, x)
-        return lambda: (fwd(out, ins, params), bwd(dx, gins, params), dx)[-1]
-    if kind not in ("TorchicImpl", "TorchImpl", "TorchCompileImpl"):
-        raise NotImplementedError(op)
-    if kind == "TorchicImpl":
-        import torchic as lib
-        from ..functions import CausalSoftmax
-        causal = lambda a: CausalSoftmax.apply(a, diagonal=0)  # noqa: E731
-    else:
-        import torch as lib
-        mask = lib.ones(x.shape[-2:], device=impl.device).tril() == 0
-        causal = lambda a: a.masked_fill(mask, float("-inf")).softmax(-1)  # noqa: E731
-    F, t = lib.nn.functional, impl.tensor(x)
-    fn = {"layer_norm": lambda a: F.layer_norm(a, (x.shape[-1],)),
-          "gelu": lambda a: F.gelu(a, approximate="tanh"), "causal_softmax": causal}[op]
-    # (as Impl.kernel: no sync inside the call when the runner times a stream of calls)
-    sync = (lambda: None) if impl.defer_sync else impl.sync_fn()
-    if not grad:
-        return lambda: (fn(t), sync())[0]
-    t.requires_grad_(True)
-
-    def step():
-        t.grad = None
-        with lib.enable_grad():     # (the bench runs torch under no_grad)
-            y = fn(t)
-            y.backward(y)
-        sync()
-        return t.grad
-    return step
-
-
 FUSED = {  # op: bytes per element forward; forward + backward
     "layer_norm": (8, 20), "gelu": (8, 20), "causal_softmax": (8, 28),
 }
@@ -239,11 +190,7 @@ def fused_cases(ctx):
         data = functools.lru_cache(None)(lambda s=shape: _randn(_rng(8, *s), *s))
         for grad, nbytes in ((False, fbytes), (True, gbytes)):
             def build(impl, op=op, d=data, grad=grad):
-                try:
-                    return _fused_fn(impl, op, d(), grad)
-                except NotImplementedError:
-                    from .impls import NotSupported
-                    raise NotSupported(op) from None
+                return impl.fused(op, d(), grad)
             cases.append(Case("reduce", op + ("+grad" if grad else ""), "x".join(map(str, shape)),
                               {"numel": n}, "GB/s", float(nbytes * n), build))
     return cases
