@@ -175,6 +175,9 @@ class Program:
                 self.stages.append((stage, host, any(p[3] is not None for p in parts)))
         self.sources = [(index[d], o, n, src) for d, o, n, src in self.sources]
         self.records = self._in_order(rec.records, staging)
+        # arguments fn updates in place: written back to the caller's tensor after each call
+        written = {id(r[1].block) for r in self.records}
+        self.written_inputs = [i for i, t in enumerate(inputs) if id(t._view.block) in written]
         touched = {id(v.block): v.block for r in self.records for v in (r[1],) + r[2]}
         # blocks that outlive the call: hold their Storages so none is recycled under us
         outside = {i: b for i, b in touched.items() if i not in temp_ids}
@@ -236,7 +239,16 @@ class Program:
         else:
             for r in self.records:
                 run(*r)
+        self.write_back(tensors)
         return [raw.copy_into(raw.new_tensor(t.shape, t._dtype), t) for t in self.outputs]
+
+    def write_back(self, tensors):
+        """Copy the arguments fn changed in place into the caller's tensors (as eager mode)."""
+        for i in self.written_inputs:
+            given, mine = tensors[i], self.inputs[i]
+            if given._view is not mine._view:
+                raw.copy_into(given, mine)
+                given._storage.version += 1
 
     def release(self):
         """Give the program's blocks back (garbage collection does it too)."""
@@ -344,6 +356,8 @@ class Compiled:
                                    "not supported (pass data; keep parameters in the closure)")
             inputs.append(raw.copy_into(raw.new_tensor(a.shape, a._dtype), a))
             return inputs[-1]
+        given_tensors = [a for a in list(args) + [kwargs[k] for k in keys]
+                         if isinstance(a, Tensor)]
         args = [own(a) for a in args]
         kwargs = {k: own(kwargs[k]) for k in keys}
         _recording = rec
@@ -361,6 +375,7 @@ class Compiled:
             for block, _ in rec.freed_outside.values():
                 rt.free(block)
         del result
+        program.write_back(given_tensors)
         while len(self.programs) >= MAX_PROGRAMS:
             del self.programs[next(iter(self.programs))]
         self.programs[sig] = program

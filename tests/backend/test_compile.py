@@ -240,3 +240,18 @@ def test_unhashable_argument_is_a_clear_type_error(backend):
     with pytest.raises(TypeError, match="argument of type list is not hashable"):
         f(torchic.ones(2), [2.0])
     assert f(torchic.ones(2), (2.0,)).numpy().tolist() == [2.0, 2.0]
+
+
+def test_in_place_update_of_an_argument_reaches_the_caller(backend):
+    """fn(x) doing x.add_(...) changes the caller's x at every call, as in eager mode."""
+    def f(x, y):
+        x.mul_(2.0).add_(y)
+        return x.sum()
+    compiled = torchic.compile(f)
+    xe, xc, y = torchic.ones(3), torchic.ones(3), torchic.full((3,), 0.5)
+    for _ in range(5):
+        eager_sum, compiled_sum = f(xe, y).item(), compiled(xc, y).item()
+        assert eager_sum == compiled_sum
+        assert xc.numpy().tolist() == xe.numpy().tolist()
+    assert xc.numpy().tolist() == [2.0 ** 5 + 0.5 * (2.0 ** 5 - 1)] * 3
+    assert y.numpy().tolist() == [0.5] * 3            # an argument only read is left alone
