@@ -20,7 +20,8 @@ What a Program holds:
     cached constants, the recorded outputs). Their Storages are held by the program (so
     no block is recycled under it) and replays update them in place, as eager mode does.
   * inputs: each tensor argument is copied into a program-owned tensor before fn sees it;
-    a replay copies the new argument there first (one copy op per argument).
+    a replay copies the new argument there first (one copy op per argument), and copies it
+    back after the call when fn changed it in place (as eager mode would have).
 - host writes become copy ops from one staging block per dtype: a replay fills the staging
   array on the host (re-calling each write's `source`: random draws from the global
   generator, optimizer scalars such as lr read from param_groups; other writes are baked
