@@ -226,7 +226,7 @@ class Program:
         run = self.rt.run
         for mine, given in zip(self.inputs, tensors):
             if given._view is not mine._view:
-                run("copy", mine._view, (raw.broadcast_view(given, mine.shape),), None)
+                raw.copy_into(mine, given)
         # (a write may run later: a refilled host array is a fresh copy, given away)
         hosts = [host.copy() if refilled else host for _, host, refilled in self.stages]
         for i, offset, n, source in self.sources:
@@ -241,7 +241,7 @@ class Program:
             for r in self.records:
                 run(*r)
         self.write_back(tensors)
-        return [raw.copy_into(raw.new_tensor(t.shape, t._dtype), t) for t in self.outputs]
+        return [_fresh_copy(t) for t in self.outputs]
 
     def write_back(self, tensors):
         """Copy the arguments fn changed in place into the caller's tensors (as eager mode)."""
@@ -273,6 +273,11 @@ def memory_of_programs(rt):
     """(programs, bytes of their block plans) of the live compiled programs on runtime rt."""
     mine = [p for p in list(_live) if p.rt is rt and not p.released]
     return len(mine), sum(p.plan_bytes for p in mine)
+
+
+def _fresh_copy(t):
+    """A new tensor holding t's values (a program's inputs and every call's outputs)."""
+    return raw.copy_into(raw.new_tensor(t.shape, t._dtype), t)
 
 
 def _contiguous(shape):
@@ -355,7 +360,7 @@ class Compiled:
             if a.requires_grad:
                 raise CompileError("torchic.compile: tensor arguments that require grad are "
                                    "not supported (pass data; keep parameters in the closure)")
-            inputs.append(raw.copy_into(raw.new_tensor(a.shape, a._dtype), a))
+            inputs.append(_fresh_copy(a))
             return inputs[-1]
         given_tensors = [a for a in list(args) + [kwargs[k] for k in keys]
                          if isinstance(a, Tensor)]
@@ -380,7 +385,7 @@ class Compiled:
         while len(self.programs) >= MAX_PROGRAMS:
             del self.programs[next(iter(self.programs))]
         self.programs[sig] = program
-        return structure([raw.copy_into(raw.new_tensor(t.shape, t._dtype), t) for t in outputs])
+        return structure([_fresh_copy(t) for t in outputs])
 
     def release(self):
         """Release every recorded program."""
