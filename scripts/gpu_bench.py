@@ -127,7 +127,7 @@ class Bench:
                   flush=True)
         return res
 
-    def matmul_shapes(self, shapes, tiles, checks=False):
+    def matmul_shapes(self, shapes, tiles, checks=False, splits=()):
         """The transformer step's products (TRANSFORMER_SHAPES) in the layouts autograd gives
         them, each tile of `tiles` (None: the backend's choice), TFLOPS from GPU time."""
         res = {}
@@ -139,21 +139,36 @@ class Bench:
             av = View(a.block, 0, (B, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
             bv = View(b.block, 0, (B, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
             flop = 2.0 * B * M * N * K
-            reps = max(1, min(50, int(1e12 / flop)))
-            per = {}
+            # ~10 ms of GPU work per timed trial; trials interleave the variants round-robin
+            # (after a warm-up) so a clock change between them biases none of them
+            reps = 1 if self.quick else max(1, min(200, int(4e11 / flop)))
             variants = [(t, False) for t in tiles] + ([(None, True)] if checks else [])
-            for tile, chk in variants:
-                if tile:
-                    os.environ[wmm.ENV_TILE] = tile
-                # the sweep times the unchecked compile; "auto checked" is the default one
-                os.environ[wmm.ENV_CHECKS] = "1" if chk else "0"
-                try:
-                    s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (av, bv), {}), reps)
-                    per[(tile or "auto") + (" checked" if chk else "")] = flop / s / 1e12
-                except Exception as exc:  # a config the adapter cannot run: note it, go on
-                    per[tile or "auto"] = f"error: {exc}"[:300]
-                os.environ.pop(wmm.ENV_TILE, None)
-                os.environ.pop(wmm.ENV_CHECKS, None)
+            variants += [(None, False, g) for g in splits]
+            times = {}
+            self.warm_up(0.3)
+            for trial in range(2 if self.quick else 5):
+                for v in variants:
+                    tile, chk = v[0], v[1]
+                    label = (tile or "auto") + (" checked" if chk else "") + \
+                        (f" split{v[2]}" if len(v) > 2 else "")
+                    if isinstance(times.get(label), str):
+                        continue
+                    if tile:
+                        os.environ[wmm.ENV_TILE] = tile
+                    # the sweep times the unchecked compile; "auto checked" is the default one
+                    os.environ[wmm.ENV_CHECKS] = "1" if chk else "0"
+                    if len(v) > 2:
+                        os.environ[wmm.ENV_SPLIT] = str(v[2])
+                    try:
+                        s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (av, bv), {}), reps,
+                                             trials=1)
+                        times.setdefault(label, []).append(s)
+                    except Exception as exc:  # a config the adapter cannot run: note it, go on
+                        times[label] = f"error: {exc}"[:300]
+                    for e in (wmm.ENV_TILE, wmm.ENV_CHECKS, wmm.ENV_SPLIT):
+                        os.environ.pop(e, None)
+            per = {k: (flop / median(v) / 1e12 if isinstance(v, list) else v)
+                   for k, v in times.items()}
             self.rt.run("matmul", c, (av, bv), {})
             got = self.rt.read(c)
             ha = self.rt.read(a).astype(np.float64)
@@ -543,7 +558,7 @@ def torch_matmul_shapes(shapes):
         if B == 1:
             a, b = a[0], b[0]
         flop = 2.0 * B * M * N * K
-        reps = max(1, min(50, int(1e12 / flop)))
+        reps = max(1, min(200, int(4e11 / flop)))
         res[name] = flop / cuda_seconds(lambda: a @ b, reps) / 1e12
         print(f"torch cuda fp32 matmul {name}: {res[name]:.2f} TFLOPS", flush=True)
     return res
@@ -627,7 +642,8 @@ def main():
     if "matmul" not in skip:
         b.warm_up()
         shapes = matmul_shapes(args.quick)
-        result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune)
+        result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune,
+                                                  splits=(528, 1056) if args.tune else ())
         if args.tune:
             rows = result["suggested_table"] = suggest_table(result["matmul_shapes"])
             key = wmm.adapter_key(b.be.gpu.adapter.info)

@@ -65,6 +65,7 @@ LADDER = ("128x64x16", "64x64x8", "32x32x16")
 MIN_GROUPS = 192
 # split K when even the smallest tile leaves the GPU this short of workgroups
 SPLIT_TARGET_GROUPS = 264
+ENV_SPLIT = "TORCHIC_WEBGPU_MATMUL_SPLIT_GROUPS"   # benchmarks: another SPLIT_TARGET_GROUPS
 SPLIT_MIN_K = 128           # the least K one split handles
 SPLIT_MAX_BYTES = 256 << 20
 ENV_TILE = "TORCHIC_WEBGPU_MATMUL_TILE"
@@ -435,9 +436,10 @@ def run(gpu, out, ins, *, buffers, tile=None):
 
 def split_k(groups, outsize, K, BK):
     """(splits, K per split) for a matmul that gives `groups` workgroups unsplit."""
-    if groups >= SPLIT_TARGET_GROUPS or K < 2 * SPLIT_MIN_K:
+    target = int(os.environ.get(ENV_SPLIT) or SPLIT_TARGET_GROUPS)
+    if groups >= target or K < 2 * SPLIT_MIN_K:
         return 1, K
-    S = min(-(-SPLIT_TARGET_GROUPS // groups), K // SPLIT_MIN_K, 64,
+    S = min(-(-target // groups), K // SPLIT_MIN_K, 64,
             max(1, SPLIT_MAX_BYTES // (outsize * 4)))
     if S <= 1:
         return 1, K

@@ -7,4 +7,15 @@ output side under 64). A class missing here takes matmul's general ladder. Measu
 """
 
 TABLE = {
+    # NVIDIA H200 (Vulkan), wgpu 0.32, 2026-12-01: scripts/gpu_bench.py --tune
+    'nvidia h200': {
+        'o20k10': '64x64x16-8x8',  # sq 1024
+        'o20k14': '128x128x16',  # mlp x^T@dy (C,BT)^@(BT,4C)
+        'o22k11': '64x128x16',  # sq 2048
+        'o23k11': '64x128x16',  # mlp dy@W^T (BT,4C)@(4C,C)^
+        'o23k8': '128x64x16',  # att p@v (BH,T,T)@(BH,T,hd)
+        'o24k12': '64x128x16',  # sq 4096
+        'o25k6': '64x128x8',  # att q@k^T (BH,T,hd)@(BH,hd,T)^
+        'o25k9': '64x128x16',  # mlp x@W (BT,C)@(C,4C)
+    },
 }
