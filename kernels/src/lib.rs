@@ -6,7 +6,8 @@
 //!   AVX2+FMA, NEON, scalar), picked once at run time; every kernel is written
 //!   once over that trait.
 //! * kernels: `elementwise`, `reduce`, `matmul`, `math` (exp/log/tanh/sigmoid),
-//!   `softmax` (+ cross-entropy), `gather` (+ scatter-add), `copy` (+ fill).
+//!   `softmax` (+ cross-entropy), `gather` (+ scatter-add), `copy` (+ fill),
+//!   `norm` (layer norm, GELU, causal softmax), `dropout` (threefry masks).
 //! * `ops`: the op table, one row per primitive op of ops.py (name, contract
 //!   kind, kernel). Python maps op names to codes by asking for the names.
 //! * `record`: the op record (framing, decoding, validation against the
@@ -38,6 +39,7 @@ pub mod abi;
 pub mod arch;
 pub mod copy;
 pub mod cpuinfo;
+pub mod dropout;
 pub mod elementwise;
 pub mod gather;
 pub mod math;

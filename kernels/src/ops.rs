@@ -8,7 +8,7 @@
 use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
-use crate::{copy, elementwise as ew, gather, matmul, norm, reduce, softmax};
+use crate::{copy, dropout, elementwise as ew, gather, matmul, norm, reduce, softmax};
 use reduce::Red;
 use softmax::Kind;
 
@@ -38,6 +38,8 @@ pub enum Contract {
     LayerNormGrad,
     /// a (B, Tq, Tk) -> out (B, Tq, Tk); the diagonal in the header's i0
     CausalSoftmax,
+    /// key (2,) i32 -> out (contiguous f32); the threshold in i0, the scale in the value
+    DropoutMask,
     /// a host write (not an op of ops.py: `tk_write`)
     Write,
 }
@@ -48,7 +50,7 @@ impl Contract {
         use Contract::*;
         match self {
             Fill | Write => 0,
-            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
+            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | DropoutMask => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad => 3,
         }
@@ -217,6 +219,9 @@ pub static OPS: &[OpDef] = &[
     }),
     row("causal_softmax", C::CausalSoftmax, |p, op| {
         norm::causal_softmax(p, &op.v[0], &op.v[1], op.diagonal)
+    }),
+    row("dropout_mask", C::DropoutMask, |p, op| {
+        dropout::dropout_mask(p, &op.v[0], &op.v[1], op.threshold, op.value as f32)
     }),
 ];
 

@@ -6,7 +6,8 @@
 //!   header  [op code, n views, i0, i1, i2, value (f64 bits)]
 //!           (reduce: i0 = naxes; cross_entropy(_grad): i1 = ignore_index,
 //!           i2 = 1 when there is one, 0 when no target is ignored;
-//!           causal_softmax: i0 = diagonal; layer_norm(_grad): value = eps)
+//!           causal_softmax: i0 = diagonal; layer_norm(_grad): value = eps;
+//!           dropout_mask: i0 = threshold, value = scale)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
 //!
@@ -34,6 +35,8 @@ pub struct Op<'a> {
     pub ignore: Option<i64>,
     /// causal_softmax: column j of row i is kept where j <= i + diagonal
     pub diagonal: i64,
+    /// dropout_mask: an element is kept where its random word >> 8 is >= threshold
+    pub threshold: u32,
     /// a host write's data (copied into the batch at `tk_write`)
     pub src: &'a [u32],
 }
@@ -173,6 +176,7 @@ pub fn decode<'a>(
         value: f64::from_bits(rec[5] as u64),
         ignore: None,
         diagonal: 0,
+        threshold: 0,
         src: &[],
     };
     let mut pos = HEADER;
@@ -506,6 +510,24 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             same(o, a, "a")?;
             contig(o)?;
             op.diagonal = rec[2];
+        }
+        Contract::DropoutMask => {
+            dt(o, F, "out")?;
+            dt(a, I, "key")?;
+            contig(o)?;
+            if a.shape() != [2] {
+                return Err(format!("key must have shape [2], has {:?}", a.shape()));
+            }
+            if o.numel() as u64 >= 1 << 32 {
+                return Err(format!("out of {} elements: at most 2^32 - 1", o.numel()));
+            }
+            op.threshold = match u32::try_from(rec[2]) {
+                Ok(t) if t <= 1 << 24 => t,
+                _ => return Err(format!("threshold {} outside [0, 2^24]", rec[2])),
+            };
+            if !op.value.is_finite() || op.value as f32 as f64 != op.value {
+                return Err(format!("scale {} is not a finite float32", op.value));
+            }
         }
         Contract::Write => {
             if data.len() as i128 != o.numel() as i128 {

@@ -5,6 +5,8 @@ calls ``runtime.run``. The Functions (functions/) use these helpers in their
 forward and backward; nothing here records autograd history.
 """
 
+import math
+
 import numpy as np
 
 from . import dispatcher, scopes
@@ -204,6 +206,24 @@ def gather_rows(table2d, idx1d):
 def scatter_add_rows(src2d, idx1d, rows):
     out = full((rows, src2d.shape[1]), 0.0)
     return run("scatter_add_rows", out, (view_of(src2d), view_of(idx1d)))
+
+
+def dropout_mask(key, shape, p):
+    """The (shape) float32 mask of dropout with probability p in (0, 1) from an int32 (2,)
+    key: scale = float32(1 / (1 - p)) where threefry2x32_20(key, (i, 0))[0] >> 8 >=
+    ceil(p 2^24) for flat index i, else 0 (ops.py's dropout_mask: the same bits on every
+    backend)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"dropout_mask: p must be in (0, 1), got {p!r}")
+    if key._dtype != "i32" or key.shape != (2,):
+        raise TypeError(f"dropout_mask: the key must be an int32 tensor of shape (2,), got "
+                        f"{'float32' if key._dtype == 'f32' else 'int32'} {list(key.shape)}")
+    if numel(shape) >= 2 ** 32:
+        raise ValueError(f"dropout: a mask of {numel(shape)} elements (shape {list(shape)}) is "
+                         f"too large: the counter-based generator numbers at most 2^32 - 1")
+    params = {"threshold": math.ceil(p * 2 ** 24),          # exact: p * 2^24 is exact
+              "scale": float(np.float32(1.0 / (1.0 - p)))}
+    return run("dropout_mask", new_tensor(shape), (view_of(key),), params)
 
 
 def write(t, array, source=None):

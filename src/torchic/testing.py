@@ -694,6 +694,49 @@ case("causal_attention_fewer_queries",
      lambda q, k, v: _F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
      lambda q, k, v: np_causal_attention(q * 0.7 * math.sqrt(3), k, v), "other",
      ("matmul", "causal_softmax"), [(2, 3, 3), (2, 5, 3), (2, 5, 2)], tol={"atol": 2e-5})
+
+
+# -- dropout's masks: Threefry-2x32 with 20 rounds (ops.py's dropout_mask), written here
+# once more as plain Python integers (checked against the published known answers in
+# tests/backend/test_ops.py), independent of every backend's kernel
+THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
+
+
+def threefry2x32(key, counter):
+    """threefry2x32_20(key, counter) -> (word 0, word 1), all 32-bit unsigned ints."""
+    m = 0xFFFFFFFF
+    ks = (key[0] & m, key[1] & m, (key[0] ^ key[1] ^ 0x1BD11BDA) & m)
+    x0, x1 = (counter[0] + ks[0]) & m, (counter[1] + ks[1]) & m
+    for r in range(20):
+        x0 = (x0 + x1) & m
+        rot = THREEFRY_ROTATIONS[r % 8]
+        x1 = (((x1 << rot) | (x1 >> (32 - rot))) & m) ^ x0
+        if r % 4 == 3:                  # key injection s = 1..5
+            s = r // 4 + 1
+            x0 = (x0 + ks[s % 3]) & m
+            x1 = (x1 + ks[(s + 1) % 3] + s) & m
+    return x0, x1
+
+
+def np_dropout_mask(key, shape, p):
+    """NumPy reference of dropout_mask: float32(1 / (1 - p)) where element i's word 0 >> 8
+    is >= ceil(p 2^24), else 0 (key: two ints, e.g. a generator's two raw draws)."""
+    threshold, scale = math.ceil(p * 2 ** 24), np.float32(1.0 / (1.0 - p))
+    words = [threefry2x32((int(key[0]), int(key[1])), (i, 0))[0] for i in range(math.prod(shape))]
+    return np.array([scale if w >> 8 >= threshold else 0.0 for w in words],
+                    np.float32).reshape(shape)
+
+
+def _seeded_key(seed):
+    return torchic.Generator().manual_seed(seed).random(2)
+
+
+case("dropout", lambda a: _F.dropout(a, 0.3, generator=torchic.Generator().manual_seed(11)),
+     lambda a: a * np_dropout_mask(_seeded_key(11), a.shape, 0.3), "other",
+     ("dropout_mask", "mul"), [(6, 7)])
+case("dropout_3d_high_p", lambda a: _F.dropout(a, 0.9, generator=torchic.Generator().manual_seed(5)),
+     lambda a: a * np_dropout_mask(_seeded_key(5), a.shape, 0.9), "other",
+     ("dropout_mask", "mul"), [(2, 3, 4)])
 unary("silu", _F.silu, lambda a: a * _sigmoid(a), ops=("sigmoid", "mul"))
 unary("leaky_relu", lambda a: _F.leaky_relu(a, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
       ops=("gt", "where", "mul"), kinks=True)

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import api as _ops, scopes
+from .. import api as _ops, raw as _raw, scopes
 from ..autograd import no_grad
-from ..creation import arange, rand, tensor as _tensor_from_data
+from ..creation import _gen, arange, from_numpy_array, tensor as _tensor_from_data
 from ..dispatcher import runtime
 from ..dtypes import dtype_code
 from ..functions import CausalSoftmax as _CausalSoftmax, Gelu as _Gelu, LayerNorm as _LayerNorm
+from ..generator import Generator
 from ..tensor import Tensor
 
 # re-exported as they are
@@ -212,12 +213,22 @@ def embedding(input: Tensor, weight: Tensor) -> Tensor:
     return weight[input]
 
 
+def _dropout_key(generator):
+    """Two raw 32-bit draws of the generator as an int32 (2,) tensor, made as rand's tensors
+    are: the draw function lets torchic.compile's replays draw a fresh key every call."""
+    def draw():
+        return _gen(generator).random(2).view(np.int32)
+    return from_numpy_array(draw(), "i32", False, draw)
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
-            inplace: bool = False) -> Tensor:
+            inplace: bool = False, *, generator: Generator | None = None) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 
-    The mask comes from the seeded default generator, so a seed gives the same
-    mask on every backend.
+    The mask is computed on the device by a counter-based generator (Threefry-2x32,
+    ops.py's dropout_mask) from a 2-word key drawn from `generator` (default: the
+    seeded default generator), so a seed gives the same mask on every backend. (Like
+    PyTorch's CUDA masks, they differ from PyTorch's CPU masks.)
     """
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
@@ -227,8 +238,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         return input
     if p == 1.0:
         return input * 0.0
-    keep = (rand(input.shape) >= p) * (1.0 / (1.0 - p))
-    return input * keep
+    return input * _raw.dropout_mask(_dropout_key(generator), input.shape, float(p))
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],

@@ -266,6 +266,45 @@ def causal_softmax(out, ins, params):
         softmax(rows, (rows,), params)
 
 
+# -- dropout_mask: Threefry-2x32, 20 rounds (Salmon et al. 2011), in uint32 lanes; the
+# simd (kernels/src/dropout.rs) and webgpu (webgpu/dropout.py) kernels compute the same bits
+THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
+THREEFRY_PARITY = 0x1BD11BDA
+_MASK_CHUNK = 1 << 18      # elements per pass (keeps the uint32 temporaries in cache)
+
+
+def threefry_first_words(k0, k1, c0):
+    """Word 0 of threefry2x32_20(key (k0, k1), counter (c0, 0)) for a uint32 array c0."""
+    ks = (np.uint32(k0), np.uint32(k1), np.uint32(k0 ^ k1 ^ THREEFRY_PARITY))
+    x0 = c0 + ks[0]
+    x1 = np.full_like(c0, ks[1])
+    t = np.empty_like(c0)
+    for r in range(20):
+        x0 += x1
+        if r == 19:         # (the last round's x1 no longer reaches word 0)
+            break
+        rot = THREEFRY_ROTATIONS[r % 8]
+        np.left_shift(x1, rot, out=t)
+        x1 >>= 32 - rot
+        x1 |= t
+        x1 ^= x0
+        if r % 4 == 3:      # key injection s after every 4 rounds
+            s = r // 4 + 1
+            x0 += ks[s % 3]
+            x1 += ks[(s + 1) % 3] + np.uint32(s)
+    return x0 + ks[5 % 3]
+
+
+def dropout_mask(out, ins, params):
+    k0, k1 = (int(w) & 0xFFFFFFFF for w in ins[0])
+    threshold, scale = np.uint32(params["threshold"]), np.float32(params["scale"])
+    flat = out.reshape(-1)
+    for lo in range(0, flat.size, _MASK_CHUNK):
+        hi = min(lo + _MASK_CHUNK, flat.size)
+        x0 = threefry_first_words(k0, k1, np.arange(lo, hi, dtype=np.uint32))
+        np.multiply(x0 >> 8 >= threshold, scale, out=flat[lo:hi])
+
+
 KERNELS = {
     "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
     "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
@@ -283,6 +322,7 @@ KERNELS = {
     "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_grad": gelu_grad,
     "gelu_tanh_grad": gelu_tanh_grad, "layer_norm": layer_norm,
     "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
+    "dropout_mask": dropout_mask,
 }
 
 

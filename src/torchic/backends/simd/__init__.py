@@ -66,8 +66,9 @@ BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per o
 EAGER_BYTES = 1 << 16
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64): i0 = naxes
-# (causal_softmax: its diagonal), i1 = ignore_index, i2 = 1 when there is one, value = fill's
-# value or layer_norm's eps (kernels/src/record.rs)
+# (causal_softmax: its diagonal; dropout_mask: its threshold), i1 = ignore_index, i2 = 1 when
+# there is one, value = fill's value, layer_norm's eps or dropout_mask's scale
+# (kernels/src/record.rs)
 _HEADER = struct.Struct("<5qd")
 _HEADERS = {}   # (op, number of inputs) -> packed header of a param-less op
 # one struct per ndim for a view: arena, block offset, block bytes, offset, dtype, ndim,
@@ -229,9 +230,11 @@ class SimdBackend(Backend):
             if params:   # i1, i2: cross_entropy's ignore_index and whether there is one
                 ignore = params.get("ignore_index")
                 header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
-                                      params.get("naxes", params.get("diagonal", 0)),
+                                      params.get("naxes", params.get(
+                                          "diagonal", params.get("threshold", 0))),
                                       0 if ignore is None else ignore, ignore is not None,
-                                      params.get("value", params.get("eps", 0.0)))
+                                      params.get("value", params.get(
+                                          "eps", params.get("scale", 0.0))))
             else:   # the common case: a header that depends only on (op, input count)
                 header = _HEADERS.get((op, len(inputs))) or _plain_header(op, len(inputs))
             # a view's packed words are cached on it (views are immutable)

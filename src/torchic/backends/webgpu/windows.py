@@ -140,11 +140,15 @@ def _rules(op, views, params):
 
 
 _COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+# ops whose kernel cuts itself (dropout_mask: a range's first flat index is a parameter)
+SELF_CUT = {"dropout_mask"}
 
 
 def plan(gpu, op, views, params):
     """None when every operand fits a window, else (kind, combine, parts): parts is a list
     of (sub-views, (axis, start, rows)), the axis being view 0's (or None)."""
+    if op in SELF_CUT:
+        return None
     big = [k for k, v in enumerate(views) if too_big(gpu, v)]
     if not big:
         return None
