@@ -21,8 +21,7 @@ each owning a TM x TN block of accumulators):
 Global loads are picked per operand: ``v4`` (16-byte vector loads along the dim the
 tile stores contiguously: K for A, N for B), ``t4`` (vector loads along the other dim:
 M for A^T, K for B^T, the layouts autograd's backward and ``q @ k^T`` give; a 4x4
-block per invocation, transposed in registers before the workgroup store into a tile
-padded every 4 rows so those stores do not collide in the banks: ``t4_pads``), or scalar
+block per invocation, transposed in registers before the workgroup store), or scalar
 with the invocation -> element mapping chosen so neighbouring invocations read
 neighbouring addresses (``sk`` / ``sm`` / ``sn``). Vector modes need the vector's dim
 unit-stride and every other stride, the offset and the vector's extent 4-aligned.
@@ -64,8 +63,10 @@ CONFIGS = {
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
 LADDER = ("128x64x16", "64x64x8", "32x32x16")
 MIN_GROUPS = 192
-# split K when even the smallest tile leaves the GPU this short of workgroups
-SPLIT_TARGET_GROUPS = 264
+# split K when even the smallest tile leaves the GPU this short of workgroups (528: 4 per
+# SM of an H200; against 264 the long-K backward product x^T @ dy of a GPT step went from
+# 23.5 to 27.2 TFLOPS, no measured shape got slower: scripts/gpu_bench.py --tune)
+SPLIT_TARGET_GROUPS = 528
 ENV_SPLIT = "TORCHIC_WEBGPU_MATMUL_SPLIT_GROUPS"   # benchmarks: another SPLIT_TARGET_GROUPS
 SPLIT_MIN_K = 128           # the least K one split handles
 SPLIT_MAX_BYTES = 256 << 20
@@ -75,19 +76,9 @@ ENV_TILE = "TORCHIC_WEBGPU_MATMUL_TILE"
 ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
 
 
-def t4_pads(bk):
-    """(A pad, B pad) in vec4s of the t4 layouts (see _build), chosen so the 8 lanes of
-    one 128-byte phase of the transposed workgroup stores hit 8 different bank groups:
-    A adds a pad after every 4 rows (m), B after every 4 rows (k)."""
-    bk4 = bk // 4
-    return (-3 * bk4) % 8, 8 // bk4
-
-
 def smem_bytes(name):
-    """Workgroup memory of a tile (with the t4 pads, the most any layout takes)."""
     bm, bn, bk, _, _ = CONFIGS[name]
-    pa, pb = t4_pads(bk)
-    return 2 * (bm * bk + bk * bn) * 4 + 2 * (bm // 4 * pa + bk // 4 * pb) * 16
+    return 2 * (bm * bk + bk * bn) * 4
 
 
 def shape_class(B, M, N, K):
@@ -175,12 +166,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     NX, MY = BN // TN, BM // TM
     T = NX * MY
     BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
-    ASZ, BSZ = BM * BK4, BK * BN4           # vec4s of one A / B tile
-    # t4 layouts pad every 4 rows (t4_pads): A row m starts at m*BK4 + (m/4)*PA, B row k
-    # at k*BN4 + (k/4)*PB; APAD / BPAD are the padded buffer sizes
-    PA = t4_pads(BK)[0] if amode == "t4" else 0
-    PB = t4_pads(BK)[1] if bmode == "t4" else 0
-    APAD, BPAD = ASZ + BM // 4 * PA, BSZ + BK // 4 * PB
+    ASZ, BSZ = BM * BK4, BK * BN4           # vec4s of one A / B buffer
     LA, LB = ASZ // T, BSZ // T             # vec4 loads per invocation (v4 / scalar modes)
     assert LA * T == ASZ and LB * T == BSZ and LA >= 1 and LB >= 1
     # t4 modes: 4x4 blocks (4 vec4 loads along the operand's contiguous dim, transposed in
@@ -191,8 +177,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
             ("A", "v4" if amode in ("v4", "t4") else "f32"),
             ("B", "v4" if bmode in ("v4", "t4") else "f32")]
     src = wgsl.header(bind)
-    src += f"var<workgroup> As: array<vec4<f32>, {2 * APAD}>;\n"
-    src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BPAD}>;\n"
+    src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
+    src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot) = (
         par(i) for i in range(16))
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
@@ -210,10 +196,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     if amode == "t4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
-            # neighbouring lanes take neighbouring k4 columns of a 4-row block: global
-            # reads stay whole 32-byte sectors, the padded stores spread over the banks
-            L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;",
-                  f"let ast{j} = am{j} * {4 * BK4 + PA}u + ak{j};",
+            L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;",
+                  f"let ast{j} = am{j} * {4 * BK4}u + ak{j};",
                   f"let ag{j} = abat + ak{j} * 4u * {ask} + m0 / 4u + am{j};"]
             if cm:
                 L += [f"let aokm{j} = m0 + am{j} * 4u < M;"]
@@ -238,7 +222,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
         for j in range(NBB):
             e = f"(lid + {j * T}u)"
             L += [f"let bk{j} = {e} % {BK4}u;", f"let bn{j} = {e} / {BK4}u;",
-                  f"let bst{j} = bk{j} * {4 * BN4 + PB}u + bn{j};",
+                  f"let bst{j} = bk{j} * {4 * BN4}u + bn{j};",
                   f"let bg{j} = bbat + (n0 + bn{j} * 4u) * {bsn} + bk{j};"]
             if cn:
                 L += [f"let bnn{j} = n0 + bn{j} * 4u;"]
@@ -336,26 +320,25 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
         out = []
         if amode == "t4":
             for j in range(NBA):
-                st = [f"As[{buf} * {APAD}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"
+                st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"
                       for r in range(4)]
                 out += st if xa else [f"if (aok{j}) {{ {' '.join(st)} }}"]
         else:
-            out += [f"As[{buf} * {APAD}u + ast{j}] = ra{j};" for j in range(LA)]
+            out += [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
         if bmode == "t4":
             for j in range(NBB):
-                st = [f"Bs[{buf} * {BPAD}u + bst{j} + {r * BN4}u] = {transposed('rb', j, r)};"
+                st = [f"Bs[{buf} * {BSZ}u + bst{j} + {r * BN4}u] = {transposed('rb', j, r)};"
                       for r in range(4)]
                 out += st if xb else [f"if (bok{j}) {{ {' '.join(st)} }}"]
         else:
-            out += [f"Bs[{buf} * {BPAD}u + bst{j}] = rb{j};" for j in range(LB)]
+            out += [f"Bs[{buf} * {BSZ}u + bst{j}] = rb{j};" for j in range(LB)]
         return out
 
     for i in range(TM):
         for g in range(TG):
             L.append(f"var c{i}_{g} = vec4<f32>(0.0);")
     for i in range(TM):
-        row = f"(ty + {i * MY}u)"
-        L.append(f"let ar{i} = {row} * {BK4}u" + (f" + {row} / 4u * {PA}u;" if PA else ";"))
+        L.append(f"let ar{i} = (ty + {i * MY}u) * {BK4}u;")
     for g in range(TG):
         L.append(f"let bc{g} = tx + {g * NX}u;")
     L.append("if (nt > 0u) {")
@@ -366,14 +349,14 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     body = ["let cur = t & 1u;", "let more = t + 1u < nt;",
             f"let kn = (t + 1u) * {BK}u;",
             "if (more) {"] + ["  " + s for s in load("kn")] + ["}"]
-    body += [f"let ab = cur * {APAD}u;", f"let bb = cur * {BPAD}u;"]
+    body += [f"let ab = cur * {ASZ}u;", f"let bb = cur * {BSZ}u;"]
     for k4 in range(BK4):
         for i in range(TM):
             body.append(f"let a{k4}_{i} = As[ab + ar{i} + {k4}u];")
         for kk in range(4):
             k = k4 * 4 + kk
             for g in range(TG):
-                body.append(f"let b{k}_{g} = Bs[bb + {k * BN4 + k // 4 * PB}u + bc{g}];")
+                body.append(f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
             comp = "xyzw"[kk]
             for i in range(TM):
                 for g in range(TG):
