@@ -51,7 +51,8 @@ impl Kernel for MaskK {
     #[inline(always)]
     fn run<S: Simd>(self) {
         // SAFETY: out is a validated contiguous f32 view of at least `hi` elements
-        let out = unsafe { std::slice::from_raw_parts_mut(self.out.add(self.lo), self.hi - self.lo) };
+        let out =
+            unsafe { std::slice::from_raw_parts_mut(self.out.add(self.lo), self.hi - self.lo) };
         for (j, o) in out.iter_mut().enumerate() {
             let x0 = threefry2x32(self.key, [(self.lo + j) as u32, 0])[0];
             *o = if x0 >> 8 >= self.threshold {
@@ -114,7 +115,11 @@ mod tests {
         dropout_mask(&pool, &out, &k, threshold, 2.0).unwrap();
         for (i, &v) in data.iter().enumerate() {
             let x0 = threefry2x32([5, -3i32 as u32], [i as u32, 0])[0];
-            assert_eq!(v, if x0 >> 8 >= threshold { 2.0 } else { 0.0 }, "element {i}");
+            assert_eq!(
+                v,
+                if x0 >> 8 >= threshold { 2.0 } else { 0.0 },
+                "element {i}"
+            );
         }
     }
 }

@@ -733,7 +733,7 @@ def _seeded_key(seed):
 
 case("dropout", lambda a: _F.dropout(a, 0.3, generator=torchic.Generator().manual_seed(11)),
      lambda a: a * np_dropout_mask(_seeded_key(11), a.shape, 0.3), "other",
-     ("dropout_mask", "mul"), [(6, 7)])
+     ("dropout_mask", "mul"), [(6, 7)], special=Special((SPECIAL,)))   # (NaN / inf x 0: NaN)
 case("dropout_3d_high_p", lambda a: _F.dropout(a, 0.9, generator=torchic.Generator().manual_seed(5)),
      lambda a: a * np_dropout_mask(_seeded_key(5), a.shape, 0.9), "other",
      ("dropout_mask", "mul"), [(2, 3, 4)])

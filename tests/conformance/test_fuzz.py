@@ -24,7 +24,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import torchic
-from torchic.testing import CASES, family
+from torchic.testing import CASES, family, np_dropout_mask
 from fuzz_support import (broadcast_partner, check, close, describe, draw_input, draw_mode,
                           draw_rng, draw_shape, fuzz_settings)
 
@@ -325,6 +325,20 @@ def _causal_attention(data, rng):
         return _np_softmax(att, -1) @ va
     check(lambda a, b, c: torchic.nn.functional.scaled_dot_product_attention(
         a, b, c, is_causal=True), np_fn, [q, k, v], rng=rng, atol=1e-4, grad_atol=1e-3)
+
+
+@fuzz("dropout")
+def _dropout(data, rng):
+    """F.dropout on any shape and layout: input times the threefry mask of its logical
+    (row-major) index, from the generator's key (testing.np_dropout_mask, plain Python)."""
+    x = draw_input(data, rng, draw_shape(data))
+    p = data.draw(st.sampled_from((0.1, 0.5, 0.9, 1e-3)), label="p")
+    seed = data.draw(st.integers(0, 2 ** 31), label="seed")
+    note(f"p={p} seed={seed}: {describe([x])}")
+    key = torchic.Generator().manual_seed(seed).random(2)
+    check(lambda t: torchic.nn.functional.dropout(
+        t, p, generator=torchic.Generator().manual_seed(seed)),
+          lambda a: a * np_dropout_mask(key, a.shape, p), [x], rng=rng)
 
 
 @fuzz("cross_entropy")

@@ -460,7 +460,7 @@ def test_dropout(backend):
     kept = y != 0
     assert kept.mean() == pytest.approx(0.75, abs=0.02)
     np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
-    # the same seed gives the same mask (on every backend: the mask comes from the host)
+    # the same seed gives the same mask (on every backend: one counter-based generator)
     torchic.manual_seed(0)
     np.testing.assert_array_equal(m(x).numpy(), y)
     # gradient flows through the kept elements only, with the same scale

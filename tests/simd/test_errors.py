@@ -112,3 +112,25 @@ def test_close_is_idempotent_with_work_queued():
     rt.close()
     rt.close()
     assert rt.backend.describe()["isa"] in ("avx512f", "avx2+fma", "neon", "scalar")
+
+
+def test_bad_dropout_mask_records_are_refused(h):
+    key, fkey = h.put(np.int32([1, 2])), h.put(np.float32([1, 2]))
+    ok = {"threshold": 1 << 23, "scale": 2.0}
+    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": (1 << 24) + 1, "scale": 2.0},
+             "threshold")
+    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": -1, "scale": 2.0},
+             "threshold")
+    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": 5, "scale": float("inf")},
+             "scale")
+    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": 5, "scale": 0.1},
+             "scale")      # (0.1 is no float32: Python rounds the scale before it packs it)
+    _refused(h, "dropout_mask", h.empty((4,)), (fkey,), ok, "key")
+    _refused(h, "dropout_mask", h.empty((4,)), (h.put(np.int32([1, 2, 3])),), ok, "key")
+    _refused(h, "dropout_mask", h.empty((4,), "i32"), (key,), ok, "out")
+    strided = h.empty((4, 2))
+    _refused(h, "dropout_mask", View(strided.block, 0, (4,), (2,), "f32"), (key,), ok,
+             "contiguous")
+    out = h.empty((4,))             # and a good record runs after the refused ones
+    h.rt.run("dropout_mask", out, (key,), {"threshold": 0, "scale": 2.0})
+    np.testing.assert_array_equal(h.rt.read(out), [2.0] * 4)

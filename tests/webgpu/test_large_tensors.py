@@ -219,3 +219,15 @@ def test_an_op_that_cannot_be_cut_names_the_op_and_limit(big_rt, rng):
     out = table[torchic.tensor(np.array([0, 4999, 7]))]
     with pytest.raises(MemoryError, match=rf"gather_rows.*binding \({WINDOW} bytes\)"):
         out.numpy()
+
+
+def test_dropout_mask_cut_into_flat_ranges(big_rt):
+    # a (300, 70) mask spans 6 windows: dropout.py cuts it into flat ranges, each range's
+    # first index a parameter, and must give the bits of the uncut kernel (the reference)
+    from torchic.testing import np_dropout_mask
+    gen = torchic.Generator().manual_seed(8)
+    x = torchic.ones(300, 70)
+    assert spans_windows(x, big_rt)
+    got = F.dropout(x, 0.3, generator=gen).numpy()
+    key = torchic.Generator().manual_seed(8).random(2)
+    np.testing.assert_array_equal(got, np_dropout_mask(key, (300, 70), 0.3))

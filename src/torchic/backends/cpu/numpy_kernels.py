@@ -275,8 +275,8 @@ _MASK_CHUNK = 1 << 18      # elements per pass (keeps the uint32 temporaries in 
 
 def threefry_first_words(k0, k1, c0):
     """Word 0 of threefry2x32_20(key (k0, k1), counter (c0, 0)) for a uint32 array c0."""
-    ks = (np.uint32(k0), np.uint32(k1), np.uint32(k0 ^ k1 ^ THREEFRY_PARITY))
-    x0 = c0 + ks[0]
+    ks = (k0, k1, k0 ^ k1 ^ THREEFRY_PARITY)
+    x0 = c0 + np.uint32(ks[0])
     x1 = np.full_like(c0, ks[1])
     t = np.empty_like(c0)
     for r in range(20):
@@ -290,9 +290,10 @@ def threefry_first_words(k0, k1, c0):
         x1 ^= x0
         if r % 4 == 3:      # key injection s after every 4 rounds
             s = r // 4 + 1
-            x0 += ks[s % 3]
-            x1 += ks[(s + 1) % 3] + np.uint32(s)
-    return x0 + ks[5 % 3]
+            x0 += np.uint32(ks[s % 3])
+            x1 += np.uint32((ks[(s + 1) % 3] + s) & 0xFFFFFFFF)
+    x0 += np.uint32(ks[5 % 3])
+    return x0
 
 
 def dropout_mask(out, ins, params):

@@ -1,0 +1,141 @@
+"""dropout's masks from the dropout_mask primitive (Threefry-2x32, 20 rounds) on every backend.
+
+The reference is testing.threefry2x32, plain Python integers, checked here against the
+published known answers; the workers kernel's vectorised NumPy version is checked against
+it, and every backend's masks against both, bit for bit (so the backends agree with each
+other: also checked directly). The CASES rows "dropout" / "dropout_3d_high_p" cover values
+and gradients on every layout (tests/backend/test_ops.py).
+"""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+import torchic
+import torchic.nn.functional as F
+from torchic import dispatcher, raw
+from torchic.backends.cpu.numpy_kernels import threefry_first_words
+from torchic.testing import np_dropout_mask, threefry2x32
+
+M = 0xFFFFFFFF
+
+
+def test_threefry_reference_known_answers():
+    # Random123's known-answer vectors for threefry2x32_20
+    assert threefry2x32((0, 0), (0, 0)) == (0x6b200159, 0x99ba4efe)
+    assert threefry2x32((M, M), (M, M)) == (0x1cb996fc, 0xbb002be7)
+    assert threefry2x32((0x13198a2e, 0x03707344), (0x243f6a88, 0x85a308d3)) == (0xc4923a9c,
+                                                                                 0x483df7a0)
+
+
+def test_numpy_threefry_matches_the_reference():
+    rng = np.random.default_rng(3)
+    counters = np.concatenate([np.uint32([0, 1, 2, 255, 256, M - 1, M]),
+                               rng.integers(0, 2 ** 32, 200, dtype=np.uint32)])
+    for key in [(0, 0), (M, M), (0x13198a2e, 0x03707344), (12345, 0x80000000)]:
+        got = threefry_first_words(*key, counters)
+        assert got.dtype == np.uint32
+        assert got.tolist() == [threefry2x32(key, (int(c), 0))[0] for c in counters]
+
+
+def _key(seed):
+    return torchic.Generator().manual_seed(seed).random(2)
+
+
+def _mask(seed, shape, p):
+    return F.dropout(torchic.ones(shape), p, generator=torchic.Generator().manual_seed(seed))
+
+
+def _numpy_mask(seed, n, p):
+    k0, k1 = (int(w) for w in _key(seed))
+    words = threefry_first_words(k0, k1, np.arange(n, dtype=np.uint32))
+    return np.where(words >> 8 >= math.ceil(p * 2 ** 24), np.float32(1 / (1 - p)),
+                    np.float32(0))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (2, 3, 17)])
+@pytest.mark.parametrize("p", [0.2, 0.5, 1e-7, 1 - 1e-7])
+def test_mask_is_the_reference_bit_for_bit(backend, shape, p):
+    got = _mask(4, shape, p).numpy()
+    assert got.dtype == np.float32 and got.shape == shape
+    np.testing.assert_array_equal(got, np_dropout_mask(_key(4), shape, p))
+
+
+def test_large_mask_matches_numpy_and_keeps_a_binomial_fraction(backend):
+    # crosses the simd pool's chunks, many webgpu workgroups and the workers' passes
+    p, shape = 0.2, (1031, 1024)
+    got = _mask(9, shape, p).numpy().reshape(-1)
+    np.testing.assert_array_equal(got, _numpy_mask(9, got.size, p))
+    n = got.size
+    q = 1 - math.ceil(p * 2 ** 24) / 2 ** 24         # the exact keep probability
+    kept = int(np.count_nonzero(got))
+    assert abs(kept - n * q) < 6 * math.sqrt(n * q * (1 - q))
+    assert set(np.unique(got).tolist()) == {0.0, float(np.float32(1 / (1 - p)))}
+
+
+def test_masks_are_bit_identical_across_backends():
+    wanted = os.environ.get("TORCHIC_TEST_BACKENDS")      # (as conftest.py's backend list)
+    names = [n.strip() for n in wanted.split(",") if n.strip()] if wanted else \
+        dispatcher.backend_names()
+    names = [n for n in names if dispatcher.backend_class(n).available()[0]]
+    before = dispatcher._runtime
+    masks = {}
+    try:
+        for name in names:
+            torchic.init(name)
+            torchic.manual_seed(21)
+            masks[name] = [F.dropout(torchic.ones(37, 41), p).numpy() for p in (0.1, 0.5, 0.7)]
+    finally:
+        if before is not None and not before.closed:
+            torchic.init(before.backend.name)
+    first = masks[names[0]]
+    for name in names[1:]:
+        for a, b in zip(first, masks[name]):
+            np.testing.assert_array_equal(a, b, err_msg=f"{names[0]} vs {name}")
+
+
+def test_seeds_keys_and_calls(backend):
+    a, b = _mask(1, (64, 64), 0.5).numpy(), _mask(1, (64, 64), 0.5).numpy()
+    np.testing.assert_array_equal(a, b)                       # a seed gives its mask again
+    c = _mask(2, (64, 64), 0.5).numpy()
+    assert np.mean(a != c) > 0.4                              # another key: another mask
+    torchic.manual_seed(5)
+    x = torchic.ones(64, 64)
+    first, second = F.dropout(x, 0.5).numpy(), F.dropout(x, 0.5).numpy()
+    assert np.mean(first != second) > 0.4                     # each call draws a new key
+    torchic.manual_seed(5)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).numpy(), first)
+    # the default generator gave the key: two raw draws of the seeded stream
+    np.testing.assert_array_equal(first, np_dropout_mask(_key(5), (64, 64), 0.5))
+
+
+def test_dropout_is_input_times_mask_with_its_gradient(backend, rng):
+    x = rng.standard_normal((5, 9)).astype(np.float32)
+    xt = torchic.tensor(x, requires_grad=True)
+    y = F.dropout(xt, 0.4, generator=torchic.Generator().manual_seed(3))
+    mask = np_dropout_mask(_key(3), (5, 9), 0.4)
+    np.testing.assert_array_equal(y.numpy(), x * mask)
+    y.backward(torchic.ones(5, 9) * 2.0)
+    np.testing.assert_array_equal(xt.grad.numpy(), 2.0 * mask)
+    # a transposed input: the mask follows the logical (row-major) index, not memory
+    yt = F.dropout(torchic.tensor(x).t(), 0.4, generator=torchic.Generator().manual_seed(3))
+    np.testing.assert_array_equal(yt.numpy(), x.T * np_dropout_mask(_key(3), (9, 5), 0.4))
+
+
+def test_errors(backend):
+    key = torchic.tensor([1, 2])
+    with pytest.raises(ValueError, match="p must be in"):
+        raw.dropout_mask(key, (3,), 0.0)
+    with pytest.raises(TypeError, match="int32 tensor of shape"):
+        raw.dropout_mask(torchic.tensor([1.0, 2.0]), (3,), 0.5)
+    with pytest.raises(TypeError, match="int32 tensor of shape"):
+        raw.dropout_mask(torchic.tensor([1, 2, 3]), (3,), 0.5)
+    with pytest.raises(ValueError, match="at most 2\\^32 - 1"):
+        raw.dropout_mask(key, (2 ** 16, 2 ** 16), 0.5)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout(torchic.ones(3), 1.5)
+    with pytest.raises(TypeError, match="torchic.Generator"):
+        F.dropout(torchic.ones(3), 0.5, generator=7)
+    assert F.dropout(torchic.ones(0, 3), 0.5).shape == (0, 3)      # an empty mask
