@@ -102,18 +102,6 @@ def test_op_batches_keep_issue_order_across_flushes(h):
     np.testing.assert_array_equal(h.rt.read(x), np.full(4, 5.0))
 
 
-def test_close_is_idempotent_with_work_queued():
-    rt = dispatcher.init("simd", threads=2)
-    blk = rt.alloc(4 << 20)
-    v = View(blk, 0, (1 << 20,), (1,), "f32")
-    for _ in range(10):
-        rt.run("fill", v, (), {"value": 1.0})
-        rt.run("exp", v, (v,), {})
-    rt.close()
-    rt.close()
-    assert rt.backend.describe()["isa"] in ("avx512f", "avx2+fma", "neon", "scalar")
-
-
 def test_bad_dropout_mask_records_are_refused(h):
     key, fkey = h.put(np.int32([1, 2])), h.put(np.float32([1, 2]))
     ok = {"threshold": 1 << 23, "scale": 2.0}
@@ -134,3 +122,16 @@ def test_bad_dropout_mask_records_are_refused(h):
     out = h.empty((4,))             # and a good record runs after the refused ones
     h.rt.run("dropout_mask", out, (key,), {"threshold": 0, "scale": 2.0})
     np.testing.assert_array_equal(h.rt.read(out), [2.0] * 4)
+
+
+def test_close_is_idempotent_with_work_queued():
+    rt = dispatcher.init("simd", threads=2)
+    blk = rt.alloc(4 << 20)
+    v = View(blk, 0, (1 << 20,), (1,), "f32")
+    for _ in range(10):
+        rt.run("fill", v, (), {"value": 1.0})
+        rt.run("exp", v, (v,), {})
+    rt.close()
+    rt.close()
+    assert rt.backend.describe()["isa"] in ("avx512f", "avx2+fma", "neon", "scalar")
+
