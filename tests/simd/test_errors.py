@@ -134,4 +134,3 @@ def test_close_is_idempotent_with_work_queued():
     rt.close()
     rt.close()
     assert rt.backend.describe()["isa"] in ("avx512f", "avx2+fma", "neon", "scalar")
-
