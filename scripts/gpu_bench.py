@@ -427,6 +427,37 @@ def gpt_step_times(quick, with_torch, text_path=None):
     return row
 
 
+def _kernel_label(key):
+    """A profile row's name: the program key's op and, for a matmul, tile and load modes."""
+    if key and key[0] == "matmul":
+        return "matmul " + " ".join(str(x) for x in key[1:4])
+    return " ".join(str(x) for x in key[:2]) if isinstance(key, tuple) else str(key)
+
+
+def gpt_profile(quick, text_path=None, top=25):
+    """GPU time of one eager GPT training step per kernel (each dispatch timed in a pass
+    of its own): where the step's GPU time goes."""
+    cfg, data, vocab, name = gpt_inputs(quick, text_path)
+    be = torchic.dispatcher.runtime().backend
+    torchic.manual_seed(1337)
+    step = gpt.training_step(torchic, cfg, data, vocab)
+    step()
+    step()
+    times = be.profiled(step)
+    rows = {}
+    for key, ns in times:
+        r = rows.setdefault(_kernel_label(key), [0, 0.0])
+        r[0] += 1
+        r[1] += ns * 1e-6
+    total = sum(ms for _, ms in rows.values())
+    ranked = sorted(rows.items(), key=lambda kv: -kv[1][1])
+    out = {"config": gpt.label(cfg), "dispatches": len(times), "gpu_ms": total,
+           "kernels": [{"kernel": k, "count": c, "ms": ms, "share": ms / total if total else 0}
+                       for k, (c, ms) in ranked[:top]]}
+    print("gpt profile", out, flush=True)
+    return out
+
+
 def gpt_training(quick, with_torch, steps, text_path=None, eval_iters=None):
     """`steps` training steps of the GPT on torchic (compiled; eager if compile fails) and on
     torch CUDA eager, same weights, batches and seed: wall time, final train / val loss."""
@@ -482,6 +513,13 @@ def gpt_markdown(r):
                   f"{'1.00x' if 'torch_cuda_ms' in g else '-'} |",
                   f"| torch CUDA, torch.compile | {ms('torch_compile_ms')} | "
                   f"{ratio('torch_compile_over_torch')} |", ""]
+    if "gpt_profile" in r:
+        g = r["gpt_profile"]
+        lines += [f"| GPT step {g['config']} per kernel ({g['dispatches']} dispatches, "
+                  f"{g['gpu_ms']:.1f} GPU ms) | count | GPU ms | share |", "|---|---|---|---|"]
+        lines += [f"| {k['kernel']} | {k['count']} | {k['ms']:.2f} | {k['share']:.1%} |"
+                  for k in g["kernels"]]
+        lines.append("")
     if "gpt_training" in r:
         g = r["gpt_training"]
         lines += [f"| GPT training {g['config']}, {g['steps']} steps ({g['text']}) | wall s | "
@@ -668,6 +706,7 @@ def main():
         if not args.quick:
             result["makemore_matmuls"] = makemore_matmuls(b)
     if "gpt" not in skip:
+        result["gpt_profile"] = gpt_profile(args.quick, args.gpt_text)
         result["gpt"] = gpt_step_times(args.quick, with_torch, args.gpt_text)
         if args.gpt_steps:
             result["gpt_training"] = gpt_training(args.quick, with_torch, args.gpt_steps,

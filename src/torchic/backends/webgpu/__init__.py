@@ -376,6 +376,13 @@ class WebGPUBackend(Backend):
             self._check()
             return ns
 
+    def profiled(self, fn):
+        """[(kernel key, GPU ns)] of the dispatches fn() issues, one timed pass each; benchmarks."""
+        with self._lock:
+            times = self.gpu.profiled(fn)
+            self._check()
+            return times
+
     def reopen_in_child(self):     # (fork: see the fork guard below)
         raise BackendUnavailableError(FORK_MESSAGE)
 

@@ -158,6 +158,7 @@ class GPU:
         self.fixed_tags = {}
         self.free_fixed_tags = list(range(MAX_TAGS - FIXED_TAGS, MAX_TAGS))
         self.capturing = None         # replay.capture's list while it collects dispatches
+        self.profiling = None         # profiled(): (query set, capacity, program keys)
         self.replayed = 0             # dispatches replayed into the pending batch
         self.failures = []            # (op, message) collected but not yet reported
         self._inflight = None         # (staging, size) of a read interrupted mid-wait
@@ -345,7 +346,9 @@ class GPU:
         self.nparams += 1
         bg = self._bind_group(prog.nbind, bufs)
         cpass = self.cpass
-        if cpass is None:
+        if self.profiling is not None:
+            cpass = self._profiled_pass(prog)
+        elif cpass is None:
             cpass = self._begin_pass()
         # Straight into wgpu-native: wgpu-py's wrappers (error scopes, keep-alive lists,
         # a fresh offsets array per call) cost more than the encoding itself. The pass
@@ -558,6 +561,46 @@ class GPU:
     # -- GPU timestamps (benchmarks) ----------------------------------------------------
     def has_timestamps(self):
         return "timestamp-query" in self.features
+
+    def profiled(self, fn, capacity=2048):
+        """Run fn() with each of its first `capacity` dispatches in a compute pass of its own
+        between two GPU timestamps: [(program key, GPU ns)] in dispatch order (a per-kernel
+        profile for benchmarks; the passes cost some time between kernels, not in them)."""
+        with self.guard:
+            self.flush()
+            qs = self.device.create_query_set(type="timestamp", count=2 * capacity)
+            self.profiling = (qs, capacity, [])
+        try:
+            fn()
+        finally:
+            with self.guard:
+                keys = self.profiling[2]
+                self.profiling = None
+                self.flush()
+        if not keys:
+            return []
+        U = self.wgpu.BufferUsage
+        with self.guard:
+            qbuf = self._buffer(16 * len(keys), U.QUERY_RESOLVE | U.COPY_SRC, "torchic-profile")
+            enc = self.device.create_command_encoder()
+            enc.resolve_query_set(qs, 0, 2 * len(keys), qbuf, 0)
+            self.queue.submit([enc.finish()])
+        ts = np.frombuffer(self.read(qbuf, 0, 16 * len(keys)).tobytes(), np.uint64)
+        period = float(self._lib.wgpuQueueGetTimestampPeriod(self.queue._internal))
+        return [(k, float(int(ts[2 * i + 1]) - int(ts[2 * i])) * period)
+                for i, k in enumerate(keys)]
+
+    def _profiled_pass(self, prog):
+        qs, capacity, keys = self.profiling
+        self._end_pass()
+        if len(keys) >= capacity:
+            return self._begin_pass()
+        with self.guard:
+            self.cpass = self._encoder().begin_compute_pass(timestamp_writes={
+                "query_set": qs, "beginning_of_pass_write_index": 2 * len(keys),
+                "end_of_pass_write_index": 2 * len(keys) + 1})
+        keys.append(prog.key)
+        return self.cpass
 
     def timed(self, fn):
         """Run fn() (which encodes ops) inside one compute pass between GPU timestamps.
