@@ -142,23 +142,23 @@ class Bench:
             # ~10 ms of GPU work per timed trial; trials interleave the variants round-robin
             # (after a warm-up) so a clock change between them biases none of them
             reps = 1 if self.quick else max(1, min(200, int(4e11 / flop)))
-            variants = [(t, False) for t in tiles] + ([(None, True)] if checks else [])
+            # (tile, checked compile, split-K target): None is the backend's choice
+            variants = [(t, False, None) for t in tiles] + ([(None, True, None)] if checks else [])
             variants += [(None, False, g) for g in splits]
             times = {}
             self.warm_up(0.3)
             for trial in range(2 if self.quick else 5):
-                for v in variants:
-                    tile, chk = v[0], v[1]
+                for tile, chk, split in variants:
                     label = (tile or "auto") + (" checked" if chk else "") + \
-                        (f" split{v[2]}" if len(v) > 2 else "")
+                        (f" split{split}" if split else "")
                     if isinstance(times.get(label), str):
                         continue
                     if tile:
                         os.environ[wmm.ENV_TILE] = tile
                     # the sweep times the unchecked compile; "auto checked" is the default one
                     os.environ[wmm.ENV_CHECKS] = "1" if chk else "0"
-                    if len(v) > 2:
-                        os.environ[wmm.ENV_SPLIT] = str(v[2])
+                    if split:
+                        os.environ[wmm.ENV_SPLIT] = str(split)
                     try:
                         s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (av, bv), {}), reps,
                                              trials=1)

@@ -13,6 +13,7 @@ Words: n, out base, key base, key stride, threshold, scale bits, first index.
 import numpy as np
 
 from ...dispatcher import View
+from ...shape import numel
 from . import wgsl, windows
 from .wgsl import WG, par
 
@@ -53,9 +54,7 @@ def _encode(be, out, n, key, first, threshold, scale_bits):
 
 def kernel(be, out, ins, params):
     """The kernel table's entry: encode the mask into the contiguous out."""
-    n = 1
-    for d in out.shape:
-        n *= d
+    n = numel(out.shape)
     if n == 0:
         return
     key, threshold = ins[0], int(params["threshold"])
