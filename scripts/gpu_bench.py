@@ -458,6 +458,25 @@ def gpt_profile(quick, text_path=None, top=25):
     return out
 
 
+def gpt_match(quick, text_path=None, steps=50):
+    """Issue 17's loss check at the full size: the first `steps` eager training losses of
+    torchic webgpu and torch CUDA with dropout masks shared (gpt.matched_losses); the
+    largest relative difference against the 1e-3 goal."""
+    import torch
+    cfg, data, vocab, name = gpt_inputs(quick, text_path)
+    got, got_eval = gpt.matched_losses(torchic, cfg, data, vocab, steps, eval_iters=2)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    want, want_eval = gpt.matched_losses(torch, cfg, data, vocab, steps, device=dev,
+                                         eval_iters=2)
+    rel = [abs(a - b) / abs(b) for a, b in zip(got, want)]
+    out = {"config": gpt.label(cfg), "text": name, "steps": steps,
+           "max_rel_diff": max(rel), "worst_step": rel.index(max(rel)),
+           "torchic_losses": got[::10] + got[-1:], "torch_losses": want[::10] + want[-1:],
+           "torchic_eval": got_eval, "torch_eval": want_eval}
+    print("gpt match", out, flush=True)
+    return out
+
+
 def gpt_training(quick, with_torch, steps, text_path=None, eval_iters=None):
     """`steps` training steps of the GPT on torchic (compiled; eager if compile fails) and on
     torch CUDA eager, same weights, batches and seed: wall time, final train / val loss."""
@@ -520,6 +539,12 @@ def gpt_markdown(r):
         lines += [f"| {k['kernel']} | {k['count']} | {k['ms']:.2f} | {k['share']:.1%} |"
                   for k in g["kernels"]]
         lines.append("")
+    if isinstance(r.get("gpt_match"), dict):
+        g = r["gpt_match"]
+        lines += [f"| GPT loss match {g['config']}, {g['steps']} eager steps, shared dropout "
+                  f"masks | max relative difference | worst step | goal |", "|---|---|---|---|",
+                  f"| torchic webgpu vs torch CUDA | {g['max_rel_diff']:.2e} | "
+                  f"{g['worst_step']} | <= 1e-3 |", ""]
     if "gpt_training" in r:
         g = r["gpt_training"]
         lines += [f"| GPT training {g['config']}, {g['steps']} steps ({g['text']}) | wall s | "
@@ -643,8 +668,8 @@ def main():
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--tiles", default="", help="comma list of matmul tiles to sweep")
     ap.add_argument("--skip", default="",
-                    help="comma list of parts to skip: matmul,squares,bw,makemore,gpt,latency,"
-                         "torch")
+                    help="comma list of parts to skip: matmul,squares,bw,makemore,gpt,gpt_match,"
+                         "latency,torch")
     ap.add_argument("--gpt-steps", type=int, default=500,
                     help="training steps of the gpt part's loss run (0: step times only)")
     ap.add_argument("--gpt-text", default=None,
@@ -705,6 +730,8 @@ def main():
         result["makemore"] = makemore(args.quick, with_torch)
         if not args.quick:
             result["makemore_matmuls"] = makemore_matmuls(b)
+    if "gpt" not in skip and "gpt_match" not in skip and with_torch:
+        result["gpt_match"] = _guarded(lambda: gpt_match(args.quick, args.gpt_text))
     if "gpt" not in skip:
         result["gpt_profile"] = gpt_profile(args.quick, args.gpt_text)
         result["gpt"] = gpt_step_times(args.quick, with_torch, args.gpt_text)

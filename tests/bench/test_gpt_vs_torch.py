@@ -5,7 +5,8 @@ parameter groups, dropout 0.2.
 Dropout masks: PyTorch's CPU mask is not a fixed function of the seed (Intel CPUs with MKL
 draw it from an MCG31 stream seeded by one mt19937 draw, other CPUs compare mt19937 doubles
 with 1 - p) and torchic draws float32 uniforms, so the loss-match test swaps every
-nn.Dropout of both models for one that multiplies by masks from a shared NumPy stream.
+nn.Dropout of both models for one that multiplies by masks from a shared NumPy stream
+(gpt.matched_losses).
 torchic's own dropout is covered by the compiled-vs-eager test below (same seed, same masks).
 """
 
@@ -26,35 +27,11 @@ def text():
     return gpt.encode(gpt.names_text())
 
 
-def _shared_masks(lib, model, p, seed=7):
-    """Replace each nn.Dropout in `model` by x * mask / (1 - p), masks from NumPy."""
-    rng = np.random.default_rng(seed)
-
-    class SharedMaskDropout(lib.nn.Module):
-        def forward(self, x):
-            if not self.training:
-                return x
-            keep = (rng.random(tuple(x.shape)) >= p).astype(np.float32) / np.float32(1 - p)
-            return x * lib.tensor(keep)
-
-    for module in list(model.modules()):
-        for name, child in list(module.named_children()):
-            if isinstance(child, lib.nn.Dropout):
-                setattr(module, name, SharedMaskDropout())
-
-
-def _run(lib, data, vocab, steps):
-    step = gpt.training_step(lib, CFG, data, vocab)
-    _shared_masks(lib, step.model, CFG["dropout"])
-    losses = [step() for _ in range(steps)]
-    return losses, gpt.estimate_loss(lib, step.model, step.batches, 1)
-
-
 def test_gpt_losses_match_pytorch(backend, text):
     import torchic
     data, vocab = text
-    got, got_eval = _run(torchic, data, vocab, STEPS)
-    want, want_eval = _run(torch, data, vocab, STEPS)
+    got, got_eval = gpt.matched_losses(torchic, CFG, data, vocab, STEPS)
+    want, want_eval = gpt.matched_losses(torch, CFG, data, vocab, STEPS)
     np.testing.assert_allclose(got, want, rtol=1e-3)
     np.testing.assert_allclose([got_eval["train"], got_eval["val"]],
                                [want_eval["train"], want_eval["val"]], rtol=1e-3)

@@ -8,8 +8,9 @@ softmax, a GELU MLP, lm_head tied to the token embedding). The weights come from
 parameter order decides them) and the batches from a NumPy generator, so both libraries
 start from identical weights and see identical batches. Dropout masks are each library's
 own: PyTorch's CPU mask depends on the CPU (MKL's MCG31 stream on Intel, mt19937 doubles
-elsewhere) and CUDA's on Philox, so no fixed rule reproduces them; the loss-match test
-(tests/bench/test_gpt_vs_torch.py) feeds both the same masks.
+elsewhere) and CUDA's on Philox, so no fixed rule reproduces them; the loss-match runs
+(`matched_losses`: tests/bench/test_gpt_vs_torch.py, scripts/gpu_bench.py) feed both the same
+masks.
 
 The text is the `names` package's census names (a dependency: nothing is downloaded).
 """
@@ -214,6 +215,35 @@ def training_step(lib, cfg, data, vocab, device=None, seed=0, compile=None, batc
         return train(to_index(xb), to_index(yb)).item()
     step.model, step.batches = model, batches
     return step
+
+
+def share_dropout_masks(lib, model, p, seed=7):
+    """Replace each nn.Dropout in `model` by x * mask / (1 - p), the masks from one NumPy
+    stream (seed): two libraries given the same seed drop the same elements."""
+    rng = np.random.default_rng(seed)
+    scale = np.float32(1 / (1 - p))
+
+    class SharedMaskDropout(lib.nn.Module):
+        def forward(self, x):
+            if not self.training:
+                return x
+            keep = (rng.random(tuple(x.shape), np.float32) >= p).astype(np.float32) * scale
+            return x * lib.tensor(keep, device=x.device)
+
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, lib.nn.Dropout):
+                setattr(module, name, SharedMaskDropout())
+
+
+def matched_losses(lib, cfg, data, vocab, steps, device=None, eval_iters=1):
+    """(the first `steps` training losses, estimate_loss) of eager training on `lib` with
+    dropout masks shared through share_dropout_masks: what the loss-match checks compare
+    between torchic and PyTorch."""
+    step = training_step(lib, cfg, data, vocab, device)
+    share_dropout_masks(lib, step.model, cfg["dropout"])
+    losses = [step() for _ in range(steps)]
+    return losses, estimate_loss(lib, step.model, step.batches, eval_iters, device)
 
 
 def estimate_loss(lib, model, batches, iters, device=None):
