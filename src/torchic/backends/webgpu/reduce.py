@@ -6,6 +6,13 @@ decomposed separately, so any strides work. Three layouts:
 
 * ``t``: one invocation per row (short rows, many of them);
 * ``w``: one 256-invocation workgroup per row, strided loop + tree in workgroup memory;
+* ``columns``: the kept rows lie next to each other in memory and the reduced elements
+  do not (a bias gradient: ``(B*T, C)`` summed over axis 0 is ``C`` rows of ``B*T`` elements
+  ``C`` apart): a workgroup takes ``COLS`` neighbouring rows, its ``LANES`` invocations per
+  row walk one chunk of the reduced elements, so every load is coalesced; the row is cut
+  into ``S`` chunks so that there are enough workgroups, and a second pass of the same
+  kernel adds the ``S`` partials. A row per workgroup (``w``) read such rows 4 bytes at a
+  time ``C`` apart: 29% of a GPT step's GPU time on the H200.
 * split: few very long rows (e.g. a full sum of 64M floats), or rows too long
   for one workgroup's loop budget (``wgsl.LOOP_BUDGET``): pass 1 reduces
   ``S`` chunks per row into a scratch buffer, pass 2 reduces those ``R x S``
@@ -23,6 +30,9 @@ from .wgsl import par
 WGR = 256
 THREAD_ROW_MAX_C = 32
 SPLIT_MIN_C = 1 << 16
+COLS, LANES = 64, 4           # columns layout: rows per workgroup, invocations per row
+COLUMN_GROUPS = 1024          # aim: workgroups of a columns pass (chunks cut to reach it)
+COLUMN_MIN_CHUNK = 64         # ... but no chunk under this many elements
 
 COMBINE = {
     "sum": ("0.0", "{a} + {b}"),
@@ -148,6 +158,54 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
     return src, len(bind)
 
 
+def _build_columns(mode, od, idims, dtype):
+    """The columns layout (module docstring): workgroup g takes rows (g / S) * COLS + [0,
+    COLS) and chunk g % S of their reduced elements; writes O[obase + chunk * R + row]."""
+    ident, comb = (COMBINE_I32 if dtype == "i32" else COMBINE)[mode]
+    src = wgsl.header([("O", dtype), ("A", dtype)]) + wgsl.FLOAT_FNS
+    src += f"var<workgroup> sv: array<{dtype}, {WGR}>;\n"
+    ocode, k = _index_code("o", "row", od, 4)
+    icode, k = _index_code("i", "c", idims, k)
+    R, C, obase, abase, chunk, S = par(0), par(1), par(2), par(3), par(k), par(k + 1)
+    total = "sv[lid]"
+    for lane in range(1, LANES):
+        total = comb.format(a=total, b=f"sv[lid + {lane * COLS}u]")
+    lines = ["let g = wid.y * nwg.x + wid.x;", f"let part = g % {S};",
+             f"let row = (g / {S}) * {COLS}u + lid % {COLS}u;", f"let lane = lid / {COLS}u;",
+             f"let c0 = part * {chunk};", f"let c1 = min({C}, c0 + {chunk});",
+             f"var acc: {dtype} = {ident};", f"if (row < {R}) {{"] + ocode + \
+            [f"for (var c = c0 + lane; c < c1; c = c + {LANES}u) {{"] + icode + \
+            [f"let x = A[{abase} + ooff + ioff];", f"acc = {comb.format(a='acc', b='x')};",
+             "}", "}", "sv[lid] = acc;", "workgroupBarrier();",
+             f"if (lane == 0u && row < {R}) {{ O[{obase} + part * {R} + row] = {total}; }}"]
+    return src + wgsl.entry(WGR) + "  " + "\n  ".join(lines) + "\n}\n", 2
+
+
+def _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers):
+    """Encode the columns layout: one pass when a chunk is the whole row, else a pass of
+    S chunks per row into scratch (chunk-major: R partials per chunk) and a pass over them."""
+    col_groups = -(-R // COLS)
+    S = max(1, min(-(-C // COLUMN_MIN_CHUNK), -(-COLUMN_GROUPS // col_groups)))
+    S = max(S, -(-C // (LANES * (wgsl.LOOP_BUDGET - 16))))     # lavapipe's loop budget
+    chunk = -(-C // S)
+    S = -(-C // chunk)
+    obuf, obase = buffers(out)
+    abuf, abase = buffers(a)
+    key = ("reduce", mode, "columns", od, idims, a.dtype)
+    prog = gpu.program(key, lambda: _build_columns(mode, od, idims, a.dtype))
+    if S == 1:
+        gpu.dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom + [C, 1],
+                     wgsl.grid(col_groups, gpu.max_groups))
+        return
+    scratch = gpu.scratch_buffer("reduce", R * S * 4)
+    gpu.dispatch(prog, [scratch, abuf], [R, C, 0, abase] + geom + [chunk, S],
+                 wgsl.grid(col_groups * S, gpu.max_groups))
+    key = ("reduce", mode, "columns", 1, 1, a.dtype)
+    prog = gpu.program(key, lambda: _build_columns(mode, 1, 1, a.dtype))
+    gpu.dispatch(prog, [obuf, scratch], [R, S, obase, 0, R, 1, S, R, S, 1],
+                 wgsl.grid(col_groups, gpu.max_groups))
+
+
 def _split_dims(view, naxes):
     nd = len(view.shape)
     outer, inner = view.shape[:nd - naxes], view.shape[nd - naxes:]
@@ -188,6 +246,9 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
     abuf, abase = buffers(a)
     geom = list(oshape) + list(ostr) + list(ishape) + list(istr)
     od, idims = len(oshape), len(ishape)
+    if (R > 1 and C > THREAD_ROW_MAX_C and mode != "argmax" and ostr[-1] == 1
+            and istr[-1] != 1):
+        return _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers)
     # one workgroup per row loops C / WGR times plus its 8-step tree: past the budget, split
     too_long = -(-C // WGR) + 16 > wgsl.LOOP_BUDGET
     if C > THREAD_ROW_MAX_C and (too_long or (C >= SPLIT_MIN_C and R < 256)):
