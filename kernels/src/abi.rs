@@ -87,6 +87,8 @@ pub unsafe extern "C" fn tk_add_arena(ctx: *mut Ctx, addr: u64, len: u64) -> i64
 
 /// Most words one push may carry (a batch of op records).
 pub const MAX_PUSH_WORDS: i64 = 1 << 20;
+/// the most slots a program may have (torchic.compile: one per tensor argument)
+pub const MAX_SLOTS: i64 = 1 << 16;
 
 /// Queue a batch of `n` i64 words: op records back to back (see record.rs).
 /// Returns the sequence number of its last op, or -1 when the
@@ -162,6 +164,7 @@ unsafe fn queue(
             data,
             arenas: ctx.arenas.clone(),
             program: None,
+            bases: Vec::new(),
         })
     })();
     match batch {
@@ -221,19 +224,41 @@ pub unsafe extern "C" fn tk_take_error(ctx: *mut Ctx, buf: *mut u8, cap: i64) ->
     }
 }
 
+/// The `n` i64 words at `p` (any alignment: a Python bytes object), copied.
+unsafe fn copy_words(p: *const u8, n: i64) -> Vec<i64> {
+    let mut words = vec![0i64; n as usize];
+    if n > 0 {
+        std::ptr::copy_nonoverlapping(p, words.as_mut_ptr() as *mut u8, n as usize * 8);
+    }
+    words
+}
+
 /// Decode and validate `n` words of op records (as for `tk_push`, no writes) once, into
-/// a program pushed later by `tk_push_program`. Returns its handle (>= 0), or -1 with
-/// the message in `tk_push_error`.
+/// a program pushed later by `tk_push_program`; `slots` holds `nslots` (arena, block byte
+/// offset) pairs: the blocks a push may swap (record.rs, Program). Returns its handle
+/// (>= 0), or -1 with the message in `tk_push_error`.
 #[no_mangle]
-pub unsafe extern "C" fn tk_prepare(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
+pub unsafe extern "C" fn tk_prepare(
+    ctx: *mut Ctx,
+    rec: *const u8,
+    n: i64,
+    slots: *const u8,
+    nslots: i64,
+) -> i64 {
     let ctx = &*ctx;
     let program = (|| {
         if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {
             return Err(format!("bad program ({n} words)"));
         }
-        let mut words = vec![0i64; n as usize];
-        std::ptr::copy_nonoverlapping(rec, words.as_mut_ptr() as *mut u8, n as usize * 8);
-        prepare(&words, &ctx.arenas.lock().unwrap())
+        if !(0..=MAX_SLOTS).contains(&nslots) || (nslots > 0 && slots.is_null()) {
+            return Err(format!("bad slot list ({nslots} slots)"));
+        }
+        let words = copy_words(rec, n);
+        let pairs: Vec<(i64, i64)> = copy_words(slots, 2 * nslots)
+            .chunks(2)
+            .map(|p| (p[0], p[1]))
+            .collect();
+        prepare(&words, &ctx.arenas.lock().unwrap(), &pairs)
     })();
     match program {
         Ok(p) => {
@@ -248,9 +273,16 @@ pub unsafe extern "C" fn tk_prepare(ctx: *mut Ctx, rec: *const u8, n: i64) -> i6
     }
 }
 
-/// Queue prepared program `handle`; returns like `tk_push`.
+/// Queue prepared program `handle`; `blocks` holds `nblocks` (arena, block byte offset,
+/// block bytes) triples, one per slot, the blocks this run uses in the slots (0: the
+/// recorded ones). Returns like `tk_push`.
 #[no_mangle]
-pub unsafe extern "C" fn tk_push_program(ctx: *mut Ctx, handle: i64) -> i64 {
+pub unsafe extern "C" fn tk_push_program(
+    ctx: *mut Ctx,
+    handle: i64,
+    blocks: *const u8,
+    nblocks: i64,
+) -> i64 {
     let ctx = &*ctx;
     let program = usize::try_from(handle)
         .ok()
@@ -258,14 +290,28 @@ pub unsafe extern "C" fn tk_push_program(ctx: *mut Ctx, handle: i64) -> i64 {
     let msg = match program {
         None => format!("no prepared program {handle}"),
         Some(_) if ctx.stream.is_closed() => "the runtime is closed".into(),
+        Some(_) if !(0..=MAX_SLOTS).contains(&nblocks) || (nblocks > 0 && blocks.is_null()) => {
+            format!("bad slot blocks ({nblocks})")
+        }
         Some(p) => {
-            return ctx.stream.push(Batch {
-                words: Vec::new(),
-                starts: Vec::new(),
-                data: Vec::new(),
-                arenas: ctx.arenas.clone(),
-                program: Some(p),
-            }) as i64
+            let bases = if nblocks == 0 {
+                Ok(Vec::new())
+            } else {
+                p.slot_bases(&copy_words(blocks, 3 * nblocks), &ctx.arenas.lock().unwrap())
+            };
+            match bases {
+                Err(msg) => msg,
+                Ok(bases) => {
+                    return ctx.stream.push(Batch {
+                        words: Vec::new(),
+                        starts: Vec::new(),
+                        data: Vec::new(),
+                        arenas: ctx.arenas.clone(),
+                        program: Some(p),
+                        bases,
+                    }) as i64
+                }
+            }
         }
     };
     *ctx.push_error.lock().unwrap() = msg;

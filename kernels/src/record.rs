@@ -54,12 +54,30 @@ pub struct Batch {
     pub arenas: Arenas,
     /// a prepared program to run instead of the records (`words` is empty then)
     pub program: Option<Arc<Program>>,
+    /// the program's slot blocks for this push (addresses; empty: the recorded ones)
+    pub bases: Vec<usize>,
 }
 
 /// A recorded program (torchic.compile): its records decoded and validated once,
 /// at `prepare`, then run as they are at every push of it.
+///
+/// Slots: blocks named at `prepare` (the program's copies of its tensor arguments) that a
+/// push may swap for other blocks (the caller's tensors, read and written where they are,
+/// with no copy in or out). Each view into a slot block is kept as (op, view, byte offset
+/// from the block start); a swapped-in block must reach as far as the slot's views do.
 pub struct Program {
-    ops: Vec<Op<'static>>,
+    /// the ops, their slot views pointing at the blocks of the last run (a program runs
+    /// on the coordinator only, one push after the other: the lock is never contended)
+    ops: Mutex<Vec<Op<'static>>>,
+    n_ops: usize,
+    /// (op index, view index, slot, byte offset from the slot block's start)
+    patches: Vec<(usize, usize, usize, usize)>,
+    /// per slot: the bytes its views reach from the block's start
+    reach: Vec<usize>,
+    /// per slot: the recorded block's start address (a push naming no blocks uses these)
+    recorded: Vec<usize>,
+    /// per slot: the block start the ops point at now
+    current: Mutex<Vec<usize>>,
 }
 
 // SAFETY: the ops' pointers are into registered arenas, which live as long as the
@@ -68,10 +86,17 @@ pub struct Program {
 unsafe impl Send for Program {}
 unsafe impl Sync for Program {}
 
-/// Decode and validate every record of `words` (no host writes) into a Program.
-pub fn prepare(words: &[i64], arenas: &[(usize, usize)]) -> Result<Program, String> {
+/// Decode and validate every record of `words` (no host writes) into a Program; `slots`
+/// are the (arena, block byte offset) of the blocks a push may swap (see Program).
+pub fn prepare(
+    words: &[i64],
+    arenas: &[(usize, usize)],
+    slots: &[(i64, i64)],
+) -> Result<Program, String> {
     let starts = frame_records(words)?;
     let mut ops = Vec::with_capacity(starts.len());
+    let mut patches = Vec::new();
+    let mut reach = vec![0usize; slots.len()];
     for (i, &start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(words.len());
         let rec = &words[start..end];
@@ -79,23 +104,119 @@ pub fn prepare(words: &[i64], arenas: &[(usize, usize)]) -> Result<Program, Stri
             return Err(format!("record {i}: a program holds no host writes"));
         }
         ops.push(decode(rec, arenas, &[]).map_err(|e| format!("record {i}: {e}"))?);
+        // (decode checked every view: each lies inside its block, so lo >= 0)
+        let mut pos = HEADER;
+        for k in 0..rec[1] as usize {
+            let (arena, boff, offset, nd) = (rec[pos], rec[pos + 1], rec[pos + 3], rec[pos + 5]);
+            let nd = nd as usize;
+            if let Some(slot) = slots.iter().position(|&s| s == (arena, boff)) {
+                let dims = &rec[pos + 6..pos + 6 + 2 * nd];
+                let (shape, strides) = dims.split_at(nd);
+                let mut hi = offset as i128;
+                let mut empty = false;
+                for (&n, &st) in shape.iter().zip(strides) {
+                    empty |= n == 0;
+                    if n > 0 && st > 0 {
+                        hi += (n as i128 - 1) * st as i128;
+                    }
+                }
+                if !empty {
+                    patches.push((i, k, slot, offset as usize * 4));
+                    reach[slot] = reach[slot].max((hi as usize + 1) * 4);
+                }
+            }
+            pos += 6 + 2 * nd;
+        }
     }
-    Ok(Program { ops })
+    // the recorded blocks' addresses (checked inside their arenas by decode, where used)
+    let recorded: Vec<usize> = slots
+        .iter()
+        .map(|&(arena, boff)| {
+            let base = usize::try_from(arena).ok().and_then(|a| arenas.get(a)).map_or(0, |a| a.0);
+            base.wrapping_add(boff as usize)
+        })
+        .collect();
+    Ok(Program {
+        n_ops: ops.len(),
+        ops: Mutex::new(ops),
+        patches,
+        reach,
+        current: Mutex::new(recorded.clone()),
+        recorded,
+    })
+}
+
+impl Program {
+    pub fn slots(&self) -> usize {
+        self.reach.len()
+    }
+
+    /// The start addresses of the blocks a push puts in the slots: `blocks` holds one
+    /// (arena, block byte offset, block bytes) per slot, each checked to lie inside its
+    /// registered arena and to reach as far as the slot's views.
+    pub fn slot_bases(&self, blocks: &[i64], arenas: &[(usize, usize)]) -> Result<Vec<usize>, String> {
+        if blocks.len() != 3 * self.reach.len() {
+            return Err(format!(
+                "the program has {} slots, the push gives {} words",
+                self.reach.len(),
+                blocks.len()
+            ));
+        }
+        let mut bases = Vec::with_capacity(self.reach.len());
+        for (j, b) in blocks.chunks(3).enumerate() {
+            let (arena, boff, bsize) = (b[0], b[1], b[2]);
+            let &(aaddr, alen) = usize::try_from(arena)
+                .ok()
+                .and_then(|i| arenas.get(i))
+                .ok_or_else(|| format!("slot {j}: arena {arena} does not exist"))?;
+            if boff < 0 || bsize < 0 || boff as i128 + bsize as i128 > alen as i128 {
+                return Err(format!(
+                    "slot {j}: block [{boff}, +{bsize}) is outside arena {arena} of {alen} bytes"
+                ));
+            }
+            if (bsize as u64 as u128) < self.reach[j] as u128 {
+                return Err(format!(
+                    "slot {j}: a block of {bsize} bytes, the program's views reach {} bytes",
+                    self.reach[j]
+                ));
+            }
+            bases.push(aaddr + boff as usize);
+        }
+        Ok(bases)
+    }
+
+    /// Run every op, the slots' views moved to `bases` (empty: the recorded blocks).
+    fn run(
+        &self,
+        pool: &Pool,
+        bases: &[usize],
+        finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>),
+    ) {
+        let mut ops = self.ops.lock().unwrap();
+        let bases = if bases.is_empty() { &self.recorded[..] } else { bases };
+        let mut current = self.current.lock().unwrap();
+        if current[..] != *bases {
+            for &(i, k, slot, off) in &self.patches {
+                ops[i].v[k].ptr = bases[slot].wrapping_add(off) as *mut u8;
+            }
+            current.copy_from_slice(bases);
+        }
+        for op in ops.iter() {
+            finished(execute(pool, op).map_err(|e| (op.def.name, e)));
+        }
+    }
 }
 
 impl Task for Batch {
     fn ops(&self) -> usize {
         match &self.program {
-            Some(p) => p.ops.len(),
+            Some(p) => p.n_ops,
             None => self.starts.len(),
         }
     }
     fn run(&self, pool: &Pool, finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>)) {
         if let Some(program) = &self.program {
-            for op in &program.ops {
-                finished(execute(pool, op).map_err(|e| (op.def.name, e)));
-            }
-            return;
+            return program.run(pool, &self.bases, finished);
         }
         let mut ends = self
             .starts
@@ -605,13 +726,14 @@ mod tests {
         view(&mut add, 0, 64, 64, 0, 0, &[16], &[1]);
         view(&mut add, 0, 0, 64, 0, 0, &[16], &[1]);
         let two = [add.clone(), add.clone()].concat();
-        let program = prepare(&two, &arenas).ok().expect("a valid program");
+        let program = prepare(&two, &arenas, &[]).ok().expect("a valid program");
         let batch = Batch {
             words: Vec::new(),
             starts: Vec::new(),
             data: Vec::new(),
             arenas: Arc::new(Mutex::new(arenas.to_vec())),
             program: Some(Arc::new(program)),
+            bases: Vec::new(),
         };
         assert_eq!(batch.ops(), 2);
         let pool = Pool::new(1);
@@ -623,10 +745,39 @@ mod tests {
         let mut bad = two.clone();
         let at = add.len() + 6 + 2;
         bad[at] = 300; // block past the arena
-        assert!(prepare(&bad, &arenas).err().unwrap().starts_with("record 1:"));
+        assert!(prepare(&bad, &arenas, &[]).err().unwrap().starts_with("record 1:"));
         let mut write = add.clone();
         write[0] = ops::OP_WRITE;
-        assert!(prepare(&write, &arenas).is_err());
+        assert!(prepare(&write, &arenas, &[]).is_err());
+    }
+
+    #[test]
+    fn a_push_moves_the_slot_views_to_the_blocks_it_gives() {
+        // out = a + b, a the slot at byte 64: a push with the block at byte 128 reads that
+        let mut mem = vec![0f32; 64];
+        for (i, x) in mem.iter_mut().enumerate() {
+            *x = i as f32;
+        }
+        let arenas = [(mem.as_mut_ptr() as usize, 256)];
+        let mut add = vec![ops::code_of("add").unwrap(), 3, 0, 0, 0, 0];
+        view(&mut add, 0, 0, 64, 0, 0, &[4], &[1]); // out: elements 0..4
+        view(&mut add, 0, 64, 64, 2, 0, &[4], &[2]); // a: slot, offset 2, stride 2
+        view(&mut add, 0, 192, 64, 0, 0, &[4], &[1]); // b: elements 48..52
+        let program = prepare(&add, &arenas, &[(0, 64)]).ok().expect("a valid program");
+        assert_eq!(program.slots(), 1);
+        assert_eq!(program.reach, vec![(2 + 3 * 2 + 1) * 4]);
+        let bases = program.slot_bases(&[0, 128, 64], &arenas).unwrap();
+        let pool = Pool::new(1);
+        program.run(&pool, &bases, &mut |r| assert!(r.is_ok()));
+        // a now reads elements 32 + 2, 34, 36, 38; b 48..52
+        assert_eq!(&mem[..4], &[34.0 + 48.0, 36.0 + 49.0, 38.0 + 50.0, 40.0 + 51.0]);
+        program.run(&pool, &[], &mut |r| assert!(r.is_ok()));   // the recorded block
+        assert_eq!(&mem[..4], &[18.0 + 48.0, 20.0 + 49.0, 22.0 + 50.0, 24.0 + 51.0]);
+        // a block too small, outside the arena, a missing slot: refused
+        assert!(program.slot_bases(&[0, 128, 32], &arenas).unwrap_err().contains("reach"));
+        assert!(program.slot_bases(&[0, 224, 64], &arenas).unwrap_err().contains("outside"));
+        assert!(program.slot_bases(&[1, 0, 64], &arenas).unwrap_err().contains("arena 1"));
+        assert!(program.slot_bases(&[], &arenas).unwrap_err().contains("1 slots"));
     }
 
     #[test]

@@ -19,9 +19,13 @@ What a Program holds:
   * state: blocks of tensors that outlive the call (parameters, optimizer state, grads,
     cached constants, the recorded outputs). Their Storages are held by the program (so
     no block is recycled under it) and replays update them in place, as eager mode does.
-  * inputs: each tensor argument is copied into a program-owned tensor before fn sees it;
-    a replay copies the new argument there first (one copy op per argument), and copies it
-    back after the call when fn changed it in place (as eager mode would have).
+  * inputs: each tensor argument is copied into a program-owned tensor before fn sees it.
+    On simd (a backend with `program_slots`) those tensors' blocks are the program's slots:
+    a replay hands the Rust side the caller's argument blocks instead, so the program reads
+    (and, where fn updates an argument in place, writes) the arguments where they are.
+    Elsewhere, and for an argument whose strides differ from the recorded ones, a replay
+    copies the new argument in first (one copy op per argument), and back after the call
+    when fn changed it in place (as eager mode would have).
 - host writes become copy ops from one staging block per dtype: a replay fills the staging
   array on the host (re-calling each write's `source`: random draws from the global
   generator, optimizer scalars such as lr read from param_groups; other writes are baked
@@ -31,6 +35,9 @@ What a Program holds:
 
 Replay: simd packs the records once and pushes them with one call (SimdBackend.pack /
 push_packed); other backends get the records one by one through backend.run.
+
+A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
+each argument apart.
 
 Recording refuses what a replay could not reproduce, naming the user's line: a read
 (.item(), .numpy(), print) inside fn, and a tensor from outside fn replaced inside it
@@ -193,9 +200,14 @@ class Program:
         self.held = [r for r in gc.get_referrers(*outside.values())
                      if type(r) is Storage and id(r.block) in blocks] if outside else []
         self._packed = None
-        pack = getattr(self.rt.backend, "pack", None)
-        if pack is not None:
-            self._packed = pack(self.records)
+        backend = self.rt.backend
+        # a backend with program slots runs the program on the caller's argument tensors
+        # where they are (no copy in, none back): the inputs' blocks are its slots
+        self._slotted = getattr(backend, "program_slots", False)
+        if self._slotted:
+            self._packed = backend.pack(self.records, [t._view.block for t in inputs])
+        elif getattr(backend, "pack", None) is not None:
+            self._packed = backend.pack(self.records)
         self.released = self._staged = False
         _live.add(self)
 
@@ -219,14 +231,30 @@ class Program:
                 out.append(("copy", target, (src,), None))
         return out
 
+    def _arguments_in(self, tensors):
+        """Give the program the call's tensor arguments: (block, byte offset) per input for
+        a backend with program slots (the argument itself where its layout is the
+        recorded one, else a copy into the program's own tensor), else None (copies)."""
+        slots = [] if self._slotted else None
+        for mine, given in zip(self.inputs, tensors):
+            m, g = mine._view, raw.view_of(given)
+            if g is m:
+                if slots is not None:
+                    slots.append((m.block, 0))
+            elif slots is not None and g.strides == m.strides and g.offset >= m.offset:
+                slots.append((g.block, (g.offset - m.offset) * 4))
+            else:
+                raw.copy_into(mine, given)
+                if slots is not None:
+                    slots.append((m.block, 0))
+        return slots
+
     def replay(self, tensors):
         if self.released:
             raise RuntimeError("this compiled program was released")
         backend = self.rt.backend
         run = self.rt.run
-        for mine, given in zip(self.inputs, tensors):
-            if given._view is not mine._view:
-                raw.copy_into(mine, given)
+        slots = self._arguments_in(tensors)
         # (a write may run later: a refilled host array is a fresh copy, given away)
         hosts = [host.copy() if refilled else host for _, host, refilled in self.stages]
         for i, offset, n, source in self.sources:
@@ -236,19 +264,24 @@ class Program:
                 self.rt.write(stage._view, host)
         self._staged = True
         if self._packed is not None:
-            backend.push_packed(self._packed)
+            if slots is None:
+                backend.push_packed(self._packed)
+            else:
+                backend.push_packed(self._packed, slots)
         else:
             for r in self.records:
                 run(*r)
-        self.write_back(tensors)
+        self.write_back(tensors, slots)
         return [_fresh_copy(t) for t in self.outputs]
 
-    def write_back(self, tensors):
-        """Copy the arguments fn changed in place into the caller's tensors (as eager mode)."""
+    def write_back(self, tensors, slots=None):
+        """Copy the arguments fn changed in place into the caller's tensors (as eager mode;
+        an argument the program used in place was changed already)."""
         for i in self.written_inputs:
             given, mine = tensors[i], self.inputs[i]
             if given._view is not mine._view:
-                raw.copy_into(given, mine)
+                if slots is None or slots[i][0] is mine._view.block:
+                    raw.copy_into(given, mine)
                 given._storage.version += 1
 
     def release(self):
@@ -334,6 +367,10 @@ class Compiled:
         keys = tuple(sorted(kwargs))
         sig, tensors = self._signature(args + tuple(kwargs[k] for k in keys) if keys else args,
                                        keys)
+        if len({id(t._storage) for t in tensors}) < len(tensors):
+            # arguments sharing memory (f(x, x), f(x, x[1:])): a program keeps an argument
+            # apart from the others (its own copy), so such a call runs eagerly
+            return self.fn(*args, **kwargs)
         entry = self.programs.get(sig, 0)
         if isinstance(entry, Program):
             return entry.structure(entry.replay(tensors))

@@ -76,6 +76,10 @@ _HEADERS = {}   # (op, number of inputs) -> packed header of a param-less op
 _VIEW_STRUCTS = [struct.Struct(f"<{6 + 2 * nd}q") for nd in range(17)]
 
 
+_SLOT = struct.Struct("<2q")      # a program slot at prepare: arena, block byte offset
+_BLOCK = struct.Struct("<3q")     # a slot's block at push: arena, byte offset, bytes
+
+
 def _pack_view(v):
     """A view's words of the op record (cached on the view: see run)."""
     b = v.block
@@ -117,17 +121,18 @@ def _check_table(lib):
 
 
 class _Prepared:
-    """A program prepared by the Rust context `ctx` (pack): its handle there and its records
-    (a forked child has a context of its own and prepares them again)."""
+    """A program prepared by the Rust context `ctx` (pack): its handle there, its records
+    and slot blocks (a forked child has a context of its own and prepares them again)."""
 
-    __slots__ = ("data", "handle", "ctx")
+    __slots__ = ("data", "slots", "handle", "ctx")
 
-    def __init__(self, data, handle, ctx):
-        self.data, self.handle, self.ctx = data, handle, ctx
+    def __init__(self, data, slots, handle, ctx):
+        self.data, self.slots, self.handle, self.ctx = data, slots, handle, ctx
 
 
 class SimdBackend(Backend):
     name = "simd"
+    program_slots = True     # pack / push_packed take slots (torchic.compile's arguments)
 
     @classmethod
     def available(cls):
@@ -192,30 +197,41 @@ class SimdBackend(Backend):
         if eager or len(pending) >= BATCH_PARTS:
             self.flush()
 
-    def pack(self, records):
+    def pack(self, records, slots=()):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
-        into a prepared program (torchic.compile); push_packed queues it with one call."""
+        into a prepared program (torchic.compile); push_packed queues it with one call.
+        `slots`: blocks whose views a push may move to other blocks (see push_packed)."""
         data = b"".join(b"".join(self._record_parts(*r)[0]) for r in records)
-        return _Prepared(data, self._prepare(data), self._ctx) if data else None
+        slot_words = b"".join(_SLOT.pack(b.arena, b.offset) for b in slots)
+        return _Prepared(data, slot_words, self._prepare(data, slot_words),
+                         self._ctx) if data else None
 
-    def _prepare(self, data):
+    def _prepare(self, data, slot_words):
         with self._flush_lock:
             if self._registered != len(self.heap.addresses):
                 self._register_arenas()
-            handle = self._lib.prepare(self._ctx, data, len(data) >> 3)
+            handle = self._lib.prepare(self._ctx, data, len(data) >> 3, slot_words,
+                                       len(slot_words) >> 4)
         if handle < 0:
             self._push_failed()
         return handle
 
-    def push_packed(self, prepared):
-        """Queue a program made by pack(), behind every pending record."""
+    def push_packed(self, prepared, blocks=None):
+        """Queue a program made by pack(), behind every pending record. `blocks`: one
+        (block, byte offset into it) per slot, the memory this run's slot views use
+        instead of the recorded blocks' (torchic.compile's zero-copy arguments); the Rust
+        side checks that each lies inside its arena and reaches as far as those views."""
         if self._closed:
             raise RuntimeError("the simd runtime is closed")
         if prepared.ctx != self._ctx:   # a forked child's own context: prepare it there
-            prepared.handle, prepared.ctx = self._prepare(prepared.data), self._ctx
+            prepared.handle = self._prepare(prepared.data, prepared.slots)
+            prepared.ctx = self._ctx
+        words = b"".join(_BLOCK.pack(b.arena, b.offset + skip, b.size - skip)
+                         for b, skip in blocks) if blocks else b""
         with self._flush_lock:
             self._push_pending()
-            if self._lib.push_program(self._ctx, prepared.handle) < 0:
+            if self._lib.push_program(self._ctx, prepared.handle, words,
+                                      len(words) // 24) < 0:
                 self._push_failed()
 
     def release_packed(self, prepared):

@@ -47,8 +47,8 @@ class Native:
             "tk_wait": ([c_void_p, c_int64], ctypes.c_int32),
             "tk_done": ([c_void_p], c_int64),
             "tk_take_error": ([c_void_p, c_char_p, c_int64], ctypes.c_int32),
-            "tk_prepare": ([c_void_p, c_char_p, c_int64], c_int64),
-            "tk_push_program": ([c_void_p, c_int64], c_int64),
+            "tk_prepare": ([c_void_p, c_char_p, c_int64, c_char_p, c_int64], c_int64),
+            "tk_push_program": ([c_void_p, c_int64, c_char_p, c_int64], c_int64),
             "tk_release_program": ([c_void_p, c_int64], None),
         }
         for lib in (self.cdll, self.pydll):
