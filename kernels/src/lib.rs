@@ -7,7 +7,8 @@
 //!   once over that trait.
 //! * kernels: `elementwise`, `reduce`, `matmul`, `math` (exp/log/tanh/sigmoid),
 //!   `softmax` (+ cross-entropy), `gather` (+ scatter-add), `copy` (+ fill),
-//!   `norm` (layer norm, GELU, causal softmax), `dropout` (threefry masks).
+//!   `norm` (layer norm, GELU, causal softmax), `dropout` (threefry masks),
+//!   `adam` (the fused Adam / AdamW update).
 //! * `ops`: the op table, one row per primitive op of ops.py (name, contract
 //!   kind, kernel). Python maps op names to codes by asking for the names.
 //! * `record`: the op record (framing, decoding, validation against the
@@ -36,6 +37,7 @@
 #![allow(unused_unsafe)]
 
 pub mod abi;
+pub mod adam;
 pub mod arch;
 pub mod copy;
 pub mod cpuinfo;

@@ -8,7 +8,7 @@
 use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
-use crate::{copy, dropout, elementwise as ew, gather, matmul, norm, reduce, softmax};
+use crate::{adam, copy, dropout, elementwise as ew, gather, matmul, norm, reduce, softmax};
 use reduce::Red;
 use softmax::Kind;
 
@@ -40,6 +40,8 @@ pub enum Contract {
     CausalSoftmax,
     /// key (2,) i32 -> out (contiguous f32); the threshold in i0, the scale in the value
     DropoutMask,
+    /// p (out), g, m, v (N,) contiguous and disjoint, s (10,): m and v written too
+    AdamUpdate,
     /// a host write (not an op of ops.py: `tk_write`)
     Write,
 }
@@ -53,6 +55,7 @@ impl Contract {
             Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | DropoutMask => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad => 3,
+            AdamUpdate => 4,
         }
     }
 }
@@ -84,7 +87,7 @@ fn binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O) -> KResult {
 
 /// f32 operands through the SIMD kernel `f`, i32 ones through `i` (wrapping).
 fn int_binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> i32) -> KResult {
-    let [o, a, b, _] = &op.v;
+    let [o, a, b, ..] = &op.v;
     if a.dtype == DType::I32 {
         ew::binary_i32(i, o, a, b)
     } else {
@@ -94,7 +97,7 @@ fn int_binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> i32
 
 /// f32 operands through the SIMD kernel `f`, i32 ones through `i`.
 fn compare<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> bool) -> KResult {
-    let [o, a, b, _] = &op.v;
+    let [o, a, b, ..] = &op.v;
     if a.dtype == DType::I32 {
         ew::compare_i32(i, o, a, b)
     } else {
@@ -105,7 +108,7 @@ fn compare<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> bool) 
 /// softmax / log_softmax / cross_entropy (+ grad): their inputs after the logits
 /// are the target and the grad, where the kind has them.
 fn rows(pool: &Pool, op: &Op, kind: Kind) -> KResult {
-    let [o, a, b, c] = &op.v;
+    let [o, a, b, c, _] = &op.v;
     let (target, g) = match kind {
         Kind::Softmax | Kind::LogSoftmax => (None, None),
         Kind::CrossEntropy => (Some(b), None),
@@ -176,7 +179,7 @@ pub static OPS: &[OpDef] = &[
     row("fill", C::Fill, |_, op| copy::fill(&op.v[0], op.value)),
     row("copy", C::Copy, |p, op| copy::copy(p, &op.v[0], &op.v[1])),
     row("where", C::Where, |p, op| {
-        let [o, cond, a, b] = &op.v;
+        let [o, cond, a, b, _] = &op.v;
         ew::map(p, ew::Where, [o, cond, a, b])
     }),
     row("argmax", C::Argmax, |p, op| {
@@ -210,11 +213,11 @@ pub static OPS: &[OpDef] = &[
         binary(p, op, norm::GeluTanhGrad)
     }),
     row("layer_norm", C::LayerNorm, |p, op| {
-        let [o, x, w, b] = &op.v;
+        let [o, x, w, b, _] = &op.v;
         norm::layer_norm(p, o, x, w, b, op.value, false)
     }),
     row("layer_norm_grad", C::LayerNormGrad, |p, op| {
-        let [o, x, w, g] = &op.v;
+        let [o, x, w, g, _] = &op.v;
         norm::layer_norm(p, o, x, w, g, op.value, true)
     }),
     row("causal_softmax", C::CausalSoftmax, |p, op| {
@@ -222,6 +225,10 @@ pub static OPS: &[OpDef] = &[
     }),
     row("dropout_mask", C::DropoutMask, |p, op| {
         dropout::dropout_mask(p, &op.v[0], &op.v[1], op.threshold, op.value as f32)
+    }),
+    row("adam_update", C::AdamUpdate, |p, op| {
+        let [o, g, m, v, s] = &op.v;
+        adam::adam_update(p, o, g, m, v, s)
     }),
 ];
 

@@ -8,6 +8,7 @@
 //!           i2 = 1 when there is one, 0 when no target is ignored;
 //!           causal_softmax: i0 = diagonal; layer_norm(_grad): value = eps;
 //!           dropout_mask: i0 = threshold, value = scale)
+//!   n views (1 to 5) [arena, ...]: adam_update has 5 (out, g, m, v, s)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
 //!
@@ -28,7 +29,7 @@ const HEADER: usize = 6;
 pub struct Op<'a> {
     pub def: &'static OpDef,
     /// out, then the inputs
-    pub v: [Arr; 4],
+    pub v: [Arr; 5],
     pub naxes: usize,
     pub value: f64,
     /// cross_entropy(_grad): rows whose target equals it add nothing
@@ -250,7 +251,7 @@ pub fn frame_records(words: &[i64]) -> Result<Vec<usize>, String> {
     while pos < words.len() {
         starts.push(pos);
         let nv = *words.get(pos + 1).ok_or("op record too short")?;
-        if !(1..=4).contains(&nv) || words.len() < pos + HEADER {
+        if !(1..=5).contains(&nv) || words.len() < pos + HEADER {
             return Err(format!("op record {}: bad header", starts.len() - 1));
         }
         let mut p = pos + HEADER;
@@ -292,7 +293,7 @@ pub fn decode<'a>(
     let empty = Arr::new(std::ptr::null_mut(), DType::F32, &[], &[]);
     let mut op = Op {
         def,
-        v: [empty; 4],
+        v: [empty; 5],
         naxes: 0,
         value: f64::from_bits(rec[5] as u64),
         ignore: None,
@@ -437,7 +438,7 @@ fn nd(x: &Arr, n: usize, what: &str) -> Result<(), String> {
 
 /// ops.py's contract for the op's kind: one arm per `Contract`.
 fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(), String> {
-    let [o, a, b, c] = &op.v;
+    let [o, a, b, c, _] = &op.v;
     let kind = op.def.contract;
     match kind {
         Contract::Fill => dt(o, F | I, "out")?,
@@ -650,6 +651,7 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
                 return Err(format!("scale {} is not a finite float32", op.value));
             }
         }
+        Contract::AdamUpdate => crate::adam::check_views(&op.v)?,
         Contract::Write => {
             if data.len() as i128 != o.numel() as i128 {
                 return Err(format!(
@@ -818,7 +820,7 @@ mod tests {
         let arenas = [(mem.as_mut_ptr() as usize, 64)];
         for def in ops::OPS {
             let n = def.contract.inputs() + 1;
-            for nv in 1..=4 {
+            for nv in 1..=5 {
                 let mut rec = vec![ops::code_of(def.name).unwrap(), nv, 0, 0, 0, 0];
                 for _ in 0..nv {
                     view(&mut rec, 0, 0, 64, 0, 0, &[], &[]);

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dispatcher, raw
+from . import dispatcher, ops, raw
 from .autograd import is_grad_enabled
 from .dispatcher import View
 from .functions.common import constant
@@ -185,6 +185,7 @@ class Program:
         self.records = self._in_order(rec.records, staging)
         # arguments fn updates in place: written back to the caller's tensor after each call
         written = {id(r[1].block) for r in self.records}
+        written.update(id(r[2][k].block) for r in self.records for k in ops.WRITES.get(r[0], ()))
         self.written_inputs = [i for i, t in enumerate(inputs) if id(t._view.block) in written]
         touched = {id(v.block): v.block for r in self.records for v in (r[1],) + r[2]}
         # blocks that outlive the call: hold their Storages so none is recycled under us

@@ -19,6 +19,8 @@ before a kernel is called:
   may get ``out`` equal to an input view exactly (same offset, shape and strides:
   the in-place fast path ``a += b``); reading element i before writing element i
   keeps that correct;
+* inputs are read-only, except those an op's row lists in ``writes`` (adam_update's
+  moment estimates, updated in place; no two operands of such an op overlap);
 * inputs of elementwise ops are already broadcast to ``out.shape`` (broadcast
   dims have stride 0);
 * dtypes are as listed (``f32`` float32, ``i32`` int32).
@@ -45,6 +47,8 @@ ROWS = "rows"               # out and every input share axis 0 (elementwise, row
 INDEX_ROWS = "index rows"   # out shares axis 0 with the last input only (gather: idx rows)
 ROWS_WEIGHTS = "rows, whole weights"   # the inputs of out's ndim share its axis 0, lower-dim
                                        # ones (layer norm's (C,) weights) are passed whole
+ROWS_BUT_LAST = "rows, the last input whole"   # out and every input but the last share
+                                               # axis 0 (adam_update's scalars are whole)
 WHOLE = "whole"             # run whole on one thread
 
 
@@ -55,8 +59,9 @@ class Op(NamedTuple):
     arity: int         # number of inputs (out not counted)
     dtypes: str        # input dtypes -> out dtype
     params: tuple      # the params the kernel reads
-    split: str         # ROWS, INDEX_ROWS, ROWS_WEIGHTS or WHOLE
+    split: str         # ROWS, INDEX_ROWS, ROWS_WEIGHTS, ROWS_BUT_LAST or WHOLE
     contract: str      # shapes, strides and meaning
+    writes: tuple = ()  # indices of the inputs the kernel also writes, in place
 
 
 def _unary(name):
@@ -147,11 +152,23 @@ OPS = (
        "key (2,) (two uint32 words) -> out, any shape, numel < 2^32: element i (flat, row-major) "
        "is scale where threefry2x32_20(key, (i, 0))[0] >> 8 >= threshold (in [0, 2^24]), "
        "else 0"),
+    # Adam / AdamW's whole update of one parameter in one pass (optim/adam.py); the step's
+    # numbers travel in the s tensor (a host write each step, so a compiled step replays them)
+    Op("adam_update", "other", 4, "f32, f32, f32, f32 -> f32", (), ROWS_BUT_LAST,
+       "g, m, v (out.shape), s (10,) -> out: out / g / m / v contiguous and disjoint; out is the "
+       "parameter p, read and updated in place; m, v (exp_avg, exp_avg_sq) are updated in "
+       "place too. s = [beta1, 1 - beta1, beta2, 1 - beta2, eps, 1 / sqrt(1 - beta2^t), "
+       "-lr / (1 - beta1^t), decay, l2, maximize]; in float32, each product rounded (no fused "
+       "multiply-add), in this order: g = -g if maximize != 0; g = g + p * l2 if l2 != 0; "
+       "p = p * decay if decay != 1; m = beta1 * m + g * (1 - beta1); v = beta2 * v + "
+       "(g * g) * (1 - beta2); p = p + m / (sqrt(v) * s[5] + eps) * s[6]", writes=(1, 2)),
 )
 
 BY_NAME = {op.name: op for op in OPS}
 FAMILIES = ("unary", "binary", "compare", "reduce", "rowwise", "other")
-SPLITS = (ROWS, INDEX_ROWS, ROWS_WEIGHTS, WHOLE)
+SPLITS = (ROWS, INDEX_ROWS, ROWS_WEIGHTS, ROWS_BUT_LAST, WHOLE)
+# op name -> the indices of the inputs its kernel writes in place (torchic.compile's plan)
+WRITES = {op.name: op.writes for op in OPS if op.writes}
 
 
 def family(name):

@@ -226,6 +226,30 @@ def dropout_mask(key, shape, p):
     return run("dropout_mask", new_tensor(shape), (view_of(key),), params)
 
 
+def adam_update(p, g, m, v, scalars):
+    """ops.py's adam_update: p, m and v (exp_avg, exp_avg_sq) updated in place from the
+    gradient g with the step's 10 float32 scalars (its row lists them). All four are float32
+    tensors of one shape, contiguous, in separate storages; a RuntimeError says which is not."""
+    for name, t in (("grad", g), ("exp_avg", m), ("exp_avg_sq", v)):
+        if t.shape != p.shape:
+            raise RuntimeError(f"adam_update: {name} has shape {list(t.shape)}, the parameter "
+                               f"has {list(p.shape)}")
+    for name, t in (("param", p), ("grad", g), ("exp_avg", m), ("exp_avg_sq", v)):
+        if t._dtype != "f32" or not t.is_contiguous():
+            raise RuntimeError(f"adam_update: {name} must be a contiguous float32 tensor")
+    if len({id(t._storage) for t in (p, g, m, v)}) != 4:
+        raise RuntimeError("adam_update: the parameter, its grad and its two state tensors "
+                           "must not share memory")
+    if scalars._dtype != "f32" or scalars.shape != (10,):
+        raise RuntimeError(f"adam_update: the scalars must be a float32 (10,) tensor, got "
+                           f"{list(scalars.shape)}")
+    p._storage.runtime.run("adam_update", view_of(p),
+                           (view_of(g), view_of(m), view_of(v), view_of(scalars)), None)
+    for t in (p, m, v):     # written in place (autograd's saved-tensor check)
+        t._storage.version += 1
+    return p
+
+
 def write(t, array, source=None):
     """Host -> heap copy, ordered in the stream with the ops around it. `source` makes the
     array again (a random draw, a step's scalars): torchic.compile calls it at each replay."""

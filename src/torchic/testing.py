@@ -737,6 +737,44 @@ case("dropout", lambda a: _F.dropout(a, 0.3, generator=torchic.Generator().manua
 case("dropout_3d_high_p", lambda a: _F.dropout(a, 0.9, generator=torchic.Generator().manual_seed(5)),
      lambda a: a * np_dropout_mask(_seeded_key(5), a.shape, 0.9), "other",
      ("dropout_mask", "mul"), [(2, 3, 4)])
+
+
+# -- the fused optimizer update (ops.py's adam_update) through torchic.optim: three steps
+def np_adam(p, g, steps=3, lr=0.1, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+            decoupled=False, maximize=False):
+    """NumPy float64 reference: p after `steps` Adam / AdamW steps with the gradient g."""
+    b1, b2 = betas
+    m, v, g = np.zeros_like(p), np.zeros_like(p), -g if maximize else g
+    for t in range(1, steps + 1):
+        gt = g
+        if weight_decay and decoupled:
+            p = p * (1 - lr * weight_decay)
+        elif weight_decay:
+            gt = g + weight_decay * p
+        m = b1 * m + (1 - b1) * gt
+        v = b2 * v + (1 - b2) * gt * gt
+        p = p - lr / (1 - b1 ** t) * m / (np.sqrt(v / (1 - b2 ** t)) + eps)
+    return p
+
+
+def _adam_steps(make, steps=3):
+    def fn(p, g):
+        opt = make([p])
+        for _ in range(steps):
+            p.grad = g
+            opt.step()
+        return p
+    return fn
+
+
+case("adam_update", _adam_steps(lambda ps: torchic.optim.Adam(ps, lr=0.1, weight_decay=0.3,
+                                                             maximize=True)),
+     lambda p, g: np_adam(p, g, weight_decay=0.3, maximize=True), "other", ("adam_update",),
+     [(4, 5), (4, 5)], grad=False)
+case("adamw_update", _adam_steps(lambda ps: torchic.optim.AdamW(ps, lr=0.1, betas=(0.8, 0.9),
+                                                               eps=1e-6, weight_decay=0.5)),
+     lambda p, g: np_adam(p, g, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.5, decoupled=True),
+     "other", ("adam_update",), [(3, 2, 4), (3, 2, 4)], grad=False)
 unary("silu", _F.silu, lambda a: a * _sigmoid(a), ops=("sigmoid", "mul"))
 unary("leaky_relu", lambda a: _F.leaky_relu(a, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
       ops=("gt", "where", "mul"), kinks=True)

@@ -412,3 +412,200 @@ def test_scheduler_state_dict_resume(backend):
     sched2.step()
     assert sched.get_last_lr() == sched2.get_last_lr()
     assert math.isclose(sched2.get_last_lr()[0], 0.001)   # epoch 4: 0.1 * 0.1 ** 2
+
+
+# ---------------------------------------------------------------------------------------
+# the fused update (ops.py's adam_update): one primitive per parameter
+# ---------------------------------------------------------------------------------------
+FUSED_VARIANTS = [
+    ("Adam", dict(lr=1e-2)),
+    ("Adam", dict(lr=1e-2, weight_decay=0.1)),
+    ("Adam", dict(lr=1e-2, maximize=True, weight_decay=0.05)),
+    ("Adam", dict(lr=1e-2, amsgrad=True)),
+    ("Adam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adam", dict(lr=3e-3, betas=(0.8, 0.95), eps=1e-6, fused=True)),
+    ("AdamW", dict(lr=1e-2)),
+    ("AdamW", dict(lr=1e-2, weight_decay=0.3, maximize=True, foreach=False)),
+    ("AdamW", dict(lr=1e-2, amsgrad=True, weight_decay=0.1, capturable=True)),
+]
+
+
+def _issued_ops(fn):
+    """The primitive ops fn() issues on the current runtime, in order."""
+    rt = torchic.dispatcher._runtime
+    seen, inner = [], rt.run
+
+    def run(op, out, inputs, params):
+        seen.append(op)
+        return inner(op, out, inputs, params)
+    rt.run = run
+    try:
+        fn()
+    finally:
+        rt.run = inner
+    return seen
+
+
+@pytest.mark.parametrize("name,kw", FUSED_VARIANTS,
+                         ids=[f"{n}-" + ",".join(f"{k}={v}" for k, v in kw.items())
+                              for n, kw in FUSED_VARIANTS])
+def test_adam_matches_torch_over_100_steps(backend, name, kw):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    init = [rng.standard_normal(s).astype(np.float32) for s in [(16, 8), (8,), ()]]
+    params = [T(a, requires_grad=True) for a in init]
+    tparams = [torch.tensor(a, requires_grad=True) for a in init]
+    tkw = {k: v for k, v in kw.items() if k != "capturable"}     # (CUDA-only in torch)
+    opt, topt = getattr(optim, name)(params, **kw), getattr(torch.optim, name)(tparams, **tkw)
+    for step in range(100):
+        for p, tp in zip(params, tparams):
+            g = rng.standard_normal(p.shape).astype(np.float32) * (1 + step % 3)
+            p.grad, tp.grad = T(g), torch.tensor(g)
+        opt.step()
+        topt.step()
+        for p, tp in zip(params, tparams):
+            np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"after step {step + 1}")
+    for p, tp in zip(params, tparams):
+        for k in ("exp_avg", "exp_avg_sq"):
+            np.testing.assert_allclose(opt.state[p][k].numpy(), topt.state[tp][k].numpy(),
+                                       rtol=1e-5, atol=1e-6)
+        assert opt.state[p]["step"] == 100
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: optim.Adam(ps, lr=1e-2, weight_decay=0.1),
+    lambda ps: optim.AdamW(ps, lr=1e-2, weight_decay=0.2, maximize=True),
+], ids=["adam_l2", "adamw_maximize"])
+def test_fused_update_is_one_op_per_parameter_bit_for_bit_the_unfused_ops(backend, make):
+    """Contiguous parameters take adam_update (one op each, nothing else issued); a
+    transposed parameter and its copy through the separate ops give the same float32 bits."""
+    rng = np.random.default_rng(2)
+    base = rng.standard_normal((6, 5)).astype(np.float32)
+    fused_p = [T(base, requires_grad=True), T(base[0], requires_grad=True)]
+    strided = T(np.ascontiguousarray(base.T)).t()          # a (6, 5) transposed view: a leaf
+    other_p = [strided, T(base[0], requires_grad=True)]
+    opt_f, opt_o = make(fused_p), make(other_p)
+    opt_o._fusable = lambda *a: False                      # the second one: separate ops only
+    for step in range(5):
+        g = [rng.standard_normal(p.shape).astype(np.float32) for p in fused_p]
+        for ps in (fused_p, other_p):
+            for p, gk in zip(ps, g):
+                p.grad = T(gk)
+        ops_f = _issued_ops(opt_f.step)
+        if step:    # (the first step also fills the new state with zeros)
+            assert ops_f == ["adam_update", "adam_update"], ops_f
+        opt_o.step()
+        for a, b in zip(fused_p, other_p):
+            np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=f"step {step + 1}")
+            for k in ("exp_avg", "exp_avg_sq"):
+                np.testing.assert_array_equal(opt_f.state[a][k].numpy(),
+                                              opt_o.state[b][k].numpy())
+
+
+def test_non_contiguous_parameter_or_grad_falls_back_to_the_separate_ops(backend):
+    rng = np.random.default_rng(4)
+    p0 = rng.standard_normal((4, 3))
+    strided_p = T(np.ascontiguousarray(p0.T)).t()
+    p = T(p0, requires_grad=True)
+    opt_s, opt = optim.Adam([strided_p], lr=0.1), optim.Adam([p], lr=0.1)
+    ref = RefAdam(lr=0.1)
+    ref_p = p0.astype(np.float32).astype(np.float64)
+    for _ in range(4):
+        g = rng.standard_normal((4, 3)).astype(np.float32)
+        strided_p.grad = T(g)
+        p.grad = T(np.ascontiguousarray(g.T)).t()      # a transposed grad
+        for o in (opt_s, opt):
+            assert "adam_update" not in _issued_ops(o.step)
+        ref_p = ref.step(0, ref_p, g.astype(np.float64))
+        for t in (strided_p, p):
+            np.testing.assert_allclose(t.numpy(), ref_p, rtol=2e-5, atol=2e-6)
+
+
+def test_compiled_fused_step_reads_hyperparameters_at_every_replay(backend):
+    """lr, betas, eps and weight_decay changed between compiled replays are used (they
+    travel in the host-written scalars), bit for bit as eager steps."""
+    rng = np.random.default_rng(8)
+    init = rng.standard_normal((7, 3)).astype(np.float32)
+    grads = [rng.standard_normal((7, 3)).astype(np.float32) for _ in range(8)]
+    results = []
+    for compiled in (False, True):
+        p = T(init, requires_grad=True)
+        opt = optim.AdamW([p], lr=1e-2, weight_decay=0.1)
+
+        def step(g):
+            p.grad = g
+            opt.step()
+        run = torchic.compile(step) if compiled else step
+        for k, g in enumerate(grads):
+            if k == 4:
+                opt.param_groups[0].update(lr=3e-2, betas=(0.7, 0.9), eps=1e-4,
+                                           weight_decay=0.5)
+            run(T(g))
+        results.append((p.numpy(), opt.state[p]["exp_avg"].numpy(), opt.state[p]["step"]))
+    (pe, me, se), (pc, mc, sc) = results
+    np.testing.assert_array_equal(pc, pe)
+    np.testing.assert_array_equal(mc, me)
+    assert se == sc == len(grads)
+
+
+def test_fused_state_dict_round_trip_continues_bit_for_bit(backend):
+    rng = np.random.default_rng(9)
+    init = rng.standard_normal((5, 4)).astype(np.float32)
+    grads = [rng.standard_normal((5, 4)).astype(np.float32) for _ in range(10)]
+    p = T(init, requires_grad=True)
+    opt = optim.AdamW([p], lr=1e-2)
+    for g in grads[:5]:
+        p.grad = T(g)
+        opt.step()
+    sd = opt.state_dict()
+    assert sd["state"][0]["step"] == 5 and sd["param_groups"][0]["fused"] is None
+    q = T(p.numpy(), requires_grad=True)
+    opt2 = optim.AdamW([q], lr=1e-2)
+    opt2.load_state_dict(sd)
+    for g in grads[5:]:
+        for t, o in ((p, opt), (q, opt2)):
+            t.grad = T(g)
+            o.step()
+    np.testing.assert_array_equal(q.numpy(), p.numpy())
+    assert opt2.state[q]["step"] == 10
+
+
+def test_fused_update_bumps_versions_so_saved_tensors_are_checked(backend):
+    p = T([1.0, 2.0, 3.0], requires_grad=True)
+    opt = optim.Adam([p], lr=0.1)
+    loss = (p * p).sum()                     # Mul saves p for its backward
+    p.grad = T([1.0, 1.0, 1.0])
+    assert _issued_ops(opt.step)[-1] == "adam_update"
+    with pytest.raises(RuntimeError, match="inplace|in-place|modified"):
+        loss.backward()
+
+
+def test_adam_bad_state_and_bad_fused_inputs_are_clear_errors(backend):
+    import inspect
+    from torchic import raw
+    p = T(np.ones((3, 2)), requires_grad=True)
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = T(np.ones((3, 2)))
+    opt.step()
+    opt.state[p]["exp_avg"] = T(np.zeros((2, 3)))
+    with pytest.raises(RuntimeError, match=r"'exp_avg' has shape \[2, 3\].* \[3, 2\]"):
+        opt.step()
+    s = T(np.zeros(10))
+    m, v = T(np.zeros((3, 2))), T(np.zeros((3, 2)))
+    with pytest.raises(RuntimeError, match="exp_avg has shape"):
+        raw.adam_update(p, p.grad, T(np.zeros(6)), v, s)
+    with pytest.raises(RuntimeError, match="share memory"):
+        raw.adam_update(p, p.grad, m, m, s)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        raw.adam_update(p, p.grad, m, T(np.zeros((2, 3))).t(), s)
+    with pytest.raises(RuntimeError, match="scalars"):
+        raw.adam_update(p, p.grad, m, v, T(np.zeros(9)))
+    # PyTorch's keyword arguments (nanoGPT looks for 'fused') and their checks
+    for cls in (optim.Adam, optim.AdamW):
+        names = inspect.signature(cls).parameters
+        assert {"foreach", "fused", "capturable", "differentiable"} <= set(names)
+        with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True`"):
+            cls([p], fused=True, foreach=True)
+        with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
+            cls([p], fused=True, differentiable=True)

@@ -124,6 +124,25 @@ def test_bad_dropout_mask_records_are_refused(h):
     np.testing.assert_array_equal(h.rt.read(out), [2.0] * 4)
 
 
+def test_bad_adam_update_records_are_refused(h):
+    """adam_update writes three of its views: Rust refuses overlapping, strided or
+    mis-shaped ones (and a wrong scalar count) before anything is written."""
+    p0 = np.arange(6, dtype=np.float32)
+    p, g, m, v = (h.put(p0 + k) for k in range(4))
+    s = h.put(np.float32([0.9, 0.1, 0.999, 0.001, 1e-8, 1.0, -0.1, 1.0, 0.0, 0.0]))
+    _refused(h, "adam_update", p, (g, p, v, s), match="overlap")
+    _refused(h, "adam_update", p, (g, m, h.put(np.zeros(5, np.float32)), s), match="shape")
+    _refused(h, "adam_update", p, (g, m, v, h.put(np.zeros(9, np.float32))), match="s must")
+    _refused(h, "adam_update", p, (h.put(np.zeros(6, np.int32)), m, v, s), match="dtype")
+    wide = h.put(np.zeros(12, np.float32))
+    _refused(h, "adam_update", p, (View(wide.block, 0, (6,), (2,), "f32"), m, v, s),
+             match="contiguous")
+    np.testing.assert_array_equal(h.rt.read(p), p0)      # nothing ran
+    h.rt.run("adam_update", p, (g, m, v, s), {})           # a good record runs after them
+    mm = np.float32(0.9) * (p0 + 2) + (p0 + 1) * np.float32(0.1)
+    np.testing.assert_array_equal(h.rt.read(m), mm)
+
+
 def test_close_is_idempotent_with_work_queued():
     rt = dispatcher.init("simd", threads=2)
     blk = rt.alloc(4 << 20)

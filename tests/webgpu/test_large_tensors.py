@@ -231,3 +231,20 @@ def test_dropout_mask_cut_into_flat_ranges(big_rt):
     got = F.dropout(x, 0.3, generator=gen).numpy()
     key = torchic.Generator().manual_seed(8).random(2)
     np.testing.assert_array_equal(got, np_dropout_mask(key, (300, 70), 0.3))
+
+
+def test_adam_update_cut_into_row_ranges_past_a_binding(big_rt):
+    """p, g, m, v larger than a binding are cut along their rows; the (10,) scalars
+    are passed whole to every part (the same bits as the NumPy kernel)."""
+    from torchic.backends.cpu.numpy_kernels import adam_update
+    rng = np.random.default_rng(3)
+    p0, g0 = (rng.standard_normal((300, 70)).astype(np.float32) for _ in range(2))
+    p = torchic.tensor(p0, requires_grad=True)
+    opt = torchic.optim.AdamW([p], lr=0.1, weight_decay=0.5)
+    p.grad = torchic.tensor(g0)
+    opt.step()
+    ref_p, m, v = p0.copy(), np.zeros_like(p0), np.zeros_like(p0)
+    s = np.asarray(opt._fused_scalars(opt.param_groups[0], [{"step": 0}])[0], np.float32)
+    adam_update(ref_p, (g0, m, v, s), None)
+    np.testing.assert_array_equal(p.numpy(), ref_p)
+    np.testing.assert_array_equal(opt.state[p]["exp_avg_sq"].numpy(), v)

@@ -5,6 +5,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import raw
 from ..autograd import no_grad
 from ..compile import host_values
 from ..creation import zeros_like
@@ -20,8 +21,15 @@ class Adam(Optimizer):
         v_hat = max(v_hat, v) if amsgrad else v
         p = p - lr / (1 - beta1^t) * m / (sqrt(v_hat) / sqrt(1 - beta2^t) + eps)
 
-    AdamW instead decays the weights directly: p = p * (1 - lr * weight_decay),
-    then applies the update above without the L2 term.
+    AdamW (or decoupled_weight_decay=True) instead decays the weights directly:
+    p = p * (1 - lr * weight_decay), then applies the update above without the L2 term.
+
+    Each parameter's whole update is one primitive (ops.py's adam_update: p, m and v
+    updated in place in one pass, the step's numbers in a small tensor written each step)
+    where p, its grad and its state are contiguous float32 tensors of one shape; the
+    others (and amsgrad) take the same formulas as separate ops, with the same float32
+    results. `foreach`, `fused`, `capturable` and `differentiable` are PyTorch's
+    implementation choices; they are accepted and change nothing here.
     """
 
     _decoupled = False
@@ -29,7 +37,9 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         if not isinstance(lr, (int, float)) or lr < 0:
             raise ValueError(f"Invalid learning rate: {lr!r}")
         if eps < 0:
@@ -42,43 +52,108 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+        if fused:       # (PyTorch's checks)
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                (beta1, beta2), eps = group["betas"], group["eps"]
-                weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-                for p, g in self._gradients(group):
-                    state = self.state.setdefault(p, {})
-                    if not state:
-                        state["step"] = 0
-                        state["exp_avg"] = self._new_state(zeros_like(p))
-                        state["exp_avg_sq"] = self._new_state(zeros_like(p))
-                        if amsgrad:
-                            state["max_exp_avg_sq"] = self._new_state(zeros_like(p))
-                    # the step's numbers: host_values re-computes them (and counts the
-                    # step) at every replay of a compiled step
-                    scalars = host_values(functools.partial(self._step_scalars, group, state))
-                    if weight_decay:
-                        if self._decoupled:
-                            p.mul_(scalars[2])
-                        else:
-                            g = g + p * weight_decay
-                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                    exp_avg.mul_(beta1).add_(g * (1.0 - beta1))
-                    exp_avg_sq.mul_(beta2).add_(g * g * (1.0 - beta2))
-                    if amsgrad:
-                        v = state["max_exp_avg_sq"]
-                        v.copy_(v.maximum(exp_avg_sq))
+                amsgrad = group["amsgrad"]
+                fused = []          # (p, g, state) of the parameters adam_update takes
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    state = self._state_of(p, amsgrad)
+                    if not amsgrad and self._fusable(p, g, state):
+                        fused.append((p, g, state))
                     else:
-                        v = exp_avg_sq
-                    inv_sqrt_bias2, neg_step_size = scalars[0], scalars[1]
-                    denom = v.sqrt() * inv_sqrt_bias2 + eps
-                    p.add_(exp_avg / denom * neg_step_size)
+                        self._step_unfused(group, p, -g if group["maximize"] else g, state)
+                if fused:
+                    # one row of the step's numbers per parameter; host_values re-computes
+                    # them (and counts the steps) at every replay of a compiled step
+                    rows = host_values(functools.partial(
+                        self._fused_scalars, group, [st for _, _, st in fused]))
+                    for i, (p, g, state) in enumerate(fused):
+                        raw.adam_update(p, g, state["exp_avg"], state["exp_avg_sq"], rows[i])
         return loss
 
+    def _state_of(self, p, amsgrad):
+        """p's state (made on its first step), its moment estimates checked against p."""
+        state = self.state.setdefault(p, {})
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = self._new_state(zeros_like(p))
+            state["exp_avg_sq"] = self._new_state(zeros_like(p))
+        if amsgrad and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = self._new_state(zeros_like(p))
+        for name in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else \
+                ("exp_avg", "exp_avg_sq"):
+            if state[name].shape != p.shape:
+                raise RuntimeError(f"{type(self).__name__}: state {name!r} has shape "
+                                   f"{list(state[name].shape)}, its parameter has "
+                                   f"{list(p.shape)}")
+        return state
+
+    @staticmethod
+    def _fusable(p, g, state):
+        """Whether adam_update can take p: p, g and the state contiguous float32 tensors of
+        p's shape in four separate storages (else the unfused ops, same results)."""
+        ts = (p, g, state["exp_avg"], state["exp_avg_sq"])
+        return (g.shape == p.shape and all(t._dtype == "f32" and t.is_contiguous() for t in ts)
+                and len({id(t._storage) for t in ts}) == 4)
+
+    def _is_decoupled(self, group):
+        return self._decoupled or bool(group.get("decoupled_weight_decay"))
+
+    def _fused_scalars(self, group, states):
+        """Count each state's step t; the rows of ops.py's adam_update scalars: beta1,
+        1 - beta1, beta2, 1 - beta2, eps, 1/sqrt(1 - beta2^t), -lr/(1 - beta1^t), the decay
+        factor (AdamW), the L2 factor (Adam), maximize."""
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        wd, decoupled = group["weight_decay"], self._is_decoupled(group)
+        decay, l2 = (1.0 - lr * wd if wd else 1.0, 0.0) if decoupled else (1.0, wd)
+        rows = []
+        for state in states:
+            state["step"] += 1
+            t = state["step"]
+            rows.append((beta1, 1.0 - beta1, beta2, 1.0 - beta2, eps,
+                         1.0 / math.sqrt(1.0 - beta2 ** t), -lr / (1.0 - beta1 ** t), decay, l2,
+                         1.0 if group["maximize"] else 0.0))
+        return rows
+
+    def _step_unfused(self, group, p, g, state):
+        """The update as separate ops (amsgrad, non-contiguous tensors): the formulas and
+        float32 rounding of adam_update."""
+        (beta1, beta2), eps = group["betas"], group["eps"]
+        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        # the step's numbers: host_values re-computes them (and counts the step) at every
+        # replay of a compiled step
+        scalars = host_values(functools.partial(self._step_scalars, group, state))
+        if weight_decay:
+            if self._is_decoupled(group):
+                p.mul_(scalars[2])
+            else:
+                g = g + p * weight_decay
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.mul_(beta1).add_(g * (1.0 - beta1))
+        exp_avg_sq.mul_(beta2).add_(g * g * (1.0 - beta2))
+        if amsgrad:
+            v = state["max_exp_avg_sq"]
+            v.copy_(v.maximum(exp_avg_sq))
+        else:
+            v = exp_avg_sq
+        inv_sqrt_bias2, neg_step_size = scalars[0], scalars[1]
+        denom = v.sqrt() * inv_sqrt_bias2 + eps
+        p.add_(exp_avg / denom * neg_step_size)
 
     @staticmethod
     def _step_scalars(group, state):
@@ -98,5 +173,10 @@ class AdamW(Adam):
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 maximize: bool = False, foreach: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -306,6 +306,30 @@ def dropout_mask(out, ins, params):
         np.multiply(x0 >> 8 >= threshold, scale, out=flat[lo:hi])
 
 
+def adam_update(out, ins, params):
+    """ops.py's adam_update: out (the parameter), m and v updated in place, in float32
+    NumPy arithmetic in the row's order (the simd and webgpu kernels give the same bits)."""
+    g, m, v, s = ins
+    beta1, c1, beta2, c2, eps, inv_sqrt_bc2, neg_step, decay, l2, maximize = s.tolist()
+    f = np.float32
+    if maximize != 0.0:
+        g = -g
+    if l2 != 0.0:
+        g = g + out * f(l2)
+    if decay != 1.0:
+        out *= f(decay)
+    m *= f(beta1)
+    m += g * f(c1)
+    v *= f(beta2)
+    v += (g * g) * f(c2)
+    denom = np.sqrt(v, out=np.empty_like(v))     # (an array even when 0-d)
+    denom *= f(inv_sqrt_bc2)
+    denom += f(eps)
+    np.divide(m, denom, out=denom)
+    denom *= f(neg_step)
+    out += denom
+
+
 KERNELS = {
     "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
     "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
@@ -323,7 +347,7 @@ KERNELS = {
     "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_grad": gelu_grad,
     "gelu_tanh_grad": gelu_tanh_grad, "layer_norm": layer_norm,
     "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
-    "dropout_mask": dropout_mask,
+    "dropout_mask": dropout_mask, "adam_update": adam_update,
 }
 
 
@@ -343,9 +367,15 @@ def _rows_and_weights(out, ins, lo, hi):
     return out[lo:hi], tuple(a[lo:hi] if a.ndim == out.ndim else a for a in ins)
 
 
+def _rows_but_last(out, ins, lo, hi):
+    """ops.ROWS_BUT_LAST: out and every input but the last share axis 0 (adam_update)."""
+    return out[lo:hi], (*(a[lo:hi] for a in ins[:-1]), ins[-1])
+
+
 # op name -> cut function, or None: run whole on one thread (from each op's row in ops.py)
 _CUTS = {ops.ROWS: _rows_of_all, ops.INDEX_ROWS: _rows_of_index,
-         ops.ROWS_WEIGHTS: _rows_and_weights, ops.WHOLE: None}
+         ops.ROWS_WEIGHTS: _rows_and_weights, ops.ROWS_BUT_LAST: _rows_but_last,
+         ops.WHOLE: None}
 SPLIT = {op.name: _CUTS[op.split] for op in ops.OPS}
 
 

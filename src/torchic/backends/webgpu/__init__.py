@@ -12,6 +12,7 @@ Layout of this package:
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
     dropout.py      dropout_mask (Threefry-2x32, one invocation per element)
+    adam.py         adam_update (the fused Adam / AdamW step, one invocation per element)
 
 ``KERNEL_TABLE`` maps every primitive op of ops.py to a function
 ``kernel(backend, out, inputs, params)`` that *encodes* the op; nothing runs
@@ -31,7 +32,7 @@ from ... import ops as _ops
 from ...shape import numel
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import dropout, elementwise, matmul, norm, reduce, replay, rows, rowwise, windows
+from . import adam, dropout, elementwise, matmul, norm, reduce, replay, rows, rowwise, windows
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
@@ -143,7 +144,7 @@ KERNEL_TABLE.update({
     # fused transformer ops: GELU's gradients are elementwise, layer norm has norm.py
     **{op: _unary(expr) for op, expr in elementwise.GELU_GRAD.items()},
     "layer_norm": norm.kernel("layer_norm"), "layer_norm_grad": norm.kernel("layer_norm_grad"),
-    "dropout_mask": dropout.kernel,
+    "dropout_mask": dropout.kernel, "adam_update": adam.kernel,
 })
 
 

@@ -131,6 +131,8 @@ def _rules(op, views, params):
             rules += [("compact", out.shape[d], [(0, d), (1, d)], None) for d in range(kept)
                       if all(n == 1 for n in out.shape[:d])]
         return rules
+    if op == "adam_update":     # p (out), g, m, v (N,) along N; the scalars (10,) whole
+        return [("cut", out.shape[0], [(k, 0) for k in range(4)], None)]
     if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad"):
         return [("cut", out.shape[0], [(k, 0) for k in range(len(views))], None)]
     # the elementwise family, fill, copy and the backend's write / read: every operand has
