@@ -142,16 +142,15 @@ class Bench:
             # ~10 ms of GPU work per timed trial; trials interleave the variants round-robin
             # (after a warm-up) so a clock change between them biases none of them
             reps = 1 if self.quick else max(1, min(200, int(4e11 / flop)))
-            # (tile, checked compile, split-K target, t4 swizzle): None is the backend's choice
-            variants = [(t, False, None, True) for t in tiles]
-            variants += [(None, True, None, True), (None, False, None, False)] if checks else []
-            variants += [(None, False, g, True) for g in splits]
+            # (tile, checked compile, split-K target): None is the backend's choice
+            variants = [(t, False, None) for t in tiles] + ([(None, True, None)] if checks else [])
+            variants += [(None, False, g) for g in splits]
             times = {}
             self.warm_up(0.3)
             for trial in range(2 if self.quick else 5):
-                for tile, chk, split, swizzle in variants:
+                for tile, chk, split in variants:
                     label = (tile or "auto") + (" checked" if chk else "") + \
-                        (f" split{split}" if split else "") + ("" if swizzle else " plain")
+                        (f" split{split}" if split else "")
                     if isinstance(times.get(label), str):
                         continue
                     if tile:
@@ -160,15 +159,13 @@ class Bench:
                     os.environ[wmm.ENV_CHECKS] = "1" if chk else "0"
                     if split:
                         os.environ[wmm.ENV_SPLIT] = str(split)
-                    if not swizzle:
-                        os.environ[wmm.ENV_SWIZZLE] = "0"
                     try:
                         s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (av, bv), {}), reps,
                                              trials=1)
                         times.setdefault(label, []).append(s)
                     except Exception as exc:  # a config the adapter cannot run: note it, go on
                         times[label] = f"error: {exc}"[:300]
-                    for e in (wmm.ENV_TILE, wmm.ENV_CHECKS, wmm.ENV_SPLIT, wmm.ENV_SWIZZLE):
+                    for e in (wmm.ENV_TILE, wmm.ENV_CHECKS, wmm.ENV_SPLIT):
                         os.environ.pop(e, None)
             per = {k: (flop / median(v) / 1e12 if isinstance(v, list) else v)
                    for k, v in times.items()}

@@ -1,5 +1,5 @@
 """matmul: every tile with the vec4 load modes (v4: along the output's dims, t4: along K for
-B / along M for A, transposed in registers), the t4 tiles' swizzled store, the unchecked compile, and the tuner's table."""
+B / along M for A, transposed in registers), the unchecked compile, and the tuner's table."""
 
 import numpy as np
 import pytest
@@ -40,12 +40,9 @@ def _check(rt, heap, B, M, K, N, la, lb, pad=0, tol=1e-4):
     return {k[2:4] for k in keys}
 
 
-@pytest.mark.parametrize("swizzle", ["1", "0"])
 @pytest.mark.parametrize("tile", sorted(matmul.CONFIGS))
-def test_every_tile_with_vec4_load_modes(rt, heap, monkeypatch, tile, swizzle):
-    """(swizzle: t4 tiles stored at XORed columns, the default, and plain)"""
+def test_every_tile_with_vec4_load_modes(rt, heap, monkeypatch, tile):
     monkeypatch.setenv(matmul.ENV_TILE, tile)
-    monkeypatch.setenv(matmul.ENV_SWIZZLE, swizzle)
     # both operands K-major in memory, M, N and K ragged against every tile
     assert _check(rt, heap, 1, 68, 20, 70, "col", "col") == {("t4", "t4")}
     # no edges at all (every tile divides 128 x 128 x 32)

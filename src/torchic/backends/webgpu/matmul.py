@@ -74,8 +74,6 @@ ENV_TILE = "TORCHIC_WEBGPU_MATMUL_TILE"
 # "0": compile the matmul without wgpu's bounds checks (see _program); the default keeps
 # them until a measurement on a real GPU shows that dropping them pays
 ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
-# "0": store t4 operands' tiles unswizzled (benchmarks compare; see _build's swizzle)
-ENV_SWIZZLE = "TORCHIC_WEBGPU_MATMUL_SWIZZLE"
 
 
 def smem_bytes(name):
@@ -163,21 +161,11 @@ def _program(gpu, key, build):
     return prog
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck, swizzle=True):
-    """The WGSL of one (tile, operand modes, edge checks) program.
-
-    swizzle: a t4 operand's invocation stores the 4 rows of its transposed 4x4 block at
-    vec4 columns XORed with a function of the row, so that the 8 invocations of a 16-byte
-    store phase hit 8 (B) or 4 (A: BK4 columns per row allow no more) different bank
-    groups instead of 1 or 2; the inner product reads the same XORed columns. XOR keeps a
-    row's columns within their aligned group of 8, so the reads stay conflict-free."""
+def _build(cfg, amode, bmode, omode, cm, cn, ck):
     BM, BN, BK, TM, TN = cfg
     NX, MY = BN // TN, BM // TM
     T = NX * MY
     BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
-    swz_a = swizzle and amode == "t4"
-    swz_b = swizzle and bmode == "t4" and BN4 % 8 == 0 and NX % 8 == 0
-    bshift = 8 // BK4           # B's XOR for a row group: its index times this, < 8
     ASZ, BSZ = BM * BK4, BK * BN4           # vec4s of one A / B buffer
     LA, LB = ASZ // T, BSZ // T             # vec4 loads per invocation (v4 / scalar modes)
     assert LA * T == ASZ and LB * T == BSZ and LA >= 1 and LB >= 1
@@ -208,9 +196,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, swizzle=True):
     if amode == "t4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
-            acol = f"(ak{j} ^ (am{j} & {BK4 - 1}u))" if swz_a else f"ak{j}"
             L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;",
-                  f"let ast{j} = am{j} * {4 * BK4}u + {acol};",
+                  f"let ast{j} = am{j} * {4 * BK4}u + ak{j};",
                   f"let ag{j} = abat + ak{j} * 4u * {ask} + m0 / 4u + am{j};"]
             if cm:
                 L += [f"let aokm{j} = m0 + am{j} * 4u < M;"]
@@ -234,9 +221,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, swizzle=True):
     if bmode == "t4":
         for j in range(NBB):
             e = f"(lid + {j * T}u)"
-            bcol = f"(bn{j} ^ (bk{j} * {bshift}u))" if swz_b else f"bn{j}"
             L += [f"let bk{j} = {e} % {BK4}u;", f"let bn{j} = {e} / {BK4}u;",
-                  f"let bst{j} = bk{j} * {4 * BN4}u + {bcol};",
+                  f"let bst{j} = bk{j} * {4 * BN4}u + bn{j};",
                   f"let bg{j} = bbat + (n0 + bn{j} * 4u) * {bsn} + bk{j};"]
             if cn:
                 L += [f"let bnn{j} = n0 + bn{j} * 4u;"]
@@ -353,12 +339,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, swizzle=True):
             L.append(f"var c{i}_{g} = vec4<f32>(0.0);")
     for i in range(TM):
         L.append(f"let ar{i} = (ty + {i * MY}u) * {BK4}u;")
-        if swz_a:   # the row's XOR (its group of 4 rows), as the t4 store applied it
-            L.append(f"let af{i} = ((ty + {i * MY}u) >> 2u) & {BK4 - 1}u;")
     for g in range(TG):
         L.append(f"let bc{g} = tx + {g * NX}u;")
-        if swz_b:
-            L += [f"let bc{g}_{x} = bc{g} ^ {x * bshift}u;" for x in range(1, BK4)]
     L.append("if (nt > 0u) {")
     L += ["  " + s for s in load("0u") + store("0u")]
     L.append("}")
@@ -370,13 +352,11 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, swizzle=True):
     body += [f"let ab = cur * {ASZ}u;", f"let bb = cur * {BSZ}u;"]
     for k4 in range(BK4):
         for i in range(TM):
-            col = (f"({k4}u ^ af{i})" if k4 else f"af{i}") if swz_a else f"{k4}u"
-            body.append(f"let a{k4}_{i} = As[ab + ar{i} + {col}];")
+            body.append(f"let a{k4}_{i} = As[ab + ar{i} + {k4}u];")
         for kk in range(4):
             k = k4 * 4 + kk
             for g in range(TG):
-                col = f"bc{g}_{k4}" if swz_b and k4 else f"bc{g}"
-                body.append(f"let b{k}_{g} = Bs[bb + {k * BN4}u + {col}];")
+                body.append(f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
             comp = "xyzw"[kk]
             for i in range(TM):
                 for g in range(TG):
@@ -437,9 +417,8 @@ def run(gpu, out, ins, *, buffers, tile=None):
         bw = [bb, bsb, bsk, bsn]
     omode = "v4" if N % 4 == 0 and cb % 4 == 0 else "s"
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
-    swizzle = os.environ.get(ENV_SWIZZLE, "1") != "0"
-    key = ("matmul", name, amode, bmode, omode, cm, cn, ck) + (() if swizzle else ("plain",))
-    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, swizzle))
+    key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
+    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
