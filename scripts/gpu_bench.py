@@ -66,6 +66,13 @@ class Bench:
             self.rt.write(v, np.ascontiguousarray(data, np.float32))
         return v
 
+    def free(self, *views):
+        """Give the views' blocks back (each part frees its operands: the GPT parts after
+        them need the heap)."""
+        self.rt.sync()
+        for v in views:
+            self.rt.free(v.block)
+
     def gpu_seconds(self, issue, reps, trials=5):
         """Median seconds per issue() call, from GPU timestamps when the adapter has them."""
         issue()
@@ -120,6 +127,7 @@ class Bench:
             got = self.rt.read(c)
             ref = self.rt.read(a)[0].astype(np.float64) @ self.rt.read(b)[0].astype(np.float64)
             err = float(np.max(np.abs(got[0] - ref)) / max(1.0, np.max(np.abs(ref))))
+            self.free(a, b, c)
             res[n] = {"tflops": per, "rel_err": err,
                       "auto_tile": wmm.choose_tile(1, n, n, n, self.be.gpu.max_workgroup_storage)}
             print(f"matmul {n}^3: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
@@ -175,6 +183,7 @@ class Bench:
             hb = self.rt.read(b).astype(np.float64)
             ref = (ha.transpose(0, 2, 1) if ta else ha) @ (hb.transpose(0, 2, 1) if tb else hb)
             err = float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
+            self.free(a, b, c)
             res[name] = {"shape": [B, M, K, N, ta, tb], "tflops": per, "rel_err": err,
                          "class": wmm.shape_class(B, M, N, K),
                          "auto_tile": wmm.choose_tile(B, M, N, K, self.be.gpu.max_workgroup_storage,
@@ -222,6 +231,7 @@ class Bench:
                 lambda: self.rt.run("softmax", zs, (xs,), {}), reps) / 1e9
         rowwise.VALUES_PER_INVOCATION = default_vpt
         t_sm = self.gpu_seconds(lambda: self.rt.run("softmax", zs, (xs,), {}), reps)
+        self.free(x, y, z)
         add_bw = 3 * n * 4 / t_add
         sm_bw = 2 * n * 4 / t_sm
         out = {"n": n, "copy_shader_GBs": 2 * n * 4 / t_copy / 1e9,
