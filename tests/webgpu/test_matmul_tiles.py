@@ -76,7 +76,7 @@ def test_split_k_with_transposed_vec4_operands(rt, heap):
 
 
 def test_unchecked_compile_matches_the_checked_one(rt, heap, monkeypatch):
-    # the same WGSL without wgpu's bounds checks (TORCHIC_WEBGPU_MATMUL_CHECKS=0): same bits
+    # the same WGSL without wgpu's bounds checks (the default) and with them (CHECKS=1): same bits
     rng = np.random.default_rng(5)
     a = heap.put(rng.standard_normal((2, 33, 20)))
     b = _operand(heap, rng.standard_normal((2, 20, 18)).astype(np.float32), "col", 0)
