@@ -479,8 +479,15 @@ def gpt_match(quick, text_path=None, steps=50):
     want, want_eval = gpt.matched_losses(torch, cfg, data, vocab, steps, device=dev,
                                          eval_iters=2)
     rel = [abs(a - b) / abs(b) for a, b in zip(got, want)]
+    # the control: torch against itself from weights moved by float32 rounding (1e-7)
+    ctl, _ = gpt.matched_losses(torch, cfg, data, vocab, steps, device=dev, eval_iters=1,
+                                perturb=1e-7)
+    ctl_rel = [abs(a - b) / abs(b) for a, b in zip(ctl, want)]
     out = {"config": gpt.label(cfg), "text": name, "steps": steps,
            "max_rel_diff": max(rel), "worst_step": rel.index(max(rel)),
+           "rel_diff_by_10_steps": [max(rel[i:i + 10]) for i in range(0, steps, 10)],
+           "torch_perturbed_max_rel_diff": max(ctl_rel),
+           "torch_perturbed_by_10_steps": [max(ctl_rel[i:i + 10]) for i in range(0, steps, 10)],
            "torchic_losses": got[::10] + got[-1:], "torch_losses": want[::10] + want[-1:],
            "torchic_eval": got_eval, "torch_eval": want_eval}
     print("gpt match", out, flush=True)
@@ -554,7 +561,12 @@ def gpt_markdown(r):
         lines += [f"| GPT loss match {g['config']}, {g['steps']} eager steps, shared dropout "
                   f"masks | max relative difference | worst step | goal |", "|---|---|---|---|",
                   f"| torchic webgpu vs torch CUDA | {g['max_rel_diff']:.2e} | "
-                  f"{g['worst_step']} | <= 1e-3 |", ""]
+                  f"{g['worst_step']} | <= 1e-3 |",
+                  f"| (control) torch CUDA vs itself, weights * (1 + 1e-7 z) | "
+                  f"{g['torch_perturbed_max_rel_diff']:.2e} | | |",
+                  f"| per 10 steps: torchic {' '.join(f'{x:.0e}' for x in g['rel_diff_by_10_steps'])}"
+                  f"; control {' '.join(f'{x:.0e}' for x in g['torch_perturbed_by_10_steps'])} "
+                  f"| | | |", ""]
     if "gpt_training" in r:
         g = r["gpt_training"]
         lines += [f"| GPT training {g['config']}, {g['steps']} steps ({g['text']}) | wall s | "

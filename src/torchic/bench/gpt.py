@@ -236,11 +236,19 @@ def share_dropout_masks(lib, model, p, seed=7):
                 setattr(module, name, SharedMaskDropout())
 
 
-def matched_losses(lib, cfg, data, vocab, steps, device=None, eval_iters=1):
+def matched_losses(lib, cfg, data, vocab, steps, device=None, eval_iters=1, perturb=0.0):
     """(the first `steps` training losses, estimate_loss) of eager training on `lib` with
     dropout masks shared through share_dropout_masks: what the loss-match checks compare
-    between torchic and PyTorch."""
+    between torchic and PyTorch. `perturb` scales every initial weight by 1 + perturb * z
+    (z standard normal, seeded): a control run showing how far float32 rounding-sized
+    differences carry over the steps."""
     step = training_step(lib, cfg, data, vocab, device)
+    if perturb:
+        rng = np.random.default_rng(99)
+        with lib.no_grad():
+            for p in step.model.parameters():
+                z = (1 + perturb * rng.standard_normal(tuple(p.shape))).astype(np.float32)
+                p.mul_(lib.tensor(z, device=p.device))
     share_dropout_masks(lib, step.model, cfg["dropout"])
     losses = [step() for _ in range(steps)]
     return losses, estimate_loss(lib, step.model, step.batches, eval_iters, device)
