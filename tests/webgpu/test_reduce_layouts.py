@@ -11,6 +11,8 @@ import torchic
 CASES = [
     ((300, 20), 1, "t"),                  # short contiguous rows: one invocation a row
     ((40, 700), 1, "w"),                  # contiguous rows: a workgroup a row
+    ((3000, 257), 1, "r"),                # many contiguous rows: 8 a workgroup, 32 lanes each
+    ((40, 7, 60, 8), (1, 3), "r"),        # ... two reduced dims apart, the inner one contiguous
     ((3, 70000), 1, "w-split"),           # few long rows: two passes
     ((50, 3000), 0, "columns"),           # 3000 rows 1 apart, 50 elements 3000 apart: one pass
     ((3000, 70), 0, "columns"),           # a bias gradient's shape: chunked, two passes

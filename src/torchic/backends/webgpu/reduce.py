@@ -6,6 +6,9 @@ decomposed separately, so any strides work. Three layouts:
 
 * ``t``: one invocation per row (short rows, many of them);
 * ``w``: one 256-invocation workgroup per row, strided loop + tree in workgroup memory;
+* ``r``: many contiguous rows of moderate length (softmax's backward over (B*H*T, T)):
+  ``RPW`` rows per workgroup, 32 invocations per row (coalesced 128-byte loads), a 5-step
+  tree; a workgroup per row left 224 of its 256 invocations idle on 256-element rows;
 * ``columns``: the kept rows lie next to each other in memory and the reduced elements
   do not (a bias gradient: ``(B*T, C)`` summed over axis 0 is ``C`` rows of ``B*T`` elements
   ``C`` apart): a workgroup takes ``COLS`` neighbouring rows, its ``LANES`` invocations per
@@ -30,6 +33,9 @@ from .wgsl import par
 WGR = 256
 THREAD_ROW_MAX_C = 32
 SPLIT_MIN_C = 1 << 16
+RPW, ROW_LANES = 8, 32        # r layout: rows per workgroup, invocations per row
+R_LAYOUT_MIN_ROWS = 1024      # ... used from this many rows (fewer: a workgroup per row)
+R_LAYOUT_MAX_C = 4096         # ... and up to this row length
 COLS, LANES = 64, 4           # columns layout: rows per workgroup, invocations per row
 COLUMN_GROUPS = 1024          # aim: workgroups of a columns pass (chunks cut to reach it)
 COLUMN_MIN_CHUNK = 64         # ... but no chunk under this many elements
@@ -106,6 +112,22 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
         init = [f"var acc: {dtype} = {ident};"]
         step = [f"acc = {comb.format(a='acc', b='x')};"]
     lines = []
+    if layout == "r":
+        src += f"var<workgroup> sv: array<{dtype}, {WGR}>;\n"
+        ident, comb = combine[mode]
+        lines += ["let g = wid.y * nwg.x + wid.x;", f"let row = g * {RPW}u + lid / {ROW_LANES}u;",
+                  f"let lane = lid % {ROW_LANES}u;"] + init + [f"if (row < {R}) {{"] + ocode + \
+                 [f"for (var c = lane; c < {C}; c = c + {ROW_LANES}u) {{"] + icode + \
+                 [f"let x = A[{abase} + ooff + ioff];"] + step + ["}", "}",
+                                                                 "sv[lid] = acc;", "workgroupBarrier();"]
+        s_ = ROW_LANES // 2
+        while s_:
+            lines += [f"if (lane < {s_}u) {{ sv[lid] = {comb.format(a='sv[lid]', b=f'sv[lid + {s_}u]')}; }}",
+                      "workgroupBarrier();"]
+            s_ //= 2
+        lines.append(f"if (lane == 0u && row < {R}) {{ O[{obase} + row] = sv[lid]; }}")
+        src += wgsl.entry(WGR) + "  " + "\n  ".join(lines) + "\n}\n"
+        return src, len(bind)
     if layout == "t":
         wg = wgsl.WG
         lines += [wgsl.linear_id(wg), "let row = i;", f"if (row >= {R}) {{ return; }}"]
@@ -271,8 +293,11 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
                      wgsl.grid(R, gpu.max_groups))
         return
     layout = "t" if C <= THREAD_ROW_MAX_C else "w"
+    if (layout == "w" and mode != "argmax" and R >= R_LAYOUT_MIN_ROWS and C <= R_LAYOUT_MAX_C
+            and istr[-1] == 1):
+        layout = "r"
     key = ("reduce", mode, layout, od, idims, False, a.dtype)
     prog = gpu.program(key, lambda: _build(mode, layout, od, idims, False, dtype=a.dtype))
-    groups = -(-R // wgsl.WG) if layout == "t" else R
+    groups = {"t": -(-R // wgsl.WG), "r": -(-R // RPW)}.get(layout, R)
     gpu.dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom,
                  wgsl.grid(groups, gpu.max_groups))
