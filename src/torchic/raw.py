@@ -208,6 +208,14 @@ def scatter_add_rows(src2d, idx1d, rows):
     return run("scatter_add_rows", out, (view_of(src2d), view_of(idx1d)))
 
 
+def check_mask_size(shape):
+    """Raise unless dropout_mask can number a mask of `shape` (F.dropout checks it before
+    drawing the key, so a refused call leaves the generator where it was)."""
+    if numel(shape) >= 2 ** 32:
+        raise ValueError(f"dropout: a mask of {numel(shape)} elements (shape {list(shape)}) is "
+                         f"too large: the counter-based generator numbers at most 2^32 - 1")
+
+
 def dropout_mask(key, shape, p):
     """The (shape) float32 mask of dropout with probability p in (0, 1) from an int32 (2,)
     key: scale = float32(1 / (1 - p)) where threefry2x32_20(key, (i, 0))[0] >> 8 >=
@@ -218,9 +226,7 @@ def dropout_mask(key, shape, p):
     if key._dtype != "i32" or key.shape != (2,):
         raise TypeError(f"dropout_mask: the key must be an int32 tensor of shape (2,), got "
                         f"{'float32' if key._dtype == 'f32' else 'int32'} {list(key.shape)}")
-    if numel(shape) >= 2 ** 32:
-        raise ValueError(f"dropout: a mask of {numel(shape)} elements (shape {list(shape)}) is "
-                         f"too large: the counter-based generator numbers at most 2^32 - 1")
+    check_mask_size(shape)
     params = {"threshold": math.ceil(p * 2 ** 24),          # exact: p * 2^24 is exact
               "scale": float(np.float32(1.0 / (1.0 - p)))}
     return run("dropout_mask", new_tensor(shape), (view_of(key),), params)

@@ -134,6 +134,12 @@ def test_errors(backend):
         raw.dropout_mask(torchic.tensor([1, 2, 3]), (3,), 0.5)
     with pytest.raises(ValueError, match="at most 2\\^32 - 1"):
         raw.dropout_mask(key, (2 ** 16, 2 ** 16), 0.5)
+    # refused before the key is drawn: the generator has not moved
+    g = torchic.Generator().manual_seed(5)
+    state = g.get_state()
+    with pytest.raises(ValueError, match="at most 2\\^32 - 1"):
+        F.dropout(torchic.ones(1, 1).expand(2 ** 16, 2 ** 16), 0.5, generator=g)
+    assert (g.get_state() == state).all()
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout(torchic.ones(3), 1.5)
     with pytest.raises(TypeError, match="torchic.Generator"):

@@ -238,6 +238,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         return input
     if p == 1.0:
         return input * 0.0
+    _raw.check_mask_size(input.shape)
     return input * _raw.dropout_mask(_dropout_key(generator), input.shape, float(p))
 
 
