@@ -195,3 +195,26 @@ def test_every_failed_op_is_reported_even_past_the_tag_space(rt, heap):
     assert "gather_rows" in text and "5 is out of range" in text
     assert "cross_entropy" in text and "-3" in text
     np.testing.assert_array_equal(rt.read(out2), np.ones((2, 2), np.float32))
+
+
+def test_profiled_times_each_dispatch_and_gives_its_buffers_back(rt, heap):
+    gpu = rt.backend.gpu
+    if not gpu.has_timestamps():
+        pytest.skip("the adapter has no timestamp queries")
+    x = heap.put(np.arange(4096, dtype=np.float32) / 4096)
+    y = heap.empty((4096,))
+    kept = len(gpu._keep)
+
+    def work():
+        rt.run("neg", y, (x,), {})
+        rt.run("exp", y, (y,), {})
+        rt.run("sum", heap.empty(()), (y,), {"naxes": 1})
+    for _ in range(3):
+        before = gpu.stats["dispatches"]
+        times = rt.backend.profiled(work)
+        assert len(times) == gpu.stats["dispatches"] - before >= 3    # one row a dispatch
+        assert all(isinstance(k, tuple) and ns >= 0 for k, ns in times)
+        assert [k[0] for k, _ in times][:2] == ["ew", "ew"]
+    assert len(gpu._keep) == kept        # no query resolve buffer left behind
+    np.testing.assert_allclose(rt.read(y), np.exp(-np.arange(4096, dtype=np.float32) / 4096),
+                               rtol=1e-5)

@@ -578,6 +578,7 @@ class GPU:
                 self.profiling = None
                 self.flush()
         if not keys:
+            qs.destroy()
             return []
         U = self.wgpu.BufferUsage
         with self.guard:
@@ -585,7 +586,13 @@ class GPU:
             enc = self.device.create_command_encoder()
             enc.resolve_query_set(qs, 0, 2 * len(keys), qbuf, 0)
             self.queue.submit([enc.finish()])
-        ts = np.frombuffer(self.read(qbuf, 0, 16 * len(keys)).tobytes(), np.uint64)
+        try:
+            ts = np.frombuffer(self.read(qbuf, 0, 16 * len(keys)).tobytes(), np.uint64)
+        finally:     # given back now (not left to the garbage collector)
+            with self.guard:
+                self._drop(qbuf)
+                qbuf.destroy()
+                qs.destroy()
         period = float(self._lib.wgpuQueueGetTimestampPeriod(self.queue._internal))
         return [(k, float(int(ts[2 * i + 1]) - int(ts[2 * i])) * period)
                 for i, k in enumerate(keys)]
