@@ -565,11 +565,29 @@ impl Split {
     }
 }
 
+/// out (B, M, N) = a (B, M, K) @ b (B, K, N), or with two batch dims (B1, B2, ...): batch
+/// item bi lies at (bi / B2) * stride0 + (bi % B2) * stride1 (B2 = 1, stride1 = 0 in 3-d).
 pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let (nb, m, k, n) = (a.shape[0], a.shape[1], a.shape[2], b.shape[2]);
+    let d = a.nd - 3; // 0, or 1 with a second batch dim
+    let nb2 = if d == 1 { a.shape[1] } else { 1 };
+    let (nb, m, k, n) = (
+        a.shape[0] * nb2,
+        a.shape[d + 1],
+        a.shape[d + 2],
+        b.shape[d + 2],
+    );
     if nb == 0 {
         return Ok(());
     }
+    // per operand: batch strides (outer, inner) and the row / column strides
+    let (ab, bb) = (
+        (a.st[0], if d == 1 { a.st[1] } else { 0 }),
+        (b.st[0], if d == 1 { b.st[1] } else { 0 }),
+    );
+    let asd = [0, a.st[d + 1], a.st[d + 2]];
+    let bsd = [0, b.st[d + 1], b.st[d + 2]];
+    let batch =
+        |bi: usize, (s0, s1): (isize, isize)| (bi / nb2) as isize * s0 + (bi % nb2) as isize * s1;
     let blk = dispatch(Derived);
     let Split {
         tasks: ntasks,
@@ -579,7 +597,6 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     } = Split::plan(nb, m, n, k, pool.threads(), &blk);
     let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
-    let (asd, bsd) = (a.st, b.st);
     let one = |bi: usize, part: usize| {
         let (lo, hi) = if parts == 1 {
             (0, len)
@@ -589,8 +606,8 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         if lo >= hi && len > 0 {
             return;
         }
-        let a0 = (ap as *const f32).wrapping_offset(bi as isize * asd[0]);
-        let b0 = (bp as *const f32).wrapping_offset(bi as isize * bsd[0]);
+        let a0 = (ap as *const f32).wrapping_offset(batch(bi, ab));
+        let b0 = (bp as *const f32).wrapping_offset(batch(bi, bb));
         let c0 = (cp as *mut f32).wrapping_add(bi * m * n);
         // this task's part: columns lo..hi of C (split_n) or rows lo..hi
         let (mm, nn, a_off, b_off, c_off) = if split_n {

@@ -133,7 +133,10 @@ pub fn prepare(
     let recorded: Vec<usize> = slots
         .iter()
         .map(|&(arena, boff)| {
-            let base = usize::try_from(arena).ok().and_then(|a| arenas.get(a)).map_or(0, |a| a.0);
+            let base = usize::try_from(arena)
+                .ok()
+                .and_then(|a| arenas.get(a))
+                .map_or(0, |a| a.0);
             base.wrapping_add(boff as usize)
         })
         .collect();
@@ -155,7 +158,11 @@ impl Program {
     /// The start addresses of the blocks a push puts in the slots: `blocks` holds one
     /// (arena, block byte offset, block bytes) per slot, each checked to lie inside its
     /// registered arena and to reach as far as the slot's views.
-    pub fn slot_bases(&self, blocks: &[i64], arenas: &[(usize, usize)]) -> Result<Vec<usize>, String> {
+    pub fn slot_bases(
+        &self,
+        blocks: &[i64],
+        arenas: &[(usize, usize)],
+    ) -> Result<Vec<usize>, String> {
         if blocks.len() != 3 * self.reach.len() {
             return Err(format!(
                 "the program has {} slots, the push gives {} words",
@@ -194,7 +201,11 @@ impl Program {
         finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>),
     ) {
         let mut ops = self.ops.lock().unwrap();
-        let bases = if bases.is_empty() { &self.recorded[..] } else { bases };
+        let bases = if bases.is_empty() {
+            &self.recorded[..]
+        } else {
+            bases
+        };
         let mut current = self.current.lock().unwrap();
         if current[..] != *bases {
             for &(i, k, slot, off) in &self.patches {
@@ -564,13 +575,20 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             }
         }
         Contract::Matmul => {
+            // (B, M, K) @ (B, K, N), or with two batch dims (B1, B2, ...)
+            let rank = if o.nd == 4 { 4 } else { 3 };
             for (x, w) in [(o, "out"), (a, "a"), (b, "b")] {
                 dt(x, F, w)?;
-                nd(x, 3, w)?;
+                nd(x, rank, w)?;
             }
             contig(o)?;
             let (sa, sb, so) = (a.shape(), b.shape(), o.shape());
-            if sa[0] != sb[0] || sa[2] != sb[1] || so != [sa[0], sa[1], sb[2]] {
+            let d = rank - 3;
+            if sa[..=d] != sb[..=d]
+                || sa[d + 2] != sb[d + 1]
+                || so[..=d] != sa[..=d]
+                || so[d + 1..] != [sa[d + 1], sb[d + 2]]
+            {
                 return Err(format!("shapes {sa:?} @ {sb:?} -> {so:?}"));
             }
         }
@@ -743,11 +761,14 @@ mod tests {
             batch.run(&pool, &mut |r| assert!(r.is_ok()));
         }
         assert_eq!(mem[0], 7.0); // 1 + 6 adds of 1
-        // a bad second record rejects the whole program, naming it
+                                 // a bad second record rejects the whole program, naming it
         let mut bad = two.clone();
         let at = add.len() + 6 + 2;
         bad[at] = 300; // block past the arena
-        assert!(prepare(&bad, &arenas, &[]).err().unwrap().starts_with("record 1:"));
+        assert!(prepare(&bad, &arenas, &[])
+            .err()
+            .unwrap()
+            .starts_with("record 1:"));
         let mut write = add.clone();
         write[0] = ops::OP_WRITE;
         assert!(prepare(&write, &arenas, &[]).is_err());
@@ -765,21 +786,41 @@ mod tests {
         view(&mut add, 0, 0, 64, 0, 0, &[4], &[1]); // out: elements 0..4
         view(&mut add, 0, 64, 64, 2, 0, &[4], &[2]); // a: slot, offset 2, stride 2
         view(&mut add, 0, 192, 64, 0, 0, &[4], &[1]); // b: elements 48..52
-        let program = prepare(&add, &arenas, &[(0, 64)]).ok().expect("a valid program");
+        let program = prepare(&add, &arenas, &[(0, 64)])
+            .ok()
+            .expect("a valid program");
         assert_eq!(program.slots(), 1);
         assert_eq!(program.reach, vec![(2 + 3 * 2 + 1) * 4]);
         let bases = program.slot_bases(&[0, 128, 64], &arenas).unwrap();
         let pool = Pool::new(1);
         program.run(&pool, &bases, &mut |r| assert!(r.is_ok()));
         // a now reads elements 32 + 2, 34, 36, 38; b 48..52
-        assert_eq!(&mem[..4], &[34.0 + 48.0, 36.0 + 49.0, 38.0 + 50.0, 40.0 + 51.0]);
-        program.run(&pool, &[], &mut |r| assert!(r.is_ok()));   // the recorded block
-        assert_eq!(&mem[..4], &[18.0 + 48.0, 20.0 + 49.0, 22.0 + 50.0, 24.0 + 51.0]);
+        assert_eq!(
+            &mem[..4],
+            &[34.0 + 48.0, 36.0 + 49.0, 38.0 + 50.0, 40.0 + 51.0]
+        );
+        program.run(&pool, &[], &mut |r| assert!(r.is_ok())); // the recorded block
+        assert_eq!(
+            &mem[..4],
+            &[18.0 + 48.0, 20.0 + 49.0, 22.0 + 50.0, 24.0 + 51.0]
+        );
         // a block too small, outside the arena, a missing slot: refused
-        assert!(program.slot_bases(&[0, 128, 32], &arenas).unwrap_err().contains("reach"));
-        assert!(program.slot_bases(&[0, 224, 64], &arenas).unwrap_err().contains("outside"));
-        assert!(program.slot_bases(&[1, 0, 64], &arenas).unwrap_err().contains("arena 1"));
-        assert!(program.slot_bases(&[], &arenas).unwrap_err().contains("1 slots"));
+        assert!(program
+            .slot_bases(&[0, 128, 32], &arenas)
+            .unwrap_err()
+            .contains("reach"));
+        assert!(program
+            .slot_bases(&[0, 224, 64], &arenas)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(program
+            .slot_bases(&[1, 0, 64], &arenas)
+            .unwrap_err()
+            .contains("arena 1"));
+        assert!(program
+            .slot_bases(&[], &arenas)
+            .unwrap_err()
+            .contains("1 slots"));
     }
 
     #[test]

@@ -120,7 +120,9 @@ OPS = (
     # whole: NumPy's BLAS already spreads it over the cores, and cutting it into row
     # ranges would start BLAS threads inside each worker (oversubscription)
     Op("matmul", "other", 2, "f32, f32 -> f32", (), WHOLE,
-       "a (B, M, K), b (B, K, N) -> out (B, M, N); a, b any strides, incl. transposed"),
+       "a (B, M, K), b (B, K, N) -> out (B, M, N), or with two batch dims (B1, B2, ...) "
+       "for batches whose strides do not flatten into one; a, b any strides, incl. "
+       "transposed"),
     Op("gather_rows", "other", 2, "f32 | i32, i32 -> the table's dtype", (), INDEX_ROWS,
        "table (V, D), idx (R,) -> out (R, D): out[r] = table[idx[r]] (idx outside [0, V) "
        "is an error; a pure copy of 32-bit words: X[ix] on int data too)"),

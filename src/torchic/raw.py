@@ -156,9 +156,10 @@ def rows_op(op, a2d, *extra, out_shape=None, out_dtype="f32"):
 def matmul(a, b):
     """(..., M, K) @ (..., K, N) -> a new contiguous (..., M, N), batch dims broadcast.
 
-    The kernel multiplies (B, M, K) by (B, K, N) with any strides, so operands are
-    viewed, not copied, whenever their strides allow (a transposed operand is read
-    through swapped strides). A 2-D product is a batch of one whose (1, rows, cols)
+    The kernel multiplies (B, M, K) by (B, K, N), or (B1, B2, M, K) by (B1, B2, K, N),
+    with any strides, so operands are viewed, not copied, whenever their strides allow (a
+    transposed operand is read through swapped strides; two batch dims that do not
+    flatten stay two). A 2-D product is a batch of one whose (1, rows, cols)
     Views are cached (an operand's on the tensor, the output's on its block's View), so
     a training step that repeats its products makes no View and packs nothing.
     """
@@ -175,12 +176,29 @@ def matmul(a, b):
         return out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out = new_tensor(batch + (m, n))
+    if len(batch) == 2 and not (_flat_batch(a, batch) and _flat_batch(b, batch)):
+        # two batch dims that do not flatten into one (attention's (B, nh, T, hd) heads of
+        # a (B, T, C) tensor): the kernel takes both batch strides, nothing is copied
+        views = []
+        for t in (a, b):
+            v, full = view_of(t), batch + t.shape[-2:]
+            views.append(View(v.block, v.offset, full,
+                              broadcast_strides(t.shape, t._strides, full), "f32"))
+        out._storage.runtime.run("matmul", out._view, tuple(views), None)
+        return out
     shape3 = (numel(batch), m, n)
     a3, b3 = _as_batch3(a, batch, m, k), _as_batch3(b, batch, k, n)
     out._storage.runtime.run("matmul", View(out._view.block, 0, shape3,
                                             contiguous_strides(shape3), "f32"),
                              (view_of(a3), view_of(b3)), None)
     return out
+
+
+def _flat_batch(t, batch):
+    """Whether t's (broadcast) batch dims flatten into one stride."""
+    full = batch + t.shape[-2:]
+    strides = broadcast_strides(t.shape, t._strides, full)
+    return reshape_strides(full, strides, (numel(batch),) + t.shape[-2:]) is not None
 
 
 def _as_batch3(t, batch, rows, cols):

@@ -490,6 +490,15 @@ case("matmul_transposed", lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, "other
      special=Special((SPECIAL_ROWS[:4], SPECIAL_ROWS[4:8]),
                      ref=lambda a, b: np_matmul_by_definition(a.T, b.T)))
 
+# attention's heads: (B, T, nh * hd) viewed as (B, nh, T, hd), whose two batch dims do not
+# flatten into one (the kernel takes both batch strides), q @ k^T and its gradients
+case("matmul_heads",
+     lambda a, b: a.reshape(2, 5, 2, 3).transpose(1, 2) @
+     b.reshape(2, 5, 2, 3).transpose(1, 2).transpose(-2, -1),
+     lambda a, b: a.reshape(2, 5, 2, 3).swapaxes(1, 2) @
+     b.reshape(2, 5, 2, 3).swapaxes(1, 2).swapaxes(-2, -1),
+     "other", ("matmul",), [(2, 5, 6), (2, 5, 6)], tol={"atol": 1e-4})
+
 # -- views, indexing, copies (input (2, 3, 4)) ---------------------------------------------------
 def view(name, fn, ref, ops=(), shapes=((2, 3, 4),), **kw):
     """A view / shape op's row: one (2, 3, 4) input by default."""

@@ -76,6 +76,13 @@ def test_views_outside_their_block_are_refused_before_they_run(h):
     _refused(h, "matmul", h.empty((1, 8, 8)), (View(a.block, 0, (1, 8, 8), (0, 8, 1), "f32"),
                                                View(a.block, 0, (1, 7, 8), (0, 8, 1), "f32")),
              match="shapes")
+    # two batch dims: the batch dims must agree, and every view have four dims
+    _refused(h, "matmul", h.empty((2, 2, 4, 4)),
+             (View(a.block, 0, (2, 2, 4, 4), (16, 0, 4, 1), "f32"),
+              View(a.block, 0, (2, 1, 4, 4), (16, 0, 4, 1), "f32")), match="shapes")
+    _refused(h, "matmul", h.empty((2, 2, 4, 4)),
+             (View(a.block, 0, (4, 4, 4), (16, 4, 1), "f32"),
+              View(a.block, 0, (2, 2, 4, 4), (16, 0, 4, 1), "f32")), match="dims")
     _refused(h, "softmax", View(out.block, 0, (8, 8), (1, 8), "f32"), (a,), match="contiguous")
     # an invalid record among valid ones: the ops around it run
     h.rt.run("fill", out, (), {"value": 1.0})

@@ -103,6 +103,13 @@ def test_matmul(big_rt, rng):
     close((tg @ tw.T).numpy(), g64 @ w64.T, 1e-4, 1e-4)
     ba = rng.standard_normal((4, 300, 30)).astype(np.float32)  # batched, each batch big
     close((torchic.tensor(ba) @ tw).numpy(), ba.astype(np.float64) @ w64, 1e-4, 1e-4)
+    # two batch dims that do not flatten (attention's heads of a (B, T, C) tensor): cut
+    # along the batch dims, or along K for one product past a window
+    x = rng.standard_normal((3, 200, 64)).astype(np.float32)  # 150 KB
+    heads = torchic.tensor(x).view(3, 200, 4, 16).transpose(1, 2)
+    h64 = x.astype(np.float64).reshape(3, 200, 4, 16).swapaxes(1, 2)
+    close((heads @ heads.transpose(-2, -1)).numpy(), h64 @ h64.swapaxes(-2, -1), 1e-4, 1e-3)
+    close((heads.transpose(-2, -1) @ heads).numpy(), h64.swapaxes(-2, -1) @ h64, 1e-4, 1e-3)
 
 
 def test_gather_and_scatter(big_rt, rng):

@@ -181,8 +181,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     src = wgsl.header(bind)
     src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
     src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
-    (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot) = (
-        par(i) for i in range(16))
+    (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
+     B2, asb2, bsb2) = (par(i) for i in range(19))
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
     kst_a = "kst / 4u" if amode == "v4" else f"kst * {ask}"
     kst_b = "kst / 4u" if bmode == "t4" else f"kst * {bsk}"
@@ -191,8 +191,9 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
          f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
          f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
          f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
-         f"let abat = {abase} + bz * {asb} + {kst_a};",
-         f"let bbat = {bbase} + bz * {bsb} + {kst_b};",
+         # batch item bz: (bz / B2, bz % B2) over two batch strides (3-d: B2 1, inner 0)
+         f"let abat = {abase} + (bz / {B2}) * {asb} + (bz % {B2}) * {asb2} + {kst_a};",
+         f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + {kst_b};",
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
     if amode == "t4":
@@ -388,9 +389,17 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
 
 
 def run(gpu, out, ins, *, buffers, tile=None):
+    """out (B, M, N) = a @ b, or with two batch dims (B1, B2, ...): the programs take the
+    batch as B1 * B2 items over two batch strides (ops.py's matmul)."""
     a, b = ins
-    B, M, K = a.shape
-    N = b.shape[2]
+    if len(a.shape) == 4:
+        B1, B2, M, K = a.shape
+        asb, asb2, asm, ask = a.strides
+        bsb, bsb2, bsk, bsn = b.strides
+    else:
+        (B1, M, K), B2 = a.shape, 1
+        (asb, asm, ask), (bsb, bsk, bsn), asb2, bsb2 = a.strides, b.strides, 0, 0
+    B, N = B1 * B2, b.shape[-1]
     if B == 0 or M == 0 or N == 0:
         return
     if K == 0:
@@ -401,22 +410,22 @@ def run(gpu, out, ins, *, buffers, tile=None):
     cbuf, cb = buffers(out)
     abuf, ab = buffers(a)
     bbuf, bb = buffers(b)
-    asb, asm, ask = a.strides
-    bsb, bsk, bsn = b.strides
-    if ask == 1 and K % 4 == 0 and ab % 4 == 0 and asm % 4 == 0 and asb % 4 == 0:
-        amode, aw = "v4", [ab // 4, asb // 4, asm // 4, 1]
-    elif asm == 1 and M % 4 == 0 and ab % 4 == 0 and ask % 4 == 0 and asb % 4 == 0:
-        amode, aw = "t4", [ab // 4, asb // 4, 1, ask // 4]
+    a4 = ab % 4 == 0 and asb % 4 == 0 and asb2 % 4 == 0     # batch steps whole vec4s
+    b4 = bb % 4 == 0 and bsb % 4 == 0 and bsb2 % 4 == 0
+    if ask == 1 and K % 4 == 0 and a4 and asm % 4 == 0:
+        amode, aw, aw2 = "v4", [ab // 4, asb // 4, asm // 4, 1], asb2 // 4
+    elif asm == 1 and M % 4 == 0 and a4 and ask % 4 == 0:
+        amode, aw, aw2 = "t4", [ab // 4, asb // 4, 1, ask // 4], asb2 // 4
     else:
         amode = "sm" if (asm < ask or K == 1) and M > 1 else "sk"
-        aw = [ab, asb, asm, ask]
-    if bsn == 1 and N % 4 == 0 and bb % 4 == 0 and bsk % 4 == 0 and bsb % 4 == 0:
-        bmode, bw = "v4", [bb // 4, bsb // 4, bsk // 4, 1]
-    elif bsk == 1 and K % 4 == 0 and bb % 4 == 0 and bsn % 4 == 0 and bsb % 4 == 0:
-        bmode, bw = "t4", [bb // 4, bsb // 4, 1, bsn // 4]
+        aw, aw2 = [ab, asb, asm, ask], asb2
+    if bsn == 1 and N % 4 == 0 and b4 and bsk % 4 == 0:
+        bmode, bw, bw2 = "v4", [bb // 4, bsb // 4, bsk // 4, 1], bsb2 // 4
+    elif bsk == 1 and K % 4 == 0 and b4 and bsn % 4 == 0:
+        bmode, bw, bw2 = "t4", [bb // 4, bsb // 4, 1, bsn // 4], bsb2 // 4
     else:
         bmode = "sk" if (bsk < bsn or N == 1) and K > 1 else "sn"
-        bw = [bb, bsb, bsk, bsn]
+        bw, bw2 = [bb, bsb, bsk, bsn], bsb2
     omode = "v4" if N % 4 == 0 and cb % 4 == 0 else "s"
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
@@ -427,11 +436,12 @@ def run(gpu, out, ins, *, buffers, tile=None):
     S, kc = split_k(B * gx * gy, B * M * N, K, BK)
     if S == 1:
         _dispatch(gpu, prog, [cbuf, abuf, bbuf], [M, N, K] + aw + bw,
-                  cb // 4 if omode == "v4" else cb, B, 1, kc, (gx, gy))
+                  cb // 4 if omode == "v4" else cb, B, 1, kc, (gx, gy), [B2, aw2, bw2])
         return None
     # split-K: partial products into scratch [S][B][M][N], then a fixed-order sum
     scratch = gpu.scratch_buffer("matmul-split", S * B * M * N * 4)
-    _dispatch(gpu, prog, [scratch, abuf, bbuf], [M, N, K] + aw + bw, 0, B, S, kc, (gx, gy))
+    _dispatch(gpu, prog, [scratch, abuf, bbuf], [M, N, K] + aw + bw, 0, B, S, kc, (gx, gy),
+              [B2, aw2, bw2])
     sprog = gpu.program(("matmul-splitsum",), _splitsum_src)
     n = B * M * N
     gpu.dispatch(sprog, [cbuf, scratch], [n, S, cb], wgsl.grid(-(-n // wgsl.WG), gpu.max_groups))
@@ -452,11 +462,11 @@ def split_k(groups, outsize, K, BK):
     return -(-K // kc), kc
 
 
-def _dispatch(gpu, prog, bufs, words, cword, B, S, kc, grid2):
+def _dispatch(gpu, prog, bufs, words, cword, B, S, kc, grid2, batch2):
     total = B * S
     for z0 in range(0, total, gpu.max_groups):
         nz = min(gpu.max_groups, total - z0)
-        gpu.dispatch(prog, bufs, words + [cword, z0, S, kc, B], grid2 + (nz,))
+        gpu.dispatch(prog, bufs, words + [cword, z0, S, kc, B] + batch2, grid2 + (nz,))
 
 
 def _splitsum_src():

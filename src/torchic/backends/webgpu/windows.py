@@ -111,6 +111,13 @@ def _rules(op, views, params):
     writes out, each later one a scratch partial then added (combine) into out."""
     out = views[0]
     if op == "matmul":          # out (B, M, N) = a (B, M, K) @ b (B, K, N)
+        if len(out.shape) == 4:     # (B1, B2, ...): along either batch dim, or along K
+            rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
+            if out.shape[0] == 1:
+                rules.append(("cut", out.shape[1], [(0, 1), (1, 1), (2, 1)], None))
+                if out.shape[1] == 1:     # one product: its rows (out stays contiguous)
+                    rules.append(("cut", out.shape[2], [(0, 2), (1, 2)], None))
+            return rules + [("reduce", views[1].shape[3], [(1, 3), (2, 2)], "add")]
         rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
         if out.shape[0] == 1:   # (out stays contiguous)
             rules.append(("cut", out.shape[1], [(0, 1), (1, 1)], None))
@@ -192,7 +199,22 @@ def plan(gpu, op, views, params):
 def run(be, op, out, ins, params, depth=0):
     """Run op, cut into several ops whose operands each fit a window (see plan)."""
     gpu = be.gpu
-    p = plan(gpu, op, (out,) + tuple(ins), params)
+    try:
+        p = plan(gpu, op, (out,) + tuple(ins), params)
+    except TooLargeError:
+        if op != "matmul" or len(out.shape) != 4:
+            raise
+        # a two-batch-dim operand spread wider than a window (a strided B, which no rule
+        # cuts): its contiguous copy (cut by the copy's own plan) instead, as the frontend
+        # would have made for a 3-d product
+        ins = list(ins)
+        for k, v in enumerate(ins):
+            if too_big(gpu, v):
+                tmp = RawView(gpu.scratch_buffer(f"window-matmul-{depth}-{k}",
+                                                 max(4, 4 * numel(v.shape))), 0, v.shape, v.dtype)
+                run(be, "copy", tmp, (v,), None, depth + 1)
+                ins[k] = tmp
+        p = plan(gpu, op, (out,) + tuple(ins), params)
     if p is None:
         be.kernels[op](be, out, ins, params)
         return
