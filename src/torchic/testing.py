@@ -776,14 +776,21 @@ def _adam_steps(make, steps=3):
     return fn
 
 
+# parameters and gradients with NaN, +-inf and signed zeros, each meeting ordinary values
+# (a NaN or an infinite gradient makes the parameter NaN, as in PyTorch; an infinite
+# parameter stays infinite under AdamW's decay and becomes NaN through Adam's L2 term)
+ADAM_SPECIAL = Special((np.array([[1.0, NAN, 2.0, -3.0, INF], [0.0, -INF, 0.5, -0.0, 4.0]],
+                                 np.float32),
+                        np.array([[NAN, 1.0, INF, -INF, 0.5], [0.0, 1.0, -0.0, 2.0, NAN]],
+                                 np.float32)))
 case("adam_update", _adam_steps(lambda ps: torchic.optim.Adam(ps, lr=0.1, weight_decay=0.3,
                                                              maximize=True)),
      lambda p, g: np_adam(p, g, weight_decay=0.3, maximize=True), "other", ("adam_update",),
-     [(4, 5), (4, 5)], grad=False)
+     [(4, 5), (4, 5)], grad=False, special=ADAM_SPECIAL)
 case("adamw_update", _adam_steps(lambda ps: torchic.optim.AdamW(ps, lr=0.1, betas=(0.8, 0.9),
                                                                eps=1e-6, weight_decay=0.5)),
      lambda p, g: np_adam(p, g, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.5, decoupled=True),
-     "other", ("adam_update",), [(3, 2, 4), (3, 2, 4)], grad=False)
+     "other", ("adam_update",), [(3, 2, 4), (3, 2, 4)], grad=False, special=ADAM_SPECIAL)
 unary("silu", _F.silu, lambda a: a * _sigmoid(a), ops=("sigmoid", "mul"))
 unary("leaky_relu", lambda a: _F.leaky_relu(a, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
       ops=("gt", "where", "mul"), kinks=True)

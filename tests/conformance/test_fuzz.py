@@ -24,7 +24,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import torchic
-from torchic.testing import CASES, family, np_dropout_mask
+from torchic.testing import CASES, family, np_adam, np_dropout_mask
 from fuzz_support import (broadcast_partner, check, close, describe, draw_input, draw_mode,
                           draw_rng, draw_shape, fuzz_settings)
 
@@ -339,6 +339,33 @@ def _dropout(data, rng):
     check(lambda t: torchic.nn.functional.dropout(
         t, p, generator=torchic.Generator().manual_seed(seed)),
           lambda a: a * np_dropout_mask(key, a.shape, p), [x], rng=rng)
+
+
+@fuzz("adam")
+def _adam(data, rng):
+    """Adam / AdamW steps on a parameter and gradient of any shape and layout (contiguous
+    ones take the fused adam_update, the others the separate ops) against NumPy float64."""
+    shape = draw_shape(data)
+    p = draw_input(data, rng, shape, grad=False, allow_expand=False, label="param")
+    g = draw_input(data, rng, shape, grad=False, label="grad")
+    decoupled = data.draw(st.booleans(), label="AdamW")
+    lr = data.draw(st.sampled_from((0.1, 1e-3)), label="lr")
+    wd = data.draw(st.sampled_from((0.0, 0.3)), label="weight_decay")
+    maximize = data.draw(st.booleans(), label="maximize")
+    steps = data.draw(st.integers(1, 3), label="steps")
+    note(f"AdamW={decoupled} lr={lr} wd={wd} maximize={maximize} steps={steps}: "
+         f"{describe([p, g])}")
+    make = torchic.optim.AdamW if decoupled else torchic.optim.Adam
+
+    def step(pt, gt):
+        opt = make([pt], lr=lr, weight_decay=wd, maximize=maximize)
+        for _ in range(steps):
+            pt.grad = gt
+            opt.step()
+        return pt
+    check(step, lambda pa, ga: np_adam(pa, ga, steps, lr, weight_decay=wd, decoupled=decoupled,
+                                       maximize=maximize), [p, g], grad=False, rng=rng,
+          atol=1e-5, rtol=1e-4)
 
 
 @fuzz("cross_entropy")
