@@ -132,6 +132,8 @@ pub struct Nest<const K: usize> {
 }
 
 impl<const K: usize> Nest<K> {
+    // (inlined: built in the caller's frame, not copied out: a 0.5 KB struct per op)
+    #[inline(always)]
     pub fn new(shape: &[usize], strides: [&[isize]; K]) -> Nest<K> {
         let mut n = Nest {
             nd: 0,

@@ -30,11 +30,15 @@ What a Program holds:
   array on the host (re-calling each write's `source`: random draws from the global
   generator, optimizer scalars such as lr read from param_groups; other writes are baked
   in), writes it once, then pushes the records.
-- outputs: fn's returned tensors (a tensor or a tuple / list of them) are copied into
-  fresh tensors at every call (detached: outputs do not carry autograd history).
+- outputs: every call returns fresh tensors for fn's returned ones (a tensor or a tuple /
+  list of them; detached: outputs do not carry autograd history). On simd, an output
+  made inside fn that nothing else holds is a slot too: each replay allocates the
+  caller's new tensor and the program writes it there (_fresh_outputs); other outputs,
+  and every output elsewhere, are copied into fresh tensors after the program.
 
 Replay: simd packs the records once and pushes them with one call (SimdBackend.pack /
-push_packed); other backends get the records one by one through backend.run.
+push_packed); workers packs them into one stream record of prepared kernel calls, webgpu
+into one recorded command sequence.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
 each argument apart.
@@ -201,16 +205,26 @@ class Program:
         self.held = [r for r in gc.get_referrers(*outside.values())
                      if type(r) is Storage and id(r.block) in blocks] if outside else []
         self._packed = None
-        backend = self.rt.backend
-        # a backend with program slots runs the program on the caller's argument tensors
-        # where they are (no copy in, none back): the inputs' blocks are its slots
-        self._slotted = getattr(backend, "program_slots", False)
-        if self._slotted:
-            self._packed = backend.pack(self.records, [t._view.block for t in inputs])
-        elif getattr(backend, "pack", None) is not None:
-            self._packed = backend.pack(self.records)
+        self._slotted = getattr(self.rt.backend, "program_slots", False)
+        self.fresh_outputs = [False] * len(outputs)
         self.released = self._staged = False
         _live.add(self)
+
+    def prepare(self, rec):
+        """Pack the records for the backend, once fn's return value is gone (so that
+        _fresh_outputs sees who else holds an output)."""
+        backend = self.rt.backend
+        # a backend with program slots runs the program on the caller's argument tensors
+        # where they are (no copy in, none back), and writes fresh outputs where the
+        # caller gets them (no copy out): the inputs' and those outputs' blocks are its slots
+        if self._slotted:
+            self.fresh_outputs = _fresh_outputs(rec, self.outputs)
+            self._packed = backend.pack(
+                self.records, [t._view.block for t in self.inputs] +
+                [raw.view_of(t).block for t, fresh in zip(self.outputs, self.fresh_outputs)
+                 if fresh])
+        elif getattr(backend, "pack", None) is not None:
+            self._packed = backend.pack(self.records)
 
     @property
     def plan_bytes(self):
@@ -253,9 +267,28 @@ class Program:
     def replay(self, tensors):
         if self.released:
             raise RuntimeError("this compiled program was released")
-        backend = self.rt.backend
-        run = self.rt.run
         slots = self._arguments_in(tensors)
+        if self.stages:
+            self._stage_host_writes()
+        # the outputs the program writes where the caller gets them: new tensors, whose
+        # blocks are the last slots
+        fresh = [raw.new_tensor(t.shape, t._dtype) if f else None
+                 for t, f in zip(self.outputs, self.fresh_outputs)]
+        if self._packed is None:
+            run = self.rt.run
+            for r in self.records:
+                run(*r)
+        else:
+            if slots is not None:
+                slots.extend((t._view.block, 0) for t in fresh if t is not None)
+            self.rt.backend.push_packed(self._packed, slots)
+        if self.written_inputs:
+            self.write_back(tensors, slots)
+        return [t if t is not None else _fresh_copy(mine)
+                for t, mine in zip(fresh, self.outputs)]
+
+    def _stage_host_writes(self):
+        """Write this call's host values (random draws, lr ...) into the staging blocks."""
         # (a write may run later: a refilled host array is a fresh copy, given away)
         hosts = [host.copy() if refilled else host for _, host, refilled in self.stages]
         for i, offset, n, source in self.sources:
@@ -264,16 +297,6 @@ class Program:
             if refilled or not self._staged:
                 self.rt.write(stage._view, host)
         self._staged = True
-        if self._packed is not None:
-            if slots is None:
-                backend.push_packed(self._packed)
-            else:
-                backend.push_packed(self._packed, slots)
-        else:
-            for r in self.records:
-                run(*r)
-        self.write_back(tensors, slots)
-        return [_fresh_copy(t) for t in self.outputs]
 
     def write_back(self, tensors, slots=None):
         """Copy the arguments fn changed in place into the caller's tensors (as eager mode;
@@ -307,6 +330,22 @@ def memory_of_programs(rt):
     """(programs, bytes of their block plans) of the live compiled programs on runtime rt."""
     mine = [p for p in list(_live) if p.rt is rt and not p.released]
     return len(mine), sum(p.plan_bytes for p in mine)
+
+
+def _fresh_outputs(rec, outputs):
+    """Per output: can a replay give it a new block that the program writes in place of
+    the recorded one (no copy out)? Yes for the whole, contiguous view of a block made in
+    the recorded call that no other tensor holds (a holder, say a cache in fn's closure,
+    would see every replay's values in eager mode) and no other output shares."""
+    fresh, seen = [], set()
+    for t in outputs:
+        v = raw.view_of(t)
+        ok = (id(v.block) in rec.owned and id(v.block) not in seen and v.offset == 0
+              and v.strides == _contiguous(v.shape) and not any(
+                  isinstance(r, Tensor) and r is not t for r in gc.get_referrers(t._storage)))
+        seen.add(id(v.block))
+        fresh.append(ok)
+    return fresh
 
 
 def _fresh_copy(t):
@@ -419,6 +458,7 @@ class Compiled:
             for block, _ in rec.freed_outside.values():
                 rt.free(block)
         del result
+        program.prepare(rec)
         program.write_back(given_tensors)
         while len(self.programs) >= MAX_PROGRAMS:
             del self.programs[next(iter(self.programs))]

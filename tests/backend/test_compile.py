@@ -286,3 +286,35 @@ def test_arguments_of_any_layout_give_the_eager_results(backend):
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(xc.numpy(), xe.numpy())     # the in-place update
         assert xc._storage.version > 0     # (autograd sees the write)
+
+
+def test_outputs_of_every_kind_keep_the_eager_values(backend):
+    """simd writes an output made inside fn straight into the tensor the caller gets (a new
+    block per call, no copy out); outputs it cannot do so for are copied. Either way every
+    returned tensor keeps its own call's values, a tensor fn also keeps for itself sees the
+    latest call's, and outputs sharing memory or returned as views come back right."""
+    kept = {}
+
+    def f(x):
+        y = x * 2.0                      # fresh: written in place of a copy
+        z = x + 1.0
+        kept["z"] = z                    # also held by fn's state: copied, the state updated
+        w = x - 3.0
+        return y, z, w.T, w[1:], (x * x).exp()
+
+    compiled = torchic.compile(f)
+    base = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    returned = []
+    for call in range(5):
+        x = torchic.tensor(base + call)
+        returned.append((base + call, compiled(x)))
+        np.testing.assert_array_equal(kept["z"].numpy(), base + call + 1.0)
+    for xs, (y, z, wt, w1, e) in returned:      # read after all calls: nothing overwritten
+        np.testing.assert_array_equal(y.numpy(), xs * 2.0)
+        np.testing.assert_array_equal(z.numpy(), xs + 1.0)
+        np.testing.assert_array_equal(wt.numpy(), (xs - 3.0).T)
+        np.testing.assert_array_equal(w1.numpy(), (xs - 3.0)[1:])
+        np.testing.assert_allclose(e.numpy(), np.exp(xs * xs), rtol=1e-6)
+    program = next(p for p in compiled.programs.values() if isinstance(p, Program))
+    if program._slotted:
+        assert program.fresh_outputs == [True, False, False, False, True]

@@ -48,7 +48,8 @@ class WorkersBackend(Backend):
         once (torchic.compile packs a program once; push_packed runs it as one record)."""
         return PackedRecord([self._prepare(r) for r in records])
 
-    def push_packed(self, packed):
+    def push_packed(self, packed, blocks=None):
+        """Queue a packed program (`blocks`, program slots, are simd's: None here)."""
         self.stream.put(packed)
 
     def read(self, view):

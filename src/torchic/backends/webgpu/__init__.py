@@ -241,7 +241,8 @@ class WebGPUBackend(Backend):
             return replay.capture(self.gpu, lambda: [self.kernels[r[0]](self, *r[1:])
                                                      for r in records])
 
-    def push_packed(self, recording):
+    def push_packed(self, recording, blocks=None):
+        """Replay a packed recording (`blocks`, program slots, are simd's: None here)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the webgpu runtime is closed")
