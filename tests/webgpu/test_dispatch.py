@@ -62,6 +62,38 @@ def test_batch_is_submitted_every_batch_ops(webgpu_available):
         torchic.shutdown()
 
 
+@pytest.mark.parametrize("every,submits", [("5", 2), ("0", 0)])
+def test_eager_ops_are_submitted_every_submit_ops(webgpu_available, monkeypatch, every,
+                                                   submits):
+    """The GPU starts on a long step's ops while Python encodes the rest: a submit every
+    TORCHIC_WEBGPU_SUBMIT_OPS dispatches (0: only when a result is needed), stream order
+    kept; a timed section stays one pass."""
+    monkeypatch.setenv("TORCHIC_WEBGPU_SUBMIT_OPS", every)
+    rt = torchic.init("webgpu")
+    try:
+        gpu = rt.backend.gpu
+        blk = rt.alloc(4 * 64)
+        a = View(blk, 0, (16,), (1,), "f32")
+        rt.write(a, np.ones(16, np.float32))
+        s0 = gpu.stats["submits"]
+        for _ in range(12):
+            rt.run("add", a, (a, a), {})
+        assert gpu.stats["submits"] - s0 == submits     # after ops 5 and 10
+        np.testing.assert_array_equal(rt.read(a), np.full(16, 2.0 ** 12, np.float32))
+        gpu.timed(lambda: [rt.run("add", a, (a, a), {}) for _ in range(12)])
+        assert gpu.submit_ops == int(every)
+        np.testing.assert_array_equal(rt.read(a), np.full(16, 2.0 ** 24, np.float32))
+    finally:
+        torchic.shutdown()
+
+
+def test_a_bad_submit_count_is_a_clear_error(webgpu_available, monkeypatch):
+    monkeypatch.setenv("TORCHIC_WEBGPU_SUBMIT_OPS", "-3")
+    with pytest.raises(ValueError, match="TORCHIC_WEBGPU_SUBMIT_OPS"):
+        torchic.init("webgpu")
+    torchic.shutdown()
+
+
 def test_staging_buffer_is_reused(rt, heap):
     gpu = rt.backend.gpu
     v = heap.put(np.arange(1000, dtype=np.float32))

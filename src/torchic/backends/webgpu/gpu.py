@@ -7,10 +7,12 @@ small model's training step issues a few dozen tiny ops. So nothing here talks
 to the GPU per op except to *encode*:
 
 * **One pending command encoder** (and one open compute pass) collects every
-  dispatch. It is submitted only when someone needs a result (``read`` /
-  ``sync``), when the batch's parameter space is full (``batch_ops`` ops), or
-  when a host write cannot be ordered inside the batch. A training step that
-  ends with ``loss.item()`` is one submit.
+  dispatch. It is submitted when someone needs a result (``read`` / ``sync``),
+  when a host write cannot be ordered inside the batch, and every ``submit_ops``
+  eager dispatches (64; ``TORCHIC_WEBGPU_SUBMIT_OPS``, 0: never): a big model's
+  step encodes hundreds of ops over tens of milliseconds of Python, and the GPU
+  works through the submitted part meanwhile instead of waiting for the read at
+  the end. A small model's step (makemore: 33 dispatches) stays one submit.
 * **Op parameters** (element offsets, shapes, strides) go into a host
   ``bytearray`` at a 256-byte slot per op; at submit the used part is written
   with one ``queue.write_buffer`` into a uniform buffer, which every program
@@ -34,6 +36,7 @@ to the GPU per op except to *encode*:
   ``KernelError`` naming the first failing op. Ops after it still run.
 """
 
+import os
 import struct
 import time
 
@@ -49,6 +52,17 @@ STAGING_MIN = 1 << 16
 STATUS_BYTES = 4 * STATUS_WORDS
 FIXED_TAGS = 256       # of MAX_TAGS, kept for recorded programs (replay.py)
 DATA_OFFSET = (STATUS_BYTES + 255) // 256 * 256   # read data follows the status in staging
+
+
+def _env_count(name, default):
+    """A non-negative int from environment variable `name` (default when unset)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit():
+        raise ValueError(f"environment variable {name} must be a count (0 or more), "
+                         f"got {text!r}")
+    return int(text)
 
 
 class RawBlock:
@@ -130,6 +144,7 @@ class GPU:
         self.max_groups = int(lim["max-compute-workgroups-per-dimension"])
         self.param_stride = max(256, int(lim["min-uniform-buffer-offset-alignment"]))
         self.batch_ops = int(batch_ops or 1024)
+        self.submit_ops = _env_count("TORCHIC_WEBGPU_SUBMIT_OPS", 64)
         U = wgpu.BufferUsage
         self._storage_usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
         self._serial = 0
@@ -360,6 +375,8 @@ class GPU:
         lib.wgpuComputePassEncoderSetBindGroup(raw, 0, bg._internal, 1, self._offsets)
         lib.wgpuComputePassEncoderDispatchWorkgroups(raw, *groups)
         self.stats["dispatches"] += 1
+        if self.nparams == self.submit_ops:     # (the GPU starts on them: see the header)
+            self.flush()
 
     def new_tag(self, op, message):
         if self.capturing is not None:      # a recorded program's tag lives as long as it
@@ -625,8 +642,12 @@ class GPU:
             self.cpass = enc.begin_compute_pass(timestamp_writes={
                 "query_set": qs, "beginning_of_pass_write_index": 0,
                 "end_of_pass_write_index": 1})
-        submits = self.stats["submits"]
-        fn()
+        submits, streaming = self.stats["submits"], self.submit_ops
+        self.submit_ops = 0          # (one pass, one submit)
+        try:
+            fn()
+        finally:
+            self.submit_ops = streaming
         if self.stats["submits"] != submits or self.encoder is not enc:
             raise RuntimeError("timed section was split by a submit (too many ops)")
         with self.guard:
