@@ -31,7 +31,7 @@ def _mlp_step_factory(seed=0, batch=16, vocab=11, emb=4, ctx=3, hidden=24):
     return step
 
 
-def test_training_step_is_one_submit_and_compiles_nothing_after_warmup(rt):
+def test_training_step_is_a_few_submits_and_compiles_nothing_after_warmup(rt):
     gpu = rt.backend.gpu
     step = _mlp_step_factory()
     step()
@@ -42,7 +42,9 @@ def test_training_step_is_one_submit_and_compiles_nothing_after_warmup(rt):
     assert all(np.isfinite(losses))
     assert after["compiles"] == before["compiles"], "a pipeline was compiled after warm-up"
     assert after["bind_groups"] == before["bind_groups"], "bind groups were not reused"
-    assert after["submits"] - before["submits"] <= 3 * 2     # a handful: here 1 per step
+    # a handful: one per submit_ops dispatches and one for the read
+    per_step = (after["dispatches"] - before["dispatches"]) // 3
+    assert after["submits"] - before["submits"] <= 3 * (per_step // gpu.submit_ops + 1)
     assert after["dispatches"] - before["dispatches"] >= 3 * 20
 
 

@@ -9,10 +9,11 @@ to the GPU per op except to *encode*:
 * **One pending command encoder** (and one open compute pass) collects every
   dispatch. It is submitted when someone needs a result (``read`` / ``sync``),
   when a host write cannot be ordered inside the batch, and every ``submit_ops``
-  eager dispatches (64; ``TORCHIC_WEBGPU_SUBMIT_OPS``, 0: never): a big model's
+  eager dispatches (32; ``TORCHIC_WEBGPU_SUBMIT_OPS``, 0: never): a big model's
   step encodes hundreds of ops over tens of milliseconds of Python, and the GPU
   works through the submitted part meanwhile instead of waiting for the read at
-  the end. A small model's step (makemore: 33 dispatches) stays one submit.
+  the end (H200, GPT step of 690 dispatches: 90.1 ms with one submit, 57.2 at 32,
+  59.4 at 64, 67.0 at 128; docs/perf/webgpu.md).
 * **Op parameters** (element offsets, shapes, strides) go into a host
   ``bytearray`` at a 256-byte slot per op; at submit the used part is written
   with one ``queue.write_buffer`` into a uniform buffer, which every program
@@ -144,7 +145,7 @@ class GPU:
         self.max_groups = int(lim["max-compute-workgroups-per-dimension"])
         self.param_stride = max(256, int(lim["min-uniform-buffer-offset-alignment"]))
         self.batch_ops = int(batch_ops or 1024)
-        self.submit_ops = _env_count("TORCHIC_WEBGPU_SUBMIT_OPS", 64)
+        self.submit_ops = _env_count("TORCHIC_WEBGPU_SUBMIT_OPS", 32)
         U = wgpu.BufferUsage
         self._storage_usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
         self._serial = 0
