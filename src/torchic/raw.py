@@ -176,39 +176,38 @@ def matmul(a, b):
         return out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out = new_tensor(batch + (m, n))
-    if len(batch) == 2 and not (_flat_batch(a, batch) and _flat_batch(b, batch)):
+    layouts = [_batch_strides(a, batch), _batch_strides(b, batch)]
+    if len(batch) == 2 and any(flat is None for _, flat in layouts):
         # two batch dims that do not flatten into one (attention's (B, nh, T, hd) heads of
         # a (B, T, C) tensor): the kernel takes both batch strides, nothing is copied
         views = []
-        for t in (a, b):
-            v, full = view_of(t), batch + t.shape[-2:]
-            views.append(View(v.block, v.offset, full,
-                              broadcast_strides(t.shape, t._strides, full), "f32"))
+        for t, (strides, _) in zip((a, b), layouts):
+            v = view_of(t)
+            views.append(View(v.block, v.offset, batch + t.shape[-2:], strides, "f32"))
         out._storage.runtime.run("matmul", out._view, tuple(views), None)
         return out
     shape3 = (numel(batch), m, n)
-    a3, b3 = _as_batch3(a, batch, m, k), _as_batch3(b, batch, k, n)
+    a3, b3 = (_as_batch3(t, batch, *layout) for t, layout in zip((a, b), layouts))
     out._storage.runtime.run("matmul", View(out._view.block, 0, shape3,
                                             contiguous_strides(shape3), "f32"),
                              (view_of(a3), view_of(b3)), None)
     return out
 
 
-def _flat_batch(t, batch):
-    """Whether t's (broadcast) batch dims flatten into one stride."""
+def _batch_strides(t, batch):
+    """(strides, flat): t's strides read as (*batch, rows, cols) (broadcast), and as
+    (B, rows, cols) when its batch dims flatten into one stride (else flat is None)."""
     full = batch + t.shape[-2:]
     strides = broadcast_strides(t.shape, t._strides, full)
-    return reshape_strides(full, strides, (numel(batch),) + t.shape[-2:]) is not None
+    return strides, reshape_strides(full, strides, (numel(batch),) + t.shape[-2:])
 
 
-def _as_batch3(t, batch, rows, cols):
-    """t (*batch, rows, cols) [broadcast] as a (B, rows, cols) tensor: a view of t, or a
-    copy when its strides cannot be flattened (a tensor, so that the copy's block stays
-    allocated until the product that reads it is issued)."""
-    full_shape = batch + (rows, cols)
-    strides = broadcast_strides(t.shape, t._strides, full_shape)
-    shape3 = (numel(batch), rows, cols)
-    flat = reshape_strides(full_shape, strides, shape3)
+def _as_batch3(t, batch, strides, flat):
+    """t (*batch, rows, cols) as a (B, rows, cols) tensor: a view of t (`flat` strides), or
+    a copy when its strides cannot be flattened (flat None; a tensor, so that the copy's
+    block stays allocated until the product that reads it is issued)."""
+    full_shape = batch + t.shape[-2:]
+    shape3 = (numel(batch),) + t.shape[-2:]
     if flat is None:
         t = copy_into(new_tensor(full_shape, t._dtype),
                       Tensor._make(t._storage, t._offset, full_shape, strides, t._dtype))
