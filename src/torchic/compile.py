@@ -337,14 +337,17 @@ def _fresh_outputs(rec, outputs):
     the recorded one (no copy out)? Yes for the whole, contiguous view of a block made in
     the recorded call that no other tensor holds (a holder, say a cache in fn's closure,
     would see every replay's values in eager mode) and no other output shares."""
-    fresh, seen = [], set()
-    for t in outputs:
-        v = raw.view_of(t)
-        ok = (id(v.block) in rec.owned and id(v.block) not in seen and v.offset == 0
-              and v.strides == _contiguous(v.shape) and not any(
-                  isinstance(r, Tensor) and r is not t for r in gc.get_referrers(t._storage)))
-        seen.add(id(v.block))
-        fresh.append(ok)
+    views = [raw.view_of(t) for t in outputs]
+    blocks = [id(v.block) for v in views]
+    fresh = [id_ in rec.owned and blocks.count(id_) == 1 and v.offset == 0
+             and v.strides == _contiguous(v.shape) for v, id_ in zip(views, blocks)]
+    if any(fresh):     # (one scan of the heap's objects for all of them)
+        storages = [t._storage for t, f in zip(outputs, fresh) if f]
+        holders = {}
+        for r in gc.get_referrers(*storages):
+            if isinstance(r, Tensor):
+                holders[id(r._storage)] = holders.get(id(r._storage), 0) + 1
+        fresh = [f and holders.get(id(t._storage)) == 1 for t, f in zip(outputs, fresh)]
     return fresh
 
 
