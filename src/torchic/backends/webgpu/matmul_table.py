@@ -9,6 +9,10 @@ output side under 64). A class missing here takes matmul's general ladder. Measu
 TABLE = {
     # NVIDIA H200 (Vulkan), wgpu 0.32, 2026-12-01: scripts/gpu_bench.py --tune
     'nvidia h200': {
+        # 2026-12-02: 2-D weight gradients x^T @ dy over K = 16384 (C 384): the ladder's
+        # 32x32x16 made 11.4 / 14.1 TFLOPS, these (split-K) 28.1 / 29.3
+        'o19k14': '128x128x16',  # (C,BT)^@(BT,3C)
+        'o18k14': '128x64x16',  # (C,BT)^@(BT,C)
         'o20k10': '64x64x16-8x8',  # sq 1024
         'o20k14': '128x128x16',  # mlp x^T@dy (C,BT)^@(BT,4C)
         'o22k11': '64x128x16',  # sq 2048
