@@ -38,8 +38,9 @@ pub enum Contract {
     LayerNormGrad,
     /// a (B, Tq, Tk) -> out (B, Tq, Tk); the diagonal in the header's i0
     CausalSoftmax,
-    /// key (2,) i32 -> out (contiguous f32); the threshold in i0, the scale in the value
-    DropoutMask,
+    /// x (out.shape, any strides) f32, key (2,) i32 -> out (contiguous f32); the threshold
+    /// in i0, the scale in the value
+    Dropout,
     /// p (out), g, m, v (N,) contiguous and disjoint, s (10,): m and v written too
     AdamUpdate,
     /// a host write (not an op of ops.py: `tk_write`)
@@ -52,8 +53,9 @@ impl Contract {
         use Contract::*;
         match self {
             Fill | Write => 0,
-            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | DropoutMask => 1,
-            Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd => 2,
+            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
+            Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
+            | Dropout => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad => 3,
             AdamUpdate => 4,
         }
@@ -223,8 +225,9 @@ pub static OPS: &[OpDef] = &[
     row("causal_softmax", C::CausalSoftmax, |p, op| {
         norm::causal_softmax(p, &op.v[0], &op.v[1], op.diagonal)
     }),
-    row("dropout_mask", C::DropoutMask, |p, op| {
-        dropout::dropout_mask(p, &op.v[0], &op.v[1], op.threshold, op.value as f32)
+    row("dropout", C::Dropout, |p, op| {
+        let [o, x, key, ..] = &op.v;
+        dropout::dropout(p, o, x, key, op.threshold, op.value as f32)
     }),
     row("adam_update", C::AdamUpdate, |p, op| {
         let [o, g, m, v, s] = &op.v;

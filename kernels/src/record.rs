@@ -7,7 +7,7 @@
 //!           (reduce: i0 = naxes; cross_entropy(_grad): i1 = ignore_index,
 //!           i2 = 1 when there is one, 0 when no target is ignored;
 //!           causal_softmax: i0 = diagonal; layer_norm(_grad): value = eps;
-//!           dropout_mask: i0 = threshold, value = scale)
+//!           dropout: i0 = threshold, value = scale)
 //!   n views (1 to 5) [arena, ...]: adam_update has 5 (out, g, m, v, s)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs
@@ -36,7 +36,7 @@ pub struct Op<'a> {
     pub ignore: Option<i64>,
     /// causal_softmax: column j of row i is kept where j <= i + diagonal
     pub diagonal: i64,
-    /// dropout_mask: an element is kept where its random word >> 8 is >= threshold
+    /// dropout: an element is kept where its random word >> 8 is >= threshold
     pub threshold: u32,
     /// a host write's data (copied into the batch at `tk_write`)
     pub src: &'a [u32],
@@ -651,12 +651,14 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             contig(o)?;
             op.diagonal = rec[2];
         }
-        Contract::DropoutMask => {
+        Contract::Dropout => {
             dt(o, F, "out")?;
-            dt(a, I, "key")?;
+            dt(a, F, "x")?;
+            dt(b, I, "key")?;
+            same(o, a, "x")?;
             contig(o)?;
-            if a.shape() != [2] {
-                return Err(format!("key must have shape [2], has {:?}", a.shape()));
+            if b.shape() != [2] {
+                return Err(format!("key must have shape [2], has {:?}", b.shape()));
             }
             if o.numel() as u64 >= 1 << 32 {
                 return Err(format!("out of {} elements: at most 2^32 - 1", o.numel()));

@@ -148,12 +148,15 @@ OPS = (
     Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS,
        "a (B, Tq, Tk), any strides -> out (B, Tq, Tk): softmax of a[b, i, :] over the columns "
        "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)"),
-    # dropout's mask from a counter-based generator, the same bits on every backend (raw.py
-    # draws the key on the host; threshold = ceil(p 2^24), scale = float32(1 / (1 - p)))
-    Op("dropout_mask", "other", 1, "i32 -> f32", ("threshold", "scale"), WHOLE,
-       "key (2,) (two uint32 words) -> out, any shape, numel < 2^32: element i (flat, row-major) "
-       "is scale where threefry2x32_20(key, (i, 0))[0] >> 8 >= threshold (in [0, 2^24]), "
-       "else 0"),
+    # dropout in one pass, its mask never stored: recomputed from the key by a counter-based
+    # generator, the same bits on every backend, in the forward and again (same key) in the
+    # backward (raw.py draws the key on the host; threshold = ceil(p 2^24), scale =
+    # float32(1 / (1 - p)))
+    Op("dropout", "other", 2, "f32, i32 -> f32", ("threshold", "scale"), WHOLE,
+       "x (out.shape, any strides), key (2,) (two uint32 words) -> out, numel < 2^32: "
+       "out[i] = x[i] * m (flat, row-major i; a float32 product), m = scale where "
+       "threefry2x32_20(key, (i, 0))[0] >> 8 >= threshold (in [0, 2^24]), else 0.0 (so a "
+       "dropped NaN / inf gives NaN)"),
     # Adam / AdamW's whole update of one parameter in one pass (optim/adam.py); the step's
     # numbers travel in the s tensor (a host write each step, so a compiled step replays them)
     Op("adam_update", "other", 4, "f32, f32, f32, f32 -> f32", (), ROWS_BUT_LAST,

@@ -225,28 +225,29 @@ def scatter_add_rows(src2d, idx1d, rows):
     return run("scatter_add_rows", out, (view_of(src2d), view_of(idx1d)))
 
 
-def check_mask_size(shape):
-    """Raise unless dropout_mask can number a mask of `shape` (F.dropout checks it before
+def check_dropout_size(shape):
+    """Raise unless dropout can number the elements of `shape` (F.dropout checks it before
     drawing the key, so a refused call leaves the generator where it was)."""
     if numel(shape) >= 2 ** 32:
-        raise ValueError(f"dropout: a mask of {numel(shape)} elements (shape {list(shape)}) is "
-                         f"too large: the counter-based generator numbers at most 2^32 - 1")
+        raise ValueError(f"dropout: a tensor of {numel(shape)} elements (shape {list(shape)}) "
+                         f"is too large: the counter-based generator numbers at most 2^32 - 1")
 
 
-def dropout_mask(key, shape, p):
-    """The (shape) float32 mask of dropout with probability p in (0, 1) from an int32 (2,)
-    key: scale = float32(1 / (1 - p)) where threefry2x32_20(key, (i, 0))[0] >> 8 >=
-    ceil(p 2^24) for flat index i, else 0 (ops.py's dropout_mask: the same bits on every
-    backend)."""
+def dropout(x, key, p):
+    """ops.py's dropout: x (float32, any strides) times dropout's mask for probability p in
+    (0, 1) from an int32 (2,) key, the mask never stored: float32(1 / (1 - p)) where
+    threefry2x32_20(key, (i, 0))[0] >> 8 >= ceil(p 2^24) for flat index i, else 0 (the same
+    bits on every backend; dropout(ones, key, p) is the bare mask)."""
     if not 0.0 < p < 1.0:
-        raise ValueError(f"dropout_mask: p must be in (0, 1), got {p!r}")
+        raise ValueError(f"dropout: p must be in (0, 1), got {p!r}")
     if key._dtype != "i32" or key.shape != (2,):
-        raise TypeError(f"dropout_mask: the key must be an int32 tensor of shape (2,), got "
+        raise TypeError(f"dropout: the key must be an int32 tensor of shape (2,), got "
                         f"{'float32' if key._dtype == 'f32' else 'int32'} {list(key.shape)}")
-    check_mask_size(shape)
+    require_float(x, "dropout")
+    check_dropout_size(x.shape)
     params = {"threshold": math.ceil(p * 2 ** 24),          # exact: p * 2^24 is exact
               "scale": float(np.float32(1.0 / (1.0 - p)))}
-    return run("dropout_mask", new_tensor(shape), (view_of(key),), params)
+    return run("dropout", new_tensor(x.shape), (view_of(x), view_of(key)), params)
 
 
 def adam_update(p, g, m, v, scalars):

@@ -705,7 +705,7 @@ case("causal_attention_fewer_queries",
      ("matmul", "causal_softmax"), [(2, 3, 3), (2, 5, 3), (2, 5, 2)], tol={"atol": 2e-5})
 
 
-# -- dropout's masks: Threefry-2x32 with 20 rounds (ops.py's dropout_mask), written here
+# -- dropout's masks: Threefry-2x32 with 20 rounds (ops.py's dropout), written here
 # once more as plain Python integers (checked against the published known answers in
 # tests/backend/test_ops.py), independent of every backend's kernel
 THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
@@ -728,8 +728,9 @@ def threefry2x32(key, counter):
 
 
 def np_dropout_mask(key, shape, p):
-    """NumPy reference of dropout_mask: float32(1 / (1 - p)) where element i's word 0 >> 8
-    is >= ceil(p 2^24), else 0 (key: two ints, e.g. a generator's two raw draws)."""
+    """NumPy reference of dropout's mask (the op multiplies x by it, and its gradient g):
+    float32(1 / (1 - p)) where element i's word 0 >> 8 is >= ceil(p 2^24), else 0 (key: two
+    ints, e.g. a generator's two raw draws)."""
     threshold, scale = math.ceil(p * 2 ** 24), np.float32(1.0 / (1.0 - p))
     words = [threefry2x32((int(key[0]), int(key[1])), (i, 0))[0] for i in range(math.prod(shape))]
     return np.array([scale if w >> 8 >= threshold else 0.0 for w in words],
@@ -740,12 +741,17 @@ def _seeded_key(seed):
     return torchic.Generator().manual_seed(seed).random(2)
 
 
-case("dropout", lambda a: _F.dropout(a, 0.3, generator=torchic.Generator().manual_seed(11)),
-     lambda a: a * np_dropout_mask(_seeded_key(11), a.shape, 0.3), "other",
-     ("dropout_mask", "mul"), [(6, 7)], special=Special((SPECIAL,)))   # (NaN / inf x 0: NaN)
-case("dropout_3d_high_p", lambda a: _F.dropout(a, 0.9, generator=torchic.Generator().manual_seed(5)),
-     lambda a: a * np_dropout_mask(_seeded_key(5), a.shape, 0.9), "other",
-     ("dropout_mask", "mul"), [(2, 3, 4)])
+def _dropout_case(name, seed, p, shape, **kw):
+    """F.dropout with a seeded generator: x times the mask; its derivative is the mask."""
+    def mask(a):
+        return np_dropout_mask(_seeded_key(seed), np.shape(a), p)
+    case(name, lambda a: _F.dropout(a, p, generator=torchic.Generator().manual_seed(seed)),
+         lambda a: a * mask(a), "other", ("dropout",), [shape], kernel="dropout",
+         dfdx=mask, **kw)
+
+
+_dropout_case("dropout", 11, 0.3, (6, 7), special=Special((SPECIAL,)))   # (NaN / inf x 0: NaN)
+_dropout_case("dropout_3d_high_p", 5, 0.9, (2, 3, 4))
 
 
 # -- the fused optimizer update (ops.py's adam_update) through torchic.optim: three steps

@@ -329,8 +329,9 @@ def _causal_attention(data, rng):
 
 @fuzz("dropout")
 def _dropout(data, rng):
-    """F.dropout on any shape and layout: input times the threefry mask of its logical
-    (row-major) index, from the generator's key (testing.np_dropout_mask, plain Python)."""
+    """F.dropout (the dropout primitive, forward and backward) on any shape and layout:
+    input times the threefry mask of its logical (row-major) index, from the generator's key
+    (testing.np_dropout_mask, plain Python); its gradient, the same mask times g."""
     x = draw_input(data, rng, draw_shape(data))
     p = data.draw(st.sampled_from((0.1, 0.5, 0.9, 1e-3)), label="p")
     seed = data.draw(st.integers(0, 2 ** 31), label="seed")

@@ -109,26 +109,34 @@ def test_op_batches_keep_issue_order_across_flushes(h):
     np.testing.assert_array_equal(h.rt.read(x), np.full(4, 5.0))
 
 
-def test_bad_dropout_mask_records_are_refused(h):
+def test_bad_dropout_records_are_refused(h):
     key, fkey = h.put(np.int32([1, 2])), h.put(np.float32([1, 2]))
+    x = h.put(np.float32([1, -2, 3, -4]))
     ok = {"threshold": 1 << 23, "scale": 2.0}
-    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": (1 << 24) + 1, "scale": 2.0},
-             "threshold")
-    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": -1, "scale": 2.0},
-             "threshold")
-    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": 5, "scale": float("inf")},
-             "scale")
-    _refused(h, "dropout_mask", h.empty((4,)), (key,), {"threshold": 5, "scale": 0.1},
-             "scale")      # (0.1 is no float32: Python rounds the scale before it packs it)
-    _refused(h, "dropout_mask", h.empty((4,)), (fkey,), ok, "key")
-    _refused(h, "dropout_mask", h.empty((4,)), (h.put(np.int32([1, 2, 3])),), ok, "key")
-    _refused(h, "dropout_mask", h.empty((4,), "i32"), (key,), ok, "out")
+
+    def refused(out, ins, params, match):
+        _refused(h, "dropout", out, ins, params, match)
+    refused(h.empty((4,)), (x, key), {"threshold": (1 << 24) + 1, "scale": 2.0}, "threshold")
+    refused(h.empty((4,)), (x, key), {"threshold": -1, "scale": 2.0}, "threshold")
+    refused(h.empty((4,)), (x, key), {"threshold": 5, "scale": float("inf")}, "scale")
+    refused(h.empty((4,)), (x, key), {"threshold": 5, "scale": 0.1},
+            "scale")      # (0.1 is no float32: Python rounds the scale before it packs it)
+    refused(h.empty((4,)), (x, fkey), ok, "key")
+    refused(h.empty((4,)), (x, h.put(np.int32([1, 2, 3]))), ok, "key")
+    refused(h.empty((4,)), (x, h.put(np.int32([[1, 2]]))), ok, "key")
+    refused(h.empty((4,), "i32"), (x, key), ok, "out")
+    refused(h.empty((4,)), (h.put(np.int32([1, 2, 3, 4])), key), ok, "x")
+    refused(h.empty((4,)), (h.put(np.float32([1, 2, 3])), key), ok, "x shape")
+    refused(h.empty((2, 2)), (x, key), ok, "x shape")
     strided = h.empty((4, 2))
-    _refused(h, "dropout_mask", View(strided.block, 0, (4,), (2,), "f32"), (key,), ok,
-             "contiguous")
+    refused(View(strided.block, 0, (4,), (2,), "f32"), (x, key), ok, "contiguous")
     out = h.empty((4,))             # and a good record runs after the refused ones
-    h.rt.run("dropout_mask", out, (key,), {"threshold": 0, "scale": 2.0})
-    np.testing.assert_array_equal(h.rt.read(out), [2.0] * 4)
+    h.rt.run("dropout", out, (x, key), {"threshold": 0, "scale": 2.0})
+    np.testing.assert_array_equal(h.rt.read(out), [2.0, -4.0, 6.0, -8.0])
+    # x with any strides: a reversed view of x (the mask of out's flat index, all kept)
+    h.rt.run("dropout", out, (View(x.block, 3, (4,), (-1,), "f32"), key), {"threshold": 0,
+                                                                          "scale": 2.0})
+    np.testing.assert_array_equal(h.rt.read(out), [-8.0, 6.0, -4.0, 2.0])
 
 
 def test_bad_adam_update_records_are_refused(h):

@@ -228,16 +228,24 @@ def test_an_op_that_cannot_be_cut_names_the_op_and_limit(big_rt, rng):
         out.numpy()
 
 
-def test_dropout_mask_cut_into_flat_ranges(big_rt):
-    # a (300, 70) mask spans 6 windows: dropout.py cuts it into flat ranges, each range's
-    # first index a parameter, and must give the bits of the uncut kernel (the reference)
+def test_dropout_cut_past_a_binding(big_rt, rng):
+    # a (300, 70) x spans 6 windows: windows.py cuts dropout as an elementwise op (out and
+    # x, the key whole), each part told its first flat index, and must give the bits of
+    # the uncut op (the reference), forward and backward; a transposed x too (its parts cut
+    # along either axis: out parts that are not contiguous)
     from torchic.testing import np_dropout_mask
-    gen = torchic.Generator().manual_seed(8)
-    x = torchic.ones(300, 70)
-    assert spans_windows(x, big_rt)
-    got = F.dropout(x, 0.3, generator=gen).numpy()
     key = torchic.Generator().manual_seed(8).random(2)
-    np.testing.assert_array_equal(got, np_dropout_mask(key, (300, 70), 0.3))
+    mask = np_dropout_mask(key, (300, 70), 0.3)
+    a = rng.standard_normal((300, 70)).astype(np.float32)
+    want = a * mask
+    for transposed in (False, True):
+        leaf = torchic.tensor(np.ascontiguousarray(a.T) if transposed else a, requires_grad=True)
+        x = leaf.t() if transposed else leaf
+        assert spans_windows(leaf, big_rt)
+        y = F.dropout(x, 0.3, generator=torchic.Generator().manual_seed(8))
+        np.testing.assert_array_equal(y.numpy(), want)
+        y.backward(torchic.tensor(a))
+        np.testing.assert_array_equal(leaf.grad.numpy(), want.T if transposed else want)
 
 
 def test_adam_update_cut_into_row_ranges_past_a_binding(big_rt):

@@ -18,7 +18,8 @@ from ..autograd import no_grad
 from ..creation import _gen, arange, from_numpy_array, tensor as _tensor_from_data
 from ..dispatcher import runtime
 from ..dtypes import dtype_code
-from ..functions import CausalSoftmax as _CausalSoftmax, Gelu as _Gelu, LayerNorm as _LayerNorm
+from ..functions import (CausalSoftmax as _CausalSoftmax, Dropout as _Dropout, Gelu as _Gelu,
+                         LayerNorm as _LayerNorm)
 from ..generator import Generator
 from ..tensor import Tensor
 
@@ -225,10 +226,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False, *, generator: Generator | None = None) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 
-    The mask is computed on the device by a counter-based generator (Threefry-2x32,
-    ops.py's dropout_mask) from a 2-word key drawn from `generator` (default: the
-    seeded default generator), so a seed gives the same mask on every backend. (Like
-    PyTorch's CUDA masks, they differ from PyTorch's CPU masks.)
+    One primitive (ops.py's dropout) multiplies by the mask, computed where the tensor lives
+    by a counter-based generator (Threefry-2x32) from a 2-word key drawn from `generator`
+    (default: the seeded default generator), so a seed gives the same mask on every backend.
+    The backward recomputes the mask from the key: no mask is ever stored. (Like PyTorch's
+    CUDA masks, they differ from PyTorch's CPU masks.)
     """
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
@@ -238,8 +240,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         return input
     if p == 1.0:
         return input * 0.0
-    _raw.check_mask_size(input.shape)
-    return input * _raw.dropout_mask(_dropout_key(generator), input.shape, float(p))
+    _raw.check_dropout_size(input.shape)
+    if not input.is_floating_point():   # (an int32 input gives float32, as `input * mask` did)
+        input = input.float()
+    return _Dropout.apply(input, _dropout_key(generator), p=float(p))
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],

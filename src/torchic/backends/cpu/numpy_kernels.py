@@ -266,8 +266,9 @@ def causal_softmax(out, ins, params):
         softmax(rows, (rows,), params)
 
 
-# -- dropout_mask: Threefry-2x32, 20 rounds (Salmon et al. 2011), in uint32 lanes; the
-# simd (kernels/src/dropout.rs) and webgpu (webgpu/dropout.py) kernels compute the same bits
+# -- dropout: x times a mask from Threefry-2x32, 20 rounds (Salmon et al. 2011), in uint32
+# lanes; the simd (kernels/src/dropout.rs) and webgpu (webgpu/dropout.py) kernels compute the
+# same bits
 THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 THREEFRY_PARITY = 0x1BD11BDA
 _MASK_CHUNK = 1 << 18      # elements per pass (keeps the uint32 temporaries in cache)
@@ -296,14 +297,17 @@ def threefry_first_words(k0, k1, c0):
     return x0
 
 
-def dropout_mask(out, ins, params):
-    k0, k1 = (int(w) & 0xFFFFFFFF for w in ins[0])
+def dropout(out, ins, params):
+    """out = x * mask, the mask (scale or 0.0 by flat index) made a chunk at a time."""
+    x, key = ins
+    k0, k1 = (int(w) & 0xFFFFFFFF for w in key)
     threshold, scale = np.uint32(params["threshold"]), np.float32(params["scale"])
-    flat = out.reshape(-1)
+    flat, xf = out.reshape(-1), x.reshape(-1)      # (a strided x: copied in row-major order)
     for lo in range(0, flat.size, _MASK_CHUNK):
         hi = min(lo + _MASK_CHUNK, flat.size)
         x0 = threefry_first_words(k0, k1, np.arange(lo, hi, dtype=np.uint32))
-        np.multiply(x0 >> 8 >= threshold, scale, out=flat[lo:hi])
+        mask = np.multiply(x0 >> 8 >= threshold, scale, dtype=np.float32)
+        np.multiply(xf[lo:hi], mask, out=flat[lo:hi])
 
 
 def adam_update(out, ins, params):
@@ -347,7 +351,7 @@ KERNELS = {
     "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_grad": gelu_grad,
     "gelu_tanh_grad": gelu_tanh_grad, "layer_norm": layer_norm,
     "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
-    "dropout_mask": dropout_mask, "adam_update": adam_update,
+    "dropout": dropout, "adam_update": adam_update,
 }
 
 

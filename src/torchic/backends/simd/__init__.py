@@ -66,8 +66,8 @@ BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per o
 EAGER_BYTES = 1 << 16
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64): i0 = naxes
-# (causal_softmax: its diagonal; dropout_mask: its threshold), i1 = ignore_index, i2 = 1 when
-# there is one, value = fill's value, layer_norm's eps or dropout_mask's scale
+# (causal_softmax: its diagonal; dropout: its threshold), i1 = ignore_index, i2 = 1 when
+# there is one, value = fill's value, layer_norm's eps or dropout's scale
 # (kernels/src/record.rs)
 _HEADER = struct.Struct("<5qd")
 _HEADERS = {}   # (op, number of inputs) -> packed header of a param-less op

@@ -11,7 +11,7 @@ Layout of this package:
     rowwise.py      softmax / log_softmax / cross_entropy (+ grad)
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
-    dropout.py      dropout_mask (Threefry-2x32, one invocation per element)
+    dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per element)
     adam.py         adam_update (the fused Adam / AdamW step, one invocation per element)
 
 ``KERNEL_TABLE`` maps every primitive op of ops.py to a function
@@ -144,7 +144,7 @@ KERNEL_TABLE.update({
     # fused transformer ops: GELU's gradients are elementwise, layer norm has norm.py
     **{op: _unary(expr) for op, expr in elementwise.GELU_GRAD.items()},
     "layer_norm": norm.kernel("layer_norm"), "layer_norm_grad": norm.kernel("layer_norm_grad"),
-    "dropout_mask": dropout.kernel, "adam_update": adam.kernel,
+    "dropout": dropout.kernel, "adam_update": adam.kernel,
 })
 
 

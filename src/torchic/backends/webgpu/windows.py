@@ -11,7 +11,8 @@ same few windows, and their bind groups, serve many views.
 
 An op with an operand too large for any window is cut into several ops over row ranges
 (``run``), each of whose operands fits, by its family's rule (``_rules``): elementwise
-ops along any axis (all operands share the output's shape), matmul over batches, then
+ops along any axis (all operands share the output's shape; dropout likewise, its key whole
+and each part told its first flat index), matmul over batches, then
 rows of A and out; gather / scatter over index rows (scatter's pieces add to out one
 after the other, a fixed order); reductions over kept rows, then over the reduced axis
 (partial results combined into out in order, with add / maximum / minimum); the
@@ -142,6 +143,8 @@ def _rules(op, views, params):
         return [("cut", out.shape[0], [(k, 0) for k in range(4)], None)]
     if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad"):
         return [("cut", out.shape[0], [(k, 0) for k in range(len(views))], None)]
+    if op == "dropout":         # out and x along any axis, as elementwise; the (2,) key whole
+        return [("cut", out.shape[d], [(0, d), (1, d)], None) for d in range(len(out.shape))]
     # the elementwise family, fill, copy and the backend's write / read: every operand has
     # out's shape
     return [("cut", out.shape[d], [(k, d) for k in range(len(views))], None)
@@ -149,15 +152,21 @@ def _rules(op, views, params):
 
 
 _COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
-# ops whose kernel cuts itself (dropout_mask: a range's first flat index is a parameter)
-SELF_CUT = {"dropout_mask"}
+# ops whose kernel numbers out's elements by flat index (dropout's counter): cut like the
+# elementwise ops, each part told its first flat index (params["first"]; out is contiguous,
+# so an element's offset from out's start is its flat index)
+FLAT_INDEXED = {"dropout"}
+
+
+def _part_params(op, params, part, out):
+    if op not in FLAT_INDEXED:
+        return params
+    return {**params, "first": params.get("first", 0) + part.offset - out.offset}
 
 
 def plan(gpu, op, views, params):
     """None when every operand fits a window, else (kind, combine, parts): parts is a list
     of (sub-views, (axis, start, rows)), the axis being view 0's (or None)."""
-    if op in SELF_CUT:
-        return None
     big = [k for k, v in enumerate(views) if too_big(gpu, v)]
     if not big:
         return None
@@ -228,7 +237,7 @@ def run(be, op, out, ins, params, depth=0):
             run(be, op, sub[0], (tmp,) + tuple(sub[2:]), params, depth + 1)
             continue
         if kind == "cut" or i == 0:
-            run(be, op, sub[0], sub[1:], params, depth + 1)
+            run(be, op, sub[0], sub[1:], _part_params(op, params, sub[0], out), depth + 1)
             continue
         o = sub[0]          # a later part of a reduced axis: a partial, added into out
         tmp = RawView(gpu.scratch_buffer(f"window-partial-{depth}", max(4, 4 * numel(o.shape))),

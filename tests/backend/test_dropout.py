@@ -1,10 +1,12 @@
-"""dropout's masks from the dropout_mask primitive (Threefry-2x32, 20 rounds) on every backend.
+"""The dropout primitive (x times a Threefry-2x32-20 mask, the mask never stored) on every
+backend, forward and backward.
 
 The reference is testing.threefry2x32, plain Python integers, checked here against the
 published known answers; the workers kernel's vectorised NumPy version is checked against
-it, and every backend's masks against both, bit for bit (so the backends agree with each
-other: also checked directly). The CASES rows "dropout" / "dropout_3d_high_p" cover values
-and gradients on every layout (tests/backend/test_ops.py).
+it, and every backend's masks (dropout of ones) against both, bit for bit (so the backends
+agree with each other: also checked directly). The backward is the same op on the gradient
+with the same key: its masks are checked the same way. The CASES rows "dropout" /
+"dropout_3d_high_p" cover values and gradients on every layout (tests/backend/test_ops.py).
 """
 
 import math
@@ -86,7 +88,12 @@ def test_masks_are_bit_identical_across_backends():
         for name in names:
             torchic.init(name)
             torchic.manual_seed(21)
-            masks[name] = [F.dropout(torchic.ones(37, 41), p).numpy() for p in (0.1, 0.5, 0.7)]
+            masks[name] = []
+            for p in (0.1, 0.5, 0.7):       # the forward's mask, and the backward's
+                x = torchic.ones(37, 41, requires_grad=True)
+                y = F.dropout(x, p)
+                y.backward(torchic.ones(41, 37).t())
+                masks[name] += [y.numpy(), x.grad.numpy()]
     finally:
         if before is not None and not before.closed:
             torchic.init(before.backend.name)
@@ -124,16 +131,47 @@ def test_dropout_is_input_times_mask_with_its_gradient(backend, rng):
     np.testing.assert_array_equal(yt.numpy(), x.T * np_dropout_mask(_key(3), (9, 5), 0.4))
 
 
+def test_backward_is_dropout_of_the_grad_with_the_same_key_no_mask_saved(backend, rng):
+    """The node saves only the (2,) key; a strided / broadcast gradient gets the mask of its
+    flat index, the bits of g * mask (NaN / inf gradients too: dropped ones give NaN)."""
+    from torchic.functions import Dropout
+    x = torchic.tensor(rng.standard_normal((4, 6)).astype(np.float32), requires_grad=True)
+    y = F.dropout(x, 0.5, generator=torchic.Generator().manual_seed(8))
+    assert isinstance(y.grad_fn, Dropout)
+    assert [t.shape for t in y.grad_fn.saved] == [(2,)]
+    mask = np_dropout_mask(_key(8), (4, 6), 0.5)
+    g = rng.standard_normal((6, 4)).astype(np.float32)
+    g[0, :2] = [np.nan, np.inf]
+    y.backward(torchic.tensor(g).t())                 # a transposed gradient
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(x.grad.numpy(), g.T * mask)
+    x.grad = None
+    F.dropout(x, 0.5, generator=torchic.Generator().manual_seed(8)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), mask)     # (a broadcast ones gradient)
+
+
+def test_raw_dropout_of_ones_is_the_bare_mask(backend):
+    key = torchic.tensor(np.array(_key(6), np.uint32).view(np.int32))
+    got = raw.dropout(torchic.ones(3, 11), key, 0.25).numpy()
+    np.testing.assert_array_equal(got, np_dropout_mask(_key(6), (3, 11), 0.25))
+    # a broadcast (stride 0) x and a non-contiguous key view
+    key2 = torchic.tensor(np.repeat(np.array(_key(6), np.uint32).view(np.int32), 2))[::2]
+    ones = torchic.ones(1, 1).expand(3, 11)
+    np.testing.assert_array_equal(raw.dropout(ones, key2, 0.25).numpy(), got)
+
+
 def test_errors(backend):
-    key = torchic.tensor([1, 2])
+    key, x = torchic.tensor([1, 2]), torchic.ones(3)
     with pytest.raises(ValueError, match="p must be in"):
-        raw.dropout_mask(key, (3,), 0.0)
+        raw.dropout(x, key, 0.0)
     with pytest.raises(TypeError, match="int32 tensor of shape"):
-        raw.dropout_mask(torchic.tensor([1.0, 2.0]), (3,), 0.5)
+        raw.dropout(x, torchic.tensor([1.0, 2.0]), 0.5)
     with pytest.raises(TypeError, match="int32 tensor of shape"):
-        raw.dropout_mask(torchic.tensor([1, 2, 3]), (3,), 0.5)
+        raw.dropout(x, torchic.tensor([1, 2, 3]), 0.5)
+    with pytest.raises(TypeError, match="float32"):
+        raw.dropout(torchic.tensor([1, 2, 3]), key, 0.5)
     with pytest.raises(ValueError, match="at most 2\\^32 - 1"):
-        raw.dropout_mask(key, (2 ** 16, 2 ** 16), 0.5)
+        raw.dropout(torchic.ones(1, 1).expand(2 ** 16, 2 ** 16), key, 0.5)
     # refused before the key is drawn: the generator has not moved
     g = torchic.Generator().manual_seed(5)
     state = g.get_state()
