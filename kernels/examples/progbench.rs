@@ -15,7 +15,10 @@ fn view(rec: &mut Vec<i64>, boff: i64, bytes: i64, shape: &[i64]) {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().unwrap()).collect();
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().unwrap())
+        .collect();
     let (n, r, c) = match args[..] {
         [n, r, c] => (n, r, c),
         _ => (100, 32, 32),
@@ -43,7 +46,10 @@ fn main() {
         bases: Vec::new(),
     };
     let pool = Pool::new(1);
-    let reps: usize = std::env::var("REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(20000);
+    let reps: usize = std::env::var("REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20000);
     let mut best = f64::MAX;
     for _ in 0..7 {
         let t = Instant::now();
@@ -52,5 +58,8 @@ fn main() {
         }
         best = best.min(t.elapsed().as_secs_f64() / reps as f64);
     }
-    println!("{n} adds of {r}x{c}: {:.1} ns per op", best * 1e9 / n as f64);
+    println!(
+        "{n} adds of {r}x{c}: {:.1} ns per op",
+        best * 1e9 / n as f64
+    );
 }

@@ -297,7 +297,10 @@ pub unsafe extern "C" fn tk_push_program(
             let bases = if nblocks == 0 {
                 Ok(Vec::new())
             } else {
-                p.slot_bases(&copy_words(blocks, 3 * nblocks), &ctx.arenas.lock().unwrap())
+                p.slot_bases(
+                    &copy_words(blocks, 3 * nblocks),
+                    &ctx.arenas.lock().unwrap(),
+                )
             };
             match bases {
                 Err(msg) => msg,

@@ -93,14 +93,24 @@ pub fn check_views(v: &[Arr]) -> Result<(), String> {
     }
     for (x, name) in v[..4].iter().zip(names) {
         if !x.is_contiguous() {
-            return Err(format!("{name} must be contiguous, strides {:?}", x.strides()));
+            return Err(format!(
+                "{name} must be contiguous, strides {:?}",
+                x.strides()
+            ));
         }
         if x.shape() != v[0].shape() {
-            return Err(format!("{name} shape {:?} != out shape {:?}", x.shape(), v[0].shape()));
+            return Err(format!(
+                "{name} shape {:?} != out shape {:?}",
+                x.shape(),
+                v[0].shape()
+            ));
         }
     }
     if v[4].shape() != [SCALARS] {
-        return Err(format!("s must have shape [{SCALARS}], has {:?}", v[4].shape()));
+        return Err(format!(
+            "s must have shape [{SCALARS}], has {:?}",
+            v[4].shape()
+        ));
     }
     let n = v[0].numel();
     let bytes = n * 4;
@@ -178,15 +188,21 @@ mod tests {
             assert_eq!((p[i], m[i], v[i]), (pi, mi, vi), "element {i}");
         }
         // overlapping operands, a wrong scalar count, a strided g: refused
-        assert!(check_views(&[pa, pa, ma, va, sa]).unwrap_err().contains("overlap"));
+        assert!(check_views(&[pa, pa, ma, va, sa])
+            .unwrap_err()
+            .contains("overlap"));
         let short = Arr::f32s(&mut s[..9], &[9]);
         assert!(check_views(&[pa, ga, ma, va, short]).is_err());
         let strided = Arr::new(gc.as_mut_ptr() as *mut u8, DType::F32, &[n / 2], &[2]);
         let p2d = Arr::f32s(&mut p, &[n / 2, 2]);
-        assert!(check_views(&[p2d, ga, ma, va, sa]).unwrap_err().contains("shape"));
+        assert!(check_views(&[p2d, ga, ma, va, sa])
+            .unwrap_err()
+            .contains("shape"));
         let pa2 = Arr::f32s(&mut p[..n / 2], &[n / 2]);
         let ma2 = Arr::f32s(&mut m[..n / 2], &[n / 2]);
         let va2 = Arr::f32s(&mut v[..n / 2], &[n / 2]);
-        assert!(check_views(&[pa2, strided, ma2, va2, sa]).unwrap_err().contains("contiguous"));
+        assert!(check_views(&[pa2, strided, ma2, va2, sa])
+            .unwrap_err()
+            .contains("contiguous"));
     }
 }

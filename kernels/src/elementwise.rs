@@ -330,7 +330,10 @@ pub fn map<O: EwOp<K>, const K: usize, const N: usize>(
 ) -> KResult {
     const { assert!(N == K + 1) };
     let out = views[0];
-    if out.numel() < PAR_MIN && views.iter().all(|v| v.shape() == out.shape() && v.is_contiguous())
+    if out.numel() < PAR_MIN
+        && views
+            .iter()
+            .all(|v| v.shape() == out.shape() && v.is_contiguous())
     {
         // Small and all contiguous alike (a compiled chain, a small model's activations):
         // one run on this thread, without building and walking a nest, whose fixed cost
@@ -371,7 +374,10 @@ fn each_i32(out: &Arr, a: &Arr, b: &Arr, mut put: impl FnMut(isize, i32, i32)) {
     while let Some((off, len)) = runs.next_run() {
         for i in 0..len as isize {
             let (x, y) = unsafe {
-                (*a.i().offset(off[1] + i * s[1]), *b.i().offset(off[2] + i * s[2]))
+                (
+                    *a.i().offset(off[1] + i * s[1]),
+                    *b.i().offset(off[2] + i * s[2]),
+                )
             };
             put(off[0] + i * s[0], x, y);
         }

@@ -46,7 +46,13 @@ pub(crate) unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
 
 /// sum of exp(x - m) over the row; if `store`, also writes exp(x - m) to o
 #[inline(always)]
-pub(crate) unsafe fn row_exp_sum<S: Simd>(p: *const f32, o: *mut f32, n: usize, m: f32, store: bool) -> f32 {
+pub(crate) unsafe fn row_exp_sum<S: Simd>(
+    p: *const f32,
+    o: *mut f32,
+    n: usize,
+    m: f32,
+    store: bool,
+) -> f32 {
     if m.is_finite() {
         // every x - m is <= 0 and not NaN (row_max returns NaN for a row holding one)
         row_exp_sum_with::<S, true>(p, o, n, m, store)
