@@ -278,7 +278,8 @@ def matmul_tuning_text(t):
     return (f"{t['isa']} tile {t['mr']}x{t['nr']}, KC {t['kc']} (L1d {cache(t['l1d'])}), "
             f"NCB {t['ncb']} (L2 {cache(t['l2'])}), MCA {t['mca']} ({l3}), direct loop when "
             f"operands <= {_bytes(t['small_bytes'])}, split when >= {t['par_min_macs']} "
-            f"MACs per thread (caches from {t['cache_source']})")
+            f"MACs per thread, in parts of >= {t.get('min_part', '?')} rows "
+            f"(caches from {t['cache_source']})")
 
 
 def versions_text(m):
