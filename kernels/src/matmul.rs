@@ -85,6 +85,18 @@ pub const PART_FMA_CYCLES: usize = 8;
 /// must be worth at least that much work: HANDOFF_CYCLES x 2 FMA pipes x W lanes.
 pub const HANDOFF_CYCLES: usize = 30_000;
 
+/// The shortest K slice. Every K slice loads and stores the whole MR x NR tile of C once
+/// (from L3 for products past L2): 8 / KC bytes of C per multiply-add.
+/// Below 256 that costs more than the L1 model's bound saves: where L1 is small for the
+/// tile (32K with AVX-512's 128-byte B rows: Zen 4, KC 160 by the model) both micro-panels
+/// no longer fit and the B micro-panel streams from L2, which feeds the kernel with room
+/// to spare (it needs (MR + NR) 4 bytes per MR x 2 FMA instructions: 10 B/cycle on Zen 4,
+/// 20 on Sapphire Rapids / Zen 5, 15 on Zen 3's AVX2 6 x 16; their L2s give 32-64).
+/// Measured on Zen 4, single thread, interleaved runs: KC 160 -> 256 +2-6% at 256-2048^3.
+/// The model already gives >= 256 on Zen 3 (320), Zen 5 and Sapphire Rapids (256): there
+/// the floor changes nothing.
+pub const KC_MIN: usize = 256;
+
 /// `v` rounded down to a multiple of `m`, within [lo, hi] (themselves multiples of m)
 fn fit(v: usize, m: usize, lo: usize, hi: usize) -> usize {
     (v / m * m).clamp(lo, hi)
@@ -97,7 +109,9 @@ impl Blocking {
     ///   A micro-panel (MR x KC, reused by every B micro-panel of the block) and the B
     ///   micro-panel streaming past it (KC x NR) share L1's ways but one (kept for C's
     ///   rows) in proportion MR : NR, so neither evicts the other: the B micro-panel gets
-    ///   floor((ways - 1) NR / (MR + NR)) ways, and KC = those ways' bytes / (NR * 4).
+    ///   floor((ways - 1) NR / (MR + NR)) ways, and KC = those ways' bytes / (NR * 4);
+    ///   at least KC_MIN (see there: where L1 is small for the tile, the B micro-panel
+    ///   streams from L2 instead).
     /// - NCB: the packed B block (KC x NCB) takes half of this core's L2; the other half
     ///   holds the A micro-panels and C rows that stream through it.
     /// - MCA: the packed A panel (MCA x KC) takes half of L3 (without an L3, 4 x this
@@ -120,7 +134,7 @@ impl Blocking {
         let b_ways = (free * nr / (mr + nr)).max(1);
         // (and never more than both panels in the free ways, where B's share rounds to 0)
         let kc = (b_ways * way / (nr * 4)).min(free * way / ((mr + nr) * 4));
-        let kc = fit(kc, 16, 64, 1024);
+        let kc = fit(kc, 16, KC_MIN, 1024);
         let l2 = c.l2.size / c.l2.shared_by.max(1);
         let ncb = fit(l2 / 2 / (kc * 4), nr, 2 * nr, 4096 / nr * nr);
         let l3 = c.l3.map_or(8 * l2, |l3| l3.size);
@@ -720,7 +734,7 @@ pub fn describe_json() -> String {
         "{{\"isa\": \"{}\", \"cache_source\": \"{}\", \"l1d\": {}, \"l2\": {}, \"l3\": {}, \
          \"mr\": {}, \"nr\": {}, \"kc\": {}, \"ncb\": {}, \"mca\": {}, \
          \"small_bytes\": {}, \"par_min_macs\": {}, \"handoff_cycles\": {}, \
-         \"min_part\": {}, \"part_fma_cycles\": {}}}",
+         \"min_part\": {}, \"part_fma_cycles\": {}, \"kc_min\": {}}}",
         crate::arch::active().name(),
         c.source,
         cache(&c.l1d),
@@ -735,7 +749,8 @@ pub fn describe_json() -> String {
         b.par_min_macs,
         HANDOFF_CYCLES,
         b.min_part,
-        PART_FMA_CYCLES
+        PART_FMA_CYCLES,
+        KC_MIN
     )
 }
 
@@ -801,11 +816,11 @@ mod tests {
         let spr = caches((48 * K, 12), (2 * M, 16, 1), Some((105 * M, 112)));
         let b = Blocking::derive(&spr, 16, 8);
         assert_eq!((b.kc, b.ncb, b.mca, b.min_part), (256, 1024, 4096, 256));
-        // Zen 4 (this session's EPYC VM), AVX-512 8 x 32 on 32K 8-way, 1M 8-way: KC 160,
-        // NCB 800, parts of 256 rows
+        // Zen 4 (an EPYC VM), AVX-512 8 x 32 on 32K 8-way, 1M 8-way: the model's KC 160
+        // raised to KC_MIN, NCB 512 (half of L2), parts of 256 rows
         let zen4 = caches((32 * K, 8), (M, 8, 1), Some((32 * M, 2)));
         let b = Blocking::derive(&zen4, 16, 8);
-        assert_eq!((b.kc, b.ncb, b.mca, b.min_part), (160, 800, 4096, 256));
+        assert_eq!((b.kc, b.ncb, b.mca, b.min_part), (256, 512, 4096, 256));
         // an Arm core with no L3 and an L2 shared by 4, NEON 8 x 8
         let arm = caches((64 * K, 4), (M, 16, 4), None);
         let b = Blocking::derive(&arm, 4, 8);
@@ -834,7 +849,7 @@ mod tests {
                             let ctx = format!("{c:?} {b:?}");
                             assert_eq!(b.nr, 2 * w, "{ctx}");
                             assert!(
-                                b.kc.is_multiple_of(16) && (64..=1024).contains(&b.kc),
+                                b.kc.is_multiple_of(16) && (KC_MIN..=1024).contains(&b.kc),
                                 "{ctx}"
                             );
                             assert!(
@@ -846,7 +861,7 @@ mod tests {
                                 "{ctx}"
                             );
                             // both micro-panels fit in L1 unless KC sits at its floor
-                            assert!(b.kc == 64 || b.kc * (mr + b.nr) * 4 <= l1, "{ctx}");
+                            assert!(b.kc == KC_MIN || b.kc * (mr + b.nr) * 4 <= l1, "{ctx}");
                             // the B block fits in half of L2 unless NCB sits at its floor
                             assert!(b.ncb == 2 * b.nr || b.ncb * b.kc * 4 <= l2 / 2, "{ctx}");
                         }

@@ -12,7 +12,7 @@ from torchic.backends.simd import SimdBackend, describe_isa
 from torchic.bench.machine import matmul_tuning_text
 
 KEYS = {"isa", "cache_source", "l1d", "l2", "l3", "mr", "nr", "kc", "ncb", "mca",
-        "small_bytes", "par_min_macs", "handoff_cycles", "min_part", "part_fma_cycles"}
+        "small_bytes", "par_min_macs", "handoff_cycles", "min_part", "part_fma_cycles", "kc_min"}
 LANES = {"avx512f": 16, "avx2+fma": 8, "neon": 4, "scalar": 1}
 
 
@@ -33,7 +33,7 @@ def derive(t):
     way = l1["size"] // l1["ways"]
     free = max(l1["ways"], 2) - 1
     kc = min(max(free * nr // (mr + nr), 1) * way // (nr * 4), free * way // ((mr + nr) * 4))
-    kc = _fit(kc, 16, 64, 1024)
+    kc = _fit(kc, 16, t["kc_min"], 1024)
     l2 = l2c["size"] // l2c["shared_by"]
     ncb = _fit(l2 // 2 // (kc * 4), nr, 2 * nr, 4096 // nr * nr)
     l3 = t["l3"]["size"] if t["l3"] else 8 * l2
