@@ -77,7 +77,7 @@ pub const TASKS_PER_THREAD: usize = 4;
 /// them per packed float (min_part = 8 x 2W rows: re-packing ~6% of the part) while a
 /// 1024-row product still has 2 parts per thread to balance. Measured on Zen 4 (AVX-512,
 /// W 16), 1024^3 on 2 threads: parts of 128 rows (4 cycles, re-packing ~12%) vs 256
-/// (8 cycles): +7% in paired rounds (docs/perf/simd_matmul.md).
+/// (8 cycles): +7% in paired rounds with KC 160, +2% with KC 256 (docs/perf/simd_matmul.md).
 pub const PART_FMA_CYCLES: usize = 8;
 
 /// What handing a part of a product to a pool thread costs, in core cycles: waking a
