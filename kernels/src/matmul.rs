@@ -54,6 +54,8 @@ pub struct Blocking {
     /// a product is cut over threads only where each gets at least this many
     /// multiply-adds (see `HANDOFF_CYCLES`)
     pub par_min_macs: usize,
+    /// the fewest rows (columns) of one thread's part of a product (see `PART_FMA_CYCLES`)
+    pub min_part: usize,
 }
 
 // The microkernel shape per vector width (arch/*: MR rows x 2 vectors): MR x 2
@@ -68,14 +70,32 @@ const _: () = assert!(2 * crate::arch::neon::Neon::MR + 3 <= 32);
 
 /// parts of one product per thread (see `Split::plan`)
 pub const TASKS_PER_THREAD: usize = 4;
-/// the fewest rows (columns) of a part: each part packs the other operand again (k x n
-/// floats for a part of m), which must stay a small fraction of its m x n x k of work
-pub const MIN_PART: usize = 128;
+/// A part of a product (`Split::plan`) packs the whole other operand again (k x n floats
+/// for a part of m rows) and then makes m multiply-adds per float it packed: m / 2W cycles
+/// of both FMA pipes. Packing a float (a strided read from L3, a write to L2, both cores
+/// at once) costs about half such a cycle, so a part gets at least PART_FMA_CYCLES of
+/// them per packed float (min_part = 8 x 2W rows: re-packing ~6% of the part) while a
+/// 1024-row product still has 2 parts per thread to balance. Measured on Zen 4 (AVX-512,
+/// W 16), 1024^3 on 2 threads: parts of 128 rows (4 cycles, re-packing ~12%) vs 256
+/// (8 cycles): +7% in paired rounds with KC 160, +2% with KC 256 (docs/perf/simd_matmul.md).
+pub const PART_FMA_CYCLES: usize = 8;
 
 /// What handing a part of a product to a pool thread costs, in core cycles: waking a
 /// sleeping helper is 10-20 us on a VM (an interrupt to a halted vCPU). A thread's part
 /// must be worth at least that much work: HANDOFF_CYCLES x 2 FMA pipes x W lanes.
 pub const HANDOFF_CYCLES: usize = 30_000;
+
+/// The shortest K slice. Every K slice loads and stores the whole MR x NR tile of C once
+/// (from L3 for products past L2): 8 / KC bytes of C per multiply-add.
+/// Below 256 that costs more than the L1 model's bound saves: where L1 is small for the
+/// tile (32K with AVX-512's 128-byte B rows: Zen 4, KC 160 by the model) both micro-panels
+/// no longer fit and the B micro-panel streams from L2, which feeds the kernel with room
+/// to spare (it needs (MR + NR) 4 bytes per MR x 2 FMA instructions: 10 B/cycle on Zen 4,
+/// 20 on Sapphire Rapids / Zen 5, 15 on Zen 3's AVX2 6 x 16; their L2s give 32-64).
+/// Measured on Zen 4, single thread, interleaved runs: KC 160 -> 256 +2-6% at 256-2048^3.
+/// The model already gives >= 256 on Zen 3 (320), Zen 5 and Sapphire Rapids (256): there
+/// the floor changes nothing.
+pub const KC_MIN: usize = 256;
 
 /// `v` rounded down to a multiple of `m`, within [lo, hi] (themselves multiples of m)
 fn fit(v: usize, m: usize, lo: usize, hi: usize) -> usize {
@@ -89,7 +109,9 @@ impl Blocking {
     ///   A micro-panel (MR x KC, reused by every B micro-panel of the block) and the B
     ///   micro-panel streaming past it (KC x NR) share L1's ways but one (kept for C's
     ///   rows) in proportion MR : NR, so neither evicts the other: the B micro-panel gets
-    ///   floor((ways - 1) NR / (MR + NR)) ways, and KC = those ways' bytes / (NR * 4).
+    ///   floor((ways - 1) NR / (MR + NR)) ways, and KC = those ways' bytes / (NR * 4);
+    ///   at least KC_MIN (see there: where L1 is small for the tile, the B micro-panel
+    ///   streams from L2 instead).
     /// - NCB: the packed B block (KC x NCB) takes half of this core's L2; the other half
     ///   holds the A micro-panels and C rows that stream through it.
     /// - MCA: the packed A panel (MCA x KC) takes half of L3 (without an L3, 4 x this
@@ -98,6 +120,12 @@ impl Blocking {
     ///   DRAM, while a shorter panel packs all of B once more per panel.
     /// - small: a product whose A, B and C all fit in half of L1 runs the direct loop
     ///   (packing would cost as much as the multiply).
+    /// - min_part: PART_FMA_CYCLES x 2 FMA pipes x W lanes rows per part of a product cut
+    ///   over threads: 128 on AVX2 (Zen 3: as before), 256 on AVX-512 (Zen 4, Zen 5,
+    ///   Sapphire Rapids: Zen 5 and Sapphire Rapids multiply twice as fast per cycle as
+    ///   Zen 4's 256-bit datapath, so re-packing costs them more and the longer part
+    ///   holds a fortiori; their larger L2 does not enter, as the packed block is re-filled
+    ///   per part whatever its size).
     pub fn derive(c: &Caches, w: usize, mr: usize) -> Blocking {
         let nr = 2 * w;
         let l1 = c.l1d;
@@ -106,12 +134,13 @@ impl Blocking {
         let b_ways = (free * nr / (mr + nr)).max(1);
         // (and never more than both panels in the free ways, where B's share rounds to 0)
         let kc = (b_ways * way / (nr * 4)).min(free * way / ((mr + nr) * 4));
-        let kc = fit(kc, 16, 64, 1024);
+        let kc = fit(kc, 16, KC_MIN, 1024);
         let l2 = c.l2.size / c.l2.shared_by.max(1);
         let ncb = fit(l2 / 2 / (kc * 4), nr, 2 * nr, 4096 / nr * nr);
         let l3 = c.l3.map_or(8 * l2, |l3| l3.size);
         let mca = fit(l3 / 2 / (kc * 4), mr, 8 * mr, 4096 / mr * mr);
         let par_min_macs = HANDOFF_CYCLES * 2 * w;
+        let min_part = PART_FMA_CYCLES * 2 * w;
         Blocking {
             mr,
             nr,
@@ -120,6 +149,7 @@ impl Blocking {
             mca,
             small_bytes: l1.size / 2,
             par_min_macs,
+            min_part,
         }
     }
 
@@ -534,7 +564,7 @@ impl Split {
     /// one task per thread, each a range of the batch; few: cut the larger of M and N of
     /// each product into whole micro-tiles, M when square (the threads then pack disjoint
     /// A panels; measured: docs/perf/simd_matmul.md), into up to TASKS_PER_THREAD parts
-    /// per thread of at least MIN_PART rows (columns). The pool's threads claim parts as
+    /// per thread of at least `min_part` rows (columns). The pool's threads claim parts as
     /// they come free, so a helper that wakes late (10-100 us on a VM) or shares its
     /// core with another process's spinning thread takes fewer parts instead of the
     /// whole product waiting for its half.
@@ -551,7 +581,7 @@ impl Split {
             };
         }
         let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
-        let most = (len / MIN_PART).max(useful);
+        let most = (len / blk.min_part).max(useful);
         let parts = (useful * TASKS_PER_THREAD)
             .min(most)
             .min(len.div_ceil(align))
@@ -703,7 +733,8 @@ pub fn describe_json() -> String {
     format!(
         "{{\"isa\": \"{}\", \"cache_source\": \"{}\", \"l1d\": {}, \"l2\": {}, \"l3\": {}, \
          \"mr\": {}, \"nr\": {}, \"kc\": {}, \"ncb\": {}, \"mca\": {}, \
-         \"small_bytes\": {}, \"par_min_macs\": {}, \"handoff_cycles\": {}}}",
+         \"small_bytes\": {}, \"par_min_macs\": {}, \"handoff_cycles\": {}, \
+         \"min_part\": {}, \"part_fma_cycles\": {}, \"kc_min\": {}}}",
         crate::arch::active().name(),
         c.source,
         cache(&c.l1d),
@@ -716,7 +747,10 @@ pub fn describe_json() -> String {
         b.mca,
         b.small_bytes,
         b.par_min_macs,
-        HANDOFF_CYCLES
+        HANDOFF_CYCLES,
+        b.min_part,
+        PART_FMA_CYCLES,
+        KC_MIN
     )
 }
 
@@ -774,14 +808,19 @@ mod tests {
         let b = Blocking::derive(&zen3, 8, 6);
         assert_eq!((b.mr, b.nr, b.kc, b.ncb, b.mca), (6, 16, 320, 192, 4092));
         assert_eq!(
-            (b.small_bytes, b.par_min_macs),
-            (16 * K, HANDOFF_CYCLES * 16)
+            (b.small_bytes, b.par_min_macs, b.min_part),
+            (16 * K, HANDOFF_CYCLES * 16, 128)
         );
         // Sapphire Rapids / Zen 5, AVX-512 8 x 32: 8 of 11 ways -> KC 256; NCB 1024 in a
         // 2 MiB L2; a 105 MiB L3 -> MCA at its cap
         let spr = caches((48 * K, 12), (2 * M, 16, 1), Some((105 * M, 112)));
         let b = Blocking::derive(&spr, 16, 8);
-        assert_eq!((b.kc, b.ncb, b.mca), (256, 1024, 4096));
+        assert_eq!((b.kc, b.ncb, b.mca, b.min_part), (256, 1024, 4096, 256));
+        // Zen 4 (an EPYC VM), AVX-512 8 x 32 on 32K 8-way, 1M 8-way: the model's KC 160
+        // raised to KC_MIN, NCB 512 (half of L2), parts of 256 rows
+        let zen4 = caches((32 * K, 8), (M, 8, 1), Some((32 * M, 2)));
+        let b = Blocking::derive(&zen4, 16, 8);
+        assert_eq!((b.kc, b.ncb, b.mca, b.min_part), (256, 512, 4096, 256));
         // an Arm core with no L3 and an L2 shared by 4, NEON 8 x 8
         let arm = caches((64 * K, 4), (M, 16, 4), None);
         let b = Blocking::derive(&arm, 4, 8);
@@ -810,7 +849,7 @@ mod tests {
                             let ctx = format!("{c:?} {b:?}");
                             assert_eq!(b.nr, 2 * w, "{ctx}");
                             assert!(
-                                b.kc.is_multiple_of(16) && (64..=1024).contains(&b.kc),
+                                b.kc.is_multiple_of(16) && (KC_MIN..=1024).contains(&b.kc),
                                 "{ctx}"
                             );
                             assert!(
@@ -822,7 +861,7 @@ mod tests {
                                 "{ctx}"
                             );
                             // both micro-panels fit in L1 unless KC sits at its floor
-                            assert!(b.kc == 64 || b.kc * (mr + b.nr) * 4 <= l1, "{ctx}");
+                            assert!(b.kc == KC_MIN || b.kc * (mr + b.nr) * 4 <= l1, "{ctx}");
                             // the B block fits in half of L2 unless NCB sits at its floor
                             assert!(b.ncb == 2 * b.nr || b.ncb * b.kc * 4 <= l2 / 2, "{ctx}");
                         }
@@ -847,7 +886,7 @@ mod tests {
         // too little work for a second thread: one task
         assert_eq!(plan(1, 8, 8, p / 64 + 1, 2), whole);
         // enough for two: rows (square), or columns when N is the larger, in up to
-        // TASKS_PER_THREAD parts per thread of at least MIN_PART
+        // TASKS_PER_THREAD parts per thread of at least min_part (128 on AVX2)
         let two = Split {
             tasks: 2,
             by_batch: false,
@@ -860,7 +899,7 @@ mod tests {
             ..two
         };
         assert_eq!(plan(1, 1024, 1024, 1024, 2), parts(2 * TASKS_PER_THREAD));
-        assert_eq!(plan(1, 512, 512, 512, 2), parts(512 / MIN_PART));
+        assert_eq!(plan(1, 512, 512, 512, 2), parts(512 / blk.min_part));
         assert_eq!(plan(1, 128, 128, 128, 2), two);
         assert_eq!(
             plan(1, 16, 4096, 1024, 2),

@@ -12,7 +12,7 @@ from torchic.backends.simd import SimdBackend, describe_isa
 from torchic.bench.machine import matmul_tuning_text
 
 KEYS = {"isa", "cache_source", "l1d", "l2", "l3", "mr", "nr", "kc", "ncb", "mca",
-        "small_bytes", "par_min_macs", "handoff_cycles"}
+        "small_bytes", "par_min_macs", "handoff_cycles", "min_part", "part_fma_cycles", "kc_min"}
 LANES = {"avx512f": 16, "avx2+fma": 8, "neon": 4, "scalar": 1}
 
 
@@ -33,13 +33,14 @@ def derive(t):
     way = l1["size"] // l1["ways"]
     free = max(l1["ways"], 2) - 1
     kc = min(max(free * nr // (mr + nr), 1) * way // (nr * 4), free * way // ((mr + nr) * 4))
-    kc = _fit(kc, 16, 64, 1024)
+    kc = _fit(kc, 16, t["kc_min"], 1024)
     l2 = l2c["size"] // l2c["shared_by"]
     ncb = _fit(l2 // 2 // (kc * 4), nr, 2 * nr, 4096 // nr * nr)
     l3 = t["l3"]["size"] if t["l3"] else 8 * l2
     mca = _fit(l3 // 2 // (kc * 4), mr, 8 * mr, 4096 // mr * mr)
     return {"kc": kc, "ncb": ncb, "mca": mca, "small_bytes": l1["size"] // 2,
-            "par_min_macs": t["handoff_cycles"] * 2 * (nr // 2)}
+            "par_min_macs": t["handoff_cycles"] * 2 * (nr // 2),
+            "min_part": t["part_fma_cycles"] * 2 * (nr // 2)}
 
 
 def _sysfs_cache(level, kind):
@@ -68,7 +69,7 @@ def test_reported_blocking_is_the_rule_applied_to_the_reported_caches(tuning):
     # the bench header prints the figures that decided it
     text = matmul_tuning_text(tuning)
     for part in (f"KC {tuning['kc']}", f"NCB {tuning['ncb']}", f"MCA {tuning['mca']}",
-                 f"tile {tuning['mr']}x{tuning['nr']}"):
+                 f"tile {tuning['mr']}x{tuning['nr']}", f"parts of >= {tuning['min_part']}"):
         assert part in text
 
 

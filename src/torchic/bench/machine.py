@@ -275,10 +275,12 @@ def matmul_tuning_text(t):
         shared = f" / {c['shared_by']} CPUs" if c["shared_by"] > 1 else ""
         return f"{_bytes(c['size'])} {c['ways']}-way{shared}"
     l3 = f"L3 {cache(t['l3'])}" if t.get("l3") else "no L3"
-    return (f"{t['isa']} tile {t['mr']}x{t['nr']}, KC {t['kc']} (L1d {cache(t['l1d'])}), "
+    kc_min = f", >= {t['kc_min']}" if "kc_min" in t else ""
+    return (f"{t['isa']} tile {t['mr']}x{t['nr']}, KC {t['kc']} (L1d {cache(t['l1d'])}{kc_min}), "
             f"NCB {t['ncb']} (L2 {cache(t['l2'])}), MCA {t['mca']} ({l3}), direct loop when "
             f"operands <= {_bytes(t['small_bytes'])}, split when >= {t['par_min_macs']} "
-            f"MACs per thread (caches from {t['cache_source']})")
+            f"MACs per thread, in parts of >= {t.get('min_part', '?')} rows "
+            f"(caches from {t['cache_source']})")
 
 
 def versions_text(m):
