@@ -48,17 +48,22 @@ def test_training_step_is_a_few_submits_and_compiles_nothing_after_warmup(rt):
     assert after["dispatches"] - before["dispatches"] >= 3 * 20
 
 
+def _doublings(rt, n):
+    """A 16-float view of ones doubled in place by n adds: (view, submits during the adds)."""
+    gpu = rt.backend.gpu
+    a = View(rt.alloc(4 * 64), 0, (16,), (1,), "f32")
+    rt.write(a, np.ones(16, np.float32))
+    s0 = gpu.stats["submits"]
+    for _ in range(n):
+        rt.run("add", a, (a, a), {})
+    return a, gpu.stats["submits"] - s0
+
+
 def test_batch_is_submitted_every_batch_ops(webgpu_available):
     rt = torchic.init("webgpu", batch_ops=8)
     try:
-        gpu = rt.backend.gpu
-        blk = rt.alloc(4 * 64)
-        a = View(blk, 0, (16,), (1,), "f32")
-        rt.write(a, np.ones(16, np.float32))
-        s0 = gpu.stats["submits"]
-        for _ in range(20):
-            rt.run("add", a, (a, a), {})
-        assert gpu.stats["submits"] - s0 == 2          # ops 9 and 17 started new batches
+        a, submits = _doublings(rt, 20)
+        assert submits == 2          # ops 9 and 17 started new batches
         np.testing.assert_array_equal(rt.read(a), np.full(16, 2.0 ** 20, np.float32))
     finally:
         torchic.shutdown()
@@ -74,13 +79,8 @@ def test_eager_ops_are_submitted_every_submit_ops(webgpu_available, monkeypatch,
     rt = torchic.init("webgpu")
     try:
         gpu = rt.backend.gpu
-        blk = rt.alloc(4 * 64)
-        a = View(blk, 0, (16,), (1,), "f32")
-        rt.write(a, np.ones(16, np.float32))
-        s0 = gpu.stats["submits"]
-        for _ in range(12):
-            rt.run("add", a, (a, a), {})
-        assert gpu.stats["submits"] - s0 == submits     # after ops 5 and 10
+        a, got = _doublings(rt, 12)
+        assert got == submits     # after ops 5 and 10
         np.testing.assert_array_equal(rt.read(a), np.full(16, 2.0 ** 12, np.float32))
         gpu.timed(lambda: [rt.run("add", a, (a, a), {}) for _ in range(12)])
         assert gpu.submit_ops == int(every)
