@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import torchic
-from torchic.backends.webgpu import wgsl
+from torchic.backends.webgpu import rows, wgsl
 from torchic.dispatcher import KernelError, View
 
 
@@ -116,3 +116,30 @@ def test_two_index_gather_backward_is_the_bigram_gradient(rt):
     g[np.arange(n), ys] -= 1.0 / n
     np.testing.assert_allclose(loss.item(), -np.log(p[np.arange(n), ys]).mean(), rtol=1e-5)
     np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-4, atol=1e-8)
+
+
+@pytest.mark.parametrize("V, D, R", [(27, 10, 96), (5, 3, 256), (1, 1, 1), (300, 7, 40)])
+def test_direct_path_gives_the_sorted_paths_bits(rt, heap, monkeypatch, V, D, R):
+    """A short index into a small table (makemore's embedding gradient) is one dispatch
+    instead of the sort's; its sums are the sorted path's bit for bit (same order), rows
+    with no source are left as they were (-0.0 stays), and a bad index is still reported."""
+    rng = np.random.default_rng(V + R)
+    idx = rng.integers(0, V, R)
+    src = rng.standard_normal((R, D)).astype(np.float32)
+    gpu = rt.backend.gpu
+    got = _run(rt, heap, src, idx, V)
+    assert ("scatter-direct",) in gpu.pipelines
+    np.testing.assert_allclose(got, _ref(src, idx, V), rtol=1e-5, atol=1e-4)
+    monkeypatch.setattr(rows, "DIRECT_WORK", 0)              # the sorted path
+    np.testing.assert_array_equal(_run(rt, heap, src, idx, V), got)
+    monkeypatch.undo()
+    out = heap.put(np.full((V, D), -0.0, np.float32))
+    rt.run("scatter_add_rows", out, (heap.put(src[:1]), heap.put(np.array([V - 1], np.int32))),
+           {})
+    assert np.signbit(rt.read(out)[:V - 1]).all()
+    bad = idx.astype(np.int32)
+    bad[-1] = -2
+    rt.run("scatter_add_rows", heap.put(np.zeros((V, D), np.float32)),
+           (heap.put(src), heap.put(bad)), {})
+    with pytest.raises(KernelError, match=r"scatter_add_rows.*-2 is out of range"):
+        rt.sync()

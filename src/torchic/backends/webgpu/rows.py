@@ -4,16 +4,23 @@ gather_rows: one invocation per output element; the index is checked and a
 bad one reports the op's tag (and writes 0).
 
 scatter_add_rows, deterministic by construction (no float atomics, whose
-summation order would change from run to run): a 64-wide workgroup owns one
-output row ``v`` and 64 columns; it walks the index vector in order (staged
-64 at a time through workgroup memory) and adds the source rows whose index
-is ``v``. Every output element is summed in the order of ``r``, exactly like
-``np.add.at``. The work is O(V * ceil(D / 64) * R) comparisons, tiny for an
-embedding table's gradient (makemore: V = 27). When that leaves the GPU idle
-(few rows, long index) the index is cut into ``S`` slices: pass 1 writes each
-slice's partial sums to scratch, pass 2 adds the ``S`` partials to ``out`` in
-slice order, still a fixed order. Slices are also cut so that no invocation loops
-past ``wgsl.LOOP_BUDGET`` (lavapipe silently ends longer loops).
+summation order would change from run to run): every output element is summed
+in the order of ``r``, exactly like ``np.add.at``, on one of two paths:
+
+* sorted (any size): the index is sorted by (value, position) on the GPU (a
+  bitonic sort), then each output row's sources, now one run of the sorted
+  order, are summed by invocations over fixed chunks of sorted positions (a row
+  crossing a chunk boundary adds its pieces in chunk order in a second pass).
+  Linear in R (plus the sort) whatever the table's size V; about 2 log2(R)
+  dispatches.
+* direct (a short index into a small table: R within one chunk and V * D * R
+  small, as makemore's 96 indices into 27 rows): one dispatch, an invocation per
+  output element walking the whole index. Its sums are the sorted path's, bit
+  for bit (one chunk: the same order from the same 0.0); it saves the sort's
+  dispatches, which dominate a small model's step on the GPU.
+
+Slices and chunks keep every invocation's loop under ``wgsl.LOOP_BUDGET``
+(lavapipe silently ends longer loops).
 """
 
 from . import wgsl
@@ -181,6 +188,27 @@ def _combine_src():
     return wgsl.linear_program(bind, L)
 
 
+# the direct path's bound on V * D * R (its comparisons: a few microseconds of GPU)
+DIRECT_WORK = 1 << 22
+
+
+def _direct_src():
+    """Per output element (v, d): the sources whose index is v, summed in position order;
+    invocation 0 also checks every index."""
+    bind = [("O", "f32"), ("S", "f32"), ("IX", "i32")]
+    V, D, R, ob, sb, ssr, ssd, ib, isr, tag = (par(i) for i in range(10))
+    L = [wgsl.linear_id(), f"if (i >= {V} * {D}) {{ return; }}",
+         f"let v = i32(i / {D});", f"let d = i % {D};",
+         "var acc = 0.0;", "var hit = false;",
+         f"for (var r = 0u; r < {R}; r = r + 1u) {{",
+         f"  let k = IX[{ib} + r * {isr}];",
+         f"  if (k == v) {{ acc = acc + S[{sb} + r * {ssr} + d * {ssd}]; hit = true; }}",
+         f"  if (i == 0u && (k < 0 || u32(k) >= {V})) {{ report_error({tag}, k); }}",
+         "}",
+         f"if (hit) {{ O[{ob} + i] = O[{ob} + i] + acc; }}"]
+    return wgsl.linear_program(bind, L)
+
+
 def _pow2(n):
     return 1 << max(0, int(n) - 1).bit_length()
 
@@ -188,13 +216,14 @@ def _pow2(n):
 def scatter_add(gpu, out, ins, *, buffers):
     """out[idx[r]] += src[r] for every r, each output row summed in a fixed order.
 
-    Linear in the index length (plus its sort), whatever the table's size V: the index is
-    sorted by (value, position) on the GPU (a bitonic sort; deterministic, no atomics),
-    then each output row's sources, now one run of the sorted order, are summed in
-    position order by invocations over fixed chunks of CL sorted positions (a row that
-    crosses a chunk boundary adds its chunk pieces in chunk order in a second pass). No
-    invocation loops more than CL or (chunks) times, both kept under wgsl.LOOP_BUDGET; a
-    longer index is cut into pieces added to out one after the other."""
+    A short index into a small table takes the direct path, anything else the sorted one
+    (module docstring): the index is sorted by (value, position) on the GPU (a bitonic
+    sort; deterministic, no atomics), then each output row's sources, now one run of the
+    sorted order, are summed in position order by invocations over fixed chunks of CL
+    sorted positions (a row that crosses a chunk boundary adds its chunk pieces in chunk
+    order in a second pass). No invocation loops more than CL or (chunks) times, both kept
+    under wgsl.LOOP_BUDGET; a longer index is cut into pieces added to out one after the
+    other."""
     src, idx = ins
     V, D = out.shape
     R = idx.shape[0]
@@ -209,6 +238,13 @@ def scatter_add(gpu, out, ins, *, buffers):
     # chunks per piece: within the loop budget and with partials of at most 16 MiB
     nch = max(1, min(budget, (2 << 20) // D))
     piece = cl * nch
+    if R <= cl and V * D * R <= DIRECT_WORK:
+        (obuf, ob), (sbuf, sb), (ibuf, ib) = bufs
+        prog = gpu.program(("scatter-direct",), _direct_src)
+        gpu.dispatch(prog, [obuf, sbuf, ibuf], [V, D, R, ob, sb, src.strides[0],
+                                                src.strides[1], ib, idx.strides[0], tag],
+                     wgsl.grid(-(-V * D // wgsl.WG), gpu.max_groups))
+        return
     for r0 in range(0, R, piece):
         _scatter_piece(gpu, bufs, out, src, idx, r0, min(piece, R - r0), tag, cl)
 
