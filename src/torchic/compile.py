@@ -63,6 +63,7 @@ from . import dispatcher, ops, raw
 from .autograd import is_grad_enabled
 from .dispatcher import View
 from .functions.common import constant
+from .shape import numel
 from .tensor import Storage, Tensor
 
 MAX_PROGRAMS = 8        # signatures kept per compiled function (oldest dropped first)
@@ -106,6 +107,7 @@ class _Recorder:
         self.rt = rt
         self.records = []          # (op, out, inputs, params), or (None, view, array, source)
         self.owned = {}            # id -> block allocated during the recording
+        self.requested = {}        # id -> the bytes its latest allocation asked for
         self.pool = {}             # size -> [owned blocks freed during the recording]
         self.freed_outside = {}    # id -> (block, line) of outside blocks freed inside
         names = ("alloc", "free", "run", "write", "read", "sync")
@@ -129,10 +131,9 @@ class _Recorder:
         size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
             self.align_mask + 1
         free = self.pool.get(size)
-        if free:
-            return free.pop()
-        block = self.real["alloc"](nbytes)
+        block = free.pop() if free else self.real["alloc"](nbytes)
         self.owned[id(block)] = block
+        self.requested[id(block)] = nbytes
         return block
 
     def free(self, block):
@@ -335,12 +336,15 @@ def memory_of_programs(rt):
 def _fresh_outputs(rec, outputs):
     """Per output: can a replay give it a new block that the program writes in place of
     the recorded one (no copy out)? Yes for the whole, contiguous view of a block made in
-    the recorded call that no other tensor holds (a holder, say a cache in fn's closure,
-    would see every replay's values in eager mode) and no other output shares."""
+    the recorded call for just this tensor (not `y[:n]` of a longer y, whose other
+    elements the program also writes), that no other tensor holds (a holder, say a cache
+    in fn's closure, would see every replay's values in eager mode) and no other output
+    shares."""
     views = [raw.view_of(t) for t in outputs]
     blocks = [id(v.block) for v in views]
-    fresh = [id_ in rec.owned and blocks.count(id_) == 1 and v.offset == 0
-             and v.strides == _contiguous(v.shape) for v, id_ in zip(views, blocks)]
+    fresh = [rec.requested.get(id_) == numel(v.shape) * 4 and blocks.count(id_) == 1
+             and v.offset == 0 and v.strides == _contiguous(v.shape)
+             for v, id_ in zip(views, blocks)]
     if any(fresh):     # (one scan of the heap's objects for all of them)
         storages = [t._storage for t, f in zip(outputs, fresh) if f]
         holders = {}

@@ -300,7 +300,8 @@ def test_outputs_of_every_kind_keep_the_eager_values(backend):
         z = x + 1.0
         kept["z"] = z                    # also held by fn's state: copied, the state updated
         w = x - 3.0
-        return y, z, w.T, w[1:], (x * x).exp()
+        long = torchic.cat([x, x])       # the first half: the whole block is not returned
+        return y, z, w.T, w[1:], (x * x).exp(), long[:2]
 
     compiled = torchic.compile(f)
     base = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
@@ -309,12 +310,13 @@ def test_outputs_of_every_kind_keep_the_eager_values(backend):
         x = torchic.tensor(base + call)
         returned.append((base + call, compiled(x)))
         np.testing.assert_array_equal(kept["z"].numpy(), base + call + 1.0)
-    for xs, (y, z, wt, w1, e) in returned:      # read after all calls: nothing overwritten
+    for xs, (y, z, wt, w1, e, half) in returned:   # read after all calls: none overwritten
         np.testing.assert_array_equal(y.numpy(), xs * 2.0)
         np.testing.assert_array_equal(z.numpy(), xs + 1.0)
         np.testing.assert_array_equal(wt.numpy(), (xs - 3.0).T)
         np.testing.assert_array_equal(w1.numpy(), (xs - 3.0)[1:])
         np.testing.assert_allclose(e.numpy(), np.exp(xs * xs), rtol=1e-6)
+        np.testing.assert_array_equal(half.numpy(), xs)
     program = next(p for p in compiled.programs.values() if isinstance(p, Program))
     if program._slotted:
-        assert program.fresh_outputs == [True, False, False, False, True]
+        assert program.fresh_outputs == [True, False, False, False, True, False]
