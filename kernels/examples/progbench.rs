@@ -37,14 +37,11 @@ fn main() {
         view(&mut words, bytes, bytes, &shape);
     }
     let program = prepare(&words, &arenas, &[]).expect("a valid program");
-    let batch = Batch {
-        words: Vec::new(),
-        starts: Vec::new(),
-        data: Vec::new(),
-        arenas: Arc::new(Mutex::new(arenas.to_vec())),
-        program: Some(Arc::new(program)),
-        bases: Vec::new(),
-    };
+    let batch = Batch::of_program(
+        Arc::new(program),
+        Arc::new(Mutex::new(arenas.to_vec())),
+        Vec::new(),
+    );
     let pool = Pool::new(1);
     let reps: usize = std::env::var("REPS")
         .ok()

@@ -305,14 +305,10 @@ pub unsafe extern "C" fn tk_push_program(
             match bases {
                 Err(msg) => msg,
                 Ok(bases) => {
-                    return ctx.stream.push(Batch {
-                        words: Vec::new(),
-                        starts: Vec::new(),
-                        data: Vec::new(),
-                        arenas: ctx.arenas.clone(),
-                        program: Some(p),
-                        bases,
-                    }) as i64
+                    return ctx
+                        .stream
+                        .push(Batch::of_program(p, ctx.arenas.clone(), bases))
+                        as i64
                 }
             }
         }

@@ -59,6 +59,20 @@ pub struct Batch {
     pub bases: Vec<usize>,
 }
 
+impl Batch {
+    /// A push of a prepared program: its slots on `bases` (empty: the recorded blocks).
+    pub fn of_program(program: Arc<Program>, arenas: Arenas, bases: Vec<usize>) -> Batch {
+        Batch {
+            words: Vec::new(),
+            starts: Vec::new(),
+            data: Vec::new(),
+            arenas,
+            program: Some(program),
+            bases,
+        }
+    }
+}
+
 /// A recorded program (torchic.compile): its records decoded and validated once,
 /// at `prepare`, then run as they are at every push of it.
 ///
@@ -749,14 +763,11 @@ mod tests {
         view(&mut add, 0, 0, 64, 0, 0, &[16], &[1]);
         let two = [add.clone(), add.clone()].concat();
         let program = prepare(&two, &arenas, &[]).ok().expect("a valid program");
-        let batch = Batch {
-            words: Vec::new(),
-            starts: Vec::new(),
-            data: Vec::new(),
-            arenas: Arc::new(Mutex::new(arenas.to_vec())),
-            program: Some(Arc::new(program)),
-            bases: Vec::new(),
-        };
+        let batch = Batch::of_program(
+            Arc::new(program),
+            Arc::new(Mutex::new(arenas.to_vec())),
+            Vec::new(),
+        );
         assert_eq!(batch.ops(), 2);
         let pool = Pool::new(1);
         for _ in 0..3 {
