@@ -226,3 +226,16 @@ def test_rounds_interleave_implementations_and_pool_samples():
 def test_cli_rejects_zero_rounds(capsys):
     assert cli.main(["overhead", "--rounds", "0"]) == 2
     assert "--rounds" in capsys.readouterr().err
+
+
+def test_openblas_tuning_is_removed_for_the_rerun_and_reported():
+    env, removed = machine.without_openblas_tuning(
+        {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "512", "PATH": "/bin"})
+    assert removed == {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "512"}
+    assert "OPENBLAS_CORETYPE" not in env and "OPENBLAS_L2_SIZE" not in env and env["PATH"] == "/bin"
+    # the re-run itself does not run again, and says what was removed
+    assert machine.without_openblas_tuning(env) == (None, {})
+    text = machine.openblas_env_text({"env": {machine.OPENBLAS_UNSET_MARK:
+                                              env[machine.OPENBLAS_UNSET_MARK]}})
+    assert "OPENBLAS_CORETYPE=Haswell in the environment, unset for this run" in text
+    assert machine.without_openblas_tuning({"PATH": "/bin"}) == (None, {})

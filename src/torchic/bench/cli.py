@@ -5,6 +5,7 @@ import json
 import os
 import sys
 
+from .machine import without_openblas_tuning
 from .suites import SUITES
 
 
@@ -55,14 +56,37 @@ def build_parser():
                         "(default: bench-results)")
     p.add_argument("--no-plots", action="store_true", help="do not draw PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress lines (tables only)")
+    p.add_argument("--keep-openblas-env", action="store_true",
+                   help="keep OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE if set (by default the bench "
+                        "runs itself again without them, so NumPy's OpenBLAS picks the kernel "
+                        "for this CPU)")
     p.add_argument("--fail-on-targets", action="store_true",
                    help="exit with status 1 if a target with a goal fails or is missing")
     return p
 
 
+def _rerun_without_openblas_tuning(argv):
+    """Replace this process by the same bench with OPENBLAS_CORETYPE / _L2_SIZE unset.
+
+    OpenBLAS reads them when NumPy loads it (already done: `import torchic` loads NumPy), so only
+    a new process sees them gone. NumPy then runs the kernel OpenBLAS picks for this CPU; the
+    workers backend, whose kernels are NumPy's, runs it too. The report says what was removed.
+    """
+    env, removed = without_openblas_tuning(os.environ)
+    if env is None:
+        return
+    print("bench: running again without " + ", ".join(f"{k}={v}" for k, v in removed.items()) +
+          " (NumPy's OpenBLAS then picks its own kernel; --keep-openblas-env keeps them)",
+          file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "torchic.bench", *argv], env)
+
+
 def main(argv=None):
     """Entry point of `python -m torchic bench`; returns the exit status."""
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
     suites = args.suites or list(SUITES)
     bad = [s for s in suites if s not in SUITES]
     if bad:
@@ -85,7 +109,9 @@ def main(argv=None):
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    results = runner.run(argv=sys.argv[1:] if argv is None else list(argv))
+    if not args.keep_openblas_env:   # the arguments are valid: measure in a fresh process
+        _rerun_without_openblas_tuning(argv)
+    results = runner.run(argv=argv)
 
     os.makedirs(args.out, exist_ok=True)
     files = []

@@ -294,13 +294,31 @@ def env_text(m, fmt="{}={}", sep=" "):
         "no OPENBLAS_* / OMP_* / MKL_* / TORCHIC_* variables set"
 
 
-# OpenBLAS variables that change which kernel / blocking the NumPy reference runs
+# OpenBLAS variables that change which kernel / blocking the NumPy reference runs. Some machines
+# set them (OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU halves NumPy's matmul); OpenBLAS reads them
+# once, when NumPy loads it, so `bench` runs itself again without them (cli.py) and notes here
+# what they were.
 OPENBLAS_TUNING = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# set by that re-run: "NAME=value,NAME=value" of the variables it removed
+OPENBLAS_UNSET_MARK = "TORCHIC_BENCH_UNSET_OPENBLAS"
+
+
+def without_openblas_tuning(environ):
+    """(environment for the re-run, the variables removed) or (None, {}) when none is set."""
+    removed = {k: environ[k] for k in OPENBLAS_TUNING if k in environ}
+    if not removed or OPENBLAS_UNSET_MARK in environ:
+        return None, {}
+    env = {k: v for k, v in environ.items() if k not in removed}
+    env[OPENBLAS_UNSET_MARK] = ",".join(f"{k}={v}" for k, v in removed.items())
+    return env, removed
 
 
 def openblas_env_text(m):
     env = m.get("env") or {}
-    return ", ".join(f"{k}={env[k]}" if k in env else f"{k} unset" for k in OPENBLAS_TUNING)
+    removed = dict(part.split("=", 1) for part in env.get(OPENBLAS_UNSET_MARK, "").split(",") if part)
+    return ", ".join(f"{k}={env[k]}" if k in env else
+                     f"{k}={removed[k]} in the environment, unset for this run" if k in removed else
+                     f"{k} unset" for k in OPENBLAS_TUNING)
 
 
 def summary_lines(m):
