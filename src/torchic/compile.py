@@ -20,25 +20,29 @@ What a Program holds:
     cached constants, the recorded outputs). Their Storages are held by the program (so
     no block is recycled under it) and replays update them in place, as eager mode does.
   * inputs: each tensor argument is copied into a program-owned tensor before fn sees it.
-    On simd (a backend with `program_slots`) those tensors' blocks are the program's slots:
-    a replay hands the Rust side the caller's argument blocks instead, so the program reads
-    (and, where fn updates an argument in place, writes) the arguments where they are.
-    Elsewhere, and for an argument whose strides differ from the recorded ones, a replay
-    copies the new argument in first (one copy op per argument), and back after the call
-    when fn changed it in place (as eager mode would have).
+    On simd and webgpu (backends with `program_slots`) those tensors' blocks are the
+    program's slots: a replay hands the backend the caller's argument blocks instead, so
+    the program reads (and, where fn updates an argument in place, writes) the arguments
+    where they are. Elsewhere, and for an argument whose strides differ from the recorded
+    ones (or that the backend's `slot_fits` refuses: webgpu moves a slot only within its
+    arena, by whole 256-byte steps), a replay copies the new argument in first (one copy
+    op per argument), and back after the call when fn changed it in place (as eager mode
+    would have).
 - host writes become copy ops from one staging block per dtype: a replay fills the staging
   array on the host (re-calling each write's `source`: random draws from the global
   generator, optimizer scalars such as lr read from param_groups; other writes are baked
   in), writes it once, then pushes the records.
 - outputs: every call returns fresh tensors for fn's returned ones (a tensor or a tuple /
-  list of them; detached: outputs do not carry autograd history). On simd, an output
+  list of them; detached: outputs do not carry autograd history). With slots, an output
   made inside fn that nothing else holds is a slot too: each replay allocates the
   caller's new tensor and the program writes it there (_fresh_outputs); other outputs,
   and every output elsewhere, are copied into fresh tensors after the program.
 
 Replay: simd packs the records once and pushes them with one call (SimdBackend.pack /
 push_packed); workers packs them into one stream record of prepared kernel calls, webgpu
-into one recorded command sequence.
+into one recorded command sequence (whose slot offsets a push patches: replay.py). A
+backend whose pack gives None (webgpu with windowed arenas) replays record by record,
+without slots.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
 each argument apart.
@@ -207,6 +211,7 @@ class Program:
                      if type(r) is Storage and id(r.block) in blocks] if outside else []
         self._packed = None
         self._slotted = getattr(self.rt.backend, "program_slots", False)
+        self._fits = getattr(self.rt.backend, "slot_fits", None)   # (None: every slot fits)
         self.fresh_outputs = [False] * len(outputs)
         self.released = self._staged = False
         _live.add(self)
@@ -224,6 +229,9 @@ class Program:
                 self.records, [t._view.block for t in self.inputs] +
                 [raw.view_of(t).block for t, fresh in zip(self.outputs, self.fresh_outputs)
                  if fresh])
+            if self._packed is None:     # records replayed one by one: no slots
+                self._slotted = False
+                self.fresh_outputs = [False] * len(self.outputs)
         elif getattr(backend, "pack", None) is not None:
             self._packed = backend.pack(self.records)
 
@@ -257,13 +265,17 @@ class Program:
             if g is m:
                 if slots is not None:
                     slots.append((m.block, 0))
-            elif slots is not None and g.strides == m.strides and g.offset >= m.offset:
+            elif (slots is not None and g.strides == m.strides and g.offset >= m.offset
+                  and self._fits_slot(len(slots), g.block, (g.offset - m.offset) * 4)):
                 slots.append((g.block, (g.offset - m.offset) * 4))
             else:
                 raw.copy_into(mine, given)
                 if slots is not None:
                     slots.append((m.block, 0))
         return slots
+
+    def _fits_slot(self, k, block, skip):
+        return self._fits is None or self._fits(self._packed, k, block, skip)
 
     def replay(self, tensors):
         if self.released:
@@ -275,14 +287,24 @@ class Program:
         # blocks are the last slots
         fresh = [raw.new_tensor(t.shape, t._dtype) if f else None
                  for t, f in zip(self.outputs, self.fresh_outputs)]
+        copied = []          # fresh outputs whose slot did not fit: written, then copied
         if self._packed is None:
             run = self.rt.run
             for r in self.records:
                 run(*r)
         else:
             if slots is not None:
-                slots.extend((t._view.block, 0) for t in fresh if t is not None)
+                for t, mine in zip(fresh, self.outputs):
+                    if t is None:
+                        continue
+                    if self._fits_slot(len(slots), t._view.block, 0):
+                        slots.append((t._view.block, 0))
+                    else:
+                        slots.append((raw.view_of(mine).block, 0))
+                        copied.append((t, mine))
             self.rt.backend.push_packed(self._packed, slots)
+        for t, mine in copied:
+            raw.copy_into(t, mine)
         if self.written_inputs:
             self.write_back(tensors, slots)
         return [t if t is not None else _fresh_copy(mine)

@@ -288,6 +288,43 @@ def test_arguments_of_any_layout_give_the_eager_results(backend):
         assert xc._storage.version > 0     # (autograd sees the write)
 
 
+def test_calls_on_arguments_all_over_the_heap_read_after_the_last(backend):
+    """Arguments in other blocks, at offsets of whole 256-byte steps and not, updated in
+    place or only read, in calls issued back to back with no read between them (simd and
+    webgpu move the program's slots between calls: each call must see its own): every
+    result and every argument equals eager mode's."""
+    def f(x, y):
+        x.mul_(2.0).add_(y)
+        return x * y + 1.0, (y - x).sum(0)
+    compiled = torchic.compile(f)
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((8 * 64 + 16, 4)).astype(np.float32)
+    ys = rng.standard_normal((6, 16, 4)).astype(np.float32)
+    pools = {mode: torchic.tensor(base) for mode in ("eager", "compiled")}
+    # rows at offsets of 64 rows (1 KiB), 1 row (16 bytes), then whole tensors of their own
+    starts = [0, 64, 128, 1, 64 * 7 + 16, 256]
+    args = {mode: [(pool[r:r + 16], torchic.tensor(y)) for r, y in zip(starts, ys)]
+            for mode, pool in pools.items()}
+    alone = {mode: (torchic.tensor(base[:16]), torchic.tensor(ys[0])) for mode in pools}
+    results = {}
+    for mode, fn in (("eager", f), ("compiled", compiled)):
+        calls = [alone[mode]] * 3 + args[mode] + [alone[mode]]
+        results[mode] = [fn(x, y) for x, y in calls]       # (no read between the calls)
+    for (pe, se), (pc, sc) in zip(results["eager"], results["compiled"]):
+        np.testing.assert_array_equal(pc.numpy(), pe.numpy())
+        np.testing.assert_array_equal(sc.numpy(), se.numpy())
+    np.testing.assert_array_equal(pools["compiled"].numpy(), pools["eager"].numpy())
+    np.testing.assert_array_equal(alone["compiled"][0].numpy(), alone["eager"][0].numpy())
+
+
+def test_a_function_issuing_no_op_returns_each_calls_argument(backend):
+    """fn(x) -> x records no op: a replay has no program to run its slots, so the
+    argument is copied in (simd once returned the recorded call's value)."""
+    compiled = torchic.compile(lambda x: x)
+    got = [compiled(torchic.full((3,), float(i))) for i in range(4)]
+    assert [g.numpy().tolist() for g in got] == [[float(i)] * 3 for i in range(4)]
+
+
 def test_outputs_of_every_kind_keep_the_eager_values(backend):
     """simd writes an output made inside fn straight into the tensor the caller gets (a new
     block per call, no copy out); outputs it cannot do so for are copied. Either way every

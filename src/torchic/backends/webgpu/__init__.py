@@ -233,19 +233,40 @@ class WebGPUBackend(Backend):
                 self.record_error(op, exc)
 
     # recorded programs (torchic.compile; replay.py) --------------------------------
-    def pack(self, records):
-        """The records' dispatches, prepared once (None: replay them one by one)."""
+    program_slots = True     # pack / push_packed take slots (torchic.compile's arguments)
+
+    def pack(self, records, slots=()):
+        """The records' dispatches, prepared once (None: replay them one by one). `slots`:
+        blocks whose views a push may move to other blocks (replay.py, "Slots")."""
         if self.gpu.any_big:        # (windowed operands re-plan their windows per op)
             return None
+
+        def issue(moved):           # moved: a block whose offsets go replay.SHIFT further
+            if moved is not None:
+                def buffers(view, real=self.buffers):
+                    buf, base = real(view)
+                    return buf, base + replay.SHIFT if view.block is moved else base
+                self.buffers = buffers
+            try:
+                for r in records:
+                    self.kernels[r[0]](self, *r[1:])
+            finally:
+                self.__dict__.pop("buffers", None)
         with self._lock:
-            return replay.capture(self.gpu, lambda: [self.kernels[r[0]](self, *r[1:])
-                                                     for r in records])
+            return replay.capture(self.gpu, issue, slots)
+
+    def slot_fits(self, recording, k, block, skip):
+        """Can a push run slot k of recording at byte `skip` of block? (replay.fits)"""
+        return replay.fits(recording, k, block, skip)
 
     def push_packed(self, recording, blocks=None):
-        """Replay a packed recording (`blocks`, program slots, are simd's: None here)."""
+        """Replay a packed recording; `blocks`: one (block, byte skip) per slot, where this
+        run's slot views lie (each one slot_fits)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the webgpu runtime is closed")
+            if blocks:
+                replay.move(self.gpu, recording, blocks)
             replay.replay(self.gpu, recording)
 
     def release_packed(self, recording):

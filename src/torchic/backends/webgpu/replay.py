@@ -12,31 +12,58 @@ dispatch), with no uniform upload.
 
 Index-checked kernels (gather, scatter, cross-entropy targets) get fixed status tags
 (gpu.FIXED_TAGS) while captured: a replay's failure is reported like an eager one.
+
+Slots (torchic.compile's zero-copy arguments and outputs): a replay may run the program
+on other blocks in place of some recorded ones (the caller's argument tensors, the
+output tensors it returns), so no copy goes in or out. Every tensor lives in a heap
+arena bound whole, and a kernel finds its operand through an element offset among its
+parameter words, so moving a slot within its arena changes only those words. Which
+words they are is measured, not declared by each kernel: `capture` issues the program
+once more per slot with that block's offsets moved by SHIFT elements and diffs the
+words. A replay that moves slots patches the words in the program's parameter buffer
+(one stream-ordered write, only when the moves differ from the last replay's). A move
+keeps its arena (the bind groups name arenas) and is a whole number of 256-byte steps,
+so the alignment every kernel chose its vector width by still holds (`fits`).
 """
 
-import struct
+
+import numpy as np
 
 from .gpu import PARAM_WORDS
+
+SHIFT = 1 << 20    # elements a slot's views move by in its diff capture (a multiple of 64)
+MOVE_STEP = 256    # bytes: a slot moves by whole steps (kernels pick vec4 paths by alignment)
+
+
+class Slot:
+    """Where a slot's block was recorded, and its offset words: positions in the program's
+    parameter words and each one's step (the word moves by step / SHIFT per element)."""
+
+    __slots__ = ("arena", "offset", "positions", "steps")
+
+    def __init__(self, block, positions, steps):
+        self.arena, self.offset = block.arena, block.offset
+        self.positions = np.array(positions, np.int64)
+        self.steps = np.array(steps, np.int64)
 
 
 class Recording:
     """A program's frozen dispatches: [(pipeline, bind group, offset array, groups)]."""
 
-    __slots__ = ("calls", "params_buf", "tags", "keep")
+    __slots__ = ("calls", "params_buf", "tags", "keep", "words", "slots", "moved")
 
-    def __init__(self, calls, params_buf, tags, keep):
+    def __init__(self, calls, params_buf, tags, keep, words, slots):
         self.calls = calls
         self.params_buf = params_buf
         self.tags = tags
         self.keep = keep          # the wgpu objects the raw handles in calls belong to
+        self.words = words        # the parameter words as captured (uint32)
+        self.slots = slots        # per slot: a Slot, or None (its offsets cannot be moved)
+        self.moved = (0,) * len(slots)   # per slot: elements its words are moved by now
 
 
-def capture(gpu, issue):
-    """Run issue() (which issues kernels) collecting its dispatches -> a Recording, or None
-    when there is nothing to capture or issue() raised."""
-    if gpu.capturing is not None:
-        return None
-    tags_before = set(list(gpu.fixed_tags))
+def _collect(gpu, issue):
+    """The dispatches issue() makes ([(program, buffers, words, groups)]), None if it raised."""
     gpu.capturing = dispatches = []
     try:
         issue()
@@ -44,17 +71,54 @@ def capture(gpu, issue):
         dispatches = None
     finally:
         gpu.capturing = None
+    return dispatches
+
+
+def _slot(block, dispatches, shifted, stride):
+    """The Slot of block from the dispatches and those with its offsets moved by SHIFT, or
+    None when anything but offset words differs (another kernel or grid was chosen)."""
+    if shifted is None or len(shifted) != len(dispatches):
+        return None
+    positions, steps = [], []
+    for i, ((prog, bufs, w, groups), (prog2, bufs2, w2, groups2)) in enumerate(
+            zip(dispatches, shifted)):
+        if prog is not prog2 or bufs != bufs2 or groups != groups2 or len(w) != len(w2):
+            return None
+        for j, (a, b) in enumerate(zip(w, w2)):
+            if a != b:
+                step = b - a       # SHIFT / (elements per word unit): 1, 4 (vec4 offsets) ...
+                if step <= 0 or SHIFT % step or (MOVE_STEP // 4) % (SHIFT // step):
+                    return None
+                positions.append(i * stride // 4 + j)
+                steps.append(step)
+    return Slot(block, positions, steps)
+
+
+def capture(gpu, issue, slots=()):
+    """Run issue(None) (which issues kernels) collecting its dispatches -> a Recording, or
+    None when there is nothing to capture or it raised. `slots`: blocks a replay may move;
+    issue(block) must issue the same kernels with block's views SHIFT elements further."""
+    if gpu.capturing is not None:
+        return None
+    tags_before = set(list(gpu.fixed_tags))
+    free_tags = list(gpu.free_fixed_tags)
+    dispatches = _collect(gpu, lambda: issue(None))
     tags = [t for t in list(gpu.fixed_tags) if t not in tags_before]
     if not dispatches:
         release_tags(gpu, tags)
         return None
     stride = gpu.param_stride
-    words = bytearray(len(dispatches) * stride)
+    words = np.zeros(len(dispatches) * stride // 4, np.uint32)
     for i, (_, _, w, _) in enumerate(dispatches):
-        struct.pack_into(f"<{len(w)}I", words, i * stride, *[x & 0xFFFFFFFF for x in w])
+        words[i * stride // 4:i * stride // 4 + len(w)] = [x & 0xFFFFFFFF for x in w]
+    moves, free_after = [], gpu.free_fixed_tags
+    for block in slots:     # (each diff capture draws the same fixed tags again)
+        gpu.free_fixed_tags = list(free_tags)
+        moves.append(_slot(block, dispatches, _collect(gpu, lambda: issue(block)), stride))
+    gpu.free_fixed_tags = free_after
     with gpu.guard:
         U = gpu.wgpu.BufferUsage
-        params_buf = gpu.device.create_buffer(size=len(words), usage=U.UNIFORM | U.COPY_DST,
+        params_buf = gpu.device.create_buffer(size=words.nbytes, usage=U.UNIFORM | U.COPY_DST,
                                               label="torchic-program-params")
         gpu.queue.write_buffer(params_buf, 0, words)
     bind_groups, calls, keep = {}, [], [params_buf]
@@ -68,7 +132,31 @@ def capture(gpu, issue):
         keep.append((prog.pipeline, offset))
         calls.append((prog.pipeline._internal, bg._internal, offset, groups))
     assert PARAM_WORDS * 4 <= stride
-    return Recording(calls, params_buf, tags, keep)
+    return Recording(calls, params_buf, tags, keep, words, moves)
+
+
+def fits(rec, k, block, skip):
+    """Can slot k move to byte `skip` of block? (Its arena, whole MOVE_STEPs.)"""
+    slot = rec.slots[k]
+    return (slot is not None and block.arena == slot.arena
+            and (block.offset + skip - slot.offset) % MOVE_STEP == 0)
+
+
+def move(gpu, rec, blocks):
+    """Point the slots' offset words at blocks [(block, byte skip)] (each one `fits`)."""
+    moved = tuple((b.offset + skip - s.offset) // 4 if s is not None else 0
+                  for s, (b, skip) in zip(rec.slots, blocks))
+    if moved == rec.moved:
+        return
+    words = rec.words.astype(np.int64)
+    lo, hi = len(words), 0
+    for slot, n in zip(rec.slots, moved):
+        if slot is not None and len(slot.positions):
+            words[slot.positions] += slot.steps * n // SHIFT
+            lo, hi = min(lo, int(slot.positions[0])), max(hi, int(slot.positions[-1]) + 1)
+    if lo < hi:     # (in stream order: behind replays already encoded into the batch)
+        gpu.write(rec.params_buf, lo * 4, (words[lo:hi] & 0xFFFFFFFF).astype(np.uint32))
+    rec.moved = moved
 
 
 def replay(gpu, rec):
@@ -98,7 +186,7 @@ def release(gpu, rec):
     """Give the recording's tags and parameter buffer back."""
     release_tags(gpu, rec.tags)
     # (dropped, not destroyed: commands encoded or submitted hold their own references)
-    rec.tags, rec.calls, rec.keep, rec.params_buf = [], [], [], None
+    rec.tags, rec.calls, rec.keep, rec.params_buf, rec.slots = [], [], [], None, []
 
 
 def release_tags(gpu, tags):

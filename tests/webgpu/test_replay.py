@@ -1,0 +1,84 @@
+"""Recorded programs on the GPU (replay.py): slots move by patched offset words."""
+
+import numpy as np
+
+import torchic
+from torchic.backends.webgpu import replay
+from torchic.compile import Program
+
+
+def _program(compiled):
+    return next(p for p in compiled.programs.values() if isinstance(p, Program))
+
+
+def test_a_replayed_step_copies_no_argument_in_and_no_output_out(rt):
+    """A compiled training step on whole batch tensors issues just the recorded
+    dispatches: the arguments and the returned loss are slots, no copy ops."""
+    rng = np.random.default_rng(0)
+    W = torchic.tensor(rng.standard_normal((12, 5)).astype(np.float32), requires_grad=True)
+
+    @torchic.compile
+    def step(x, y):
+        loss = ((x @ W).tanh() - y).pow(2.0).mean()
+        W.grad = None
+        loss.backward()
+        with torchic.no_grad():
+            W.sub_(0.1 * W.grad)
+        return loss
+    gpu = rt.backend.gpu
+    batches = [(rng.standard_normal((8, 12)).astype(np.float32),
+                rng.standard_normal((8, 5)).astype(np.float32)) for _ in range(6)]
+    losses = []
+    for x, y in batches:
+        xt, yt = torchic.tensor(x), torchic.tensor(y)
+        before = gpu.stats["dispatches"]
+        losses.append(step(xt, yt))
+        issued = gpu.stats["dispatches"] - before
+    program = _program(step)
+    assert program._slotted and program.fresh_outputs == [True]
+    assert issued == len(program._packed.calls)
+    assert all(s is not None and len(s.positions) for s in program._packed.slots)
+    assert all(np.isfinite(l.item()) for l in losses)
+
+
+def test_arguments_and_outputs_in_another_arena_are_copied(rt):
+    """A slot moves only within its arena (bind groups name arenas): an argument or a new
+    output elsewhere goes through a copy, with the same values."""
+    n = rt.allocator.arena_bytes // 4 // 2 + 1024     # two of these don't fit one arena
+
+    def f(x):
+        x.add_(1.0)
+        return x * 2.0
+    compiled = torchic.compile(f)
+    xs = {mode: [torchic.full((n,), float(i)) for i in range(4)] for mode in ("e", "c")}
+    got = [compiled(x) for x in xs["c"]]
+    want = [f(x) for x in xs["e"]]
+    program = _program(compiled)
+    arena = program._packed.slots[0].arena
+    assert any(x._view.block.arena != arena for x in xs["c"][2:])
+    for g, w, xc, xe in zip(got, want, xs["c"], xs["e"]):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+        np.testing.assert_array_equal(xc.numpy(), xe.numpy())
+
+
+class _Prog:
+    pass
+
+
+def test_a_slot_whose_words_change_otherwise_is_not_moved(rt):
+    """The diff capture keeps a slot only when its words move as offsets do."""
+    prog, bufs, stride = _Prog(), ("arena",), 256
+    block = rt.alloc(1024)
+    recorded = [(prog, bufs, (7, 100, 3), (1, 1, 1)), (prog, bufs, (9, 50), (2, 1, 1))]
+    as_offsets = [(prog, bufs, (7, 100 + replay.SHIFT, 3), (1, 1, 1)),
+                  (prog, bufs, (9, 50 + replay.SHIFT // 4), (2, 1, 1))]
+    slot = replay._slot(block, recorded, as_offsets, stride)
+    assert slot.positions.tolist() == [1, 64 + 1]
+    assert slot.steps.tolist() == [replay.SHIFT, replay.SHIFT // 4]
+    for changed in ([(prog, bufs, (7, 100 + replay.SHIFT, 4), (1, 1, 1)), as_offsets[1]],
+                    [as_offsets[0], (prog, bufs, (9, 50 + replay.SHIFT), (3, 1, 1))],
+                    [as_offsets[0], (prog, bufs, (9, 50 + replay.SHIFT // 3), (2, 1, 1))],
+                    [as_offsets[0], (_Prog(), bufs, (9, 50), (2, 1, 1))],
+                    as_offsets[:1], None):
+        assert replay._slot(block, recorded, changed, stride) is None
+    rt.free(block)
