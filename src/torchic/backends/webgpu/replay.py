@@ -26,7 +26,6 @@ keeps its arena (the bind groups name arenas) and is a whole number of 256-byte 
 so the alignment every kernel chose its vector width by still holds (`fits`).
 """
 
-
 import numpy as np
 
 from .gpu import PARAM_WORDS
