@@ -82,3 +82,57 @@ def test_a_slot_whose_words_change_otherwise_is_not_moved(rt):
                     as_offsets[:1], None):
         assert replay._slot(block, recorded, changed, stride) is None
     rt.free(block)
+
+
+def _ew_chains(x, y, z):
+    """Elementwise runs of every kind: v4 (x, y: (8, 16)), broadcast (z: (16,)), a
+    scalar-only op (sin), compare, where, fill, copy and in-place updates."""
+    u = (x * y + 1.0).tanh()
+    v = torchic.where(u > 0.2, u, z)
+    w = (v.sin() - x).exp() * 0.5
+    x.mul_(0.5).add_(w)
+    t = torchic.zeros_like(u) + 2.0
+    return u, w * t, (v * v).clone(), (w[:, 1:] - 1.0).abs()
+
+
+def test_runs_of_elementwise_ops_fuse_and_match_eager_bitwise(rt):
+    rng = np.random.default_rng(4)
+    compiled = torchic.compile(_ew_chains)
+    for shape in ((8, 16), (5, 7)):
+        data = [rng.standard_normal(s).astype(np.float32) for s in (shape, shape, shape[1:])]
+        for call in range(4):
+            xe, xc = torchic.tensor(data[0] + call), torchic.tensor(data[0] + call)
+            y, z = torchic.tensor(data[1]), torchic.tensor(data[2])
+            want = _ew_chains(xe, y, z)
+            got = compiled(xc, y, z)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.numpy(), w.numpy())
+            np.testing.assert_array_equal(xc.numpy(), xe.numpy())
+    for program in compiled.programs.values():
+        if isinstance(program, Program):
+            assert len(program._packed.calls) < len(program.records) - 4
+
+
+def test_a_run_never_reads_another_element_of_what_it_wrote(rt, heap):
+    """fuse.plan keeps ops apart where one invocation would need another's element: a
+    read or write of an earlier stage's block through another view, other dtypes or
+    shapes; it joins those reading the identical view."""
+    from torchic.backends.webgpu import fuse
+    from torchic.dispatcher import View
+    a, b, c = (heap.put(np.ones((4, 4))) for _ in range(3))
+    y, z = heap.empty((4, 4)), heap.empty((4, 4))
+    yT = View(y.block, 0, (4, 4), (1, 4), "f32")
+    aT = View(a.block, 0, (4, 4), (1, 4), "f32")
+    i = heap.put(np.ones((4, 4), np.int32))
+    first = ("mul", y, (a, b), None)
+
+    def runs(*then):
+        return [len(r) for r in fuse.plan([first, *then])]
+    assert runs(("add", z, (y, c), None), ("neg", y, (z,), None)) == [3]
+    assert runs(("add", z, (yT, c), None)) == [1, 1]          # another element of y
+    assert runs(("add", aT, (c, c), None)) == [1, 1]          # overwrites what was read
+    assert runs(("add", a, (y, c), None)) == [2]              # ... the same element: fine
+    assert runs(("neg", yT, (c,), None)) == [1, 1]
+    assert runs(("add", i, (i, i), None)) == [1, 1]           # int32
+    assert runs(("sum", z, (y,), {"naxes": 1})) == [1, 1]     # not elementwise
+    assert runs(("add", heap.empty((2, 8)), (c, c), None)) == [1, 1]   # another shape

@@ -7,6 +7,7 @@ Layout of this package:
                     uploads, staging reads, status words, GPU timestamps
     wgsl.py         binding layout and helpers every generated shader shares
     elementwise.py  unary / binary / compare / where / copy / fill   (snippet tables)
+    fuse.py         runs of elementwise ops of a recorded program as one dispatch
     reduce.py       sum / max / min over trailing axes, argmax
     rowwise.py      softmax / log_softmax / cross_entropy (+ grad)
     rows.py         gather_rows / scatter_add_rows
@@ -32,7 +33,8 @@ from ... import ops as _ops
 from ...shape import numel
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import adam, dropout, elementwise, matmul, norm, reduce, replay, rows, rowwise, windows
+from . import (adam, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows, rowwise,
+               windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
@@ -236,10 +238,12 @@ class WebGPUBackend(Backend):
     program_slots = True     # pack / push_packed take slots (torchic.compile's arguments)
 
     def pack(self, records, slots=()):
-        """The records' dispatches, prepared once (None: replay them one by one). `slots`:
-        blocks whose views a push may move to other blocks (replay.py, "Slots")."""
+        """The records' dispatches, prepared once (None: replay them one by one), runs of
+        elementwise ops fused (fuse.py). `slots`: blocks whose views a push may move to
+        other blocks (replay.py, "Slots")."""
         if self.gpu.any_big:        # (windowed operands re-plan their windows per op)
             return None
+        runs = fuse.plan(records) if fuse.enabled() else [[r] for r in records]
 
         def issue(moved):           # moved: a block whose offsets go replay.SHIFT further
             if moved is not None:
@@ -248,8 +252,10 @@ class WebGPUBackend(Backend):
                     return buf, base + replay.SHIFT if view.block is moved else base
                 self.buffers = buffers
             try:
-                for r in records:
-                    self.kernels[r[0]](self, *r[1:])
+                for run in runs:
+                    if len(run) == 1 or not fuse.run(self.gpu, run, self.buffers):
+                        for r in run:
+                            self.kernels[r[0]](self, *r[1:])
             finally:
                 self.__dict__.pop("buffers", None)
         with self._lock:

@@ -1,0 +1,187 @@
+"""Runs of elementwise ops in a recorded program fused into one dispatch (torchic.compile).
+
+A small model's compiled step is launch-bound: each dispatch costs the GPU a launch behind
+a barrier (every tensor lives in one buffer, so each dispatch waits for the one before),
+and the host its encoding and wgpu-native's command tracking at finish (makemore b32: 33
+dispatches, ~130 us of GPU time for ~1 us of arithmetic each; docs/perf/webgpu.md). A
+recorded program issues the same ops at every replay, so `plan` looks once, at pack time,
+for runs of consecutive f32 elementwise ops over one output shape (an SGD update's
+`lr * grad` then `p - that`, tanh's gradient, a bias add then tanh) and `run` issues each
+run as one dispatch: every invocation takes its element through the stages in order.
+
+That is the separate dispatches' result when no stage depends on another element of an
+earlier stage: a stage may read what an earlier one wrote only through the identical
+view (the same element, taken from the register), and may touch no other memory of a
+block an earlier stage writes, nor write a block an earlier stage reads except through
+the identical view (`_hazard_free`). Every stage still stores its output, so no liveness
+analysis is needed (a dead temporary's store is cheap), and each stage's value passes
+through `opaque` (an XOR with a parameter word that is 0) so the shader compiler cannot
+contract one stage's multiply into the next stage's add: the bits are the eager ones.
+TORCHIC_WEBGPU_FUSE=0 turns fusion off (measurements).
+"""
+
+import os
+
+import numpy as np
+
+from . import elementwise, wgsl
+from .elementwise import MAX_DIMS, SCALAR_ONLY, collapse
+from .wgsl import WG, par
+
+
+def enabled():
+    return os.environ.get("TORCHIC_WEBGPU_FUSE", "1").strip() != "0"
+
+
+def _stage(record):
+    """(expr, extra words) of an f32 elementwise record, else None."""
+    op, out, ins, params = record
+    if out.dtype != "f32" or any(v.dtype != "f32" for v in ins):
+        return None
+    if op == "fill":
+        bits = int(np.array(params["value"], np.float32).view(np.uint32))
+        return "T(bitcast<f32>({p0}))", (bits,)
+    if op == "copy":
+        return "a", ()
+    if op == "where":
+        return elementwise.WHERE, ()
+    for table in (elementwise.UNARY, elementwise.BINARY, elementwise.GELU_GRAD):
+        if op in table:
+            return table[op], ()
+    if op in elementwise.COMPARE_F32:
+        return f"select(T(0.0), T(1.0), {elementwise.COMPARE_F32[op]})", ()
+    return None
+
+
+def _key(view):
+    return (id(view.block), view.offset, view.shape, view.strides)
+
+
+def _hazard_free(group, record):
+    """Can record join the run `group` (see the module docstring)?"""
+    _, out, ins, _ = record
+    written = [r[1] for r in group]
+    read = [v for r in group for v in r[2]]
+    for v in ins:       # reads of earlier stages' outputs: the identical view only
+        if any(w.block is v.block and _key(w) != _key(v) for w in written):
+            return False
+    return not any(v.block is out.block and _key(v) != _key(out) for v in written + read)
+
+
+def plan(records):
+    """The records in runs: [[record, ...]] in order; a run of more than one is fused."""
+    runs, stages = [], []
+    for r in records:
+        st = _stage(r) if r[0] is not None else None
+        last = runs[-1] if runs else None
+        if (st is not None and last is not None and stages[-1] is not None
+                and last[0][1].shape == r[1].shape and _hazard_free(last, r)):
+            last.append(r)
+        else:
+            runs.append([r])
+            stages.append(st)
+    return runs
+
+
+def run(gpu, group, buffers):
+    """Issue a run of elementwise records as one dispatch -> False when the run does not
+    fit one program (too many dims or parameter words): issue them one by one then."""
+    stages = [_stage(r) for r in group]
+    operands, index = [], {}          # distinct views, in first-use order
+    wiring = []                        # per stage: (out operand, input operands)
+    for _, out, ins, _ in group:
+        ids = []
+        for v in (out,) + tuple(ins):
+            k = _key(v)
+            if k not in index:
+                index[k] = len(operands)
+                operands.append(v)
+            ids.append(index[k])
+        wiring.append((ids[0], tuple(ids[1:])))
+    n = int(np.prod(group[0][1].shape))
+    if n == 0:
+        return True
+    shape, strides = collapse(group[0][1].shape, [v.strides for v in operands])
+    if len(shape) > MAX_DIMS:
+        return False
+    bufs, slots, bases = [], [], []
+    for v in operands:
+        buf, base = buffers(v)
+        if not any(b is buf for b in bufs):
+            bufs.append(buf)
+        slots.append(next(j for j, b in enumerate(bufs) if b is buf))
+        bases.append(base)
+    exprs = tuple(e for e, _ in stages)
+    contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
+    if (contiguous and n % 4 == 0 and all(b % 4 == 0 for b in bases)
+            and not any(f in e for f in SCALAR_ONLY for e in exprs)):
+        scheme, words, count = "v4", [n // 4] + [b // 4 for b in bases], n // 4
+    elif contiguous:
+        scheme, words, count = "c", [n] + bases, n
+    else:
+        scheme, words, count = f"s{len(shape)}", [n] + list(shape), n
+        for b, s in zip(bases, strides):
+            words += [b, *s]
+    words.append(0)                                       # opaque's zero
+    for _, extra in stages:
+        words.extend(extra)
+    if len(words) > wgsl.PARAM_WORDS:
+        return False
+    key = ("fused", exprs, tuple(wiring), tuple(slots), scheme,
+           tuple(len(e) for _, e in stages))
+    prog = gpu.program(key, lambda: _build(stages, wiring, slots, len(bufs), scheme,
+                                           len(operands)))
+    gpu.dispatch(prog, bufs, words, wgsl.grid(-(-count // WG), gpu.max_groups))
+    return True
+
+
+def _build(stages, wiring, slots, nbuf, scheme, nops):
+    v4 = scheme == "v4"
+    src = wgsl.header([(f"B{k}", "v4" if v4 else "f32") for k in range(nbuf)])
+    src += wgsl.FLOAT_FNS
+    text = " ".join(e for e, _ in stages)
+    for name, snippet in (("tpow", elementwise.TPOW), ("tsin", elementwise.TSIN),
+                          ("tgelu", elementwise.TGELU)):
+        if name in text:
+            src += snippet
+    src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
+    src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
+    src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
+    src += "fn isn(x: T) -> BT { return (bitcast<UT>(x) & UT(0x7fffffffu)) > UT(0x7f800000u); }\n"
+    # parameter words: n, then the operands' bases (and strides), opaque's zero, extras
+    k = 1
+    if v4 or scheme == "c":
+        idx = [f"{par(k + j)} + i" for j in range(nops)]
+        k += nops
+        pre = []
+    else:
+        ndim = int(scheme[1:])
+        dims = [par(k + d) for d in range(ndim)]
+        k += ndim
+        idx = []
+        for _ in range(nops):
+            idx.append(" + ".join([par(k)] + [f"c{d} * {par(k + 1 + d)}" for d in range(ndim)]))
+            k += 1 + ndim
+        pre = ["var r = i;"] + [f"let c{d} = r % {dims[d]}; r = r / {dims[d]};"
+                                for d in range(ndim - 1, 0, -1)] + ["let c0 = r;"]
+    src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
+    k += 1
+    for s, (expr, extra) in enumerate(stages):
+        for q in range(len(extra)):
+            expr = expr.replace(f"{{p{q}}}", par(k))
+            k += 1
+        nin = len(wiring[s][1])
+        args = ", ".join(f"{name}: T" for name in "abc"[:nin])
+        src += f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
+    body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"] + pre
+    value = {}                         # operand -> the WGSL name holding its element
+    for s, (out, ins) in enumerate(wiring):
+        for j in ins:
+            if j not in value:
+                body.append(f"let x{j} = B{slots[j]}[{idx[j]}];")
+                value[j] = f"x{j}"
+        body.append(f"let r{s} = opaque(stage{s}({', '.join(value[j] for j in ins)}));")
+        body.append(f"B{slots[out]}[{idx[out]}] = r{s};")
+        value[out] = f"r{s}"
+    src += wgsl.entry() + "  " + "\n  ".join(body) + "\n}\n"
+    return src, nbuf
