@@ -101,3 +101,12 @@ def test_products_around_the_thread_split_threshold(h, tuning):
     for i, (m, n) in enumerate([(37, 41), (41, 37), (5, 700), (700, 5)]):
         for total in (2 * per - m * n, 2 * per + m * n):
             _check(h, m, max(1, total // (m * n)), n, seed=10 + i)
+
+
+def test_products_cut_into_column_parts_that_read_a_in_place(h, tuning):
+    # rt runs 2 threads: a row-major A and N > 256 cut into parts <= 256 wide, each reading
+    # A's rows in place (rows a multiple of mr) or packing them (not), with an edge part
+    mr, per = tuning["mr"], tuning["par_min_macs"]
+    for i, (m, n) in enumerate([(8 * mr, 700), (8 * mr + 3, 520), (4 * mr, 257)]):
+        k = max(64, -(-4 * per // (m * n)))
+        _check(h, m, k, n, seed=20 + i)

@@ -49,6 +49,15 @@ pub trait Simd: Copy + 'static {
     }
     #[inline(always)]
     unsafe fn stream_fence() {}
+    /// Ask for the cache line holding `p` in L1 ahead of its use (x86: prefetcht0; a
+    /// hint: never faults, may be ignored). Elsewhere nothing.
+    #[inline(always)]
+    unsafe fn prefetch(p: *const f32) {
+        #[cfg(target_arch = "x86_64")]
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+    }
     unsafe fn add(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn sub(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn mul(a: Self::F, b: Self::F) -> Self::F;
