@@ -68,6 +68,22 @@ def test_broadcast_transposed_operands(rt, heap):
     assert _check(rt, heap, 3, 20, 12, 24, "row", "bcol") == {("v4", "t4")}
 
 
+def test_a_transposed_b_is_copied_row_major_where_the_product_pays_for_it(rt, heap, monkeypatch):
+    # B^T against >= RELAYOUT_MIN rows of A in all (a weight against a batch of rows): a
+    # tiled transpose into scratch, then v4 loads; ragged edges, an offset, a batch, and a
+    # B broadcast over the batch (copied once)
+    many = matmul.RELAYOUT_MIN
+    assert _check(rt, heap, 1, many, 20, 36, "row", "col") == {("v4", "v4")}
+    assert ("matmul-relayout",) in rt.backend.gpu.pipelines
+    assert _check(rt, heap, 2, many + 6, 36, 44, "row", "col", pad=4) == {("v4", "v4")}
+    # (each case with other edges than those before it: _check sees newly compiled programs)
+    assert _check(rt, heap, 4, many // 4, 16, 24, "row", "bcol") == {("v4", "v4")}
+    # fewer rows: the t4 loads as before; and the switch for benchmarks
+    assert _check(rt, heap, 4, many // 8, 12, 24, "row", "col") == {("v4", "t4")}
+    monkeypatch.setenv(matmul.ENV_RELAYOUT, "0")
+    assert _check(rt, heap, 1, many, 16, 36, "row", "col") == {("v4", "t4")}
+
+
 def test_split_k_with_transposed_vec4_operands(rt, heap):
     # few output tiles, long K: partial products per K range, then the fixed-order sum
     assert matmul.split_k(1, 8 * 12, 1024, 16)[0] > 1
