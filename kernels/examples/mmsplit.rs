@@ -10,13 +10,9 @@ use torchic_kernels::matmul::{blocking, matmul, sgemm_st_rows, Blocking};
 use torchic_kernels::runtime::Pool;
 use torchic_kernels::view::{Arr, DType};
 
-fn list(args: &[String], key: &str, d: usize) -> Vec<usize> {
-    args.iter()
-        .find_map(|a| a.strip_prefix(&format!("{key}=")))
-        .map_or(vec![d], |v| {
-            v.split(',').map(|x| x.parse().unwrap()).collect()
-        })
-}
+#[path = "common/args.rs"]
+mod args;
+use args::list;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

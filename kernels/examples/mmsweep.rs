@@ -3,13 +3,9 @@
 //!     cargo run --release --example mmsweep -- 1024 2048 kc=160,256,320 ncb=512,800
 use std::time::Instant;
 use torchic_kernels::matmul::{blocking, sgemm_st_with, Blocking};
-fn list(args: &[String], key: &str, d: usize) -> Vec<usize> {
-    args.iter()
-        .find_map(|a| a.strip_prefix(&format!("{key}=")))
-        .map_or(vec![d], |v| {
-            v.split(',').map(|x| x.parse().unwrap()).collect()
-        })
-}
+#[path = "common/args.rs"]
+mod args;
+use args::list;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let base = blocking();
