@@ -576,7 +576,8 @@ impl Split {
     /// core with another process's spinning thread takes fewer parts instead of the
     /// whole product waiting for its half.
     ///
-    /// Except where A's rows can be read in place (`a_rows`: unit column stride) and N
+    /// Except where A's rows can be read in place (`a_rows`: unit column stride; M in
+    /// whole micro-panels) and N
     /// can be cut into at most TASKS_PER_THREAD parts per thread no wider than
     /// DIRECT_A_MAX_N: then N is cut, into such parts. No part packs A (gemm_blocked
     /// reads it in place for narrow products) and B is packed once in all, where row
@@ -594,7 +595,11 @@ impl Split {
         let macs = nb * m * n * k;
         let useful = threads.min(macs / blk.par_min_macs.max(1)).max(1);
         let narrow_parts = n.div_ceil(DIRECT_A_MAX_N).max(useful);
-        let narrow = a_rows && n > DIRECT_A_MAX_N && narrow_parts <= useful * TASKS_PER_THREAD;
+        // (gemm_blocked reads A in place in whole MR-row panels only)
+        let narrow = a_rows
+            && m.is_multiple_of(blk.mr)
+            && n > DIRECT_A_MAX_N
+            && narrow_parts <= useful * TASKS_PER_THREAD;
         let split_n = n > m || narrow;
         if useful == 1 || nb >= useful {
             return Split {
@@ -984,26 +989,31 @@ mod tests {
         );
         // a few rows cannot be cut finer than micro-tiles
         assert_eq!(plan(1, 6, 6, 1 << 20, 4).parts, 1);
-        // A's rows read in place: columns, in parts no wider than DIRECT_A_MAX_N, while
+        // A's rows read in place (M in whole micro-panels: mr 6 here): columns, in parts no wider than DIRECT_A_MAX_N, while
         // there are at most TASKS_PER_THREAD of them per thread
         let with_a_rows = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true);
         let cols = |p| Split {
             split_n: true,
             ..parts(p)
         };
-        assert_eq!(with_a_rows(1, 1024, 1024, 1024, 2), cols(4));
-        assert_eq!(with_a_rows(1, 2048, 2048, 2048, 2), cols(8));
-        assert_eq!(with_a_rows(1, 512, 512, 512, 2), cols(2));
+        assert_eq!(with_a_rows(1, 1026, 1024, 1024, 2), cols(4));
+        assert_eq!(with_a_rows(1, 2046, 2048, 2048, 2), cols(8));
+        assert_eq!(with_a_rows(1, 510, 512, 512, 2), cols(2));
         // (at least a part per useful thread)
         assert_eq!(with_a_rows(1, 300, 300, 1024, 4), cols(4));
         // wider: rows as before; narrow products read A in place with rows too
         assert_eq!(
-            with_a_rows(1, 4096, 4096, 4096, 2),
-            plan(1, 4096, 4096, 4096, 2)
+            with_a_rows(1, 4098, 4096, 4096, 2),
+            plan(1, 4098, 4096, 4096, 2)
         );
         assert_eq!(
             with_a_rows(1, 1024, 256, 1024, 2),
             plan(1, 1024, 256, 1024, 2)
+        );
+        // rows not in whole micro-panels: every column part would pack all of A
+        assert_eq!(
+            with_a_rows(1, 1030, 1024, 1024, 2),
+            plan(1, 1030, 1024, 1024, 2)
         );
     }
 

@@ -105,7 +105,7 @@ def test_products_around_the_thread_split_threshold(h, tuning):
 
 def test_products_cut_into_column_parts_that_read_a_in_place(h, tuning):
     # rt runs 2 threads: a row-major A and N > 256 cut into parts <= 256 wide, each reading
-    # A's rows in place (rows a multiple of mr) or packing them (not), with an edge part
+    # A's rows in place, with an edge part; M not in whole micro-panels: row parts instead
     mr, per = tuning["mr"], tuning["par_min_macs"]
     for i, (m, n) in enumerate([(8 * mr, 700), (8 * mr + 3, 520), (4 * mr, 257)]):
         k = max(64, -(-4 * per // (m * n)))
