@@ -577,9 +577,8 @@ impl Split {
     /// whole product waiting for its half.
     ///
     /// Except where A's rows can be read in place (`a_rows`: unit column stride; M in
-    /// whole micro-panels) and N
-    /// can be cut into at most TASKS_PER_THREAD parts per thread no wider than
-    /// DIRECT_A_MAX_N: then N is cut, into such parts. No part packs A (gemm_blocked
+    /// whole micro-panels) and N can be cut into at most TASKS_PER_THREAD parts per
+    /// thread no wider than DIRECT_A_MAX_N: then N is cut, into such parts. No part packs A (gemm_blocked
     /// reads it in place for narrow products) and B is packed once in all, where row
     /// parts each pack the whole of B. Zen 5, 2 threads, interleaved (mmsplit): 1024^3
     /// 324 -> 356 GFLOPS, 512^3 348 -> 388; 2048^3 (8 parts either way) the same.
