@@ -39,7 +39,7 @@ import os
 
 from ...dispatcher import env_choice
 from . import matmul_table, wgsl
-from .gpu import Program
+from .gpu import Program, _env_count
 from .wgsl import par
 
 XYZW = "xyzw"
@@ -509,7 +509,7 @@ def _relayout_src():
 
 def split_k(groups, outsize, K, BK):
     """(splits, K per split) for a matmul that gives `groups` workgroups unsplit."""
-    target = int(os.environ.get(ENV_SPLIT) or SPLIT_TARGET_GROUPS)
+    target = _env_count(ENV_SPLIT, SPLIT_TARGET_GROUPS)   # (0: never split)
     if groups >= target or K < 2 * SPLIT_MIN_K:
         return 1, K
     S = min(-(-target // groups), K // SPLIT_MIN_K, 64,
