@@ -220,46 +220,50 @@ def collapse(shape, strides_list):
     return shape, strides
 
 
+def prelude(text, v4):
+    """The WGSL an elementwise program over expression `text` needs before its body: the
+    helper functions the text calls, and the T / UT / BT aliases (vec4 ones when v4)."""
+    src = ""
+    for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU),
+                          ("f32_to_i32", F32_TO_I32)):
+        if name in text:
+            src += snippet
+    src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
+    src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
+    src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
+    src += "fn isn(x: T) -> BT { return (bitcast<UT>(x) & UT(0x7fffffffu)) > UT(0x7f800000u); }\n"
+    return src
+
+
+def operand_indices(scheme, nops, k):
+    """Element index expressions of `nops` operands under `scheme` ("v4" / "c": a base word
+    each, "sN": the N dims, then a base and N strides each), their parameter words from
+    word k on -> (statements that unravel i into c0..cN-1, the indices, the next word)."""
+    if scheme in ("v4", "c"):
+        return [], [f"{par(k + j)} + i" for j in range(nops)], k + nops
+    ndim = int(scheme[1:])
+    dims = [par(k + d) for d in range(ndim)]
+    k += ndim
+    idx = []
+    for _ in range(nops):
+        idx.append(" + ".join([par(k)] + [f"c{d} * {par(k + 1 + d)}" for d in range(ndim)]))
+        k += 1 + ndim
+    unravel = ["var r = i;"] + [f"let c{d} = r % {dims[d]}; r = r / {dims[d]};"
+                                for d in range(ndim - 1, 0, -1)] + ["let c0 = r;"]
+    return unravel, idx, k
+
+
 def _build(expr, out_t, in_ts, scheme, nextra):
     """WGSL source for one (expression, dtypes, scheme)."""
     names = "abc"[:len(in_ts)]
     v4 = scheme == "v4"
     bind = [("O", "v4" if v4 else out_t)] + [(n.upper(), "v4" if v4 else t)
                                              for n, t in zip(names, in_ts)]
-    src = wgsl.header(bind) + wgsl.FLOAT_FNS
-    if "tpow" in expr:
-        src += TPOW
-    if "tsin" in expr:
-        src += TSIN
-    if "tgelu" in expr:
-        src += TGELU
-    if "f32_to_i32" in expr:
-        src += F32_TO_I32
-    src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
-    src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
-    src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
-    src += "fn isn(x: T) -> BT { return (bitcast<UT>(x) & UT(0x7fffffffu)) > UT(0x7f800000u); }\n"
+    src = wgsl.header(bind) + wgsl.FLOAT_FNS + prelude(expr, v4)
     body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"]
-    k = 1
     nin = len(in_ts)
-    if scheme in ("v4", "c"):
-        idx = [f"{par(k + j)} + i" for j in range(nin + 1)]
-        k += nin + 1
-    else:
-        ndim = int(scheme[1:])
-        shape = [par(k + d) for d in range(ndim)]
-        k += ndim
-        bases, strides = [], []
-        for _ in range(nin + 1):
-            bases.append(par(k))
-            strides.append([par(k + 1 + d) for d in range(ndim)])
-            k += 1 + ndim
-        body.append("var r = i;")
-        for d in range(ndim - 1, 0, -1):
-            body.append(f"let c{d} = r % {shape[d]}; r = r / {shape[d]};")
-        body.append("let c0 = r;")
-        idx = [" + ".join([bases[j]] + [f"c{d} * {strides[j][d]}" for d in range(ndim)])
-               for j in range(nin + 1)]
+    unravel, idx, k = operand_indices(scheme, nin + 1, 1)
+    body += unravel
     extra = [par(k + e) for e in range(nextra)]
     for j, name in enumerate(names):
         body.append(f"let {name} = {name.upper()}[{idx[j + 1]}];")

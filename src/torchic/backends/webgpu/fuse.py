@@ -138,32 +138,9 @@ def run(gpu, group, buffers):
 def _build(stages, wiring, slots, nbuf, scheme, nops):
     v4 = scheme == "v4"
     src = wgsl.header([(f"B{k}", "v4" if v4 else "f32") for k in range(nbuf)])
-    src += wgsl.FLOAT_FNS
-    text = " ".join(e for e, _ in stages)
-    for name, snippet in (("tpow", elementwise.TPOW), ("tsin", elementwise.TSIN),
-                          ("tgelu", elementwise.TGELU)):
-        if name in text:
-            src += snippet
-    src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
-    src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
-    src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
-    src += "fn isn(x: T) -> BT { return (bitcast<UT>(x) & UT(0x7fffffffu)) > UT(0x7f800000u); }\n"
+    src += wgsl.FLOAT_FNS + elementwise.prelude(" ".join(e for e, _ in stages), v4)
     # parameter words: n, then the operands' bases (and strides), opaque's zero, extras
-    k = 1
-    if v4 or scheme == "c":
-        idx = [f"{par(k + j)} + i" for j in range(nops)]
-        k += nops
-        pre = []
-    else:
-        ndim = int(scheme[1:])
-        dims = [par(k + d) for d in range(ndim)]
-        k += ndim
-        idx = []
-        for _ in range(nops):
-            idx.append(" + ".join([par(k)] + [f"c{d} * {par(k + 1 + d)}" for d in range(ndim)]))
-            k += 1 + ndim
-        pre = ["var r = i;"] + [f"let c{d} = r % {dims[d]}; r = r / {dims[d]};"
-                                for d in range(ndim - 1, 0, -1)] + ["let c0 = r;"]
+    pre, idx, k = elementwise.operand_indices(scheme, nops, 1)
     src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
     k += 1
     for s, (expr, extra) in enumerate(stages):
