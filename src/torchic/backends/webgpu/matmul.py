@@ -60,6 +60,14 @@ CONFIGS = {
     "128x128x16-8x16": (128, 128, 16, 8, 16),
     "64x64x16-8x8": (64, 64, 16, 8, 8),
     "64x32x16-4x4": (64, 32, 16, 4, 4),
+    # "-km": A's slice stored transposed in workgroup memory (As[k][m/4], see _build)
+    "128x128x8-km": (128, 128, 8, 8, 8),
+    "128x128x16-km": (128, 128, 16, 8, 8),
+    "64x128x8-km": (64, 128, 8, 8, 8),
+    "64x128x16-km": (64, 128, 16, 8, 8),
+    "128x64x16-km": (128, 64, 16, 8, 8),
+    "64x64x16-8x8-km": (64, 64, 16, 8, 8),
+    "128x128x8-8x16-km": (128, 128, 8, 8, 16),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
@@ -89,6 +97,11 @@ ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
 RELAYOUT_MIN = 1024
 ENV_RELAYOUT = "TORCHIC_WEBGPU_MATMUL_RELAYOUT"
 RELAYOUT_TILE = 32
+
+
+def a_km(name):
+    """Whether tile `name` stores A's slice transposed (As[k][m/4]) in workgroup memory."""
+    return name.endswith("-km")
 
 
 def smem_bytes(name):
@@ -178,7 +191,91 @@ def _program(gpu, key, build):
     return prog
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck):
+def _guarded(reg, conds, ld):
+    if not conds:
+        return [ld]
+    return [f"{reg} = vec4<f32>(0.0);", f"if ({' && '.join(conds)}) {{ {ld} }}"]
+
+
+# -- A's slice stored transposed (km tiles: As[k][m/4]) ------------------------------------
+# v4 (A unit-stride along K): 4x4 blocks (4 rows, a vec4 along K each) transposed in
+# registers into 4 vec4s along M; t4 (A^T: unit-stride along M): one vec4 along M stored as
+# it is; scalar modes: 4 consecutive rows at one k per vec4 (sm: neighbouring invocations
+# take neighbouring rows, sk: neighbouring k).
+
+def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask):
+    L = []
+    if amode == "v4":
+        for j in range(NBA):
+            e = f"(lid + {j * T}u)"
+            L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;",
+                  f"let ast{j} = ak{j} * {4 * BM4}u + am{j};",
+                  f"let ag{j} = abat + (m0 + am{j} * 4u) * {asm} + ak{j};"]
+            if cm:
+                L += [f"let amm{j} = m0 + am{j} * 4u;"]
+            if not xa:
+                L += [f"let aok{j} = {e} < {ASZ // 4}u;"]
+            L += [f"var ra{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
+        return L
+    for j in range(LA):
+        e = f"(lid + {j * T}u)"
+        if amode == "sk":
+            L += [f"let ak{j} = {e} % {BK}u;", f"let am{j} = {e} / {BK}u;"]
+        else:
+            L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;"]
+        L += [f"let ast{j} = ak{j} * {BM4}u + am{j};"]
+        if amode == "t4":
+            L += [f"let ag{j} = abat + ak{j} * {ask} + m0 / 4u + am{j};"]
+        else:
+            L += [f"let ag{j} = abat + (m0 + am{j} * 4u) * {asm} + ak{j} * {ask};"]
+        if cm:
+            L += [f"let amm{j} = m0 + am{j} * 4u;"]
+        L += [f"var ra{j} = vec4<f32>(0.0);"]
+    return L
+
+
+def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask):
+    out = []
+    if amode == "v4":
+        for j in range(NBA):
+            for c in range(4):
+                conds = ([f"amm{j} + {c}u < M"] if cm else []) + ([] if xa else [f"aok{j}"])
+                if ck:
+                    conds.append(f"{k0} + ak{j} * 4u < K")
+                out += _guarded(f"ra{j}_{c}", conds,
+                                f"ra{j}_{c} = A[ag{j} + {c}u * {asm} + {k0} / 4u];")
+        return out
+    for j in range(LA):
+        kc = [f"{k0} + ak{j} < K"] if ck else []
+        if amode == "t4":
+            conds = ([f"amm{j} < M"] if cm else []) + kc
+            out += _guarded(f"ra{j}", conds, f"ra{j} = A[ag{j} + {k0} * {ask}];")
+            continue
+        base = f"ag{j} + {k0} * {ask}"
+        if cm or ck:
+            out.append(f"ra{j} = vec4<f32>(0.0);")
+            for c in range(4):
+                cc = ([f"amm{j} + {c}u < M"] if cm else []) + kc
+                out.append(f"if ({' && '.join(cc)}) {{ ra{j}.{XYZW[c]} = A[{base} + {c}u * {asm}]; }}")
+        else:
+            comps = [f"A[{base} + {c}u * {asm}]" for c in range(4)]
+            out.append(f"ra{j} = vec4<f32>({', '.join(comps)});")
+    return out
+
+
+def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
+    if amode != "v4":
+        return [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
+    out = []
+    for j in range(NBA):
+        st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BM4}u] = "
+              f"vec4<f32>({', '.join(f'ra{j}_{c}.{XYZW[r]}' for c in range(4))});"
+              for r in range(4)]
+        out += st if xa else [f"if (aok{j}) {{ {' '.join(st)} }}"]
+    return out
+
+
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False):
     BM, BN, BK, TM, TN = cfg
     NX, MY = BN // TN, BM // TM
     T = NX * MY
@@ -211,7 +308,9 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
          f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + {kst_b};",
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
-    if amode == "t4":
+    if km:
+        L += _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask)
+    elif amode == "t4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
             L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;",
@@ -222,7 +321,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
             if not xa:
                 L += [f"let aok{j} = {e} < {ASZ // 4}u;"]
             L += [f"var ra{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
-    for j in range(LA if amode != "t4" else 0):
+    for j in range(LA if amode != "t4" and not km else 0):
         e = f"(lid + {j * T}u)"
         if amode == "sm":
             L += [f"let am{j} = {e} % {BM}u;", f"let ak{j} = {e} / {BM}u;"]
@@ -269,7 +368,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
 
     def load_t4(k0):
         out = []
-        if amode == "t4":
+        if amode == "t4" and not km:
             for j in range(NBA):
                 for c in range(4):
                     conds = ([f"aokm{j}"] if cm else []) + ([] if xa else [f"aok{j}"])
@@ -289,7 +388,9 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
 
     def load(k0):
         out = load_t4(k0)
-        for j in range(LA if amode != "t4" else 0):
+        if km:
+            out += _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask)
+        for j in range(LA if amode != "t4" and not km else 0):
             conds = []
             if cm:
                 conds.append(f"aokm{j}")
@@ -336,7 +437,9 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
 
     def store(buf):
         out = []
-        if amode == "t4":
+        if km:
+            out += _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4)
+        elif amode == "t4":
             for j in range(NBA):
                 st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"
                       for r in range(4)]
@@ -355,7 +458,11 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     for i in range(TM):
         for g in range(TG):
             L.append(f"var c{i}_{g} = vec4<f32>(0.0);")
-    for i in range(TM):
+    # the rows an invocation owns: TM rows spaced MY apart, or (km) TM/4 groups of 4
+    # contiguous rows, the groups 4 * MY apart (one vec4 of the transposed As per group)
+    def row(i):
+        return f"(ty + {i * MY}u)" if not km else f"(ty + {(i // 4) * MY}u) * 4u + {i % 4}u"
+    for i in range(TM if not km else 0):
         L.append(f"let ar{i} = (ty + {i * MY}u) * {BK4}u;")
     for g in range(TG):
         L.append(f"let bc{g} = tx + {g * NX}u;")
@@ -368,7 +475,18 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
             f"let kn = (t + 1u) * {BK}u;",
             "if (more) {"] + ["  " + s for s in load("kn")] + ["}"]
     body += [f"let ab = cur * {ASZ}u;", f"let bb = cur * {BSZ}u;"]
-    for k4 in range(BK4):
+    for k4 in range(BK4 if km else 0):
+        for kk in range(4):
+            k = k4 * 4 + kk
+            for q in range(TM // 4):
+                body.append(f"let a{k}_{q} = As[ab + {k * BM4 + q * MY}u + ty];")
+            for g in range(TG):
+                body.append(f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
+            for i in range(TM):
+                for g in range(TG):
+                    body.append(f"c{i}_{g} = fma(vec4<f32>(a{k}_{i // 4}.{XYZW[i % 4]}), "
+                                f"b{k}_{g}, c{i}_{g});")
+    for k4 in range(BK4 if not km else 0):
         for i in range(TM):
             body.append(f"let a{k4}_{i} = As[ab + ar{i} + {k4}u];")
         for kk in range(4):
@@ -386,7 +504,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck):
     # -- write C ---------------------------------------------------------------------------
     L.append(f"let cbat = {cbase} + (sp * {btot} + bz) * M * N{' / 4u' if omode == 'v4' else ''};")
     for i in range(TM):
-        L.append(f"let om{i} = m0 + ty + {i * MY}u;")
+        L.append(f"let om{i} = m0 + {row(i)};")
         for g in range(TG):
             L.append(f"let on{i}_{g} = n0 + tx * 4u + {g * NX * 4}u;")
             acc = f"c{i}_{g}"
@@ -452,7 +570,7 @@ def run(gpu, out, ins, *, buffers, tile=None):
     omode = "v4" if N % 4 == 0 and cb % 4 == 0 else "s"
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
-    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck))
+    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name)))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
