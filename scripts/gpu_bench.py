@@ -178,6 +178,8 @@ class Bench:
             per = {k: (flop / median(v) / 1e12 if isinstance(v, list) else v)
                    for k, v in times.items()}
             self.rt.run("matmul", c, (av, bv), {})
+            cls = getattr(self.be.gpu, "matmul_last", (None,))[0] or \
+                wmm.shape_class(B, M, N, K)
             got = self.rt.read(c)
             ha = self.rt.read(a).astype(np.float64)
             hb = self.rt.read(b).astype(np.float64)
@@ -185,9 +187,8 @@ class Bench:
             err = float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
             self.free(a, b, c)
             res[name] = {"shape": [B, M, K, N, ta, tb], "tflops": per, "rel_err": err,
-                         "class": wmm.shape_class(B, M, N, K),
-                         "auto_tile": wmm.choose_tile(B, M, N, K, self.be.gpu.max_workgroup_storage,
-                                                      wmm.tuned_table(self.be.gpu))}
+                         "class": cls,
+                         "auto_tile": getattr(self.be.gpu, "matmul_last", (None, None))[1]}
             print(f"matmul {name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                                  for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
                   flush=True)

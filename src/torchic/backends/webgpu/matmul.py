@@ -68,6 +68,12 @@ CONFIGS = {
     "128x64x16-km": (128, 64, 16, 8, 8),
     "64x64x16-8x8-km": (64, 64, 16, 8, 8),
     "128x128x8-8x16-km": (128, 128, 8, 8, 16),
+    # "-w": subgroups of 8 x 4 invocations (_warp_xy)
+    "128x128x8-km-w": (128, 128, 8, 8, 8),
+    "128x128x16-km-w": (128, 128, 16, 8, 8),
+    "64x128x16-km-w": (64, 128, 16, 8, 8),
+    "128x64x16-km-w": (128, 64, 16, 8, 8),
+    "64x64x16-8x8-km-w": (64, 64, 16, 8, 8),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
@@ -101,7 +107,12 @@ RELAYOUT_TILE = 32
 
 def a_km(name):
     """Whether tile `name` stores A's slice transposed (As[k][m/4]) in workgroup memory."""
-    return name.endswith("-km")
+    return "-km" in name
+
+
+def warp_tiled(name):
+    """Whether tile `name` maps each subgroup onto 8 x 4 invocations ("-w", _warp_xy)."""
+    return name.endswith("-w")
 
 
 def smem_bytes(name):
@@ -132,13 +143,22 @@ def tuned_table(gpu):
     return table
 
 
-def choose_tile(B, M, N, K, smem_limit, table=None):
+def table_key(B, M, N, K, modes):
+    """The tuner's key for a problem with operand load modes `modes` (amode + bmode, such as
+    "t4v4"): its shape class, "/", the modes. The table is looked up by this key first,
+    then by the shape class alone (p @ v and p^T @ dy share a class and want other tiles)."""
+    return f"{shape_class(B, M, N, K)}/{modes}"
+
+
+def choose_tile(B, M, N, K, smem_limit, table=None, modes=None):
     forced = env_choice(ENV_TILE, None, tuple(CONFIGS))
     if forced:
         return forced
-    hit = (table or {}).get(shape_class(B, M, N, K))
-    if hit in CONFIGS and smem_bytes(hit) <= smem_limit:
-        return hit
+    table = table or {}
+    for key in ((table_key(B, M, N, K, modes),) if modes else ()) + (shape_class(B, M, N, K),):
+        hit = table.get(key)
+        if hit in CONFIGS and smem_bytes(hit) <= smem_limit:
+            return hit
     for name in LADDER:
         bm, bn, _, _, _ = CONFIGS[name]
         if smem_bytes(name) > smem_limit:
@@ -275,7 +295,15 @@ def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
     return out
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False):
+def _warp_xy(NX, MY, T):
+    """(tx, ty) of an invocation when each 32-wide subgroup covers 8 x 4 invocations of the
+    NX x MY grid (its reads of B touch 8 vec4s, 128 bytes, of A 4: one wavefront each)."""
+    assert NX % 8 == 0 and MY % 4 == 0 and T % 32 == 0
+    return [f"let wq = lid / 32u;", f"let tx = lid % 8u + 8u * (wq % {NX // 8}u);",
+            f"let ty = (lid / 8u) % 4u + 4u * (wq / {NX // 8}u);"]
+
+
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, warp=False):
     BM, BN, BK, TM, TN = cfg
     NX, MY = BN // TN, BM // TM
     T = NX * MY
@@ -302,7 +330,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False):
          f"let zz = wid.z + {batch0};", f"let bz = zz / {S};", f"let sp = zz % {S};",
          f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
          f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
-         f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
+         *(_warp_xy(NX, MY, T) if warp else
+           [f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;"]),
          # batch item bz: (bz / B2, bz % B2) over two batch strides (3-d: B2 1, inner 0)
          f"let abat = {abase} + (bz / {B2}) * {asb} + (bz % {B2}) * {asb2} + {kst_a};",
          f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + {kst_b};",
@@ -537,9 +566,6 @@ def run(gpu, out, ins, *, buffers, tile=None):
         return
     if K == 0:
         return "zero"
-    name = tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage, tuned_table(gpu))
-    cfg = CONFIGS[name]
-    BM, BN, BK = cfg[:3]
     cbuf, cb = buffers(out)
     abuf, ab = buffers(a)
     bbuf, bb = buffers(b)
@@ -567,10 +593,16 @@ def run(gpu, out, ins, *, buffers, tile=None):
         bbuf = _row_major(gpu, "matmul-b", bbuf, bb, nbc, B2, K, N, bsb, bsb2, bsn)
         bmode, bw2 = "v4", (K * N // 4 if nbc > 1 else 0)
         bw = [0, B2 * bw2, N // 4, 1]
+    modes = amode + bmode
+    name = tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage, tuned_table(gpu), modes)
+    gpu.matmul_last = (table_key(B, M, N, K, modes), name)     # (benchmarks read it)
+    cfg = CONFIGS[name]
+    BM, BN, BK = cfg[:3]
     omode = "v4" if N % 4 == 0 and cb % 4 == 0 else "s"
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
-    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name)))
+    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
+                                              warp_tiled(name)))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
