@@ -150,3 +150,26 @@ def test_every_config_divides_its_loads():
         t = (bm // tm) * (bn // tn)
         assert t <= 256 and tn % 4 == 0 and bk % 4 == 0, name
         assert (bm * bk // 4) % t == 0 and (bk * bn // 4) % t == 0, name
+
+
+@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-w"])
+def test_km_tiles_split_k_broadcast_and_scalar_modes(rt, heap, monkeypatch, tile):
+    # A's slice stored transposed (km): each A load mode (v4 4x4 blocks, t4 direct, sm / sk
+    # scalar) against NumPy float64, with a broadcast operand, an offset and split-K
+    monkeypatch.setenv(matmul.ENV_TILE, tile)
+    assert _check(rt, heap, 3, 20, 12, 24, "bcol", "row") == {("t4", "v4")}
+    assert _check(rt, heap, 3, 24, 12, 20, "row", "bcol", pad=4) == {("v4", "t4")}
+    assert _check(rt, heap, 1, 10, 8, 16, "col", "row") == {("sm", "v4")}
+    assert _check(rt, heap, 1, 12, 6, 16, "row", "col") == {("sk", "sk")}
+    assert _check(rt, heap, 1, 8, 1024, 12, "col", "col", tol=2e-4) == {("t4", "t4")}
+
+
+def test_table_key_with_modes_is_looked_up_before_the_class():
+    big = 48 << 10
+    assert matmul.table_key(384, 256, 64, 256, "t4v4") == "o23k8/t4v4"
+    table = {"o23k8/t4v4": "128x64x16-km", "o23k8": "128x64x16"}
+    assert matmul.choose_tile(384, 256, 64, 256, big, table, "t4v4") == "128x64x16-km"
+    assert matmul.choose_tile(384, 256, 64, 256, big, table, "v4v4") == "128x64x16"
+    assert matmul.choose_tile(384, 256, 64, 256, big, table) == "128x64x16"
+    assert matmul.a_km("128x64x16-km") and matmul.warp_tiled("64x128x16-km-w")
+    assert not matmul.a_km("128x64x16") and not matmul.warp_tiled("128x64x16-km")
