@@ -43,6 +43,7 @@ pub mod copy;
 pub mod cpuinfo;
 pub mod dropout;
 pub mod elementwise;
+pub mod fuse;
 pub mod gather;
 pub mod math;
 pub mod matmul;

@@ -19,6 +19,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::fuse::{self, Run};
 use crate::ops::{self, Contract, OpDef};
 use crate::runtime::{KResult, KernelError, Pool, Task};
 use crate::view::{Arr, DType, MAXD};
@@ -26,6 +27,7 @@ use crate::view::{Arr, DType, MAXD};
 const HEADER: usize = 6;
 
 /// One decoded, validated op.
+#[derive(Clone, Copy)]
 pub struct Op<'a> {
     pub def: &'static OpDef,
     /// out, then the inputs
@@ -93,6 +95,9 @@ pub struct Program {
     recorded: Vec<usize>,
     /// per slot: the block start the ops point at now
     current: Mutex<Vec<usize>>,
+    /// the runs of elementwise ops run tile by tile (fuse.rs), planned for the blocks
+    /// the ops point at now (planned again when a push moves the slots)
+    runs: Mutex<Vec<Run>>,
 }
 
 // SAFETY: the ops' pointers are into registered arenas, which live as long as the
@@ -155,6 +160,7 @@ pub fn prepare(
         })
         .collect();
     Ok(Program {
+        runs: Mutex::new(fuse_plan(&ops)),
         n_ops: ops.len(),
         ops: Mutex::new(ops),
         patches,
@@ -162,6 +168,17 @@ pub fn prepare(
         current: Mutex::new(recorded.clone()),
         recorded,
     })
+}
+
+/// A program's tiled runs (fuse.rs); none where TORCHIC_SIMD_FUSE=0 (benchmarks; the
+/// Python side refuses any value but 0 or 1 before the library runs anything).
+fn fuse_plan(ops: &[Op]) -> Vec<Run> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("TORCHIC_SIMD_FUSE").map_or(true, |v| v.trim() != "0")) {
+        fuse::plan(ops, fuse::budget())
+    } else {
+        Vec::new()
+    }
 }
 
 impl Program {
@@ -221,14 +238,26 @@ impl Program {
             bases
         };
         let mut current = self.current.lock().unwrap();
+        let mut runs = self.runs.lock().unwrap();
         if current[..] != *bases {
             for &(i, k, slot, off) in &self.patches {
                 ops[i].v[k].ptr = bases[slot].wrapping_add(off) as *mut u8;
             }
             current.copy_from_slice(bases);
+            *runs = fuse_plan(&ops); // (the moved blocks may overlap others now)
         }
-        for op in ops.iter() {
-            finished(execute(pool, op).map_err(|e| (op.def.name, e)));
+        let mut next = runs.iter().peekable();
+        let mut i = 0;
+        while i < ops.len() {
+            if let Some(&&run) = next.peek().filter(|r| r.start == i) {
+                fuse::run(pool, &ops, run, finished);
+                next.next();
+                i = run.end;
+            } else {
+                let op = &ops[i];
+                finished(execute(pool, op).map_err(|e| (op.def.name, e)));
+                i += 1;
+            }
         }
     }
 }

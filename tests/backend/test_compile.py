@@ -357,3 +357,37 @@ def test_outputs_of_every_kind_keep_the_eager_values(backend):
     program = next(p for p in compiled.programs.values() if isinstance(p, Program))
     if program._slotted:
         assert program.fresh_outputs == [True, False, False, False, True, False]
+
+
+def test_large_elementwise_runs_match_eager_bitwise(backend):
+    """simd runs a compiled program's runs of elementwise ops over large tensors tile by
+    tile (kernels/src/fuse.rs): the values must be eager mode's bit for bit, also where
+    a run is cut (an intermediate read transposed, an argument written in place) and
+    when a call's arguments lie in other blocks than the recorded ones."""
+    n = 640       # (640, 640) floats: 1.6 MB a view, runs of several MB
+    rng = np.random.default_rng(7)
+
+    def f(x, b, g, acc):
+        y = x + b                        # a broadcast bias row
+        t = torchic.tanh(y)
+        d = g * (1 - t * t)              # tanh's gradient: a run of three
+        e = torchic.exp(d.T * 0.5)       # reads d transposed: the run is cut before it
+        acc.add_(e)                      # an argument written in place
+        acc.mul_(0.5)
+        return t * 2, d, acc.sum()
+
+    def args():
+        return (torchic.tensor(rng.standard_normal((n, n)).astype(np.float32)),
+                torchic.tensor(rng.standard_normal(n).astype(np.float32)),
+                torchic.tensor(rng.standard_normal((n, n)).astype(np.float32)),
+                torchic.tensor(rng.standard_normal((n, n)).astype(np.float32)))
+
+    compiled = torchic.compile(f)
+    for _ in range(4):       # eager call, the recording, then replays on fresh blocks
+        xs = args()
+        xe = [a.clone() for a in xs]
+        want = [r.numpy() for r in f(*xe)]
+        got = [r.numpy() for r in compiled(*xs)]
+        for w, c in zip(want, got):
+            assert np.array_equal(w, c)
+        assert np.array_equal(xs[3].numpy(), xe[3].numpy())

@@ -508,6 +508,15 @@ def test_simd_isa_env_is_checked_and_named(backend_name, restore, monkeypatch):
         torchic.init("simd")
 
 
+def test_simd_fuse_env_is_checked_and_named(backend_name, restore, monkeypatch):
+    if backend_name != "simd":
+        pytest.skip("TORCHIC_SIMD_FUSE is a simd setting")
+    monkeypatch.setenv("TORCHIC_SIMD_FUSE", "yes")
+    with pytest.raises(ValueError, match=r"environment variable TORCHIC_SIMD_FUSE must be 0 "
+                                         r".* or 1, got 'yes'"):
+        torchic.init("simd")
+
+
 # -- the heap cap bounds host memory too ---------------------------------------------------------
 _CAP = 1 << 20
 _BIG = 1 << 24          # 16M elements: 64 MB of float32 (128 MB of float64) if built

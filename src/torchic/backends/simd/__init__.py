@@ -150,6 +150,10 @@ class SimdBackend(Backend):
         if isa and isa.lower() not in _ISA_NAMES:      # (kernels/src/arch/mod.rs reads it)
             raise ValueError(f"environment variable TORCHIC_SIMD_ISA must be one of "
                              f"{', '.join(_ISA_NAMES)}, got {isa!r}")
+        fuse = os.environ.get("TORCHIC_SIMD_FUSE", "").strip()
+        if fuse not in ("", "0", "1"):      # (kernels/src/record.rs reads it)
+            raise ValueError(f"environment variable TORCHIC_SIMD_FUSE must be 0 (compiled "
+                             f"programs run elementwise ops one by one) or 1, got {fuse!r}")
         lib = native.load()
         why = native.load_error() if lib is None else _check_table(lib)
         if why:
