@@ -499,21 +499,16 @@ def test_split_min_env_is_checked_and_named():
            "got '1M'" in proc.stderr
 
 
-def test_simd_isa_env_is_checked_and_named(backend_name, restore, monkeypatch):
+@pytest.mark.parametrize("var,value,message", [
+    ("TORCHIC_SIMD_ISA", "avx9000", r"must be one of scalar, avx2.*got 'avx9000'"),
+    ("TORCHIC_SIMD_FUSE", "yes", r"must be 0 .* or 1, got 'yes'"),
+])
+def test_simd_env_settings_are_checked_and_named(backend_name, restore, monkeypatch, var, value,
+                                                 message):
     if backend_name != "simd":
-        pytest.skip("TORCHIC_SIMD_ISA is a simd setting")
-    monkeypatch.setenv("TORCHIC_SIMD_ISA", "avx9000")
-    with pytest.raises(ValueError, match=r"environment variable TORCHIC_SIMD_ISA must be one of "
-                                         r"scalar, avx2.*got 'avx9000'"):
-        torchic.init("simd")
-
-
-def test_simd_fuse_env_is_checked_and_named(backend_name, restore, monkeypatch):
-    if backend_name != "simd":
-        pytest.skip("TORCHIC_SIMD_FUSE is a simd setting")
-    monkeypatch.setenv("TORCHIC_SIMD_FUSE", "yes")
-    with pytest.raises(ValueError, match=r"environment variable TORCHIC_SIMD_FUSE must be 0 "
-                                         r".* or 1, got 'yes'"):
+        pytest.skip(f"{var} is a simd setting")
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ValueError, match=f"environment variable {var} {message}"):
         torchic.init("simd")
 
 
