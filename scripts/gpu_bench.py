@@ -630,7 +630,13 @@ def matmul_shapes(quick):
             "mlp x@W (BT,C)@(C,4C)": (1, BT, C, 4 * C, 0, 0),
             "mlp dy@W^T (BT,4C)@(4C,C)^": (1, BT, 4 * C, C, 0, 1),
             "mlp x^T@dy (C,BT)^@(BT,4C)": (1, C, BT, 4 * C, 1, 0),
-            "mlp h@W2 (BT,4C)@(4C,C)": (1, BT, 4 * C, C, 0, 0)}
+            "mlp h@W2 (BT,4C)@(4C,C)": (1, BT, 4 * C, C, 0, 0),
+            # the GPT step's weight gradients: (B, T, C) inputs, one product per batch item
+            # (summed over B after): x^T @ dy per item, B 64, T 256
+            "gpt dW qkv (B,C,T)^@(B,T,3C)": (64, C, T, 3 * C, 1, 0),
+            "gpt dW fc (B,C,T)^@(B,T,4C)": (64, C, T, 4 * C, 1, 0),
+            "gpt dW proj (B,C,T)^@(B,T,C)": (64, C, T, C, 1, 0),
+            "gpt dW fc2 (B,4C,T)^@(B,T,C)": (64, 4 * C, T, C, 1, 0)}
 
 
 def torch_matmul_shapes(shapes):
@@ -690,6 +696,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--tiles", default="", help="comma list of matmul tiles to sweep")
+    ap.add_argument("--splits", default="",
+                    help="comma list of split-K workgroup targets to time beside the default")
+    ap.add_argument("--a-transposed", action="store_true",
+                    help="also time the squares and the MLP products with A stored transposed")
     ap.add_argument("--skip", default="",
                     help="comma list of parts to skip: matmul,squares,bw,makemore,gpt,gpt_match,"
                          "latency,torch")
@@ -728,8 +738,13 @@ def main():
     if "matmul" not in skip:
         b.warm_up()
         shapes = matmul_shapes(args.quick)
+        if args.a_transposed:
+            shapes.update({f"{k} A^T": v[:4] + (1, v[5]) for k, v in list(shapes.items())
+                           if not v[4] and (k.startswith("sq") or k.startswith("mlp"))})
+        splits = [int(x) for x in args.splits.split(",") if x] or \
+            ((528, 1056) if args.tune else ())
         result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune,
-                                                  splits=(528, 1056) if args.tune else ())
+                                                  splits=splits)
         if args.tune:
             rows = result["suggested_table"] = suggest_table(result["matmul_shapes"])
             key = wmm.adapter_key(b.be.gpu.adapter.info)

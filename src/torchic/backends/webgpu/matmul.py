@@ -68,6 +68,12 @@ CONFIGS = {
     "128x64x16-km": (128, 64, 16, 8, 8),
     "64x64x16-8x8-km": (64, 64, 16, 8, 8),
     "128x128x8-8x16-km": (128, 128, 8, 8, 16),
+    "128x64x16-km-q": (128, 64, 16, 8, 8),
+    "64x128x16-km-q": (64, 128, 16, 8, 8),
+    "128x128x16-km-q": (128, 128, 16, 8, 8),
+    "128x64x16-km-s": (128, 64, 16, 8, 8),
+    "64x128x16-km-s": (64, 128, 16, 8, 8),
+    "128x128x16-km-s": (128, 128, 16, 8, 8),
     # "-w": subgroups of 8 x 4 invocations (_warp_xy)
     "128x128x8-km-w": (128, 128, 8, 8, 8),
     "128x128x16-km-w": (128, 128, 16, 8, 8),
@@ -106,8 +112,13 @@ RELAYOUT_TILE = 32
 
 
 def a_km(name):
-    """Whether tile `name` stores A's slice transposed (As[k][m/4]) in workgroup memory."""
-    return "-km" in name
+    """How tile `name` stores A's slice: None (As[m][k/4]), else transposed (As[k][m/4]),
+    with A unit-stride along K loaded as 4x4 blocks ("b"), the blocks mapped so each 8
+    invocations store 128 contiguous bytes ("q", "-km-q"), or one vec4 along K per
+    invocation stored as 4 scalars ("s", "-km-s")."""
+    if "-km" not in name:
+        return None
+    return "q" if "-km-q" in name else "s" if "-km-s" in name else "b"
 
 
 def warp_tiled(name):
@@ -223,12 +234,28 @@ def _guarded(reg, conds, ld):
 # it is; scalar modes: 4 consecutive rows at one k per vec4 (sm: neighbouring invocations
 # take neighbouring rows, sk: neighbouring k).
 
-def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask):
+def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask, km="b"):
     L = []
+    if amode == "v4" and km == "s":
+        for j in range(LA):
+            e = f"(lid + {j * T}u)"
+            L += [f"let am{j} = {e} % {4 * BM4}u;", f"let ak{j} = {e} / {4 * BM4}u;",
+                  f"let ast{j} = ak{j} * {4 * BM4}u + am{j} / 4u;", f"let acp{j} = am{j} % 4u;",
+                  f"let ag{j} = abat + (m0 + am{j}) * {asm} + ak{j};"]
+            if cm:
+                L += [f"let amm{j} = m0 + am{j};"]
+            L += [f"var ra{j} = vec4<f32>(0.0);"]
+        return L
     if amode == "v4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
-            L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;",
+            if km == "q":
+                assert BM4 % 8 == 0
+                L += [f"let ak{j} = ({e} / 8u) % {BK4}u;",
+                      f"let am{j} = {e} % 8u + 8u * ({e} / {8 * BK4}u);"]
+            else:
+                L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;"]
+            L += [
                   f"let ast{j} = ak{j} * {4 * BM4}u + am{j};",
                   f"let ag{j} = abat + (m0 + am{j} * 4u) * {asm} + ak{j};"]
             if cm:
@@ -254,8 +281,13 @@ def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask):
     return L
 
 
-def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask):
+def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask, km="b"):
     out = []
+    if amode == "v4" and km == "s":
+        for j in range(LA):
+            conds = ([f"amm{j} < M"] if cm else []) + ([f"{k0} + ak{j} * 4u < K"] if ck else [])
+            out += _guarded(f"ra{j}", conds, f"ra{j} = A[ag{j} + {k0} / 4u];")
+        return out
     if amode == "v4":
         for j in range(NBA):
             for c in range(4):
@@ -283,7 +315,10 @@ def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask):
     return out
 
 
-def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
+def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4, km="b"):
+    if amode == "v4" and km == "s":
+        return [f"As[{buf} * {ASZ}u + ast{j} + {c * BM4}u][acp{j}] = ra{j}.{XYZW[c]};"
+                for j in range(LA) for c in range(4)]
     if amode != "v4":
         return [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
     out = []
@@ -303,7 +338,7 @@ def _warp_xy(NX, MY, T):
             f"let ty = (lid / 8u) % 4u + 4u * (wq / {NX // 8}u);"]
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, warp=False):
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False):
     BM, BN, BK, TM, TN = cfg
     NX, MY = BN // TN, BM // TM
     T = NX * MY
@@ -338,7 +373,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, warp=False):
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
     if km:
-        L += _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask)
+        L += _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask, km)
     elif amode == "t4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
@@ -418,7 +453,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, warp=False):
     def load(k0):
         out = load_t4(k0)
         if km:
-            out += _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask)
+            out += _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask, km)
         for j in range(LA if amode != "t4" and not km else 0):
             conds = []
             if cm:
@@ -467,7 +502,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, warp=False):
     def store(buf):
         out = []
         if km:
-            out += _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4)
+            out += _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4, km)
         elif amode == "t4":
             for j in range(NBA):
                 st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"

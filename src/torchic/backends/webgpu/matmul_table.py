@@ -13,6 +13,10 @@ TABLE = {
         # 32x32x16 made 11.4 / 14.1 TFLOPS, these (split-K) 28.1 / 29.3
         'o19k14': '128x128x16',  # (C,BT)^@(BT,3C)
         'o18k14': '128x64x16',  # (C,BT)^@(BT,C)
+        # 2026-12-02, A^T (t4) against row-major B, km tiles (A's slice stored
+        # transposed): p^T@dy 28.1 -> 40.4 TFLOPS, x^T@dy 27.3 -> 33.3
+        'o23k8/t4v4': '128x64x16-km',  # att p^T@dy (BH,T,T)^@(BH,T,hd)
+        'o20k14/t4v4': '128x64x16-km',  # mlp x^T@dy (C,BT)^@(BT,4C)
         'o20k10': '64x64x16-8x8',  # sq 1024
         'o20k14': '128x128x16',  # mlp x^T@dy (C,BT)^@(BT,4C)
         'o22k11': '64x128x16',  # sq 2048
