@@ -135,7 +135,7 @@ class Bench:
                   flush=True)
         return res
 
-    def matmul_shapes(self, shapes, tiles, checks=False, splits=()):
+    def matmul_shapes(self, shapes, tiles, checks=False, splits=(), envs=()):
         """The transformer step's products (TRANSFORMER_SHAPES) in the layouts autograd gives
         them, each tile of `tiles` (None: the backend's choice), TFLOPS from GPU time."""
         res = {}
@@ -153,12 +153,20 @@ class Bench:
             # (tile, checked compile, split-K target): None is the backend's choice
             variants = [(t, False, None) for t in tiles] + ([(None, True, None)] if checks else [])
             variants += [(None, False, g) for g in splits]
+            # ("VAR=VALUE" strings: the backend's choice with that variable set)
+            # ("VAR=VALUE@TILE": with that tile)
+            variants += [((e.split("@") + [None])[1], False, e.split("@")[0]) for e in envs]
             times = {}
             self.warm_up(0.3)
             for trial in range(2 if self.quick else 5):
                 for tile, chk, split in variants:
-                    label = (tile or "auto") + (" checked" if chk else "") + \
-                        (f" split{split}" if split else "")
+                    env = split if isinstance(split, str) else None
+                    if env:
+                        label = f"{tile or 'auto'} {env}"
+                    split = None if env else split
+                    if not env:
+                        label = (tile or "auto") + (" checked" if chk else "") + \
+                            (f" split{split}" if split else "")
                     if isinstance(times.get(label), str):
                         continue
                     if tile:
@@ -167,13 +175,16 @@ class Bench:
                     os.environ[wmm.ENV_CHECKS] = "1" if chk else "0"
                     if split:
                         os.environ[wmm.ENV_SPLIT] = str(split)
+                    if env:
+                        os.environ[env.split("=")[0]] = env.split("=", 1)[1]
                     try:
                         s = self.gpu_seconds(lambda: self.rt.run("matmul", c, (av, bv), {}), reps,
                                              trials=1)
                         times.setdefault(label, []).append(s)
                     except Exception as exc:  # a config the adapter cannot run: note it, go on
                         times[label] = f"error: {exc}"[:300]
-                    for e in (wmm.ENV_TILE, wmm.ENV_CHECKS, wmm.ENV_SPLIT):
+                    for e in (wmm.ENV_TILE, wmm.ENV_CHECKS, wmm.ENV_SPLIT) + \
+                            ((env.split("=")[0],) if env else ()):
                         os.environ.pop(e, None)
             per = {k: (flop / median(v) / 1e12 if isinstance(v, list) else v)
                    for k, v in times.items()}
@@ -698,6 +709,8 @@ def main():
     ap.add_argument("--tiles", default="", help="comma list of matmul tiles to sweep")
     ap.add_argument("--splits", default="",
                     help="comma list of split-K workgroup targets to time beside the default")
+    ap.add_argument("--envs", default="",
+                    help="comma list of VAR=VALUE: the backend's choice timed with each set")
     ap.add_argument("--a-transposed", action="store_true",
                     help="also time the squares and the MLP products with A stored transposed")
     ap.add_argument("--skip", default="",
@@ -744,7 +757,8 @@ def main():
         splits = [int(x) for x in args.splits.split(",") if x] or \
             ((528, 1056) if args.tune else ())
         result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune,
-                                                  splits=splits)
+                                                  splits=splits,
+                                                  envs=[e for e in args.envs.split(",") if e])
         if args.tune:
             rows = result["suggested_table"] = suggest_table(result["matmul_shapes"])
             key = wmm.adapter_key(b.be.gpu.adapter.info)

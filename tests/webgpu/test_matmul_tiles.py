@@ -173,3 +173,16 @@ def test_table_key_with_modes_is_looked_up_before_the_class():
     assert matmul.choose_tile(384, 256, 64, 256, big, table) == "128x64x16"
     assert matmul.a_km("128x64x16-km") and matmul.warp_tiled("64x128x16-km-w")
     assert not matmul.a_km("128x64x16") and not matmul.warp_tiled("128x64x16-km")
+
+
+def test_a_copied_transposed_for_km_tiles(rt, heap, monkeypatch):
+    # ENV_RELAYOUT_A: an A unit-stride along K against >= RELAYOUT_A_MIN columns in all is
+    # copied transposed, then loaded t4 (direct into the km tiles' As[k][m/4]); ragged
+    # edges, an offset, a batch
+    monkeypatch.setenv(matmul.ENV_RELAYOUT_A, "1")
+    monkeypatch.setenv(matmul.ENV_TILE, "64x64x16-8x8-km")
+    many = matmul.RELAYOUT_A_MIN
+    assert _check(rt, heap, 1, 20, 36, many, "row", "row") == {("t4", "v4")}
+    assert _check(rt, heap, 2, 36, 44, many + 4, "row", "row", pad=4) == {("t4", "v4")}
+    # fewer columns: no copy
+    assert _check(rt, heap, 1, 20, 36, 64, "row", "row") == {("v4", "v4")}

@@ -109,6 +109,8 @@ ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
 RELAYOUT_MIN = 1024
 ENV_RELAYOUT = "TORCHIC_WEBGPU_MATMUL_RELAYOUT"
 RELAYOUT_TILE = 32
+ENV_RELAYOUT_A = "TORCHIC_WEBGPU_MATMUL_RELAYOUT_A"
+RELAYOUT_A_MIN = 1024
 
 
 def a_km(name):
@@ -628,6 +630,15 @@ def run(gpu, out, ins, *, buffers, tile=None):
         bbuf = _row_major(gpu, "matmul-b", bbuf, bb, nbc, B2, K, N, bsb, bsb2, bsn)
         bmode, bw2 = "v4", (K * N // 4 if nbc > 1 else 0)
         bw = [0, B2 * bw2, N // 4, 1]
+    # an A row-major along K against many columns of B: copied transposed (unit-stride along
+    # M), for the km tiles' direct loads (ENV_RELAYOUT_A: being measured, off by default)
+    nba = 1 if asb == asb2 == 0 else B
+    if amode == "v4" and N * B // nba >= RELAYOUT_A_MIN and M % 4 == 0 and \
+            nba * K * M * 4 <= min(SPLIT_MAX_BYTES, gpu.max_binding) and \
+            os.environ.get(ENV_RELAYOUT_A, "0") == "1":
+        abuf = _row_major(gpu, "matmul-a", abuf, ab, nba, B2, K, M, asb, asb2, asm)
+        amode, aw2 = "t4", (K * M // 4 if nba > 1 else 0)
+        aw = [0, B2 * aw2, 1, M // 4]
     modes = amode + bmode
     name = tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage, tuned_table(gpu), modes)
     gpu.matmul_last = (table_key(B, M, N, K, modes), name)     # (benchmarks read it)
