@@ -152,7 +152,7 @@ def test_every_config_divides_its_loads():
         assert (bm * bk // 4) % t == 0 and (bk * bn // 4) % t == 0, name
 
 
-@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-w"])
+@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-w", "64x64x16-8x8-km-p"])
 def test_km_tiles_split_k_broadcast_and_scalar_modes(rt, heap, monkeypatch, tile):
     # A's slice stored transposed (km): each A load mode (v4 4x4 blocks, t4 direct, sm / sk
     # scalar) against NumPy float64, with a broadcast operand, an offset and split-K

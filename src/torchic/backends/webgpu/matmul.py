@@ -74,6 +74,13 @@ CONFIGS = {
     "128x64x16-km-s": (128, 64, 16, 8, 8),
     "64x128x16-km-s": (64, 128, 16, 8, 8),
     "128x128x16-km-s": (128, 128, 16, 8, 8),
+    # "-p": pipelined across the slice's barrier (_build)
+    "128x64x16-km-p": (128, 64, 16, 8, 8),
+    "64x128x16-km-p": (64, 128, 16, 8, 8),
+    "128x128x16-km-p": (128, 128, 16, 8, 8),
+    "128x128x8-km-p": (128, 128, 8, 8, 8),
+    "64x64x16-8x8-km-p": (64, 64, 16, 8, 8),
+    "128x64x16-km-s-p": (128, 64, 16, 8, 8),
     # "-w": subgroups of 8 x 4 invocations (_warp_xy)
     "128x128x8-km-w": (128, 128, 8, 8, 8),
     "128x128x16-km-w": (128, 128, 16, 8, 8),
@@ -340,8 +347,9 @@ def _warp_xy(NX, MY, T):
             f"let ty = (lid / 8u) % 4u + 4u * (wq / {NX // 8}u);"]
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False):
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False, pipe=False):
     BM, BN, BK, TM, TN = cfg
+    assert km or not pipe
     NX, MY = BN // TN, BM // TM
     T = NX * MY
     BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
@@ -536,6 +544,11 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False):
     L += ["  " + s for s in load("0u") + store("0u")]
     L.append("}")
     L.append("workgroupBarrier();")
+    if pipe:
+        # (pipelined: the next slice's first operands, read right after its barrier, while
+        # the last k of this slice is multiplied from registers)
+        L += [f"var fa{q} = As[{q * MY}u + ty];" for q in range(TM // 4)]
+        L += [f"var fb{g} = Bs[bc{g}];" for g in range(TG)]
     L.append("for (var t = 0u; t < nt; t = t + 1u) {")
     body = ["let cur = t & 1u;", "let more = t + 1u < nt;",
             f"let kn = (t + 1u) * {BK}u;",
@@ -545,9 +558,17 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False):
         for kk in range(4):
             k = k4 * 4 + kk
             for q in range(TM // 4):
-                body.append(f"let a{k}_{q} = As[ab + {k * BM4 + q * MY}u + ty];")
+                body.append(f"let a{k}_{q} = fa{q};" if pipe and k == 0 else
+                            f"let a{k}_{q} = As[ab + {k * BM4 + q * MY}u + ty];")
             for g in range(TG):
-                body.append(f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
+                body.append(f"let b{k}_{g} = fb{g};" if pipe and k == 0 else
+                            f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
+            if pipe and k == BK - 1:
+                body += ["if (more) {"] + ["  " + s for s in store("(1u - cur)")] + ["}",
+                                                                                      "workgroupBarrier();"]
+                body += [f"fa{q} = As[(1u - cur) * {ASZ}u + {q * MY}u + ty];"
+                         for q in range(TM // 4)]
+                body += [f"fb{g} = Bs[(1u - cur) * {BSZ}u + bc{g}];" for g in range(TG)]
             for i in range(TM):
                 for g in range(TG):
                     body.append(f"c{i}_{g} = fma(vec4<f32>(a{k}_{i // 4}.{XYZW[i % 4]}), "
@@ -563,8 +584,9 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False):
             for i in range(TM):
                 for g in range(TG):
                     body.append(f"c{i}_{g} = fma(vec4<f32>(a{k4}_{i}.{comp}), b{k}_{g}, c{i}_{g});")
-    body += ["if (more) {"] + ["  " + s for s in store("(1u - cur)")] + ["}",
-                                                                          "workgroupBarrier();"]
+    if not pipe:
+        body += ["if (more) {"] + ["  " + s for s in store("(1u - cur)")] + ["}",
+                                                                              "workgroupBarrier();"]
     L += ["  " + s for s in body]
     L.append("}")
     # -- write C ---------------------------------------------------------------------------
@@ -648,7 +670,7 @@ def run(gpu, out, ins, *, buffers, tile=None):
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
     prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
-                                              warp_tiled(name)))
+                                              warp_tiled(name), "-p" in name))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
