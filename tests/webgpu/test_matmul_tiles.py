@@ -152,7 +152,7 @@ def test_every_config_divides_its_loads():
         assert (bm * bk // 4) % t == 0 and (bk * bn // 4) % t == 0, name
 
 
-@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-w", "64x64x16-8x8-km-p"])
+@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-p"])
 def test_km_tiles_split_k_broadcast_and_scalar_modes(rt, heap, monkeypatch, tile):
     # A's slice stored transposed (km): each A load mode (v4 4x4 blocks, t4 direct, sm / sk
     # scalar) against NumPy float64, with a broadcast operand, an offset and split-K
@@ -171,8 +171,8 @@ def test_table_key_with_modes_is_looked_up_before_the_class():
     assert matmul.choose_tile(384, 256, 64, 256, big, table, "t4v4") == "128x64x16-km"
     assert matmul.choose_tile(384, 256, 64, 256, big, table, "v4v4") == "128x64x16"
     assert matmul.choose_tile(384, 256, 64, 256, big, table) == "128x64x16"
-    assert matmul.a_km("128x64x16-km") and matmul.warp_tiled("64x128x16-km-w")
-    assert not matmul.a_km("128x64x16") and not matmul.warp_tiled("128x64x16-km")
+    assert matmul.a_km("128x64x16-km") == "b" and matmul.a_km("128x64x16-km-s-p") == "s"
+    assert matmul.a_km("128x64x16") is None
 
 
 def test_a_copied_transposed_for_km_tiles(rt, heap, monkeypatch):

@@ -81,12 +81,6 @@ CONFIGS = {
     "128x128x8-km-p": (128, 128, 8, 8, 8),
     "64x64x16-8x8-km-p": (64, 64, 16, 8, 8),
     "128x64x16-km-s-p": (128, 64, 16, 8, 8),
-    # "-w": subgroups of 8 x 4 invocations (_warp_xy)
-    "128x128x8-km-w": (128, 128, 8, 8, 8),
-    "128x128x16-km-w": (128, 128, 16, 8, 8),
-    "64x128x16-km-w": (64, 128, 16, 8, 8),
-    "128x64x16-km-w": (128, 64, 16, 8, 8),
-    "64x64x16-8x8-km-w": (64, 64, 16, 8, 8),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
@@ -128,11 +122,6 @@ def a_km(name):
     if "-km" not in name:
         return None
     return "q" if "-km-q" in name else "s" if "-km-s" in name else "b"
-
-
-def warp_tiled(name):
-    """Whether tile `name` maps each subgroup onto 8 x 4 invocations ("-w", _warp_xy)."""
-    return name.endswith("-w")
 
 
 def smem_bytes(name):
@@ -339,15 +328,7 @@ def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4, km="b"):
     return out
 
 
-def _warp_xy(NX, MY, T):
-    """(tx, ty) of an invocation when each 32-wide subgroup covers 8 x 4 invocations of the
-    NX x MY grid (its reads of B touch 8 vec4s, 128 bytes, of A 4: one wavefront each)."""
-    assert NX % 8 == 0 and MY % 4 == 0 and T % 32 == 0
-    return [f"let wq = lid / 32u;", f"let tx = lid % 8u + 8u * (wq % {NX // 8}u);",
-            f"let ty = (lid / 8u) % 4u + 4u * (wq / {NX // 8}u);"]
-
-
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False, pipe=False):
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
     BM, BN, BK, TM, TN = cfg
     assert km or not pipe
     NX, MY = BN // TN, BM // TM
@@ -375,8 +356,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, warp=False, pipe=False
          f"let zz = wid.z + {batch0};", f"let bz = zz / {S};", f"let sp = zz % {S};",
          f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
          f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
-         *(_warp_xy(NX, MY, T) if warp else
-           [f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;"]),
+         f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
          # batch item bz: (bz / B2, bz % B2) over two batch strides (3-d: B2 1, inner 0)
          f"let abat = {abase} + (bz / {B2}) * {asb} + (bz % {B2}) * {asb2} + {kst_a};",
          f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + {kst_b};",
@@ -670,7 +650,7 @@ def run(gpu, out, ins, *, buffers, tile=None):
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
     prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
-                                              warp_tiled(name), "-p" in name))
+                                              "-p" in name))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
