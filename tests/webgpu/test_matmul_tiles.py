@@ -171,18 +171,23 @@ def test_table_key_with_modes_is_looked_up_before_the_class():
     assert matmul.choose_tile(384, 256, 64, 256, big, table, "t4v4") == "128x64x16-km"
     assert matmul.choose_tile(384, 256, 64, 256, big, table, "v4v4") == "128x64x16"
     assert matmul.choose_tile(384, 256, 64, 256, big, table) == "128x64x16"
-    assert matmul.a_km("128x64x16-km") == "b" and matmul.a_km("128x64x16-km-s-p") == "s"
+    assert matmul.a_km("128x64x16-km") == "b" and matmul.a_km("128x64x16-km-p") == "b"
     assert matmul.a_km("128x64x16") is None
 
 
 def test_a_copied_transposed_for_km_tiles(rt, heap, monkeypatch):
-    # ENV_RELAYOUT_A: an A unit-stride along K against >= RELAYOUT_A_MIN columns in all is
-    # copied transposed, then loaded t4 (direct into the km tiles' As[k][m/4]); ragged
-    # edges, an offset, a batch
-    monkeypatch.setenv(matmul.ENV_RELAYOUT_A, "1")
-    monkeypatch.setenv(matmul.ENV_TILE, "64x64x16-8x8-km")
+    # an A unit-stride along K against >= RELAYOUT_A_MIN columns in all, where the tile for
+    # the copied layout is a km tile (the table's, here the forced one), is copied
+    # transposed, then loaded t4 (direct into As[k][m/4]); ragged edges, an offset, a batch
+    monkeypatch.setenv(matmul.ENV_TILE, "64x64x16-8x8-km-p")
     many = matmul.RELAYOUT_A_MIN
     assert _check(rt, heap, 1, 20, 36, many, "row", "row") == {("t4", "v4")}
     assert _check(rt, heap, 2, 36, 44, many + 4, "row", "row", pad=4) == {("t4", "v4")}
-    # fewer columns: no copy
+    # fewer columns, or the switch off: no copy
     assert _check(rt, heap, 1, 20, 36, 64, "row", "row") == {("v4", "v4")}
+    monkeypatch.setenv(matmul.ENV_RELAYOUT_A, "0")
+    assert _check(rt, heap, 1, 24, 36, many + 4, "row", "row") == {("v4", "v4")}
+    # a tile that keeps A as As[m][k/4]: no copy
+    monkeypatch.setenv(matmul.ENV_RELAYOUT_A, "auto")
+    monkeypatch.setenv(matmul.ENV_TILE, "64x64x16-8x8")
+    assert _check(rt, heap, 1, 28, 36, many, "row", "row") == {("v4", "v4")}

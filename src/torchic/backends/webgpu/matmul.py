@@ -62,25 +62,14 @@ CONFIGS = {
     "64x32x16-4x4": (64, 32, 16, 4, 4),
     # "-km": A's slice stored transposed in workgroup memory (As[k][m/4], see _build)
     "128x128x8-km": (128, 128, 8, 8, 8),
-    "128x128x16-km": (128, 128, 16, 8, 8),
-    "64x128x8-km": (64, 128, 8, 8, 8),
     "64x128x16-km": (64, 128, 16, 8, 8),
     "128x64x16-km": (128, 64, 16, 8, 8),
     "64x64x16-8x8-km": (64, 64, 16, 8, 8),
-    "128x128x8-8x16-km": (128, 128, 8, 8, 16),
-    "128x64x16-km-q": (128, 64, 16, 8, 8),
-    "64x128x16-km-q": (64, 128, 16, 8, 8),
-    "128x128x16-km-q": (128, 128, 16, 8, 8),
-    "128x64x16-km-s": (128, 64, 16, 8, 8),
-    "64x128x16-km-s": (64, 128, 16, 8, 8),
-    "128x128x16-km-s": (128, 128, 16, 8, 8),
     # "-p": pipelined across the slice's barrier (_build)
     "128x64x16-km-p": (128, 64, 16, 8, 8),
     "64x128x16-km-p": (64, 128, 16, 8, 8),
-    "128x128x16-km-p": (128, 128, 16, 8, 8),
     "128x128x8-km-p": (128, 128, 8, 8, 8),
     "64x64x16-8x8-km-p": (64, 64, 16, 8, 8),
-    "128x64x16-km-s-p": (128, 64, 16, 8, 8),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
@@ -110,18 +99,17 @@ ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
 RELAYOUT_MIN = 1024
 ENV_RELAYOUT = "TORCHIC_WEBGPU_MATMUL_RELAYOUT"
 RELAYOUT_TILE = 32
+# H200, in one run: 4096^3 41.3 -> 45.4 TFLOPS (128x64x16-km-p after the copy), 2048^3
+# 38.7 -> 41.0, (16384, 384) @ (384, 1536) 39.8 -> 41.9; at N = 384 the copy of A (100 MB
+# for (16384, 1536)) would cost what the km tile gains, at 1024^3 27.5 against 30.3
 ENV_RELAYOUT_A = "TORCHIC_WEBGPU_MATMUL_RELAYOUT_A"
 RELAYOUT_A_MIN = 1024
 
 
 def a_km(name):
     """How tile `name` stores A's slice: None (As[m][k/4]), else transposed (As[k][m/4]),
-    with A unit-stride along K loaded as 4x4 blocks ("b"), the blocks mapped so each 8
-    invocations store 128 contiguous bytes ("q", "-km-q"), or one vec4 along K per
-    invocation stored as 4 scalars ("s", "-km-s")."""
-    if "-km" not in name:
-        return None
-    return "q" if "-km-q" in name else "s" if "-km-s" in name else "b"
+    with A unit-stride along K loaded as 4x4 blocks transposed in registers ("b")."""
+    return "b" if "-km" in name else None
 
 
 def smem_bytes(name):
@@ -232,28 +220,12 @@ def _guarded(reg, conds, ld):
 # it is; scalar modes: 4 consecutive rows at one k per vec4 (sm: neighbouring invocations
 # take neighbouring rows, sk: neighbouring k).
 
-def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask, km="b"):
+def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask):
     L = []
-    if amode == "v4" and km == "s":
-        for j in range(LA):
-            e = f"(lid + {j * T}u)"
-            L += [f"let am{j} = {e} % {4 * BM4}u;", f"let ak{j} = {e} / {4 * BM4}u;",
-                  f"let ast{j} = ak{j} * {4 * BM4}u + am{j} / 4u;", f"let acp{j} = am{j} % 4u;",
-                  f"let ag{j} = abat + (m0 + am{j}) * {asm} + ak{j};"]
-            if cm:
-                L += [f"let amm{j} = m0 + am{j};"]
-            L += [f"var ra{j} = vec4<f32>(0.0);"]
-        return L
     if amode == "v4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
-            if km == "q":
-                assert BM4 % 8 == 0
-                L += [f"let ak{j} = ({e} / 8u) % {BK4}u;",
-                      f"let am{j} = {e} % 8u + 8u * ({e} / {8 * BK4}u);"]
-            else:
-                L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;"]
-            L += [
+            L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;",
                   f"let ast{j} = ak{j} * {4 * BM4}u + am{j};",
                   f"let ag{j} = abat + (m0 + am{j} * 4u) * {asm} + ak{j};"]
             if cm:
@@ -279,13 +251,8 @@ def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask, km="b
     return L
 
 
-def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask, km="b"):
+def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask):
     out = []
-    if amode == "v4" and km == "s":
-        for j in range(LA):
-            conds = ([f"amm{j} < M"] if cm else []) + ([f"{k0} + ak{j} * 4u < K"] if ck else [])
-            out += _guarded(f"ra{j}", conds, f"ra{j} = A[ag{j} + {k0} / 4u];")
-        return out
     if amode == "v4":
         for j in range(NBA):
             for c in range(4):
@@ -313,10 +280,7 @@ def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask, km="b"):
     return out
 
 
-def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4, km="b"):
-    if amode == "v4" and km == "s":
-        return [f"As[{buf} * {ASZ}u + ast{j} + {c * BM4}u][acp{j}] = ra{j}.{XYZW[c]};"
-                for j in range(LA) for c in range(4)]
+def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
     if amode != "v4":
         return [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
     out = []
@@ -363,7 +327,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
     if km:
-        L += _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask, km)
+        L += _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask)
     elif amode == "t4":
         for j in range(NBA):
             e = f"(lid + {j * T}u)"
@@ -443,7 +407,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
     def load(k0):
         out = load_t4(k0)
         if km:
-            out += _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask, km)
+            out += _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask)
         for j in range(LA if amode != "t4" and not km else 0):
             conds = []
             if cm:
@@ -492,7 +456,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
     def store(buf):
         out = []
         if km:
-            out += _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4, km)
+            out += _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4)
         elif amode == "t4":
             for j in range(NBA):
                 st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"
@@ -632,12 +596,16 @@ def run(gpu, out, ins, *, buffers, tile=None):
         bbuf = _row_major(gpu, "matmul-b", bbuf, bb, nbc, B2, K, N, bsb, bsb2, bsn)
         bmode, bw2 = "v4", (K * N // 4 if nbc > 1 else 0)
         bw = [0, B2 * bw2, N // 4, 1]
-    # an A row-major along K against many columns of B: copied transposed (unit-stride along
-    # M), for the km tiles' direct loads (ENV_RELAYOUT_A: being measured, off by default)
+    # an A row-major along K against >= RELAYOUT_A_MIN columns of B (in all, for an A
+    # broadcast over the batch) is copied transposed (unit-stride along M) when the tile for
+    # the copied layout is a km tile: the km tiles load A^T directly into As[k][m/4]
+    # (ENV_RELAYOUT_A "0" / "1": never / always)
     nba = 1 if asb == asb2 == 0 else B
+    ra = os.environ.get(ENV_RELAYOUT_A, "auto")
     if amode == "v4" and N * B // nba >= RELAYOUT_A_MIN and M % 4 == 0 and \
-            nba * K * M * 4 <= min(SPLIT_MAX_BYTES, gpu.max_binding) and \
-            os.environ.get(ENV_RELAYOUT_A, "0") == "1":
+            nba * K * M * 4 <= min(SPLIT_MAX_BYTES, gpu.max_binding) and ra != "0" and \
+            (ra == "1" or a_km(tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage,
+                                                   tuned_table(gpu), "t4" + bmode))):
         abuf = _row_major(gpu, "matmul-a", abuf, ab, nba, B2, K, M, asb, asb2, asm)
         amode, aw2 = "t4", (K * M // 4 if nba > 1 else 0)
         aw = [0, B2 * aw2, 1, M // 4]

@@ -13,10 +13,17 @@ TABLE = {
         # 32x32x16 made 11.4 / 14.1 TFLOPS, these (split-K) 28.1 / 29.3
         'o19k14': '128x128x16',  # (C,BT)^@(BT,3C)
         'o18k14': '128x64x16',  # (C,BT)^@(BT,C)
-        # 2026-12-02, A^T (t4) against row-major B, km tiles (A's slice stored
-        # transposed): p^T@dy 28.1 -> 40.4 TFLOPS, x^T@dy 27.3 -> 33.3
-        'o23k8/t4v4': '128x64x16-km',  # att p^T@dy (BH,T,T)^@(BH,T,hd)
-        'o20k14/t4v4': '128x64x16-km',  # mlp x^T@dy (C,BT)^@(BT,4C)
+        # 2026-12-02, A^T (t4) against row-major B: km tiles (A's slice stored transposed,
+        # pipelined), TFLOPS before -> after (torch): gpu_bench.py --a-transposed --tiles ...
+        'o23k8/t4v4': '128x64x16-km-p',  # att p^T@dy: 28.2 -> 41.0 (36.3)
+        'o20k14/t4v4': '64x128x16-km-p',  # mlp x^T@dy (C,BT)^@(BT,4C): 27.2 -> 38.5 (48.6)
+        'o25k8/t4v4': '64x128x16-km-p',  # gpt dW qkv (B,C,T)^@(B,T,3C): 31.5 -> 43.5 (44.5)
+        'o26k8/t4v4': '64x128x16-km-p',  # gpt dW fc / fc2: 31.9 -> 44.1 / 44.0 (46.3)
+        'o24k8/t4v4': '64x128x16-km-p',  # gpt dW proj (B,C,T)^@(B,T,C): 28.3 -> 38.6 (38.3)
+        # row-major A copied transposed for these (matmul.RELAYOUT_A_MIN), copy included:
+        'o24k12/t4v4': '128x64x16-km-p',  # sq 4096: 41.3 -> 45.4 (50.9)
+        'o22k11/t4v4': '128x64x16-km-p',  # sq 2048: 38.7 -> 41.0 (50.3)
+        'o25k9/t4v4': '128x64x16-km-p',  # mlp x@W (BT,C)@(C,4C): 39.8 -> 41.9 (45.3)
         'o20k10': '64x64x16-8x8',  # sq 1024
         'o20k14': '128x128x16',  # mlp x^T@dy (C,BT)^@(BT,4C)
         'o22k11': '64x128x16',  # sq 2048
