@@ -17,6 +17,12 @@ each owning a TM x TN block of accumulators):
 * an invocation's columns are TN/4 vec4 groups spaced BN/(TN/4) apart and its
   rows TM rows spaced BM/TM apart, so a warp's loads from workgroup memory are
   broadcasts (A) or 256 contiguous bytes (B), and its stores to C coalesce.
+* km tiles (a name with "-km") store A's slice transposed, ``As[k][m/4]``, and give an
+  invocation TM/4 groups of 4 contiguous rows (groups 4 * BM/TM apart): per k it reads
+  TM/4 vec4 of A and TN/4 of B. There an A^T operand (``t4``) is stored as loaded and a
+  row-major A (``v4``) goes through the 4x4 register transpose. "-p" km tiles also
+  move the slice's store and barrier before the last k, whose operands are already in
+  registers, and read the next slice's first operands right after the barrier.
 
 Global loads are picked per operand: ``v4`` (16-byte vector loads along the dim the
 tile stores contiguously: K for A, N for B), ``t4`` (vector loads along the other dim:
@@ -27,12 +33,14 @@ neighbouring addresses (``sk`` / ``sm`` / ``sn``). Vector modes need the vector'
 unit-stride and every other stride, the offset and the vector's extent 4-aligned.
 A B^T against many rows of A (a Linear weight) is instead copied row-major first
 (``_row_major``, RELAYOUT_MIN): the copy is cheap beside the product and v4 runs faster.
+Likewise a row-major A against many columns of B is copied transposed when the tile the
+table gives the copied layout is a km tile (RELAYOUT_A_MIN).
 Edge checks are baked in only for the dims that need them (M % BM, N % BN, K % BK).
 The programs are compiled without wgpu's runtime bounds checks (``_program``).
 
 The tile: the adapter's row of the tuner table (matmul_table.py, keyed by
-``shape_class``), else the general ladder: the largest tile that still gives the GPU
-enough workgroups.
+``table_key``: the shape class and the operands' load modes, then ``shape_class`` alone),
+else the general ladder: the largest tile that still gives the GPU enough workgroups.
 """
 
 import os
