@@ -160,20 +160,16 @@ def matmul(a, b):
     with any strides, so operands are viewed, not copied, whenever their strides allow (a
     transposed operand is read through swapped strides; two batch dims that do not
     flatten stay two). A 2-D product is a batch of one whose (1, rows, cols)
-    Views are cached (an operand's on the tensor, the output's on its block's View), so
-    a training step that repeats its products makes no View and packs nothing.
+    Views are cached on the operands' and the output's Views (`_batch_of_one`), so a
+    training step that repeats its products makes no View and packs nothing.
     """
+    if len(a.shape) == 2 and len(b.shape) == 2:
+        out = new_tensor((a.shape[0], b.shape[1]))
+        out._storage.runtime.run("matmul", _batch_of_one(out._view),
+                                 (_batch_of_one(view_of(a)), _batch_of_one(view_of(b))), None)
+        return out
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    if a.ndim == 2 and b.ndim == 2:
-        out = new_tensor((m, n))
-        vo = out._view
-        batch = vo.as_batch
-        if batch is None:
-            batch = vo.as_batch = View(vo.block, 0, (1, m, n), (0, n, 1), "f32")
-        out._storage.runtime.run("matmul", batch, (broadcast_view(a, (1, m, k)),
-                                                   broadcast_view(b, (1, k, n))), None)
-        return out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out = new_tensor(batch + (m, n))
     layouts = [_batch_strides(a, batch), _batch_strides(b, batch)]
@@ -192,6 +188,14 @@ def matmul(a, b):
                                             contiguous_strides(shape3), "f32"),
                              (view_of(a3), view_of(b3)), None)
     return out
+
+
+def _batch_of_one(v):
+    """A (rows, cols) View read as the batch (1, rows, cols), cached on the View."""
+    batch = v.as_batch
+    if batch is None:
+        batch = v.as_batch = View(v.block, v.offset, (1,) + v.shape, (0,) + v.strides, v.dtype)
+    return batch
 
 
 def _batch_strides(t, batch):

@@ -18,7 +18,8 @@ class MatMul(Function):
     def compute(a, b):
         """The product with its checks: what forward runs, and what api.matmul runs
         without a node when no input requires grad (as the elementwise op functions do)."""
-        require_float(a, b, op="matmul")
+        if a._dtype != "f32" or b._dtype != "f32":
+            require_float(a, b, op="matmul")     # (raises, naming the dtype)
         if a.shape[-1] != b.shape[-2]:
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
                              f"multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")

@@ -199,7 +199,8 @@ class SimdBackend(Backend):
         pending = self._pending
         pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
         if eager or len(pending) >= BATCH_PARTS:
-            self.flush()
+            with self._flush_lock:    # (flush() without its check: pending is not empty)
+                self._push_pending()
 
     def pack(self, records, slots=()):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
