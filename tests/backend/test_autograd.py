@@ -14,6 +14,30 @@ def test_original_matmul_scenario(backend):
     assert a.matmul(b).numpy().ravel().tolist() == [58, 64, 139, 154]
 
 
+@pytest.mark.parametrize("a_shape", [(3, 5, 4), (2, 3, 5, 4), (0, 5, 4), (3, 0, 4), (3, 5, 0)])
+@pytest.mark.parametrize("permuted", [False, True])
+def test_weight_gradient_of_batched_input_is_one_product(backend, rng, a_shape, permuted):
+    # (..., M, K) @ a 2-D (K, N): the weight's gradient folds every batch's rows into one
+    # product (MatMul.backward), also for an input whose batch dims do not flatten (copied)
+    k, n = a_shape[-1], 6
+    a_np = rng.standard_normal(a_shape).astype(np.float32)
+    b_np = rng.standard_normal((k, n)).astype(np.float32)
+    g_np = rng.standard_normal(a_shape[:-1] + (n,)).astype(np.float32)
+    a = torchic.tensor(a_np, requires_grad=True)
+    b = torchic.tensor(b_np, requires_grad=True)
+    x, x_np = a, a_np
+    if permuted:
+        x, x_np = a.transpose(0, 1), a_np.swapaxes(0, 1)
+        g_np = g_np.swapaxes(0, 1).copy()
+    (x @ b).backward(torchic.tensor(g_np))
+    m = int(np.prod(x_np.shape[:-1]))
+    want_b = x_np.reshape(m, k).astype(np.float64).T @ g_np.reshape(m, n)
+    want_x = g_np.astype(np.float64) @ b_np.T
+    np.testing.assert_allclose(b.grad.numpy(), want_b, rtol=1e-5, atol=1e-5)
+    got_x = a.grad.numpy().swapaxes(0, 1) if permuted else a.grad.numpy()
+    np.testing.assert_allclose(got_x, want_x, rtol=1e-5, atol=1e-5)
+
+
 def test_x_squared_plus_3x(backend):
     x = torchic.tensor(2.0, requires_grad=True)
     y = x ** 2 + 3 * x

@@ -2,7 +2,8 @@
 
 from .. import raw
 from ..autograd import Function
-from .common import as_strided, require_float, sum_to_shape
+from ..shape import numel
+from .common import as_strided, require_float, reshape_raw, sum_to_shape
 
 
 def _transposed(t):
@@ -32,5 +33,18 @@ class MatMul(Function):
     def backward(self, g):
         a, b = self.saved
         ga = sum_to_shape(raw.matmul(g, _transposed(b)), a.shape) if self.needs_grad[0] else None
-        gb = sum_to_shape(raw.matmul(_transposed(a), g), b.shape) if self.needs_grad[1] else None
+        gb = None
+        if self.needs_grad[1]:
+            if b.ndim == 2 and a.ndim > 2:
+                # a 2-D b (a Linear weight against (B, T, C) inputs) met every row of every
+                # batch: its gradient is one product over all of them, (B*T, K)^T @ (B*T, N),
+                # as PyTorch computes it, instead of B products and a sum over B
+                gb = raw.matmul(_transposed(_rows(a)), _rows(g))
+            else:
+                gb = sum_to_shape(raw.matmul(_transposed(a), g), b.shape)
         return ga, gb
+
+
+def _rows(t):
+    """t (..., rows, cols) as one (all rows, cols) matrix: a view when its strides allow."""
+    return reshape_raw(t, (numel(t.shape[:-1]), t.shape[-1]))
