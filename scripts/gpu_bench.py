@@ -642,12 +642,12 @@ def matmul_shapes(quick):
             "mlp dy@W^T (BT,4C)@(4C,C)^": (1, BT, 4 * C, C, 0, 1),
             "mlp x^T@dy (C,BT)^@(BT,4C)": (1, C, BT, 4 * C, 1, 0),
             "mlp h@W2 (BT,4C)@(4C,C)": (1, BT, 4 * C, C, 0, 0),
-            # the GPT step's weight gradients: (B, T, C) inputs, one product per batch item
-            # (summed over B after): x^T @ dy per item, B 64, T 256
-            "gpt dW qkv (B,C,T)^@(B,T,3C)": (64, C, T, 3 * C, 1, 0),
-            "gpt dW fc (B,C,T)^@(B,T,4C)": (64, C, T, 4 * C, 1, 0),
-            "gpt dW proj (B,C,T)^@(B,T,C)": (64, C, T, C, 1, 0),
-            "gpt dW fc2 (B,4C,T)^@(B,T,C)": (64, 4 * C, T, C, 1, 0)}
+            # the GPT step's other weight gradients: its Linear layers see (B, T, C) inputs,
+            # whose rows MatMul.backward folds into one x^T @ dy over K = B*T (fc's is the
+            # mlp x^T@dy row above)
+            "gpt dW qkv (C,BT)^@(BT,3C)": (1, C, BT, 3 * C, 1, 0),
+            "gpt dW proj (C,BT)^@(BT,C)": (1, C, BT, C, 1, 0),
+            "gpt dW fc2 (4C,BT)^@(BT,C)": (1, 4 * C, BT, C, 1, 0)}
 
 
 def torch_matmul_shapes(shapes):

@@ -9,10 +9,11 @@ output side under 64). A class missing here takes matmul's general ladder. Measu
 TABLE = {
     # NVIDIA H200 (Vulkan), wgpu 0.32, 2026-12-01: scripts/gpu_bench.py --tune
     'nvidia h200': {
-        # 2026-12-02: 2-D weight gradients x^T @ dy over K = 16384 (C 384): the ladder's
-        # 32x32x16 made 11.4 / 14.1 TFLOPS, these (split-K) 28.1 / 29.3
-        'o19k14': '128x128x16',  # (C,BT)^@(BT,3C)
-        'o18k14': '128x64x16',  # (C,BT)^@(BT,C)
+        # 2-D weight gradients x^T @ dy over K = 16384 (C 384; the GPT step's qkv and proj
+        # Linear layers): 2026-12-02 the ladder's 32x32x16 made 11.4 / 14.1 TFLOPS,
+        # 128x128x16 / 128x64x16 (split-K) 28.1 / 29.3; 2026-12-03 km-p (torch 47.2 / 46.0):
+        'o19k14/t4v4': '128x64x16-km-p',  # (C,BT)^@(BT,3C): 29.5 -> 42.4
+        'o18k14/t4v4': '128x64x16-km-p',  # (C,BT)^@(BT,C): 29.2 -> 39.5
         # 2026-12-02, A^T (t4) against row-major B: km tiles (A's slice stored transposed,
         # pipelined), TFLOPS before -> after (torch): gpu_bench.py --a-transposed --tiles ...
         'o23k8/t4v4': '128x64x16-km-p',  # att p^T@dy: 28.2 -> 41.0 (36.3)
