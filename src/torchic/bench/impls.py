@@ -302,8 +302,8 @@ class TorchicImpl(Impl):
         import torchic as tc
         fns = {"matmul": operator.matmul, "add": operator.add, "mul": operator.mul,
                "exp": tc.exp, "tanh": tc.tanh, "copy": lambda a: a.clone(),
-               "sum": lambda a: a.sum(), "softmax": lambda a: tc.softmax(a, dim=-1),
-               "cross_entropy": tc.cross_entropy}
+               "sum": lambda a: a.sum(), "sum0": lambda a: a.sum(0),
+               "softmax": lambda a: tc.softmax(a, dim=-1), "cross_entropy": tc.cross_entropy}
         if name not in fns:
             raise NotSupported(name)
         return fns[name]
@@ -368,7 +368,8 @@ class NumpyImpl(Impl):
 
     def op_fn(self, name):
         fns = {"matmul": np.matmul, "add": np.add, "mul": np.multiply, "exp": np.exp,
-               "tanh": np.tanh, "copy": np.copy, "sum": np.sum}
+               "tanh": np.tanh, "copy": np.copy, "sum": np.sum,
+               "sum0": lambda a: a.sum(axis=0)}
         if name in fns:
             return fns[name]
         return lambda *xs: self.kernel(name, *xs)()
@@ -394,6 +395,8 @@ class NumpyImpl(Impl):
             return copy
         if name == "sum":
             return lambda: a.sum()
+        if name == "sum0":
+            return lambda: a.sum(axis=0)
         if name == "softmax":
             # max, exp, sum, divide: NumPy's best with no temporaries of the full size
             out = np.empty_like(a)
@@ -535,7 +538,7 @@ class TorchImpl(Impl):
         import torch
         fns = {"matmul": torch.matmul, "add": torch.add, "mul": torch.mul, "exp": torch.exp,
                "tanh": torch.tanh, "copy": torch.clone, "sum": torch.sum,
-               "softmax": lambda a: torch.softmax(a, dim=-1),
+               "sum0": lambda a: a.sum(0), "softmax": lambda a: torch.softmax(a, dim=-1),
                "cross_entropy": torch.nn.functional.cross_entropy}
         if name not in fns:
             raise NotSupported(name)
@@ -682,7 +685,8 @@ class TinygradImpl(Impl):
     def op_fn(self, name):
         fns = {"matmul": lambda a, b: a @ b, "add": lambda a, b: a + b,
                "mul": lambda a, b: a * b, "exp": lambda a: a.exp(), "tanh": lambda a: a.tanh(),
-               "sum": lambda a: a.sum(), "softmax": lambda a: a.softmax(-1),
+               "sum": lambda a: a.sum(), "sum0": lambda a: a.sum(0),
+               "softmax": lambda a: a.softmax(-1),
                "cross_entropy": lambda a, t: a.sparse_categorical_crossentropy(t)}
         if name not in fns:
             raise NotSupported(name)

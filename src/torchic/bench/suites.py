@@ -140,6 +140,15 @@ def reduce_suite(ctx):
             "reduce", "sum", human(n), {"numel": n}, "GB/s", 4.0 * n,
             lambda impl, d=data: impl.kernel("sum", impl.tensor(d())),
             lambda d=data: d().astype(np.float64).sum(), rtol=1e-5, atol=0.0))
+    # a bias gradient: (B*T, C) summed over its rows, the reduced elements C apart (a GPT
+    # step's Linear layers: C 384 and 4C)
+    for rows, cols in ([(256, 64)] if quick else [(16384, 384), (16384, 1536)]):
+        data = functools.lru_cache(None)(lambda r=rows, c=cols: _randn(_rng(8, r, c), r, c))
+        cases.append(Case(
+            "reduce", "sum0", f"{rows}x{cols}", {"rows": rows, "cols": cols}, "GB/s",
+            4.0 * rows * cols, lambda impl, d=data: impl.kernel("sum0", impl.tensor(d())),
+            lambda d=data: d().astype(np.float64).sum(axis=0), rtol=1e-5,
+            atol=2e-7 * rows))     # (NumPy adds the rows one by one in float32)
     shapes = [(64, 256)] if quick else [(4096, 1024)]
     if ctx["gpu"] and not quick:
         shapes.append((65536, 1024))   # 64M floats: the GPU bandwidth target

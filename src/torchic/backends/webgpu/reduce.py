@@ -39,6 +39,7 @@ R_LAYOUT_MAX_C = 4096         # ... and up to this row length
 COLS, LANES = 64, 4           # columns layout: rows per workgroup, invocations per row
 COLUMN_GROUPS = 1024          # aim: workgroups of a columns pass (chunks cut to reach it)
 COLUMN_MIN_CHUNK = 64         # ... but no chunk under this many elements
+UNROLL = 4                    # ... elements an invocation loads per trip of its loop
 
 COMBINE = {
     "sum": ("0.0", "{a} + {b}"),
@@ -182,23 +183,37 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
 
 def _build_columns(mode, od, idims, dtype):
     """The columns layout (module docstring): workgroup g takes rows (g / S) * COLS + [0,
-    COLS) and chunk g % S of their reduced elements; writes O[obase + chunk * R + row]."""
+    COLS) and chunk g % S of their reduced elements; writes O[obase + chunk * R + row].
+    An invocation's loop takes UNROLL of its elements per trip into as many accumulators,
+    so that many loads are in flight at once (one load per trip waited on the memory's
+    latency: the loop ran at a third of the copy bandwidth); they combine in a fixed order."""
     ident, comb = (COMBINE_I32 if dtype == "i32" else COMBINE)[mode]
     src = wgsl.header([("O", dtype), ("A", dtype)]) + wgsl.FLOAT_FNS
     src += f"var<workgroup> sv: array<{dtype}, {WGR}>;\n"
+    R, C, obase, abase = par(0), par(1), par(2), par(3)
     ocode, k = _index_code("o", "row", od, 4)
-    icode, k = _index_code("i", "c", idims, k)
-    R, C, obase, abase, chunk, S = par(0), par(1), par(2), par(3), par(k), par(k + 1)
+
+    def add(u, c):      # acc{u} takes element c of the row (the index code, then the load)
+        icode, _ = _index_code(f"i{u}", c, idims, k)
+        return icode + [f"acc{u} = {comb.format(a=f'acc{u}', b=f'A[{abase} + ooff + i{u}off]')};"]
+    unrolled = [line for u in range(UNROLL) for line in add(u, f"c + {u * LANES}u")]
+    tail = add(0, "c")
+    chunk, S = par(k + 2 * idims), par(k + 2 * idims + 1)
     total = "sv[lid]"
     for lane in range(1, LANES):
         total = comb.format(a=total, b=f"sv[lid + {lane * COLS}u]")
+    acc = "acc0"
+    for u in range(1, UNROLL):
+        acc = comb.format(a=acc, b=f"acc{u}")
     lines = ["let g = wid.y * nwg.x + wid.x;", f"let part = g % {S};",
              f"let row = (g / {S}) * {COLS}u + lid % {COLS}u;", f"let lane = lid / {COLS}u;",
              f"let c0 = part * {chunk};", f"let c1 = min({C}, c0 + {chunk});",
              f"var acc: {dtype} = {ident};", f"if (row < {R}) {{"] + ocode + \
-            [f"for (var c = c0 + lane; c < c1; c = c + {LANES}u) {{"] + icode + \
-            [f"let x = A[{abase} + ooff + ioff];", f"acc = {comb.format(a='acc', b='x')};",
-             "}", "}", "sv[lid] = acc;", "workgroupBarrier();",
+            [f"var acc{u}: {dtype} = {ident};" for u in range(UNROLL)] + \
+            ["var c = c0 + lane;",
+             f"for (; c + {(UNROLL - 1) * LANES}u < c1; c = c + {UNROLL * LANES}u) {{"] + \
+            unrolled + ["}", f"for (; c < c1; c = c + {LANES}u) {{"] + tail + \
+            ["}", f"acc = {acc};", "}", "sv[lid] = acc;", "workgroupBarrier();",
              f"if (lane == 0u && row < {R}) {{ O[{obase} + part * {R} + row] = {total}; }}"]
     return src + wgsl.entry(WGR) + "  " + "\n  ".join(lines) + "\n}\n", 2
 
