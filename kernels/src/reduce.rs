@@ -224,7 +224,12 @@ impl Kernel for PartK<'_> {
     }
 }
 
-/// W columns at a time: out[j..j+W] = red over r of a[r * sr + j..]
+/// Columns reduced down the rows: out[j] = red over r of a[r * sr + j]. Each walk down the
+/// rows reads a panel of neighbouring columns as one contiguous run per row: a sum adds
+/// it into an f32 buffer of the panel (flushed into f64 totals every SUM_BLOCK rows: the
+/// rows stream in order, as NumPy reads them), max / min keep up to PANEL vectors in
+/// registers. One vector of columns per walk read a cache line per row `sr` apart into one
+/// add chain (a bias gradient (16384, 384) at 7.9 GB/s, NumPy 21.7, one Zen 4 core).
 struct ColsK<'a> {
     red: Red,
     outer: &'a Nest<2>,
@@ -235,69 +240,102 @@ struct ColsK<'a> {
     o: *mut f32,
     a: *const f32,
 }
+const PANEL: usize = 8;
+const SUM_PANEL: usize = 4096;
+const SUM_BLOCK: usize = 256;
 impl Kernel for ColsK<'_> {
     type Out = ();
     #[inline(always)]
     fn run<S: Simd>(self) {
         let w = S::W;
         let init = self.red.identity();
+        let panel = if self.red == Red::Sum { SUM_PANEL } else { PANEL * w };
         let mut runs = self.outer.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
             let (o, a) = unsafe { (self.o.offset(off[0]), self.a.offset(off[1])) };
             let mut j = 0;
             while j < len {
-                let m = (len - j).min(w);
+                let m = (len - j).min(panel);    // columns in this panel
                 unsafe {
                     let col = a.add(j);
-                    match self.red {
-                        Red::Sum => {
-                            let mut tot = [0f64; 16];
-                            let mut r = 0;
-                            while r < self.rows {
-                                let end = (r + 256).min(self.rows);
-                                let mut acc = S::zero();
-                                while r < end {
-                                    acc = S::add(
-                                        acc,
-                                        S::load_upto(col.offset(r as isize * self.sr), m, init),
-                                    );
-                                    r += 1;
-                                }
-                                let mut buf = [0f32; 16];
-                                S::store(buf.as_mut_ptr(), acc);
-                                for l in 0..w {
-                                    tot[l] += buf[l] as f64;
-                                }
-                            }
-                            for l in 0..m {
-                                *o.add(j + l) = tot[l] as f32;
-                            }
-                        }
-                        Red::Max | Red::Min => {
-                            let mut acc = S::splat(init);
-                            let mut nan = S::isnan(S::zero());
-                            for r in 0..self.rows {
-                                let x = S::load_upto(col.offset(r as isize * self.sr), m, init);
-                                nan = S::mor(nan, S::isnan(x));
-                                acc = if self.red == Red::Max {
-                                    S::max(x, acc)
-                                } else {
-                                    S::min(x, acc)
-                                };
-                            }
-                            acc = S::select(nan, S::splat(f32::NAN), acc);
-                            if m == w {
-                                S::store(o.add(j), acc)
-                            } else {
-                                S::store_part(o.add(j), acc, m)
-                            }
-                        }
+                    if self.red == Red::Sum {
+                        sum_columns::<S>(col, self.rows, self.sr, m, o.add(j));
+                    } else {
+                        extreme_columns::<S>(col, self.rows, self.sr, m, o.add(j),
+                                             self.red == Red::Max, init);
                     }
                 }
                 j += m;
             }
         }
     }
+}
+
+/// out[0..m] = sum over r < rows of col[r * sr + 0..m] (m <= SUM_PANEL)
+#[inline(always)]
+unsafe fn sum_columns<S: Simd>(col: *const f32, rows: usize, sr: isize, m: usize, out: *mut f32) {
+    let w = S::W;
+    let full = m / w * w;
+    let mut buf = vec![0f32; m];
+    let mut tot = vec![0f64; m];
+    let b = buf.as_mut_ptr();
+    let mut r = 0;
+    while r < rows {
+        let end = (r + SUM_BLOCK).min(rows);
+        while r < end {
+            let row = col.offset(r as isize * sr);
+            let mut l = 0;
+            while l < full {
+                S::store(b.add(l), S::add(S::load(b.add(l)), S::load(row.add(l))));
+                l += w;
+            }
+            while l < m {
+                *b.add(l) += *row.add(l);
+                l += 1;
+            }
+            r += 1;
+        }
+        for (t, x) in tot.iter_mut().zip(buf.iter_mut()) {
+            *t += *x as f64;
+            *x = 0.0;
+        }
+    }
+    for (l, t) in tot.iter().enumerate() {
+        *out.add(l) = *t as f32;
+    }
+}
+
+/// out[0..m] = max (or min) over r < rows of col[r * sr + 0..m], NaN where a NaN was met
+/// (m <= PANEL * W: the accumulators stay in registers)
+#[inline(always)]
+unsafe fn extreme_columns<S: Simd>(
+    col: *const f32,
+    rows: usize,
+    sr: isize,
+    m: usize,
+    out: *mut f32,
+    is_max: bool,
+    init: f32,
+) {
+    let w = S::W;
+    let vecs = m.div_ceil(w);
+    let last = m - (vecs - 1) * w;       // columns of the last vector
+    let mut acc = [S::splat(init); PANEL];
+    let mut nan = [S::isnan(S::zero()); PANEL];
+    for r in 0..rows {
+        let row = col.offset(r as isize * sr);
+        for v in 0..vecs {
+            let p = row.add(v * w);
+            let x = if v + 1 < vecs || last == w { S::load(p) } else { S::load_upto(p, last, init) };
+            nan[v] = S::mor(nan[v], S::isnan(x));
+            acc[v] = if is_max { S::max(x, acc[v]) } else { S::min(x, acc[v]) };
+        }
+    }
+    let mut res = [0f32; PANEL * 16];
+    for v in 0..vecs {
+        S::store(res.as_mut_ptr().add(v * w), S::select(nan[v], S::splat(f32::NAN), acc[v]));
+    }
+    std::ptr::copy_nonoverlapping(res.as_ptr(), out, m);
 }
 
 /// An int32 reduction (int32 out): exact, scalar; a sum wraps around as NumPy's int32 sum.
@@ -392,13 +430,20 @@ pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResul
         unsafe { *out.f() = v as f32 };
         return Ok(());
     }
-    let n = split_count(n_out * n_in, threads, crate::elementwise::PAR_MIN).min(n_out);
     let cols = inner.nd == 1
         && inner.st[0][0] != 1
         && outer.nd >= 1
         && outer.st[0][0] == 1
         && outer.st[1][0] == 1
         && outer.shape[0] >= 4;
+    // Column parts of at least SUM_PANEL columns: narrower ones read every row in pieces
+    // from several cores at once, and the prefetchers fetch each other's halves (a bias
+    // gradient (16384, 384) on 2 Zen 4 threads: 12 GB/s, one thread 25-30)
+    let n = if cols {
+        split_count(n_out, threads, SUM_PANEL)
+    } else {
+        split_count(n_out * n_in, threads, crate::elementwise::PAR_MIN).min(n_out)
+    };
     pool.run(n, &|t| {
         let (lo, hi) = chunk(n_out, n, t, 16);
         let p = &p;

@@ -118,6 +118,22 @@ def test_reduce_empty_and_columns(h):
     np.testing.assert_array_equal(h.run("min", h.empty((77,)), h.view(h.put(x), 0, (77, 300), (1, 77)), naxes=1), x.min(0))
 
 
+@pytest.mark.parametrize("rows, cols", [(300, 77), (257, 4100), (600, 8200), (5, 16)])
+def test_column_reductions_of_contiguous_rows(h, rows, cols):
+    # (rows, cols) reduced over its rows (a bias gradient): panels of up to 4096 columns
+    # (several, with a partial vector at the end), sums flushed every 256 rows, column
+    # parts over the pool's two threads from 8192 columns; a NaN in max / min
+    x = rand(rows, cols)
+    x[rows // 2, cols - 1] = np.nan
+    tv = h.view(h.put(x), 0, (cols, rows), (1, cols))
+    for op in ("max", "min"):
+        np.testing.assert_array_equal(h.run(op, h.empty((cols,)), tv, naxes=1),
+                                      getattr(x, op)(0))
+    x[rows // 2, cols - 1] = 0.0
+    got = h.run("sum", h.empty((cols,)), h.view(h.put(x), 0, (cols, rows), (1, cols)), naxes=1)
+    np.testing.assert_allclose(got, f64(x).sum(0), rtol=1e-6, atol=1e-4)
+
+
 def test_sum_10m_uniform(h):
     x = np.random.default_rng(3).uniform(0, 1, 10_000_000).astype(np.float32)
     got = h.run("sum", h.empty(()), h.put(x), naxes=1)
