@@ -39,7 +39,7 @@ R_LAYOUT_MAX_C = 4096         # ... and up to this row length
 COLS, LANES = 64, 4           # columns layout: rows per workgroup, invocations per row
 COLUMN_GROUPS = 1024          # aim: workgroups of a columns pass (chunks cut to reach it)
 COLUMN_MIN_CHUNK = 64         # ... but no chunk under this many elements
-UNROLL = 4                    # ... elements an invocation loads per trip of its loop
+UNROLL = 4                    # elements a w / columns invocation loads per trip of its loop
 
 COMBINE = {
     "sum": ("0.0", "{a} + {b}"),
@@ -84,6 +84,25 @@ def _index_code(prefix, var, dims, k):
     return lines, k + 2 * dims
 
 
+def _unrolled_loop(comb, dtype, ident, idims, k, abase, first, step, end):
+    """Lines that set `acc` (declared before) to the combination of A[abase + ooff + ioff(c)]
+    for c = first, first + step, ... < end, the index code of c from parameter word k on.
+    A trip of the loop takes UNROLL elements into as many accumulators, so that many loads
+    are in flight at once (one load per trip waited on the memory's latency: the columns
+    layout ran at a third of the copy bandwidth); they combine in a fixed order."""
+    def add(u, c):      # acc{u} takes element c (its index code, then the load)
+        icode, _ = _index_code(f"i{u}", c, idims, k)
+        return icode + [f"acc{u} = {comb.format(a=f'acc{u}', b=f'A[{abase} + ooff + i{u}off]')};"]
+    total = "acc0"
+    for u in range(1, UNROLL):
+        total = comb.format(a=total, b=f"acc{u}")
+    return [f"var acc{u}: {dtype} = {ident};" for u in range(UNROLL)] + \
+        [f"var c = {first};", f"for (; c + {(UNROLL - 1)}u * {step} < {end}; "
+                               f"c = c + {UNROLL}u * {step}) {{"] + \
+        [line for u in range(UNROLL) for line in add(u, f"c + {u}u * {step}")] + \
+        ["}", f"for (; c < {end}; c = c + {step}) {{"] + add(0, "c") + ["}", f"acc = {total};"]
+
+
 def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
     """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims;
     dtype: the input's (and, but for argmax, out's) element type.
@@ -101,6 +120,7 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
     src = wgsl.header(bind) + wgsl.FLOAT_FNS + (ARG_BETTER if arg else "")
     k = 4
     ocode, k = _index_code("o", "row", od, k)
+    k_in = k     # (the reduced dims' words)
     icode, k = _index_code("i", "c", idims, k)
     chunk = par(k) if split else None
     R, C, obase, abase = par(0), par(1), par(2), par(3)
@@ -154,8 +174,12 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
             lines += ["let row = g;", f"if (row >= {R}) {{ return; }}", "let c0 = 0u;",
                       f"let c1 = {C};"]
         lines += ocode + init
-        lines += [f"for (var c = c0 + lid; c < c1; c = c + {wg}u) {{"] + icode + \
-                 [f"let x = A[{abase} + ooff + ioff];"] + step + ["}"]
+        if arg:
+            lines += [f"for (var c = c0 + lid; c < c1; c = c + {wg}u) {{"] + icode + \
+                     [f"let x = A[{abase} + ooff + ioff];"] + step + ["}"]
+        else:
+            lines += _unrolled_loop(combine[mode][1], dtype, combine[mode][0], idims, k_in,
+                                    abase, "c0 + lid", f"{wg}u", "c1")
         if arg:
             lines += ["sv[lid] = best;", "si[lid] = bi;", "workgroupBarrier();",
                       f"for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{",
@@ -183,38 +207,23 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
 
 def _build_columns(mode, od, idims, dtype):
     """The columns layout (module docstring): workgroup g takes rows (g / S) * COLS + [0,
-    COLS) and chunk g % S of their reduced elements; writes O[obase + chunk * R + row].
-    An invocation's loop takes UNROLL of its elements per trip into as many accumulators,
-    so that many loads are in flight at once (one load per trip waited on the memory's
-    latency: the loop ran at a third of the copy bandwidth); they combine in a fixed order."""
+    COLS) and chunk g % S of their reduced elements; writes O[obase + chunk * R + row]."""
     ident, comb = (COMBINE_I32 if dtype == "i32" else COMBINE)[mode]
     src = wgsl.header([("O", dtype), ("A", dtype)]) + wgsl.FLOAT_FNS
     src += f"var<workgroup> sv: array<{dtype}, {WGR}>;\n"
     R, C, obase, abase = par(0), par(1), par(2), par(3)
     ocode, k = _index_code("o", "row", od, 4)
-
-    def add(u, c):      # acc{u} takes element c of the row (the index code, then the load)
-        icode, _ = _index_code(f"i{u}", c, idims, k)
-        return icode + [f"acc{u} = {comb.format(a=f'acc{u}', b=f'A[{abase} + ooff + i{u}off]')};"]
-    unrolled = [line for u in range(UNROLL) for line in add(u, f"c + {u * LANES}u")]
-    tail = add(0, "c")
     chunk, S = par(k + 2 * idims), par(k + 2 * idims + 1)
     total = "sv[lid]"
     for lane in range(1, LANES):
         total = comb.format(a=total, b=f"sv[lid + {lane * COLS}u]")
-    acc = "acc0"
-    for u in range(1, UNROLL):
-        acc = comb.format(a=acc, b=f"acc{u}")
     lines = ["let g = wid.y * nwg.x + wid.x;", f"let part = g % {S};",
              f"let row = (g / {S}) * {COLS}u + lid % {COLS}u;", f"let lane = lid / {COLS}u;",
              f"let c0 = part * {chunk};", f"let c1 = min({C}, c0 + {chunk});",
              f"var acc: {dtype} = {ident};", f"if (row < {R}) {{"] + ocode + \
-            [f"var acc{u}: {dtype} = {ident};" for u in range(UNROLL)] + \
-            ["var c = c0 + lane;",
-             f"for (; c + {(UNROLL - 1) * LANES}u < c1; c = c + {UNROLL * LANES}u) {{"] + \
-            unrolled + ["}", f"for (; c < c1; c = c + {LANES}u) {{"] + tail + \
-            ["}", f"acc = {acc};", "}", "sv[lid] = acc;", "workgroupBarrier();",
-             f"if (lane == 0u && row < {R}) {{ O[{obase} + part * {R} + row] = {total}; }}"]
+        _unrolled_loop(comb, dtype, ident, idims, k, abase, "c0 + lane", f"{LANES}u", "c1") + \
+        ["}", "sv[lid] = acc;", "workgroupBarrier();",
+         f"if (lane == 0u && row < {R}) {{ O[{obase} + part * {R} + row] = {total}; }}"]
     return src + wgsl.entry(WGR) + "  " + "\n  ".join(lines) + "\n}\n", 2
 
 
