@@ -249,20 +249,31 @@ impl Kernel for ColsK<'_> {
     fn run<S: Simd>(self) {
         let w = S::W;
         let init = self.red.identity();
-        let panel = if self.red == Red::Sum { SUM_PANEL } else { PANEL * w };
+        let panel = if self.red == Red::Sum {
+            SUM_PANEL
+        } else {
+            PANEL * w
+        };
         let mut runs = self.outer.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
             let (o, a) = unsafe { (self.o.offset(off[0]), self.a.offset(off[1])) };
             let mut j = 0;
             while j < len {
-                let m = (len - j).min(panel);    // columns in this panel
+                let m = (len - j).min(panel); // columns in this panel
                 unsafe {
                     let col = a.add(j);
                     if self.red == Red::Sum {
                         sum_columns::<S>(col, self.rows, self.sr, m, o.add(j));
                     } else {
-                        extreme_columns::<S>(col, self.rows, self.sr, m, o.add(j),
-                                             self.red == Red::Max, init);
+                        extreme_columns::<S>(
+                            col,
+                            self.rows,
+                            self.sr,
+                            m,
+                            o.add(j),
+                            self.red == Red::Max,
+                            init,
+                        );
                     }
                 }
                 j += m;
@@ -319,21 +330,32 @@ unsafe fn extreme_columns<S: Simd>(
 ) {
     let w = S::W;
     let vecs = m.div_ceil(w);
-    let last = m - (vecs - 1) * w;       // columns of the last vector
+    let last = m - (vecs - 1) * w; // columns of the last vector
     let mut acc = [S::splat(init); PANEL];
     let mut nan = [S::isnan(S::zero()); PANEL];
     for r in 0..rows {
         let row = col.offset(r as isize * sr);
         for v in 0..vecs {
             let p = row.add(v * w);
-            let x = if v + 1 < vecs || last == w { S::load(p) } else { S::load_upto(p, last, init) };
+            let x = if v + 1 < vecs || last == w {
+                S::load(p)
+            } else {
+                S::load_upto(p, last, init)
+            };
             nan[v] = S::mor(nan[v], S::isnan(x));
-            acc[v] = if is_max { S::max(x, acc[v]) } else { S::min(x, acc[v]) };
+            acc[v] = if is_max {
+                S::max(x, acc[v])
+            } else {
+                S::min(x, acc[v])
+            };
         }
     }
     let mut res = [0f32; PANEL * 16];
     for v in 0..vecs {
-        S::store(res.as_mut_ptr().add(v * w), S::select(nan[v], S::splat(f32::NAN), acc[v]));
+        S::store(
+            res.as_mut_ptr().add(v * w),
+            S::select(nan[v], S::splat(f32::NAN), acc[v]),
+        );
     }
     std::ptr::copy_nonoverlapping(res.as_ptr(), out, m);
 }
