@@ -177,10 +177,6 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
         if arg:
             lines += [f"for (var c = c0 + lid; c < c1; c = c + {wg}u) {{"] + icode + \
                      [f"let x = A[{abase} + ooff + ioff];"] + step + ["}"]
-        else:
-            lines += _unrolled_loop(combine[mode][1], dtype, combine[mode][0], idims, k_in,
-                                    abase, "c0 + lid", f"{wg}u", "c1")
-        if arg:
             lines += ["sv[lid] = best;", "si[lid] = bi;", "workgroupBarrier();",
                       f"for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{",
                       "  if (lid < s && better(sv[lid], si[lid], sv[lid + s], si[lid + s])) {",
@@ -193,7 +189,8 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
                 lines += [f"if (lid == 0u) {{ O[{obase} + row] = "
                           f"i32(select(si[0], 0u, si[0] == 0xffffffffu)); }}"]
         else:
-            _, comb = combine[mode]
+            lines += _unrolled_loop(comb, dtype, ident, idims, k_in, abase, "c0 + lid",
+                                    f"{wg}u", "c1")
             tree = comb.format(a="sv[lid]", b="sv[lid + s]")
             out_at = f"{obase} + row * S + part" if split else f"{obase} + row"
             lines += ["sv[lid] = acc;", "workgroupBarrier();",
