@@ -480,6 +480,52 @@ def gpt_profile(quick, text_path=None, top=25):
     return out
 
 
+# torch CUDA kernel names -> the rows gpt_profile's torchic kernels are grouped by
+_TORCH_KERNEL_KINDS = (("matmul", ("gemm", "sgemm", "cutlass", "ampere", "sm90", "cublas")),
+                       ("softmax", ("softmax",)), ("layer norm", ("layer_norm", "layernorm")),
+                       ("dropout", ("dropout", "fused_dropout", "bernoulli")),
+                       ("adam", ("adam", "foreach", "multi_tensor")),
+                       ("reduce", ("reduce",)), ("copy", ("copy", "cat")),
+                       ("embedding / cross entropy", ("embedding", "nll", "index", "scatter")),
+                       ("elementwise", ("elementwise", "vectorized", "where", "gelu",
+                                        "masked", "fill")))
+
+
+def torch_gpt_profile(quick, text_path=None, steps=3):
+    """GPU time of torch CUDA eager's GPT step per kernel kind (torch.profiler over `steps`
+    steps, per step): what torch's step spends on matmuls and on the rest, beside gpt_profile."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    cfg, data, vocab, name = gpt_inputs(quick, text_path)
+    step = _torch_gpt_step(cfg, data, vocab, False)
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    kinds, kernels = {}, {}
+    for ev in prof.key_averages():
+        us = getattr(ev, "self_device_time_total", None)
+        if us is None:
+            us = getattr(ev, "self_cuda_time_total", 0)
+        if not us or ev.key.startswith("ProfilerStep"):
+            continue
+        low = ev.key.lower()
+        kind = next((k for k, words in _TORCH_KERNEL_KINDS if any(w in low for w in words)),
+                    "other")
+        kinds[kind] = kinds.get(kind, 0.0) + us * 1e-3 / steps
+        kernels[ev.key[:90]] = (ev.count // steps, us * 1e-3 / steps)
+    total = sum(kinds.values())
+    top = sorted(kernels.items(), key=lambda kv: -kv[1][1])[:25]
+    out = {"config": gpt.label(cfg), "gpu_ms": total,
+           "kinds": dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
+           "kernels": [{"kernel": k, "count": c, "ms": ms} for k, (c, ms) in top]}
+    print("torch gpt profile", out, flush=True)
+    return out
+
+
 def gpt_match(quick, text_path=None, steps=50):
     """Issue 17's loss check at the full size: the first `steps` eager training losses of
     torchic webgpu and torch CUDA with dropout masks shared (gpt.matched_losses); the
@@ -715,7 +761,7 @@ def main():
                     help="also time the squares and the MLP products with A stored transposed")
     ap.add_argument("--skip", default="",
                     help="comma list of parts to skip: matmul,squares,bw,makemore,gpt,gpt_match,"
-                         "latency,torch")
+                         "latency,torch,torch_profile")
     ap.add_argument("--gpt-steps", type=int, default=500,
                     help="training steps of the gpt part's loss run (0: step times only)")
     ap.add_argument("--gpt-text", default=None,
@@ -786,6 +832,9 @@ def main():
         result["gpt_match"] = _guarded(lambda: gpt_match(args.quick, args.gpt_text))
     if "gpt" not in skip:
         result["gpt_profile"] = gpt_profile(args.quick, args.gpt_text)
+        if with_torch and "torch_profile" not in skip:
+            result["torch_gpt_profile"] = _guarded(lambda: torch_gpt_profile(args.quick,
+                                                                              args.gpt_text))
         result["gpt"] = gpt_step_times(args.quick, with_torch, args.gpt_text)
         if args.gpt_steps:
             result["gpt_training"] = gpt_training(args.quick, with_torch, args.gpt_steps,

@@ -2,11 +2,14 @@
 //! Threefry-2x32 with 20 rounds (Salmon et al. 2011, the counter-based generator of
 //! Random123 and JAX), the same bits as the workers and webgpu kernels.
 //!
-//! Element i (flat, row-major) of the contiguous out is x[i] * m, m = `scale` where the
-//! first word of threefry2x32_20(key, (i, 0)), shifted right by 8, is >= threshold, else
-//! 0.0. Every element is independent: the loop is plain u32 arithmetic, run through
-//! `dispatch` so it is compiled (and auto-vectorised) with the active ISA's features, and
-//! split over the pool in flat ranges; x may have any strides (walked as a `Nest`).
+//! Element i (flat, row-major) of the contiguous out is x[i] * m, m = `scale` where word
+//! i & 1 of threefry2x32_20(key, (i >> 1, 0)), shifted right by 8, is >= threshold, else
+//! 0.0: one evaluation gives the masks of the pair (2j, 2j + 1). Every pair is independent:
+//! the loop is plain u32 arithmetic, run through `dispatch` so it is compiled (and
+//! auto-vectorised) with the active ISA's features, and split over the pool in flat ranges;
+//! x may have any strides (walked as a `Nest`). A run (a range's piece along the inner dim)
+//! may start or end inside a pair: its first element (odd i) takes word 1 of its own
+//! evaluation, its last (even i) word 0.
 
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::runtime::{KResult, Pool};
@@ -57,14 +60,25 @@ pub fn threefry2x32(key: [u32; 2], counter: [u32; 2]) -> [u32; 2] {
     x
 }
 
-/// The mask's value for flat index i.
+/// The mask's value for a Threefry word.
 #[inline(always)]
-fn mask(key: [u32; 2], i: u32, threshold: u32, scale: f32) -> f32 {
-    if threefry2x32(key, [i, 0])[0] >> 8 >= threshold {
+fn keep(word: u32, threshold: u32, scale: f32) -> f32 {
+    if word >> 8 >= threshold {
         scale
     } else {
         0.0
     }
+}
+
+/// The mask's value for flat index i alone (a run's odd first element or its even last one:
+/// a whole evaluation for one element).
+#[inline(always)]
+fn mask1(key: [u32; 2], i: usize, threshold: u32, scale: f32) -> f32 {
+    keep(
+        threefry2x32(key, [(i >> 1) as u32, 0])[i & 1],
+        threshold,
+        scale,
+    )
 }
 
 struct DropK<'a> {
@@ -93,18 +107,45 @@ impl Kernel for DropK<'_> {
             // overlaps x (ops.py's contract for an op outside the elementwise families)
             unsafe {
                 let (o, x) = (self.out.offset(oo), self.x.offset(ox));
-                if so == 1 && sx == 1 {
+                if so != 1 {
+                    // (a 0-d nest: one element)
+                    for j in 0..len as isize {
+                        let i = (oo + j * so) as usize;
+                        *o.offset(j * so) = *x.offset(j * sx) * mask1(key, i, threshold, scale);
+                    }
+                    continue;
+                }
+                // elements [0, head) finish a pair begun before the run, [head, head + body)
+                // are whole pairs (flat index 2c, 2c + 1), the rest (0 or 1) begins one
+                let first = oo as usize;
+                let head = (first & 1).min(len);
+                let body = (len - head) & !1;
+                let c0 = (first + head) >> 1;
+                if head == 1 {
+                    *o = *x * mask1(key, first, threshold, scale);
+                }
+                let ob = std::slice::from_raw_parts_mut(o.add(head), body);
+                if sx == 1 {
                     // (slices: the loop the compiler vectorises)
-                    let o = std::slice::from_raw_parts_mut(o, len);
-                    let x = std::slice::from_raw_parts(x, len);
-                    for (j, (o, &x)) in o.iter_mut().zip(x).enumerate() {
-                        *o = x * mask(key, (oo as usize + j) as u32, threshold, scale);
+                    let xb = std::slice::from_raw_parts(x.add(head), body);
+                    for (c, (o, x)) in ob.chunks_exact_mut(2).zip(xb.chunks_exact(2)).enumerate() {
+                        let w = threefry2x32(key, [(c0 + c) as u32, 0]);
+                        o[0] = x[0] * keep(w[0], threshold, scale);
+                        o[1] = x[1] * keep(w[1], threshold, scale);
                     }
                 } else {
-                    for j in 0..len as isize {
-                        let i = (oo + j * so) as u32;
-                        *o.offset(j * so) = *x.offset(j * sx) * mask(key, i, threshold, scale);
+                    let xb = x.offset(head as isize * sx);
+                    for (c, o) in ob.chunks_exact_mut(2).enumerate() {
+                        let w = threefry2x32(key, [(c0 + c) as u32, 0]);
+                        let xc = xb.offset(2 * c as isize * sx);
+                        o[0] = *xc * keep(w[0], threshold, scale);
+                        o[1] = *xc.offset(sx) * keep(w[1], threshold, scale);
                     }
+                }
+                let last = head + body;
+                if last < len {
+                    *o.add(last) =
+                        *x.offset(last as isize * sx) * mask1(key, first + last, threshold, scale);
                 }
             }
         }
@@ -141,6 +182,7 @@ pub fn dropout(pool: &Pool, out: &Arr, x: &Arr, key: &Arr, threshold: u32, scale
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::{dispatch_on, Isa};
     use crate::view::DType;
 
     #[test]
@@ -165,8 +207,8 @@ mod tests {
         let k = Arr::i32s(&mut key, &[2]);
         let threshold = 1 << 23; // p = 0.5
         let want = |i: usize, x: f32| {
-            let x0 = threefry2x32([5, -3i32 as u32], [i as u32, 0])[0];
-            x * if x0 >> 8 >= threshold { 2.0 } else { 0.0 }
+            let w = threefry2x32([5, -3i32 as u32], [(i / 2) as u32, 0])[i % 2];
+            x * if w >> 8 >= threshold { 2.0 } else { 0.0 }
         };
         // contiguous x, then x the transpose of a (cols, rows) array (strided)
         for transposed in [false, true] {
@@ -192,5 +234,68 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn ranges_and_runs_may_start_and_end_inside_a_pair() {
+        // the pool cuts a flat range [lo, hi) for each thread; a strided x's runs are rows
+        // (of 13 here: every other one starts at an odd flat index). Each ISA's kernel
+        // writes exactly [lo, hi), element i from word i & 1 of evaluation i >> 1.
+        let (rows, cols) = (9, 13);
+        let n = rows * cols;
+        let mut xs: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();
+        let key = [0x9e3779b9, 7];
+        let threshold = 1 << 23;
+        let want = |i: usize, x: f32| {
+            let w = threefry2x32(key, [(i / 2) as u32, 0])[i % 2];
+            x * if w >> 8 >= threshold { 3.0 } else { 0.0 }
+        };
+        let mut kept = [0usize; 2];
+        for isa in Isa::all_supported() {
+            for transposed in [false, true] {
+                let xst: [isize; 2] = if transposed {
+                    [1, rows as isize]
+                } else {
+                    [cols as isize, 1]
+                };
+                let nest = Nest::<2>::new(&[rows, cols], [&[cols as isize, 1], &xst]);
+                for (lo, hi) in [
+                    (0, n),
+                    (1, n),
+                    (3, 4),
+                    (4, 5),
+                    (5, 6),
+                    (6, 8),
+                    (13, 40),
+                    (27, n - 1),
+                ] {
+                    let mut out = vec![f32::NAN; n];
+                    dispatch_on(
+                        isa,
+                        DropK {
+                            nest: &nest,
+                            out: out.as_mut_ptr(),
+                            x: xs.as_mut_ptr(),
+                            lo,
+                            hi,
+                            key,
+                            threshold,
+                            scale: 3.0,
+                        },
+                    );
+                    for (i, &v) in out.iter().enumerate() {
+                        let (r, c) = (i / cols, i % cols);
+                        let xi = if transposed { xs[c * rows + r] } else { xs[i] };
+                        if (lo..hi).contains(&i) {
+                            assert_eq!(v.to_bits(), want(i, xi).to_bits(), "{isa:?} {i} {lo} {hi}");
+                            kept[i % 2] += (v != 0.0) as usize;
+                        } else {
+                            assert!(v.is_nan(), "{isa:?}: {i} written outside [{lo}, {hi})");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(kept[0] > 0 && kept[1] > 0); // (both words used)
     }
 }

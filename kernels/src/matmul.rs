@@ -702,6 +702,34 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     Ok(())
 }
 
+/// out (contiguous, rows of N) += bias (N,) on every row: matmul_bias's second pass. A
+/// float32 add of the stored product, so the bits are those of matmul then add; rows are
+/// cut over the pool's threads only when there are many (it is one read and write of out).
+pub fn add_bias(pool: &Pool, out: &Arr, bias: &Arr) -> KResult {
+    let n = bias.shape[0];
+    let rows = if n == 0 { 0 } else { out.numel() / n };
+    if rows == 0 {
+        return Ok(());
+    }
+    let (op, bp, bs) = (out.f() as usize, bias.f() as usize, bias.st[0]);
+    let ntasks = if rows * n >= 1 << 18 { pool.threads().min(rows) } else { 1 };
+    pool.run(ntasks, &|t| {
+        let (lo, hi) = crate::view::chunk(rows, ntasks, t, 1);
+        // SAFETY: the record's views were checked: out holds rows * n contiguous floats,
+        // bias n floats bias.st[0] apart; tasks write disjoint rows
+        let b: Vec<f32> = (0..n)
+            .map(|j| unsafe { *(bp as *const f32).offset(j as isize * bs) })
+            .collect();
+        for r in lo..hi {
+            let row = unsafe { std::slice::from_raw_parts_mut((op as *mut f32).add(r * n), n) };
+            for (x, y) in row.iter_mut().zip(&b) {
+                *x += *y;
+            }
+        }
+    });
+    Ok(())
+}
+
 /// single-threaded product of contiguous matrices (benchmarks, tests)
 pub fn sgemm_st(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
     sgemm_st_with(None, m, n, k, a, b, c)

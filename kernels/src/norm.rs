@@ -1,5 +1,6 @@
 //! Fused transformer kernels: GELU and its gradients (elementwise, through `ew::map`),
-//! layer norm forward and backward over the rows of (R, C), and the causal softmax.
+//! layer norm forward and backward over the rows of (R, C), the causal softmax, and
+//! softmax's backward (one row sum of g y, then the output pass over the row, in L1).
 //!
 //! Layer norm: each row's mean, then its biased variance around the mean (two passes,
 //! no cancellation), then one pass writing the output; the backward recomputes the
@@ -341,4 +342,136 @@ pub fn causal_softmax(pool: &Pool, o: &Arr, a: &Arr, diagonal: i64) -> KResult {
         dispatch(CausalK { lo, hi, ..*base });
     });
     Ok(())
+}
+
+/// softmax_grad: out = y (g - sum(g y)) over each row of (R, C)
+#[derive(Clone, Copy)]
+struct SoftmaxGradK {
+    lo: usize,
+    hi: usize,
+    c: usize,
+    y: *const f32,
+    ys: [isize; 2],
+    g: *const f32,
+    gs: [isize; 2],
+    o: *mut f32,
+}
+unsafe impl Send for SoftmaxGradK {}
+unsafe impl Sync for SoftmaxGradK {}
+
+impl Kernel for SoftmaxGradK {
+    type Out = ();
+    #[inline(always)]
+    fn run<S: Simd>(self) {
+        let n = self.c;
+        // (a buffer only for a strided row: row_of hands a contiguous row out as it is)
+        let buf = |st: [isize; 2]| vec![0f32; if st[1] == 1 { 0 } else { n }];
+        let (mut ybuf, mut gbuf) = (buf(self.ys), buf(self.gs));
+        unsafe {
+            for r in self.lo..self.hi {
+                let y = row_of(self.y, self.ys, r, &mut ybuf);
+                let g = row_of(self.g, self.gs, r, &mut gbuf);
+                let mut acc = S::zero();
+                let mut i = 0;
+                while i < n {
+                    let m = (n - i).min(S::W);
+                    let (gv, yv) = (
+                        S::load_upto(g.add(i), m, 0.0),
+                        S::load_upto(y.add(i), m, 0.0),
+                    );
+                    acc = S::fma(gv, yv, acc);
+                    i += m;
+                }
+                let dot = S::splat(S::hsum(acc));
+                let o = self.o.add(r * n);
+                let mut i = 0;
+                while i < n {
+                    let m = (n - i).min(S::W);
+                    let gv = S::load_upto(g.add(i), m, 0.0);
+                    let v = S::mul(S::load_upto(y.add(i), m, 0.0), S::sub(gv, dot));
+                    if m == S::W {
+                        S::store(o.add(i), v)
+                    } else {
+                        S::store_part(o.add(i), v, m)
+                    }
+                    i += m;
+                }
+            }
+        }
+    }
+}
+
+/// softmax_grad of validated (R, C) views y (softmax's output) and g (its gradient).
+pub fn softmax_grad(pool: &Pool, o: &Arr, y: &Arr, g: &Arr) -> KResult {
+    let (r, c) = (y.shape[0], y.shape[1]);
+    if r == 0 || c == 0 {
+        return Ok(());
+    }
+    let base = SoftmaxGradK {
+        lo: 0,
+        hi: r,
+        c,
+        y: y.f(),
+        ys: [y.st[0], y.st[1]],
+        g: g.f(),
+        gs: [g.st[0], g.st[1]],
+        o: o.f(),
+    };
+    let n = split_count(r * c, pool.threads(), PAR_MIN / 2).min(r);
+    pool.run(n, &|i| {
+        let (lo, hi) = chunk(r, n, i, 1);
+        let base = &base; // (the whole struct, which is Sync, not its raw fields)
+        dispatch(SoftmaxGradK { lo, hi, ..*base });
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::{dispatch_on, Isa};
+    use crate::view::DType;
+
+    #[test]
+    fn softmax_grad_matches_f64_on_every_isa_and_layout() {
+        // rows of 37: whole vectors and a partial one on every ISA; g read transposed
+        // (column stride R) and with a stride-0 row (a broadcast gradient)
+        let (rows, cols) = (5, 37);
+        let mut y: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i * 7) % 11) as f32 / 60.0)
+            .collect();
+        let mut gt: Vec<f32> = (0..rows * cols).map(|i| (i % 13) as f32 - 6.0).collect();
+        let yv = Arr::f32s(&mut y, &[rows, cols]);
+        let mut out = vec![f32::NAN; rows * cols];
+        for isa in Isa::all_supported() {
+            for gst in [[1, rows as isize], [0, rows as isize]] {
+                let g = Arr::new(gt.as_mut_ptr() as *mut u8, DType::F32, &[rows, cols], &gst);
+                let o = Arr::f32s(&mut out, &[rows, cols]);
+                let k = SoftmaxGradK {
+                    lo: 0,
+                    hi: rows,
+                    c: cols,
+                    y: yv.f(),
+                    ys: [cols as isize, 1],
+                    g: g.f(),
+                    gs: gst,
+                    o: o.f(),
+                };
+                dispatch_on(isa, k);
+                for r in 0..rows {
+                    let gat = |j: usize| gt[r * gst[0] as usize + j * rows] as f64;
+                    let yr = &y[r * cols..(r + 1) * cols];
+                    let dot: f64 = (0..cols).map(|j| gat(j) * yr[j] as f64).sum();
+                    for j in 0..cols {
+                        let want = yr[j] as f64 * (gat(j) - dot);
+                        let got = out[r * cols + j] as f64;
+                        assert!(
+                            (got - want).abs() < 1e-5,
+                            "{isa:?} {gst:?} [{r}, {j}]: {got} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

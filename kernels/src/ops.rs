@@ -30,6 +30,8 @@ pub enum Contract {
     CrossEntropy,
     CrossEntropyGrad,
     Matmul,
+    /// matmul's a, b and out, bias (N,) any stride: out = a @ b + bias over the rows
+    MatmulBias,
     Gather,
     ScatterAdd,
     /// x (R, C), w (C,), b (C,) -> out (R, C); eps in the header's value
@@ -38,6 +40,8 @@ pub enum Contract {
     LayerNormGrad,
     /// a (B, Tq, Tk) -> out (B, Tq, Tk); the diagonal in the header's i0
     CausalSoftmax,
+    /// y (R, C), g (R, C) -> out (R, C)
+    SoftmaxGrad,
     /// x (out.shape, any strides) f32, key (2,) i32 -> out (contiguous f32); the threshold
     /// in i0, the scale in the value
     Dropout,
@@ -55,8 +59,8 @@ impl Contract {
             Fill | Write => 0,
             Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
-            | Dropout => 2,
-            Where | CrossEntropyGrad | LayerNorm | LayerNormGrad => 3,
+            | SoftmaxGrad | Dropout => 2,
+            Where | CrossEntropyGrad | LayerNorm | LayerNormGrad | MatmulBias => 3,
             AdamUpdate => 4,
         }
     }
@@ -200,6 +204,11 @@ pub static OPS: &[OpDef] = &[
     row("matmul", C::Matmul, |p, op| {
         matmul::matmul(p, &op.v[0], &op.v[1], &op.v[2])
     }),
+    row("matmul_bias", C::MatmulBias, |p, op| {
+        let [o, a, b, bias, _] = &op.v;
+        matmul::matmul(p, o, a, b)?;
+        matmul::add_bias(p, o, bias)
+    }),
     row("gather_rows", C::Gather, |p, op| {
         gather::gather_rows(p, &op.v[0], &op.v[1], &op.v[2])
     }),
@@ -224,6 +233,9 @@ pub static OPS: &[OpDef] = &[
     }),
     row("causal_softmax", C::CausalSoftmax, |p, op| {
         norm::causal_softmax(p, &op.v[0], &op.v[1], op.diagonal)
+    }),
+    row("softmax_grad", C::SoftmaxGrad, |p, op| {
+        norm::softmax_grad(p, &op.v[0], &op.v[1], &op.v[2])
     }),
     row("dropout", C::Dropout, |p, op| {
         let [o, x, key, ..] = &op.v;

@@ -566,12 +566,16 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
                 ));
             }
         }
-        Contract::Rowwise => {
+        Contract::Rowwise | Contract::SoftmaxGrad => {
             dt(o, F, "out")?;
             dt(a, F, "a")?;
             nd(a, 2, "a")?;
             same(o, a, "a")?;
             contig(o)?;
+            if kind == Contract::SoftmaxGrad {
+                dt(b, F, "g")?;
+                same(o, b, "g")?;
+            }
         }
         Contract::CrossEntropy | Contract::CrossEntropyGrad => {
             dt(o, F, "out")?;
@@ -617,9 +621,16 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
                 }
             }
         }
-        Contract::Matmul => {
+        Contract::Matmul | Contract::MatmulBias => {
             // (B, M, K) @ (B, K, N), or with two batch dims (B1, B2, ...)
             let rank = if o.nd == 4 { 4 } else { 3 };
+            if kind == Contract::MatmulBias {
+                dt(c, F, "bias")?;
+                nd(c, 1, "bias")?;
+                if c.shape() != &o.shape()[rank - 1..] {
+                    return Err(format!("bias {:?} for out {:?}", c.shape(), o.shape()));
+                }
+            }
             for (x, w) in [(o, "out"), (a, "a"), (b, "b")] {
                 dt(x, F, w)?;
                 nd(x, rank, w)?;

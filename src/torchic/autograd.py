@@ -10,6 +10,10 @@ stack (no recursion, so 10,000-op chains are fine), runs each node's
 backward once with the summed gradient of its output, and frees the graph
 unless ``retain_graph=True``.
 
+Where one tensor gets several gradients, they are summed into one buffer the engine owns
+(`_GradSum`); a backward may return a `LazyGrad` (IndexView's: a slice's gradient) that
+is written straight into that buffer, never materialized at the input's full shape.
+
 Backward formulas are written with ordinary tensor ops under ``no_grad``:
 they read like the maths and run on whatever backend is current.
 """
@@ -24,6 +28,7 @@ from typing import Any, Callable
 
 from . import raw
 from .creation import ones, tensor as _tensor_from_data
+from .shape import numel
 from .tensor import Tensor
 
 _grad_enabled = contextvars.ContextVar("torchic_grad_enabled", default=True)
@@ -285,6 +290,111 @@ def _accumulate(leaf, grad, private=False):
             leaf._grad = raw.binary("add", leaf._grad, grad)
 
 
+class LazyGrad:
+    """A gradient a backward returns unmaterialized (views.py's SliceGrad: g in a region of
+    zeros of the input's shape). Only the engine sees one: `_GradSum` writes those of one
+    tensor into one buffer; .grad, hooks and backward get ordinary tensors. A subclass has
+    `shape` (the input's), `numel` (the elements it holds) and `write_all(buf, parts,
+    fresh)`: add `parts` (of its class) into `buf`, a contiguous float32 tensor of `shape`
+    only the engine holds; `fresh`: buf is uninitialized, to become exactly their sum.
+    """
+
+    __slots__ = ()
+
+
+class _GradSum:
+    """The gradients one node (or, lazy ones, one leaf) gets in one backward pass.
+
+    A tensor is added as it comes: the first is kept as it is (not ours: a backward may
+    hand one tensor to several inputs), the sum of two is a new tensor the engine owns,
+    later ones are added into that in place. Lazy gradients are kept until the sum is
+    needed (or until they hold more elements than it), then written into one buffer: the
+    owned sum, a copy of a sum not ours, or a fresh one.
+
+    Writes in place go only into an owned buffer: allocated here, held by nobody else
+    until `total` hands it on, so no saved tensor (version counter), view or user
+    reference sees them. They are stream ops like any other (ordered after the ops that
+    made their operands; torchic.compile records them as such).
+    """
+
+    __slots__ = ("base", "owned", "lazy", "held")
+
+    def __init__(self, first=None):
+        self.base, self.owned, self.lazy, self.held = first, False, [], 0
+
+    def add(self, g):
+        if isinstance(g, LazyGrad):
+            self.lazy.append(g)
+            self.held += g.numel
+            if self.held > numel(g.shape):    # bound what is held to one sum's size
+                self.total()
+            return
+        base = self.base
+        if base is None:
+            self.base = g
+        elif (self.owned and g.shape == base.shape and g._dtype == base._dtype
+              and g._storage is not base._storage):
+            v = raw.view_of(base)      # exact aliasing of out and a: ops.py allows it
+            base._storage.runtime.run("add", v, (v, raw.view_of(g)), None)
+        else:
+            self.base, self.owned = base + g, True
+
+    def total(self):
+        """The sum, lazy gradients written out: (tensor, owned by the engine)."""
+        if self.lazy:
+            base, shape = self.base, self.lazy[0].shape
+            if base is None:
+                buf = raw.new_tensor(shape)
+            elif (self.owned and base.shape == shape and base._dtype == "f32"
+                  and base._offset == 0 and base.is_contiguous()):
+                buf = base
+            else:
+                buf = raw.copy_into(raw.new_tensor(shape), base)
+            fresh, kinds = base is None, {}
+            for g in self.lazy:
+                kinds.setdefault(type(g), []).append(g)
+            for kind, parts in kinds.items():
+                kind.write_all(buf, parts, fresh)
+                fresh = False
+            self.base, self.owned, self.lazy, self.held = buf, True, [], 0
+        return self.base, self.owned
+
+
+def _accumulate_sum(leaf, s):
+    """leaf.grad += the _GradSum s (its lazy gradients). A leaf that has a .grad gets a
+    new one, a copy of it with the gradients added in: the old tensor is left as it was."""
+    with _accumulate_lock:
+        old = leaf._grad
+        if old is not None and s.base is None and old.shape == s.lazy[0].shape:
+            s.base = old
+            leaf._grad = s.total()[0]
+            return
+    _accumulate(leaf, s.total()[0], private=True)
+
+
+def _remaining_leaf_edges(order, start):
+    """{id(leaf): how many edges into it the nodes order[start:] have}."""
+    counts = {}
+    for node in order[start:]:
+        for edge in node.edges:
+            if edge is not None and not isinstance(edge, Function):
+                counts[id(edge)] = counts.get(id(edge), 0) + 1
+    return counts
+
+
+def _leaf_edges_done(node, counts, pending):
+    """Count `node`'s edges into leaves as done; a leaf whose last edge this was gets the
+    lazy gradients it holds in `pending`."""
+    for edge in node.edges:
+        key = id(edge)
+        if key in counts:
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
+                if key in pending:
+                    _accumulate_sum(edge, pending.pop(key))
+
+
 # Post-accumulate-grad hooks (PyTorch's Tensor.register_post_accumulate_grad_hook; DDP's
 # "this gradient is ready"): {id(leaf): [hook, ...]}. A leaf may get several gradients in one
 # backward (it feeds several nodes), so backward counts the edges into each hooked leaf and
@@ -381,9 +491,12 @@ def run_backward(tensor, gradient=None, retain_graph=False):
         grads = {id(root): gradient}
         hooked = _hooked_edge_counts(order) if _post_hooks else None
         fed = set()     # the hooked leaves that got a gradient in this pass
-        for node in order:
+        pending = counts = None     # leaves' lazy gradients, held until their last edge
+        for i, node in enumerate(order):
             grad = grads.pop(id(node), None)
             if grad is None:
+                if counts is not None:
+                    _leaf_edges_done(node, counts, pending)
                 if hooked:
                     _edges_done(node, hooked, fed)
                 continue
@@ -391,6 +504,8 @@ def run_backward(tensor, gradient=None, retain_graph=False):
                 raise RuntimeError(
                     "Trying to backward through the graph a second time; call "
                     ".backward(retain_graph=True) the first time to keep the graph")
+            if type(grad) is _GradSum:
+                grad = grad.total()[0]
             if node.retained is not None:
                 t = node.retained()
                 if t is not None:
@@ -403,12 +518,24 @@ def run_backward(tensor, gradient=None, retain_graph=False):
                     continue
                 if isinstance(edge, Function):
                     prev = grads.get(id(edge))
-                    grads[id(edge)] = g if prev is None else prev + g
+                    if prev is None and not isinstance(g, LazyGrad):
+                        grads[id(edge)] = g
+                        continue
+                    if type(prev) is not _GradSum:
+                        prev = grads[id(edge)] = _GradSum(prev)
+                    prev.add(g)
+                elif isinstance(g, LazyGrad):
+                    if counts is None:
+                        pending, counts = {}, _remaining_leaf_edges(order, i)
+                    pending.setdefault(id(edge), _GradSum()).add(g)
+                    fed.add(id(edge))
                 else:
                     # a gradient made for this input alone may become .grad without a copy
                     private = g is not grad and sum(x is g for x in input_grads) == 1
                     _accumulate(edge, g, private)
                     fed.add(id(edge))
+            if counts is not None:   # before the hooks: they see each leaf's whole gradient
+                _leaf_edges_done(node, counts, pending)
             if hooked:
                 _edges_done(node, hooked, fed)
             if not retain_graph:

@@ -123,6 +123,12 @@ OPS = (
        "a (B, M, K), b (B, K, N) -> out (B, M, N), or with two batch dims (B1, B2, ...) "
        "for batches whose strides do not flatten into one; a, b any strides, incl. "
        "transposed"),
+    # PyTorch's addmm: a Linear layer's bias added where the product is stored, instead of
+    # an add that reads the product back (functions/matmul.py, Linear)
+    Op("matmul_bias", "other", 3, "f32, f32, f32 -> f32", (), WHOLE,
+       "a, b as matmul's, bias (N,) any stride -> out as matmul's: out[.., m, n] = "
+       "(a @ b)[.., m, n] + bias[n], the product rounded to float32 before the add (the "
+       "bits of matmul then add)"),
     Op("gather_rows", "other", 2, "f32 | i32, i32 -> the table's dtype", (), INDEX_ROWS,
        "table (V, D), idx (R,) -> out (R, D): out[r] = table[idx[r]] (idx outside [0, V) "
        "is an error; a pure copy of 32-bit words: X[ix] on int data too)"),
@@ -148,6 +154,11 @@ OPS = (
     Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS,
        "a (B, Tq, Tk), any strides -> out (B, Tq, Tk): softmax of a[b, i, :] over the columns "
        "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)"),
+    # softmax's (and causal_softmax's) backward from the saved output: reads y and g once
+    Op("softmax_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
+       "y (R, C), g (R, C), any strides -> out (R, C): y * (g - sum_j g[r, j] y[r, j]) over "
+       "each row r: the gradient of softmax from its output y (causal_softmax's too: y is 0 at "
+       "its masked columns)"),
     # dropout in one pass, its mask never stored: recomputed from the key by a counter-based
     # generator, the same bits on every backend, in the forward and again (same key) in the
     # backward (raw.py draws the key on the host; threshold = ceil(p 2^24), scale =
@@ -155,8 +166,9 @@ OPS = (
     Op("dropout", "other", 2, "f32, i32 -> f32", ("threshold", "scale"), WHOLE,
        "x (out.shape, any strides), key (2,) (two uint32 words) -> out, numel < 2^32: "
        "out[i] = x[i] * m (flat, row-major i; a float32 product), m = scale where "
-       "threefry2x32_20(key, (i, 0))[0] >> 8 >= threshold (in [0, 2^24]), else 0.0 (so a "
-       "dropped NaN / inf gives NaN)"),
+       "threefry2x32_20(key, (i >> 1, 0))[i & 1] >> 8 >= threshold (in [0, 2^24]; one "
+       "evaluation gives the words of elements 2j and 2j + 1), else 0.0 (so a dropped NaN / "
+       "inf gives NaN)"),
     # Adam / AdamW's whole update of one parameter in one pass (optim/adam.py); the step's
     # numbers travel in the s tensor (a host write each step, so a compiled step replays them)
     Op("adam_update", "other", 4, "f32, f32, f32, f32 -> f32", (), ROWS_BUT_LAST,

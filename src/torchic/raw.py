@@ -153,8 +153,9 @@ def rows_op(op, a2d, *extra, out_shape=None, out_dtype="f32"):
     return run(op, out, (view_of(a2d),) + tuple(view_of(e) for e in extra))
 
 
-def matmul(a, b):
-    """(..., M, K) @ (..., K, N) -> a new contiguous (..., M, N), batch dims broadcast.
+def matmul(a, b, bias=None):
+    """(..., M, K) @ (..., K, N) -> a new contiguous (..., M, N), batch dims broadcast; with
+    a (N,) `bias`, + bias in the same op (matmul_bias: PyTorch's addmm).
 
     The kernel multiplies (B, M, K) by (B, K, N), or (B1, B2, M, K) by (B1, B2, K, N),
     with any strides, so operands are viewed, not copied, whenever their strides allow (a
@@ -163,10 +164,12 @@ def matmul(a, b):
     Views are cached on the operands' and the output's Views (`_batch_of_one`), so a
     training step that repeats its products makes no View and packs nothing.
     """
+    op, extra = ("matmul", ()) if bias is None else ("matmul_bias", (view_of(bias),))
     if len(a.shape) == 2 and len(b.shape) == 2:
         out = new_tensor((a.shape[0], b.shape[1]))
-        out._storage.runtime.run("matmul", _batch_of_one(out._view),
-                                 (_batch_of_one(view_of(a)), _batch_of_one(view_of(b))), None)
+        out._storage.runtime.run(op, _batch_of_one(out._view),
+                                 (_batch_of_one(view_of(a)), _batch_of_one(view_of(b))) + extra,
+                                 None)
         return out
     m, k = a.shape[-2:]
     n = b.shape[-1]
@@ -180,13 +183,12 @@ def matmul(a, b):
         for t, (strides, _) in zip((a, b), layouts):
             v = view_of(t)
             views.append(View(v.block, v.offset, batch + t.shape[-2:], strides, "f32"))
-        out._storage.runtime.run("matmul", out._view, tuple(views), None)
+        out._storage.runtime.run(op, out._view, tuple(views) + extra, None)
         return out
     shape3 = (numel(batch), m, n)
     a3, b3 = (_as_batch3(t, batch, *layout) for t, layout in zip((a, b), layouts))
-    out._storage.runtime.run("matmul", View(out._view.block, 0, shape3,
-                                            contiguous_strides(shape3), "f32"),
-                             (view_of(a3), view_of(b3)), None)
+    out._storage.runtime.run(op, View(out._view.block, 0, shape3, contiguous_strides(shape3),
+                                      "f32"), (view_of(a3), view_of(b3)) + extra, None)
     return out
 
 
@@ -240,8 +242,9 @@ def check_dropout_size(shape):
 def dropout(x, key, p):
     """ops.py's dropout: x (float32, any strides) times dropout's mask for probability p in
     (0, 1) from an int32 (2,) key, the mask never stored: float32(1 / (1 - p)) where
-    threefry2x32_20(key, (i, 0))[0] >> 8 >= ceil(p 2^24) for flat index i, else 0 (the same
-    bits on every backend; dropout(ones, key, p) is the bare mask)."""
+    threefry2x32_20(key, (i >> 1, 0))[i & 1] >> 8 >= ceil(p 2^24) for flat index i (both
+    words of each evaluation used), else 0 (the same bits on every backend; dropout(ones,
+    key, p) is the bare mask)."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"dropout: p must be in (0, 1), got {p!r}")
     if key._dtype != "i32" or key.shape != (2,):

@@ -444,9 +444,10 @@ reduction("amax_last", lambda a: a.amax(-1), lambda a: a.max(-1), ("max",), kink
 reduction("amin_last", lambda a: a.amin(-1), lambda a: a.min(-1), ("min",), kinks=True,
           special=_ROWS,
           dims=(lambda x, d, k: x.amin(d, keepdim=k), lambda a, ax, k: a.min(ax, keepdims=k), True))
-reduction("softmax_last", lambda a: a.softmax(-1), np_softmax, ("softmax",), special=_ROWS)
+reduction("softmax_last", lambda a: a.softmax(-1), np_softmax, ("softmax", "softmax_grad"),
+          special=_ROWS)
 reduction("softmax_dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0),
-          ("softmax",))
+          ("softmax", "softmax_grad"))
 reduction("softmax_mid", lambda a: a.softmax(axis=1), lambda a: np_softmax(a, 1), ("softmax",))
 reduction("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax, ("log_softmax",),
           special=_ROWS)
@@ -489,6 +490,13 @@ case("matmul_transposed", lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, "other
      [(5, 6), (7, 5)], tol={"atol": 1e-4},
      special=Special((SPECIAL_ROWS[:4], SPECIAL_ROWS[4:8]),
                      ref=lambda a, b: np_matmul_by_definition(a.T, b.T)))
+
+# F.linear with a bias: one matmul_bias (the bias added where the product is stored); odd
+# sizes leave partial tiles on webgpu
+case("matmul_bias", torchic.nn.functional.linear, lambda x, w, b: x @ w.T + b, "other",
+     ("matmul_bias",), [(2, 4, 6), (5, 6), (5,)], tol={"atol": 1e-4})
+case("linear_odd", torchic.nn.functional.linear, lambda x, w, b: x @ w.T + b, "other",
+     ("matmul_bias",), [(33, 17), (65, 17), (65,)], tol={"atol": 1e-4})
 
 # attention's heads: (B, T, nh * hd) viewed as (B, nh, T, hd), whose two batch dims do not
 # flatten into one (the kernel takes both batch strides), q @ k^T and its gradients
@@ -693,8 +701,25 @@ case("layer_norm_grad", _layer_norm_vjp, np_layer_norm_dx, "other", ("layer_norm
 case("layer_norm_2dims_no_affine", lambda x: _F.layer_norm(x, [3, 4], eps=1e-3),
      lambda x: np_layer_norm(x, k=2, eps=1e-3), "other", ("layer_norm", "layer_norm_grad"),
      [(2, 3, 4)], tol={"atol": 2e-5})
+
+
+def _softmax_vjp(x, g):    # x's gradient of sum(softmax(x) * g): softmax, then softmax_grad
+    x = x.detach().requires_grad_()
+    x.softmax(-1).backward(g)
+    return x.grad
+
+
+def np_softmax_dx(x, g):
+    """NumPy reference: x's gradient of sum(softmax(x) * g) over the last dim."""
+    y = np_softmax(x)
+    return y * (g - (g * y).sum(-1, keepdims=True))
+
+
+case("softmax_grad", _softmax_vjp, np_softmax_dx, "other", ("softmax", "softmax_grad"),
+     [(5, 37), (5, 37)], grad=False, special=Special((SPECIAL_ROWS, SPECIAL_ROWS[::-1].copy())))
 case("causal_attention", lambda q, k, v: _F.scaled_dot_product_attention(q, k, v, is_causal=True),
-     np_causal_attention, "other", ("matmul", "causal_softmax"), [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
+     np_causal_attention, "other", ("matmul", "causal_softmax", "softmax_grad"),
+     [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
      tol={"atol": 2e-5},     # (the special rows through the masked softmax alone: no matmul)
      special=Special((SPECIAL_ROWS,),
                      lambda a: torchic.functions.CausalSoftmax.apply(a[None], diagonal=2)[0],
@@ -707,7 +732,7 @@ case("causal_attention_fewer_queries",
 
 # -- dropout's masks: Threefry-2x32 with 20 rounds (ops.py's dropout), written here
 # once more as plain Python integers (checked against the published known answers in
-# tests/backend/test_ops.py), independent of every backend's kernel
+# tests/backend/test_dropout.py), independent of every backend's kernel
 THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 
 
@@ -729,10 +754,11 @@ def threefry2x32(key, counter):
 
 def np_dropout_mask(key, shape, p):
     """NumPy reference of dropout's mask (the op multiplies x by it, and its gradient g):
-    float32(1 / (1 - p)) where element i's word 0 >> 8 is >= ceil(p 2^24), else 0 (key: two
-    ints, e.g. a generator's two raw draws)."""
-    threshold, scale = math.ceil(p * 2 ** 24), np.float32(1.0 / (1.0 - p))
-    words = [threefry2x32((int(key[0]), int(key[1])), (i, 0))[0] for i in range(math.prod(shape))]
+    float32(1 / (1 - p)) where element i's word, word i & 1 of threefry2x32(key, (i >> 1, 0)),
+    >> 8 is >= ceil(p 2^24), else 0 (key: two ints, e.g. a generator's two raw draws)."""
+    threshold, scale, n = math.ceil(p * 2 ** 24), np.float32(1.0 / (1.0 - p)), math.prod(shape)
+    k = (int(key[0]), int(key[1]))
+    words = [w for j in range((n + 1) // 2) for w in threefry2x32(k, (j, 0))][:n]
     return np.array([scale if w >> 8 >= threshold else 0.0 for w in words],
                     np.float32).reshape(shape)
 

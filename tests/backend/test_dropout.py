@@ -1,5 +1,6 @@
 """The dropout primitive (x times a Threefry-2x32-20 mask, the mask never stored) on every
-backend, forward and backward.
+backend, forward and backward. Element i's mask uses word i & 1 of the evaluation at counter
+(i >> 1, 0): one evaluation serves two elements.
 
 The reference is testing.threefry2x32, plain Python integers, checked here against the
 published known answers; the workers kernel's vectorised NumPy version is checked against
@@ -18,7 +19,7 @@ import pytest
 import torchic
 import torchic.nn.functional as F
 from torchic import dispatcher, raw
-from torchic.backends.cpu.numpy_kernels import threefry_first_words
+from torchic.backends.cpu.numpy_kernels import threefry2x32_words
 from torchic.testing import np_dropout_mask, threefry2x32
 
 M = 0xFFFFFFFF
@@ -32,14 +33,34 @@ def test_threefry_reference_known_answers():
                                                                                  0x483df7a0)
 
 
+def test_numpy_threefry_known_answers():
+    # the same vectors through the workers kernel's vectorised NumPy version (both words,
+    # and so the final key injection of both)
+    for key, ctr, want in [((0, 0), (0, 0), (0x6b200159, 0x99ba4efe)),
+                           ((M, M), (M, M), (0x1cb996fc, 0xbb002be7)),
+                           ((0x13198a2e, 0x03707344), (0x243f6a88, 0x85a308d3),
+                            (0xc4923a9c, 0x483df7a0))]:
+        w0, w1 = threefry2x32_words(*key, np.uint32([ctr[0]]), np.uint32([ctr[1]]))
+        assert (int(w0[0]), int(w1[0])) == want
+
+
 def test_numpy_threefry_matches_the_reference():
     rng = np.random.default_rng(3)
     counters = np.concatenate([np.uint32([0, 1, 2, 255, 256, M - 1, M]),
                                rng.integers(0, 2 ** 32, 200, dtype=np.uint32)])
     for key in [(0, 0), (M, M), (0x13198a2e, 0x03707344), (12345, 0x80000000)]:
-        got = threefry_first_words(*key, counters)
-        assert got.dtype == np.uint32
-        assert got.tolist() == [threefry2x32(key, (int(c), 0))[0] for c in counters]
+        w0, w1 = threefry2x32_words(*key, counters)
+        assert w0.dtype == w1.dtype == np.uint32
+        assert list(zip(w0.tolist(), w1.tolist())) == [threefry2x32(key, (int(c), 0))
+                                                       for c in counters]
+
+
+def test_mask_uses_both_words_of_each_evaluation():
+    # element i: word i & 1 of threefry2x32(key, (i >> 1, 0)) (p = 0.5: the word's top bit)
+    key = (0x9E3779B9, 77)
+    want = [threefry2x32(key, (i >> 1, 0))[i & 1] >> 31 for i in range(9)]
+    got = np_dropout_mask(key, (9,), 0.5)
+    assert (got != 0).astype(int).tolist() == want
 
 
 def _key(seed):
@@ -52,12 +73,13 @@ def _mask(seed, shape, p):
 
 def _numpy_mask(seed, n, p):
     k0, k1 = (int(w) for w in _key(seed))
-    words = threefry_first_words(k0, k1, np.arange(n, dtype=np.uint32))
+    w0, w1 = threefry2x32_words(k0, k1, np.arange((n + 1) // 2, dtype=np.uint32))
+    words = np.stack([w0, w1], axis=1).reshape(-1)[:n]
     return np.where(words >> 8 >= math.ceil(p * 2 ** 24), np.float32(1 / (1 - p)),
                     np.float32(0))
 
 
-@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (2, 3, 17)])
+@pytest.mark.parametrize("shape", [(), (1,), (2,), (7,), (3, 5), (2, 3, 17)])
 @pytest.mark.parametrize("p", [0.2, 0.5, 1e-7, 1 - 1e-7])
 def test_mask_is_the_reference_bit_for_bit(backend, shape, p):
     got = _mask(4, shape, p).numpy()
@@ -75,6 +97,15 @@ def test_large_mask_matches_numpy_and_keeps_a_binomial_fraction(backend):
     kept = int(np.count_nonzero(got))
     assert abs(kept - n * q) < 6 * math.sqrt(n * q * (1 - q))
     assert set(np.unique(got).tolist()) == {0.0, float(np.float32(1 / (1 - p)))}
+
+
+def test_strided_x_with_odd_rows_across_threads(backend, rng):
+    # a transposed x: out's rows (of 257) are walked one run each, every other one starting
+    # at an odd flat index, in the middle of a pair; over several simd threads / workgroups
+    x = rng.standard_normal((257, 301)).astype(np.float32)
+    y = F.dropout(torchic.tensor(x).t(), 0.3, generator=torchic.Generator().manual_seed(12))
+    mask = _numpy_mask(12, x.size, 0.3).reshape(301, 257)
+    np.testing.assert_array_equal(y.numpy(), x.T * mask)
 
 
 def test_masks_are_bit_identical_across_backends():

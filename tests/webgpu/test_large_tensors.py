@@ -110,6 +110,26 @@ def test_matmul(big_rt, rng):
     h64 = x.astype(np.float64).reshape(3, 200, 4, 16).swapaxes(1, 2)
     close((heads @ heads.transpose(-2, -1)).numpy(), h64 @ h64.swapaxes(-2, -1), 1e-4, 1e-3)
     close((heads.transpose(-2, -1) @ heads).numpy(), h64.swapaxes(-2, -1) @ h64, 1e-4, 1e-3)
+    # F.linear's matmul_bias: the product cut as a matmul, then the bias added
+    bias = rng.standard_normal(60).astype(np.float32)
+    close(F.linear(ta, tw.T, torchic.tensor(bias)).numpy(), a64 @ w64 + bias, 1e-4, 1e-4)
+
+
+def test_layer_norm_cut_into_rows_past_a_binding(big_rt, rng):
+    x = rng.standard_normal((700, 27)).astype(np.float32)       # 76 KB: 5 windows
+    w, b = rng.standard_normal(27).astype(np.float32), rng.standard_normal(27).astype(np.float32)
+    tx, tw, tb = (torchic.tensor(v, requires_grad=True) for v in (x, w, b))
+    y = F.layer_norm(tx, (27,), tw, tb)
+    x64 = x.astype(np.float64)
+    xhat = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    close(y.numpy(), xhat * w + b, 1e-4, 1e-4)
+    g = rng.standard_normal((700, 27)).astype(np.float32)
+    (y * torchic.tensor(g)).sum().backward()
+    gw = g * w
+    want = (gw - gw.mean(1, keepdims=True) - xhat * (gw * xhat).mean(1, keepdims=True)) / \
+        np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    close(tx.grad.numpy(), want, 1e-4, 1e-4)
+    close(tw.grad.numpy(), (g * xhat).sum(0), 1e-4, 1e-3)
 
 
 def test_gather_and_scatter(big_rt, rng):
@@ -151,6 +171,11 @@ def test_rowwise_family(big_rt, rng):
     z = x64 - x64.max(1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(1, keepdims=True))
     close(tx.softmax(dim=1).numpy(), np.exp(logp), 1e-5, 1e-6)
+    w = rng.standard_normal((700, 27))          # softmax's backward: softmax_grad over rows
+    ts = torchic.tensor(x, requires_grad=True)
+    (ts.softmax(dim=1) * torchic.tensor(w.astype(np.float32))).sum().backward()
+    p = np.exp(logp)
+    close(ts.grad.numpy(), p * (w - (w * p).sum(1, keepdims=True)), 1e-4, 1e-6)
     close(tx.log_softmax(dim=1).numpy(), logp, 1e-5, 1e-5)
     loss = F.cross_entropy(tx, torchic.tensor(y))
     close(loss.item(), -logp[np.arange(700), y].mean(), 1e-5, 1e-6)
@@ -229,23 +254,26 @@ def test_an_op_that_cannot_be_cut_names_the_op_and_limit(big_rt, rng):
 
 
 def test_dropout_cut_past_a_binding(big_rt, rng):
-    # a (300, 70) x spans 6 windows: windows.py cuts dropout as an elementwise op (out and
+    # a (301, 71) x spans 6 windows: windows.py cuts dropout as an elementwise op (out and
     # x, the key whole), each part told its first flat index, and must give the bits of
     # the uncut op (the reference), forward and backward; a transposed x too (its parts cut
-    # along either axis: out parts that are not contiguous)
+    # along either axis: out parts that are not contiguous). Odd dims: parts start at odd
+    # flat indices, in the middle of a Threefry pair ((3, 4001): contiguous parts too)
     from torchic.testing import np_dropout_mask
     key = torchic.Generator().manual_seed(8).random(2)
-    mask = np_dropout_mask(key, (300, 70), 0.3)
-    a = rng.standard_normal((300, 70)).astype(np.float32)
-    want = a * mask
-    for transposed in (False, True):
-        leaf = torchic.tensor(np.ascontiguousarray(a.T) if transposed else a, requires_grad=True)
-        x = leaf.t() if transposed else leaf
-        assert spans_windows(leaf, big_rt)
-        y = F.dropout(x, 0.3, generator=torchic.Generator().manual_seed(8))
-        np.testing.assert_array_equal(y.numpy(), want)
-        y.backward(torchic.tensor(a))
-        np.testing.assert_array_equal(leaf.grad.numpy(), want.T if transposed else want)
+    for shape in [(301, 71), (3, 4001)]:
+        mask = np_dropout_mask(key, shape, 0.3)
+        a = rng.standard_normal(shape).astype(np.float32)
+        want = a * mask
+        for transposed in (False, True):
+            leaf = torchic.tensor(np.ascontiguousarray(a.T) if transposed else a,
+                                  requires_grad=True)
+            x = leaf.t() if transposed else leaf
+            assert spans_windows(leaf, big_rt)
+            y = F.dropout(x, 0.3, generator=torchic.Generator().manual_seed(8))
+            np.testing.assert_array_equal(y.numpy(), want)
+            y.backward(torchic.tensor(a))
+            np.testing.assert_array_equal(leaf.grad.numpy(), want.T if transposed else want)
 
 
 def test_adam_update_cut_into_row_ranges_past_a_binding(big_rt):

@@ -22,7 +22,7 @@ def _operand(heap, x, layout, pad=0):
     return View(v.block, pad, (B, R, C), (0, C, 1), "f32")
 
 
-def _check(rt, heap, B, M, K, N, la="row", lb="row", pad=0, tol=1e-4):
+def _check(rt, heap, B, M, K, N, la="row", lb="row", pad=0, tol=1e-4, bias=False):
     rng = np.random.default_rng(M * 1000 + K * 10 + N)
     a = rng.standard_normal((B, M, K)).astype(np.float32)
     b = rng.standard_normal((B, K, N)).astype(np.float32)
@@ -31,17 +31,24 @@ def _check(rt, heap, B, M, K, N, la="row", lb="row", pad=0, tol=1e-4):
     if lb == "bcast":
         b[:] = b[0]
     out = heap.empty((B, M, N))
-    rt.run("matmul", out, (_operand(heap, a, la, pad), _operand(heap, b, lb, pad)), {})
+    ins = (_operand(heap, a, la, pad), _operand(heap, b, lb, pad))
+    rt.run("matmul", out, ins, {})
     want = a.astype(np.float64) @ b.astype(np.float64)
     got = rt.read(out)
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, K) ** 0.5)
+    if bias:    # matmul_bias, the bias read with stride 2: the bits of matmul then add
+        bvals = rng.standard_normal(N).astype(np.float32)
+        bv = heap.put(np.stack([bvals, np.zeros(N, np.float32)], 1).ravel())
+        biased = heap.empty((B, M, N))
+        rt.run("matmul_bias", biased, ins + (View(bv.block, 0, (N,), (2,), "f32"),), {})
+        np.testing.assert_array_equal(rt.read(biased), got + bvals)
 
 
 @pytest.mark.parametrize("tile", sorted(matmul.CONFIGS))
 def test_every_tile_on_edges_and_layouts(rt, heap, monkeypatch, tile):
     monkeypatch.setenv(matmul.ENV_TILE, tile)
-    _check(rt, heap, 1, 67, 21, 70, "row", "row")            # M, N, K all ragged
-    _check(rt, heap, 2, 33, 40, 36, "col", "col", pad=1)      # transposed, unaligned (scalar loads)
+    _check(rt, heap, 1, 67, 21, 70, "row", "row", bias=True)    # M, N, K all ragged
+    _check(rt, heap, 2, 33, 40, 36, "col", "col", pad=1, bias=True)   # transposed, unaligned
     _check(rt, heap, 1, 16, 32, 132, "row", "col")
 
 
@@ -63,14 +70,18 @@ def test_zero_k_gives_zeros(rt, heap):
     b = View(heap.empty((1,)).block, 0, (1, 0, 4), (0, 4, 1), "f32")
     rt.run("matmul", out, (a, b), {})
     np.testing.assert_array_equal(rt.read(out), np.zeros((1, 3, 4), np.float32))
+    bias = heap.put(np.arange(4.0))       # matmul_bias: every row is the bias
+    rt.run("matmul_bias", out, (a, b, bias), {})
+    rows = np.tile(np.arange(4.0, dtype=np.float32), (1, 3, 1))
+    np.testing.assert_array_equal(rt.read(out), rows)
 
 
 def test_split_k_for_skinny_products(rt, heap):
     # few output tiles, long K: the split-K path (partials + fixed-order sum)
     S, kc = matmul.split_k(1, 8 * 12, 1024, 16)
     assert S > 1 and kc % 16 == 0 and S * kc >= 1024
-    _check(rt, heap, 1, 8, 1024, 12, "col", "row", tol=2e-4)
-    _check(rt, heap, 1, 12, 700, 5, "row", "col", tol=2e-4)
+    _check(rt, heap, 1, 8, 1024, 12, "col", "row", tol=2e-4, bias=True)
+    _check(rt, heap, 1, 12, 700, 5, "row", "col", tol=2e-4, bias=True)
 
 
 def test_split_k_is_deterministic(rt, heap):

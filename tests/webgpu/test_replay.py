@@ -136,3 +136,24 @@ def test_a_run_never_reads_another_element_of_what_it_wrote(rt, heap):
     assert runs(("add", i, (i, i), None)) == [1, 1]           # int32
     assert runs(("sum", z, (y,), {"naxes": 1})) == [1, 1]     # not elementwise
     assert runs(("add", heap.empty((2, 8)), (c, c), None)) == [1, 1]   # another shape
+
+
+def test_an_independent_record_is_held_back_so_the_next_stage_joins(rt, heap):
+    """nanoGPT's `att * scale`, `bias == 0`, `masked_fill`: the compare of another shape
+    between two stages runs first and the stages become one run; a record that touches
+    what the run reads or writes is never moved."""
+    from torchic.backends.webgpu import fuse
+    from torchic.dispatcher import View
+    a, b, c = (heap.put(np.ones((4, 4))) for _ in range(3))
+    y, z = heap.empty((4, 4)), heap.empty((4, 4))
+    mask, small = heap.empty((1, 4)), heap.put(np.ones((1, 4)))
+    first = ("mul", y, (a, b), None)
+    compare = ("eq", mask, (small, small), None)
+    join = ("where", z, (mask, c, y), None)
+    assert fuse.plan([first, compare, join]) == [[compare], [first, join]]
+    assert fuse.plan([first, compare]) == [[first], [compare]]      # nothing joined: in place
+    reads_y = ("eq", mask, (y, y), None)
+    assert fuse.plan([first, reads_y, join]) == [[first], [reads_y], [join]]
+    writes_a = ("sum", View(a.block, 0, (4,), (1,), "f32"), (c,), {"naxes": 1})
+    add = ("add", z, (y, c), None)
+    assert fuse.plan([first, writes_a, add]) == [[first], [writes_a], [add]]

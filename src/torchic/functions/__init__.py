@@ -14,7 +14,7 @@ from .common import (MAX_CONSTANTS, as_operand, as_strided, constant, keepdim_sh
 from .elementwise import (UNARY, Abs, Add, Binary, Div, Exp, Log, Maximum, Minimum, Mul, Neg, Pow,
                           Relu, Sigmoid, Sqrt, Sub, Tanh, Unary, Where)
 from .fused import CausalSoftmax, Dropout, Gelu, LayerNorm
-from .matmul import MatMul
+from .matmul import Linear, MatMul
 from .reduce import CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum
 from .views import (Cast, Cat, Clone, Contiguous, Expand, GatherRows, IndexView, Permute,
                     Reshape, narrow)

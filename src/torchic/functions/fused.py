@@ -12,7 +12,6 @@ from .. import raw
 from ..autograd import Function
 from ..shape import numel
 from .common import constant, require_float, reshape_raw
-from .reduce import Sum
 
 
 class Gelu(Function):
@@ -79,9 +78,10 @@ class CausalSoftmax(Function):
         return y
 
     def backward(self, g):
-        (y,) = self.saved
-        gy = g * y          # (0 at the masked columns: y is 0 there)
-        return (gy - y * Sum.apply(gy, axes=(y.ndim - 1,), keepdim=True),)
+        (y,) = self.saved     # (softmax's gradient holds: y is 0 at the masked columns)
+        rows = (numel(y.shape[:-1]), y.shape[-1])
+        dx = raw.rows_op("softmax_grad", reshape_raw(y, rows), reshape_raw(g, rows))
+        return (reshape_raw(dx, y.shape),)
 
 
 class Dropout(Function):

@@ -45,6 +45,37 @@ class MatMul(Function):
         return ga, gb
 
 
+class Linear(Function):
+    """x @ weight^T (+ bias) for a 2-D weight (N, K), as PyTorch's linear / addmm.
+
+    With a bias, one op (matmul_bias): the bias is added where the product is stored, not by
+    an add that reads the product back (a GPT step's Linear layers wrote and re-read ~2.7 GB
+    for their biases). The weight's gradient is computed in the weight's own layout,
+    g^T @ x over every row (B*T of them for (B, T, K) inputs): (N, K), contiguous, as PyTorch
+    does, so accumulating it into .grad copies nothing."""
+
+    def forward(self, x, weight, bias):
+        wt = _transposed(weight)
+        if x._dtype != "f32" or wt._dtype != "f32" or x.shape[-1] != wt.shape[-2]:
+            MatMul.compute(x, wt)       # (raises, naming the dtype or the shapes)
+        if bias is not None:
+            if bias._dtype != "f32":
+                require_float(bias, op="linear")
+            if bias.shape != (wt.shape[-1],):
+                raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} for "
+                                   f"{wt.shape[-1]} output features")
+        self.save(x, weight)
+        return raw.matmul(x, wt, bias)
+
+    def backward(self, g):
+        x, weight = self.saved
+        need_x, need_w, need_b = self.needs_grad[:3]
+        gx = raw.matmul(g, weight) if need_x else None
+        gw = raw.matmul(_transposed(_rows(g)), _rows(x)) if need_w else None
+        gb = sum_to_shape(g, (g.shape[-1],)) if need_b else None
+        return gx, gw, gb
+
+
 def _rows(t):
     """t (..., rows, cols) as one (all rows, cols) matrix: a view when its strides allow."""
     return reshape_raw(t, (numel(t.shape[:-1]), t.shape[-1]))

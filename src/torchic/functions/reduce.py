@@ -70,15 +70,23 @@ class _RowsOnLastAxis(Function):
     def forward(self, a, axis):
         require_float(a, op=self.op)
         self.axes = (axis,) if a.ndim else ()
-        perm = [d for d in range(a.ndim) if d != axis] + ([axis] if a.ndim else [])
-        moved = _permuted(a, perm) if a.ndim and axis != a.ndim - 1 else a   # 0-d: one row
-        n = a.shape[axis] if a.ndim else 1
-        rows = numel(moved.shape) // n if n else numel(moved.shape[:-1])
-        y = reshape_raw(raw.rows_op(self.op, reshape_raw(moved, (rows, n))), moved.shape)
-        if perm != sorted(perm):
-            y = _permuted(y, inverse_permutation(perm))
+        self.perm = [d for d in range(a.ndim) if d != axis] + ([axis] if a.ndim else [])
+        y = self._from_rows(raw.rows_op(self.op, self._rows(a)), a.shape)
         self.save(y)
         return y
+
+    def _rows(self, t):
+        """t (the input's shape) with the axis moved last, as (rows, n); 0-d: one row."""
+        moved = _permuted(t, self.perm) if self.perm != sorted(self.perm) else t
+        n = moved.shape[-1] if moved.ndim else 1
+        return reshape_raw(moved, (numel(moved.shape[:-1]), n))
+
+    def _from_rows(self, t2d, shape):
+        """The inverse of _rows: a (rows, n) result back to `shape` (a view)."""
+        moved = reshape_raw(t2d, tuple(shape[d] for d in self.perm))
+        if self.perm != sorted(self.perm):
+            return _permuted(moved, inverse_permutation(self.perm))
+        return moved
 
     def backward(self, g):
         (y,) = self.saved
@@ -89,8 +97,9 @@ class Softmax(_RowsOnLastAxis):
     op = "softmax"
 
     def grad(self, g, y):
-        gy = g * y
-        return gy - y * Sum.apply(gy, axes=self.axes, keepdim=True)
+        # y * (g - sum(g * y)) in one kernel (the composite took 4 ops): y and g moved alike
+        return self._from_rows(raw.rows_op("softmax_grad", self._rows(y), self._rows(g)),
+                               y.shape)
 
 
 class LogSoftmax(_RowsOnLastAxis):

@@ -19,7 +19,7 @@ from ..creation import _gen, arange, from_numpy_array, tensor as _tensor_from_da
 from ..dispatcher import runtime
 from ..dtypes import dtype_code
 from ..functions import (CausalSoftmax as _CausalSoftmax, Dropout as _Dropout, Gelu as _Gelu,
-                         LayerNorm as _LayerNorm)
+                         LayerNorm as _LayerNorm, Linear as _Linear)
 from ..generator import Generator
 from ..tensor import Tensor
 
@@ -48,7 +48,12 @@ def _no_dtype(dtype, what):
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
+    """input @ weight.T + bias, with weight of shape (out_features, in_features). A >= 2-D
+    input makes one op (the bias added as the product is stored) and gets the weight's
+    gradient in the weight's layout, as PyTorch's addmm."""
+    if (isinstance(input, Tensor) and input.ndim >= 2 and isinstance(weight, Tensor) and
+            weight.ndim == 2 and (bias is None or isinstance(bias, Tensor) and bias.ndim == 1)):
+        return _Linear.apply(input, weight, bias)
     out = _ops.matmul(input, weight.T)
     return out if bias is None else out + bias
 

@@ -175,6 +175,11 @@ def matmul(out, ins, params):
     np.matmul(ins[0], ins[1], out=out)
 
 
+def matmul_bias(out, ins, params):
+    np.matmul(ins[0], ins[1], out=out)
+    np.add(out, ins[2], out=out)
+
+
 def gather_rows(out, ins, params):
     table, idx = ins
     _check_index(idx, table.shape[0], "index")
@@ -266,47 +271,60 @@ def causal_softmax(out, ins, params):
         softmax(rows, (rows,), params)
 
 
+def softmax_grad(out, ins, params):
+    """y * (g - rowsum(g * y)): softmax's gradient from its output y (the row sum in float32,
+    as softmax's own)."""
+    y, g = ins
+    np.subtract(g, (g * y).sum(axis=1, keepdims=True), out=out)
+    out *= y
+
+
 # -- dropout: x times a mask from Threefry-2x32, 20 rounds (Salmon et al. 2011), in uint32
-# lanes; the simd (kernels/src/dropout.rs) and webgpu (webgpu/dropout.py) kernels compute the
-# same bits
+# lanes, both output words used (flat index i: word i & 1 of counter (i >> 1, 0)); the simd
+# (kernels/src/dropout.rs) and webgpu (webgpu/dropout.py) kernels compute the same bits
 THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 THREEFRY_PARITY = 0x1BD11BDA
-_MASK_CHUNK = 1 << 18      # elements per pass (keeps the uint32 temporaries in cache)
+_MASK_CHUNK = 1 << 18      # elements per pass (even; keeps the uint32 temporaries in cache)
 
 
-def threefry_first_words(k0, k1, c0):
-    """Word 0 of threefry2x32_20(key (k0, k1), counter (c0, 0)) for a uint32 array c0."""
+def threefry2x32_words(k0, k1, c0, c1=0):
+    """(word 0, word 1) of threefry2x32_20(key (k0, k1), counter (c0, c1)) for a uint32 array
+    c0 (c1: an int, or a uint32 array of c0's shape)."""
     ks = (k0, k1, k0 ^ k1 ^ THREEFRY_PARITY)
     x0 = c0 + np.uint32(ks[0])
-    x1 = np.full_like(c0, ks[1])
-    t = np.empty_like(c0)
+    x1 = np.empty_like(x0)
+    x1[...] = c1
+    x1 += np.uint32(ks[1])
+    t = np.empty_like(x0)
     for r in range(20):
         x0 += x1
-        if r == 19:         # (the last round's x1 no longer reaches word 0)
-            break
         rot = THREEFRY_ROTATIONS[r % 8]
         np.left_shift(x1, rot, out=t)
         x1 >>= 32 - rot
         x1 |= t
         x1 ^= x0
-        if r % 4 == 3:      # key injection s after every 4 rounds
+        if r % 4 == 3:      # key injection s after every 4 rounds (the 5th after round 20)
             s = r // 4 + 1
             x0 += np.uint32(ks[s % 3])
             x1 += np.uint32((ks[(s + 1) % 3] + s) & 0xFFFFFFFF)
-    x0 += np.uint32(ks[5 % 3])
-    return x0
+    return x0, x1
 
 
 def dropout(out, ins, params):
-    """out = x * mask, the mask (scale or 0.0 by flat index) made a chunk at a time."""
+    """out = x * mask, the mask (scale or 0.0 by flat index) made a chunk at a time, one
+    Threefry evaluation per pair of elements (2j, 2j + 1)."""
     x, key = ins
     k0, k1 = (int(w) & 0xFFFFFFFF for w in key)
     threshold, scale = np.uint32(params["threshold"]), np.float32(params["scale"])
     flat, xf = out.reshape(-1), x.reshape(-1)      # (a strided x: copied in row-major order)
-    for lo in range(0, flat.size, _MASK_CHUNK):
+    for lo in range(0, flat.size, _MASK_CHUNK):    # (lo even: a chunk starts on a pair)
         hi = min(lo + _MASK_CHUNK, flat.size)
-        x0 = threefry_first_words(k0, k1, np.arange(lo, hi, dtype=np.uint32))
-        mask = np.multiply(x0 >> 8 >= threshold, scale, dtype=np.float32)
+        words = threefry2x32_words(k0, k1, np.arange(lo >> 1, (hi + 1) >> 1, dtype=np.uint32))
+        keep = np.empty((words[0].size, 2), bool)   # element 2j + w <- word w of pair j
+        for w, word in enumerate(words):
+            word >>= 8
+            np.greater_equal(word, threshold, out=keep[:, w])
+        mask = np.multiply(keep.reshape(-1)[:hi - lo], scale, dtype=np.float32)
         np.multiply(xf[lo:hi], mask, out=flat[lo:hi])
 
 
@@ -347,10 +365,12 @@ KERNELS = {
     "fill": fill, "copy": copy, "where": where, "argmax": argmax,
     "softmax": softmax, "log_softmax": log_softmax,
     "cross_entropy": cross_entropy, "cross_entropy_grad": cross_entropy_grad,
-    "matmul": matmul, "gather_rows": gather_rows, "scatter_add_rows": scatter_add_rows,
+    "matmul": matmul, "matmul_bias": matmul_bias, "gather_rows": gather_rows,
+    "scatter_add_rows": scatter_add_rows,
     "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_grad": gelu_grad,
     "gelu_tanh_grad": gelu_tanh_grad, "layer_norm": layer_norm,
     "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
+    "softmax_grad": softmax_grad,
     "dropout": dropout, "adam_update": adam_update,
 }
 

@@ -12,7 +12,7 @@ Layout of this package:
     rowwise.py      softmax / log_softmax / cross_entropy (+ grad)
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
-    dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per element)
+    dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per pair of elements)
     adam.py         adam_update (the fused Adam / AdamW step, one invocation per element)
 
 ``KERNEL_TABLE`` maps every primitive op of ops.py to a function
@@ -31,8 +31,8 @@ import numpy as np
 
 from ... import ops as _ops
 from ...shape import numel
-from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
-                           env_int, register_backend)
+from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, View,
+                           _positive_int, env_int, register_backend)
 from . import (adam, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows, rowwise,
                windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
@@ -117,8 +117,15 @@ def _rowwise(mode):
 
 
 def _matmul(be, out, ins, params):
-    if matmul.run(be.gpu, out, ins, buffers=be.buffers) == "zero":
+    if matmul.run(be.gpu, out, ins, buffers=be.buffers) != "zero":
+        return
+    if len(ins) == 2:
         be.fill(out, 0.0)
+    else:       # matmul_bias with K == 0: every row is the bias
+        bias = ins[2]
+        rows = View(bias.block, bias.offset, out.shape,
+                    (0,) * (len(out.shape) - 1) + bias.strides, "f32")
+        _copy(be, out, (rows,), None)
 
 
 def _gather(be, out, ins, params):
@@ -142,10 +149,12 @@ KERNEL_TABLE = {op.name: _FAMILY_KERNELS[op.family](op.name)
                 for op in _ops.OPS if op.family in _FAMILY_KERNELS}
 KERNEL_TABLE.update({
     "fill": _fill, "copy": _copy, "where": _where, "argmax": _argmax,
-    "matmul": _matmul, "gather_rows": _gather, "scatter_add_rows": _scatter,
-    # fused transformer ops: GELU's gradients are elementwise, layer norm has norm.py
+    "matmul": _matmul, "matmul_bias": _matmul, "gather_rows": _gather, "scatter_add_rows": _scatter,
+    # fused transformer ops: GELU's gradients are elementwise, layer norm and softmax's
+    # gradient have norm.py
     **{op: _unary(expr) for op, expr in elementwise.GELU_GRAD.items()},
     "layer_norm": norm.kernel("layer_norm"), "layer_norm_grad": norm.kernel("layer_norm_grad"),
+    "softmax_grad": norm.kernel("softmax_grad"),
     "dropout": dropout.kernel, "adam_update": adam.kernel,
 })
 

@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from ... import ops
 from . import elementwise, wgsl
 from .elementwise import MAX_DIMS, SCALAR_ONLY, collapse
 from .wgsl import WG, par
@@ -68,18 +69,54 @@ def _hazard_free(group, record):
     return not any(v.block is out.block and _key(v) != _key(out) for v in written + read)
 
 
+MAX_HELD = 4    # records plan may hold back while a run waits for its next stage
+
+
+def _independent(group, record):
+    """May `record` run before every stage of `group`? (It reads no block a stage
+    writes and writes no block a stage reads or writes: block granularity.)"""
+    written = {id(r[1].block) for r in group}
+    touched = written | {id(v.block) for r in group for v in r[2]}
+    op, out, ins, _ = record
+    writes = [out] + [ins[k] for k in ops.WRITES.get(op, ())]
+    return (not any(id(v.block) in written for v in ins)
+            and not any(id(w.block) in touched for w in writes))
+
+
 def plan(records):
-    """The records in runs: [[record, ...]] in order; a run of more than one is fused."""
-    runs, stages = [], []
+    """The records in runs: [[record, ...]] in order; a run of more than one is fused.
+
+    A record that cannot join the open run but is independent of it is held back (at most
+    MAX_HELD): when a later stage joins the run, the records held until then run before it
+    (nanoGPT's `att * scale`, the mask's `bias == 0`, `masked_fill`: the compare moves
+    ahead and the multiply and the fill become one dispatch); the others keep their place
+    after it. Held records are planned into runs of their own the same way."""
+    runs, run, held, moved = [], None, [], 0   # moved: held records that go before `run`
+    if not records:
+        return runs
+
+    def close():
+        runs.extend(plan(held[:moved]))
+        if run is not None:
+            runs.append(run)
+        runs.extend(plan(held[moved:]))
+
     for r in records:
-        st = _stage(r) if r[0] is not None else None
-        last = runs[-1] if runs else None
-        if (st is not None and last is not None and stages[-1] is not None
-                and last[0][1].shape == r[1].shape and _hazard_free(last, r)):
-            last.append(r)
+        stage = r[0] is not None and _stage(r) is not None
+        if (stage and run is not None and run[0][1].shape == r[1].shape
+                and _hazard_free(run, r)):
+            run.append(r)
+            moved = len(held)
+        elif (run is not None and r[0] is not None and len(held) < MAX_HELD
+              and _independent(run, r)):
+            held.append(r)
         else:
-            runs.append([r])
-            stages.append(st)
+            close()
+            held, moved = [], 0
+            run = [r] if stage else None
+            if not stage:
+                runs.append([r])
+    close()
     return runs
 
 

@@ -301,7 +301,7 @@ def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
     return out
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False):
     BM, BN, BK, TM, TN = cfg
     assert km or not pipe
     NX, MY = BN // TN, BM // TM
@@ -316,12 +316,12 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
     xa, xb = (ASZ // 4) % T == 0, (BSZ // 4) % T == 0
     bind = [("C", "v4" if omode == "v4" else "f32"),
             ("A", "v4" if amode in ("v4", "t4") else "f32"),
-            ("B", "v4" if bmode in ("v4", "t4") else "f32")]
+            ("B", "v4" if bmode in ("v4", "t4") else "f32")] + ([("Bi", "f32")] if bias else [])
     src = wgsl.header(bind)
     src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
     src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
-     B2, asb2, bsb2) = (par(i) for i in range(19))
+     B2, asb2, bsb2, bias0, bias_s) = (par(i) for i in range(21))
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
     kst_a = "kst / 4u" if amode == "v4" else f"kst * {ask}"
     kst_b = "kst / 4u" if bmode == "t4" else f"kst * {bsk}"
@@ -544,11 +544,17 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
     L.append("}")
     # -- write C ---------------------------------------------------------------------------
     L.append(f"let cbat = {cbase} + (sp * {btot} + bz) * M * N{' / 4u' if omode == 'v4' else ''};")
+    for g in range(TG if bias else 0):
+        # (matmul_bias: the bias of this invocation's columns, added where C is stored)
+        L.append(f"var bv{g} = vec4<f32>(0.0);")
+        for c in range(4):
+            col = f"n0 + tx * 4u + {g * NX * 4 + c}u"
+            L.append(f"if ({col} < N) {{ bv{g}.{'xyzw'[c]} = Bi[{bias0} + ({col}) * {bias_s}]; }}")
     for i in range(TM):
         L.append(f"let om{i} = m0 + {row(i)};")
         for g in range(TG):
             L.append(f"let on{i}_{g} = n0 + tx * 4u + {g * NX * 4}u;")
-            acc = f"c{i}_{g}"
+            acc = f"(c{i}_{g} + bv{g})" if bias else f"c{i}_{g}"
             if omode == "v4":
                 conds = ([f"om{i} < M"] if cm else []) + ([f"on{i}_{g} < N"] if cn else [])
                 st = f"C[cbat + om{i} * (N / 4u) + on{i}_{g} / 4u] = {acc};"
@@ -559,13 +565,15 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False):
                     L.append(f"if ({' && '.join(conds)}) {{ C[cbat + om{i} * N + on{i}_{g} + {c}u]"
                              f" = {acc}.{'xyzw'[c]}; }}")
     src += wgsl.entry(T) + "  " + "\n  ".join(L) + "\n}\n"
-    return src, 3
+    return src, len(bind)
 
 
 def run(gpu, out, ins, *, buffers, tile=None):
     """out (B, M, N) = a @ b, or with two batch dims (B1, B2, ...): the programs take the
-    batch as B1 * B2 items over two batch strides (ops.py's matmul)."""
-    a, b = ins
+    batch as B1 * B2 items over two batch strides (ops.py's matmul); with a third input,
+    matmul_bias's bias (N,), added where C is stored (by the split-K sum when K is split)."""
+    a, b = ins[:2]
+    bias = ins[2] if len(ins) > 2 else None
     if len(a.shape) == 4:
         B1, B2, M, K = a.shape
         asb, asb2, asm, ask = a.strides
@@ -625,24 +633,32 @@ def run(gpu, out, ins, *, buffers, tile=None):
     BM, BN, BK = cfg[:3]
     omode = "v4" if N % 4 == 0 and cb % 4 == 0 else "s"
     cm, cn, ck = M % BM != 0, N % BN != 0, K % BK != 0
-    key = ("matmul", name, amode, bmode, omode, cm, cn, ck)
-    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
-                                              "-p" in name))
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
     S, kc = split_k(B * gx * gy, B * M * N, K, BK)
+    epilogue = bias is not None and S == 1
+    key = ("matmul", name, amode, bmode, omode, cm, cn, ck) + (("bias",) if epilogue else ())
+    prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
+                                              "-p" in name, epilogue))
+    if bias is not None:
+        bibuf, bi0 = buffers(bias)
+        bias_bufs, bias_words = [bibuf], [bi0, bias.strides[0]]
     if S == 1:
-        _dispatch(gpu, prog, [cbuf, abuf, bbuf], [M, N, K] + aw + bw,
-                  cb // 4 if omode == "v4" else cb, B, 1, kc, (gx, gy), [B2, aw2, bw2])
+        _dispatch(gpu, prog, [cbuf, abuf, bbuf] + (bias_bufs if epilogue else []),
+                  [M, N, K] + aw + bw, cb // 4 if omode == "v4" else cb, B, 1, kc, (gx, gy),
+                  [B2, aw2, bw2] + (bias_words if epilogue else []))
         return None
     # split-K: partial products into scratch [S][B][M][N], then a fixed-order sum
     scratch = gpu.scratch_buffer("matmul-split", S * B * M * N * 4)
     _dispatch(gpu, prog, [scratch, abuf, bbuf], [M, N, K] + aw + bw, 0, B, S, kc, (gx, gy),
               [B2, aw2, bw2])
-    sprog = gpu.program(("matmul-splitsum",), _splitsum_src)
+    with_bias = bias is not None
+    sprog = gpu.program(("matmul-splitsum", with_bias), lambda: _splitsum_src(with_bias))
     n = B * M * N
-    gpu.dispatch(sprog, [cbuf, scratch], [n, S, cb], wgsl.grid(-(-n // wgsl.WG), gpu.max_groups))
+    gpu.dispatch(sprog, [cbuf, scratch] + (bias_bufs if with_bias else []),
+                 [n, S, cb] + ([N] + bias_words if with_bias else []),
+                 wgsl.grid(-(-n // wgsl.WG), gpu.max_groups))
     return None
 
 
@@ -707,10 +723,10 @@ def _dispatch(gpu, prog, bufs, words, cword, B, S, kc, grid2, batch2):
         gpu.dispatch(prog, bufs, words + [cword, z0, S, kc, B] + batch2, grid2 + (nz,))
 
 
-def _splitsum_src():
-    bind = [("O", "f32"), ("PS", "f32")]
-    n, S, ob = par(0), par(1), par(2)
+def _splitsum_src(bias):
+    bind = [("O", "f32"), ("PS", "f32")] + ([("Bi", "f32")] if bias else [])
+    n, S, ob, N, bias0, bias_s = (par(i) for i in range(6))
     L = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}", "var acc = PS[i];",
          f"for (var s = 1u; s < {S}; s = s + 1u) {{ acc = acc + PS[s * {n} + i]; }}",
-         f"O[{ob} + i] = acc;"]
+         f"O[{ob} + i] = acc{f' + Bi[{bias0} + (i % {N}) * {bias_s}]' if bias else ''};"]
     return wgsl.linear_program(bind, L)

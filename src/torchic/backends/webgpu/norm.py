@@ -1,13 +1,17 @@
-"""Layer norm forward and backward over the rows of (R, C), one workgroup per row.
+"""Layer norm forward and backward, and softmax's backward, over the rows of (R, C), one
+workgroup per row.
 
 Each invocation strides over the row's columns; the row sums (mean, then the biased
 variance around it: two passes, as the other backends, so no cancellation; the
-backward's mean(g w) and mean(g w xhat) together) are reduced in one unrolled tree in
-workgroup memory. The row is re-read per pass (it stays in cache: C floats). Each
-invocation runs `passes * ceil(C / w)` loop trips, kept under ``wgsl.LOOP_BUDGET``.
+backward's mean(g w) and mean(g w xhat) together; softmax_grad's sum(g y)) are reduced in
+one unrolled tree in workgroup memory. The row is re-read per pass (it stays in cache: C
+floats). Each invocation runs `passes * ceil(C / w)` loop trips, kept under
+``wgsl.LOOP_BUDGET``.
 
-Words: R, C, out base, x base, x row / column stride, w base, w stride, y base, y row /
-column stride, eps bits; y is the bias (row stride 0) forward, the gradient g backward.
+Layer norm's words: R, C, out base, x base, x row / column stride, w base, w stride, y base,
+y row / column stride, eps bits; y is the bias (row stride 0) forward, the gradient g
+backward. softmax_grad's: R, C, out base, y base, y row / column stride, g base, g row /
+column stride.
 """
 
 import numpy as np
@@ -15,7 +19,7 @@ import numpy as np
 from . import wgsl
 from .wgsl import par
 
-_PASSES = {"layer_norm": 3, "layer_norm_grad": 4}
+_PASSES = {"layer_norm": 3, "layer_norm_grad": 4, "softmax_grad": 2}
 
 
 def _tree(w, arrays):
@@ -30,6 +34,8 @@ def _tree(w, arrays):
 
 
 def _build(mode, w):
+    if mode == "softmax_grad":
+        return _build_softmax_grad(w)
     R, C, ob, xb, xr, xc, wb, ws, yb, yr, yc, eps = (par(i) for i in range(12))
     src = wgsl.header([("O", "f32"), ("X", "f32"), ("W", "f32"), ("Y", "f32")])
     src += f"var<workgroup> s1: array<f32, {w}>;\nvar<workgroup> s2: array<f32, {w}>;\n"
@@ -55,9 +61,23 @@ def _build(mode, w):
     return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 4
 
 
+def _build_softmax_grad(w):
+    """out = y (g - sum(g y)) over each row: softmax's gradient from its output y."""
+    R, C, ob, yb, yr, yc, gb, gr, gc = (par(i) for i in range(9))
+    src = wgsl.header([("O", "f32"), ("Y", "f32"), ("G", "f32")])
+    src += f"var<workgroup> s1: array<f32, {w}>;\n"
+    cols = f"for (var c = lid; c < {C}; c = c + {w}u) {{"
+    y, g = f"Y[y0 + c * {yc}]", f"G[g0 + c * {gc}]"
+    L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
+         f"let y0 = {yb} + row * {yr};", f"let g0 = {gb} + row * {gr};",
+         "var a = 0.0;", cols, f"  a = a + {g} * {y};", "}", "s1[lid] = a;", *_tree(w, ["s1"]),
+         "let dot = s1[0];",
+         cols, f"  O[{ob} + row * {C} + c] = {y} * ({g} - dot);", "}"]
+    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 3
+
+
 def run(gpu, mode, out, ins, params, *, buffers):
-    x, wt, y = ins
-    R, C = x.shape
+    R, C = out.shape
     if R == 0 or C == 0:
         return
     w = 32
@@ -65,16 +85,22 @@ def run(gpu, mode, out, ins, params, *, buffers):
         w *= 2
     if _PASSES[mode] * -(-C // w) + 16 > wgsl.LOOP_BUDGET:
         raise ValueError(f"{mode}: rows of {C} elements exceed this device's loop budget")
-    (obuf, ob), (xbuf, xb), (wbuf, wb), (ybuf, yb) = (buffers(v) for v in (out, x, wt, y))
-    yr, yc = (0, y.strides[0]) if len(y.shape) == 1 else y.strides
-    eps = int(np.array(params["eps"], np.float32).view(np.uint32))
-    words = [R, C, ob, xb, *x.strides, wb, wt.strides[0], yb, yr, yc, eps]
+    (obuf, ob), *operands = (buffers(v) for v in (out, *ins))
+    bufs = [obuf] + [b for b, _ in operands]
+    if mode == "softmax_grad":
+        (y, g), ((_, yb), (_, gb)) = ins, operands
+        words = [R, C, ob, yb, *y.strides, gb, *g.strides]
+    else:
+        (x, wt, y), ((_, xb), (_, wb), (_, yb)) = ins, operands
+        yr, yc = (0, y.strides[0]) if len(y.shape) == 1 else y.strides
+        eps = int(np.array(params["eps"], np.float32).view(np.uint32))
+        words = [R, C, ob, xb, *x.strides, wb, wt.strides[0], yb, yr, yc, eps]
     prog = gpu.program(("norm", mode, w), lambda: _build(mode, w))
-    gpu.dispatch(prog, [obuf, xbuf, wbuf, ybuf], words, wgsl.grid(R, gpu.max_groups))
+    gpu.dispatch(prog, bufs, words, wgsl.grid(R, gpu.max_groups))
 
 
 def kernel(mode):
-    """The kernel table's entry for `mode` (layer_norm or layer_norm_grad)."""
+    """The kernel table's entry for `mode` (layer_norm, layer_norm_grad or softmax_grad)."""
     def run_op(be, out, ins, params):
         run(be.gpu, mode, out, ins, params, buffers=be.buffers)
     return run_op

@@ -141,7 +141,10 @@ def _rules(op, views, params):
         return rules
     if op == "adam_update":     # p (out), g, m, v (N,) along N; the scalars (10,) whole
         return [("cut", out.shape[0], [(k, 0) for k in range(4)], None)]
-    if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad"):
+    if op in ("layer_norm", "layer_norm_grad"):     # the (R, C) views by rows; (C,) whole
+        return [("cut", out.shape[0], [(k, 0) for k, v in enumerate(views) if len(v.shape) == 2],
+                 None)]
+    if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad", "softmax_grad"):
         return [("cut", out.shape[0], [(k, 0) for k in range(len(views))], None)]
     if op == "dropout":         # out and x along any axis, as elementwise; the (2,) key whole
         return [("cut", out.shape[d], [(0, d), (1, d)], None) for d in range(len(out.shape))]
@@ -208,6 +211,13 @@ def plan(gpu, op, views, params):
 def run(be, op, out, ins, params, depth=0):
     """Run op, cut into several ops whose operands each fit a window (see plan)."""
     gpu = be.gpu
+    if op == "matmul_bias":     # (cut as the matmul, then the bias added, cut as an add)
+        bias = ins[2]
+        run(be, "matmul", out, ins[:2], params, depth + 1)
+        rows = View(bias.block, bias.offset, out.shape,
+                    (0,) * (len(out.shape) - 1) + bias.strides, "f32")
+        run(be, "add", out, (out, rows), None, depth + 1)
+        return
     try:
         p = plan(gpu, op, (out,) + tuple(ins), params)
     except TooLargeError:
