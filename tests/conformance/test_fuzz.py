@@ -413,6 +413,22 @@ def _matmul(data, rng):
     check(lambda x, y: x @ y, np.matmul, [a, b], rng=rng, atol=1e-4)
 
 
+@fuzz("linear")
+def _linear(data, rng):
+    """F.linear: x (..., k) against a (n, k) weight, with or without a (n,) bias (one
+    matmul_bias op, the weight's gradient in its own layout)."""
+    k, n = (data.draw(st.sampled_from((1, 2, 3, 5, 7, 0)), label=s) for s in "kn")
+    lead = draw_shape(data, min_dims=1, max_dims=3, label="x.lead")
+    x = draw_input(data, rng, lead + (k,), label="x")
+    w = draw_input(data, rng, (n, k), label="weight")
+    ins = [x, w]
+    if data.draw(st.booleans(), label="bias"):
+        ins.append(draw_input(data, rng, (n,), label="bias"))
+    note(describe(ins))
+    F = torchic.nn.functional
+    check(lambda *t: F.linear(*t), lambda x, w, b=0.0: x @ w.T + b, ins, rng=rng, atol=1e-4)
+
+
 # -- gather (embedding lookup) and its backward (scatter-add) ---------------------------------
 @fuzz("gather_rows")
 def _gather(data, rng):

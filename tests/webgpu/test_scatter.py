@@ -32,9 +32,12 @@ def _ref(src, idx, V):
     (64, 3, 1000, "runs"),                        # rows of every length, 1 .. hundreds
     (40, 70, 300, "uniform"),                     # D past one workgroup
 ])
-def test_scatter_matches_add_at(rt, heap, budget, V, D, R, dist, monkeypatch):
+@pytest.mark.parametrize("path", ["sorted", "auto"])
+def test_scatter_matches_add_at(rt, heap, budget, V, D, R, dist, path, monkeypatch):
     if budget:    # short chunks and many pieces (wgsl.LOOP_BUDGET cuts both)
         monkeypatch.setattr(wgsl, "LOOP_BUDGET", budget)
+    if path == "sorted":
+        monkeypatch.setattr(rows, "CHUNKED_WORK", 0)
     rng = np.random.default_rng(V * 1000 + R)
     if dist == "runs":    # row v repeated about v^1.5 times, shuffled
         idx = np.repeat(np.arange(V), (np.arange(V) ** 1.5).astype(int) + 1)[:R]
@@ -128,9 +131,9 @@ def test_direct_path_gives_the_sorted_paths_bits(rt, heap, monkeypatch, V, D, R)
     src = rng.standard_normal((R, D)).astype(np.float32)
     gpu = rt.backend.gpu
     got = _run(rt, heap, src, idx, V)
-    assert ("scatter-direct",) in gpu.pipelines
+    assert ("scatter-direct", False) in gpu.pipelines
     np.testing.assert_allclose(got, _ref(src, idx, V), rtol=1e-5, atol=1e-4)
-    monkeypatch.setattr(rows, "DIRECT_WORK", 0)              # the sorted path
+    monkeypatch.setattr(rows, "CHUNKED_WORK", 0)             # the sorted path
     np.testing.assert_array_equal(_run(rt, heap, src, idx, V), got)
     monkeypatch.undo()
     out = heap.put(np.full((V, D), -0.0, np.float32))
@@ -143,3 +146,26 @@ def test_direct_path_gives_the_sorted_paths_bits(rt, heap, monkeypatch, V, D, R)
            (heap.put(src), heap.put(bad)), {})
     with pytest.raises(KernelError, match=r"scatter_add_rows.*-2 is out of range"):
         rt.sync()
+
+
+@pytest.mark.parametrize("V, D, R", [(27, 10, 3000), (5, 3, 257), (300, 7, 1000)])
+def test_direct_path_in_chunks(rt, heap, monkeypatch, V, D, R):
+    """A longer index into a small table (a GPT's tokens into its vocabulary): chunks of the
+    index summed by chunk, the partials added in chunk order, as the sorted path does
+    (not bit for bit: other chunk boundaries); rows no source hits keep their bits
+    (-0.0 stays), and a bad index in any chunk is reported."""
+    rng = np.random.default_rng(V + R)
+    idx = rng.integers(0, V - 1, R)            # (row V - 1: never hit)
+    src = rng.standard_normal((R, D)).astype(np.float32)
+    gpu = rt.backend.gpu
+    out = heap.put(np.full((V, D), -0.0, np.float32))
+    rt.run("scatter_add_rows", out, (heap.put(src), heap.put(idx.astype(np.int32))), {})
+    got = rt.read(out)
+    assert ("scatter-direct", True) in gpu.pipelines
+    np.testing.assert_allclose(got, _ref(src, idx, V), rtol=1e-5, atol=1e-4)
+    assert np.signbit(got[V - 1]).all()
+    np.testing.assert_array_equal(_run(rt, heap, src, idx, V), _run(rt, heap, src, idx, V))
+    bad = idx.astype(np.int32)
+    bad[R - 2] = V + 3                          # in the last chunk
+    with pytest.raises(KernelError, match="out of range"):
+        _run(rt, heap, src, bad, V)

@@ -13,11 +13,13 @@ in the order of ``r``, exactly like ``np.add.at``, on one of two paths:
   crossing a chunk boundary adds its pieces in chunk order in a second pass).
   Linear in R (plus the sort) whatever the table's size V; about 2 log2(R)
   dispatches.
-* direct (a short index into a small table: R within one chunk and V * D * R
-  small, as makemore's 96 indices into 27 rows): one dispatch, an invocation per
-  output element walking the whole index. Its sums are the sorted path's, bit
-  for bit (one chunk: the same order from the same 0.0); it saves the sort's
-  dispatches, which dominate a small model's step on the GPU.
+* direct (a small table: V * D * R within CHUNKED_WORK, as makemore's 96 indices
+  into 27 rows or a GPT's 16384 tokens into 27): an invocation per output element
+  and chunk of CL index rows sums that chunk's sources of its row; one chunk (R <=
+  CL) writes out in one dispatch, with the sorted path's bits (one chunk: the same
+  order from the same 0.0); more write per-chunk partials that a second dispatch
+  adds in chunk order. It saves the sort's ~2 log2(R) dispatches (a GPT step's two
+  embedding gradients: 27 sort passes, ~0.5 ms of an H200).
 
 Slices and chunks keep every invocation's loop under ``wgsl.LOOP_BUDGET``
 (lavapipe silently ends longer loops).
@@ -188,24 +190,43 @@ def _combine_src():
     return wgsl.linear_program(bind, L)
 
 
-# the direct path's bound on V * D * R (its comparisons: a few microseconds of GPU)
-DIRECT_WORK = 1 << 22
+# the direct path's bound on V * D * R, its index comparisons (a GPT's 16384 tokens into
+# 27 rows of 384: 1.7e8, tens of microseconds on an H200; the sort costs ~0.25 ms)
+CHUNKED_WORK = 1 << 28
 
 
-def _direct_src():
-    """Per output element (v, d): the sources whose index is v, summed in position order;
-    invocation 0 also checks every index."""
+def _direct_src(chunked):
+    """Per output element (v, d) and chunk c of CL index rows: the chunk's sources whose
+    index is v, summed in position order; the first invocation of a chunk checks its
+    indices. One chunk adds the sum into O (a row no source hits keeps its bits: -0.0
+    stays); several write partial sums O[c][v][d] and after them (from word 11 on) 1.0
+    where a source hit, 0.0 where none did."""
     bind = [("O", "f32"), ("S", "f32"), ("IX", "i32")]
-    V, D, R, ob, sb, ssr, ssd, ib, isr, tag = (par(i) for i in range(10))
-    L = [wgsl.linear_id(), f"if (i >= {V} * {D}) {{ return; }}",
-         f"let v = i32(i / {D});", f"let d = i % {D};",
+    V, D, R, ob, sb, ssr, ssd, ib, isr, tag, CL, total = (par(i) for i in range(12))
+    L = [wgsl.linear_id(), f"if (i >= {V} * {D} * ((({R}) + {CL} - 1u) / {CL})) {{ return; }}",
+         f"let e = i % ({V} * {D});", f"let c = i / ({V} * {D});",
+         f"let v = i32(e / {D});", f"let d = e % {D};",
+         f"let r0 = c * {CL};", f"let r1 = min({R}, r0 + {CL});",
          "var acc = 0.0;", "var hit = false;",
-         f"for (var r = 0u; r < {R}; r = r + 1u) {{",
+         "for (var r = r0; r < r1; r = r + 1u) {",
          f"  let k = IX[{ib} + r * {isr}];",
          f"  if (k == v) {{ acc = acc + S[{sb} + r * {ssr} + d * {ssd}]; hit = true; }}",
-         f"  if (i == 0u && (k < 0 || u32(k) >= {V})) {{ report_error({tag}, k); }}",
-         "}",
-         f"if (hit) {{ O[{ob} + i] = O[{ob} + i] + acc; }}"]
+         f"  if (e == 0u && (k < 0 || u32(k) >= {V})) {{ report_error({tag}, k); }}",
+         "}"]
+    L += ([f"O[i] = acc;", f"O[{total} + i] = select(0.0, 1.0, hit);"] if chunked else
+          [f"if (hit) {{ O[{ob} + i] = O[{ob} + i] + acc; }}"])
+    return wgsl.linear_program(bind, L)
+
+
+def _direct_sum_src():
+    """out[v][d] += the chunks' partials PS[c][v][d], in chunk order, where any hit."""
+    bind = [("O", "f32"), ("PS", "f32")]
+    n, nch, ob = (par(i) for i in range(3))
+    L = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}", "var acc = PS[i];",
+         f"var hit = PS[{nch} * {n} + i];",
+         f"for (var c = 1u; c < {nch}; c = c + 1u) {{",
+         f"  acc = acc + PS[c * {n} + i];", f"  hit = max(hit, PS[({nch} + c) * {n} + i]);", "}",
+         f"if (hit != 0.0) {{ O[{ob} + i] = O[{ob} + i] + acc; }}"]
     return wgsl.linear_program(bind, L)
 
 
@@ -238,12 +259,19 @@ def scatter_add(gpu, out, ins, *, buffers):
     # chunks per piece: within the loop budget and with partials of at most 16 MiB
     nch = max(1, min(budget, (2 << 20) // D))
     piece = cl * nch
-    if R <= cl and V * D * R <= DIRECT_WORK:
+    chunks = -(-R // cl)
+    if V * D * R <= CHUNKED_WORK and chunks <= budget and chunks * V * D <= (4 << 20):
         (obuf, ob), (sbuf, sb), (ibuf, ib) = bufs
-        prog = gpu.program(("scatter-direct",), _direct_src)
-        gpu.dispatch(prog, [obuf, sbuf, ibuf], [V, D, R, ob, sb, src.strides[0],
-                                                src.strides[1], ib, idx.strides[0], tag],
-                     wgsl.grid(-(-V * D // wgsl.WG), gpu.max_groups))
+        chunked = chunks > 1
+        prog = gpu.program(("scatter-direct", chunked), lambda: _direct_src(chunked))
+        ps = gpu.scratch_buffer("scatter-direct", 2 * chunks * V * D * 4) if chunked else obuf
+        gpu.dispatch(prog, [ps, sbuf, ibuf], [V, D, R, ob, sb, src.strides[0], src.strides[1],
+                                              ib, idx.strides[0], tag, cl, chunks * V * D],
+                     wgsl.grid(-(-chunks * V * D // wgsl.WG), gpu.max_groups))
+        if chunked:
+            prog = gpu.program(("scatter-direct-sum",), _direct_sum_src)
+            gpu.dispatch(prog, [obuf, ps], [V * D, chunks, ob],
+                         wgsl.grid(-(-V * D // wgsl.WG), gpu.max_groups))
         return
     for r0 in range(0, R, piece):
         _scatter_piece(gpu, bufs, out, src, idx, r0, min(piece, R - r0), tag, cl)
