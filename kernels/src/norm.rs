@@ -4,7 +4,8 @@
 //!
 //! Layer norm: each row's mean, then its biased variance around the mean (two passes,
 //! no cancellation), then one pass writing the output; the backward recomputes the
-//! row's mean / rstd, sums g w and g w xhat, and writes dx. A row is re-read per pass
+//! row's mean / rstd, sums g w and g w xhat, and writes dx (and, for a (2, R, C) out,
+//! g * xhat beside it: the weight gradient's rows). A row is re-read per pass
 //! from L1 / L2 (C floats), so memory sees x (and g) once. Strided rows are gathered
 //! into a task-local buffer first; w and b are copied once per op (they may be stride-0
 //! constants). Rows are split over the pool.
@@ -121,6 +122,8 @@ struct NormK {
     y: *const f32,
     ys: [isize; 2],
     o: *mut f32,
+    /// backward with a (2, R, C) out: plane 1, g * xhat (null: not wanted)
+    o2: *mut f32,
     eps: f32,
     grad: bool,
 }
@@ -219,6 +222,16 @@ impl Kernel for NormK {
                     } else {
                         S::store_part(o.add(i), v, m)
                     }
+                    if !self.o2.is_null() {
+                        // g * xhat, xhat as the forward's fma(xhat, 1, 0) gives it
+                        let o2 = self.o2.add(r * n + i);
+                        let v = S::mul(S::load_upto(y.add(i), m, 0.0), S::add(xh, S::zero()));
+                        if m == S::W {
+                            S::store(o2, v)
+                        } else {
+                            S::store_part(o2, v, m)
+                        }
+                    }
                     i += m;
                 }
             }
@@ -232,7 +245,8 @@ fn vector(v: &Arr) -> Vec<f32> {
         .collect()
 }
 
-/// layer_norm (y = the bias) or layer_norm_grad (y = g) of the validated views.
+/// layer_norm (y = the bias) or layer_norm_grad (y = g) of the validated views; the
+/// backward's out is (R, C) (dx) or (2, R, C) (dx, then g * xhat), contiguous.
 pub fn layer_norm(
     pool: &Pool,
     o: &Arr,
@@ -258,6 +272,11 @@ pub fn layer_norm(
         y: if grad { y.f() } else { bv.as_ptr() },
         ys: if grad { [y.st[0], y.st[1]] } else { [0, 1] },
         o: o.f(),
+        o2: if grad && o.nd == 3 {
+            unsafe { o.f().add(r * c) }
+        } else {
+            std::ptr::null_mut()
+        },
         eps: eps as f32,
         grad,
     };
@@ -431,6 +450,65 @@ mod tests {
     use super::*;
     use crate::arch::{dispatch_on, Isa};
     use crate::view::DType;
+
+    #[test]
+    fn layer_norm_grad_two_planes_are_dx_and_g_times_the_forward_xhat_bit_for_bit() {
+        // rows of 37 (whole vectors and a partial one on every ISA), x read transposed
+        // (gathered rows), g contiguous and with a stride-0 row (a broadcast gradient)
+        let (rows, cols) = (5, 37);
+        let n = rows * cols;
+        let xt: Vec<f32> = (0..n).map(|i| ((i * 7) % 11) as f32 / 3.0 - 1.7).collect();
+        let g: Vec<f32> = (0..n).map(|i| (i % 13) as f32 / 4.0 - 1.5).collect();
+        let w: Vec<f32> = (0..cols).map(|j| 0.5 + j as f32 / 8.0).collect();
+        let (ones, zeros) = (vec![1f32; cols], vec![0f32; cols]);
+        let xs = [1, rows as isize];
+        for isa in Isa::all_supported() {
+            for gs in [[cols as isize, 1], [0, 1]] {
+                let (mut dx, mut both, mut xhat) =
+                    (vec![f32::NAN; n], vec![f32::NAN; 2 * n], vec![f32::NAN; n]);
+                let k = |o: *mut f32, o2: *mut f32, w: &[f32], y: &[f32], ys, grad| NormK {
+                    lo: 0,
+                    hi: rows,
+                    c: cols,
+                    x: xt.as_ptr(),
+                    xs,
+                    w: w.as_ptr(),
+                    y: y.as_ptr(),
+                    ys,
+                    o,
+                    o2,
+                    eps: 1e-5,
+                    grad,
+                };
+                let null = std::ptr::null_mut();
+                dispatch_on(isa, k(dx.as_mut_ptr(), null, &w, &g, gs, true));
+                let (p0, p1) = both.split_at_mut(n);
+                dispatch_on(isa, k(p0.as_mut_ptr(), p1.as_mut_ptr(), &w, &g, gs, true));
+                // the recompute it replaces: the forward with w = 1, b = 0
+                dispatch_on(
+                    isa,
+                    k(xhat.as_mut_ptr(), null, &ones, &zeros, [0, 1], false),
+                );
+                for r in 0..rows {
+                    let row: Vec<f64> = (0..cols).map(|j| xt[j * rows + r] as f64).collect();
+                    let mean = row.iter().sum::<f64>() / cols as f64;
+                    let var =
+                        row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / cols as f64;
+                    for j in 0..cols {
+                        let (i, gv) = (r * cols + j, g[r * gs[0] as usize + j]);
+                        assert_eq!(both[i].to_bits(), dx[i].to_bits(), "{isa:?} dx [{r}, {j}]");
+                        let want = gv * xhat[i];
+                        assert_eq!(both[n + i].to_bits(), want.to_bits(), "{isa:?} [{r}, {j}]");
+                        let exact = gv as f64 * (row[j] - mean) / (var + 1e-5).sqrt();
+                        assert!(
+                            (both[n + i] as f64 - exact).abs() < 1e-5,
+                            "{isa:?} [{r}, {j}]"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn softmax_grad_matches_f64_on_every_isa_and_layout() {

@@ -680,7 +680,18 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             }
             nd(a, 2, "x")?;
             nd(b, 1, "w")?;
-            same(o, a, "x")?;
+            // layer_norm_grad's out may be (2, R, C): dx, then g * xhat
+            if kind == Contract::LayerNormGrad && o.nd == 3 {
+                if o.shape() != [2, a.shape[0], a.shape[1]] {
+                    return Err(format!(
+                        "out shape {:?} for x {:?}: want x's shape or [2, R, C]",
+                        o.shape(),
+                        a.shape()
+                    ));
+                }
+            } else {
+                same(o, a, "x")?;
+            }
             contig(o)?;
             let cols = &a.shape()[1..];
             let y_ok = if kind == Contract::LayerNorm {
@@ -905,6 +916,43 @@ mod tests {
                 ignore(rec(i1, i2, out)).is_err(),
                 "{i1} {i2} {out:?} accepted"
             );
+        }
+    }
+
+    #[test]
+    fn layer_norm_grad_out_is_x_shape_or_two_contiguous_planes() {
+        let mut mem = vec![0f32; 256];
+        let arenas = [(mem.as_mut_ptr() as usize, 1024)];
+        let rec = |name: &str, out: &[i64], st: &[i64]| {
+            let mut r = vec![ops::code_of(name).unwrap(), 4, 0, 0, 0, 0];
+            view(&mut r, 0, 0, 512, 0, 0, out, st);
+            view(&mut r, 0, 512, 96, 0, 0, &[4, 6], &[6, 1]); // x
+            view(&mut r, 0, 608, 24, 0, 0, &[6], &[1]); // w
+            view(&mut r, 0, 640, 96, 0, 0, &[4, 6], &[6, 1]); // g (layer_norm: b)
+            r
+        };
+        let ok = |r: Vec<i64>| decode(&r, &arenas, &[]).is_ok();
+        let forward = |out: &[i64], st: &[i64]| {
+            let mut r = rec("layer_norm", out, st);
+            r.truncate(r.len() - 10); // the bias: (6,)
+            view(&mut r, 0, 640, 24, 0, 0, &[6], &[1]);
+            r
+        };
+        assert!(ok(forward(&[4, 6], &[6, 1])));
+        assert!(!ok(forward(&[2, 4, 6], &[24, 6, 1]))); // the forward's out is x's shape only
+        assert!(ok(rec("layer_norm_grad", &[4, 6], &[6, 1])));
+        assert!(ok(rec("layer_norm_grad", &[2, 4, 6], &[24, 6, 1])));
+        // more or fewer planes, rows or columns that are not x's, planes apart, 4 dims
+        for (out, st) in [
+            (&[3, 4, 6][..], &[24, 6, 1][..]),
+            (&[1, 4, 6], &[24, 6, 1]),
+            (&[2, 3, 6], &[18, 6, 1]),
+            (&[2, 4, 5], &[20, 5, 1]),
+            (&[2, 4, 6], &[32, 6, 1]),
+            (&[1, 2, 4, 6], &[48, 24, 6, 1]),
+        ] {
+            let r = rec("layer_norm_grad", out, st);
+            assert!(!ok(r), "out {out:?} strides {st:?} accepted");
         }
     }
 

@@ -42,11 +42,12 @@ Backend.read) so that they are ordered with the ops around them.
 
 from typing import NamedTuple
 
-# how the `workers` pool cuts a large op into ranges of out's axis 0
+# how the `workers` pool cuts a large op into ranges of out's axis 0 (ROWS_WEIGHTS: its rows)
 ROWS = "rows"               # out and every input share axis 0 (elementwise, rowwise)
 INDEX_ROWS = "index rows"   # out shares axis 0 with the last input only (gather: idx rows)
-ROWS_WEIGHTS = "rows, whole weights"   # the inputs of out's ndim share its axis 0, lower-dim
-                                       # ones (layer norm's (C,) weights) are passed whole
+ROWS_WEIGHTS = "rows, whole weights"   # out's rows (its axis -2: layer_norm_grad's (2, R, C)
+                                       # planes cut alike) and the (R, C) inputs' axis 0; the
+                                       # (C,) weights are passed whole
 ROWS_BUT_LAST = "rows, the last input whole"   # out and every input but the last share
                                                # axis 0 (adam_update's scalars are whole)
 WHOLE = "whole"             # run whole on one thread
@@ -148,9 +149,11 @@ OPS = (
        "x (R, C), w (C,), b (C,), any strides -> out (R, C): (x - mean) * rstd * w + b over each "
        "row, rstd = 1 / sqrt(biased variance + eps)"),
     Op("layer_norm_grad", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
-       "x (R, C), w (C,), g (R, C), any strides -> out (R, C): d/dx of sum(layer_norm(x) * g) = "
-       "rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, the row's mean / rstd "
-       "recomputed from x"),
+       "x (R, C), w (C,), g (R, C), any strides -> out (R, C) or (2, R, C): dx = d/dx of "
+       "sum(layer_norm(x) * g) = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, "
+       "the row's mean / rstd recomputed from x; out (R, C) is dx; out (2, R, C) is dx, then "
+       "g * xhat (the weight gradient's rows, summed over R by the caller; the float32 product, "
+       "xhat as layer_norm computes it with w = 1, b = 0), both from one pass over x and g"),
     Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS,
        "a (B, Tq, Tk), any strides -> out (B, Tq, Tk): softmax of a[b, i, :] over the columns "
        "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)"),

@@ -684,6 +684,18 @@ def np_layer_norm_dx(x, w, g, eps=1e-5):
     return rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
 
 
+def _layer_norm_dw(x, w, g):   # the weight's gradient: layer_norm_grad's g * xhat plane, summed
+    w = w.detach().requires_grad_()
+    _F.layer_norm(x, (x.shape[-1],), w).backward(g)
+    return w.grad
+
+
+def np_layer_norm_dw(x, w, g, eps=1e-5):
+    """NumPy reference: w's gradient of sum(layer_norm(x, w) * g): sum over rows of g xhat."""
+    c = x - x.mean(-1, keepdims=True)
+    return (g * c / np.sqrt((c * c).mean(-1, keepdims=True) + eps)).sum(0)
+
+
 _NO_TANH_OVERFLOW = SPECIAL[np.abs(SPECIAL) != 1e30]    # (f32's x^3 overflows there)
 _LN_ROWS = np.delete(SPECIAL_ROWS, 6, 0)                # (f32's variance overflows there)
 _LN_W = (np.array([1.0, -2.0, 0.5, 3.0], np.float32), np.array([0.0, 1.0, -1.0, 2.0], np.float32))
@@ -698,6 +710,9 @@ case("layer_norm", lambda x, w, b: _F.layer_norm(x, (5,), w, b), np_layer_norm, 
 case("layer_norm_grad", _layer_norm_vjp, np_layer_norm_dx, "other", ("layer_norm_grad",),
      [(4, 6), (6,), (4, 6)], grad=False, tol={"atol": 2e-5},
      special=Special((_LN_ROWS, _LN_W[0], _LN_ROWS[::-1].copy())))
+case("layer_norm_weight_grad", _layer_norm_dw, np_layer_norm_dw, "other",
+     ("layer_norm", "layer_norm_grad", "sum"), [(4, 6), (6,), (4, 6)], grad=False,
+     tol={"atol": 2e-5}, special=Special((_LN_ROWS, _LN_W[0], _LN_ROWS[::-1].copy())))
 case("layer_norm_2dims_no_affine", lambda x: _F.layer_norm(x, [3, 4], eps=1e-3),
      lambda x: np_layer_norm(x, k=2, eps=1e-3), "other", ("layer_norm", "layer_norm_grad"),
      [(2, 3, 4)], tol={"atol": 2e-5})

@@ -158,6 +158,31 @@ def test_bad_adam_update_records_are_refused(h):
     np.testing.assert_array_equal(h.rt.read(m), mm)
 
 
+def test_layer_norm_grad_out_of_two_planes_and_bad_norm_records(h):
+    """layer_norm_grad's out is x's shape (dx) or (2, R, C) contiguous (dx, then g * xhat,
+    xhat the forward's with w = 1, b = 0, bit for bit); Rust refuses any other out."""
+    rng = np.random.default_rng(0)
+    x64, g64 = rng.standard_normal((2, 5, 37))
+    x, g = h.put(x64, "transposed"), h.put(g64)
+    w, b = h.put(rng.standard_normal(37)), h.put(rng.standard_normal(37))
+    eps = {"eps": 1e-5}
+    for shape in [(3, 5, 37), (1, 5, 37), (2, 4, 37), (2, 5, 36), (5, 36), (1, 2, 5, 37)]:
+        _refused(h, "layer_norm_grad", h.empty(shape), (x, w, g), eps, "shape|dims")
+    wide = h.empty((2, 6, 37))
+    _refused(h, "layer_norm_grad", View(wide.block, 0, (2, 5, 37), (222, 37, 1), "f32"),
+             (x, w, g), eps, "contiguous")
+    _refused(h, "layer_norm", h.empty((2, 5, 37)), (x, w, b), eps, "shape")
+    both, dx, xhat = h.empty((2, 5, 37)), h.empty((5, 37)), h.empty((5, 37))
+    h.rt.run("layer_norm_grad", both, (x, w, g), eps)       # good records run after them
+    h.rt.run("layer_norm_grad", dx, (x, w, g), eps)
+    h.rt.run("layer_norm", xhat, (x, h.put(np.ones(37)), h.put(np.zeros(37))), eps)
+    got = h.rt.read(both)
+    np.testing.assert_array_equal(got[0], h.rt.read(dx))
+    np.testing.assert_array_equal(got[1], g64.astype(np.float32) * h.rt.read(xhat))
+    want = g64 * (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(got[1], want, rtol=1e-5, atol=1e-5)
+
+
 def test_close_is_idempotent_with_work_queued():
     rt = dispatcher.init("simd", threads=2)
     blk = rt.alloc(4 << 20)

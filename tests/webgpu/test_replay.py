@@ -157,3 +157,117 @@ def test_an_independent_record_is_held_back_so_the_next_stage_joins(rt, heap):
     writes_a = ("sum", View(a.block, 0, (4,), (1,), "f32"), (c,), {"naxes": 1})
     add = ("add", z, (y, c), None)
     assert fuse.plan([first, writes_a, add]) == [[first], [writes_a], [add]]
+
+
+# -- runs of adam_update records: one dispatch per run (adam.Tables) ----------------------
+SIZES = [(300,), (1,), (0,), (17, 31), (255,), (257,), (2, 3, 5), (1000,)]
+
+
+def _adam_step(make, sizes, x, dependent=False):
+    """Parameters of `sizes`, their optimizer (make) and a step(x) giving each a grad made
+    from x and itself (dependent: the third one's grad is the second parameter itself, so
+    its update must see the second one's)."""
+    rng = np.random.default_rng(11)
+    ps = [torchic.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+          for s in sizes]
+    opt = make(ps)
+    offsets = np.cumsum([0] + [int(np.prod(s)) for s in sizes])
+
+    def step(x):
+        for k, p in enumerate(ps):
+            p.grad = x[offsets[k]:offsets[k + 1]].reshape(p.shape) * 0.5 + p
+        if dependent:
+            ps[2].grad = ps[1].detach()
+        opt.step()
+    return ps, opt, step
+
+
+def _adam_pipelines(gpu):
+    """{id of a pipeline's handle: True for a run kernel, False for the eager one}."""
+    return {p.pipeline._internal: len(key) > 1 for key, p in gpu.pipelines.items()
+            if key[0] == "adam_update"}
+
+
+def _check_adam_runs(rt, make, sizes, dependent=False, steps=4):
+    """Eager and compiled steps give the same bits -> (the program, per adam_update
+    dispatch of its recording: is it a run's?)."""
+    gpu = rt.backend.gpu
+    n = sum(int(np.prod(s)) for s in sizes)
+    rng = np.random.default_rng(12)
+    xs = [torchic.tensor(rng.standard_normal(n).astype(np.float32)) for _ in range(steps)]
+    (pe, oe, se), (pc, oc, sc) = (_adam_step(make, sizes, xs[0], dependent) for _ in range(2))
+    compiled = torchic.compile(sc)
+    for k, x in enumerate(xs):
+        se(x)
+        compiled(x)
+        for a, b in zip(pe, pc):
+            np.testing.assert_array_equal(b.numpy(), a.numpy(), err_msg=f"step {k + 1}")
+            for name in ("exp_avg", "exp_avg_sq"):
+                np.testing.assert_array_equal(oc.state[b][name].numpy(),
+                                              oe.state[a][name].numpy())
+    program = _program(compiled)
+    kinds = _adam_pipelines(gpu)
+    assert len([r for r in program.records if r[0] == "adam_update"]) == len(sizes)
+    return program, [kinds[c[0]] for c in program._packed.calls if c[0] in kinds]
+
+
+def test_adam_updates_of_a_compiled_step_are_one_dispatch_bit_for_bit(rt):
+    """Adam with two parameter groups (the second group's scalars are copied between the
+    runs: that copy moves ahead) and AdamW, over sizes not multiples of the workgroup, one
+    element and none: one dispatch for all parameters, the eager bits."""
+    from torchic import optim
+    for make in (lambda ps: optim.Adam([{"params": ps[:3]}, {"params": ps[3:],
+                                        "weight_decay": 0.1, "maximize": True}], lr=1e-2),
+                 lambda ps: optim.AdamW(ps, lr=1e-2, weight_decay=0.2)):
+        _, issued = _check_adam_runs(rt, make, SIZES)
+        assert issued == [True]
+
+
+def test_adam_runs_over_many_arenas_bind_them_and_cut_where_they_run_out(rt):
+    """Operands in many small arenas: a dispatch binds up to adam.MAX_BUFFERS of them
+    (picked per access), then the run goes on in another dispatch."""
+    from torchic import optim
+    from torchic.backends.webgpu import adam
+    rt.allocator.arena_bytes = 1 << 12            # (before anything is allocated)
+    sizes = [(700,), (1,), (900,), (333,), (1024,), (5, 7), (600,), (2,)] * 2
+    program, issued = _check_adam_runs(rt, lambda ps: optim.AdamW(ps, lr=1e-2), sizes,
+                                       steps=3)
+    arenas = {v.block.arena for r in program.records if r[0] == "adam_update"
+              for v in (r[1],) + r[2]}
+    assert len(arenas) > adam.MAX_BUFFERS
+    assert len(issued) >= 2 and all(issued)
+    assert len(issued) <= 2 * len(arenas) // adam.MAX_BUFFERS + 1
+
+
+def test_a_dependent_update_starts_a_new_run(rt):
+    """A parameter whose grad is an earlier parameter (updated first in eager order) is
+    not in that one's dispatch: two runs, the eager bits."""
+    from torchic import optim
+    _, issued = _check_adam_runs(rt, lambda ps: optim.Adam(ps, lr=1e-2),
+                                 [(300,), (257,), (257,), (1,), (0,)], dependent=True)
+    assert issued == [True, True]
+
+
+def test_adam_runs_are_planned_apart_from_what_they_touch(rt, heap):
+    """fuse.plan joins adam_update records that touch no element another writes (spans of
+    one block may be disjoint); a dependent record or an update reading what the run wrote
+    starts anew; one with an operand on a slot block stays alone."""
+    from torchic.backends.webgpu import fuse
+    from torchic.dispatcher import View
+
+    def update(p=None, g=None):
+        p, g = p or heap.empty((8,)), g or heap.empty((8,))
+        return ("adam_update", p, (g, heap.empty((8,)), heap.empty((8,)), s), None)
+    s = heap.empty((10,))
+    a, b = update(), update()
+    flat = heap.empty((16,))
+    lo, hi = (View(flat.block, o, (8,), (1,), "f32") for o in (0, 8))
+    mid = View(flat.block, 4, (8,), (1,), "f32")
+    reads_a = ("mul", heap.empty((8,)), (a[1], a[1]), None)
+    assert [len(r) for r in fuse.plan([a, b, update()])] == [3]
+    assert [len(r) for r in fuse.plan([update(lo), update(hi)])] == [2]       # disjoint
+    assert [len(r) for r in fuse.plan([update(lo), update(mid)])] == [1, 1]   # overlap
+    assert [len(r) for r in fuse.plan([a, b, update(g=a[1]), update()])] == [2, 2]
+    assert [len(r) for r in fuse.plan([a, b, reads_a, update(g=reads_a[1])])] == [2, 1, 1]
+    c = update()
+    assert fuse.plan([a, c, b], {id(c[2][0].block)}) == [[c], [a, b]]   # alone, moved ahead

@@ -4,14 +4,15 @@ way).
 Where a transformer step spends its memory bandwidth, one primitive replaces the chain of
 elementwise ops and reductions the composite took: each reads its inputs and writes its
 output once. Layer norm's backward kernel recomputes each row's mean and rstd from x (two
-row sums over data it reads anyway), so the forward saves only x and the weight. Dropout
-saves only its 2-word key: the backward recomputes the same mask from it.
+row sums over data it reads anyway), so the forward saves only x and the weight; when the
+weight needs a gradient, the same pass writes g * xhat beside dx and dweight is its sum over
+rows. Dropout saves only its 2-word key: the backward recomputes the same mask from it.
 """
 
 from .. import raw
 from ..autograd import Function
 from ..shape import numel
-from .common import constant, require_float, reshape_raw
+from .common import as_strided, constant, require_float, reshape_raw
 
 
 class Gelu(Function):
@@ -51,13 +52,15 @@ class LayerNorm(Function):
         need_x, need_w, need_b = self.needs_grad[:3]
         xv, gv = raw.view_of(x), raw.view_of(g)
         dx = dw = db = None
-        if need_x:
+        if need_w:    # one pass: dx and g * xhat, whose sum over rows is dw
+            r = x.shape[0]
+            both = raw.run("layer_norm_grad", raw.new_tensor((2, r, c)),
+                           (xv, raw.view_of(w[0]), gv), self.params)
+            dx = as_strided(both, 0, x.shape, (c, 1)) if need_x else None
+            dw = as_strided(both, r * c, x.shape, (c, 1)).sum(0)
+        elif need_x:
             wv = raw.view_of(w[0]) if w else _vector(None, 1.0, c)
             dx = raw.run("layer_norm_grad", raw.new_tensor(x.shape), (xv, wv, gv), self.params)
-        if need_w:    # sum over rows of g * xhat (xhat: the kernel with w = 1, b = 0)
-            xhat = raw.run("layer_norm", raw.new_tensor(x.shape),
-                           (xv, _vector(None, 1.0, c), _vector(None, 0.0, c)), self.params)
-            dw = (g * xhat).sum(0)
         if need_b:
             db = g.sum(0)
         return dx, dw, db

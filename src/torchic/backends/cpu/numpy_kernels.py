@@ -242,7 +242,7 @@ def _normalized(x, eps):
     """(xhat, rstd (R, 1)) of each row of x, mean and biased variance in two passes."""
     centered = x - x.mean(axis=1, keepdims=True, dtype=np.float32)
     rstd = _F(1) / np.sqrt((centered * centered).mean(axis=1, keepdims=True) + _F(eps))
-    return centered * rstd, rstd
+    return np.multiply(centered, rstd, out=centered), rstd
 
 
 def layer_norm(out, ins, params):
@@ -253,12 +253,19 @@ def layer_norm(out, ins, params):
 
 
 def layer_norm_grad(out, ins, params):
+    """out (R, C): dx; out (2, R, C): dx, then g * xhat (the weight gradient's rows)."""
     x, w, g = ins
     if out.size:
         xhat, rstd = _normalized(x, params["eps"])
         gw = g * w
-        out[...] = rstd * (gw - gw.mean(axis=1, keepdims=True)
-                           - xhat * (gw * xhat).mean(axis=1, keepdims=True))
+        mp, q = gw.mean(axis=1, keepdims=True), gw * xhat
+        mq = q.mean(axis=1, keepdims=True)
+        # rstd * (gw - mean(gw) - xhat * mean(gw xhat)), in place in the temporaries
+        np.subtract(gw, mp, out=gw)
+        np.subtract(gw, np.multiply(xhat, mq, out=q), out=gw)
+        np.multiply(rstd, gw, out=out[0] if out.ndim == 3 else out)
+        if out.ndim == 3:
+            np.multiply(g, xhat, out=out[1])
 
 
 def causal_softmax(out, ins, params):
@@ -387,8 +394,9 @@ def _rows_of_index(out, ins, lo, hi):
 
 
 def _rows_and_weights(out, ins, lo, hi):
-    """ops.ROWS_WEIGHTS: the inputs of out's ndim share its axis 0, the others are whole."""
-    return out[lo:hi], tuple(a[lo:hi] if a.ndim == out.ndim else a for a in ins)
+    """ops.ROWS_WEIGHTS: out's rows (axis -2: each plane of a (2, R, C) out) and the (R, C)
+    inputs' axis 0; the (C,) weights are whole."""
+    return out[..., lo:hi, :], tuple(a[lo:hi] if a.ndim == 2 else a for a in ins)
 
 
 def _rows_but_last(out, ins, lo, hi):
@@ -407,4 +415,4 @@ def split_length(op, out):
     """Length of the axis an op is cut along (0 when it cannot be cut)."""
     if SPLIT.get(op) is None or not out.shape:
         return 0
-    return out.shape[0]
+    return out.shape[-2] if SPLIT[op] is _rows_and_weights else out.shape[0]

@@ -13,7 +13,8 @@ Layout of this package:
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
     dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per pair of elements)
-    adam.py         adam_update (the fused Adam / AdamW step, one invocation per element)
+    adam.py         adam_update (the fused Adam / AdamW step, one invocation per element;
+                    a recorded program's run of them as one dispatch)
 
 ``KERNEL_TABLE`` maps every primitive op of ops.py to a function
 ``kernel(backend, out, inputs, params)`` that *encodes* the op; nothing runs
@@ -248,11 +249,12 @@ class WebGPUBackend(Backend):
 
     def pack(self, records, slots=()):
         """The records' dispatches, prepared once (None: replay them one by one), runs of
-        elementwise ops fused (fuse.py). `slots`: blocks whose views a push may move to
-        other blocks (replay.py, "Slots")."""
+        elementwise ops and of adam_update records fused (fuse.py, adam.py). `slots`: blocks
+        whose views a push may move to other blocks (replay.py, "Slots")."""
         if self.gpu.any_big:        # (windowed operands re-plan their windows per op)
             return None
-        runs = fuse.plan(records) if fuse.enabled() else [[r] for r in records]
+        runs = (fuse.plan(records, {id(b) for b in slots}) if fuse.enabled()
+                else [[r] for r in records])
 
         def issue(moved):           # moved: a block whose offsets go replay.SHIFT further
             if moved is not None:
@@ -261,14 +263,17 @@ class WebGPUBackend(Backend):
                     return buf, base + replay.SHIFT if view.block is moved else base
                 self.buffers = buffers
             try:
-                for run in runs:
-                    if len(run) == 1 or not fuse.run(self.gpu, run, self.buffers):
+                for k, run in enumerate(runs):
+                    if k in tables.parts:       # (no operand on a slot: fuse.plan)
+                        tables.issue(self.gpu, k)
+                    elif len(run) == 1 or not fuse.run(self.gpu, run, self.buffers):
                         for r in run:
                             self.kernels[r[0]](self, *r[1:])
             finally:
                 self.__dict__.pop("buffers", None)
         with self._lock:
-            return replay.capture(self.gpu, issue, slots)
+            tables = adam.Tables(self.gpu, runs, self.buffers)
+            return tables.attach(replay.capture(self.gpu, issue, slots))
 
     def slot_fits(self, recording, k, block, skip):
         """Can a push run slot k of recording at byte `skip` of block? (replay.fits)"""

@@ -17,6 +17,12 @@ the identical view (`_hazard_free`). Every stage still stores its output, so no 
 analysis is needed (a dead temporary's store is cheap), and each stage's value passes
 through `opaque` (an XOR with a parameter word that is 0) so the shader compiler cannot
 contract one stage's multiply into the next stage's add: the bits are the eager ones.
+
+An optimizer step's adam_update records (one per parameter) form runs too, of another
+kind: records that touch no element another one writes (`_apart`: their order does not
+matter), issued by adam.py's `Tables` as one dispatch (or a few: see there). A record
+with an operand on one of the program's slots stays alone (the run's table holds offsets
+that a replay's slot move would not patch).
 TORCHIC_WEBGPU_FUSE=0 turns fusion off (measurements).
 """
 
@@ -72,49 +78,96 @@ def _hazard_free(group, record):
 MAX_HELD = 4    # records plan may hold back while a run waits for its next stage
 
 
-def _independent(group, record):
-    """May `record` run before every stage of `group`? (It reads no block a stage
-    writes and writes no block a stage reads or writes: block granularity.)"""
-    written = {id(r[1].block) for r in group}
-    touched = written | {id(v.block) for r in group for v in r[2]}
+def _operands(record):
+    """[(view, written?)] of a record's output and inputs (ops.WRITES: updated in place)."""
     op, out, ins, _ = record
-    writes = [out] + [ins[k] for k in ops.WRITES.get(op, ())]
-    return (not any(id(v.block) in written for v in ins)
-            and not any(id(w.block) in touched for w in writes))
+    writes = ops.WRITES.get(op, ())
+    return [(out, True)] + [(v, k in writes) for k, v in enumerate(ins)]
 
 
-def plan(records):
-    """The records in runs: [[record, ...]] in order; a run of more than one is fused.
+def _independent(group, record):
+    """May `record` run before every record of `group`? (It reads no block one writes and
+    writes no block one reads or writes: block granularity.)"""
+    written, touched = set(), set()
+    for r in group:
+        for v, w in _operands(r):
+            touched.add(id(v.block))
+            if w:
+                written.add(id(v.block))
+    return not any(id(v.block) in (touched if w else written) for v, w in _operands(record))
+
+
+def _span(view):
+    """[lo, hi) of the elements of view's block it reaches ((0, 0) when it has none)."""
+    if 0 in view.shape:
+        return 0, 0
+    lo = hi = view.offset
+    for n, s in zip(view.shape, view.strides):
+        lo, hi = lo + min(0, (n - 1) * s), hi + max(0, (n - 1) * s)
+    return lo, hi + 1
+
+
+def _apart(group, record):
+    """Can `record` run in one dispatch with `group`, in any order? (No element one writes
+    is touched by another: spans within a block.)"""
+    mine = [(v.block, _span(v), w) for v, w in _operands(record)]
+    blocks = {id(b) for b, _, _ in mine}
+    for r in group:
+        for u, uw in _operands(r):
+            if id(u.block) not in blocks:
+                continue
+            ulo, uhi = _span(u)
+            for b, (lo, hi), w in mine:
+                if b is u.block and (w or uw) and lo < uhi and ulo < hi:
+                    return False
+    return True
+
+
+def _kind(record, slots):
+    """The kind of run a record may be part of: "ew" (an f32 elementwise stage), "adam"
+    (an adam_update with no operand on a slot, ids in `slots`), else None."""
+    op = record[0]
+    if op == "adam_update":
+        return None if any(id(v.block) in slots for v, _ in _operands(record)) else "adam"
+    return "ew" if op is not None and _stage(record) is not None else None
+
+
+def plan(records, slots=frozenset()):
+    """The records in runs: [[record, ...]] in order; a run of more than one is fused
+    (elementwise stages: `run`; adam_update records: adam.Tables). `slots`: ids of the
+    blocks a replay may move (replay.py).
 
     A record that cannot join the open run but is independent of it is held back (at most
-    MAX_HELD): when a later stage joins the run, the records held until then run before it
-    (nanoGPT's `att * scale`, the mask's `bias == 0`, `masked_fill`: the compare moves
-    ahead and the multiply and the fill become one dispatch); the others keep their place
-    after it. Held records are planned into runs of their own the same way."""
-    runs, run, held, moved = [], None, [], 0   # moved: held records that go before `run`
+    MAX_HELD): when a later record joins the run, the records held until then run before
+    it (nanoGPT's `att * scale`, the mask's `bias == 0`, `masked_fill`: the compare moves
+    ahead and the multiply and the fill become one dispatch; the copy of a second
+    parameter group's Adam scalars); the others keep their place after it. Held records
+    are planned into runs of their own the same way."""
+    runs, run, kind, held, moved = [], None, None, [], 0   # moved: held records before `run`
     if not records:
         return runs
 
     def close():
-        runs.extend(plan(held[:moved]))
+        runs.extend(plan(held[:moved], slots))
         if run is not None:
             runs.append(run)
-        runs.extend(plan(held[moved:]))
+        runs.extend(plan(held[moved:], slots))
 
     for r in records:
-        stage = r[0] is not None and _stage(r) is not None
-        if (stage and run is not None and run[0][1].shape == r[1].shape
-                and _hazard_free(run, r)):
+        k = _kind(r, slots)
+        if k is not None and k == kind and (
+                _apart(run, r) if k == "adam" else
+                run[0][1].shape == r[1].shape and _hazard_free(run, r)):
             run.append(r)
             moved = len(held)
-        elif (run is not None and r[0] is not None and len(held) < MAX_HELD
-              and _independent(run, r)):
+        elif (run is not None and r[0] is not None and k != "adam" and len(held) < MAX_HELD
+              and _independent(run, r)):      # (an update starts a run of its own)
             held.append(r)
         else:
             close()
             held, moved = [], 0
-            run = [r] if stage else None
-            if not stage:
+            run, kind = ([r], k) if k is not None else (None, None)
+            if k is None:
                 runs.append([r])
     close()
     return runs

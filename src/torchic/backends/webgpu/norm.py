@@ -10,12 +10,15 @@ floats). Each invocation runs `passes * ceil(C / w)` loop trips, kept under
 
 Layer norm's words: R, C, out base, x base, x row / column stride, w base, w stride, y base,
 y row / column stride, eps bits; y is the bias (row stride 0) forward, the gradient g
-backward. softmax_grad's: R, C, out base, y base, y row / column stride, g base, g row /
-column stride.
+backward. The backward's (2, R, C) out (dx, then g * xhat) is bound as its two (R, C)
+planes, each a binding of its own (a plane, not the pair, has to fit a window: windows.py
+cuts both by rows), plane 1's base the last word. softmax_grad's: R, C, out base, y base,
+y row / column stride, g base, g row / column stride.
 """
 
 import numpy as np
 
+from ...dispatcher import View
 from . import wgsl
 from .wgsl import par
 
@@ -33,11 +36,19 @@ def _tree(w, arrays):
     return L
 
 
-def _build(mode, w):
+def planes(out):
+    """The (R, C) planes of layer_norm_grad's (2, R, C) out (any plane stride)."""
+    return tuple(View(out.block, out.offset + k * out.strides[0], out.shape[1:],
+                      out.strides[1:], out.dtype) for k in range(out.shape[0]))
+
+
+def _build(mode, w, xg=False):
+    """mode's program for workgroups of w; xg: the backward also writes g * xhat (binding Q)."""
     if mode == "softmax_grad":
         return _build_softmax_grad(w)
-    R, C, ob, xb, xr, xc, wb, ws, yb, yr, yc, eps = (par(i) for i in range(12))
-    src = wgsl.header([("O", "f32"), ("X", "f32"), ("W", "f32"), ("Y", "f32")])
+    R, C, ob, xb, xr, xc, wb, ws, yb, yr, yc, eps, qb = (par(i) for i in range(13))
+    src = wgsl.header([("O", "f32"), ("X", "f32"), ("W", "f32"), ("Y", "f32")]
+                      + [("Q", "f32")] * xg)
     src += f"var<workgroup> s1: array<f32, {w}>;\nvar<workgroup> s2: array<f32, {w}>;\n"
     cols = f"for (var c = lid; c < {C}; c = c + {w}u) {{"
     x = f"X[x0 + c * {xc}]"
@@ -57,8 +68,9 @@ def _build(mode, w):
               "s1[lid] = p;", "s2[lid] = q;", *_tree(w, ["s1", "s2"]),
               "let mp = s1[0] / n;", "let mq = s2[0] / n;",
               cols, f"  let gw = {yv} * {wc};",
-              f"  O[{ob} + row * {C} + c] = rstd * (gw - mp - ({x} - mean) * rstd * mq);", "}"]
-    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 4
+              f"  O[{ob} + row * {C} + c] = rstd * (gw - mp - ({x} - mean) * rstd * mq);",
+              *[f"  Q[{qb} + row * {C} + c] = {yv} * (({x} - mean) * rstd);"] * xg, "}"]
+    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 4 + xg
 
 
 def _build_softmax_grad(w):
@@ -77,7 +89,9 @@ def _build_softmax_grad(w):
 
 
 def run(gpu, mode, out, ins, params, *, buffers):
-    R, C = out.shape
+    xg = len(out.shape) == 3     # layer_norm_grad's (2, R, C): dx, then g * xhat
+    outs = planes(out) if xg else (out,)
+    R, C = outs[0].shape
     if R == 0 or C == 0:
         return
     w = 32
@@ -85,17 +99,18 @@ def run(gpu, mode, out, ins, params, *, buffers):
         w *= 2
     if _PASSES[mode] * -(-C // w) + 16 > wgsl.LOOP_BUDGET:
         raise ValueError(f"{mode}: rows of {C} elements exceed this device's loop budget")
-    (obuf, ob), *operands = (buffers(v) for v in (out, *ins))
+    (obuf, ob), *operands = (buffers(v) for v in (outs[0], *ins, *outs[1:]))
     bufs = [obuf] + [b for b, _ in operands]
     if mode == "softmax_grad":
         (y, g), ((_, yb), (_, gb)) = ins, operands
         words = [R, C, ob, yb, *y.strides, gb, *g.strides]
     else:
-        (x, wt, y), ((_, xb), (_, wb), (_, yb)) = ins, operands
+        (x, wt, y), ((_, xb), (_, wb), (_, yb)) = ins, operands[:3]
         yr, yc = (0, y.strides[0]) if len(y.shape) == 1 else y.strides
         eps = int(np.array(params["eps"], np.float32).view(np.uint32))
         words = [R, C, ob, xb, *x.strides, wb, wt.strides[0], yb, yr, yc, eps]
-    prog = gpu.program(("norm", mode, w), lambda: _build(mode, w))
+        words += [operands[3][1]] if xg else []
+    prog = gpu.program(("norm", mode, w, xg), lambda: _build(mode, w, xg))
     gpu.dispatch(prog, bufs, words, wgsl.grid(R, gpu.max_groups))
 
 

@@ -23,7 +23,7 @@ WG = 256  # workgroup size of the elementwise / gather programs
 # LOOP_BUDGET, cutting long rows over more workgroups or passes instead.
 LOOP_BUDGET = 16384
 
-TYPES = {"f32": "f32", "i32": "i32", "v4": "vec4<f32>"}
+TYPES = {"f32": "f32", "i32": "i32", "u32": "u32", "v4": "vec4<f32>"}
 
 
 def par(i):

@@ -16,8 +16,10 @@ and each part told its first flat index), matmul over batches, then
 rows of A and out; gather / scatter over index rows (scatter's pieces add to out one
 after the other, a fixed order); reductions over kept rows, then over the reduced axis
 (partial results combined into out in order, with add / maximum / minimum); the
-row-wise family over rows. What no rule can cut (a gather table, a matmul's B, one row
-larger than a window) raises ``TooLargeError`` naming the op and the limit.
+row-wise family over rows (layer_norm_grad's (2, R, C) out along axis 1: its kernel binds
+the two planes apart, so each plane, not the pair, has to fit a window). What no rule can
+cut (a gather table, a matmul's B, one row larger than a window) raises ``TooLargeError``
+naming the op and the limit.
 
 Ops on arenas that all fit a binding take none of this: one flag (``GPU.any_big``) is
 all the per-op path tests.
@@ -25,7 +27,7 @@ all the per-op path tests.
 
 from ...dispatcher import View
 from ...shape import numel
-from . import elementwise
+from . import elementwise, norm
 from .gpu import RawView
 
 GRID_MIN = 256      # bytes: the finest window grid (and every window's alignment)
@@ -143,7 +145,7 @@ def _rules(op, views, params):
         return [("cut", out.shape[0], [(k, 0) for k in range(4)], None)]
     if op in ("layer_norm", "layer_norm_grad"):     # the (R, C) views by rows; (C,) whole
         return [("cut", out.shape[0], [(k, 0) for k, v in enumerate(views) if len(v.shape) == 2],
-                 None)]
+                 None)]      # (a (2, R, C) out: its planes, see _run_planes)
     if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad", "softmax_grad"):
         return [("cut", out.shape[0], [(k, 0) for k in range(len(views))], None)]
     if op == "dropout":         # out and x along any axis, as elementwise; the (2,) key whole
@@ -208,9 +210,25 @@ def plan(gpu, op, views, params):
                         f"({gpu.window} bytes), and this op cannot be cut so that it fits")
 
 
+def _run_planes(be, op, out, ins, params, depth):
+    """layer_norm_grad into a (2, R, C) out: planned as two (R, C) outs, the kernel's
+    bindings, each part then run as a (2, rows, C) out whose planes keep out's stride."""
+    p = plan(be.gpu, op, norm.planes(out) + tuple(ins), params)
+    if p is None:
+        be.kernels[op](be, out, ins, params)
+        return
+    for sub, _ in p[2]:     # (kind "cut": the only rule of the row-wise ops)
+        d = sub[0]
+        part = View(out.block, d.offset, (2,) + d.shape, out.strides[:1] + d.strides, out.dtype)
+        run(be, op, part, sub[2:], params, depth + 1)
+
+
 def run(be, op, out, ins, params, depth=0):
     """Run op, cut into several ops whose operands each fit a window (see plan)."""
     gpu = be.gpu
+    if op == "layer_norm_grad" and len(out.shape) == 3:
+        _run_planes(be, op, out, ins, params, depth)
+        return
     if op == "matmul_bias":     # (cut as the matmul, then the bias added, cut as an add)
         bias = ins[2]
         run(be, "matmul", out, ins[:2], params, depth + 1)
