@@ -759,6 +759,8 @@ def main():
                     help="comma list of VAR=VALUE: the backend's choice timed with each set")
     ap.add_argument("--a-transposed", action="store_true",
                     help="also time the squares and the MLP products with A stored transposed")
+    ap.add_argument("--shapes", default="",
+                    help="comma list of substrings: time only the matmul shapes whose name has one")
     ap.add_argument("--skip", default="",
                     help="comma list of parts to skip: matmul,squares,bw,makemore,gpt,gpt_match,"
                          "latency,torch,torch_profile")
@@ -797,6 +799,9 @@ def main():
     if "matmul" not in skip:
         b.warm_up()
         shapes = matmul_shapes(args.quick)
+        if args.shapes:
+            keep = args.shapes.split(",")
+            shapes = {k: v for k, v in shapes.items() if any(w in k for w in keep)}
         if args.a_transposed:
             shapes.update({f"{k} A^T": v[:4] + (1, v[5]) for k, v in list(shapes.items())
                            if not v[4] and (k.startswith("sq") or k.startswith("mlp"))})

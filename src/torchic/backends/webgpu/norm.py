@@ -19,7 +19,7 @@ y row / column stride, g base, g row / column stride.
 import numpy as np
 
 from ...dispatcher import View
-from . import wgsl
+from . import rowwise, wgsl
 from .wgsl import par
 
 _PASSES = {"layer_norm": 3, "layer_norm_grad": 4, "softmax_grad": 2}
@@ -42,49 +42,83 @@ def planes(out):
                       out.strides[1:], out.dtype) for k in range(out.shape[0]))
 
 
-def _build(mode, w, xg=False):
-    """mode's program for workgroups of w; xg: the backward also writes g * xhat (binding Q)."""
+def _rows(w, vpt, C, loads):
+    """(prelude, each) for one invocation's share of a row: columns lid, lid + w, ...
+
+    `loads` maps a name to its element's load (WGSL in `c`). With vpt > 0 (rows up to
+    rowwise.MAX_CACHED) the prelude loads the vpt values of each name into registers (a
+    private array indexed with constants only: nothing is clamped; the loads all in flight
+    at once) and every pass reads them there; else every pass re-reads the row. each(body)
+    runs body (lines that see `c` and the names) for every column of the share, in order."""
+    if not vpt:
+        def each(body):
+            return ([f"for (var c = lid; c < {C}; c = c + {w}u) {{"]
+                    + [f"  let {n} = {ld};" for n, ld in loads.items()]
+                    + ["  " + b for b in body] + ["}"])
+        return [], each
+    pre = [f"var {n}v: array<f32, {vpt}>;" for n in loads]
+    for j in range(vpt):
+        pre.append(f"let c{j} = lid + {j * w}u;")
+        for n, ld in loads.items():
+            at = ld.replace("{c}", f"min(c{j}, {C} - 1u)")
+            pre.append(f"{n}v[{j}] = select(0.0, {at}, c{j} < {C});")
+
+    def each(body):
+        out = []
+        for j in range(vpt):
+            names = " ".join(f"let {n} = {n}v[{j}];" for n in loads)
+            out += [f"if (c{j} < {C}) {{ let c = c{j}; {names}"] + ["  " + b for b in body] + ["}"]
+        return out
+    return pre, each
+
+
+def _build(mode, w, vpt, xg=False):
+    """mode's program for workgroups of w, vpt values per invocation in registers (0: the
+    row re-read per pass); xg: the backward also writes g * xhat (binding Q)."""
     if mode == "softmax_grad":
-        return _build_softmax_grad(w)
+        return _build_softmax_grad(w, vpt)
     R, C, ob, xb, xr, xc, wb, ws, yb, yr, yc, eps, qb = (par(i) for i in range(13))
     src = wgsl.header([("O", "f32"), ("X", "f32"), ("W", "f32"), ("Y", "f32")]
                       + [("Q", "f32")] * xg)
     src += f"var<workgroup> s1: array<f32, {w}>;\nvar<workgroup> s2: array<f32, {w}>;\n"
-    cols = f"for (var c = lid; c < {C}; c = c + {w}u) {{"
-    x = f"X[x0 + c * {xc}]"
+    loads = {"x": f"X[x0 + {{c}} * {xc}]"}
+    if mode != "layer_norm":
+        loads["g"] = f"Y[y0 + {{c}} * {yc}]"
+    pre, each = _rows(w, vpt, C, {n: ld.replace("{c}", "c") if not vpt else ld
+                                  for n, ld in loads.items()})
     L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
          f"let x0 = {xb} + row * {xr};", f"let y0 = {yb} + row * {yr};", f"let n = f32({C});",
-         "var a = 0.0;", cols, f"  a = a + {x};", "}", "s1[lid] = a;", *_tree(w, ["s1"]),
+         *pre, "var a = 0.0;", *each(["a = a + x;"]), "s1[lid] = a;", *_tree(w, ["s1"]),
          "let mean = s1[0] / n;", "workgroupBarrier();",
-         "var v = 0.0;", cols, f"  let d = {x} - mean;", "  v = v + d * d;", "}",
+         "var v = 0.0;", *each(["let d = x - mean;", "v = v + d * d;"]),
          "s1[lid] = v;", *_tree(w, ["s1"]),
          f"let rstd = 1.0 / sqrt(s1[0] / n + bitcast<f32>({eps}));", "workgroupBarrier();"]
-    wc, yv = f"W[{wb} + c * {ws}]", f"Y[y0 + c * {yc}]"
+    wc = f"W[{wb} + c * {ws}]"
     if mode == "layer_norm":
-        L += [cols, f"  O[{ob} + row * {C} + c] = ({x} - mean) * rstd * {wc} + {yv};", "}"]
+        L += each([f"O[{ob} + row * {C} + c] = (x - mean) * rstd * {wc} + Y[y0 + c * {yc}];"])
     else:
-        L += ["var p = 0.0;", "var q = 0.0;", cols, f"  let gw = {yv} * {wc};",
-              "  p = p + gw;", f"  q = q + gw * ({x} - mean) * rstd;", "}",
+        L += ["var p = 0.0;", "var q = 0.0;",
+              *each([f"let gw = g * {wc};", "p = p + gw;", "q = q + gw * (x - mean) * rstd;"]),
               "s1[lid] = p;", "s2[lid] = q;", *_tree(w, ["s1", "s2"]),
               "let mp = s1[0] / n;", "let mq = s2[0] / n;",
-              cols, f"  let gw = {yv} * {wc};",
-              f"  O[{ob} + row * {C} + c] = rstd * (gw - mp - ({x} - mean) * rstd * mq);",
-              *[f"  Q[{qb} + row * {C} + c] = {yv} * (({x} - mean) * rstd);"] * xg, "}"]
+              *each([f"let gw = g * {wc};",
+                     f"O[{ob} + row * {C} + c] = rstd * (gw - mp - (x - mean) * rstd * mq);",
+                     *[f"Q[{qb} + row * {C} + c] = g * ((x - mean) * rstd);"] * xg])]
     return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 4 + xg
 
 
-def _build_softmax_grad(w):
+def _build_softmax_grad(w, vpt):
     """out = y (g - sum(g y)) over each row: softmax's gradient from its output y."""
     R, C, ob, yb, yr, yc, gb, gr, gc = (par(i) for i in range(9))
     src = wgsl.header([("O", "f32"), ("Y", "f32"), ("G", "f32")])
     src += f"var<workgroup> s1: array<f32, {w}>;\n"
-    cols = f"for (var c = lid; c < {C}; c = c + {w}u) {{"
-    y, g = f"Y[y0 + c * {yc}]", f"G[g0 + c * {gc}]"
+    loads = {"y": f"Y[y0 + {{c}} * {yc}]", "g": f"G[g0 + {{c}} * {gc}]"}
+    pre, each = _rows(w, vpt, C, {n: ld.replace("{c}", "c") if not vpt else ld
+                                  for n, ld in loads.items()})
     L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
          f"let y0 = {yb} + row * {yr};", f"let g0 = {gb} + row * {gr};",
-         "var a = 0.0;", cols, f"  a = a + {g} * {y};", "}", "s1[lid] = a;", *_tree(w, ["s1"]),
-         "let dot = s1[0];",
-         cols, f"  O[{ob} + row * {C} + c] = {y} * ({g} - dot);", "}"]
+         *pre, "var a = 0.0;", *each(["a = a + g * y;"]), "s1[lid] = a;", *_tree(w, ["s1"]),
+         "let dot = s1[0];", *each([f"O[{ob} + row * {C} + c] = y * (g - dot);"])]
     return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 3
 
 
@@ -94,10 +128,8 @@ def run(gpu, mode, out, ins, params, *, buffers):
     R, C = outs[0].shape
     if R == 0 or C == 0:
         return
-    w = 32
-    while w < 256 and w * 8 < C:
-        w *= 2
-    if _PASSES[mode] * -(-C // w) + 16 > wgsl.LOOP_BUDGET:
+    w, vpt = rowwise.plan(C)
+    if not vpt and _PASSES[mode] * -(-C // w) + 16 > wgsl.LOOP_BUDGET:
         raise ValueError(f"{mode}: rows of {C} elements exceed this device's loop budget")
     (obuf, ob), *operands = (buffers(v) for v in (outs[0], *ins, *outs[1:]))
     bufs = [obuf] + [b for b, _ in operands]
@@ -110,7 +142,7 @@ def run(gpu, mode, out, ins, params, *, buffers):
         eps = int(np.array(params["eps"], np.float32).view(np.uint32))
         words = [R, C, ob, xb, *x.strides, wb, wt.strides[0], yb, yr, yc, eps]
         words += [operands[3][1]] if xg else []
-    prog = gpu.program(("norm", mode, w, xg), lambda: _build(mode, w, xg))
+    prog = gpu.program(("norm", mode, w, vpt, xg), lambda: _build(mode, w, vpt, xg))
     gpu.dispatch(prog, bufs, words, wgsl.grid(R, gpu.max_groups))
 
 

@@ -195,26 +195,38 @@ def _combine_src():
 CHUNKED_WORK = 1 << 28
 
 
+DIRECT_COLS = 4   # output columns per invocation of the direct path (one index walk for 4)
+
+
 def _direct_src(chunked):
-    """Per output element (v, d) and chunk c of CL index rows: the chunk's sources whose
-    index is v, summed in position order; the first invocation of a chunk checks its
-    indices. One chunk adds the sum into O (a row no source hits keeps its bits: -0.0
-    stays); several write partial sums O[c][v][d] and after them (from word 11 on) 1.0
-    where a source hit, 0.0 where none did."""
+    """Per output row v, DIRECT_COLS columns d0.. and chunk c of CL index rows: the chunk's
+    sources whose index is v, summed in position order; the chunk's first invocation
+    checks its indices. One chunk adds the sums into O (a row no source hits keeps its
+    bits: -0.0 stays); several write partial sums O[c][v][d] and after them (from word 11
+    on) 1.0 where a source hit, 0.0 where none did."""
     bind = [("O", "f32"), ("S", "f32"), ("IX", "i32")]
     V, D, R, ob, sb, ssr, ssd, ib, isr, tag, CL, total = (par(i) for i in range(12))
-    L = [wgsl.linear_id(), f"if (i >= {V} * {D} * ((({R}) + {CL} - 1u) / {CL})) {{ return; }}",
-         f"let e = i % ({V} * {D});", f"let c = i / ({V} * {D});",
-         f"let v = i32(e / {D});", f"let d = e % {D};",
+    k = DIRECT_COLS
+    L = [wgsl.linear_id(), f"let nd = ({D} + {k - 1}u) / {k}u;",
+         f"if (i >= {V} * nd * ((({R}) + {CL} - 1u) / {CL})) {{ return; }}",
+         f"let e = i % ({V} * nd);", f"let c = i / ({V} * nd);",
+         "let v = i32(e / nd);", f"let d0 = (e % nd) * {k}u;",
          f"let r0 = c * {CL};", f"let r1 = min({R}, r0 + {CL});",
-         "var acc = 0.0;", "var hit = false;",
+         f"var acc: array<f32, {k}>;", "var hit = false;",
          "for (var r = r0; r < r1; r = r + 1u) {",
-         f"  let k = IX[{ib} + r * {isr}];",
-         f"  if (k == v) {{ acc = acc + S[{sb} + r * {ssr} + d * {ssd}]; hit = true; }}",
-         f"  if (e == 0u && (k < 0 || u32(k) >= {V})) {{ report_error({tag}, k); }}",
-         "}"]
-    L += ([f"O[i] = acc;", f"O[{total} + i] = select(0.0, 1.0, hit);"] if chunked else
-          [f"if (hit) {{ O[{ob} + i] = O[{ob} + i] + acc; }}"])
+         f"  let ix = IX[{ib} + r * {isr}];",
+         f"  if (e == 0u && (ix < 0 || u32(ix) >= {V})) {{ report_error({tag}, ix); }}",
+         "  if (ix == v) {", "    hit = true;", f"    let s0 = {sb} + r * {ssr};"]
+    for j in range(k):
+        L.append(f"    if (d0 + {j}u < {D}) {{ acc[{j}] = acc[{j}] + S[s0 + (d0 + {j}u) * {ssd}]; }}")
+    L += ["  }", "}"]
+    for j in range(k):
+        d = f"d0 + {j}u"
+        at = f"(c * {V} + u32(v)) * {D} + {d}"
+        L.append(f"if ({d} < {D}) {{ " + (
+            f"O[{at}] = acc[{j}]; O[{total} + {at}] = select(0.0, 1.0, hit);" if chunked else
+            f"if (hit) {{ O[{ob} + u32(v) * {D} + {d}] = O[{ob} + u32(v) * {D} + {d}] + acc[{j}]; }}")
+            + " }")
     return wgsl.linear_program(bind, L)
 
 
@@ -267,7 +279,8 @@ def scatter_add(gpu, out, ins, *, buffers):
         ps = gpu.scratch_buffer("scatter-direct", 2 * chunks * V * D * 4) if chunked else obuf
         gpu.dispatch(prog, [ps, sbuf, ibuf], [V, D, R, ob, sb, src.strides[0], src.strides[1],
                                               ib, idx.strides[0], tag, cl, chunks * V * D],
-                     wgsl.grid(-(-chunks * V * D // wgsl.WG), gpu.max_groups))
+                     wgsl.grid(-(-chunks * V * -(-D // DIRECT_COLS) // wgsl.WG),
+                               gpu.max_groups))
         if chunked:
             prog = gpu.program(("scatter-direct-sum",), _direct_sum_src)
             gpu.dispatch(prog, [obuf, ps], [V * D, chunks, ob],
