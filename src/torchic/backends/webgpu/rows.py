@@ -218,15 +218,15 @@ def _direct_src(chunked):
          f"  if (e == 0u && (ix < 0 || u32(ix) >= {V})) {{ report_error({tag}, ix); }}",
          "  if (ix == v) {", "    hit = true;", f"    let s0 = {sb} + r * {ssr};"]
     for j in range(k):
-        L.append(f"    if (d0 + {j}u < {D}) {{ acc[{j}] = acc[{j}] + S[s0 + (d0 + {j}u) * {ssd}]; }}")
+        d = f"d0 + {j}u"
+        L.append(f"    if ({d} < {D}) {{ acc[{j}] = acc[{j}] + S[s0 + ({d}) * {ssd}]; }}")
     L += ["  }", "}"]
     for j in range(k):
         d = f"d0 + {j}u"
-        at = f"(c * {V} + u32(v)) * {D} + {d}"
-        L.append(f"if ({d} < {D}) {{ " + (
-            f"O[{at}] = acc[{j}]; O[{total} + {at}] = select(0.0, 1.0, hit);" if chunked else
-            f"if (hit) {{ O[{ob} + u32(v) * {D} + {d}] = O[{ob} + u32(v) * {D} + {d}] + acc[{j}]; }}")
-            + " }")
+        at, o = f"(c * {V} + u32(v)) * {D} + {d}", f"{ob} + u32(v) * {D} + {d}"
+        store = (f"O[{at}] = acc[{j}]; O[{total} + {at}] = select(0.0, 1.0, hit);" if chunked
+                 else f"if (hit) {{ O[{o}] = O[{o}] + acc[{j}]; }}")
+        L.append(f"if ({d} < {D}) {{ {store} }}")
     return wgsl.linear_program(bind, L)
 
 
