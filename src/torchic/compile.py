@@ -114,6 +114,7 @@ class _Recorder:
         self.requested = {}        # id -> the bytes its latest allocation asked for
         self.pool = {}             # size -> [owned blocks freed during the recording]
         self.freed_outside = {}    # id -> (block, line) of outside blocks freed inside
+        self.freed_after = {}      # record index -> ids of owned blocks freed right after it
         names = ("alloc", "free", "run", "write", "read", "sync")
         self.saved = {n: rt.__dict__.get(n) for n in names}    # (None: the class's method)
         self.real = {n: getattr(rt, n) for n in names}
@@ -143,6 +144,8 @@ class _Recorder:
     def free(self, block):
         if id(block) in self.owned:
             self.pool.setdefault(block.size, []).append(block)
+            if self.records:
+                self.freed_after.setdefault(len(self.records) - 1, set()).add(id(block))
         else:   # given back after the recording (so no later allocation here aliases it)
             self.freed_outside[id(block)] = (block, _user_line())
 
@@ -191,7 +194,7 @@ class Program:
                 host = np.concatenate([p[2] for p in parts])
                 self.stages.append((stage, host, any(p[3] is not None for p in parts)))
         self.sources = [(index[d], o, n, src) for d, o, n, src in self.sources]
-        self.records = self._in_order(rec.records, staging)
+        self.records, self.frees = self._in_order(rec.records, staging, rec.freed_after)
         # arguments fn updates in place: written back to the caller's tensor after each call
         written = {id(r[1].block) for r in self.records}
         written.update(id(r[2][k].block) for r in self.records for k in ops.WRITES.get(r[0], ()))
@@ -225,10 +228,11 @@ class Program:
         # caller gets them (no copy out): the inputs' and those outputs' blocks are its slots
         if self._slotted:
             self.fresh_outputs = _fresh_outputs(rec, self.outputs)
+            frees = {"frees": self.frees} if getattr(backend, "program_frees", False) else {}
             self._packed = backend.pack(
                 self.records, [t._view.block for t in self.inputs] +
                 [raw.view_of(t).block for t, fresh in zip(self.outputs, self.fresh_outputs)
-                 if fresh])
+                 if fresh], **frees)
             if self._packed is None:     # records replayed one by one: no slots
                 self._slotted = False
                 self.fresh_outputs = [False] * len(self.outputs)
@@ -240,12 +244,14 @@ class Program:
         """Heap bytes of the program's fixed block plan (its temporaries)."""
         return sum(b.size for b in self.temporaries)
 
-    def _in_order(self, records, staging):
-        """The op list with each host write replaced by its copy from the staging block."""
+    def _in_order(self, records, staging, freed_after):
+        """The op list with each host write replaced by its copy from the staging block, and
+        beside it, per op, the ids of the temporaries freed right after it (their contents
+        dead from there: what a backend's pack may use to skip stores nothing reads)."""
         stage_of = {s[0]._dtype: s[0] for s in self.stages}
         offsets = {dtype: iter(parts) for dtype, parts in staging.items()}
-        out = []
-        for op, view, ins, params in records:
+        out, frees = [], []
+        for i, (op, view, ins, params) in enumerate(records):
             if op is not None:
                 out.append((op, view, ins, params))
             elif ins.size:
@@ -253,7 +259,11 @@ class Program:
                 src = View(stage_of[view.dtype]._view.block, offset, target.shape,
                            _contiguous(target.shape), view.dtype)
                 out.append(("copy", target, (src,), None))
-        return out
+            if len(frees) < len(out):
+                frees.append(set())
+            if frees:       # (an empty write dropped: its frees go with the op before)
+                frees[-1] |= freed_after.get(i, set())
+        return out, frees
 
     def _arguments_in(self, tensors):
         """Give the program the call's tensor arguments: (block, byte offset) per input for

@@ -494,7 +494,11 @@ case("matmul_transposed", lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, "other
 # F.linear with a bias: one matmul_bias (the bias added where the product is stored); odd
 # sizes leave partial tiles on webgpu
 case("matmul_bias", torchic.nn.functional.linear, lambda x, w, b: x @ w.T + b, "other",
-     ("matmul_bias",), [(2, 4, 6), (5, 6), (5,)], tol={"atol": 1e-4})
+     ("matmul_bias",), [(2, 4, 6), (5, 6), (5,)], tol={"atol": 1e-4},
+     special=Special((SPECIAL_ROWS, np.array([[1.0, 0.0, -1.0, 0.5], [0.0, 2.0, 0.5, 1.0],
+                                              [0.5, 0.0, 1.0, 0.0]], np.float32),
+                      np.array([0.0, INF, NAN], np.float32)),
+                     ref=lambda x, w, b: np_matmul_by_definition(x, w.T) + b))
 case("linear_odd", torchic.nn.functional.linear, lambda x, w, b: x @ w.T + b, "other",
      ("matmul_bias",), [(33, 17), (65, 17), (65,)], tol={"atol": 1e-4})
 

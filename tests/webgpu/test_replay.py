@@ -271,3 +271,41 @@ def test_adam_runs_are_planned_apart_from_what_they_touch(rt, heap):
     assert [len(r) for r in fuse.plan([a, b, reads_a, update(g=reads_a[1])])] == [2, 1, 1]
     c = update()
     assert fuse.plan([a, c, b], {id(c[2][0].block)}) == [[c], [a, b]]   # alone, moved ahead
+
+
+def _dead_chain(x, y):
+    t = x * y          # dies inside the run that reads it: its store is skipped
+    u = t + 1.0        # ... and so do this one
+    return u.exp(), (x - y).abs()     # ... and x - y
+
+
+def test_a_fused_stage_nothing_reads_is_not_stored(rt):
+    """torchic.compile tells the backend when each temporary dies: a fused run skips the
+    stores of the stages whose output no record outside the run reads before it is
+    freed, and the results stay the eager ones, bit for bit."""
+    rng = np.random.default_rng(7)
+    compiled = torchic.compile(_dead_chain)
+    for call in range(4):
+        x = torchic.tensor(rng.standard_normal((6, 33)).astype(np.float32))
+        y = torchic.tensor(rng.standard_normal((6, 33)).astype(np.float32))
+        for g, w in zip(compiled(x, y), _dead_chain(x, y)):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    skipped = [k[-1] for k in rt.backend.gpu.pipelines if k and k[0] == "fused"]
+    assert frozenset({0, 1, 3}) in skipped, skipped
+
+
+def test_a_stage_read_outside_its_run_keeps_its_store(rt, heap):
+    from torchic.backends.webgpu import fuse
+    a, b = heap.put(np.ones((4, 4))), heap.put(np.ones((4, 4)))
+    t, u, z = heap.empty((4, 4)), heap.empty((4, 4)), heap.empty((4,))
+    first, second = ("mul", t, (a, b), None), ("add", u, (t, a), None)
+    reads_t = ("sum", z, (t,), {"naxes": 1})
+    records = [first, second, reads_t]
+    runs = fuse.plan(records)
+    assert runs == [[first, second], [reads_t]]
+    t_id, u_id = id(t.block), id(u.block)
+    assert fuse.dead_stores(runs, records, [set(), set(), {t_id}]) == {}      # t read after
+    assert fuse.dead_stores(runs, records, [set(), {t_id}, set()]) == {0: frozenset({0})}
+    assert fuse.dead_stores(runs, records, [set(), {t_id, u_id}, set()]) == \
+        {0: frozenset({0, 1})}
+    assert fuse.dead_stores(runs, records, None) == {}

@@ -246,8 +246,9 @@ class WebGPUBackend(Backend):
 
     # recorded programs (torchic.compile; replay.py) --------------------------------
     program_slots = True     # pack / push_packed take slots (torchic.compile's arguments)
+    program_frees = True     # pack takes frees: when the program's temporaries die
 
-    def pack(self, records, slots=()):
+    def pack(self, records, slots=(), frees=None):
         """The records' dispatches, prepared once (None: replay them one by one), runs of
         elementwise ops and of adam_update records fused (fuse.py, adam.py). `slots`: blocks
         whose views a push may move to other blocks (replay.py, "Slots")."""
@@ -255,6 +256,7 @@ class WebGPUBackend(Backend):
             return None
         runs = (fuse.plan(records, {id(b) for b in slots}) if fuse.enabled()
                 else [[r] for r in records])
+        dead = fuse.dead_stores(runs, records, frees) if fuse.enabled() else {}
 
         def issue(moved):           # moved: a block whose offsets go replay.SHIFT further
             if moved is not None:
@@ -266,7 +268,8 @@ class WebGPUBackend(Backend):
                 for k, run in enumerate(runs):
                     if k in tables.parts:       # (no operand on a slot: fuse.plan)
                         tables.issue(self.gpu, k)
-                    elif len(run) == 1 or not fuse.run(self.gpu, run, self.buffers):
+                    elif len(run) == 1 or not fuse.run(self.gpu, run, self.buffers,
+                                                        dead.get(k, ())):
                         for r in run:
                             self.kernels[r[0]](self, *r[1:])
             finally:

@@ -173,9 +173,40 @@ def plan(records, slots=frozenset()):
     return runs
 
 
-def run(gpu, group, buffers):
+def dead_stores(runs, records, frees):
+    """{run index: the stages of that fused elementwise run whose stores nothing reads}.
+
+    `frees[i]`: ids of the program's temporaries freed right after records[i]
+    (torchic.compile). A stage's output is dead when its block is freed (at or after the
+    stage) before any record outside the run touches it: later stages of the run read it
+    from the register, and nothing else ever reads that allocation (a later record in
+    the same block is a new tensor). A gradient's temporaries such as `att * scale`
+    before masked_fill are written and read back only inside their run."""
+    if not frees:
+        return {}
+    at = {id(r): i for i, r in enumerate(records)}
+    dead = {}
+    for k, group in enumerate(runs):
+        if len(group) < 2 or _kind(group[0], ()) != "ew":
+            continue
+        members = {id(r) for r in group}
+        for s, r in enumerate(group):
+            block = r[1].block
+            for j in range(at[id(r)], len(records)):
+                other = records[j]
+                if j != at[id(r)] and id(other) not in members and any(
+                        v.block is block for v in (other[1],) + tuple(other[2])):
+                    break           # touched by a record outside the run: kept
+                if id(block) in frees[j]:
+                    dead.setdefault(k, set()).add(s)
+                    break
+    return {k: frozenset(v) for k, v in dead.items()}
+
+
+def run(gpu, group, buffers, skip=frozenset()):
     """Issue a run of elementwise records as one dispatch -> False when the run does not
-    fit one program (too many dims or parameter words): issue them one by one then."""
+    fit one program (too many dims or parameter words): issue them one by one then.
+    `skip`: the stages whose stores are dead (dead_stores): computed, not written."""
     stages = [_stage(r) for r in group]
     operands, index = [], {}          # distinct views, in first-use order
     wiring = []                        # per stage: (out operand, input operands)
@@ -217,15 +248,16 @@ def run(gpu, group, buffers):
         words.extend(extra)
     if len(words) > wgsl.PARAM_WORDS:
         return False
+    skip = frozenset(skip)
     key = ("fused", exprs, tuple(wiring), tuple(slots), scheme,
-           tuple(len(e) for _, e in stages))
+           tuple(len(e) for _, e in stages), skip)
     prog = gpu.program(key, lambda: _build(stages, wiring, slots, len(bufs), scheme,
-                                           len(operands)))
+                                           len(operands), skip))
     gpu.dispatch(prog, bufs, words, wgsl.grid(-(-count // WG), gpu.max_groups))
     return True
 
 
-def _build(stages, wiring, slots, nbuf, scheme, nops):
+def _build(stages, wiring, slots, nbuf, scheme, nops, skip=frozenset()):
     v4 = scheme == "v4"
     src = wgsl.header([(f"B{k}", "v4" if v4 else "f32") for k in range(nbuf)])
     src += wgsl.FLOAT_FNS + elementwise.prelude(" ".join(e for e, _ in stages), v4)
@@ -248,7 +280,8 @@ def _build(stages, wiring, slots, nbuf, scheme, nops):
                 body.append(f"let x{j} = B{slots[j]}[{idx[j]}];")
                 value[j] = f"x{j}"
         body.append(f"let r{s} = opaque(stage{s}({', '.join(value[j] for j in ins)}));")
-        body.append(f"B{slots[out]}[{idx[out]}] = r{s};")
+        if s not in skip:
+            body.append(f"B{slots[out]}[{idx[out]}] = r{s};")
         value[out] = f"r{s}"
     src += wgsl.entry() + "  " + "\n  ".join(body) + "\n}\n"
     return src, nbuf

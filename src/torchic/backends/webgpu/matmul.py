@@ -654,7 +654,8 @@ def run(gpu, out, ins, *, buffers, tile=None):
     _dispatch(gpu, prog, [scratch, abuf, bbuf], [M, N, K] + aw + bw, 0, B, S, kc, (gx, gy),
               [B2, aw2, bw2])
     with_bias = bias is not None
-    sprog = gpu.program(("matmul-splitsum", with_bias), lambda: _splitsum_src(with_bias))
+    sprog = gpu.program(("matmul-splitsum",) + (("bias",) if with_bias else ()),
+                        lambda: _splitsum_src(with_bias))
     n = B * M * N
     gpu.dispatch(sprog, [cbuf, scratch] + (bias_bufs if with_bias else []),
                  [n, S, cb] + ([N] + bias_words if with_bias else []),
