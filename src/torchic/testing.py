@@ -129,6 +129,24 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
     return out if return_output else fields
 
 
+def issued_ops(fn):
+    """The primitive ops fn() issues on the current runtime, in order (recorded where the
+    runtime takes them: tests of which kernels an op or a backward makes)."""
+    from torchic import dispatcher
+    rt = dispatcher._runtime
+    seen, inner = [], rt.run
+
+    def run(op, out, inputs, params):
+        seen.append(op)
+        return inner(op, out, inputs, params)
+    rt.run = run
+    try:
+        fn()
+    finally:
+        rt.run = inner
+    return seen
+
+
 def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
     """tc_fn on int32 tensors holding `arrays` (int32) against np_fn on the same int32 arrays
     (NumPy's int32 arithmetic wraps around, as torchic's does): an int result must be int32 and

@@ -13,7 +13,7 @@ import pytest
 
 import torchic
 import torchic.nn as nn
-from torchic import optim
+from torchic import optim, testing
 from torchic.optim import lr_scheduler
 
 STEPS = 12
@@ -430,20 +430,7 @@ FUSED_VARIANTS = [
 ]
 
 
-def _issued_ops(fn):
-    """The primitive ops fn() issues on the current runtime, in order."""
-    rt = torchic.dispatcher._runtime
-    seen, inner = [], rt.run
-
-    def run(op, out, inputs, params):
-        seen.append(op)
-        return inner(op, out, inputs, params)
-    rt.run = run
-    try:
-        fn()
-    finally:
-        rt.run = inner
-    return seen
+_issued_ops = testing.issued_ops      # (the primitive ops fn() issues, in order)
 
 
 @pytest.mark.parametrize("name,kw", FUSED_VARIANTS,
