@@ -32,8 +32,8 @@ import numpy as np
 
 from ... import ops as _ops
 from ...shape import numel
-from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, View,
-                           _positive_int, env_int, register_backend)
+from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
+                           env_int, register_backend)
 from . import (adam, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows, rowwise,
                windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
@@ -123,10 +123,7 @@ def _matmul(be, out, ins, params):
     if len(ins) == 2:
         be.fill(out, 0.0)
     else:       # matmul_bias with K == 0: every row is the bias
-        bias = ins[2]
-        rows = View(bias.block, bias.offset, out.shape,
-                    (0,) * (len(out.shape) - 1) + bias.strides, "f32")
-        _copy(be, out, (rows,), None)
+        _copy(be, out, (matmul.bias_rows(ins[2], out.shape),), None)
 
 
 def _gather(be, out, ins, params):

@@ -13,10 +13,11 @@ That is the separate dispatches' result when no stage depends on another element
 earlier stage: a stage may read what an earlier one wrote only through the identical
 view (the same element, taken from the register), and may touch no other memory of a
 block an earlier stage writes, nor write a block an earlier stage reads except through
-the identical view (`_hazard_free`). Every stage still stores its output, so no liveness
-analysis is needed (a dead temporary's store is cheap), and each stage's value passes
-through `opaque` (an XOR with a parameter word that is 0) so the shader compiler cannot
-contract one stage's multiply into the next stage's add: the bits are the eager ones.
+the identical view (`_hazard_free`). Each stage's value passes through `opaque` (an XOR
+with a parameter word that is 0) so the shader compiler cannot contract one stage's
+multiply into the next stage's add: the bits are the eager ones. Every stage stores its
+output, except where torchic.compile's frees show that nothing outside the run reads it
+before the program frees it (`dead_stores`).
 
 An optimizer step's adam_update records (one per parameter) form runs too, of another
 kind: records that touch no element another one writes (`_apart`: their order does not

@@ -45,7 +45,7 @@ else the general ladder: the largest tile that still gives the GPU enough workgr
 
 import os
 
-from ...dispatcher import env_choice
+from ...dispatcher import View, env_choice
 from . import matmul_table, wgsl
 from .gpu import Program, _env_count
 from .wgsl import par
@@ -697,6 +697,11 @@ def _relayout_src():
     src = wgsl.header([("O", "f32"), ("X", "f32")])
     src += f"var<workgroup> tile: array<f32, {T * (T + 1)}>;\n"
     return src + wgsl.entry(256) + "  " + "\n  ".join(L) + "\n}\n", 2
+
+
+def bias_rows(bias, shape):
+    """matmul_bias's (N,) bias read as every row of an out of `shape` (stride 0 elsewhere)."""
+    return View(bias.block, bias.offset, shape, (0,) * (len(shape) - 1) + bias.strides, "f32")
 
 
 def split_k(groups, outsize, K, BK):

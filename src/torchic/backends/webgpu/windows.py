@@ -27,7 +27,7 @@ all the per-op path tests.
 
 from ...dispatcher import View
 from ...shape import numel
-from . import elementwise, norm
+from . import elementwise, matmul, norm
 from .gpu import RawView
 
 GRID_MIN = 256      # bytes: the finest window grid (and every window's alignment)
@@ -230,11 +230,8 @@ def run(be, op, out, ins, params, depth=0):
         _run_planes(be, op, out, ins, params, depth)
         return
     if op == "matmul_bias":     # (cut as the matmul, then the bias added, cut as an add)
-        bias = ins[2]
         run(be, "matmul", out, ins[:2], params, depth + 1)
-        rows = View(bias.block, bias.offset, out.shape,
-                    (0,) * (len(out.shape) - 1) + bias.strides, "f32")
-        run(be, "add", out, (out, rows), None, depth + 1)
+        run(be, "add", out, (out, matmul.bias_rows(ins[2], out.shape)), None, depth + 1)
         return
     try:
         p = plan(gpu, op, (out,) + tuple(ins), params)
