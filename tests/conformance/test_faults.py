@@ -177,8 +177,9 @@ print("OK", flush=True)
 """
 
 _SIGINT_ISSUE_CHILD = r"""
-import signal, sys, time
+import faulthandler, signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)   # even if started with SIGINT ignored
+faulthandler.register(signal.SIGUSR1, all_threads=True)    # the test's dump on a lost press
 import numpy as np
 import torchic
 torchic.init(sys.argv[1])
@@ -291,9 +292,15 @@ def test_ctrl_c_while_issuing_ops(backend_name):
                     presses.append(press)
                     break
             else:
-                pytest.fail(f"round {round_}: 10 Ctrl-C presses not delivered: {lines}")
+                proc.send_signal(signal.SIGUSR1)        # every thread's stack, to stderr
+                time.sleep(1.0)
+                proc.kill()
+                out, err = proc.communicate()
+                pytest.fail(f"round {round_}: 10 Ctrl-C presses not delivered: {lines}\n"
+                            f"{out}\nchild's threads:\n{err}")
     finally:
-        out, err = _finish(proc, 120)
+        if proc.returncode is None:
+            out, err = _finish(proc, 120)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{_stderr_clean(err)}"
     assert "OK" in out, out
     print(f"Ctrl-C presses needed per round: {presses}")

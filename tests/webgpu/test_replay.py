@@ -309,3 +309,112 @@ def test_a_stage_read_outside_its_run_keeps_its_store(rt, heap):
     assert fuse.dead_stores(runs, records, [set(), {t_id, u_id}, set()]) == \
         {0: frozenset({0, 1})}
     assert fuse.dead_stores(runs, records, None) == {}
+
+
+# -- a matmul's epilogue: the elementwise run after it, applied where the tile is stored ---
+def _epilogue_chains(qkv, x, w1, b1, w2, h, mask, n_head):
+    """nanoGPT's attention (q, k, v: heads of one (B, T, 3C) tensor, so 4-D products),
+    a transposed copy of a product, GELU after a Linear, a product times another tensor,
+    a product read transposed, and one read twice (which stays apart)."""
+    B, T, C3 = qkv.shape
+    C = C3 // 3
+    q, k, v = [t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in qkv.split(C, dim=2)]
+    att = (q @ k.transpose(-2, -1)) * 0.25
+    att = att.masked_fill(mask[:, :, :T, :T] == 0, float("-inf"))
+    p = torchic.nn.functional.softmax(att, dim=-1)
+    y = (p @ v).transpose(1, 2).contiguous().view(B, T, C)
+    g = torchic.nn.functional.gelu(torchic.nn.functional.linear(x, w1, b1))
+    prod = x @ w2
+    z = prod * h
+    zt = (x @ w2).transpose(1, 2) + 1.0
+    s = x @ w2
+    twice = s * s.sum(-1, keepdim=True)
+    return y, g, z, zt, twice, prod
+
+
+def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
+    """The compiled program stores each product through its run's stages (scale and mask
+    after q @ k^T, the transposed copy after p @ v, GELU, a multiply), skips the product's
+    store where it is dead, and gives the eager bits; edge tiles included (T 13)."""
+    from torchic.backends.webgpu import fuse
+    rng = np.random.default_rng(21)
+    B, T, C, H = 2, 13, 16, 2
+
+    def make(*shape):
+        return torchic.tensor(rng.standard_normal(shape).astype(np.float32))
+    mask = torchic.tril(torchic.ones(T, T)).view(1, 1, T, T)
+    args = [make(B, T, 3 * C), make(B, T, C), make(24, C), make(24), make(C, 20),
+            make(B, T, 20), mask]
+    planned = []
+    real = fuse.epilogues
+
+    def record(runs):
+        out = real(runs)
+        planned.append([[r[0] for r in run] for run in out])
+        return out
+    fuse.epilogues = record
+    try:
+        compiled = torchic.compile(lambda *a: _epilogue_chains(*a, H))
+        for call in range(3):
+            args[0] = make(B, T, 3 * C)
+            want = _epilogue_chains(*args, H)
+            got = compiled(*args)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.numpy(), w.numpy())
+    finally:
+        fuse.epilogues = real
+    joined = [run for run in planned[-1] if len(run) > 1 and run[0] in fuse.PRODUCERS]
+    assert ["matmul", "mul", "where"] in joined, planned[-1]
+    assert ["matmul", "copy"] in joined and ["matmul_bias", "gelu"] in joined
+    assert ["matmul", "mul"] in joined and ["matmul", "add"] in joined   # z, zt
+    assert [run for run in planned[-1] if run[0] == "sum"], "s is read by its sum"
+    epi = [k[-1] for k in rt.backend.gpu.pipelines if k and k[0] == "matmul"
+           and isinstance(k[-1], tuple) and k[-1][0] == "epi"]
+    assert any(e[-1] for e in epi), "no product's store was skipped as dead"
+
+
+def test_epilogue_coordinates_follow_the_products_layout(heap):
+    """fuse.coordinates: the run's view of the product must reach each of its elements
+    once (any permutation); the other operands' strides are rewritten over (b1, b2, m, n),
+    the batch cut in two where it does not merge ((B, H) heads of a (B, T, H, hd) copy)."""
+    from torchic.backends.webgpu import fuse
+    from torchic.dispatcher import View
+    out = heap.empty((6, 4, 8))                               # a product (B*H, M, N)
+    b = out.block
+    same = View(b, 0, (2, 3, 4, 8), (96, 32, 8, 1), "f32")
+    other = heap.empty((2, 3, 4, 8))
+    assert fuse.coordinates(out, same, [other]) == (1, [(32, 0, 8, 1)])
+    perm = View(b, 0, (2, 4, 3, 8), (96, 8, 32, 1), "f32")   # (p @ v).transpose(1, 2)
+    copy = heap.empty((2, 4, 3, 8))                           # contiguous (B, T, H, hd)
+    assert fuse.coordinates(out, perm, [copy]) == (3, [(96, 8, 24, 1)])
+    bcast = View(other.block, 0, (2, 4, 3, 8), (0, 0, 0, 1), "f32")
+    assert fuse.coordinates(out, perm, [bcast]) == (1, [(0, 0, 0, 1)])
+    half = View(b, 0, (6, 4, 4), (32, 8, 1), "f32")           # half the columns: no
+    assert fuse.coordinates(out, half, [heap.empty((6, 4, 4))]) is None
+    twice = View(b, 0, (6, 4, 8), (32, 0, 1), "f32")          # a row read 4 times: no
+    assert fuse.coordinates(out, twice, [heap.empty((6, 4, 8))]) is None
+    mixed = View(other.block, 0, (6, 4, 8), (1, 48, 6), "f32")   # strides across m, n: ok
+    assert fuse.coordinates(out, View(b, 0, (6, 4, 8), (32, 8, 1), "f32"), [mixed]) == \
+        (1, [(1, 0, 48, 6)])
+
+
+def test_an_epilogue_never_writes_what_the_matmul_reads(rt, heap):
+    """A stage writing the product's operands (other tiles still read them), or reading
+    the product through a second view, keeps its run apart; a long K that splits (the
+    epilogue cannot ride the split-K sum) falls back to the separate dispatches."""
+    from torchic.backends.webgpu import fuse
+    a, b = heap.put(np.ones((1, 8, 8))), heap.put(np.ones((1, 8, 8)))
+    c, t = heap.empty((1, 8, 8)), heap.empty((1, 8, 8))
+    mm = ("matmul", c, (a, b), None)
+    assert fuse.epilogue([mm, ("mul", t, (c, b), None)]) is not None
+    assert fuse.epilogue([mm, ("mul", a, (c, b), None)]) is None        # writes A
+    from torchic.dispatcher import View
+    ct = View(c.block, 0, (1, 8, 8), (64, 1, 8), "f32")
+    assert fuse.epilogue([mm, ("mul", t, (c, ct), None)]) is None       # two views
+    assert fuse.epilogue([mm, ("mul", c, (c, b), None)]) is not None    # in place: ok
+    rng = np.random.default_rng(3)
+    x = torchic.tensor(rng.standard_normal((4, 4096)).astype(np.float32))
+    w = torchic.tensor(rng.standard_normal((4096, 8)).astype(np.float32))
+    compiled = torchic.compile(lambda x, w: (x @ w) * 2.0 + 1.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(x, w).numpy(), ((x @ w) * 2.0 + 1.0).numpy())

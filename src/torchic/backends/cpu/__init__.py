@@ -55,7 +55,7 @@ class WorkersBackend(Backend):
     def read(self, view):
         record = ReadRecord(view)
         self.stream.put(record)
-        record.done.wait()
+        record.done.acquire()   # released by the coordinator (stream.py: why not an Event)
         self.raise_pending_error()
         if record.result is None:
             raise RuntimeError("the runtime was closed before this read completed")
@@ -138,7 +138,7 @@ class WorkersBackend(Backend):
                     record.result = self.heap.array(record.view).copy()
             except BaseException as exc:
                 self.record_error("read", exc)
-            record.done.set()
+            record.done.release()
         elif kind is WriteRecord:
             if not self.stream.closed:
                 try:

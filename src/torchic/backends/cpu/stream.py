@@ -14,6 +14,14 @@ op) and raised at the next read or sync; the ops after it still run.
 Records, told apart by type: an op is a plain tuple ``(op name, out View,
 input Views, params)`` (the per-op hot path: a tuple costs ~50 ns to build, a
 NamedTuple ~300 ns); a host write, a read and a sync each have their class.
+
+The caller waits for a read or a sync on a plain lock that the record holds taken and the
+coordinator releases, never on a threading.Event: Event.wait and Event.set run Python code
+of threading.py between taking and giving back the Event's inner lock (Condition.__enter__
+returns after the take), so a Ctrl-C landing there left that lock held: the coordinator
+then hung for good in the record's set() (every later read hung), or the caller raised
+"release unlocked lock" instead of KeyboardInterrupt. ``lock.acquire()`` is one C call:
+a press interrupts it or comes after it, never in the middle.
 """
 
 import queue
@@ -34,15 +42,24 @@ class WriteRecord:
         self.array = array
 
 
+def _taken_lock():
+    """A lock already taken: the waiter's acquire() returns once another thread releases it
+    (see the top: the Ctrl-C safe way to wait)."""
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 class ReadRecord:
-    """Copy the view's memory into ``result`` (None if the stream closed), then set ``done``."""
+    """Copy the view's memory into ``result`` (None if the stream closed), then release
+    ``done`` (the caller waits with ``done.acquire()``)."""
 
     __slots__ = ("view", "result", "done")
 
     def __init__(self, view):
         self.view = view
         self.result = None
-        self.done = threading.Event()
+        self.done = _taken_lock()
 
 
 class PackedRecord:
@@ -54,23 +71,34 @@ class PackedRecord:
         self.calls = calls
 
 
-class SyncRecord(threading.Event):
-    """Set by the coordinator once every record issued before it has run."""
+class SyncRecord:
+    """Reached by the coordinator once every record issued before it has run; ``wait()``
+    (once, by the one thread that issued it) returns then."""
+
+    __slots__ = ("done",)
+
+    def __init__(self):
+        self.done = _taken_lock()
 
     def reached(self):
-        self.set()
+        self.done.release()
+
+    def wait(self):
+        self.done.acquire()
 
 
 class PauseRecord(SyncRecord):
-    """A sync record that then holds the coordinator until ``resume`` is set (fork)."""
+    """A sync record that then holds the coordinator until ``resume`` is released (fork)."""
+
+    __slots__ = ("resume",)
 
     def __init__(self):
         super().__init__()
-        self.resume = threading.Event()
+        self.resume = _taken_lock()
 
     def reached(self):
-        self.set()
-        self.resume.wait()
+        self.done.release()
+        self.resume.acquire()
 
 
 class WorkerPool:
@@ -165,13 +193,13 @@ class OpStream:
         try:
             paused.wait()
         except BaseException:
-            paused.resume.set()
+            paused.resume.release()
             raise
         return paused
 
     @staticmethod
     def resume(paused):
-        paused.resume.set()
+        paused.resume.release()
 
     def restarted(self):
         """(fork child, where the coordinator thread does not exist) A new stream with its

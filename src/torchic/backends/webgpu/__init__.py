@@ -117,13 +117,16 @@ def _rowwise(mode):
     return kernel
 
 
-def _matmul(be, out, ins, params):
-    if matmul.run(be.gpu, out, ins, buffers=be.buffers) != "zero":
-        return
+def _matmul(be, out, ins, params, epilogue=None):
+    """-> True when `epilogue` (fuse.Epilogue) was applied in the matmul's store."""
+    done = matmul.run(be.gpu, out, ins, buffers=be.buffers, epilogue=epilogue)
+    if done != "zero":
+        return done is True
     if len(ins) == 2:
         be.fill(out, 0.0)
     else:       # matmul_bias with K == 0: every row is the bias
         _copy(be, out, (matmul.bias_rows(ins[2], out.shape),), None)
+    return False
 
 
 def _gather(be, out, ins, params):
@@ -251,7 +254,7 @@ class WebGPUBackend(Backend):
         whose views a push may move to other blocks (replay.py, "Slots")."""
         if self.gpu.any_big:        # (windowed operands re-plan their windows per op)
             return None
-        runs = (fuse.plan(records, {id(b) for b in slots}) if fuse.enabled()
+        runs = (fuse.epilogues(fuse.plan(records, {id(b) for b in slots})) if fuse.enabled()
                 else [[r] for r in records])
         dead = fuse.dead_stores(runs, records, frees) if fuse.enabled() else {}
 
@@ -263,10 +266,15 @@ class WebGPUBackend(Backend):
                 self.buffers = buffers
             try:
                 for k, run in enumerate(runs):
+                    skip = dead.get(k, ())
                     if k in tables.parts:       # (no operand on a slot: fuse.plan)
                         tables.issue(self.gpu, k)
-                    elif len(run) == 1 or not fuse.run(self.gpu, run, self.buffers,
-                                                        dead.get(k, ())):
+                        continue
+                    if run[0][0] in fuse.PRODUCERS and len(run) > 1:
+                        if _matmul(self, *run[0][1:], epilogue=fuse.epilogue(run, skip)):
+                            continue
+                        run, skip = run[1:], {s - 1 for s in skip if s > 0}   # (not applied)
+                    if len(run) == 1 or not fuse.run(self.gpu, run, self.buffers, skip):
                         for r in run:
                             self.kernels[r[0]](self, *r[1:])
             finally:

@@ -188,7 +188,7 @@ def dead_stores(runs, records, frees):
     at = {id(r): i for i, r in enumerate(records)}
     dead = {}
     for k, group in enumerate(runs):
-        if len(group) < 2 or _kind(group[0], ()) != "ew":
+        if len(group) < 2 or (_kind(group[0], ()) != "ew" and group[0][0] not in PRODUCERS):
             continue
         members = {id(r) for r in group}
         for s, r in enumerate(group):
@@ -286,3 +286,171 @@ def _build(stages, wiring, slots, nbuf, scheme, nops, skip=frozenset()):
         value[out] = f"r{s}"
     src += wgsl.entry() + "  " + "\n  ".join(body) + "\n}\n"
     return src, nbuf
+
+
+# -- epilogues: a run of elementwise stages applied where a matmul stores its tile ----------
+# A compiled GPT step multiplies q @ k^T and then scales and masks it (two more passes over
+# a (B, H, T, T) tensor), applies GELU to the first MLP product, GELU's gradient to the
+# product dy @ W2^T. `epilogues` joins such an elementwise run to the matmul before it:
+# the matmul's invocations evaluate the stages on each tile element as they store it
+# (matmul._build), so the product is not written and read back, and where dead_stores
+# finds it dead, not written at all. The stages see each element through the producer's
+# coordinates (batch, row, column): `coordinates` maps every operand of the run onto them.
+
+PRODUCERS = ("matmul", "matmul_bias")
+MAX_EPILOGUE_OPERANDS = 6
+
+
+def _dims_of_permutation(view, out):
+    """The dims of `view` (over the run's shape) in the order that walks `out` (the
+    producer's contiguous output) element by element, when view reaches each element of
+    out exactly once; else None. Size-1 dims are left out."""
+    n = 1
+    for s in out.shape:
+        n *= s
+    dims = sorted((d for d, size in enumerate(view.shape) if size != 1),
+                  key=lambda d: -view.strides[d])
+    step = 1
+    for d in reversed(dims):
+        if view.strides[d] != step:
+            return None
+        step *= view.shape[d]
+    if step != n or view.offset != out.offset or view.block is not out.block:
+        return None
+    return dims
+
+
+def _merged(views, group):
+    """Each view's one stride over the run dims `group` (walking order), or None when a
+    view's strides there do not merge into one."""
+    out = []
+    for v in views:
+        for a, b in zip(group, group[1:]):
+            if v.strides[a] != v.strides[b] * v.shape[b]:
+                return None
+        out.append(v.strides[group[-1]] if group else 0)
+    return out
+
+
+def coordinates(producer_out, value, views):
+    """(B2, per view of `views` its strides over the producer's coordinates (b1, b2, m, n)),
+    where the producer's batch item bz is b1 * B2 + b2: how each view (over the run's
+    shape) finds the element at a product element. None when `value` (the run's view of
+    the producer's output) is not a permutation of that output, or a view's strides do
+    not merge within a coordinate (the batch may take two: (B, H) heads)."""
+    *batch, M, N = producer_out.shape
+    nb = 1
+    for b in batch:
+        nb *= b
+    dims = _dims_of_permutation(value, producer_out)
+    if dims is None:
+        return None
+    groups, k = [], 0                 # run dims (in walking order) per coordinate
+    for size in (nb, M, N):
+        group, have = [], 1
+        while have < size:
+            if k == len(dims):
+                return None
+            have *= value.shape[dims[k]]
+            group.append(dims[k])
+            k += 1
+        if have != size:
+            return None               # a run dim straddles two coordinates
+        groups.append(group)
+    bgroup, mn = groups[0], [_merged(views, g) for g in groups[1:]]
+    if None in mn:
+        return None
+    for cut in range(len(bgroup), -1, -1):   # the batch: one stride, else cut in two
+        b1, b2 = _merged(views, bgroup[:cut]), _merged(views, bgroup[cut:])
+        if b1 is not None and b2 is not None:
+            B2 = 1
+            for d in bgroup[cut:]:
+                B2 *= value.shape[d]
+            return B2, [tuple(s) for s in zip(b1, b2, *mn)]
+    return None
+
+
+class Epilogue:
+    """An elementwise run as a matmul's epilogue: the stages (expr, extra words), their
+    wiring over operands (-1: the producer's value; else an index into `views`), the
+    operand views, the batch split B2 and each view's strides over (b1, b2, m, n)
+    (`coordinates`), and the stores skipped (`skip`: stage indices; `skip_out`: the
+    producer's own store)."""
+
+    __slots__ = ("stages", "wiring", "views", "B2", "strides", "skip", "skip_out")
+
+    def __init__(self, stages, wiring, views, coords, skip, skip_out):
+        self.stages, self.wiring, self.views = stages, wiring, views
+        (self.B2, self.strides), self.skip, self.skip_out = coords, skip, skip_out
+
+
+def epilogue(run, skip=frozenset()):
+    """The Epilogue of run = [producer record, elementwise records...] (`skip`: dead_stores'
+    stage indices over the whole run, 0 the producer), else None."""
+    producer, stages = run[0], run[1:]
+    if not stages or producer[0] not in PRODUCERS:
+        return None
+    pout = producer[1]
+    if pout.dtype != "f32":
+        return None
+    value, views, index, wiring = None, [], {}, []
+
+    def operand(v):
+        k = _key(v)
+        if k not in index:
+            index[k] = len(views)
+            views.append(v)
+        return index[k]
+
+    for _, out, ins, _ in stages:
+        ids = []
+        for v in ins:
+            if v.block is pout.block and _key(v) not in index:
+                if value is not None and _key(v) != _key(value):
+                    return None       # another view of the product: not one element each
+                value = v
+                ids.append(-1)        # the product, from the register
+            else:
+                ids.append(operand(v))
+        # a stage may write the product's block (the recorder reuses a freed block) only
+        # through the product's own view: each element then stays with its invocation
+        if out.block is pout.block and (value is None or _key(out) != _key(value)):
+            return None
+        wiring.append((operand(out), tuple(ids)))
+    if value is None or len(views) > MAX_EPILOGUE_OPERANDS:
+        return None
+    # no stage may write a block the producer reads (other tiles still read it)
+    read = {id(v.block) for v in producer[2]}
+    if any(id(out.block) in read for _, out, _, _ in stages):
+        return None
+    coords = coordinates(pout, value, views)
+    if coords is None:
+        return None
+    skip = frozenset(skip)
+    return Epilogue([_stage(r) for r in stages], wiring, views, coords,
+                    frozenset(s - 1 for s in skip if s > 0), 0 in skip)
+
+
+def epilogues(runs):
+    """runs (plan's) with each elementwise run that can be a matmul's epilogue joined to
+    that matmul: [matmul record, stages...]. Runs planned between the two (held records
+    such as the mask's `bias == 0`) move ahead of the matmul when independent of it."""
+    out = []
+    for run in runs:
+        if _kind(run[0], ()) == "ew" and _stage(run[0]) is not None:
+            for back in range(1, min(len(out), MAX_HELD + 1) + 1):
+                cand = out[-back]
+                if len(cand) == 1 and cand[0][0] in PRODUCERS:
+                    between = out[len(out) - back + 1:]
+                    if all(_independent([cand[0]], r) for b in between for r in b) and \
+                            epilogue([cand[0]] + run) is not None:
+                        del out[len(out) - back:]
+                        out.extend(between)
+                        out.append([cand[0]] + run)
+                        run = None
+                    break
+                if any(_kind(r, ()) == "adam" for r in cand):
+                    break
+        if run is not None:
+            out.append(run)
+    return out
