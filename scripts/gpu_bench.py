@@ -436,6 +436,11 @@ def gpt_step_times(quick, with_torch, text_path=None):
     del step
     row["compiled_ms"] = _guarded(lambda: _ms(
         gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile), seconds))
+    # what the matmul epilogues buy (fuse.epilogues), in the same run
+    os.environ["TORCHIC_WEBGPU_EPILOGUES"] = "0"
+    row["compiled_no_epilogues_ms"] = _guarded(lambda: _ms(
+        gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile), seconds))
+    os.environ.pop("TORCHIC_WEBGPU_EPILOGUES")
     if with_torch:
         import torch
         row["torch_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)

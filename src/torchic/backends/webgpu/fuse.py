@@ -432,24 +432,31 @@ def epilogue(run, skip=frozenset()):
 
 
 def epilogues(runs):
+    if os.environ.get("TORCHIC_WEBGPU_EPILOGUES", "1").strip() == "0":   # (measurements)
+        return runs
+    return _epilogues(runs)
+
+
+def _epilogues(runs):
     """runs (plan's) with each elementwise run that can be a matmul's epilogue joined to
-    that matmul: [matmul record, stages...]. Runs planned between the two (held records
-    such as the mask's `bias == 0`) move ahead of the matmul when independent of it."""
+    that matmul: [matmul record, stages...]. Up to MAX_HELD runs planned between the two
+    (the mask's `bias == 0`; a Linear's weight-gradient product and bias sum between
+    dy @ W and GELU's gradient) move ahead of the matmul when independent of it."""
     out = []
     for run in runs:
         if _kind(run[0], ()) == "ew" and _stage(run[0]) is not None:
             for back in range(1, min(len(out), MAX_HELD + 1) + 1):
                 cand = out[-back]
-                if len(cand) == 1 and cand[0][0] in PRODUCERS:
-                    between = out[len(out) - back + 1:]
-                    if all(_independent([cand[0]], r) for b in between for r in b) and \
-                            epilogue([cand[0]] + run) is not None:
-                        del out[len(out) - back:]
-                        out.extend(between)
-                        out.append([cand[0]] + run)
-                        run = None
-                    break
                 if any(_kind(r, ()) == "adam" for r in cand):
+                    break
+                between = out[len(out) - back + 1:]
+                if len(cand) == 1 and cand[0][0] in PRODUCERS and \
+                        all(_independent([cand[0]], r) for b in between for r in b) and \
+                        epilogue([cand[0]] + run) is not None:
+                    del out[len(out) - back:]
+                    out.extend(between)
+                    out.append([cand[0]] + run)
+                    run = None
                     break
         if run is not None:
             out.append(run)

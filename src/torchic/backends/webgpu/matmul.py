@@ -78,13 +78,6 @@ CONFIGS = {
     "64x128x16-km-p": (64, 128, 16, 8, 8),
     "128x128x8-km-p": (128, 128, 8, 8, 8),
     "64x64x16-8x8-km-p": (64, 64, 16, 8, 8),
-    # candidates (2026-12-04b sweep)
-    "128x128x16-km-p": (128, 128, 16, 8, 8),
-    "128x64x32-km-p": (128, 64, 32, 8, 8),
-    "128x96x24-km-p": (128, 96, 24, 8, 8),
-    "64x192x24-km-p": (64, 192, 24, 8, 8),
-    "128x96x24-km": (128, 96, 24, 8, 8),
-    "128x96x24": (128, 96, 24, 8, 8),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
