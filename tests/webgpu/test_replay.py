@@ -354,11 +354,19 @@ def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
         return out
     fuse.epilogues = record
     try:
-        compiled = torchic.compile(lambda *a: _epilogue_chains(*a, H))
+        wqkv = torchic.tensor(rng.standard_normal((C, 3 * C)).astype(np.float32),
+                              requires_grad=True)
+
+        def step(inp, *a):      # the outputs, and the gradient through attention's backward
+            outs = _epilogue_chains(inp @ wqkv, *a, H)
+            (outs[0] * outs[0]).sum().backward()
+            grad, wqkv.grad = wqkv.grad, None
+            return outs + (grad,)
+        compiled = torchic.compile(step)
         for call in range(3):
-            args[0] = make(B, T, 3 * C)
-            want = _epilogue_chains(*args, H)
-            got = compiled(*args)
+            inp = make(B, T, C)
+            want = step(inp, *args[1:])
+            got = compiled(inp, *args[1:])
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(g.numpy(), w.numpy())
     finally:
@@ -367,6 +375,7 @@ def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
     assert ["matmul", "mul", "where"] in joined, planned[-1]
     assert ["matmul", "copy"] in joined and ["matmul_bias", "gelu"] in joined
     assert ["matmul", "mul"] in joined and ["matmul", "add"] in joined   # z, zt
+    assert ["softmax_grad", "where", "mul"] in joined      # the backward of scale and mask
     assert [run for run in planned[-1] if run[0] == "sum"], "s is read by its sum"
     epi = [k[-1] for k in rt.backend.gpu.pipelines if k and k[0] == "matmul"
            and isinstance(k[-1], tuple) and k[-1][0] == "epi"]
@@ -376,26 +385,35 @@ def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
 def test_epilogue_coordinates_follow_the_products_layout(heap):
     """fuse.coordinates: the run's view of the product must reach each of its elements
     once (any permutation); the other operands' strides are rewritten over (b1, b2, m, n),
-    the batch cut in two where it does not merge ((B, H) heads of a (B, T, H, hd) copy)."""
+    the batch cut in two where it does not merge ((B, H) heads of a (B, T, H, hd) copy),
+    a row kernel's rows cut into (batch, m) where they do."""
     from torchic.backends.webgpu import fuse
     from torchic.dispatcher import View
     out = heap.empty((6, 4, 8))                               # a product (B*H, M, N)
     b = out.block
     same = View(b, 0, (2, 3, 4, 8), (96, 32, 8, 1), "f32")
     other = heap.empty((2, 3, 4, 8))
-    assert fuse.coordinates(out, same, [other]) == (1, [(32, 0, 8, 1)])
+    assert fuse.coordinates(out, same, [other]) == (1, 4, [(32, 0, 8, 1)])
     perm = View(b, 0, (2, 4, 3, 8), (96, 8, 32, 1), "f32")   # (p @ v).transpose(1, 2)
     copy = heap.empty((2, 4, 3, 8))                           # contiguous (B, T, H, hd)
-    assert fuse.coordinates(out, perm, [copy]) == (3, [(96, 8, 24, 1)])
+    assert fuse.coordinates(out, perm, [copy]) == (3, 4, [(96, 8, 24, 1)])
     bcast = View(other.block, 0, (2, 4, 3, 8), (0, 0, 0, 1), "f32")
-    assert fuse.coordinates(out, perm, [bcast]) == (1, [(0, 0, 0, 1)])
+    assert fuse.coordinates(out, perm, [bcast]) == (1, 4, [(0, 0, 0, 1)])
     half = View(b, 0, (6, 4, 4), (32, 8, 1), "f32")           # half the columns: no
     assert fuse.coordinates(out, half, [heap.empty((6, 4, 4))]) is None
     twice = View(b, 0, (6, 4, 8), (32, 0, 1), "f32")          # a row read 4 times: no
     assert fuse.coordinates(out, twice, [heap.empty((6, 4, 8))]) is None
     mixed = View(other.block, 0, (6, 4, 8), (1, 48, 6), "f32")   # strides across m, n: ok
     assert fuse.coordinates(out, View(b, 0, (6, 4, 8), (32, 8, 1), "f32"), [mixed]) == \
-        (1, [(1, 0, 48, 6)])
+        (1, 4, [(1, 0, 48, 6)])
+    # a row kernel's (R, C) out (softmax_grad's): its rows cut where the run's operands
+    # merge, (B, H, T) rows against a (1, 1, T, T) mask -> batch B*H, M = T
+    rows = heap.empty((24, 8))
+    run_view = View(rows.block, 0, (2, 3, 4, 8), (96, 32, 8, 1), "f32")
+    mask = View(other.block, 0, (2, 3, 4, 8), (0, 0, 8, 1), "f32")
+    assert fuse.coordinates(rows, run_view, [other, mask], rows=True) == \
+        (1, 4, [(32, 0, 8, 1), (0, 0, 8, 1)])
+    assert fuse.coordinates(rows, run_view, [other], rows=True) == (1, 24, [(0, 0, 8, 1)])
 
 
 def test_an_epilogue_never_writes_what_the_matmul_reads(rt, heap):
@@ -412,6 +430,13 @@ def test_an_epilogue_never_writes_what_the_matmul_reads(rt, heap):
     ct = View(c.block, 0, (1, 8, 8), (64, 1, 8), "f32")
     assert fuse.epilogue([mm, ("mul", t, (c, ct), None)]) is None       # two views
     assert fuse.epilogue([mm, ("mul", c, (c, b), None)]) is not None    # in place: ok
+    # a row kernel reads its row's elements before it stores there: a stage may write
+    # exactly those of an input (a block the recorder reused), nothing else of it
+    y, g, o, f = (heap.put(np.ones((8, 8))) for _ in range(4))
+    sg = ("softmax_grad", o, (y, g), None)
+    assert fuse.epilogue([sg, ("mul", g, (o, f), None)]) is not None
+    gt = View(g.block, 0, (8, 8), (1, 8), "f32")
+    assert fuse.epilogue([sg, ("mul", gt, (o, f), None)]) is None       # other elements
     rng = np.random.default_rng(3)
     x = torchic.tensor(rng.standard_normal((4, 4096)).astype(np.float32))
     w = torchic.tensor(rng.standard_normal((4096, 8)).astype(np.float32))

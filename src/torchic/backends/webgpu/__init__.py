@@ -119,7 +119,7 @@ def _rowwise(mode):
 
 def _matmul(be, out, ins, params, epilogue=None):
     """-> True when `epilogue` (fuse.Epilogue) was applied in the matmul's store."""
-    done = matmul.run(be.gpu, out, ins, buffers=be.buffers, epilogue=epilogue)
+    done = matmul.run(be.gpu, out, ins, buffers=be.buffers, stages=epilogue)
     if done != "zero":
         return done is True
     if len(ins) == 2:
@@ -127,6 +127,15 @@ def _matmul(be, out, ins, params, epilogue=None):
     else:       # matmul_bias with K == 0: every row is the bias
         _copy(be, out, (matmul.bias_rows(ins[2], out.shape),), None)
     return False
+
+
+def _with_stages(be, record, stages):
+    """Issue a producer record (fuse.PRODUCERS) with `stages` (a fuse.Epilogue, or None)
+    fused into its store -> True when they were (else the record ran alone)."""
+    op, out, ins, params = record
+    if op == "softmax_grad":
+        return norm.run(be.gpu, op, out, ins, params, buffers=be.buffers, stages=stages)
+    return _matmul(be, out, ins, params, epilogue=stages)
 
 
 def _gather(be, out, ins, params):
@@ -271,7 +280,7 @@ class WebGPUBackend(Backend):
                         tables.issue(self.gpu, k)
                         continue
                     if run[0][0] in fuse.PRODUCERS and len(run) > 1:
-                        if _matmul(self, *run[0][1:], epilogue=fuse.epilogue(run, skip)):
+                        if _with_stages(self, run[0], fuse.epilogue(run, skip)):
                             continue
                         run, skip = run[1:], {s - 1 for s in skip if s > 0}   # (not applied)
                     if len(run) == 1 or not fuse.run(self.gpu, run, self.buffers, skip):

@@ -297,7 +297,8 @@ def _build(stages, wiring, slots, nbuf, scheme, nops, skip=frozenset()):
 # finds it dead, not written at all. The stages see each element through the producer's
 # coordinates (batch, row, column): `coordinates` maps every operand of the run onto them.
 
-PRODUCERS = ("matmul", "matmul_bias")
+# the records whose kernels take an epilogue: {op: does it store rows (any cut into bz, m)?}
+PRODUCERS = {"matmul": False, "matmul_bias": False, "softmax_grad": True}
 MAX_EPILOGUE_OPERANDS = 6
 
 
@@ -332,12 +333,21 @@ def _merged(views, group):
     return out
 
 
-def coordinates(producer_out, value, views):
-    """(B2, per view of `views` its strides over the producer's coordinates (b1, b2, m, n)),
-    where the producer's batch item bz is b1 * B2 + b2: how each view (over the run's
-    shape) finds the element at a product element. None when `value` (the run's view of
-    the producer's output) is not a permutation of that output, or a view's strides do
-    not merge within a coordinate (the batch may take two: (B, H) heads)."""
+def _size(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def coordinates(producer_out, value, views, rows=False):
+    """(B2, M, per view of `views` its strides over the producer's coordinates (b1, b2, m,
+    n)): how each view (over the run's shape) finds the element at a product element,
+    whose batch item is bz = b1 * B2 + b2. A matmul's coordinates are its own (batch, M,
+    N); a producer of `rows` (a row kernel: flat row r, column n) takes any cut r = bz * M
+    + m. None when `value` (the run's view of the product) is not a permutation of the
+    product, or a view's strides do not merge within a coordinate (the batch may take two:
+    (B, H) heads)."""
     *batch, M, N = producer_out.shape
     nb = 1
     for b in batch:
@@ -346,7 +356,7 @@ def coordinates(producer_out, value, views):
     if dims is None:
         return None
     groups, k = [], 0                 # run dims (in walking order) per coordinate
-    for size in (nb, M, N):
+    for size in ((nb * M, N) if rows else (nb, M, N)):
         group, have = [], 1
         while have < size:
             if k == len(dims):
@@ -357,31 +367,43 @@ def coordinates(producer_out, value, views):
         if have != size:
             return None               # a run dim straddles two coordinates
         groups.append(group)
-    bgroup, mn = groups[0], [_merged(views, g) for g in groups[1:]]
-    if None in mn:
+    ns = _merged(views, groups[-1])
+    if ns is None:
         return None
-    for cut in range(len(bgroup), -1, -1):   # the batch: one stride, else cut in two
-        b1, b2 = _merged(views, bgroup[:cut]), _merged(views, bgroup[cut:])
-        if b1 is not None and b2 is not None:
-            B2 = 1
-            for d in bgroup[cut:]:
-                B2 *= value.shape[d]
-            return B2, [tuple(s) for s in zip(b1, b2, *mn)]
+    r = groups[0]
+    for bgroup, mgroup in ([(r[:c], r[c:]) for c in range(len(r) + 1)] if rows else
+                           [tuple(groups[:2])]):
+        ms = _merged(views, mgroup)
+        if ms is None:
+            continue
+        for cut in range(len(bgroup), -1, -1):   # the batch: one stride, else cut in two
+            b1, b2 = _merged(views, bgroup[:cut]), _merged(views, bgroup[cut:])
+            if b1 is not None and b2 is not None:
+                return (_size(value.shape, bgroup[cut:]), _size(value.shape, mgroup),
+                        [tuple(s) for s in zip(b1, b2, ms, ns)])
     return None
+
+
+def _rows_alike(strides, rows_view, B2, M):
+    """Do strides over (b1, b2, m, n) reach what the (R, C) rows_view reaches at row
+    (b1 * B2 + b2) * M + m, column n? (A coordinate that only takes 0 has no say.)"""
+    (s1, s2, sm, sn), (R, C), (r, c) = strides, rows_view.shape, rows_view.strides
+    return ((R <= B2 * M or s1 == B2 * M * r) and (B2 == 1 or s2 == M * r)
+            and (M == 1 or sm == r) and (C == 1 or sn == c))
 
 
 class Epilogue:
     """An elementwise run as a matmul's epilogue: the stages (expr, extra words), their
     wiring over operands (-1: the producer's value; else an index into `views`), the
-    operand views, the batch split B2 and each view's strides over (b1, b2, m, n)
-    (`coordinates`), and the stores skipped (`skip`: stage indices; `skip_out`: the
+    operand views, the batch split B2, the rows per batch item M (a row kernel's) and each
+    view's strides over (b1, b2, m, n) (`coordinates`), and the stores skipped (`skip`: stage indices; `skip_out`: the
     producer's own store)."""
 
-    __slots__ = ("stages", "wiring", "views", "B2", "strides", "skip", "skip_out")
+    __slots__ = ("stages", "wiring", "views", "B2", "M", "strides", "skip", "skip_out")
 
     def __init__(self, stages, wiring, views, coords, skip, skip_out):
         self.stages, self.wiring, self.views = stages, wiring, views
-        (self.B2, self.strides), self.skip, self.skip_out = coords, skip, skip_out
+        (self.B2, self.M, self.strides), self.skip, self.skip_out = coords, skip, skip_out
 
 
 def epilogue(run, skip=frozenset()):
@@ -419,13 +441,20 @@ def epilogue(run, skip=frozenset()):
         wiring.append((operand(out), tuple(ids)))
     if value is None or len(views) > MAX_EPILOGUE_OPERANDS:
         return None
-    # no stage may write a block the producer reads (other tiles still read it)
-    read = {id(v.block) for v in producer[2]}
-    if any(id(out.block) in read for _, out, _, _ in stages):
-        return None
-    coords = coordinates(pout, value, views)
+    rows = PRODUCERS[producer[0]]
+    coords = coordinates(pout, value, views, rows)
     if coords is None:
         return None
+    # no stage may write a block the producer reads: a matmul's other tiles still read it;
+    # a row kernel's invocation reads its own elements of its row before storing there, so
+    # a stage may write (a freed block the recorder reused) exactly the elements read there
+    B2, M, strides = coords
+    for j, _ in wiring:
+        v = views[j]
+        for x in producer[2]:
+            if x.block is v.block and not (rows and len(x.shape) == 2 and x.offset == v.offset
+                                           and _rows_alike(strides[j], x, B2, M)):
+                return None
     skip = frozenset(skip)
     return Epilogue([_stage(r) for r in stages], wiring, views, coords,
                     frozenset(s - 1 for s in skip if s > 0), 0 in skip)

@@ -46,7 +46,7 @@ else the general ladder: the largest tile that still gives the GPU enough workgr
 import os
 
 from ...dispatcher import View, env_choice
-from . import elementwise, matmul_table, wgsl
+from . import epilogue, matmul_table, wgsl
 from .gpu import Program, _env_count
 from .wgsl import par
 
@@ -318,10 +318,10 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
             ("A", "v4" if amode in ("v4", "t4") else "f32"),
             ("B", "v4" if bmode in ("v4", "t4") else "f32")] + ([("Bi", "f32")] if bias else [])
     if epi is not None:
-        bind += [(f"E{j}", t) for j, t in enumerate(epi.binding_types)]
+        bind += epi.bindings()
     src = wgsl.header(bind)
     if epi is not None:
-        src += _epilogue_functions(epi, EPILOGUE_WORD0)
+        src += epilogue.functions(epi, EPILOGUE_WORD0)
     src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
     src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
@@ -555,7 +555,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
             col = f"n0 + tx * 4u + {g * NX * 4 + c}u"
             L.append(f"if ({col} < N) {{ bv{g}.{'xyzw'[c]} = Bi[{bias0} + ({col}) * {bias_s}]; }}")
     if epi is not None:
-        L += _epilogue_setup(epi, EPILOGUE_WORD0)
+        L += epilogue.setup(epi, EPILOGUE_WORD0, "bz")
     for i in range(TM):
         L.append(f"let om{i} = m0 + {row(i)};")
         for g in range(TG):
@@ -566,7 +566,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
                 st = f"C[cbat + om{i} * (N / 4u) + on{i}_{g} / 4u] = {acc};"
                 if epi is not None:
                     st = ("" if epi.skip_out else st + " ") + \
-                        _epilogue_element(epi, EPILOGUE_WORD0, acc, f"om{i}", f"on{i}_{g}")
+                        epilogue.element(epi, EPILOGUE_WORD0, acc, f"om{i}", f"on{i}_{g}")
                 L.append(f"if ({' && '.join(conds)}) {{ {st} }}" if conds else st)
             else:
                 for c in range(4):
@@ -577,11 +577,11 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
     return src, len(bind)
 
 
-def run(gpu, out, ins, *, buffers, tile=None, epilogue=None):
+def run(gpu, out, ins, *, buffers, tile=None, stages=None):
     """out (B, M, N) = a @ b, or with two batch dims (B1, B2, ...): the programs take the
     batch as B1 * B2 items over two batch strides (ops.py's matmul); with a third input,
     matmul_bias's bias (N,), added where C is stored (by the split-K sum when K is split).
-    `epilogue` (fuse.Epilogue): elementwise stages applied where the tile is stored; run
+    `stages` (fuse.Epilogue): elementwise stages applied where the tile is stored; run
     returns True when it applied them (not when K is split, C is not stored as vec4s, or
     an operand's words do not fit), "zero" when K is 0 (nothing issued), else None."""
     a, b = ins[:2]
@@ -653,7 +653,8 @@ def run(gpu, out, ins, *, buffers, tile=None, epilogue=None):
     if bias is not None:
         bibuf, bi0 = buffers(bias)
         bias_bufs, bias_words = [bibuf], [bi0, bias.strides[0]]
-    epi = EpilogueCode.of(epilogue, buffers) if S == 1 and omode == "v4" else None
+    epi = epilogue.Bound.of(stages, buffers, 4, EPILOGUE_WORD0) \
+        if S == 1 and omode == "v4" else None
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck) + (("bias",) if in_tile else ()) + \
         ((epi.key,) if epi else ())
     prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
@@ -679,133 +680,7 @@ def run(gpu, out, ins, *, buffers, tile=None, epilogue=None):
     return None
 
 
-# -- epilogue: elementwise stages where the tile is stored (fuse.epilogues) -----------------
-EPILOGUE_WORD0 = 21     # the epilogue's parameter words follow the matmul's own 21
-
-
-class EpilogueCode:
-    """A fuse.Epilogue bound to buffers. Words: the batch split B2, then per operand its 5
-    (base, then strides over (b1, b2, m, n); in vec4s for "v4"), opaque's zero, the
-    stages' extra words. Per operand a load mode ("v4": one vec4 along N; "s": one element
-    for the 4 columns, its N-stride 0; "g": 4 elements an N-stride apart) and a binding.
-    `key` names the program."""
-
-    __slots__ = ("stages", "wiring", "modes", "slots", "binding_types", "buffers", "words",
-                 "skip", "skip_out", "nops", "key")
-
-    @classmethod
-    def of(cls, epilogue, buffers):
-        """None when there is no epilogue, or its words do not fit the parameter block."""
-        if epilogue is None:
-            return None
-        written = {out for out, _ in epilogue.wiring}
-        self = cls()
-        self.modes, self.slots, self.binding_types, self.buffers, words = [], [], [], [], []
-        words.append(epilogue.B2)
-        for j, (v, (s1, s2, sm, sn)) in enumerate(zip(epilogue.views, epilogue.strides)):
-            buf, base = buffers(v)
-            if sn == 1 and all(x % 4 == 0 for x in (base, s1, s2, sm)):
-                mode, w = "v4", [base // 4, s1 // 4, s2 // 4, sm // 4, 1]
-            elif sn == 0 and j in written:
-                return None                 # (a broadcast output: not a real stage)
-            else:
-                mode, w = ("s" if sn == 0 else "g"), [base, s1, s2, sm, sn]
-            t = "v4" if mode == "v4" else "f32"
-            slot = next((k for k, (b, bt) in enumerate(zip(self.buffers, self.binding_types))
-                         if b is buf and bt == t), None)
-            if slot is None:
-                slot = len(self.buffers)
-                self.buffers.append(buf)
-                self.binding_types.append(t)
-            self.modes.append(mode)
-            self.slots.append(slot)
-            words += w
-        words.append(0)                                   # opaque's zero
-        for _, extra in epilogue.stages:
-            words.extend(extra)
-        if EPILOGUE_WORD0 + len(words) > wgsl.PARAM_WORDS:
-            return None
-        self.words = [w & 0xFFFFFFFF for w in words]
-        self.stages, self.wiring = epilogue.stages, epilogue.wiring
-        self.skip, self.skip_out = epilogue.skip, epilogue.skip_out
-        self.nops = len(self.modes)
-        self.key = ("epi", tuple(e for e, _ in self.stages),
-                    tuple(len(x) for _, x in self.stages), tuple(self.wiring),
-                    tuple(self.modes), tuple(self.slots), tuple(self.binding_types),
-                    self.skip, self.skip_out)
-        return self
-
-
-def _eword(w0, j, q):
-    """Parameter word q (0 base, 1 .. 4 strides over b1, b2, m, n) of epilogue operand j."""
-    return par(w0 + 1 + 5 * j + q)
-
-
-def _epilogue_functions(epi, w0):
-    """The stages as WGSL functions over vec4s (fuse._build's, for 4 columns at a time)."""
-    src = wgsl.FLOAT_FNS + elementwise.prelude(" ".join(e for e, _ in epi.stages), True)
-    k = w0 + 1 + 5 * epi.nops
-    src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
-    k += 1
-    for s, (expr, extra) in enumerate(epi.stages):
-        for q in range(len(extra)):
-            expr = expr.replace(f"{{p{q}}}", par(k))
-            k += 1
-        args = ", ".join(f"{name}: T" for name in "abc"[:len(epi.wiring[s][1])])
-        src += f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
-    return src
-
-
-def _epilogue_setup(epi, w0):
-    """Each operand's offset for this invocation's batch item (after the K loop)."""
-    L = [f"let eb1 = bz / {par(w0)};", f"let eb2 = bz % {par(w0)};"]
-    for j in range(epi.nops):
-        base, s1, s2 = (_eword(w0, j, q) for q in range(3))
-        L.append(f"let eo{j} = {base} + eb1 * {s1} + eb2 * {s2};")
-    return L
-
-
-def _epilogue_element(epi, w0, acc, row, col):
-    """The statements (one block) that take the tile's vec4 `acc` at (row, col .. col + 3)
-    through the stages, loading and storing the operands there."""
-    L = [f"let v = opaque({acc});"]
-    value = {-1: "v"}
-
-    def index(j):
-        sm, sn = _eword(w0, j, 3), _eword(w0, j, 4)
-        if epi.modes[j] == "v4":
-            return f"eo{j} + {row} * {sm} + {col} / 4u"
-        if epi.modes[j] == "s":
-            return f"eo{j} + {row} * {sm}"
-        return f"eo{j} + {row} * {sm} + {col} * {sn}"
-
-    def scalars(j):
-        return [f"ei{j}"] + [f"ei{j} + {c}u * {_eword(w0, j, 4)}" for c in (1, 2, 3)]
-
-    for s, (out, ins) in enumerate(epi.wiring):
-        for j in ins:
-            if j in value:
-                continue
-            E = f"E{epi.slots[j]}"
-            if epi.modes[j] == "v4":
-                L.append(f"let x{j} = {E}[{index(j)}];")
-            elif epi.modes[j] == "s":
-                L.append(f"let x{j} = vec4<f32>({E}[{index(j)}]);")
-            else:
-                L.append(f"let ei{j} = {index(j)};")
-                L.append(f"let x{j} = vec4<f32>({', '.join(f'{E}[{i}]' for i in scalars(j))});")
-            value[j] = f"x{j}"
-        L.append(f"let r{s} = opaque(stage{s}({', '.join(value[j] for j in ins)}));")
-        if s not in epi.skip:
-            E = f"E{epi.slots[out]}"
-            if epi.modes[out] == "v4":
-                L.append(f"{E}[{index(out)}] = r{s};")
-            else:
-                L.append(f"let eo{s}_{out} = {index(out)};")
-                L += [f"{E}[eo{s}_{out}{'' if c == 0 else f' + {c}u * {_eword(w0, out, 4)}'}]"
-                      f" = r{s}.{XYZW[c]};" for c in range(4)]
-        value[out] = f"r{s}"
-    return "{ " + " ".join(L) + " }"
+EPILOGUE_WORD0 = 21     # a fused epilogue's parameter words follow the matmul's own 21
 
 
 def _row_major(gpu, name, buf, base, B, B2, R, C, sb, sb2, sc):

@@ -19,10 +19,11 @@ y row / column stride, g base, g row / column stride.
 import numpy as np
 
 from ...dispatcher import View
-from . import rowwise, wgsl
+from . import epilogue, rowwise, wgsl
 from .wgsl import par
 
 _PASSES = {"layer_norm": 3, "layer_norm_grad": 4, "softmax_grad": 2}
+SOFTMAX_GRAD_WORDS = 9      # softmax_grad's own words; a fused epilogue's follow
 
 
 def _tree(w, arrays):
@@ -72,11 +73,12 @@ def _rows(w, vpt, C, loads):
     return pre, each
 
 
-def _build(mode, w, vpt, xg=False):
+def _build(mode, w, vpt, xg=False, epi=None):
     """mode's program for workgroups of w, vpt values per invocation in registers (0: the
-    row re-read per pass); xg: the backward also writes g * xhat (binding Q)."""
+    row re-read per pass); xg: the backward also writes g * xhat (binding Q); epi
+    (softmax_grad): an epilogue.Bound applied to each stored element."""
     if mode == "softmax_grad":
-        return _build_softmax_grad(w, vpt)
+        return _build_softmax_grad(w, vpt, epi)
     R, C, ob, xb, xr, xc, wb, ws, yb, yr, yc, eps, qb = (par(i) for i in range(13))
     src = wgsl.header([("O", "f32"), ("X", "f32"), ("W", "f32"), ("Y", "f32")]
                       + [("Q", "f32")] * xg)
@@ -107,10 +109,13 @@ def _build(mode, w, vpt, xg=False):
     return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 4 + xg
 
 
-def _build_softmax_grad(w, vpt):
+def _build_softmax_grad(w, vpt, epi=None):
     """out = y (g - sum(g y)) over each row: softmax's gradient from its output y."""
     R, C, ob, yb, yr, yc, gb, gr, gc = (par(i) for i in range(9))
-    src = wgsl.header([("O", "f32"), ("Y", "f32"), ("G", "f32")])
+    src = wgsl.header([("O", "f32"), ("Y", "f32"), ("G", "f32")] +
+                      (epi.bindings() if epi else []))
+    if epi:
+        src += epilogue.functions(epi, SOFTMAX_GRAD_WORDS)
     src += f"var<workgroup> s1: array<f32, {w}>;\n"
     loads = {"y": f"Y[y0 + {{c}} * {yc}]", "g": f"G[g0 + {{c}} * {gc}]"}
     pre, each = _rows(w, vpt, C, {n: ld.replace("{c}", "c") if not vpt else ld
@@ -118,11 +123,20 @@ def _build_softmax_grad(w, vpt):
     L = ["let row = wid.y * nwg.x + wid.x;", f"if (row >= {R}) {{ return; }}",
          f"let y0 = {yb} + row * {yr};", f"let g0 = {gb} + row * {gr};",
          *pre, "var a = 0.0;", *each(["a = a + g * y;"]), "s1[lid] = a;", *_tree(w, ["s1"]),
-         "let dot = s1[0];", *each([f"O[{ob} + row * {C} + c] = y * (g - dot);"])]
-    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 3
+         "let dot = s1[0];"]
+    store = f"O[{ob} + row * {C} + c] = y * (g - dot);"
+    if epi:
+        bz, m = epilogue.rows(SOFTMAX_GRAD_WORDS, "row")
+        L += epilogue.setup(epi, SOFTMAX_GRAD_WORDS, bz) + [f"let m = {m};"]
+        store = ("" if epi.skip_out else store + " ") + \
+            epilogue.element(epi, SOFTMAX_GRAD_WORDS, "y * (g - dot)", "m", "c")
+    L += each([store])
+    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 3 + len(epi.buffers if epi else ())
 
 
-def run(gpu, mode, out, ins, params, *, buffers):
+def run(gpu, mode, out, ins, params, *, buffers, stages=None):
+    """Encode `mode`; softmax_grad applies `stages` (a fuse.Epilogue) to each element it
+    stores, and returns True then (not when the stages' words do not fit)."""
     xg = len(out.shape) == 3     # layer_norm_grad's (2, R, C): dx, then g * xhat
     outs = planes(out) if xg else (out,)
     R, C = outs[0].shape
@@ -142,8 +156,13 @@ def run(gpu, mode, out, ins, params, *, buffers):
         eps = int(np.array(params["eps"], np.float32).view(np.uint32))
         words = [R, C, ob, xb, *x.strides, wb, wt.strides[0], yb, yr, yc, eps]
         words += [operands[3][1]] if xg else []
-    prog = gpu.program(("norm", mode, w, vpt, xg), lambda: _build(mode, w, vpt, xg))
-    gpu.dispatch(prog, bufs, words, wgsl.grid(R, gpu.max_groups))
+    epi = epilogue.Bound.of(stages, buffers, 1, SOFTMAX_GRAD_WORDS) \
+        if mode == "softmax_grad" else None
+    prog = gpu.program(("norm", mode, w, vpt, xg) + ((epi.key,) if epi else ()),
+                       lambda: _build(mode, w, vpt, xg, epi))
+    gpu.dispatch(prog, bufs + (epi.buffers if epi else []), words + (epi.words if epi else []),
+                 wgsl.grid(R, gpu.max_groups))
+    return epi is not None
 
 
 def kernel(mode):

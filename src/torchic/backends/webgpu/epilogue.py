@@ -1,0 +1,158 @@
+"""WGSL for a fused elementwise run evaluated where another kernel stores its output.
+
+fuse.epilogues joins a compiled program's elementwise run to the record that produces its
+input (a matmul, softmax's gradient), and fuse.Epilogue says how each of the run's
+operands finds the element at a product element: strides over the producer's
+coordinates (b1, b2, m, n). This module turns that into code for the producer's store:
+
+* `Bound.of` binds the operands to buffers and picks each one's load: "v4" (a vec4 along
+  n: a matmul stores 4 columns at a time), "s" (its n-stride is 0: one element for the 4),
+  "g" (4 elements an n-stride apart), or "c" (one element: a kernel that stores one);
+* `functions` declares the stages (fuse's expressions) as WGSL functions over T, which is
+  vec4<f32> (width 4) or f32 (width 1), each value through `opaque` as fuse does, so no
+  compiler contracts one stage into the next: the bits stay the separate dispatches';
+* `setup` computes each operand's offset for the producer's batch item bz once, and
+  `element` the statements that take one stored value (row m, column n) through the stages.
+
+Words, from the producer's first free word w0: B2 (bz = b1 * B2 + b2), M (for producers
+that store rows: row = bz * M + m), then per operand its base and strides over (b1, b2,
+m, n) (vec4 units for "v4"), then opaque's zero and the stages' extra words.
+"""
+
+from . import elementwise, wgsl
+from .wgsl import par
+
+XYZW = "xyzw"
+
+
+class Bound:
+    """A fuse.Epilogue bound to buffers for a producer storing `width` columns at a time."""
+
+    __slots__ = ("stages", "wiring", "modes", "slots", "binding_types", "buffers", "words",
+                 "skip", "skip_out", "nops", "width", "key")
+
+    @classmethod
+    def of(cls, epilogue, buffers, width, w0):
+        """None when there is no epilogue, or its words do not fit from word w0 on."""
+        if epilogue is None:
+            return None
+        written = {out for out, _ in epilogue.wiring}
+        self = cls()
+        self.modes, self.slots, self.binding_types, self.buffers = [], [], [], []
+        words = [epilogue.B2, epilogue.M]
+        for j, (v, (s1, s2, sm, sn)) in enumerate(zip(epilogue.views, epilogue.strides)):
+            buf, base = buffers(v)
+            if width == 1:
+                mode, w = "c", [base, s1, s2, sm, sn]
+            elif sn == 1 and all(x % 4 == 0 for x in (base, s1, s2, sm)):
+                mode, w = "v4", [base // 4, s1 // 4, s2 // 4, sm // 4, 1]
+            elif sn == 0 and j in written:
+                return None                 # (a broadcast output: not a real stage)
+            else:
+                mode, w = ("s" if sn == 0 else "g"), [base, s1, s2, sm, sn]
+            t = "v4" if mode == "v4" else "f32"
+            slot = next((k for k, (b, bt) in enumerate(zip(self.buffers, self.binding_types))
+                         if b is buf and bt == t), None)
+            if slot is None:
+                slot = len(self.buffers)
+                self.buffers.append(buf)
+                self.binding_types.append(t)
+            self.modes.append(mode)
+            self.slots.append(slot)
+            words += w
+        words.append(0)                                   # opaque's zero
+        for _, extra in epilogue.stages:
+            words.extend(extra)
+        if w0 + len(words) > wgsl.PARAM_WORDS:
+            return None
+        self.words = [w & 0xFFFFFFFF for w in words]
+        self.stages, self.wiring = epilogue.stages, epilogue.wiring
+        self.skip, self.skip_out = epilogue.skip, epilogue.skip_out
+        self.nops, self.width = len(self.modes), width
+        self.key = ("epi", tuple(e for e, _ in self.stages),
+                    tuple(len(x) for _, x in self.stages), tuple(self.wiring),
+                    tuple(self.modes), tuple(self.slots), tuple(self.binding_types),
+                    self.skip, self.skip_out)
+        return self
+
+    def bindings(self):
+        """(name, type) of the operand bindings, after the producer's own."""
+        return [(f"E{j}", t) for j, t in enumerate(self.binding_types)]
+
+
+def _word(w0, j, q):
+    """Parameter word q (0 base, 1 .. 4 strides over b1, b2, m, n) of operand j."""
+    return par(w0 + 2 + 5 * j + q)
+
+
+def functions(epi, w0):
+    """The module-level WGSL: helpers the stages call, T, opaque, stage0, stage1, ..."""
+    src = wgsl.FLOAT_FNS + elementwise.prelude(" ".join(e for e, _ in epi.stages),
+                                               epi.width == 4)
+    k = w0 + 2 + 5 * epi.nops
+    src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
+    k += 1
+    for s, (expr, extra) in enumerate(epi.stages):
+        for q in range(len(extra)):
+            expr = expr.replace(f"{{p{q}}}", par(k))
+            k += 1
+        args = ", ".join(f"{name}: T" for name in "abc"[:len(epi.wiring[s][1])])
+        src += f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
+    return src
+
+
+def setup(epi, w0, bz):
+    """Each operand's offset for batch item `bz` (WGSL), once per invocation."""
+    L = [f"let eb1 = ({bz}) / {par(w0)};", f"let eb2 = ({bz}) % {par(w0)};"]
+    for j in range(epi.nops):
+        base, s1, s2 = (_word(w0, j, q) for q in range(3))
+        L.append(f"let eo{j} = {base} + eb1 * {s1} + eb2 * {s2};")
+    return L
+
+
+def rows(w0, row):
+    """(bz, m) of a producer's flat row `row` (WGSL expressions): row = bz * M + m."""
+    return f"(({row}) / {par(w0 + 1)})", f"(({row}) % {par(w0 + 1)})"
+
+
+def element(epi, w0, value, m, n):
+    """One block of statements taking the stored `value` (a T) at row m, column n (the
+    first of 4 at width 4) through the stages, loading and storing the operands there."""
+    L = [f"let v = opaque({value});"]
+    have = {-1: "v"}
+
+    def index(j):
+        sm, sn = _word(w0, j, 3), _word(w0, j, 4)
+        if epi.modes[j] == "v4":
+            return f"eo{j} + {m} * {sm} + {n} / 4u"
+        if epi.modes[j] == "s":
+            return f"eo{j} + {m} * {sm}"
+        return f"eo{j} + {m} * {sm} + {n} * {sn}"
+
+    def lanes(j, at):
+        return [at] + [f"{at} + {c}u * {_word(w0, j, 4)}" for c in (1, 2, 3)]
+
+    for s, (out, ins) in enumerate(epi.wiring):
+        for j in ins:
+            if j in have:
+                continue
+            E, mode = f"E{epi.slots[j]}", epi.modes[j]
+            if mode in ("v4", "c"):
+                L.append(f"let x{j} = {E}[{index(j)}];")
+            elif mode == "s":
+                L.append(f"let x{j} = vec4<f32>({E}[{index(j)}]);")
+            else:
+                L.append(f"let ei{j} = {index(j)};")
+                L.append(f"let x{j} = vec4<f32>({', '.join(f'{E}[{i}]' for i in lanes(j, f'ei{j}'))});")
+            have[j] = f"x{j}"
+        L.append(f"let r{s} = opaque(stage{s}({', '.join(have[j] for j in ins)}));")
+        if s not in epi.skip:
+            E = f"E{epi.slots[out]}"
+            if epi.modes[out] in ("v4", "c"):
+                L.append(f"{E}[{index(out)}] = r{s};")
+            else:
+                L.append(f"let eo{s}_{out} = {index(out)};")
+                L += [f"{E}[{at}] = r{s}.{XYZW[c]};"
+                      for c, at in enumerate(lanes(out, f"eo{s}_{out}"))]
+        have[out] = f"r{s}"
+    return "{ " + " ".join(L) + " }"
