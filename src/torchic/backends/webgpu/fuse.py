@@ -32,6 +32,7 @@ import os
 import numpy as np
 
 from ... import ops
+from ...shape import is_contiguous
 from . import elementwise, wgsl
 from .elementwise import MAX_DIMS, SCALAR_ONLY, collapse
 from .wgsl import WG, par
@@ -413,7 +414,7 @@ def epilogue(run, skip=frozenset()):
     if not stages or producer[0] not in PRODUCERS:
         return None
     pout = producer[1]
-    if pout.dtype != "f32":
+    if pout.dtype != "f32" or not is_contiguous(pout.shape, pout.strides):
         return None
     value, views, index, wiring = None, [], {}, []
 
