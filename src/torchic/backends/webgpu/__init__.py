@@ -7,9 +7,12 @@ Layout of this package:
                     uploads, staging reads, status words, GPU timestamps
     wgsl.py         binding layout and helpers every generated shader shares
     elementwise.py  unary / binary / compare / where / copy / fill   (snippet tables)
-    fuse.py         runs of elementwise ops of a recorded program as one dispatch
+    fuse.py         runs of elementwise ops of a recorded program as one dispatch, or as
+                    the epilogue of the matmul / softmax_grad before them
+    epilogue.py     such a run's WGSL inside the producer's store
     reduce.py       sum / max / min over trailing axes, argmax
     rowwise.py      softmax / log_softmax / cross_entropy (+ grad)
+    norm.py         layer_norm (+ grad), softmax_grad
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
     dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per pair of elements)
