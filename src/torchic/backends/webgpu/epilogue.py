@@ -142,8 +142,8 @@ def element(epi, w0, value, m, n):
             elif mode == "s":
                 L.append(f"let x{j} = vec4<f32>({E}[{index(j)}]);")
             else:
-                L.append(f"let ei{j} = {index(j)};")
-                L.append(f"let x{j} = vec4<f32>({', '.join(f'{E}[{i}]' for i in lanes(j, f'ei{j}'))});")
+                loads = ", ".join(f"{E}[{at}]" for at in lanes(j, f"ei{j}"))
+                L += [f"let ei{j} = {index(j)};", f"let x{j} = vec4<f32>({loads});"]
             have[j] = f"x{j}"
         L.append(f"let r{s} = opaque(stage{s}({', '.join(have[j] for j in ins)}));")
         if s not in epi.skip:

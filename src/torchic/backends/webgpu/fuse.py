@@ -289,14 +289,15 @@ def _build(stages, wiring, slots, nbuf, scheme, nops, skip=frozenset()):
     return src, nbuf
 
 
-# -- epilogues: a run of elementwise stages applied where a matmul stores its tile ----------
+# -- epilogues: a run of elementwise stages applied where its producer stores ---------------
 # A compiled GPT step multiplies q @ k^T and then scales and masks it (two more passes over
 # a (B, H, T, T) tensor), applies GELU to the first MLP product, GELU's gradient to the
-# product dy @ W2^T. `epilogues` joins such an elementwise run to the matmul before it:
-# the matmul's invocations evaluate the stages on each tile element as they store it
-# (matmul._build), so the product is not written and read back, and where dead_stores
-# finds it dead, not written at all. The stages see each element through the producer's
-# coordinates (batch, row, column): `coordinates` maps every operand of the run onto them.
+# product dy @ W2^T, the mask's and the scale's backward to softmax_grad's output.
+# `epilogues` joins such an elementwise run to the record before it that produces its
+# input (a matmul, softmax_grad): that kernel evaluates the stages on each element as it
+# stores it (epilogue.py), so the product is not written and read back, and where
+# dead_stores finds it dead, not written at all. The stages see each element through the
+# producer's coordinates (batch, row, column): `coordinates` maps the run's operands there.
 
 # the records whose kernels take an epilogue: {op: does it store rows (any cut into bz, m)?}
 PRODUCERS = {"matmul": False, "matmul_bias": False, "softmax_grad": True}
@@ -394,11 +395,11 @@ def _rows_alike(strides, rows_view, B2, M):
 
 
 class Epilogue:
-    """An elementwise run as a matmul's epilogue: the stages (expr, extra words), their
+    """An elementwise run as its producer's epilogue: the stages (expr, extra words), their
     wiring over operands (-1: the producer's value; else an index into `views`), the
-    operand views, the batch split B2, the rows per batch item M (a row kernel's) and each
-    view's strides over (b1, b2, m, n) (`coordinates`), and the stores skipped (`skip`: stage indices; `skip_out`: the
-    producer's own store)."""
+    operand views, the batch split B2, the rows per batch item M (a row kernel's), each
+    view's strides over (b1, b2, m, n) (`coordinates`), and the stores skipped (`skip`:
+    stage indices; `skip_out`: the producer's own store)."""
 
     __slots__ = ("stages", "wiring", "views", "B2", "M", "strides", "skip", "skip_out")
 
@@ -462,16 +463,13 @@ def epilogue(run, skip=frozenset()):
 
 
 def epilogues(runs):
-    if os.environ.get("TORCHIC_WEBGPU_EPILOGUES", "1").strip() == "0":   # (measurements)
+    """runs (plan's) with each elementwise run that can be its producer's epilogue joined
+    to it: [producer record, stages...]. Up to MAX_HELD runs planned between the two (the
+    mask's `bias == 0`; a Linear's weight-gradient product and bias sum between dy @ W and
+    GELU's gradient) move ahead of the producer when independent of it.
+    TORCHIC_WEBGPU_EPILOGUES=0 turns this off (measurements)."""
+    if os.environ.get("TORCHIC_WEBGPU_EPILOGUES", "1").strip() == "0":
         return runs
-    return _epilogues(runs)
-
-
-def _epilogues(runs):
-    """runs (plan's) with each elementwise run that can be a matmul's epilogue joined to
-    that matmul: [matmul record, stages...]. Up to MAX_HELD runs planned between the two
-    (the mask's `bias == 0`; a Linear's weight-gradient product and bias sum between
-    dy @ W and GELU's gradient) move ahead of the matmul when independent of it."""
     out = []
     for run in runs:
         if _kind(run[0], ()) == "ew" and _stage(run[0]) is not None:

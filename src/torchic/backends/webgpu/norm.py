@@ -131,7 +131,8 @@ def _build_softmax_grad(w, vpt, epi=None):
         store = ("" if epi.skip_out else store + " ") + \
             epilogue.element(epi, SOFTMAX_GRAD_WORDS, "y * (g - dot)", "m", "c")
     L += each([store])
-    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", 3 + len(epi.buffers if epi else ())
+    nbind = 3 + (len(epi.buffers) if epi else 0)
+    return src + wgsl.entry(w) + "  " + "\n  ".join(L) + "\n}\n", nbind
 
 
 def run(gpu, mode, out, ins, params, *, buffers, stages=None):
