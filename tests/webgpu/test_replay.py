@@ -315,7 +315,8 @@ def test_a_stage_read_outside_its_run_keeps_its_store(rt, heap):
 def _epilogue_chains(qkv, x, w1, b1, w2, h, mask, n_head):
     """nanoGPT's attention (q, k, v: heads of one (B, T, 3C) tensor, so 4-D products),
     a transposed copy of a product, GELU after a Linear, a product times another tensor,
-    a product read transposed, and one read twice (which stays apart)."""
+    a product read transposed, one read twice (which stays apart), and a residual
+    x + dropout(Linear(x))."""
     B, T, C3 = qkv.shape
     C = C3 // 3
     q, k, v = [t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in qkv.split(C, dim=2)]
@@ -329,13 +330,16 @@ def _epilogue_chains(qkv, x, w1, b1, w2, h, mask, n_head):
     zt = (x @ w2).transpose(1, 2) + 1.0
     s = x @ w2
     twice = s * s.sum(-1, keepdim=True)
-    return y, g, z, zt, twice, prod
+    residual = x + torchic.nn.functional.dropout(torchic.nn.functional.linear(x, w1[:C], b1[:C]),
+                                                 0.25, training=True)
+    return y, g, z, zt, twice, prod, residual
 
 
 def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
     """The compiled program stores each product through its run's stages (scale and mask
-    after q @ k^T, the transposed copy after p @ v, GELU, a multiply), skips the product's
-    store where it is dead, and gives the eager bits; edge tiles included (T 13)."""
+    after q @ k^T, the transposed copy after p @ v, GELU, a multiply, a dropout and the
+    residual add), skips the product's store where it is dead, and gives the eager bits
+    (the dropout masks too); edge tiles included (T 13)."""
     from torchic.backends.webgpu import fuse
     rng = np.random.default_rng(21)
     B, T, C, H = 2, 13, 16, 2
@@ -365,17 +369,23 @@ def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
         compiled = torchic.compile(step)
         for call in range(3):
             inp = make(B, T, C)
+            torchic.manual_seed(call)           # the same dropout masks
             want = step(inp, *args[1:])
+            torchic.manual_seed(call)
             got = compiled(inp, *args[1:])
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(g.numpy(), w.numpy())
     finally:
         fuse.epilogues = real
     joined = [run for run in planned[-1] if len(run) > 1 and run[0] in fuse.PRODUCERS]
-    assert ["matmul", "mul", "where"] in joined, planned[-1]
-    assert ["matmul", "copy"] in joined and ["matmul_bias", "gelu"] in joined
-    assert ["matmul", "mul"] in joined and ["matmul", "add"] in joined   # z, zt
-    assert ["softmax_grad", "where", "mul"] in joined      # the backward of scale and mask
+
+    def has(*ops):      # (a later run may join too: the backward's first multiply)
+        return any(run[:len(ops)] == list(ops) for run in joined)
+    assert has("matmul", "mul", "where"), planned[-1]
+    assert has("matmul", "copy") and has("matmul_bias", "gelu")
+    assert has("matmul", "mul") and has("matmul", "add")          # z, zt
+    assert has("softmax_grad", "where", "mul")       # the backward of scale and mask
+    assert has("matmul_bias", "dropout", "add")      # the residual
     assert [run for run in planned[-1] if run[0] == "sum"], "s is read by its sum"
     epi = [k[-1] for k in rt.backend.gpu.pipelines if k and k[0] == "matmul"
            and isinstance(k[-1], tuple) and k[-1][0] == "epi"]
@@ -443,3 +453,15 @@ def test_an_epilogue_never_writes_what_the_matmul_reads(rt, heap):
     compiled = torchic.compile(lambda x, w: (x @ w) * 2.0 + 1.0)
     for _ in range(2):
         np.testing.assert_array_equal(compiled(x, w).numpy(), ((x @ w) * 2.0 + 1.0).numpy())
+
+    def residual(x, w):     # a dropout in the run: issued alone when not applied (N = 7)
+        return x[:, :7] + torchic.nn.functional.dropout(x @ w, 0.5, training=True)
+    for n in (7, 4096):
+        x = torchic.tensor(rng.standard_normal((4, n)).astype(np.float32))
+        w = torchic.tensor(rng.standard_normal((n, 7)).astype(np.float32))
+        compiled = torchic.compile(residual)
+        for call in range(2):
+            torchic.manual_seed(call)
+            want = residual(x, w).numpy()
+            torchic.manual_seed(call)
+            np.testing.assert_array_equal(compiled(x, w).numpy(), want)

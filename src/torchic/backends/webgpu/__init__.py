@@ -286,7 +286,8 @@ class WebGPUBackend(Backend):
                         if _with_stages(self, run[0], fuse.epilogue(run, skip)):
                             continue
                         run, skip = run[1:], {s - 1 for s in skip if s > 0}   # (not applied)
-                    if len(run) == 1 or not fuse.run(self.gpu, run, self.buffers, skip):
+                    if len(run) == 1 or not fuse.fusable(run) or \
+                            not fuse.run(self.gpu, run, self.buffers, skip):
                         for r in run:
                             self.kernels[r[0]](self, *r[1:])
             finally:

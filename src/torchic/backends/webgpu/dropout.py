@@ -33,7 +33,7 @@ ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 HEAD = 9        # parameter words before the shape and strides
 
 
-def _threefry_fn():
+def threefry_fn():
     """WGSL function threefry(c, ks0, ks1, ks2): both words of threefry2x32_20(key, (c, 0))
     (ks2 = ks0 ^ ks1 ^ parity): the 20 rounds unrolled, a key injection after every 4."""
     lines = ["var x0 = c + ks0;", "var x1 = ks1;"]
@@ -81,7 +81,7 @@ def _build(ndim):
               f"if (v0) {{ O[{ob} + oi0] = X[{xb} + xi0] * {keep.format(k=0)}; }}",
               f"if (v1) {{ O[{ob} + oi1] = X[{xb} + xi1] * {keep.format(k=1)}; }}"]
     src, nbind = wgsl.linear_program([("O", "f32"), ("X", "f32"), ("K", "i32")], lines)
-    return _threefry_fn() + src, nbind
+    return threefry_fn() + src, nbind
 
 
 def _encode(gpu, bufs, n, ob, xb, first, shape, strides, key_words):

@@ -14,13 +14,20 @@ coordinates (b1, b2, m, n). This module turns that into code for the producer's 
 * `setup` computes each operand's offset for the producer's batch item bz once, and
   `element` the statements that take one stored value (row m, column n) through the stages.
 
+A dropout stage multiplies by dropout's mask at the element's flat index in its output
+(dropout.py's bits: word f & 1 of threefry2x32_20(key, (f >> 1, 0))): at width 4 the 4
+columns are 2 evaluations, as dropout.py's kernel makes them.
+
 Words, from the producer's first free word w0: B2 (bz = b1 * B2 + b2), M (for producers
 that store rows: row = bz * M + m), then per operand its base and strides over (b1, b2,
-m, n) (vec4 units for "v4"), then opaque's zero and the stages' extra words.
+m, n) (vec4 units for "v4"), per dropout stage its key's base and stride, then opaque's
+zero and the stages' extra words.
 """
 
-from . import elementwise, wgsl
+from . import dropout, elementwise, wgsl
 from .wgsl import par
+
+DROPOUT = "dropout"      # fuse.DROPOUT: the stage expression that stands for dropout
 
 XYZW = "xyzw"
 
@@ -29,7 +36,7 @@ class Bound:
     """A fuse.Epilogue bound to buffers for a producer storing `width` columns at a time."""
 
     __slots__ = ("stages", "wiring", "modes", "slots", "binding_types", "buffers", "words",
-                 "skip", "skip_out", "nops", "width", "key")
+                 "skip", "skip_out", "nops", "width", "key", "key_slots")
 
     @classmethod
     def of(cls, epilogue, buffers, width, w0):
@@ -40,6 +47,15 @@ class Bound:
         self = cls()
         self.modes, self.slots, self.binding_types, self.buffers = [], [], [], []
         words = [epilogue.B2, epilogue.M]
+
+        def binding(buf, t):
+            slot = next((k for k, (b, bt) in enumerate(zip(self.buffers, self.binding_types))
+                         if b is buf and bt == t), None)
+            if slot is None:
+                slot = len(self.buffers)
+                self.buffers.append(buf)
+                self.binding_types.append(t)
+            return slot
         for j, (v, (s1, s2, sm, sn)) in enumerate(zip(epilogue.views, epilogue.strides)):
             buf, base = buffers(v)
             if width == 1:
@@ -50,16 +66,17 @@ class Bound:
                 return None                 # (a broadcast output: not a real stage)
             else:
                 mode, w = ("s" if sn == 0 else "g"), [base, s1, s2, sm, sn]
-            t = "v4" if mode == "v4" else "f32"
-            slot = next((k for k, (b, bt) in enumerate(zip(self.buffers, self.binding_types))
-                         if b is buf and bt == t), None)
-            if slot is None:
-                slot = len(self.buffers)
-                self.buffers.append(buf)
-                self.binding_types.append(t)
             self.modes.append(mode)
-            self.slots.append(slot)
+            self.slots.append(binding(buf, "v4" if mode == "v4" else "f32"))
             words += w
+        self.key_slots = []
+        for key in epilogue.keys:
+            if key is None:
+                self.key_slots.append(None)
+                continue
+            buf, base = buffers(key)
+            self.key_slots.append(binding(buf, "i32"))
+            words += [base, key.strides[0]]
         words.append(0)                                   # opaque's zero
         for _, extra in epilogue.stages:
             words.extend(extra)
@@ -72,7 +89,7 @@ class Bound:
         self.key = ("epi", tuple(e for e, _ in self.stages),
                     tuple(len(x) for _, x in self.stages), tuple(self.wiring),
                     tuple(self.modes), tuple(self.slots), tuple(self.binding_types),
-                    self.skip, self.skip_out)
+                    tuple(self.key_slots), self.skip, self.skip_out)
         return self
 
     def bindings(self):
@@ -85,20 +102,46 @@ def _word(w0, j, q):
     return par(w0 + 2 + 5 * j + q)
 
 
+def _key_word(epi, w0, s, q):
+    """Word q (0 base, 1 stride) of stage s's dropout key."""
+    k = sum(1 for x in epi.key_slots[:s] if x is not None)
+    return par(w0 + 2 + 5 * epi.nops + 2 * k + q)
+
+
 def functions(epi, w0):
     """The module-level WGSL: helpers the stages call, T, opaque, stage0, stage1, ..."""
-    src = wgsl.FLOAT_FNS + elementwise.prelude(" ".join(e for e, _ in epi.stages),
-                                               epi.width == 4)
-    k = w0 + 2 + 5 * epi.nops
+    exprs = [e for e, _ in epi.stages]
+    src = wgsl.FLOAT_FNS + elementwise.prelude(" ".join(exprs), epi.width == 4)
+    if DROPOUT in exprs:
+        src += dropout.threefry_fn()
+    k = w0 + 2 + 5 * epi.nops + 2 * sum(1 for x in epi.key_slots if x is not None)
     src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
     k += 1
     for s, (expr, extra) in enumerate(epi.stages):
+        if expr == DROPOUT:
+            src += _dropout_stage(s, epi.width, *(par(k + q) for q in range(3)))
+            k += 3
+            continue
         for q in range(len(extra)):
             expr = expr.replace(f"{{p{q}}}", par(k))
             k += 1
         args = ", ".join(f"{name}: T" for name in "abc"[:len(epi.wiring[s][1])])
         src += f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
     return src
+
+
+def _dropout_stage(s, width, thr, scale, zero):
+    """stage{s}(a, f, k): a times dropout's mask at flat index f (width 4: f .. f + 3, f a
+    multiple of 4), key words k. dropout.py's expression: a * bitcast(select(zero, scale,
+    word >> 8 >= threshold)), the 0.0 a parameter word so no compiler folds a * 0.0."""
+    L = ["let k2 = k.x ^ k.y ^ 0x1BD11BDAu;", "let w0 = threefry(f >> 1u, k.x, k.y, k2);"]
+    if width == 4:
+        L += ["let w1 = threefry((f >> 1u) + 1u, k.x, k.y, k2);",
+              "let w = vec4<u32>(w0.x, w0.y, w1.x, w1.y);"]
+    else:
+        L += ["let w = select(w0.x, w0.y, (f & 1u) == 1u);"]
+    L += [f"return a * bitcast<T>(select(UT({zero}), UT({scale}), (w >> UT(8u)) >= UT({thr})));"]
+    return (f"fn stage{s}(a: T, f: u32, k: vec2<u32>) -> T {{\n  " + "\n  ".join(L) + "\n}\n")
 
 
 def setup(epi, w0, bz):
@@ -132,6 +175,12 @@ def element(epi, w0, value, m, n):
     def lanes(j, at):
         return [at] + [f"{at} + {c}u * {_word(w0, j, 4)}" for c in (1, 2, 3)]
 
+    def flat(j):      # operand j's element offset from its base (its flat index: contiguous)
+        s1, s2, sm, sn = (_word(w0, j, q) for q in (1, 2, 3, 4))
+        if epi.modes[j] == "v4":
+            return f"(4u * (eb1 * {s1} + eb2 * {s2} + {m} * {sm}) + {n})"
+        return f"(eb1 * {s1} + eb2 * {s2} + {m} * {sm} + {n} * {sn})"
+
     for s, (out, ins) in enumerate(epi.wiring):
         for j in ins:
             if j in have:
@@ -145,7 +194,11 @@ def element(epi, w0, value, m, n):
                 loads = ", ".join(f"{E}[{at}]" for at in lanes(j, f"ei{j}"))
                 L += [f"let ei{j} = {index(j)};", f"let x{j} = vec4<f32>({loads});"]
             have[j] = f"x{j}"
-        L.append(f"let r{s} = opaque(stage{s}({', '.join(have[j] for j in ins)}));")
+        args = [have[j] for j in ins]
+        if epi.key_slots[s] is not None:
+            K, kb, ks = f"E{epi.key_slots[s]}", _key_word(epi, w0, s, 0), _key_word(epi, w0, s, 1)
+            args += [flat(out), f"vec2<u32>(bitcast<u32>({K}[{kb}]), bitcast<u32>({K}[{kb} + {ks}]))"]
+        L.append(f"let r{s} = opaque(stage{s}({', '.join(args)}));")
         if s not in epi.skip:
             E = f"E{epi.slots[out]}"
             if epi.modes[out] in ("v4", "c"):

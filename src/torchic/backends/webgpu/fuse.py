@@ -205,6 +205,12 @@ def dead_stores(runs, records, frees):
     return {k: frozenset(v) for k, v in dead.items()}
 
 
+def fusable(group):
+    """Are all of group's records elementwise stages (a run `run` can issue)? (An
+    epilogue's run may hold a dropout: issued alone when the epilogue was not applied.)"""
+    return all(_stage(r) is not None for r in group)
+
+
 def run(gpu, group, buffers, skip=frozenset()):
     """Issue a run of elementwise records as one dispatch -> False when the run does not
     fit one program (too many dims or parameter words): issue them one by one then.
@@ -394,17 +400,36 @@ def _rows_alike(strides, rows_view, B2, M):
             and (M == 1 or sm == r) and (C == 1 or sn == c))
 
 
+DROPOUT = "dropout"     # an epilogue stage: x times dropout's mask at the element's flat index
+
+
+def _epilogue_stage(record):
+    """(expr, extra words) of a record an epilogue can take: an elementwise stage, or a
+    dropout (x, key) of a whole output (its flat index is the element's offset: `first` 0);
+    else None."""
+    op, out, ins, params = record
+    if op == "dropout":
+        if out.dtype != "f32" or ins[0].dtype != "f32" or params.get("first", 0) != 0 or \
+                not is_contiguous(out.shape, out.strides):
+            return None
+        scale = int(np.array(params["scale"], np.float32).view(np.uint32))
+        return DROPOUT, (int(params["threshold"]), scale, 0)    # (0: a dropped element's)
+    return _stage(record)
+
+
 class Epilogue:
     """An elementwise run as its producer's epilogue: the stages (expr, extra words), their
     wiring over operands (-1: the producer's value; else an index into `views`), the
     operand views, the batch split B2, the rows per batch item M (a row kernel's), each
-    view's strides over (b1, b2, m, n) (`coordinates`), and the stores skipped (`skip`:
-    stage indices; `skip_out`: the producer's own store)."""
+    view's strides over (b1, b2, m, n) (`coordinates`), per stage its dropout key view (or
+    None), and the stores skipped (`skip`: stage indices; `skip_out`: the producer's own
+    store)."""
 
-    __slots__ = ("stages", "wiring", "views", "B2", "M", "strides", "skip", "skip_out")
+    __slots__ = ("stages", "wiring", "views", "keys", "B2", "M", "strides", "skip",
+                 "skip_out")
 
-    def __init__(self, stages, wiring, views, coords, skip, skip_out):
-        self.stages, self.wiring, self.views = stages, wiring, views
+    def __init__(self, stages, wiring, views, keys, coords, skip, skip_out):
+        self.stages, self.wiring, self.views, self.keys = stages, wiring, views, keys
         (self.B2, self.M, self.strides), self.skip, self.skip_out = coords, skip, skip_out
 
 
@@ -417,7 +442,7 @@ def epilogue(run, skip=frozenset()):
     pout = producer[1]
     if pout.dtype != "f32" or not is_contiguous(pout.shape, pout.strides):
         return None
-    value, views, index, wiring = None, [], {}, []
+    value, views, index, wiring, keys = None, [], {}, [], []
 
     def operand(v):
         k = _key(v)
@@ -426,9 +451,13 @@ def epilogue(run, skip=frozenset()):
             views.append(v)
         return index[k]
 
-    for _, out, ins, _ in stages:
+    for record in stages:
+        op, out, ins, _ = record
+        if _epilogue_stage(record) is None:
+            return None
+        keys.append(ins[1] if op == "dropout" else None)
         ids = []
-        for v in ins:
+        for v in (ins[:1] if op == "dropout" else ins):
             if v.block is pout.block and _key(v) not in index:
                 if value is not None and _key(v) != _key(value):
                     return None       # another view of the product: not one element each
@@ -441,7 +470,8 @@ def epilogue(run, skip=frozenset()):
         if out.block is pout.block and (value is None or _key(out) != _key(value)):
             return None
         wiring.append((operand(out), tuple(ids)))
-    if value is None or len(views) > MAX_EPILOGUE_OPERANDS:
+    if value is None or len(views) > MAX_EPILOGUE_OPERANDS or \
+            any(v.shape != value.shape for v in views):   # (every operand over one shape)
         return None
     rows = PRODUCERS[producer[0]]
     coords = coordinates(pout, value, views, rows)
@@ -453,12 +483,14 @@ def epilogue(run, skip=frozenset()):
     B2, M, strides = coords
     for j, _ in wiring:
         v = views[j]
+        if any(k is not None and k.block is v.block for k in keys):
+            return None               # (a stage writing where a dropout key lies)
         for x in producer[2]:
             if x.block is v.block and not (rows and len(x.shape) == 2 and x.offset == v.offset
                                            and _rows_alike(strides[j], x, B2, M)):
                 return None
     skip = frozenset(skip)
-    return Epilogue([_stage(r) for r in stages], wiring, views, coords,
+    return Epilogue([_epilogue_stage(r) for r in stages], wiring, views, keys, coords,
                     frozenset(s - 1 for s in skip if s > 0), 0 in skip)
 
 
@@ -472,20 +504,30 @@ def epilogues(runs):
         return runs
     out = []
     for run in runs:
-        if _kind(run[0], ()) == "ew" and _stage(run[0]) is not None:
+        if all(_epilogue_stage(r) is not None for r in run):
             for back in range(1, min(len(out), MAX_HELD + 1) + 1):
                 cand = out[-back]
                 if any(_kind(r, ()) == "adam" for r in cand):
                     break
                 between = out[len(out) - back + 1:]
-                if len(cand) == 1 and cand[0][0] in PRODUCERS and \
-                        all(_independent([cand[0]], r) for b in between for r in b) and \
-                        epilogue([cand[0]] + run) is not None:
+                if cand[0][0] in PRODUCERS and _joins(cand, run) and \
+                        all(_independent(cand, r) for b in between for r in b):
                     del out[len(out) - back:]
                     out.extend(between)
-                    out.append([cand[0]] + run)
+                    out.append(cand + run)
                     run = None
                     break
         if run is not None:
             out.append(run)
     return out
+
+
+def _joins(head, run):
+    """Can the stages of `run` follow head = [producer, stages...] in one epilogue? (Each
+    reads what the earlier ones wrote only element for element: _hazard_free.)"""
+    stages = list(head[1:])
+    for r in run:
+        if stages and not _hazard_free(stages, r):
+            return False
+        stages.append(r)
+    return epilogue(head + run) is not None
