@@ -17,11 +17,12 @@ NamedTuple ~300 ns); a host write, a read and a sync each have their class.
 
 The caller waits for a read or a sync on a plain lock that the record holds taken and the
 coordinator releases, never on a threading.Event: Event.wait and Event.set run Python code
-of threading.py between taking and giving back the Event's inner lock (Condition.__enter__
-returns after the take), so a Ctrl-C landing there left that lock held: the coordinator
-then hung for good in the record's set() (every later read hung), or the caller raised
-"release unlocked lock" instead of KeyboardInterrupt. ``lock.acquire()`` is one C call:
-a press interrupts it or comes after it, never in the middle.
+of threading.py around the Event's inner lock, and a Ctrl-C landing there left that lock
+held (Condition.__enter__ returns after the take: the coordinator then hung for good in
+the record's set(), and every later read with it) or not taken back (the caller raised
+"release unlocked lock" instead of KeyboardInterrupt: the CI flake of
+test_ctrl_c_while_issuing_ops). ``lock.acquire()`` is one C call: a press interrupts it
+or comes after it, never in the middle.
 """
 
 import queue
