@@ -76,7 +76,12 @@ class _Bucket:
         self.slot_of = {id(p): slot for p, slot in zip(params, self.slots)}
         self.host = self.flat._storage.runtime.backend.host_array(raw.view_of(self.flat))
         self.waiting = len(params)
-        self.done = threading.Event()
+        # reduced: a lock held taken until the communication thread releases it; the
+        # caller waits with one C acquire (which takes it again for the next step), not a
+        # threading.Event, whose Python code a Ctrl-C can leave with its inner lock held
+        # (workers' stream.py says how)
+        self.done = threading.Lock()
+        self.done.acquire()
         self.error = None
 
 
@@ -255,18 +260,18 @@ class DistributedDataParallel(Module):
         except BaseException as exc:     # re-raised on the calling thread by _finish
             bucket.error = exc
         finally:
-            bucket.done.set()
+            if bucket.done.locked():     # (not after a Ctrl-C left the last step's unwaited)
+                bucket.done.release()
 
     def _finish(self):
         start = time.perf_counter()
         for b in self._buckets:
-            b.done.wait()
+            b.done.acquire()
         self.comm_stats["wait_s"] += time.perf_counter() - start
         failed = [(b.index, b.error) for b in self._buckets if b.error is not None]
         for b in self._buckets:
             b.waiting = len(b.params)
             b.error = None
-            b.done.clear()
         self.__dict__["_next"] = 0
         if failed:
             index, error = failed[0]
