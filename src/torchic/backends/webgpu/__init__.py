@@ -38,7 +38,7 @@ from ...shape import numel
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
 from . import (adam, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows, rowwise,
-               windows)
+               wgsl, windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
@@ -55,10 +55,6 @@ def _is_contiguous(view):
             return False
         acc *= n
     return True
-
-
-def _f32_bits(x):
-    return int(np.array(x, dtype=np.float32).view(np.uint32))
 
 
 def _i32_bits(x):
@@ -323,7 +319,7 @@ class WebGPUBackend(Backend):
                 bits = _i32_bits(-(1 << 31))
             expr = "bitcast<i32>({p0})"
         else:
-            bits, expr = _f32_bits(value), "T(bitcast<f32>({p0}))"
+            bits, expr = wgsl.f32_bits(value), "T(bitcast<f32>({p0}))"
         elementwise.run(self.gpu, "fill", expr, out, (), buffers=self.buffers, extra=(bits,))
 
     def write(self, view, array):

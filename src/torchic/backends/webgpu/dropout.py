@@ -23,8 +23,6 @@ Words: n, out base, x base, key base, key stride, threshold, scale bits, first, 
 then D shape words, D out strides, D x strides.
 """
 
-import numpy as np
-
 from ...shape import numel
 from . import elementwise, wgsl
 from .wgsl import WG, par
@@ -111,7 +109,7 @@ def kernel(be, out, ins, params):
         return
     x, key = ins
     (obuf, ob), (xbuf, xb), (kbuf, kb) = be.buffers(out), be.buffers(x), be.buffers(key)
-    scale_bits = int(np.array(params["scale"], np.float32).view(np.uint32))
+    scale_bits = wgsl.f32_bits(params["scale"])
     key_words = (kb, key.strides[0], int(params["threshold"]), scale_bits)
     shape, strides = elementwise.collapse(out.shape, [out.strides, x.strides])
     _encode(be.gpu, [obuf, xbuf, kbuf], n, ob, xb, int(params.get("first", 0)), shape, strides,

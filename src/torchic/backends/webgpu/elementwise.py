@@ -235,6 +235,21 @@ def prelude(text, v4):
     return src
 
 
+def opaque_fn(zero_word):
+    """WGSL `opaque`: x XOR a parameter word that is 0, so no shader compiler contracts
+    one fused stage's multiply into the next stage's add (the bits stay the eager ones)."""
+    return f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({zero_word})); }}\n"
+
+
+def stage_fn(s, expr, extra_words, nin):
+    """WGSL `stage{s}` over T of a fused run's stage `expr` with `nin` inputs (a, b, c),
+    its {p0}, {p1}, ... placeholders read from the parameter words `extra_words`."""
+    for q, word in enumerate(extra_words):
+        expr = expr.replace(f"{{p{q}}}", word)
+    args = ", ".join(f"{name}: T" for name in "abc"[:nin])
+    return f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
+
+
 def operand_indices(scheme, nops, k):
     """Element index expressions of `nops` operands under `scheme` ("v4" / "c": a base word
     each, "sN": the N dims, then a base and N strides each), their parameter words from

@@ -27,7 +27,7 @@ zero and the stages' extra words.
 from . import dropout, elementwise, wgsl
 from .wgsl import par
 
-DROPOUT = "dropout"      # fuse.DROPOUT: the stage expression that stands for dropout
+DROPOUT = "dropout"      # the stage expression fuse gives a dropout record
 
 XYZW = "xyzw"
 
@@ -36,7 +36,8 @@ class Bound:
     """A fuse.Epilogue bound to buffers for a producer storing `width` columns at a time."""
 
     __slots__ = ("stages", "wiring", "modes", "slots", "binding_types", "buffers", "words",
-                 "skip", "skip_out", "nops", "width", "key", "key_slots")
+                 "skip", "skip_out", "nops", "width", "key", "key_slots", "key_words",
+                 "zero_word")
 
     @classmethod
     def of(cls, epilogue, buffers, width, w0):
@@ -69,14 +70,17 @@ class Bound:
             self.modes.append(mode)
             self.slots.append(binding(buf, "v4" if mode == "v4" else "f32"))
             words += w
-        self.key_slots = []
+        self.key_slots, self.key_words = [], []      # per stage: its key's binding, words
         for key in epilogue.keys:
             if key is None:
                 self.key_slots.append(None)
+                self.key_words.append(None)
                 continue
             buf, base = buffers(key)
             self.key_slots.append(binding(buf, "i32"))
+            self.key_words.append(w0 + len(words))
             words += [base, key.strides[0]]
+        self.zero_word = w0 + len(words)
         words.append(0)                                   # opaque's zero
         for _, extra in epilogue.stages:
             words.extend(extra)
@@ -102,31 +106,19 @@ def _word(w0, j, q):
     return par(w0 + 2 + 5 * j + q)
 
 
-def _key_word(epi, w0, s, q):
-    """Word q (0 base, 1 stride) of stage s's dropout key."""
-    k = sum(1 for x in epi.key_slots[:s] if x is not None)
-    return par(w0 + 2 + 5 * epi.nops + 2 * k + q)
-
-
 def functions(epi, w0):
     """The module-level WGSL: helpers the stages call, T, opaque, stage0, stage1, ..."""
     exprs = [e for e, _ in epi.stages]
     src = wgsl.FLOAT_FNS + elementwise.prelude(" ".join(exprs), epi.width == 4)
     if DROPOUT in exprs:
         src += dropout.threefry_fn()
-    k = w0 + 2 + 5 * epi.nops + 2 * sum(1 for x in epi.key_slots if x is not None)
-    src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
-    k += 1
+    src += elementwise.opaque_fn(par(epi.zero_word))
+    k = epi.zero_word + 1
     for s, (expr, extra) in enumerate(epi.stages):
-        if expr == DROPOUT:
-            src += _dropout_stage(s, epi.width, *(par(k + q) for q in range(3)))
-            k += 3
-            continue
-        for q in range(len(extra)):
-            expr = expr.replace(f"{{p{q}}}", par(k))
-            k += 1
-        args = ", ".join(f"{name}: T" for name in "abc"[:len(epi.wiring[s][1])])
-        src += f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
+        words = [par(k + q) for q in range(len(extra))]
+        k += len(extra)
+        src += _dropout_stage(s, epi.width, *words) if expr == DROPOUT else \
+            elementwise.stage_fn(s, expr, words, len(epi.wiring[s][1]))
     return src
 
 
@@ -195,9 +187,11 @@ def element(epi, w0, value, m, n):
                 L += [f"let ei{j} = {index(j)};", f"let x{j} = vec4<f32>({loads});"]
             have[j] = f"x{j}"
         args = [have[j] for j in ins]
-        if epi.key_slots[s] is not None:
-            K, kb, ks = f"E{epi.key_slots[s]}", _key_word(epi, w0, s, 0), _key_word(epi, w0, s, 1)
-            args += [flat(out), f"vec2<u32>(bitcast<u32>({K}[{kb}]), bitcast<u32>({K}[{kb} + {ks}]))"]
+        if epi.key_slots[s] is not None:      # a dropout: its flat index and its key
+            K, at = f"E{epi.key_slots[s]}", epi.key_words[s]
+            kb, ks = par(at), par(at + 1)
+            args += [flat(out),
+                     f"vec2<u32>(bitcast<u32>({K}[{kb}]), bitcast<u32>({K}[{kb} + {ks}]))"]
         L.append(f"let r{s} = opaque(stage{s}({', '.join(args)}));")
         if s not in epi.skip:
             E = f"E{epi.slots[out]}"

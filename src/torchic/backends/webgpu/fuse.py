@@ -35,6 +35,7 @@ from ... import ops
 from ...shape import is_contiguous
 from . import elementwise, wgsl
 from .elementwise import MAX_DIMS, SCALAR_ONLY, collapse
+from .epilogue import DROPOUT
 from .wgsl import WG, par
 
 
@@ -48,7 +49,7 @@ def _stage(record):
     if out.dtype != "f32" or any(v.dtype != "f32" for v in ins):
         return None
     if op == "fill":
-        bits = int(np.array(params["value"], np.float32).view(np.uint32))
+        bits = wgsl.f32_bits(params["value"])
         return "T(bitcast<f32>({p0}))", (bits,)
     if op == "copy":
         return "a", ()
@@ -271,15 +272,12 @@ def _build(stages, wiring, slots, nbuf, scheme, nops, skip=frozenset()):
     src += wgsl.FLOAT_FNS + elementwise.prelude(" ".join(e for e, _ in stages), v4)
     # parameter words: n, then the operands' bases (and strides), opaque's zero, extras
     pre, idx, k = elementwise.operand_indices(scheme, nops, 1)
-    src += f"fn opaque(x: T) -> T {{ return bitcast<T>(bitcast<UT>(x) ^ UT({par(k)})); }}\n"
+    src += elementwise.opaque_fn(par(k))
     k += 1
     for s, (expr, extra) in enumerate(stages):
-        for q in range(len(extra)):
-            expr = expr.replace(f"{{p{q}}}", par(k))
-            k += 1
-        nin = len(wiring[s][1])
-        args = ", ".join(f"{name}: T" for name in "abc"[:nin])
-        src += f"fn stage{s}({args}) -> T {{ return {expr}; }}\n"
+        src += elementwise.stage_fn(s, expr, [par(k + q) for q in range(len(extra))],
+                                    len(wiring[s][1]))
+        k += len(extra)
     body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"] + pre
     value = {}                         # operand -> the WGSL name holding its element
     for s, (out, ins) in enumerate(wiring):
@@ -400,9 +398,6 @@ def _rows_alike(strides, rows_view, B2, M):
             and (M == 1 or sm == r) and (C == 1 or sn == c))
 
 
-DROPOUT = "dropout"     # an epilogue stage: x times dropout's mask at the element's flat index
-
-
 def _epilogue_stage(record):
     """(expr, extra words) of a record an epilogue can take: an elementwise stage, or a
     dropout (x, key) of a whole output (its flat index is the element's offset: `first` 0);
@@ -412,7 +407,7 @@ def _epilogue_stage(record):
         if out.dtype != "f32" or ins[0].dtype != "f32" or params.get("first", 0) != 0 or \
                 not is_contiguous(out.shape, out.strides):
             return None
-        scale = int(np.array(params["scale"], np.float32).view(np.uint32))
+        scale = wgsl.f32_bits(params["scale"])
         return DROPOUT, (int(params["threshold"]), scale, 0)    # (0: a dropped element's)
     return _stage(record)
 

@@ -16,8 +16,6 @@ cuts both by rows), plane 1's base the last word. softmax_grad's: R, C, out base
 y row / column stride, g base, g row / column stride.
 """
 
-import numpy as np
-
 from ...dispatcher import View
 from . import epilogue, rowwise, wgsl
 from .wgsl import par
@@ -154,7 +152,7 @@ def run(gpu, mode, out, ins, params, *, buffers, stages=None):
     else:
         (x, wt, y), ((_, xb), (_, wb), (_, yb)) = ins, operands[:3]
         yr, yc = (0, y.strides[0]) if len(y.shape) == 1 else y.strides
-        eps = int(np.array(params["eps"], np.float32).view(np.uint32))
+        eps = wgsl.f32_bits(params["eps"])
         words = [R, C, ob, xb, *x.strides, wb, wt.strides[0], yb, yr, yc, eps]
         words += [operands[3][1]] if xg else []
     epi = epilogue.Bound.of(stages, buffers, 1, SOFTMAX_GRAD_WORDS) \

@@ -13,6 +13,8 @@ programs with the same number of operands):
 Parameters are read with constant indices (``P.v[2].z``) so nothing is clamped.
 """
 
+import numpy as np
+
 PARAM_WORDS = 64
 WG = 256  # workgroup size of the elementwise / gather programs
 
@@ -24,6 +26,11 @@ WG = 256  # workgroup size of the elementwise / gather programs
 LOOP_BUDGET = 16384
 
 TYPES = {"f32": "f32", "i32": "i32", "u32": "u32", "v4": "vec4<f32>"}
+
+
+def f32_bits(x):
+    """The u32 parameter word holding float32(x)'s bits (read back with bitcast<f32>)."""
+    return int(np.array(x, np.float32).view(np.uint32))
 
 
 def par(i):
