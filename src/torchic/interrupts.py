@@ -15,6 +15,9 @@ KeyboardInterrupt, so elsewhere the block costs nothing and holds nothing; block
 default, or installed from C) is left alone. The swap costs ~1.5 us (two sigaction
 calls), so it guards rare paths (arena growth, GPU object creation, submits), never
 the per-op path.
+
+``taken_lock()`` is how one thread waits for another (workers' reads and syncs, DDP's
+buckets): one C ``acquire()``, never a threading.Event (see there).
 """
 
 import _signal as signal   # signal's enum wrappers cost ~7 us a call
@@ -62,3 +65,14 @@ class SigintHeld:
 
 
 sigint_held = SigintHeld()
+
+
+def taken_lock():
+    """A lock already taken, for one thread to wait on until another releases it: the
+    waiter's ``acquire()`` is one C call, so a Ctrl-C interrupts it or comes after it. A
+    threading.Event is not safe so: a press inside the Python code of Event.wait or
+    Event.set can leave the Event's inner lock held (the setter then hangs) or not taken
+    back ("release unlocked lock" instead of KeyboardInterrupt)."""
+    lock = threading.Lock()
+    lock.acquire()
+    return lock

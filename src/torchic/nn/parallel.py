@@ -31,6 +31,7 @@ import numpy as np
 from .. import distributed, raw
 from ..autograd import no_grad, register_post_accumulate_grad_hook
 from ..creation import zeros
+from ..interrupts import taken_lock
 from .module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -76,12 +77,9 @@ class _Bucket:
         self.slot_of = {id(p): slot for p, slot in zip(params, self.slots)}
         self.host = self.flat._storage.runtime.backend.host_array(raw.view_of(self.flat))
         self.waiting = len(params)
-        # reduced: a lock held taken until the communication thread releases it; the
-        # caller waits with one C acquire (which takes it again for the next step), not a
-        # threading.Event, whose Python code a Ctrl-C can leave with its inner lock held
-        # (workers' stream.py says how)
-        self.done = threading.Lock()
-        self.done.acquire()
+        # reduced: released by the communication thread; the caller's acquire takes it
+        # again for the next step (interrupts.taken_lock: why not a threading.Event)
+        self.done = taken_lock()
         self.error = None
 
 

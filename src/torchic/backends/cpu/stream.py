@@ -30,6 +30,8 @@ import threading
 
 import numpy as np
 
+from ...interrupts import taken_lock
+
 _STOP = object()
 
 
@@ -43,14 +45,6 @@ class WriteRecord:
         self.array = array
 
 
-def _taken_lock():
-    """A lock already taken: the waiter's acquire() returns once another thread releases it
-    (see the top: the Ctrl-C safe way to wait)."""
-    lock = threading.Lock()
-    lock.acquire()
-    return lock
-
-
 class ReadRecord:
     """Copy the view's memory into ``result`` (None if the stream closed), then release
     ``done`` (the caller waits with ``done.acquire()``)."""
@@ -60,7 +54,7 @@ class ReadRecord:
     def __init__(self, view):
         self.view = view
         self.result = None
-        self.done = _taken_lock()
+        self.done = taken_lock()
 
 
 class PackedRecord:
@@ -79,7 +73,7 @@ class SyncRecord:
     __slots__ = ("done",)
 
     def __init__(self):
-        self.done = _taken_lock()
+        self.done = taken_lock()
 
     def reached(self):
         self.done.release()
@@ -95,7 +89,7 @@ class PauseRecord(SyncRecord):
 
     def __init__(self):
         super().__init__()
-        self.resume = _taken_lock()
+        self.resume = taken_lock()
 
     def reached(self):
         self.done.release()
