@@ -461,13 +461,15 @@ def _kernel_label(key):
     return " ".join(str(x) for x in key[:2]) if isinstance(key, tuple) else str(key)
 
 
-def gpt_profile(quick, text_path=None, top=25):
-    """GPU time of one eager GPT training step per kernel (each dispatch timed in a pass
-    of its own): where the step's GPU time goes."""
+def gpt_profile(quick, text_path=None, top=25, compiled=False):
+    """GPU time of one GPT training step (eager, or torchic.compile'd: the replayed
+    program's dispatches) per kernel (each dispatch timed in a pass of its own): where the
+    step's GPU time goes."""
     cfg, data, vocab, name = gpt_inputs(quick, text_path)
     be = torchic.dispatcher.runtime().backend
     torchic.manual_seed(1337)
-    step = gpt.training_step(torchic, cfg, data, vocab)
+    step = gpt.training_step(torchic, cfg, data, vocab,
+                             compile=torchic.compile if compiled else None)
     step()
     step()
     times = be.profiled(step)
@@ -478,7 +480,8 @@ def gpt_profile(quick, text_path=None, top=25):
         r[1] += ns * 1e-6
     total = sum(ms for _, ms in rows.values())
     ranked = sorted(rows.items(), key=lambda kv: -kv[1][1])
-    out = {"config": gpt.label(cfg), "dispatches": len(times), "gpu_ms": total,
+    out = {"config": gpt.label(cfg) + (", compiled" if compiled else ""),
+           "dispatches": len(times), "gpu_ms": total,
            "kernels": [{"kernel": k, "count": c, "ms": ms, "share": ms / total if total else 0}
                        for k, (c, ms) in ranked[:top]]}
     print("gpt profile", out, flush=True)
@@ -612,8 +615,9 @@ def gpt_markdown(r):
                   f"{'1.00x' if 'torch_cuda_ms' in g else '-'} |",
                   f"| torch CUDA, torch.compile | {ms('torch_compile_ms')} | "
                   f"{ratio('torch_compile_over_torch')} |", ""]
-    if "gpt_profile" in r:
-        g = r["gpt_profile"]
+    for g in (r.get("gpt_profile"), r.get("gpt_profile_compiled")):
+        if not isinstance(g, dict):
+            continue
         lines += [f"| GPT step {g['config']} per kernel ({g['dispatches']} dispatches, "
                   f"{g['gpu_ms']:.1f} GPU ms) | count | GPU ms | share |", "|---|---|---|---|"]
         lines += [f"| {k['kernel']} | {k['count']} | {k['ms']:.2f} | {k['share']:.1%} |"
@@ -842,6 +846,8 @@ def main():
         result["gpt_match"] = _guarded(lambda: gpt_match(args.quick, args.gpt_text))
     if "gpt" not in skip:
         result["gpt_profile"] = gpt_profile(args.quick, args.gpt_text)
+        result["gpt_profile_compiled"] = _guarded(lambda: gpt_profile(args.quick, args.gpt_text,
+                                                                      compiled=True))
         if with_torch and "torch_profile" not in skip:
             result["torch_gpt_profile"] = _guarded(lambda: torch_gpt_profile(args.quick,
                                                                               args.gpt_text))

@@ -49,10 +49,11 @@ class Slot:
 class Recording:
     """A program's frozen dispatches: [(pipeline, bind group, offset array, groups)]."""
 
-    __slots__ = ("calls", "params_buf", "tags", "keep", "words", "slots", "moved")
+    __slots__ = ("calls", "programs", "params_buf", "tags", "keep", "words", "slots", "moved")
 
-    def __init__(self, calls, params_buf, tags, keep, words, slots):
+    def __init__(self, calls, programs, params_buf, tags, keep, words, slots):
         self.calls = calls
+        self.programs = programs  # each call's Program (its key names it in a profile)
         self.params_buf = params_buf
         self.tags = tags
         self.keep = keep          # the wgpu objects the raw handles in calls belong to
@@ -131,7 +132,7 @@ def capture(gpu, issue, slots=()):
         keep.append((prog.pipeline, offset))
         calls.append((prog.pipeline._internal, bg._internal, offset, groups))
     assert PARAM_WORDS * 4 <= stride
-    return Recording(calls, params_buf, tags, keep, words, moves)
+    return Recording(calls, [d[0] for d in dispatches], params_buf, tags, keep, words, moves)
 
 
 def fits(rec, k, block, skip):
@@ -171,7 +172,9 @@ def replay(gpu, rec):
         set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
         dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
         last = None
-        for pipeline, bind_group, offset, (x, y, z) in rec.calls:
+        for i, (pipeline, bind_group, offset, (x, y, z)) in enumerate(rec.calls):
+            if gpu.profiling is not None:   # (benchmarks: each dispatch in a timed pass)
+                raw, last = gpu._profiled_pass(rec.programs[i])._internal, None
             if pipeline is not last:
                 set_pipeline(raw, pipeline)
                 last = pipeline
@@ -185,7 +188,8 @@ def release(gpu, rec):
     """Give the recording's tags and parameter buffer back."""
     release_tags(gpu, rec.tags)
     # (dropped, not destroyed: commands encoded or submitted hold their own references)
-    rec.tags, rec.calls, rec.keep, rec.params_buf, rec.slots = [], [], [], None, []
+    rec.tags, rec.calls, rec.programs, rec.keep, rec.params_buf, rec.slots = \
+        [], [], [], [], None, []
 
 
 def release_tags(gpu, tags):
