@@ -41,6 +41,39 @@ def test_a_replayed_step_copies_no_argument_in_and_no_output_out(rt):
     assert all(np.isfinite(l.item()) for l in losses)
 
 
+def test_a_replay_is_submitted_in_doubling_chunks_and_matches_eager(rt, monkeypatch):
+    """The GPU gets the first chunk of a replay before the rest is encoded: chunks of
+    the first size, then twice that, ...; the results are the eager ones, in stream order
+    behind an eager op issued before the call and ahead of one after it."""
+    monkeypatch.setenv(replay.ENV_REPLAY_CHUNK, "3")
+    rng = np.random.default_rng(1)
+    W = torchic.tensor(rng.standard_normal((6, 6)).astype(np.float32))
+
+    def f(x):
+        for _ in range(6):
+            x = (x @ W).tanh() * 0.5 + x     # dispatches that each read the last
+        return x
+    compiled = torchic.compile(f)
+    gpu = rt.backend.gpu
+    for trial in range(3):
+        x = torchic.tensor(rng.standard_normal((4, 6)).astype(np.float32))
+        x.add_(1.0)                          # pending before the replay
+        rt.sync()
+        x.add_(1.0)
+        before = gpu.stats["submits"]
+        got = compiled(x)
+        submits = gpu.stats["submits"] - before
+        got = got * 2.0                      # after it, in the same stream
+        want = f(x) * 2.0
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    calls = len(_program(compiled)._packed.calls)
+    flushes, size, done = 0, 3, 3
+    while done < calls:
+        flushes, size = flushes + 1, size * 2
+        done += size
+    assert calls > 9 and submits == flushes
+
+
 def test_arguments_and_outputs_in_another_arena_are_copied(rt):
     """A slot moves only within its arena (bind groups name arenas): an argument or a new
     output elsewhere goes through a copy, with the same values."""

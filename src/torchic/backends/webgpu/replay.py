@@ -28,7 +28,9 @@ so the alignment every kernel chose its vector width by still holds (`fits`).
 
 import numpy as np
 
-from .gpu import PARAM_WORDS
+from .gpu import PARAM_WORDS, _env_count
+
+ENV_REPLAY_CHUNK = "TORCHIC_WEBGPU_REPLAY_CHUNK"
 
 SHIFT = 1 << 20    # elements a slot's views move by in its diff capture (a multiple of 64)
 MOVE_STEP = 256    # bytes: a slot moves by whole steps (kernels pick vec4 paths by alignment)
@@ -160,10 +162,34 @@ def move(gpu, rec, blocks):
 
 
 def replay(gpu, rec):
-    """Encode the recording's dispatches behind everything pending (stream order)."""
+    """Encode the recording's dispatches behind everything pending (stream order).
+
+    They go to the GPU in chunks that double in size from the eager stream's submit_ops
+    (then 2x, 4x, ... that; 0: one submit at the end), so the GPU starts on the first
+    dispatches while the rest are encoded and submitted: a queue submit costs the host
+    microseconds per dispatch it carries, and with one submit per replay the GPU waited
+    for all of it (docs/perf/webgpu.md, "Replay in chunks")."""
+    calls, programs = rec.calls, rec.programs
+    chunk = _replay_chunk(gpu) or len(calls)
+    start = 0
+    while start < len(calls):
+        end = min(len(calls), start + chunk)
+        _encode(gpu, calls, programs, start, end)
+        if end < len(calls):
+            gpu.flush()
+            chunk *= 2
+        start = end
+
+
+def _replay_chunk(gpu):
+    """The first chunk's dispatches (benchmarks: TORCHIC_WEBGPU_REPLAY_CHUNK)."""
+    return _env_count(ENV_REPLAY_CHUNK, gpu.submit_ops)
+
+
+def _encode(gpu, calls, programs, start, end):
     with gpu.guard:
-        if gpu.replayed + len(rec.calls) > gpu.batch_ops:
-            gpu.flush()     # (a batch of bounded size: the GPU starts while we encode on)
+        if gpu.replayed + end - start > gpu.batch_ops:
+            gpu.flush()     # (a batch of bounded size)
         cpass = gpu.cpass
         if cpass is None:
             cpass = gpu._begin_pass()
@@ -172,16 +198,17 @@ def replay(gpu, rec):
         set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
         dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
         last = None
-        for i, (pipeline, bind_group, offset, (x, y, z)) in enumerate(rec.calls):
+        for i in range(start, end):
+            pipeline, bind_group, offset, (x, y, z) = calls[i]
             if gpu.profiling is not None:   # (benchmarks: each dispatch in a timed pass)
-                raw, last = gpu._profiled_pass(rec.programs[i])._internal, None
+                raw, last = gpu._profiled_pass(programs[i])._internal, None
             if pipeline is not last:
                 set_pipeline(raw, pipeline)
                 last = pipeline
             set_bind_group(raw, 0, bind_group, 1, offset)
             dispatch(raw, x, y, z)
-        gpu.replayed += len(rec.calls)
-        gpu.stats["dispatches"] += len(rec.calls)
+        gpu.replayed += end - start
+        gpu.stats["dispatches"] += end - start
 
 
 def release(gpu, rec):
