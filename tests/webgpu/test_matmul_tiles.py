@@ -152,7 +152,8 @@ def test_every_config_divides_its_loads():
         assert (bm * bk // 4) % t == 0 and (bk * bn // 4) % t == 0, name
 
 
-@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-p"])
+@pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-p",
+                                  "64x64x16-8x8-km-p-sb", "64x128x16-sb"])
 def test_km_tiles_split_k_broadcast_and_scalar_modes(rt, heap, monkeypatch, tile):
     # A's slice stored transposed (km): each A load mode (v4 4x4 blocks, t4 direct, sm / sk
     # scalar) against NumPy float64, with a broadcast operand, an offset and split-K
@@ -162,6 +163,18 @@ def test_km_tiles_split_k_broadcast_and_scalar_modes(rt, heap, monkeypatch, tile
     assert _check(rt, heap, 1, 10, 8, 16, "col", "row") == {("sm", "v4")}
     assert _check(rt, heap, 1, 12, 6, 16, "row", "col") == {("sk", "sk")}
     assert _check(rt, heap, 1, 8, 1024, 12, "col", "col", tol=2e-4) == {("t4", "t4")}
+
+
+def test_single_buffer_tiles_hold_one_slice_in_workgroup_memory():
+    for name in ("64x64x16-8x8-km-p", "128x64x16-km-p"):
+        assert matmul.smem_bytes(name + "-sb") * 2 == matmul.smem_bytes(name)
+        src, _ = matmul._build(matmul.CONFIGS[name], "t4", "v4", "v4", False, False, False,
+                               "b", True, single=True)
+        bm, bn, bk = matmul.CONFIGS[name][:3]
+        assert f"As: array<vec4<f32>, {bm * bk // 4}>" in src
+        assert f"Bs: array<vec4<f32>, {bk * bn // 4}>" in src
+        # the store into the one buffer waits for every read of the slice before it
+        assert src.count("workgroupBarrier()") == 3
 
 
 def test_table_key_with_modes_is_looked_up_before_the_class():

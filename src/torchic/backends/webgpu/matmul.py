@@ -78,6 +78,10 @@ CONFIGS = {
     "64x128x16-km-p": (64, 128, 16, 8, 8),
     "128x128x8-km-p": (128, 128, 8, 8, 8),
     "64x64x16-8x8-km-p": (64, 64, 16, 8, 8),
+    # "-sb": one slice buffer in workgroup memory instead of two (_build)
+    "64x64x16-8x8-km-p-sb": (64, 64, 16, 8, 8),
+    "128x64x16-km-p-sb": (128, 64, 16, 8, 8),
+    "64x128x16-sb": (64, 128, 16, 8, 8),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
 # workgroups. An adapter the tuner measured picks from its table first (matmul_table.py).
@@ -123,7 +127,12 @@ def a_km(name):
 
 def smem_bytes(name):
     bm, bn, bk, _, _ = CONFIGS[name]
-    return 2 * (bm * bk + bk * bn) * 4
+    return (1 if single_buffer(name) else 2) * (bm * bk + bk * bn) * 4
+
+
+def single_buffer(name):
+    """Whether tile `name` keeps one slice of A and B in workgroup memory ("-sb"), not two."""
+    return name.endswith("-sb")
 
 
 def shape_class(B, M, N, K):
@@ -301,9 +310,11 @@ def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
     return out
 
 
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False, epi=None):
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False, epi=None,
+           single=False):
     BM, BN, BK, TM, TN = cfg
     assert km or not pipe
+    nxt = "0u" if single else "(1u - cur)"     # the buffer the next slice is stored into
     NX, MY = BN // TN, BM // TM
     T = NX * MY
     BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
@@ -322,8 +333,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
     src = wgsl.header(bind)
     if epi is not None:
         src += epilogue.functions(epi, EPILOGUE_WORD0)
-    src += f"var<workgroup> As: array<vec4<f32>, {2 * ASZ}>;\n"
-    src += f"var<workgroup> Bs: array<vec4<f32>, {2 * BSZ}>;\n"
+    src += f"var<workgroup> As: array<vec4<f32>, {(1 if single else 2) * ASZ}>;\n"
+    src += f"var<workgroup> Bs: array<vec4<f32>, {(1 if single else 2) * BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
      B2, asb2, bsb2, bias0, bias_s) = (par(i) for i in range(21))
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
@@ -507,7 +518,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
         L += [f"var fa{q} = As[{q * MY}u + ty];" for q in range(TM // 4)]
         L += [f"var fb{g} = Bs[bc{g}];" for g in range(TG)]
     L.append("for (var t = 0u; t < nt; t = t + 1u) {")
-    body = ["let cur = t & 1u;", "let more = t + 1u < nt;",
+    body = ["let cur = 0u;" if single else "let cur = t & 1u;", "let more = t + 1u < nt;",
             f"let kn = (t + 1u) * {BK}u;",
             "if (more) {"] + ["  " + s for s in load("kn")] + ["}"]
     body += [f"let ab = cur * {ASZ}u;", f"let bb = cur * {BSZ}u;"]
@@ -521,11 +532,13 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
                 body.append(f"let b{k}_{g} = fb{g};" if pipe and k == 0 else
                             f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
             if pipe and k == BK - 1:
-                body += ["if (more) {"] + ["  " + s for s in store("(1u - cur)")] + ["}",
-                                                                                      "workgroupBarrier();"]
-                body += [f"fa{q} = As[(1u - cur) * {ASZ}u + {q * MY}u + ty];"
+                # (one buffer: every read of this slice is in registers after a barrier)
+                body += ["workgroupBarrier();"] if single else []
+                body += ["if (more) {"] + ["  " + s for s in store(nxt)] + ["}",
+                                                                          "workgroupBarrier();"]
+                body += [f"fa{q} = As[{nxt} * {ASZ}u + {q * MY}u + ty];"
                          for q in range(TM // 4)]
-                body += [f"fb{g} = Bs[(1u - cur) * {BSZ}u + bc{g}];" for g in range(TG)]
+                body += [f"fb{g} = Bs[{nxt} * {BSZ}u + bc{g}];" for g in range(TG)]
             for i in range(TM):
                 for g in range(TG):
                     body.append(f"c{i}_{g} = fma(vec4<f32>(a{k}_{i // 4}.{XYZW[i % 4]}), "
@@ -542,8 +555,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
                 for g in range(TG):
                     body.append(f"c{i}_{g} = fma(vec4<f32>(a{k4}_{i}.{comp}), b{k}_{g}, c{i}_{g});")
     if not pipe:
-        body += ["if (more) {"] + ["  " + s for s in store("(1u - cur)")] + ["}",
-                                                                              "workgroupBarrier();"]
+        body += ["workgroupBarrier();"] if single else []
+        body += ["if (more) {"] + ["  " + s for s in store(nxt)] + ["}", "workgroupBarrier();"]
     L += ["  " + s for s in body]
     L.append("}")
     # -- write C ---------------------------------------------------------------------------
@@ -658,7 +671,7 @@ def run(gpu, out, ins, *, buffers, tile=None, stages=None):
     key = ("matmul", name, amode, bmode, omode, cm, cn, ck) + (("bias",) if in_tile else ()) + \
         ((epi.key,) if epi else ())
     prog = _program(gpu, key, lambda: _build(cfg, amode, bmode, omode, cm, cn, ck, a_km(name),
-                                              "-p" in name, in_tile, epi))
+                                              "-p" in name, in_tile, epi, single_buffer(name)))
     if S == 1:
         extra = (bias_words if in_tile else [0, 0]) + (epi.words if epi else [])
         _dispatch(gpu, prog, [cbuf, abuf, bbuf] + (bias_bufs if in_tile else []) +

@@ -13,18 +13,18 @@ TABLE = {
         # Linear layers): 2026-12-02 the ladder's 32x32x16 made 11.4 / 14.1 TFLOPS,
         # 128x128x16 / 128x64x16 (split-K) 28.1 / 29.3; 2026-12-03 km-p (torch 47.2 / 46.0):
         'o19k14/t4v4': '128x64x16-km-p',  # (C,BT)^@(BT,3C): 29.5 -> 42.4
-        'o18k14/t4v4': '128x64x16-km-p',  # (C,BT)^@(BT,C): 29.2 -> 39.5
+        'o18k14/t4v4': '64x64x16-8x8-km-p-sb',  # (C,BT)^@(BT,C): 29.2 -> 39.5; -sb 39.0 -> 40.2
         # 2026-12-02, A^T (t4) against row-major B: km tiles (A's slice stored transposed,
         # pipelined), TFLOPS before -> after (torch): gpu_bench.py --a-transposed --tiles ...
-        'o23k8/t4v4': '128x64x16-km-p',  # att p^T@dy: 28.2 -> 41.0 (36.3)
+        'o23k8/t4v4': '64x64x16-8x8-km-p-sb',  # att p^T@dy: 28.2 -> 41.0 (36.3); -sb 43.1
         'o20k14/t4v4': '64x128x16-km-p',  # mlp x^T@dy (C,BT)^@(BT,4C): 27.2 -> 38.5 (48.6)
         'o25k8/t4v4': '64x128x16-km-p',  # gpt dW qkv (B,C,T)^@(B,T,3C): 31.5 -> 43.5 (44.5)
         'o26k8/t4v4': '64x128x16-km-p',  # gpt dW fc / fc2: 31.9 -> 44.1 / 44.0 (46.3)
         'o24k8/t4v4': '64x128x16-km-p',  # gpt dW proj (B,C,T)^@(B,T,C): 28.3 -> 38.6 (38.3)
         # row-major A copied transposed for these (matmul.RELAYOUT_A_MIN), copy included:
-        'o24k12/t4v4': '128x64x16-km-p',  # sq 4096: 41.3 -> 45.4 (50.9)
+        'o24k12/t4v4': '64x64x16-8x8-km-p-sb',  # sq 4096: 41.3 -> 45.4 (50.9); -sb A^T 46.4 -> 47.7
         'o22k11/t4v4': '128x64x16-km-p',  # sq 2048: 38.7 -> 41.0 (50.3)
-        'o25k9/t4v4': '128x64x16-km-p',  # mlp x@W (BT,C)@(C,4C): 39.8 -> 41.9 (45.3)
+        'o25k9/t4v4': '64x64x16-8x8-km-p-sb',  # mlp x@W (BT,C)@(C,4C): 39.8 -> 41.9 (45.3); -sb 43.6
         # (with the split-K floor rounding, a later run: 1024^3 30.5 -> 32.7 (38.1))
         'o20k10/t4v4': '128x64x16-km-p',  # sq 1024
         'o20k10': '64x64x16-8x8',  # sq 1024
@@ -34,6 +34,9 @@ TABLE = {
         'o23k8': '128x64x16',  # att p@v (BH,T,T)@(BH,T,hd)
         'o24k12': '64x128x16',  # sq 4096
         'o25k6': '64x128x8',  # att q@k^T (BH,T,hd)@(BH,hd,T)^
+        # 2026-12-04 (third session), one slice buffer ("-sb": 3 workgroups an SM, not 2), in
+        # one run against the rows above (scratch sweep, docs/perf/webgpu.md "Occupancy"):
+        'o25k6/v4t4': '64x128x16-sb',  # att q@k^T: 26.7 -> 28.1
         'o25k9': '64x128x16',  # mlp x@W (BT,C)@(C,4C)
     },
 }
