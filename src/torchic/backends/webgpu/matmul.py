@@ -111,7 +111,7 @@ ENV_CHECKS = "TORCHIC_WEBGPU_MATMUL_CHECKS"
 # the copy). "0" turns it off (benchmarks).
 RELAYOUT_MIN = 1024
 ENV_RELAYOUT = "TORCHIC_WEBGPU_MATMUL_RELAYOUT"
-RELAYOUT_TILE = 64     # the copy's tile side (_relayout_src)
+RELAYOUT_TILE = 32
 # H200, in one run: 4096^3 41.3 -> 45.4 TFLOPS (128x64x16-km-p after the copy), 2048^3
 # 38.7 -> 41.0, (16384, 384) @ (384, 1536) 39.8 -> 41.9; at N = 384 the copy of A (100 MB
 # for (16384, 1536)) would cost what the km tile gains, at 1024^3 27.5 against 30.3
@@ -699,53 +699,36 @@ EPILOGUE_WORD0 = 21     # a fused epilogue's parameter words follow the matmul's
 def _row_major(gpu, name, buf, base, B, B2, R, C, sb, sb2, sc):
     """Copy the (B, R, C) operand at element `base` of buf, unit-stride along R (C's stride
     sc, batch item bi at (bi / B2) * sb + (bi % B2) * sb2), into scratch `name` as a
-    row-major (B, R, C); returns the scratch buffer. The callers' vec4 load modes already
-    require what the copy's vec4 accesses do: R and C, the base and every stride 4-aligned."""
-    if (R | C | base | sb | sb2 | sc) % 4:
-        raise ValueError(f"matmul: relayout of a ({B}, {R}, {C}) operand needs 4-aligned "
-                         f"sizes, offset and strides")
+    row-major (B, R, C); returns the scratch buffer."""
     scratch = gpu.scratch_buffer(name, B * R * C * 4)
     prog = gpu.program(("matmul-relayout",), _relayout_src)
     T = RELAYOUT_TILE
     grid = (-(-C // T), -(-R // T))
     for z0 in range(0, B, gpu.max_groups):
         nz = min(gpu.max_groups, B - z0)
-        gpu.dispatch(prog, [scratch, buf],
-                     [R, C, base // 4, sb // 4, sb2 // 4, B2, sc // 4, z0], grid + (nz,))
+        gpu.dispatch(prog, [scratch, buf], [R, C, base, sb, sb2, B2, sc, z0], grid + (nz,))
     return scratch
 
 
 def _relayout_src():
-    """Tiled transpose of a T x T tile through workgroup memory, 16 bytes per access: an
-    invocation reads vec4s along R (the source's unit stride) in T / 16 columns and writes
-    vec4s along C in T / 16 rows (H200: the scalar 32 x 32 version moved ~1.2 TB/s; the
-    GPT step's 42 copies 0.68 ms, docs/perf/webgpu.md)."""
-    T, V = RELAYOUT_TILE, RELAYOUT_TILE // 4      # tile side, vec4s along it
-    P = T + 1                                       # (a padded row: strided reads spread)
+    """Tiled transpose: a workgroup reads a T x T tile along R (unit stride: coalesced),
+    and writes it along C through workgroup memory (coalesced again)."""
+    T, rows = RELAYOUT_TILE, 256 // RELAYOUT_TILE
     R, C, base, sb, sb2, B2, sc, z0 = (par(i) for i in range(8))
-    steps = T * V // 256
-    L = [f"let bi = wid.z + {z0};", f"let r0 = wid.y * {T}u;", f"let c0 = wid.x * {T}u;",
+    L = [f"let bi = wid.z + {z0};", f"let tx = lid % {T}u;", f"let ty = lid / {T}u;",
+         f"let r0 = wid.y * {T}u;", f"let c0 = wid.x * {T}u;",
          f"let src = {base} + (bi / {B2}) * {sb} + (bi % {B2}) * {sb2};",
-         f"let dst = bi * ({R} * {C} / 4u);",
-         f"let v = lid % {V}u;", f"let w = lid / {V}u;",
-         f"for (var j = 0u; j < {steps}u; j = j + 1u) {{",
-         # read: column c of the tile, rows 4v..4v+3 (one vec4 along R)
-         f"  let c = w + j * {256 // V}u; let r = r0 + v * 4u;",
-         f"  if (r < {R} && c0 + c < {C}) {{",
-         f"    let x = X[src + (c0 + c) * {sc} + r / 4u];",
-         f"    tile[c * {P}u + v * 4u] = x.x; tile[c * {P}u + v * 4u + 1u] = x.y;",
-         f"    tile[c * {P}u + v * 4u + 2u] = x.z; tile[c * {P}u + v * 4u + 3u] = x.w;",
-         "  }", "}", "workgroupBarrier();",
-         f"for (var j = 0u; j < {steps}u; j = j + 1u) {{",
-         # write: row r of the tile, columns 4v..4v+3 (one vec4 along C)
-         f"  let r = w + j * {256 // V}u; let c = c0 + v * 4u;",
-         f"  if (r0 + r < {R} && c < {C}) {{",
-         f"    O[dst + (r0 + r) * ({C} / 4u) + c / 4u] = vec4<f32>(tile[v * {4 * P}u + r], "
-         f"tile[v * {4 * P}u + {P}u + r], tile[v * {4 * P}u + {2 * P}u + r], "
-         f"tile[v * {4 * P}u + {3 * P}u + r]);",
-         "  }", "}"]
-    src = wgsl.header([("O", "v4"), ("X", "v4")])
-    src += f"var<workgroup> tile: array<f32, {T * P}>;\n"
+         f"let dst = bi * {R} * {C};",
+         f"for (var j = 0u; j < {T}u; j = j + {rows}u) {{",
+         f"  let r = r0 + tx; let c = c0 + ty + j;",
+         f"  if (r < {R} && c < {C}) {{ tile[(ty + j) * {T + 1}u + tx] = X[src + c * {sc} + r]; }}",
+         "}", "workgroupBarrier();",
+         f"for (var j = 0u; j < {T}u; j = j + {rows}u) {{",
+         f"  let r = r0 + ty + j; let c = c0 + tx;",
+         f"  if (r < {R} && c < {C}) {{ O[dst + r * {C} + c] = tile[tx * {T + 1}u + ty + j]; }}",
+         "}"]
+    src = wgsl.header([("O", "f32"), ("X", "f32")])
+    src += f"var<workgroup> tile: array<f32, {T * (T + 1)}>;\n"
     return src + wgsl.entry(256) + "  " + "\n  ".join(L) + "\n}\n", 2
 
 
