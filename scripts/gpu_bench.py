@@ -18,6 +18,8 @@ What is measured, and how
 * makemore MLP training steps/s (embedding C[X] via gather_rows, tanh hidden layer,
   cross_entropy, SGD, loss.item() every step) at batch 32 / hidden 200 and at
   batch 4096 / hidden 1024, beside the same code on torch CUDA.
+* --occupancy: matmul workgroups resident at once per shape and tile (counted by the
+  kernels themselves), beside the sweep.
 * gpt (issue 17): the nanoGPT shakespeare_char-shaped GPT of torchic/bench/gpt.py (6 layers,
   6 heads, 384 wide, context 256, batch 64, dropout 0.2, AdamW; --quick: 2 x 64, T 32, b 8),
   ms per training step (incl. loss.item()) of torchic webgpu eager and torchic.compile'd,
@@ -203,6 +205,58 @@ class Bench:
             print(f"matmul {name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                                  for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
                   flush=True)
+        return res
+
+    def matmul_occupancy(self, shapes, tiles):
+        """Workgroups resident at once per (shape, tile): each workgroup's first invocation
+        counts itself in on entry and out at its end, keeping the peak (in the status words
+        of the last two index-error tags: only index-checked kernels take tags, and a matmul
+        is not one). What bounds a tile's occupancy, its workgroup memory or its registers,
+        shows as this count against the SM count (docs/perf/webgpu.md, "Occupancy")."""
+        from torchic.backends.webgpu import gpu as wgpu_gpu
+        count, peak = wgpu_gpu.STATUS_WORDS - 2, wgpu_gpu.STATUS_WORDS - 1
+        gpu, program, decode = self.be.gpu, wmm._program, type(self.be.gpu)._decode
+        seen = {}
+
+        def counted(gpu_, key, build):
+            def build_counted():
+                code, n = build()
+                head = "lid: u32) {\n"
+                at = code.index(head) + len(head)
+                code = (code[:at] + f"  if (lid == 0u) {{ atomicMax(&ST[{peak}u], "
+                        f"atomicAdd(&ST[{count}u], 1u) + 1u); }}\n" + code[at:])
+                end = code.rstrip().rindex("}")
+                return (code[:end] + f"  workgroupBarrier();\n  if (lid == 0u) "
+                        f"{{ atomicSub(&ST[{count}u], 1u); }}\n}}\n"), n
+            return program(gpu_, key + ("occupancy",), build_counted)
+
+        def keep(gpu_, status, reset=True):
+            seen["peak"] = int(status[peak])
+            return decode(gpu_, status, reset)
+        wmm._program, type(gpu)._decode = counted, keep
+        res = {}
+        try:
+            for name, (B, M, K, N, ta, tb) in shapes.items():
+                a = self.alloc((B, K, M) if ta else (B, M, K))
+                b = self.alloc((B, N, K) if tb else (B, K, N))
+                c = self.alloc((B, M, N))
+                av = View(a.block, 0, (B, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
+                bv = View(b.block, 0, (B, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+                row = res[name] = {}
+                for tile in tiles:
+                    if tile:
+                        os.environ[wmm.ENV_TILE] = tile
+                    try:
+                        self.rt.sync()
+                        self.rt.run("matmul", c, (av, bv), {})
+                        self.rt.sync()
+                        row[tile or gpu.matmul_last[1]] = seen["peak"]
+                    finally:
+                        os.environ.pop(wmm.ENV_TILE, None)
+                self.free(a, b, c)
+                print(f"matmul occupancy {name}: {row} workgroups at once", flush=True)
+        finally:
+            wmm._program, type(gpu)._decode = program, decode
         return res
 
     # -- bandwidth ------------------------------------------------------------------------------
@@ -769,6 +823,8 @@ def main():
                     help="comma list of VAR=VALUE: the backend's choice timed with each set")
     ap.add_argument("--a-transposed", action="store_true",
                     help="also time the squares and the MLP products with A stored transposed")
+    ap.add_argument("--occupancy", action="store_true",
+                    help="also count the matmul workgroups resident at once per shape and tile")
     ap.add_argument("--shapes", default="",
                     help="comma list of substrings: time only the matmul shapes whose name has one")
     ap.add_argument("--skip", default="",
@@ -817,6 +873,8 @@ def main():
                            if not v[4] and (k.startswith("sq") or k.startswith("mlp"))})
         splits = [int(x) for x in args.splits.split(",") if x] or \
             ((528, 1056) if args.tune else ())
+        if args.occupancy:
+            result["matmul_occupancy"] = b.matmul_occupancy(shapes, tiles)
         result["matmul_shapes"] = b.matmul_shapes(shapes, tiles, checks=args.tune,
                                                   splits=splits,
                                                   envs=[e for e in args.envs.split(",") if e])

@@ -23,6 +23,10 @@ each owning a TM x TN block of accumulators):
   row-major A (``v4``) goes through the 4x4 register transpose. "-p" km tiles also
   move the slice's store and barrier before the last k, whose operands are already in
   registers, and read the next slice's first operands right after the barrier.
+* "-sb" tiles keep a single slice buffer: the next slice is stored after a barrier that
+  ends this slice's reads (two barriers per slice, half the workgroup memory). Workgroup
+  memory, not registers, is what bounds the H200's occupancy for the 24 KiB tiles (2
+  workgroups an SM; 12 KiB: 3), measured by counting the workgroups resident at once.
 
 Global loads are picked per operand: ``v4`` (16-byte vector loads along the dim the
 tile stores contiguously: K for A, N for B), ``t4`` (vector loads along the other dim:
