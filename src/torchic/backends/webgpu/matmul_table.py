@@ -35,7 +35,8 @@ TABLE = {
         'o24k12': '64x128x16',  # sq 4096
         'o25k6': '64x128x8',  # att q@k^T (BH,T,hd)@(BH,hd,T)^
         # 2026-12-04 (third session), one slice buffer ("-sb": 3 workgroups an SM, not 2), in
-        # one run against the rows above (scratch sweep, docs/perf/webgpu.md "Occupancy"):
+        # one run against the rows above (gpu_bench.py --tiles ..., docs/perf/webgpu.md
+        # "Occupancy, replay chunks, read naps"):
         'o25k6/v4t4': '64x128x16-sb',  # att q@k^T: 26.7 -> 28.1
         'o25k9': '64x128x16',  # mlp x@W (BT,C)@(C,4C)
     },

@@ -8,7 +8,8 @@ freezes them: the parameter words of every dispatch go into a uniform buffer of 
 program's own (written once), each dispatch gets a bind group naming that buffer,
 and a dynamic offset into it. `replay` then encodes the whole program into the open
 compute pass as three wgpu-native calls per dispatch (set pipeline, set bind group,
-dispatch), with no uniform upload.
+dispatch), with no uniform upload, and submits it in chunks of doubling size so the GPU
+starts on the first dispatches while the rest are encoded.
 
 Index-checked kernels (gather, scatter, cross-entropy targets) get fixed status tags
 (gpu.FIXED_TAGS) while captured: a replay's failure is reported like an eager one.
@@ -168,17 +169,20 @@ def replay(gpu, rec):
     (then 2x, 4x, ... that; 0: one submit at the end), so the GPU starts on the first
     dispatches while the rest are encoded and submitted: a queue submit costs the host
     microseconds per dispatch it carries, and with one submit per replay the GPU waited
-    for all of it (docs/perf/webgpu.md, "Replay in chunks")."""
+    for all of it (docs/perf/webgpu.md, "Where the compiled step's last milliseconds
+    went"). Ctrl-C is held for the whole replay, as for one op: a press never leaves a
+    program half submitted."""
     calls, programs = rec.calls, rec.programs
     chunk = _replay_chunk(gpu) or len(calls)
     start = 0
-    while start < len(calls):
-        end = min(len(calls), start + chunk)
-        _encode(gpu, calls, programs, start, end)
-        if end < len(calls):
-            gpu.flush()
-            chunk *= 2
-        start = end
+    with gpu.guard:
+        while start < len(calls):
+            end = min(len(calls), start + chunk)
+            _encode(gpu, calls, programs, start, end)
+            if end < len(calls):
+                gpu.flush()
+                chunk *= 2
+            start = end
 
 
 def _replay_chunk(gpu):
