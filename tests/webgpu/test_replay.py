@@ -1,6 +1,7 @@
 """Recorded programs on the GPU (replay.py): slots move by patched offset words."""
 
 import numpy as np
+import pytest
 
 import torchic
 from torchic.backends.webgpu import replay
@@ -368,12 +369,16 @@ def _epilogue_chains(qkv, x, w1, b1, w2, h, mask, n_head):
     return y, g, z, zt, twice, prod, residual
 
 
-def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt):
+@pytest.mark.parametrize("tile", [None, "64x64x16-8x8-km-p-sb", "64x128x16-sb"])
+def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt, monkeypatch, tile):
     """The compiled program stores each product through its run's stages (scale and mask
     after q @ k^T, the transposed copy after p @ v, GELU, a multiply, a dropout and the
     residual add), skips the product's store where it is dead, and gives the eager bits
-    (the dropout masks too); edge tiles included (T 13)."""
-    from torchic.backends.webgpu import fuse
+    (the dropout masks too); edge tiles included (T 13), with the ladder's tiles and with
+    the single-buffer ones the H200 table picks for the GPT step."""
+    from torchic.backends.webgpu import fuse, matmul
+    if tile:
+        monkeypatch.setenv(matmul.ENV_TILE, tile)
     rng = np.random.default_rng(21)
     B, T, C, H = 2, 13, 16, 2
 
