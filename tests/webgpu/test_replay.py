@@ -46,7 +46,7 @@ def test_a_replay_is_submitted_in_doubling_chunks_and_matches_eager(rt, monkeypa
     """The GPU gets the first chunk of a replay before the rest is encoded: chunks of
     the first size, then twice that, ...; the results are the eager ones, in stream order
     behind an eager op issued before the call and ahead of one after it."""
-    monkeypatch.setenv(replay.ENV_REPLAY_CHUNK, "3")
+    monkeypatch.setenv(replay.ENV_REPLAY_CHUNK, "2")
     rng = np.random.default_rng(1)
     W = torchic.tensor(rng.standard_normal((6, 6)).astype(np.float32))
 
@@ -68,11 +68,36 @@ def test_a_replay_is_submitted_in_doubling_chunks_and_matches_eager(rt, monkeypa
         want = f(x) * 2.0
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     calls = len(_program(compiled)._packed.calls)
-    flushes, size, done = 0, 3, 3
-    while done < calls:
-        flushes, size = flushes + 1, size * 2
-        done += size
-    assert calls > 9 and submits == flushes
+    ends, size = [], 2                      # 2, then 4, 8, ...; a shorter rest joins
+    while not ends or ends[-1] < calls:
+        end = (ends[-1] if ends else 0) + size
+        ends.append(calls if calls - end < size else end)
+        size *= 2
+    assert calls > 9 and submits == len(ends) - 1 >= 2
+
+
+def test_a_short_replay_is_one_submit(rt, monkeypatch):
+    """A rest shorter than the chunk joins it: a program of fewer dispatches than twice the
+    first chunk goes in one submit."""
+    W = torchic.ones(4, 4) * 0.1
+
+    def f(x):
+        for _ in range(3):
+            x = (x @ W).tanh() + x.sum()     # (a matmul, a reduction, an elementwise run)
+        return x
+    compiled = torchic.compile(f)
+    gpu = rt.backend.gpu
+    for call in range(4):       # (eager, recorded, then replays)
+        x = torchic.ones(4, 4)
+        if call == 3:
+            calls = len(_program(compiled)._packed.calls)
+            assert calls >= 3
+            monkeypatch.setenv(replay.ENV_REPLAY_CHUNK, str(calls - 1))
+        rt.sync()
+        before = gpu.stats["submits"]
+        got = compiled(x)
+    assert gpu.stats["submits"] == before
+    np.testing.assert_array_equal(got.numpy(), f(torchic.ones(4, 4)).numpy())
 
 
 def test_arguments_and_outputs_in_another_arena_are_copied(rt):

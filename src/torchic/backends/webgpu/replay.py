@@ -170,14 +170,17 @@ def replay(gpu, rec):
     dispatches while the rest are encoded and submitted: a queue submit costs the host
     microseconds per dispatch it carries, and with one submit per replay the GPU waited
     for all of it (docs/perf/webgpu.md, "Where the compiled step's last milliseconds
-    went"). Ctrl-C is held for the whole replay, as for one op: a press never leaves a
-    program half submitted."""
+    went"). A rest shorter than the chunk joins it, so a short program (a makemore step's
+    44 dispatches) stays one submit. Ctrl-C is held for the whole replay, as for one op:
+    a press never leaves a program half submitted."""
     calls, programs = rec.calls, rec.programs
     chunk = _replay_chunk(gpu) or len(calls)
     start = 0
     with gpu.guard:
         while start < len(calls):
-            end = min(len(calls), start + chunk)
+            end = start + chunk
+            if len(calls) - end < chunk:
+                end = len(calls)
             _encode(gpu, calls, programs, start, end)
             if end < len(calls):
                 gpu.flush()
