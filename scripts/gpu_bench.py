@@ -138,17 +138,25 @@ class Bench:
                   flush=True)
         return res
 
+    def matmul_operands(self, B, M, K, N, ta, tb, rng=None):
+        """(a, b, c, a's view, b's view) of a (B, M, K) @ (B, K, N) product, each operand
+        stored transposed when ta / tb (as autograd's backward gives them), filled from rng
+        (else left as allocated)."""
+        ashape, bshape = (B, K, M) if ta else (B, M, K), (B, N, K) if tb else (B, K, N)
+        a = self.alloc(ashape, None if rng is None else rng.standard_normal(ashape))
+        b = self.alloc(bshape, None if rng is None else rng.standard_normal(bshape))
+        c = self.alloc((B, M, N))
+        av = View(a.block, 0, (B, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
+        bv = View(b.block, 0, (B, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+        return a, b, c, av, bv
+
     def matmul_shapes(self, shapes, tiles, checks=False, splits=(), envs=()):
         """The transformer step's products (TRANSFORMER_SHAPES) in the layouts autograd gives
         them, each tile of `tiles` (None: the backend's choice), TFLOPS from GPU time."""
         res = {}
         rng = np.random.default_rng(0)
         for name, (B, M, K, N, ta, tb) in shapes.items():
-            a = self.alloc((B, K, M) if ta else (B, M, K), rng.standard_normal((B, K, M) if ta else (B, M, K)))
-            b = self.alloc((B, N, K) if tb else (B, K, N), rng.standard_normal((B, N, K) if tb else (B, K, N)))
-            c = self.alloc((B, M, N))
-            av = View(a.block, 0, (B, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
-            bv = View(b.block, 0, (B, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+            a, b, c, av, bv = self.matmul_operands(B, M, K, N, ta, tb, rng)
             flop = 2.0 * B * M * N * K
             # ~10 ms of GPU work per timed trial; trials interleave the variants round-robin
             # (after a warm-up) so a clock change between them biases none of them
@@ -213,7 +221,8 @@ class Bench:
         counts itself in on entry and out at its end, keeping the peak (in the status words
         of the last two index-error tags: only index-checked kernels take tags, and a matmul
         is not one). What bounds a tile's occupancy, its workgroup memory or its registers,
-        shows as this count against the SM count (docs/perf/webgpu.md, "Occupancy")."""
+        shows as this count against the SM count (docs/perf/webgpu.md, "Occupancy, replay
+        chunks, read naps")."""
         from torchic.backends.webgpu import gpu as wgpu_gpu
         count, peak = wgpu_gpu.STATUS_WORDS - 2, wgpu_gpu.STATUS_WORDS - 1
         gpu, program, decode = self.be.gpu, wmm._program, type(self.be.gpu)._decode
@@ -238,11 +247,7 @@ class Bench:
         res = {}
         try:
             for name, (B, M, K, N, ta, tb) in shapes.items():
-                a = self.alloc((B, K, M) if ta else (B, M, K))
-                b = self.alloc((B, N, K) if tb else (B, K, N))
-                c = self.alloc((B, M, N))
-                av = View(a.block, 0, (B, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
-                bv = View(b.block, 0, (B, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+                a, b, c, av, bv = self.matmul_operands(B, M, K, N, ta, tb)
                 row = res[name] = {}
                 for tile in tiles:
                     if tile:
@@ -397,11 +402,7 @@ def makemore_matmuls(bench, batch=4096, hidden=1024, ctx_emb=30, vocab=27):
         "bwd emb^T@dh (E,B)@(B,H)": (E, B, H, 1, 0),
     }
     for name, (M, K, N, ta, tb) in cases.items():
-        a = bench.alloc((K, M) if ta else (M, K), rng.standard_normal((K, M) if ta else (M, K)))
-        b = bench.alloc((N, K) if tb else (K, N), rng.standard_normal((N, K) if tb else (K, N)))
-        c = bench.alloc((1, M, N))
-        av = View(a.block, 0, (1, M, K), (M * K, 1, M) if ta else (M * K, K, 1), "f32")
-        bv = View(b.block, 0, (1, K, N), (K * N, 1, K) if tb else (K * N, N, 1), "f32")
+        a, b, c, av, bv = bench.matmul_operands(1, M, K, N, ta, tb, rng)
         s = bench.gpu_seconds(lambda: bench.rt.run("matmul", c, (av, bv), {}), 20)
         out[name] = {"us": s * 1e6, "tflops": 2 * M * N * K / s / 1e12}
     print("makemore matmuls:", {k: round(v["us"], 1) for k, v in out.items()}, flush=True)
