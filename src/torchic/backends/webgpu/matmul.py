@@ -318,7 +318,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
            single=False):
     BM, BN, BK, TM, TN = cfg
     assert km or not pipe
-    nxt = "0u" if single else "(1u - cur)"     # the buffer the next slice is stored into
+    nbuf, nxt = (1, "0u") if single else (2, "(1u - cur)")   # slice buffers; the next one
     NX, MY = BN // TN, BM // TM
     T = NX * MY
     BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
@@ -337,8 +337,8 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
     src = wgsl.header(bind)
     if epi is not None:
         src += epilogue.functions(epi, EPILOGUE_WORD0)
-    src += f"var<workgroup> As: array<vec4<f32>, {(1 if single else 2) * ASZ}>;\n"
-    src += f"var<workgroup> Bs: array<vec4<f32>, {(1 if single else 2) * BSZ}>;\n"
+    src += f"var<workgroup> As: array<vec4<f32>, {nbuf * ASZ}>;\n"
+    src += f"var<workgroup> Bs: array<vec4<f32>, {nbuf * BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
      B2, asb2, bsb2, bias0, bias_s) = (par(i) for i in range(21))
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)

@@ -194,28 +194,28 @@ def _replay_chunk(gpu):
 
 
 def _encode(gpu, calls, programs, start, end):
-    with gpu.guard:
-        if gpu.replayed + end - start > gpu.batch_ops:
-            gpu.flush()     # (a batch of bounded size)
-        cpass = gpu.cpass
-        if cpass is None:
-            cpass = gpu._begin_pass()
-        lib, raw = gpu._lib, cpass._internal
-        set_pipeline = lib.wgpuComputePassEncoderSetPipeline
-        set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
-        dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
-        last = None
-        for i in range(start, end):
-            pipeline, bind_group, offset, (x, y, z) = calls[i]
-            if gpu.profiling is not None:   # (benchmarks: each dispatch in a timed pass)
-                raw, last = gpu._profiled_pass(programs[i])._internal, None
-            if pipeline is not last:
-                set_pipeline(raw, pipeline)
-                last = pipeline
-            set_bind_group(raw, 0, bind_group, 1, offset)
-            dispatch(raw, x, y, z)
-        gpu.replayed += end - start
-        gpu.stats["dispatches"] += end - start
+    """Encode calls[start:end] into the open compute pass (replay holds gpu.guard)."""
+    if gpu.replayed + end - start > gpu.batch_ops:
+        gpu.flush()     # (a batch of bounded size)
+    cpass = gpu.cpass
+    if cpass is None:
+        cpass = gpu._begin_pass()
+    lib, raw = gpu._lib, cpass._internal
+    set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+    set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
+    dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+    last = None
+    for i in range(start, end):
+        pipeline, bind_group, offset, (x, y, z) = calls[i]
+        if gpu.profiling is not None:   # (benchmarks: each dispatch in a timed pass)
+            raw, last = gpu._profiled_pass(programs[i])._internal, None
+        if pipeline is not last:
+            set_pipeline(raw, pipeline)
+            last = pipeline
+        set_bind_group(raw, 0, bind_group, 1, offset)
+        dispatch(raw, x, y, z)
+    gpu.replayed += end - start
+    gpu.stats["dispatches"] += end - start
 
 
 def release(gpu, rec):
