@@ -186,7 +186,7 @@ def test_single_buffer_tiles_hold_one_slice_in_workgroup_memory():
     for name in ("64x64x16-8x8-km-p", "128x64x16-km-p"):
         assert matmul.smem_bytes(name + "-sb") * 2 == matmul.smem_bytes(name)
         src, _ = matmul._build(matmul.CONFIGS[name], "t4", "v4", "v4", False, False, False,
-                               "b", True, single=True)
+                               True, True, single=True)
         bm, bn, bk = matmul.CONFIGS[name][:3]
         assert f"As: array<vec4<f32>, {bm * bk // 4}>" in src
         assert f"Bs: array<vec4<f32>, {bk * bn // 4}>" in src
@@ -201,8 +201,26 @@ def test_table_key_with_modes_is_looked_up_before_the_class():
     assert matmul.choose_tile(384, 256, 64, 256, big, table, "t4v4") == "128x64x16-km"
     assert matmul.choose_tile(384, 256, 64, 256, big, table, "v4v4") == "128x64x16"
     assert matmul.choose_tile(384, 256, 64, 256, big, table) == "128x64x16"
-    assert matmul.a_km("128x64x16-km") == "b" and matmul.a_km("128x64x16-km-p") == "b"
-    assert matmul.a_km("128x64x16") is None
+    assert matmul.a_km("128x64x16-km") and matmul.a_km("128x64x16-km-p")
+    assert not matmul.a_km("128x64x16")
+
+
+def test_slice_relations_of_the_load_modes():
+    # the workgroup layouts As[m][k/4] (km: As[k][m/4]) and Bs[k][n/4] against each mode:
+    # a vec4 load along the stored vec4 ("same"), along the other dim (4x4 blocks, "cross"),
+    # or scalar loads
+    m, n = matmul.Dim("m", 64, "sm", False, "M", "m0"), matmul.Dim("n", 64, "sn", False, "N")
+    k = matmul.Dim("k", 16, "sk", False, "K")
+    a, a_km, b = (m, k), (k, m), (k, n)
+    want = {("A", a, "v4"): "same", ("A", a, "t4"): "cross", ("A", a_km, "v4"): "cross",
+            ("A", a_km, "t4"): "same", ("B", b, "v4"): "same", ("B", b, "t4"): "cross",
+            ("A", a, "sk"): "scalar", ("B", b, "sn"): "scalar"}
+    for (name, (outer, inner), mode), relation in want.items():
+        s = matmul.Slice(name, outer, inner, mode, 128)
+        assert s.relation == relation, (name, outer.letter, mode)
+        # 4x4 blocks: a quarter as many loads an invocation, each of four vec4s
+        assert s.loads == (64 * 16 // 4 // 128 if relation != "cross" else 1)
+        assert s.k is k and s.free is (inner if outer is k else outer)
 
 
 def test_a_copied_transposed_for_km_tiles(rt, heap, monkeypatch):

@@ -35,6 +35,9 @@ block per invocation, transposed in registers before the workgroup store), or sc
 with the invocation -> element mapping chosen so neighbouring invocations read
 neighbouring addresses (``sk`` / ``sm`` / ``sn``). Vector modes need the vector's dim
 unit-stride and every other stride, the offset and the vector's extent 4-aligned.
+One ``Slice`` writes each operand's loads and stores: what it emits depends only on how
+the mode relates to the operand's layout in workgroup memory (a vec4 along the stored vec4,
+4x4 blocks along the other dim, or scalars), so A in either layout and B share the code.
 A B^T against many rows of A (a Linear weight) is instead copied row-major first
 (``_row_major``, RELAYOUT_MIN): the copy is cheap beside the product and v4 runs faster.
 Likewise a row-major A against many columns of B is copied transposed when the tile the
@@ -48,6 +51,7 @@ else the general ladder: the largest tile that still gives the GPU enough workgr
 """
 
 import os
+from dataclasses import dataclass
 
 from ...dispatcher import View, env_choice
 from . import epilogue, matmul_table, wgsl
@@ -124,9 +128,8 @@ RELAYOUT_A_MIN = 1024
 
 
 def a_km(name):
-    """How tile `name` stores A's slice: None (As[m][k/4]), else transposed (As[k][m/4]),
-    with A unit-stride along K loaded as 4x4 blocks transposed in registers ("b")."""
-    return "b" if "-km" in name else None
+    """Whether tile `name` stores A's slice transposed (As[k][m/4]), not As[m][k/4]."""
+    return "-km" in name
 
 
 def smem_bytes(name):
@@ -230,91 +233,185 @@ def _program(gpu, key, build):
     return prog
 
 
+# -- operand slices: global memory -> registers -> workgroup memory ------------------------
+# Each operand's BK slice lives in workgroup memory as S[outer][inner / 4]: vec4s along its
+# inner dim. A is As[m][k/4] (As[k][m/4] in km tiles), B is Bs[k][n/4]. The operand's
+# layout in memory relates to that in one of three ways:
+#   "same":   unit-stride along inner: one vec4 load, stored as it is;
+#   "cross":  unit-stride along outer: 4x4 blocks (one vec4 along outer at each of 4
+#             consecutive inner elements), transposed in registers before the store;
+#   "scalar": 4 scalar loads a vec4, neighbouring invocations along the dim (`fast`) with
+#             the smaller stride, so that they read neighbouring addresses.
+# A's v4 / t4 load modes are vector loads along K / M, B's along N / K; "sk" / "sm" / "sn"
+# are scalar loads whose neighbouring invocations take neighbouring k / m / n.
+VECTOR_DIM = {"A": {"v4": "k", "t4": "m"}, "B": {"v4": "n", "t4": "k"}}
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A slice's dim: its letter, its extent in the slice, the operand's stride along it (a
+    WGSL expression, in vec4s for the vector load modes), and the bounds test its loads
+    need: `edge` against `limit`. `start` is the tile's first index along it (m0 / n0);
+    K's (the slice's k0) is added at each load."""
+    letter: str
+    size: int
+    stride: str
+    edge: bool
+    limit: str
+    start: str = ""
+
+    @property
+    def is_k(self):
+        return self.letter == "k"
+
+
+@dataclass(frozen=True)
+class Slice:
+    """How one operand ("A" / "B") is loaded into its workgroup array (name + "s") by T
+    invocations in load mode `mode` (v4 / t4 / sk / sm / sn). Its registers are r{p}{j}
+    (cross: r{p}{j}_{c}); {p} = "a" / "b" prefixes every name it declares."""
+    name: str
+    outer: Dim
+    inner: Dim
+    mode: str
+    T: int
+
+    @property
+    def p(self):
+        return self.name.lower()
+
+    @property
+    def relation(self):
+        if self.mode[0] == "s":
+            return "scalar"
+        return "same" if VECTOR_DIM[self.name][self.mode] == self.inner.letter else "cross"
+
+    @property
+    def size(self):          # vec4s in one buffer
+        return self.outer.size * self.inner.size // 4
+
+    @property
+    def loads(self):         # per invocation: vec4s, or (cross) 4x4 blocks
+        if self.relation == "cross":
+            return -(-(self.size // 4) // self.T)
+        return self.size // self.T
+
+    @property
+    def whole(self):         # every invocation has each of its loads (cross blocks may not)
+        return self.relation != "cross" or (self.size // 4) % self.T == 0
+
+    @property
+    def k(self):
+        return self.outer if self.outer.is_k else self.inner
+
+    @property
+    def free(self):          # M for A, N for B
+        return self.inner if self.outer.is_k else self.outer
+
+    def k_offset(self, k):
+        """The offset of K index `k` in the operand's words (vec4s along a unit-stride K)."""
+        vector_k = self.mode[0] != "s" and VECTOR_DIM[self.name][self.mode] == "k"
+        return f"{k} / 4u" if vector_k else f"{k} * {self.k.stride}"
+
+    def index(self, dim, j):
+        """Slice coordinate along `dim` of invocation's load j (cross outer: in vec4s)."""
+        var = f"{self.p}{dim.letter}{j}"
+        scaled = dim is self.inner or self.relation == "cross"
+        return f"{var} * 4u" if scaled else var
+
+    def setup(self):
+        """The hoisted per-load coordinates: indices, store slot st, global offset g (from
+        the batch item's first word, {p}bat)."""
+        p, O, I4, rel, L = self.p, self.outer.size, self.inner.size // 4, self.relation, []
+        for j in range(self.loads):
+            e = f"(lid + {j * self.T}u)"
+            o, i = f"{p}{self.outer.letter}{j}", f"{p}{self.inner.letter}{j}"
+            if rel == "cross":
+                L += [f"let {o} = {e} % {O // 4}u;", f"let {i} = {e} / {O // 4}u;",
+                      f"let {p}st{j} = {o} * {4 * I4}u + {i};"]
+            else:
+                fast_outer = rel == "scalar" and self.mode[1] == self.outer.letter
+                L += [f"let {o} = {e} % {O}u;", f"let {i} = {e} / {O}u;"] if fast_outer \
+                    else [f"let {o} = {e} / {I4}u;", f"let {i} = {e} % {I4}u;"]
+                L += [f"let {p}st{j} = {o} * {I4}u + {i};"]
+            parts = []
+            for dim, var in ((self.outer, o), (self.inner, i)):
+                vector = rel != "scalar" and (dim is self.inner) == (rel == "same")
+                if vector:
+                    parts.append(var if dim.is_k else f"{dim.start} / 4u + {var}")
+                elif dim.is_k:
+                    parts.append(f"{self.index(dim, j)} * {dim.stride}")
+                else:
+                    parts.append(f"({dim.start} + {self.index(dim, j)}) * {dim.stride}")
+            L += [f"let {p}g{j} = {p}bat + {' + '.join(parts)};"]
+            f = self.free
+            if f.edge:
+                L += [f"let {p}{f.letter * 2}{j} = {f.start} + {self.index(f, j)};"]
+            if not self.whole:
+                L += [f"let {p}ok{j} = {e} < {self.size // 4}u;"]
+            L += [f"var r{p}{j}{c} = vec4<f32>(0.0);"
+                  for c in (("_0", "_1", "_2", "_3") if rel == "cross" else ("",))]
+        return L
+
+    def _conds(self, j, k0, c):
+        """The bounds tests of load j's element c (None: the whole vec4)."""
+        out, p = [], self.p
+        each = c is not None and self.relation != "same"     # c steps along inner
+        f = self.free
+        if f.edge:
+            step = f" + {c}u" if each and f is self.inner else ""
+            out.append(f"{p}{f.letter * 2}{j}{step} < {f.limit}")
+        if not self.whole:
+            out.append(f"{p}ok{j}")
+        if self.k.edge:
+            step = f" + {c}u" if each and self.k is self.inner else ""
+            out.append(f"{k0} + {self.index(self.k, j)}{step} < K")
+        return out
+
+    def load(self, k0):
+        """Load the slice at K index k0 into the registers."""
+        out, p, G = [], self.p, self.name
+        for j in range(self.loads):
+            base = f"{p}g{j} + {self.k_offset(k0)}"
+            if self.relation == "same":
+                out += _guarded(f"r{p}{j}", self._conds(j, k0, None),
+                                f"r{p}{j} = {G}[{base}];")
+                continue
+            addr = [base] + [f"{base} + {c}u * {self.inner.stride}" for c in (1, 2, 3)]
+            if self.relation == "cross":
+                for c in range(4):
+                    out += _guarded(f"r{p}{j}_{c}", self._conds(j, k0, c),
+                                    f"r{p}{j}_{c} = {G}[{addr[c]}];")
+            elif self.free.edge or self.k.edge:
+                out.append(f"r{p}{j} = vec4<f32>(0.0);")
+                out += [f"if ({' && '.join(self._conds(j, k0, c))}) "
+                        f"{{ r{p}{j}.{XYZW[c]} = {G}[{addr[c]}]; }}" for c in range(4)]
+            else:
+                out.append(f"r{p}{j} = vec4<f32>({', '.join(f'{G}[{a}]' for a in addr)});")
+        return out
+
+    def store(self, buf):
+        """Store the registers into slice buffer `buf` of the workgroup array."""
+        p, S, I4 = self.p, self.name + "s", self.inner.size // 4
+        at = f"{buf} * {self.size}u + {p}st"
+        if self.relation != "cross":
+            return [f"{S}[{at}{j}] = r{p}{j};" for j in range(self.loads)]
+        out = []
+        for j in range(self.loads):
+            st = [f"{S}[{at}{j} + {r * I4}u] = "
+                  f"vec4<f32>({', '.join(f'r{p}{j}_{c}.{XYZW[r]}' for c in range(4))});"
+                  for r in range(4)]
+            out += st if self.whole else [f"if ({p}ok{j}) {{ {' '.join(st)} }}"]
+        return out
+
+
 def _guarded(reg, conds, ld):
     if not conds:
         return [ld]
     return [f"{reg} = vec4<f32>(0.0);", f"if ({' && '.join(conds)}) {{ {ld} }}"]
 
 
-# -- A's slice stored transposed (km tiles: As[k][m/4]) ------------------------------------
-# v4 (A unit-stride along K): 4x4 blocks (4 rows, a vec4 along K each) transposed in
-# registers into 4 vec4s along M; t4 (A^T: unit-stride along M): one vec4 along M stored as
-# it is; scalar modes: 4 consecutive rows at one k per vec4 (sm: neighbouring invocations
-# take neighbouring rows, sk: neighbouring k).
-
-def _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask):
-    L = []
-    if amode == "v4":
-        for j in range(NBA):
-            e = f"(lid + {j * T}u)"
-            L += [f"let ak{j} = {e} % {BK4}u;", f"let am{j} = {e} / {BK4}u;",
-                  f"let ast{j} = ak{j} * {4 * BM4}u + am{j};",
-                  f"let ag{j} = abat + (m0 + am{j} * 4u) * {asm} + ak{j};"]
-            if cm:
-                L += [f"let amm{j} = m0 + am{j} * 4u;"]
-            if not xa:
-                L += [f"let aok{j} = {e} < {ASZ // 4}u;"]
-            L += [f"var ra{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
-        return L
-    for j in range(LA):
-        e = f"(lid + {j * T}u)"
-        if amode == "sk":
-            L += [f"let ak{j} = {e} % {BK}u;", f"let am{j} = {e} / {BK}u;"]
-        else:
-            L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;"]
-        L += [f"let ast{j} = ak{j} * {BM4}u + am{j};"]
-        if amode == "t4":
-            L += [f"let ag{j} = abat + ak{j} * {ask} + m0 / 4u + am{j};"]
-        else:
-            L += [f"let ag{j} = abat + (m0 + am{j} * 4u) * {asm} + ak{j} * {ask};"]
-        if cm:
-            L += [f"let amm{j} = m0 + am{j} * 4u;"]
-        L += [f"var ra{j} = vec4<f32>(0.0);"]
-    return L
-
-
-def _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask):
-    out = []
-    if amode == "v4":
-        for j in range(NBA):
-            for c in range(4):
-                conds = ([f"amm{j} + {c}u < M"] if cm else []) + ([] if xa else [f"aok{j}"])
-                if ck:
-                    conds.append(f"{k0} + ak{j} * 4u < K")
-                out += _guarded(f"ra{j}_{c}", conds,
-                                f"ra{j}_{c} = A[ag{j} + {c}u * {asm} + {k0} / 4u];")
-        return out
-    for j in range(LA):
-        kc = [f"{k0} + ak{j} < K"] if ck else []
-        if amode == "t4":
-            conds = ([f"amm{j} < M"] if cm else []) + kc
-            out += _guarded(f"ra{j}", conds, f"ra{j} = A[ag{j} + {k0} * {ask}];")
-            continue
-        base = f"ag{j} + {k0} * {ask}"
-        if cm or ck:
-            out.append(f"ra{j} = vec4<f32>(0.0);")
-            for c in range(4):
-                cc = ([f"amm{j} + {c}u < M"] if cm else []) + kc
-                out.append(f"if ({' && '.join(cc)}) {{ ra{j}.{XYZW[c]} = A[{base} + {c}u * {asm}]; }}")
-        else:
-            comps = [f"A[{base} + {c}u * {asm}]" for c in range(4)]
-            out.append(f"ra{j} = vec4<f32>({', '.join(comps)});")
-    return out
-
-
-def _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4):
-    if amode != "v4":
-        return [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
-    out = []
-    for j in range(NBA):
-        st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BM4}u] = "
-              f"vec4<f32>({', '.join(f'ra{j}_{c}.{XYZW[r]}' for c in range(4))});"
-              for r in range(4)]
-        out += st if xa else [f"if (aok{j}) {{ {' '.join(st)} }}"]
-    return out
-
-
-def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False, epi=None,
+def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=False, epi=None,
            single=False):
     BM, BN, BK, TM, TN = cfg
     assert km or not pipe
@@ -323,12 +420,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
     T = NX * MY
     BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
     ASZ, BSZ = BM * BK4, BK * BN4           # vec4s of one A / B buffer
-    LA, LB = ASZ // T, BSZ // T             # vec4 loads per invocation (v4 / scalar modes)
-    assert LA * T == ASZ and LB * T == BSZ and LA >= 1 and LB >= 1
-    # t4 modes: 4x4 blocks (4 vec4 loads along the operand's contiguous dim, transposed in
-    # registers); when the blocks do not divide evenly the last invocations skip theirs
-    NBA, NBB = -(-(ASZ // 4) // T), -(-(BSZ // 4) // T)
-    xa, xb = (ASZ // 4) % T == 0, (BSZ // 4) % T == 0
+    assert ASZ % T == 0 and BSZ % T == 0 and ASZ >= T and BSZ >= T
     bind = [("C", "v4" if omode == "v4" else "f32"),
             ("A", "v4" if amode in ("v4", "t4") else "f32"),
             ("B", "v4" if bmode in ("v4", "t4") else "f32")] + ([("Bi", "f32")] if bias else [])
@@ -341,165 +433,30 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=None, pipe=False, bias=False
     src += f"var<workgroup> Bs: array<vec4<f32>, {nbuf * BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
      B2, asb2, bsb2, bias0, bias_s) = (par(i) for i in range(21))
+    m, n = Dim("m", BM, asm, cm, "M", "m0"), Dim("n", BN, bsn, cn, "N", "n0")
+    A = Slice("A", Dim("k", BK, ask, ck, "K"), m, amode, T) if km else \
+        Slice("A", m, Dim("k", BK, ask, ck, "K"), amode, T)
+    B = Slice("B", Dim("k", BK, bsk, ck, "K"), n, bmode, T)
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
-    kst_a = "kst / 4u" if amode == "v4" else f"kst * {ask}"
-    kst_b = "kst / 4u" if bmode == "t4" else f"kst * {bsk}"
     L = [f"let M = {M};", f"let N = {N};",
          f"let zz = wid.z + {batch0};", f"let bz = zz / {S};", f"let sp = zz % {S};",
          f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
          f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
          f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
          # batch item bz: (bz / B2, bz % B2) over two batch strides (3-d: B2 1, inner 0)
-         f"let abat = {abase} + (bz / {B2}) * {asb} + (bz % {B2}) * {asb2} + {kst_a};",
-         f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + {kst_b};",
+         f"let abat = {abase} + (bz / {B2}) * {asb} + (bz % {B2}) * {asb2} + "
+         f"{A.k_offset('kst')};",
+         f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + "
+         f"{B.k_offset('kst')};",
          f"let nt = (K + {BK - 1}u) / {BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
-    if km:
-        L += _km_a_setup(amode, T, BM4, BK, BK4, LA, NBA, xa, ASZ, cm, M, asm, ask)
-    elif amode == "t4":
-        for j in range(NBA):
-            e = f"(lid + {j * T}u)"
-            L += [f"let am{j} = {e} % {BM4}u;", f"let ak{j} = {e} / {BM4}u;",
-                  f"let ast{j} = am{j} * {4 * BK4}u + ak{j};",
-                  f"let ag{j} = abat + ak{j} * 4u * {ask} + m0 / 4u + am{j};"]
-            if cm:
-                L += [f"let aokm{j} = m0 + am{j} * 4u < M;"]
-            if not xa:
-                L += [f"let aok{j} = {e} < {ASZ // 4}u;"]
-            L += [f"var ra{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
-    for j in range(LA if amode != "t4" and not km else 0):
-        e = f"(lid + {j * T}u)"
-        if amode == "sm":
-            L += [f"let am{j} = {e} % {BM}u;", f"let ak{j} = {e} / {BM}u;"]
-        else:
-            L += [f"let am{j} = {e} / {BK4}u;", f"let ak{j} = {e} % {BK4}u;"]
-        L += [f"let ast{j} = am{j} * {BK4}u + ak{j};"]
-        if amode == "v4":
-            L += [f"let ag{j} = abat + (m0 + am{j}) * {asm} + ak{j};"]
-        else:
-            L += [f"let ag{j} = abat + (m0 + am{j}) * {asm} + ak{j} * 4u * {ask};"]
-        if cm:
-            L += [f"let aokm{j} = m0 + am{j} < M;"]
-        L += [f"var ra{j} = vec4<f32>(0.0);"]
-    if bmode == "t4":
-        for j in range(NBB):
-            e = f"(lid + {j * T}u)"
-            L += [f"let bk{j} = {e} % {BK4}u;", f"let bn{j} = {e} / {BK4}u;",
-                  f"let bst{j} = bk{j} * {4 * BN4}u + bn{j};",
-                  f"let bg{j} = bbat + (n0 + bn{j} * 4u) * {bsn} + bk{j};"]
-            if cn:
-                L += [f"let bnn{j} = n0 + bn{j} * 4u;"]
-            if not xb:
-                L += [f"let bok{j} = {e} < {BSZ // 4}u;"]
-            L += [f"var rb{j}_{c} = vec4<f32>(0.0);" for c in range(4)]
-    for j in range(LB if bmode != "t4" else 0):
-        e = f"(lid + {j * T}u)"
-        if bmode == "sk":
-            L += [f"let bk{j} = {e} % {BK}u;", f"let bn{j} = {e} / {BK}u;"]
-        else:
-            L += [f"let bk{j} = {e} / {BN4}u;", f"let bn{j} = {e} % {BN4}u;"]
-        L += [f"let bst{j} = bk{j} * {BN4}u + bn{j};"]
-        if bmode == "v4":
-            L += [f"let bg{j} = bbat + bk{j} * {bsk} + n0 / 4u + bn{j};"]
-        else:
-            L += [f"let bg{j} = bbat + bk{j} * {bsk} + (n0 + bn{j} * 4u) * {bsn};"]
-        if cn:
-            L += [f"let bnn{j} = n0 + bn{j} * 4u;"]
-        L += [f"var rb{j} = vec4<f32>(0.0);"]
-
-    def guarded(reg, conds, ld):
-        if not conds:
-            return [ld]
-        return [f"{reg} = vec4<f32>(0.0);", f"if ({' && '.join(conds)}) {{ {ld} }}"]
-
-    def load_t4(k0):
-        out = []
-        if amode == "t4" and not km:
-            for j in range(NBA):
-                for c in range(4):
-                    conds = ([f"aokm{j}"] if cm else []) + ([] if xa else [f"aok{j}"])
-                    if ck:
-                        conds.append(f"{k0} + ak{j} * 4u + {c}u < K")
-                    out += guarded(f"ra{j}_{c}", conds,
-                                   f"ra{j}_{c} = A[ag{j} + ({k0} + {c}u) * {ask}];")
-        if bmode == "t4":
-            for j in range(NBB):
-                for c in range(4):
-                    conds = ([f"bnn{j} + {c}u < N"] if cn else []) + ([] if xb else [f"bok{j}"])
-                    if ck:
-                        conds.append(f"{k0} + bk{j} * 4u < K")
-                    out += guarded(f"rb{j}_{c}", conds,
-                                   f"rb{j}_{c} = B[bg{j} + {c}u * {bsn} + {k0} / 4u];")
-        return out
+    L += A.setup() + B.setup()
 
     def load(k0):
-        out = load_t4(k0)
-        if km:
-            out += _km_a_load(k0, amode, LA, NBA, xa, cm, ck, asm, ask)
-        for j in range(LA if amode != "t4" and not km else 0):
-            conds = []
-            if cm:
-                conds.append(f"aokm{j}")
-            if amode == "v4":
-                if ck:
-                    conds.append(f"{k0} + ak{j} * 4u < K")
-                out += guarded(f"ra{j}", conds, f"ra{j} = A[ag{j} + {k0} / 4u];")
-            else:
-                base = f"ag{j} + {k0} * {ask}"
-                if conds or ck:
-                    # guarded loads (a select would still read out of range)
-                    out.append(f"ra{j} = vec4<f32>(0.0);")
-                    for c in range(4):
-                        cc = list(conds)
-                        if ck:
-                            cc.append(f"{k0} + ak{j} * 4u + {c}u < K")
-                        addr = f"A[{base} + {c}u * {ask}]" if c else f"A[{base}]"
-                        out.append(f"if ({' && '.join(cc)}) {{ ra{j}.{'xyzw'[c]} = {addr}; }}")
-                else:
-                    comps = [f"A[{base} + {c}u * {ask}]" if c else f"A[{base}]"
-                             for c in range(4)]
-                    out.append(f"ra{j} = vec4<f32>({', '.join(comps)});")
-        for j in range(LB if bmode != "t4" else 0):
-            kcond = [f"{k0} + bk{j} < K"] if ck else []
-            if bmode == "v4":
-                conds = kcond + ([f"bnn{j} < N"] if cn else [])
-                out += guarded(f"rb{j}", conds, f"rb{j} = B[bg{j} + {k0} * {bsk}];")
-            else:
-                base = f"bg{j} + {k0} * {bsk}"
-                if kcond or cn:
-                    out.append(f"rb{j} = vec4<f32>(0.0);")
-                    for c in range(4):
-                        cc = kcond + ([f"bnn{j} + {c}u < N"] if cn else [])
-                        addr = f"B[{base} + {c}u * {bsn}]" if c else f"B[{base}]"
-                        out.append(f"if ({' && '.join(cc)}) {{ rb{j}.{'xyzw'[c]} = {addr}; }}")
-                else:
-                    comps = [f"B[{base} + {c}u * {bsn}]" if c else f"B[{base}]"
-                             for c in range(4)]
-                    out.append(f"rb{j} = vec4<f32>({', '.join(comps)});")
-        return out
-
-    def transposed(reg, j, r):
-        return f"vec4<f32>({', '.join(f'{reg}{j}_{c}.{XYZW[r]}' for c in range(4))})"
+        return A.load(k0) + B.load(k0)
 
     def store(buf):
-        out = []
-        if km:
-            out += _km_a_store(buf, amode, LA, NBA, xa, ASZ, BM4)
-        elif amode == "t4":
-            for j in range(NBA):
-                st = [f"As[{buf} * {ASZ}u + ast{j} + {r * BK4}u] = {transposed('ra', j, r)};"
-                      for r in range(4)]
-                out += st if xa else [f"if (aok{j}) {{ {' '.join(st)} }}"]
-        else:
-            out += [f"As[{buf} * {ASZ}u + ast{j}] = ra{j};" for j in range(LA)]
-        if bmode == "t4":
-            for j in range(NBB):
-                st = [f"Bs[{buf} * {BSZ}u + bst{j} + {r * BN4}u] = {transposed('rb', j, r)};"
-                      for r in range(4)]
-                out += st if xb else [f"if (bok{j}) {{ {' '.join(st)} }}"]
-        else:
-            out += [f"Bs[{buf} * {BSZ}u + bst{j}] = rb{j};" for j in range(LB)]
-        return out
+        return A.store(buf) + B.store(buf)
 
     for i in range(TM):
         for g in range(TG):
@@ -618,22 +575,8 @@ def run(gpu, out, ins, *, buffers, tile=None, stages=None):
     cbuf, cb = buffers(out)
     abuf, ab = buffers(a)
     bbuf, bb = buffers(b)
-    a4 = ab % 4 == 0 and asb % 4 == 0 and asb2 % 4 == 0     # batch steps whole vec4s
-    b4 = bb % 4 == 0 and bsb % 4 == 0 and bsb2 % 4 == 0
-    if ask == 1 and K % 4 == 0 and a4 and asm % 4 == 0:
-        amode, aw, aw2 = "v4", [ab // 4, asb // 4, asm // 4, 1], asb2 // 4
-    elif asm == 1 and M % 4 == 0 and a4 and ask % 4 == 0:
-        amode, aw, aw2 = "t4", [ab // 4, asb // 4, 1, ask // 4], asb2 // 4
-    else:
-        amode = "sm" if (asm < ask or K == 1) and M > 1 else "sk"
-        aw, aw2 = [ab, asb, asm, ask], asb2
-    if bsn == 1 and N % 4 == 0 and b4 and bsk % 4 == 0:
-        bmode, bw, bw2 = "v4", [bb // 4, bsb // 4, bsk // 4, 1], bsb2 // 4
-    elif bsk == 1 and K % 4 == 0 and b4 and bsn % 4 == 0:
-        bmode, bw, bw2 = "t4", [bb // 4, bsb // 4, 1, bsn // 4], bsb2 // 4
-    else:
-        bmode = "sk" if (bsk < bsn or N == 1) and K > 1 else "sn"
-        bw, bw2 = [bb, bsb, bsk, bsn], bsb2
+    amode, aw, aw2 = load_mode("mk", ab, asb, asb2, asm, ask, M, K)
+    bmode, bw, bw2 = load_mode("kn", bb, bsb, bsb2, bsk, bsn, K, N)
     # (a B broadcast over the batch, a Linear weight against (B, T, C) inputs, is copied once)
     nbc = 1 if bsb == bsb2 == 0 else B
     if bmode == "t4" and M * B // nbc >= RELAYOUT_MIN and N % 4 == 0 and \
@@ -698,6 +641,22 @@ def run(gpu, out, ins, *, buffers, tile=None, stages=None):
 
 
 EPILOGUE_WORD0 = 21     # a fused epilogue's parameter words follow the matmul's own 21
+
+
+def load_mode(dims, base, sb, sb2, sr, sc, R, C):
+    """How to load an operand of R x C matrices (its dims' letters `dims`: "mk" for A, "kn"
+    for B) at element `base`, with batch strides sb, sb2 and strides sr, sc: (mode, its
+    words [base, sb, sr, sc], sb2's word), the words in vec4s for the vector modes. "v4":
+    vec4s along C, "t4": along R (each needs that dim unit-stride, and every other stride,
+    the base and the vector's extent 4-aligned), else "s" + the letter of the dim with the
+    smaller stride, which neighbouring invocations take."""
+    whole = base % 4 == 0 and sb % 4 == 0 and sb2 % 4 == 0     # batch steps whole vec4s
+    if sc == 1 and C % 4 == 0 and whole and sr % 4 == 0:
+        return "v4", [base // 4, sb // 4, sr // 4, 1], sb2 // 4
+    if sr == 1 and R % 4 == 0 and whole and sc % 4 == 0:
+        return "t4", [base // 4, sb // 4, 1, sc // 4], sb2 // 4
+    fast = dims[0] if (sr < sc or C == 1) and R > 1 else dims[1]
+    return "s" + fast, [base, sb, sr, sc], sb2
 
 
 def _row_major(gpu, name, buf, base, B, B2, R, C, sb, sb2, sc):
