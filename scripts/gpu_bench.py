@@ -127,16 +127,21 @@ class Bench:
                     per[tile or "auto"] = f"error: {exc}"[:300]
             os.environ.pop(wmm.ENV_TILE, None)
             self.rt.run("matmul", c, (a, b), {})     # (the backend's choice: its tile)
-            got = self.rt.read(c)
-            ref = self.rt.read(a)[0].astype(np.float64) @ self.rt.read(b)[0].astype(np.float64)
-            err = float(np.max(np.abs(got[0] - ref)) / max(1.0, np.max(np.abs(ref))))
+            err = self.matmul_error(a, b, c, False, False)
             self.free(a, b, c)
             res[n] = {"tflops": per, "rel_err": err,
                       "auto_tile": getattr(self.be.gpu, "matmul_last", (None, None))[1]}
-            print(f"matmul {n}^3: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                                                for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
-                  flush=True)
+            print_tflops(f"{n}^3", per, err)
         return res
+
+    def matmul_error(self, a, b, c, ta, tb):
+        """c against a @ b in float64 (a / b stored transposed when ta / tb): the largest
+        error relative to the largest product (at least 1)."""
+        got = self.rt.read(c)
+        ha = self.rt.read(a).astype(np.float64)
+        hb = self.rt.read(b).astype(np.float64)
+        ref = (ha.transpose(0, 2, 1) if ta else ha) @ (hb.transpose(0, 2, 1) if tb else hb)
+        return float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
 
     def matmul_operands(self, B, M, K, N, ta, tb, rng=None):
         """(a, b, c, a's view, b's view) of a (B, M, K) @ (B, K, N) product, each operand
@@ -202,18 +207,12 @@ class Bench:
             self.rt.run("matmul", c, (av, bv), {})
             cls = getattr(self.be.gpu, "matmul_last", (None,))[0] or \
                 wmm.shape_class(B, M, N, K)
-            got = self.rt.read(c)
-            ha = self.rt.read(a).astype(np.float64)
-            hb = self.rt.read(b).astype(np.float64)
-            ref = (ha.transpose(0, 2, 1) if ta else ha) @ (hb.transpose(0, 2, 1) if tb else hb)
-            err = float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
+            err = self.matmul_error(a, b, c, ta, tb)
             self.free(a, b, c)
             res[name] = {"shape": [B, M, K, N, ta, tb], "tflops": per, "rel_err": err,
                          "class": cls,
                          "auto_tile": getattr(self.be.gpu, "matmul_last", (None, None))[1]}
-            print(f"matmul {name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                                                 for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
-                  flush=True)
+            print_tflops(name, per, err)
         return res
 
     def matmul_occupancy(self, shapes, tiles):
@@ -740,6 +739,12 @@ def torch_matmul(sizes):
 
 # name: (B, M, K, N, A stored transposed, B stored transposed); n^3 squares and the
 # products of one GPT step (B*H 384, T 256, head 64; B*T 16384, C 384), forward and backward
+def print_tflops(name, per, err):
+    print(f"matmul {name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
+          flush=True)
+
+
 def matmul_shapes(quick):
     if quick:
         return {"sq 256": (1, 256, 256, 256, 0, 0),
