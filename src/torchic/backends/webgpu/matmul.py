@@ -76,17 +76,17 @@ CONFIGS = {
     "128x128x16-8x16": (128, 128, 16, 8, 16),
     "64x64x16-8x8": (64, 64, 16, 8, 8),
     "64x32x16-4x4": (64, 32, 16, 4, 4),
-    # "-km": A's slice stored transposed in workgroup memory (As[k][m/4], see _build)
+    # "-km": A's slice stored transposed in workgroup memory (As[k][m/4], see Slice)
     "128x128x8-km": (128, 128, 8, 8, 8),
     "64x128x16-km": (64, 128, 16, 8, 8),
     "128x64x16-km": (128, 64, 16, 8, 8),
     "64x64x16-8x8-km": (64, 64, 16, 8, 8),
-    # "-p": pipelined across the slice's barrier (_build)
+    # "-p": pipelined across the slice's barrier (_slice_loop)
     "128x64x16-km-p": (128, 64, 16, 8, 8),
     "64x128x16-km-p": (64, 128, 16, 8, 8),
     "128x128x8-km-p": (128, 128, 8, 8, 8),
     "64x64x16-8x8-km-p": (64, 64, 16, 8, 8),
-    # "-sb": one slice buffer in workgroup memory instead of two (_build)
+    # "-sb": one slice buffer in workgroup memory instead of two (_slice_loop)
     "64x64x16-8x8-km-p-sb": (64, 64, 16, 8, 8),
     "128x64x16-km-p-sb": (128, 64, 16, 8, 8),
     "64x128x16-sb": (64, 128, 16, 8, 8),
@@ -411,16 +411,30 @@ def _guarded(reg, conds, ld):
     return [f"{reg} = vec4<f32>(0.0);", f"if ({' && '.join(conds)}) {{ {ld} }}"]
 
 
+@dataclass(frozen=True)
+class Tile:
+    """A tile's shape (CONFIGS) and what follows from it: NX x MY invocations, each owning
+    TM rows and TG vec4 column groups of C; ASZ / BSZ vec4s in one A / B slice buffer."""
+    BM: int
+    BN: int
+    BK: int
+    TM: int
+    TN: int
+
+    NX = property(lambda t: t.BN // t.TN)
+    MY = property(lambda t: t.BM // t.TM)
+    T = property(lambda t: t.NX * t.MY)
+    TG = property(lambda t: t.TN // 4)
+    ASZ = property(lambda t: t.BM * t.BK // 4)
+    BSZ = property(lambda t: t.BK * t.BN // 4)
+
+
 def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=False, epi=None,
            single=False):
-    BM, BN, BK, TM, TN = cfg
+    t = Tile(*cfg)
     assert km or not pipe
-    nbuf, nxt = (1, "0u") if single else (2, "(1u - cur)")   # slice buffers; the next one
-    NX, MY = BN // TN, BM // TM
-    T = NX * MY
-    BM4, BK4, BN4, TG = BM // 4, BK // 4, BN // 4, TN // 4
-    ASZ, BSZ = BM * BK4, BK * BN4           # vec4s of one A / B buffer
-    assert ASZ % T == 0 and BSZ % T == 0 and ASZ >= T and BSZ >= T
+    nbuf = 1 if single else 2           # slice buffers
+    assert t.ASZ % t.T == 0 and t.BSZ % t.T == 0 and t.ASZ >= t.T and t.BSZ >= t.T
     bind = [("C", "v4" if omode == "v4" else "f32"),
             ("A", "v4" if amode in ("v4", "t4") else "f32"),
             ("B", "v4" if bmode in ("v4", "t4") else "f32")] + ([("Bi", "f32")] if bias else [])
@@ -429,28 +443,39 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=Fals
     src = wgsl.header(bind)
     if epi is not None:
         src += epilogue.functions(epi, EPILOGUE_WORD0)
-    src += f"var<workgroup> As: array<vec4<f32>, {nbuf * ASZ}>;\n"
-    src += f"var<workgroup> Bs: array<vec4<f32>, {nbuf * BSZ}>;\n"
+    src += f"var<workgroup> As: array<vec4<f32>, {nbuf * t.ASZ}>;\n"
+    src += f"var<workgroup> Bs: array<vec4<f32>, {nbuf * t.BSZ}>;\n"
     (M, N, K, abase, asb, asm, ask, bbase, bsb, bsk, bsn, cbase, batch0, S, kc, btot,
      B2, asb2, bsb2, bias0, bias_s) = (par(i) for i in range(21))
-    m, n = Dim("m", BM, asm, cm, "M", "m0"), Dim("n", BN, bsn, cn, "N", "n0")
-    A = Slice("A", Dim("k", BK, ask, ck, "K"), m, amode, T) if km else \
-        Slice("A", m, Dim("k", BK, ask, ck, "K"), amode, T)
-    B = Slice("B", Dim("k", BK, bsk, ck, "K"), n, bmode, T)
+    m, n = Dim("m", t.BM, asm, cm, "M", "m0"), Dim("n", t.BN, bsn, cn, "N", "n0")
+    A = Slice("A", Dim("k", t.BK, ask, ck, "K"), m, amode, t.T) if km else \
+        Slice("A", m, Dim("k", t.BK, ask, ck, "K"), amode, t.T)
+    B = Slice("B", Dim("k", t.BK, bsk, ck, "K"), n, bmode, t.T)
     # split-K: z enumerates (batch, split); split sp covers K range [kst, kst + kc)
     L = [f"let M = {M};", f"let N = {N};",
          f"let zz = wid.z + {batch0};", f"let bz = zz / {S};", f"let sp = zz % {S};",
          f"let kst = sp * {kc};", f"let K = min({K} - kst, {kc});",
-         f"let m0 = wid.y * {BM}u;", f"let n0 = wid.x * {BN}u;",
-         f"let tx = lid % {NX}u;", f"let ty = lid / {NX}u;",
+         f"let m0 = wid.y * {t.BM}u;", f"let n0 = wid.x * {t.BN}u;",
+         f"let tx = lid % {t.NX}u;", f"let ty = lid / {t.NX}u;",
          # batch item bz: (bz / B2, bz % B2) over two batch strides (3-d: B2 1, inner 0)
          f"let abat = {abase} + (bz / {B2}) * {asb} + (bz % {B2}) * {asb2} + "
          f"{A.k_offset('kst')};",
          f"let bbat = {bbase} + (bz / {B2}) * {bsb} + (bz % {B2}) * {bsb2} + "
          f"{B.k_offset('kst')};",
-         f"let nt = (K + {BK - 1}u) / {BK}u;"]
+         f"let nt = (K + {t.BK - 1}u) / {t.BK}u;"]
     # -- per-invocation load coordinates (hoisted) --------------------------------------
     L += A.setup() + B.setup()
+    L += _slice_loop(t, A, B, km, pipe, single)
+    words = (cbase, btot, bias0, bias_s)
+    L += _store_c(t, omode, cm, cn, km, bias, epi, words)
+    src += wgsl.entry(t.T) + "  " + "\n  ".join(L) + "\n}\n"
+    return src, len(bind)
+
+
+def _slice_loop(t, A, B, km, pipe, single):
+    """The accumulators, the first slice's load, and the loop over K's slices: load the
+    next slice into registers, multiply this one from workgroup memory, store the next."""
+    nxt = "0u" if single else "(1u - cur)"      # the buffer the next slice goes to
 
     def load(k0):
         return A.load(k0) + B.load(k0)
@@ -458,17 +483,9 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=Fals
     def store(buf):
         return A.store(buf) + B.store(buf)
 
-    for i in range(TM):
-        for g in range(TG):
-            L.append(f"var c{i}_{g} = vec4<f32>(0.0);")
-    # the rows an invocation owns: TM rows spaced MY apart, or (km) TM/4 groups of 4
-    # contiguous rows, the groups 4 * MY apart (one vec4 of the transposed As per group)
-    def row(i):
-        return f"(ty + {i * MY}u)" if not km else f"(ty + {(i // 4) * MY}u) * 4u + {i % 4}u"
-    for i in range(TM if not km else 0):
-        L.append(f"let ar{i} = (ty + {i * MY}u) * {BK4}u;")
-    for g in range(TG):
-        L.append(f"let bc{g} = tx + {g * NX}u;")
+    L = [f"var c{i}_{g} = vec4<f32>(0.0);" for i in range(t.TM) for g in range(t.TG)]
+    L += [f"let ar{i} = (ty + {i * t.MY}u) * {t.BK // 4}u;" for i in range(t.TM if not km else 0)]
+    L += [f"let bc{g} = tx + {g * t.NX}u;" for g in range(t.TG)]
     L.append("if (nt > 0u) {")
     L += ["  " + s for s in load("0u") + store("0u")]
     L.append("}")
@@ -476,53 +493,59 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=Fals
     if pipe:
         # (pipelined: the next slice's first operands, read right after its barrier, while
         # the last k of this slice is multiplied from registers)
-        L += [f"var fa{q} = As[{q * MY}u + ty];" for q in range(TM // 4)]
-        L += [f"var fb{g} = Bs[bc{g}];" for g in range(TG)]
+        L += [f"var fa{q} = As[{q * t.MY}u + ty];" for q in range(t.TM // 4)]
+        L += [f"var fb{g} = Bs[bc{g}];" for g in range(t.TG)]
     L.append("for (var t = 0u; t < nt; t = t + 1u) {")
     body = ["let cur = 0u;" if single else "let cur = t & 1u;", "let more = t + 1u < nt;",
-            f"let kn = (t + 1u) * {BK}u;",
+            f"let kn = (t + 1u) * {t.BK}u;",
             "if (more) {"] + ["  " + s for s in load("kn")] + ["}"]
-    body += [f"let ab = cur * {ASZ}u;", f"let bb = cur * {BSZ}u;"]
-    for k4 in range(BK4 if km else 0):
+    body += [f"let ab = cur * {t.ASZ}u;", f"let bb = cur * {t.BSZ}u;"]
+    BM4, BN4 = t.BM // 4, t.BN // 4
+    for k4 in range(t.BK // 4 if km else 0):
         for kk in range(4):
             k = k4 * 4 + kk
-            for q in range(TM // 4):
+            for q in range(t.TM // 4):
                 body.append(f"let a{k}_{q} = fa{q};" if pipe and k == 0 else
-                            f"let a{k}_{q} = As[ab + {k * BM4 + q * MY}u + ty];")
-            for g in range(TG):
+                            f"let a{k}_{q} = As[ab + {k * BM4 + q * t.MY}u + ty];")
+            for g in range(t.TG):
                 body.append(f"let b{k}_{g} = fb{g};" if pipe and k == 0 else
                             f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
-            if pipe and k == BK - 1:
+            if pipe and k == t.BK - 1:
                 # (one buffer: every read of this slice is in registers after a barrier)
                 body += ["workgroupBarrier();"] if single else []
                 body += ["if (more) {"] + ["  " + s for s in store(nxt)] + ["}",
                                                                           "workgroupBarrier();"]
-                body += [f"fa{q} = As[{nxt} * {ASZ}u + {q * MY}u + ty];"
-                         for q in range(TM // 4)]
-                body += [f"fb{g} = Bs[{nxt} * {BSZ}u + bc{g}];" for g in range(TG)]
-            for i in range(TM):
-                for g in range(TG):
+                body += [f"fa{q} = As[{nxt} * {t.ASZ}u + {q * t.MY}u + ty];"
+                         for q in range(t.TM // 4)]
+                body += [f"fb{g} = Bs[{nxt} * {t.BSZ}u + bc{g}];" for g in range(t.TG)]
+            for i in range(t.TM):
+                for g in range(t.TG):
                     body.append(f"c{i}_{g} = fma(vec4<f32>(a{k}_{i // 4}.{XYZW[i % 4]}), "
                                 f"b{k}_{g}, c{i}_{g});")
-    for k4 in range(BK4 if not km else 0):
-        for i in range(TM):
+    for k4 in range(t.BK // 4 if not km else 0):
+        for i in range(t.TM):
             body.append(f"let a{k4}_{i} = As[ab + ar{i} + {k4}u];")
         for kk in range(4):
             k = k4 * 4 + kk
-            for g in range(TG):
+            for g in range(t.TG):
                 body.append(f"let b{k}_{g} = Bs[bb + {k * BN4}u + bc{g}];")
-            comp = "xyzw"[kk]
-            for i in range(TM):
-                for g in range(TG):
-                    body.append(f"c{i}_{g} = fma(vec4<f32>(a{k4}_{i}.{comp}), b{k}_{g}, c{i}_{g});")
+            for i in range(t.TM):
+                for g in range(t.TG):
+                    body.append(f"c{i}_{g} = fma(vec4<f32>(a{k4}_{i}.{XYZW[kk]}), "
+                                f"b{k}_{g}, c{i}_{g});")
     if not pipe:
         body += ["workgroupBarrier();"] if single else []
         body += ["if (more) {"] + ["  " + s for s in store(nxt)] + ["}", "workgroupBarrier();"]
-    L += ["  " + s for s in body]
-    L.append("}")
-    # -- write C ---------------------------------------------------------------------------
-    L.append(f"let cbat = {cbase} + (sp * {btot} + bz) * M * N{' / 4u' if omode == 'v4' else ''};")
-    for g in range(TG if bias else 0):
+    return L + ["  " + s for s in body] + ["}"]
+
+
+def _store_c(t, omode, cm, cn, km, bias, epi, words):
+    """Store the accumulators into C (vec4s, or scalars when omode is "s"), adding
+    matmul_bias's bias and applying a fused epilogue's stages on the way."""
+    cbase, btot, bias0, bias_s = words
+    NX, MY = t.NX, t.MY
+    L = [f"let cbat = {cbase} + (sp * {btot} + bz) * M * N{' / 4u' if omode == 'v4' else ''};"]
+    for g in range(t.TG if bias else 0):
         # (matmul_bias: the bias of this invocation's columns, added where C is stored)
         L.append(f"var bv{g} = vec4<f32>(0.0);")
         for c in range(4):
@@ -530,9 +553,12 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=Fals
             L.append(f"if ({col} < N) {{ bv{g}.{'xyzw'[c]} = Bi[{bias0} + ({col}) * {bias_s}]; }}")
     if epi is not None:
         L += epilogue.setup(epi, EPILOGUE_WORD0, "bz")
-    for i in range(TM):
-        L.append(f"let om{i} = m0 + {row(i)};")
-        for g in range(TG):
+    for i in range(t.TM):
+        # the rows an invocation owns: TM rows spaced MY apart, or (km) TM/4 groups of 4
+        # contiguous rows, the groups 4 * MY apart (one vec4 of the transposed As per group)
+        row = f"(ty + {i * MY}u)" if not km else f"(ty + {(i // 4) * MY}u) * 4u + {i % 4}u"
+        L.append(f"let om{i} = m0 + {row};")
+        for g in range(t.TG):
             L.append(f"let on{i}_{g} = n0 + tx * 4u + {g * NX * 4}u;")
             acc = f"(c{i}_{g} + bv{g})" if bias else f"c{i}_{g}"
             if omode == "v4":
@@ -547,8 +573,7 @@ def _build(cfg, amode, bmode, omode, cm, cn, ck, km=False, pipe=False, bias=Fals
                     conds = ([f"om{i} < M"] if cm else []) + [f"on{i}_{g} + {c}u < N"]
                     L.append(f"if ({' && '.join(conds)}) {{ C[cbat + om{i} * N + on{i}_{g} + {c}u]"
                              f" = {acc}.{'xyzw'[c]}; }}")
-    src += wgsl.entry(T) + "  " + "\n  ".join(L) + "\n}\n"
-    return src, len(bind)
+    return L
 
 
 def run(gpu, out, ins, *, buffers, tile=None, stages=None):
