@@ -240,8 +240,8 @@ def _program(gpu, key, build):
 #   "same":   unit-stride along inner: one vec4 load, stored as it is;
 #   "cross":  unit-stride along outer: 4x4 blocks (one vec4 along outer at each of 4
 #             consecutive inner elements), transposed in registers before the store;
-#   "scalar": 4 scalar loads a vec4, neighbouring invocations along the dim (`fast`) with
-#             the smaller stride, so that they read neighbouring addresses.
+#   "scalar": 4 scalar loads a vec4, neighbouring invocations along the dim with the
+#             smaller stride (the mode's letter), so that they read neighbouring addresses.
 # A's v4 / t4 load modes are vector loads along K / M, B's along N / K; "sk" / "sm" / "sn"
 # are scalar loads whose neighbouring invocations take neighbouring k / m / n.
 VECTOR_DIM = {"A": {"v4": "k", "t4": "m"}, "B": {"v4": "n", "t4": "k"}}
@@ -314,7 +314,8 @@ class Slice:
         return f"{k} / 4u" if vector_k else f"{k} * {self.k.stride}"
 
     def index(self, dim, j):
-        """Slice coordinate along `dim` of invocation's load j (cross outer: in vec4s)."""
+        """Load j's element coordinate in the slice along `dim` (an index variable counts
+        elements along a scalar or same-relation outer dim, vec4s otherwise)."""
         var = f"{self.p}{dim.letter}{j}"
         scaled = dim is self.inner or self.relation == "cross"
         return f"{var} * 4u" if scaled else var
