@@ -737,14 +737,14 @@ def torch_matmul(sizes):
     return res
 
 
-# name: (B, M, K, N, A stored transposed, B stored transposed); n^3 squares and the
-# products of one GPT step (B*H 384, T 256, head 64; B*T 16384, C 384), forward and backward
 def print_tflops(name, per, err):
     print(f"matmul {name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                          for k, v in per.items()) + f" TFLOPS (err {err:.1e})",
           flush=True)
 
 
+# name: (B, M, K, N, A stored transposed, B stored transposed); n^3 squares and the
+# products of one GPT step (B*H 384, T 256, head 64; B*T 16384, C 384), forward and backward
 def matmul_shapes(quick):
     if quick:
         return {"sq 256": (1, 256, 256, 256, 0, 0),
