@@ -281,10 +281,14 @@ class Slice:
         return self.name.lower()
 
     @property
+    def vector(self):        # the letter of the dim its vec4 loads run along (scalar: None)
+        return VECTOR_DIM[self.name].get(self.mode)
+
+    @property
     def relation(self):
-        if self.mode[0] == "s":
+        if self.vector is None:
             return "scalar"
-        return "same" if VECTOR_DIM[self.name][self.mode] == self.inner.letter else "cross"
+        return "same" if self.vector == self.inner.letter else "cross"
 
     @property
     def size(self):          # vec4s in one buffer
@@ -310,8 +314,7 @@ class Slice:
 
     def k_offset(self, k):
         """The offset of K index `k` in the operand's words (vec4s along a unit-stride K)."""
-        vector_k = self.mode[0] != "s" and VECTOR_DIM[self.name][self.mode] == "k"
-        return f"{k} / 4u" if vector_k else f"{k} * {self.k.stride}"
+        return f"{k} / 4u" if self.vector == "k" else f"{k} * {self.k.stride}"
 
     def index(self, dim, j):
         """Load j's element coordinate in the slice along `dim` (an index variable counts
@@ -337,8 +340,7 @@ class Slice:
                 L += [f"let {p}st{j} = {o} * {I4}u + {i};"]
             parts = []
             for dim, var in ((self.outer, o), (self.inner, i)):
-                vector = rel != "scalar" and (dim is self.inner) == (rel == "same")
-                if vector:
+                if dim.letter == self.vector:
                     parts.append(var if dim.is_k else f"{dim.start} / 4u + {var}")
                 elif dim.is_k:
                     parts.append(f"{self.index(dim, j)} * {dim.stride}")

@@ -204,10 +204,10 @@ def _encode(gpu, calls, programs, start, end):
     set_pipeline = lib.wgpuComputePassEncoderSetPipeline
     set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
     dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
-    last = None
+    last, profiling = None, gpu.profiling is not None
     for i in range(start, end):
         pipeline, bind_group, offset, (x, y, z) = calls[i]
-        if gpu.profiling is not None:   # (benchmarks: each dispatch in a timed pass)
+        if profiling:                   # (benchmarks: each dispatch in a timed pass)
             raw, last = gpu._profiled_pass(programs[i])._internal, None
         if pipeline is not last:
             set_pipeline(raw, pipeline)
