@@ -21,10 +21,12 @@ What is measured, and how
 * --occupancy: matmul workgroups resident at once per shape and tile (counted by the
   kernels themselves), beside the sweep.
 * gpt (issue 17): the nanoGPT shakespeare_char-shaped GPT of torchic/bench/gpt.py (6 layers,
-  6 heads, 384 wide, context 256, batch 64, dropout 0.2, AdamW; --quick: 2 x 64, T 32, b 8),
-  ms per training step (incl. loss.item()) of torchic webgpu eager and torchic.compile'd,
-  torch CUDA eager and torch.compile'd; then --gpt-steps (500) steps of training from the
-  same weights and batches on torchic and torch: wall time, final train / val loss. The text
+  6 heads, 384 wide, context 256, batch 64, dropout 0.2, AdamW, gradients clipped at 1;
+  --quick: 2 x 64, T 32, b 8), ms per training step (incl. loss.item(), the learning rate
+  held at 1e-3) of torchic webgpu eager and torchic.compile'd, torch CUDA eager and
+  torch.compile'd; then --gpt-steps (500) steps of training with nanoGPT's schedule (warm-up
+  over 100 steps, then the cosine decay) from the same weights and batches on torchic and
+  torch: wall time, final train / val loss. The text
   is the `names` package's names; --gpt-text FILE trains on a local file instead.
 """
 
@@ -466,11 +468,11 @@ def _ms(step, seconds):
     return 1e3 / steps_per_second(step, seconds)
 
 
-def _torch_gpt_step(cfg, data, vocab, compiled):
+def _torch_gpt_step(cfg, data, vocab, compiled, schedule=False):
     import torch
     torch.manual_seed(1337)
     return gpt.training_step(torch, cfg, data, vocab, device="cuda",
-                             compile=torch.compile if compiled else None)
+                             compile=torch.compile if compiled else None, schedule=schedule)
 
 
 def gpt_step_times(quick, with_torch, text_path=None):
@@ -480,7 +482,8 @@ def gpt_step_times(quick, with_torch, text_path=None):
     row = {"config": gpt.label(cfg), "text": name, "vocab": vocab}
     be = torchic.dispatcher.runtime().backend
     torchic.manual_seed(1337)
-    step = gpt.training_step(torchic, cfg, data, vocab)
+    # (the step-time runs hold the learning rate: gpt.training_step's schedule=False)
+    step = gpt.training_step(torchic, cfg, data, vocab, schedule=False)
     row["params"] = sum(p.numel() for p in step.model.parameters())
     step()
     s0 = dict(be.gpu.stats)
@@ -490,11 +493,13 @@ def gpt_step_times(quick, with_torch, text_path=None):
     row["torchic_ms"] = _ms(step, seconds)
     del step
     row["compiled_ms"] = _guarded(lambda: _ms(
-        gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile), seconds))
+        gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile,
+                          schedule=False), seconds))
     # what the matmul epilogues buy (fuse.epilogues), in the same run
     os.environ["TORCHIC_WEBGPU_EPILOGUES"] = "0"
     row["compiled_no_epilogues_ms"] = _guarded(lambda: _ms(
-        gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile), seconds))
+        gpt.training_step(torchic, cfg, data, vocab, compile=torchic.compile,
+                          schedule=False), seconds))
     os.environ.pop("TORCHIC_WEBGPU_EPILOGUES")
     if with_torch:
         import torch
@@ -524,7 +529,7 @@ def gpt_profile(quick, text_path=None, top=25, compiled=False):
     be = torchic.dispatcher.runtime().backend
     torchic.manual_seed(1337)
     step = gpt.training_step(torchic, cfg, data, vocab,
-                             compile=torchic.compile if compiled else None)
+                             compile=torchic.compile if compiled else None, schedule=False)
     t = time.perf_counter()
     while time.perf_counter() - t < 1.0:    # (recorded, and the GPU at its working clocks)
         step()
@@ -642,7 +647,8 @@ def gpt_training(quick, with_torch, steps, text_path=None, eval_iters=None):
                               mode="eager")
     if with_torch:
         import torch
-        out["torch_cuda"] = dict(run(torch, lambda: _torch_gpt_step(cfg, data, vocab, False)),
+        out["torch_cuda"] = dict(run(torch, lambda: _torch_gpt_step(cfg, data, vocab, False,
+                                                                    schedule=True)),
                                  mode="eager")
     print("gpt training", out, flush=True)
     return out

@@ -1,6 +1,6 @@
 """The bench's GPT (torchic/bench/gpt.py, issue 17) against PyTorch: the same model source
 run by both libraries from the same NumPy weights and batches, AdamW with nanoGPT's
-parameter groups, dropout 0.2.
+parameter groups and learning-rate schedule, gradients clipped at norm 1, dropout 0.2.
 
 Dropout masks: PyTorch's CPU mask is not a fixed function of the seed (Intel CPUs with MKL
 draw it from an MCG31 stream seeded by one mt19937 draw, other CPUs compare mt19937 doubles
@@ -17,8 +17,10 @@ from torchic.bench import gpt, suites
 
 torch = pytest.importorskip("torch")
 
-# small enough for lavapipe: 2 layers, 2 heads, embedding 32, context 16, batch 4
-CFG = dict(gpt.SMALL, n_embd=32, block=16, batch=4)
+# small enough for lavapipe: 2 layers, 2 heads, embedding 32, context 16, batch 4; the
+# learning rate warms up over 10 steps (not 100), so the 50 steps see the warm-up, the
+# decay and the changing rate in a compiled step
+CFG = dict(gpt.SMALL, n_embd=32, block=16, batch=4, warmup_iters=10)
 STEPS = 50
 
 
@@ -49,7 +51,8 @@ def test_gpt_model_is_the_same_module_tree(text):
 
 def test_gpt_compiled_step_is_the_eager_step(backend, text):
     """torchic.compile of the training step (what gpu_bench times) with torchic's own
-    dropout: the same seed gives the eager losses."""
+    dropout: the same seed gives the eager losses (the replays run at the warm-up's new
+    learning rate each step, as the eager steps do)."""
     import torchic
     data, vocab = text
     runs = []
@@ -59,6 +62,16 @@ def test_gpt_compiled_step_is_the_eager_step(backend, text):
         runs.append([step() for _ in range(5)])
     np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)
     assert len(set(runs[0])) == 5
+
+
+def test_learning_rate_schedule_is_nanogpts():
+    cfg = dict(gpt.FULL)
+    assert gpt.learning_rate(cfg, 0) == pytest.approx(1e-3 / 101)
+    assert gpt.learning_rate(cfg, 99) == pytest.approx(1e-3 * 100 / 101)
+    assert gpt.learning_rate(cfg, 100) == pytest.approx(1e-3)          # the top of the cosine
+    assert gpt.learning_rate(cfg, 2550) == pytest.approx((1e-3 + 1e-4) / 2)   # half-way down
+    assert gpt.learning_rate(cfg, 5000) == pytest.approx(1e-4)
+    assert gpt.learning_rate(cfg, 9000) == 1e-4
 
 
 def test_gpt_rows_in_the_bench():

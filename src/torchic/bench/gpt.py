@@ -3,7 +3,9 @@ spelling and run by torchic and by PyTorch (issue 17).
 
 `gpt_class(lib)` defines the model with `lib` = torchic or torch (the same source: nn.Embedding,
 nn.LayerNorm, nn.Linear, nn.Dropout, causal self-attention through a tril buffer + masked_fill +
-softmax, a GELU MLP, lm_head tied to the token embedding). The weights come from NumPy
+softmax, a GELU MLP, lm_head tied to the token embedding), trained as nanoGPT's train.py does
+(AdamW, the learning rate warmed up then decayed along a cosine, gradients clipped at norm
+1: `training_step`). The weights come from NumPy
 (nanoGPT's init, one seeded stream per parameter name, so neither library's generator or
 parameter order decides them) and the batches from a NumPy generator, so both libraries
 start from identical weights and see identical batches. Dropout masks are each library's
@@ -17,14 +19,18 @@ The text is the `names` package's census names (a dependency: nothing is downloa
 
 import functools
 import importlib.resources
+import itertools
 import math
 import zlib
 
 import numpy as np
 
-# nanoGPT's config/train_shakespeare_char.py (bias kept: nanoGPT's GPTConfig default)
+# nanoGPT's config/train_shakespeare_char.py (bias kept: nanoGPT's GPTConfig default) and
+# train.py's schedule: the learning rate warms up linearly over warmup_iters, then decays
+# along a cosine to min_lr at lr_decay_iters; gradients are clipped to norm grad_clip
 FULL = {"n_layer": 6, "n_head": 6, "n_embd": 384, "block": 256, "batch": 64, "dropout": 0.2,
-        "lr": 1e-3, "betas": (0.9, 0.99), "weight_decay": 0.1, "eps": 1e-8}
+        "lr": 1e-3, "betas": (0.9, 0.99), "weight_decay": 0.1, "eps": 1e-8,
+        "warmup_iters": 100, "lr_decay_iters": 5000, "min_lr": 1e-4, "grad_clip": 1.0}
 SMALL = dict(FULL, n_layer=2, n_head=2, n_embd=64, block=32, batch=8)
 
 
@@ -180,6 +186,17 @@ def optimizer(lib, model, cfg):
     return lib.optim.AdamW(groups, lr=cfg["lr"], betas=cfg["betas"], eps=cfg["eps"])
 
 
+def learning_rate(cfg, it):
+    """nanoGPT's get_lr: the learning rate of iteration `it` (counted from 0)."""
+    warmup, decay, top, low = cfg["warmup_iters"], cfg["lr_decay_iters"], cfg["lr"], cfg["min_lr"]
+    if it < warmup:
+        return top * (it + 1) / (warmup + 1)
+    if it > decay:
+        return low
+    ratio = (it - warmup) / (decay - warmup)
+    return low + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (top - low)
+
+
 def index_fn(lib, device=None):
     """NumPy int array -> lib's index tensor (torch: int64 on `device`)."""
     if lib.__name__.startswith("torchic"):
@@ -187,30 +204,42 @@ def index_fn(lib, device=None):
     return lambda a: lib.from_numpy(a.astype(np.int64)).to(device or "cpu")
 
 
-def train_fn(model, opt):
-    """train(xb, yb) -> loss tensor: forward, backward and the AdamW update; what
-    torchic.compile / torch.compile wrap (the batch draw and the loss read stay outside)."""
+def train_fn(lib, model, opt, grad_clip):
+    """train(xb, yb) -> loss tensor: forward, backward, the gradients clipped to norm
+    grad_clip (0: not clipped) and the AdamW update; what torchic.compile / torch.compile
+    wrap (the batch draw, the learning rate and the loss read stay outside)."""
     def train(xb, yb):
         _, loss = model(xb, yb)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if grad_clip:
+            lib.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
         return loss
     return train
 
 
-def training_step(lib, cfg, data, vocab, device=None, seed=0, compile=None, batches=None):
-    """step() -> this step's training loss (a float): one nanoGPT iteration on `lib`.
-    `compile` wraps train_fn (torchic.compile, torch.compile); returns (step, model)."""
+def training_step(lib, cfg, data, vocab, device=None, seed=0, compile=None, batches=None,
+                  schedule=True):
+    """step() -> this step's training loss (a float): one nanoGPT iteration on `lib`, its
+    learning rate from `learning_rate` (schedule=False: cfg's lr at every step, as the
+    step-time runs hold it: torch.compile would compile its step again for each new lr).
+    `compile` wraps train_fn (torchic.compile, torch.compile). step.model, step.batches:
+    the model and the batch source."""
     model = build(lib, cfg, vocab, device, seed)
     model.train()
-    train = train_fn(model, optimizer(lib, model, cfg))
+    opt = optimizer(lib, model, cfg)
+    train = train_fn(lib, model, opt, cfg["grad_clip"])
     if compile is not None:
         train = compile(train)
     batches = batches or Batches(data, cfg["block"], cfg["batch"])
     to_index = index_fn(lib, device)
+    iteration = itertools.count()
 
     def step():
+        lr = learning_rate(cfg, next(iteration)) if schedule else cfg["lr"]
+        for group in opt.param_groups:
+            group["lr"] = lr
         xb, yb = batches.get("train")
         return train(to_index(xb), to_index(yb)).item()
     step.model, step.batches = model, batches

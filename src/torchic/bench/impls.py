@@ -343,7 +343,7 @@ class TorchicImpl(Impl):
         self.gpt_size_check(cfg)
         tc.manual_seed(suites.SEED)     # torchic's dropout masks
         return gpt.training_step(tc, cfg, *suites.gpt_data(),
-                                 compile=tc.compile if compiled else None)
+                                 compile=tc.compile if compiled else None, schedule=False)
 
 
 # -- NumPy -----------------------------------------------------------------------------------
@@ -609,7 +609,7 @@ class TorchImpl(Impl):
         self.gpt_size_check(cfg)
         torch.manual_seed(suites.SEED)
         step = gpt.training_step(torch, cfg, *suites.gpt_data(), device=self.device,
-                                 compile=torch.compile if compiled else None)
+                                 compile=torch.compile if compiled else None, schedule=False)
 
         def step_with_grad():
             with torch.enable_grad():
