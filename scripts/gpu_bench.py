@@ -21,12 +21,12 @@ What is measured, and how
 * --occupancy: matmul workgroups resident at once per shape and tile (counted by the
   kernels themselves), beside the sweep.
 * gpt (issue 17): the nanoGPT shakespeare_char-shaped GPT of torchic/bench/gpt.py (6 layers,
-  6 heads, 384 wide, context 256, batch 64, dropout 0.2, AdamW, gradients clipped at 1;
-  --quick: 2 x 64, T 32, b 8), ms per training step (incl. loss.item(), the learning rate
-  held at 1e-3) of torchic webgpu eager and torchic.compile'd, torch CUDA eager and
-  torch.compile'd; then --gpt-steps (500) steps of training with nanoGPT's schedule (warm-up
-  over 100 steps, then the cosine decay) from the same weights and batches on torchic and
-  torch: wall time, final train / val loss. The text
+  6 heads, 384 wide, context 256, batch 64, dropout 0.2, AdamW; --quick: 2 x 64, T 32, b 8),
+  ms per training step (incl. loss.item(), the learning rate held at 1e-3) of torchic
+  webgpu eager and torchic.compile'd, torch CUDA eager and torch.compile'd; then the loss
+  check and --gpt-steps (500) steps of training as nanoGPT's train.py runs them (the rate
+  warmed up over 100 steps, then decayed along a cosine; gradients clipped at norm 1), from
+  the same weights and batches on torchic and torch: wall time, final train / val loss. The text
   is the `names` package's names; --gpt-text FILE trains on a local file instead.
 """
 
@@ -482,7 +482,7 @@ def gpt_step_times(quick, with_torch, text_path=None):
     row = {"config": gpt.label(cfg), "text": name, "vocab": vocab}
     be = torchic.dispatcher.runtime().backend
     torchic.manual_seed(1337)
-    # (the step-time runs hold the learning rate: gpt.training_step's schedule=False)
+    # (the step-time runs time the fixed step: gpt.training_step's schedule=False)
     step = gpt.training_step(torchic, cfg, data, vocab, schedule=False)
     row["params"] = sum(p.numel() for p in step.model.parameters())
     step()

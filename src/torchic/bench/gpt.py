@@ -221,15 +221,16 @@ def train_fn(lib, model, opt, grad_clip):
 
 def training_step(lib, cfg, data, vocab, device=None, seed=0, compile=None, batches=None,
                   schedule=True):
-    """step() -> this step's training loss (a float): one nanoGPT iteration on `lib`, its
-    learning rate from `learning_rate` (schedule=False: cfg's lr at every step, as the
-    step-time runs hold it: torch.compile would compile its step again for each new lr).
-    `compile` wraps train_fn (torchic.compile, torch.compile). step.model, step.batches:
-    the model and the batch source."""
+    """step() -> this step's training loss (a float): one nanoGPT iteration on `lib`, at
+    the learning rate `learning_rate` gives, the gradients clipped at cfg's grad_clip.
+    schedule=False is the fixed step the step-time runs time: cfg's lr at every step
+    (torch.compile would compile its step again for each new rate) and no clipping (the
+    step the GPT step-time targets were set on). `compile` wraps train_fn (torchic.compile,
+    torch.compile). step.model, step.batches: the model and the batch source."""
     model = build(lib, cfg, vocab, device, seed)
     model.train()
     opt = optimizer(lib, model, cfg)
-    train = train_fn(lib, model, opt, cfg["grad_clip"])
+    train = train_fn(lib, model, opt, cfg["grad_clip"] if schedule else 0.0)
     if compile is not None:
         train = compile(train)
     batches = batches or Batches(data, cfg["block"], cfg["batch"])
