@@ -238,9 +238,10 @@ def training_step(lib, cfg, data, vocab, device=None, seed=0, compile=None, batc
     iteration = itertools.count()
 
     def step():
-        lr = learning_rate(cfg, next(iteration)) if schedule else cfg["lr"]
-        for group in opt.param_groups:
-            group["lr"] = lr
+        if schedule:
+            lr = learning_rate(cfg, next(iteration))
+            for group in opt.param_groups:
+                group["lr"] = lr
         xb, yb = batches.get("train")
         return train(to_index(xb), to_index(yb)).item()
     step.model, step.batches = model, batches
