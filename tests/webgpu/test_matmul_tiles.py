@@ -170,7 +170,8 @@ def test_every_config_divides_its_loads():
 
 
 @pytest.mark.parametrize("tile", ["64x64x16-8x8-km", "64x64x16-8x8-km-p",
-                                  "64x64x16-8x8-km-p-sb", "64x128x16-sb"])
+                                  "64x64x16-8x8-km-p-sb", "64x128x16-sb",
+                                  "128x128x16-8x16-km-p-sb"])
 def test_km_tiles_split_k_broadcast_and_scalar_modes(rt, heap, monkeypatch, tile):
     # A's slice stored transposed (km): each A load mode (v4 4x4 blocks, t4 direct, sm / sk
     # scalar) against NumPy float64, with a broadcast operand, an offset and split-K
@@ -239,3 +240,24 @@ def test_a_copied_transposed_for_km_tiles(rt, heap, monkeypatch):
     monkeypatch.setenv(matmul.ENV_RELAYOUT_A, "auto")
     monkeypatch.setenv(matmul.ENV_TILE, "64x64x16-8x8")
     assert _check(rt, heap, 1, 28, 36, many, "row", "row") == {("v4", "v4")}
+
+
+def test_the_adapters_tile_for_load_modes_comes_between_class_rows():
+    # "*/" + modes: the tile for those load modes in a class the table lacks; a class row
+    # with the modes still wins, and problems with other modes still take the class row
+    big = 48 << 10
+    table = {"o23k8/t4v4": "128x64x16-km", "*/t4v4": "64x64x16-8x8-km-p", "o23k8": "128x64x16",
+             "o22k11": "64x128x16"}
+    assert matmul.choose_tile(384, 256, 64, 256, big, table, "t4v4") == "128x64x16-km"
+    assert matmul.choose_tile(1, 2048, 2048, 2048, big, table, "t4v4") == "64x64x16-8x8-km-p"
+    assert matmul.choose_tile(1, 2048, 2048, 2048, big, table, "v4v4") == "64x128x16"
+    assert matmul.choose_tile(1, 4096, 4096, 4096, big, table, "v4v4") == "128x64x16"
+
+
+def test_h200_rows_take_a_km_tile_for_a_transposed_a():
+    # (the H200's table: A^T against a row-major B takes a km tile in every class, so a
+    # row-major A against many columns is copied transposed there)
+    table, big = matmul_table.TABLE["nvidia h200"], 48 << 10
+    for B, M, N, K in ((1, 2048, 2048, 4096), (1, 4096, 2048, 2048), (1, 3000, 700, 900),
+                       (1, 4096, 4096, 4096), (1, 2048, 2048, 2048)):
+        assert matmul.a_km(matmul.choose_tile(B, M, N, K, big, table, "t4v4")), (M, N, K)

@@ -89,6 +89,7 @@ CONFIGS = {
     # "-sb": one slice buffer in workgroup memory instead of two (_slice_loop)
     "64x64x16-8x8-km-p-sb": (64, 64, 16, 8, 8),
     "128x64x16-km-p-sb": (128, 64, 16, 8, 8),
+    "128x128x16-8x16-km-p-sb": (128, 128, 16, 8, 16),
     "64x128x16-sb": (64, 128, 16, 8, 8),
 }
 # The general path: largest first, a tile is used when it gives at least MIN_GROUPS
@@ -168,7 +169,8 @@ def tuned_table(gpu):
 def table_key(B, M, N, K, modes):
     """The tuner's key for a problem with operand load modes `modes` (amode + bmode, such as
     "t4v4"): its shape class, "/", the modes. The table is looked up by this key first,
-    then by the shape class alone (p @ v and p^T @ dy share a class and want other tiles)."""
+    then by "*/" + the modes (the adapter's tile for those modes), then by the shape class
+    alone (p @ v and p^T @ dy share a class and want other tiles)."""
     return f"{shape_class(B, M, N, K)}/{modes}"
 
 
@@ -177,7 +179,10 @@ def choose_tile(B, M, N, K, smem_limit, table=None, modes=None):
     if forced:
         return forced
     table = table or {}
-    for key in ((table_key(B, M, N, K, modes),) if modes else ()) + (shape_class(B, M, N, K),):
+    # (the class with these load modes, then the adapter's default for the modes, "*/" +
+    # modes, then the class alone)
+    keys = (table_key(B, M, N, K, modes), f"*/{modes}") if modes else ()
+    for key in keys + (shape_class(B, M, N, K),):
         hit = table.get(key)
         if hit in CONFIGS and smem_bytes(hit) <= smem_limit:
             return hit
