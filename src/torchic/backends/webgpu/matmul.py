@@ -46,8 +46,8 @@ Edge checks are baked in only for the dims that need them (M % BM, N % BN, K % B
 The programs are compiled without wgpu's runtime bounds checks (``_program``).
 
 The tile: the adapter's row of the tuner table (matmul_table.py, keyed by
-``table_key``: the shape class and the operands' load modes, then ``shape_class`` alone),
-else the general ladder: the largest tile that still gives the GPU enough workgroups.
+``table_key``: the shape class and the operands' load modes, then "*/" + the modes, then
+``shape_class`` alone), else the general ladder: the largest tile that still gives the GPU enough workgroups.
 """
 
 import os
