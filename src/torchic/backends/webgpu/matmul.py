@@ -47,7 +47,8 @@ The programs are compiled without wgpu's runtime bounds checks (``_program``).
 
 The tile: the adapter's row of the tuner table (matmul_table.py, keyed by
 ``table_key``: the shape class and the operands' load modes, then "*/" + the modes, then
-``shape_class`` alone), else the general ladder: the largest tile that still gives the GPU enough workgroups.
+``shape_class`` alone), else the general ladder: the largest tile that still gives the GPU
+enough workgroups.
 """
 
 import os
@@ -179,8 +180,6 @@ def choose_tile(B, M, N, K, smem_limit, table=None, modes=None):
     if forced:
         return forced
     table = table or {}
-    # (the class with these load modes, then the adapter's default for the modes, "*/" +
-    # modes, then the class alone)
     keys = (table_key(B, M, N, K, modes), f"*/{modes}") if modes else ()
     for key in keys + (shape_class(B, M, N, K),):
         hit = table.get(key)
