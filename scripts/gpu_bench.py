@@ -866,7 +866,8 @@ def main():
     result = {"machine": {"adapter": info["adapter"], "backend_type": info["backend_type"],
                           "adapter_type": info["adapter_type"], "python": platform.python_version(),
                           "wgpu": __import__("wgpu").__version__, "timestamps": b.ts,
-                          "host": platform.node()}}
+                          "host": platform.node(),
+                          "matmul_table": wmm.table_adapter(b.be.gpu.adapter.info)}}
     if with_torch:
         import torch
         result["machine"]["torch"] = torch.__version__
@@ -944,6 +945,8 @@ def to_markdown(r):
     m = r["machine"]
     lines = [f"### webgpu backend on {m['adapter']} ({m['backend_type']}, {m['adapter_type']}), "
              f"wgpu {m['wgpu']}" + (f", torch {m['torch']} on {m['cuda_device']}" if "torch" in m else ""),
+             "", f"tile choice: the matmul table rows of {m['matmul_table']!r}"
+             if m.get("matmul_table") else "tile choice: the general ladder (no matmul table rows)",
              ""]
     if "matmul" in r:
         def fl(t):

@@ -261,3 +261,17 @@ def test_h200_rows_take_a_km_tile_for_a_transposed_a():
     for B, M, N, K in ((1, 2048, 2048, 4096), (1, 4096, 2048, 2048), (1, 3000, 700, 900),
                        (1, 4096, 4096, 4096), (1, 2048, 2048, 2048)):
         assert matmul.a_km(matmul.choose_tile(B, M, N, K, big, table, "t4v4")), (M, N, K)
+
+
+def test_an_h100_takes_the_h200s_rows_until_tuned():
+    class Adapter:
+        def __init__(self, name):
+            self.info = {"device": name, "description": ""}
+
+    class Gpu:
+        def __init__(self, name):
+            self.adapter = Adapter(name)
+    h200 = matmul.tuned_table(Gpu("NVIDIA H200"))
+    assert h200 and matmul.tuned_table(Gpu("NVIDIA H100 80GB HBM3")) is h200
+    # an H100 of another SM count (PCIe: 114) keeps the ladder
+    assert matmul.tuned_table(Gpu("NVIDIA H100 PCIe")) == {}

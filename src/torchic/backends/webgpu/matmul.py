@@ -157,13 +157,18 @@ def adapter_key(info):
     return " ".join(str(info.get("device", "") or info.get("description", "")).lower().split())
 
 
+def table_adapter(info):
+    """The key of matmul_table.TABLE whose rows an adapter takes, or None (the ladder)."""
+    key = adapter_key(info)
+    return next((name for name in matmul_table.TABLE if name in key), None)
+
+
 def tuned_table(gpu):
     """{shape class: tile} measured on gpu's adapter, or {} (cached on the GPU object)."""
     table = getattr(gpu, "matmul_table", None)
     if table is None:
-        key = adapter_key(gpu.adapter.info)
-        table = gpu.matmul_table = next(
-            (t for name, t in matmul_table.TABLE.items() if name in key), {})
+        name = table_adapter(gpu.adapter.info)
+        table = gpu.matmul_table = matmul_table.TABLE[name] if name else {}
     return table
 
 
