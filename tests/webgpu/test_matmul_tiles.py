@@ -1,6 +1,8 @@
 """matmul: every tile with the vec4 load modes (v4: along the output's dims, t4: along K for
 B / along M for A, transposed in registers), the unchecked compile, and the tuner's table."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -264,14 +266,9 @@ def test_h200_rows_take_a_km_tile_for_a_transposed_a():
 
 
 def test_an_h100_takes_the_h200s_rows_until_tuned():
-    class Adapter:
-        def __init__(self, name):
-            self.info = {"device": name, "description": ""}
-
-    class Gpu:
-        def __init__(self, name):
-            self.adapter = Adapter(name)
-    h200 = matmul.tuned_table(Gpu("NVIDIA H200"))
-    assert h200 and matmul.tuned_table(Gpu("NVIDIA H100 80GB HBM3")) is h200
+    def gpu(name):
+        return SimpleNamespace(adapter=SimpleNamespace(info={"device": name, "description": ""}))
+    h200 = matmul.tuned_table(gpu("NVIDIA H200"))
+    assert h200 and matmul.tuned_table(gpu("NVIDIA H100 80GB HBM3")) is h200
     # an H100 of another SM count (PCIe: 114) keeps the ladder
-    assert matmul.tuned_table(Gpu("NVIDIA H100 PCIe")) == {}
+    assert matmul.tuned_table(gpu("NVIDIA H100 PCIe")) == {}
