@@ -247,6 +247,10 @@ NAN, INF = float("nan"), float("inf")
 SPECIAL = np.array([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e30, -1e30, 1e-30],
                    dtype=np.float32)
 SPECIAL_PAIRS = (SPECIAL[:, None], SPECIAL[None, :])
+# tiny and subnormal values, checked relatively (a formula such as (e^2x - 1) / (e^2x + 1)
+# gives tanh(1e-8) = 2.98e-8; a log2 that flushes subnormals gives (1e-45) ** 0.5 = 7.7e-20)
+TINY = np.array([1e-8, -1e-8, 1e-20, 4e-4, 1e-38, 1e-45, -1e-45], dtype=np.float32)
+SPECIAL_TINY = np.concatenate([SPECIAL, TINY])
 SPECIAL_ROWS = np.array([          # rows for reductions and row ops
     [NAN, 1.0, 2.0, 0.5],
     [INF, 1.0, 2.0, 0.5],
@@ -346,8 +350,9 @@ def unary(name, fn, ref, domain="real", ops=None, **kw):
 
 def binary(name, fn, ref, domain=("real", "real"), ops=None, **kw):
     """A binary elementwise op's row: two (4, 3) inputs, the non-finite pairs."""
+    kw.setdefault("special", Special(SPECIAL_PAIRS))
     case(name, fn, ref, "binary", ops or (name,), [(4, 3), (4, 3)], domain=domain,
-         kernel=_primitive(name), special=Special(SPECIAL_PAIRS), **kw)
+         kernel=_primitive(name), **kw)
 
 
 def comparison(name, fn, ref):
@@ -367,10 +372,11 @@ unary("exp", torchic.exp, np.exp, dfdx=np.exp, accuracy=("ulp", 3, -104.5, 89.0)
 unary("log", torchic.log, np.log, "pos", dfdx=lambda x: 1 / x, accuracy=("ulp", 3, 0.5, 2.0))
 unary("relu", torchic.relu, lambda a: np.maximum(a, 0), kinks=True)
 unary("tanh", torchic.tanh, np.tanh, dfdx=lambda x: 1 - np.tanh(x) ** 2,
-      accuracy=("abs", 1e-6, -30.0, 30.0))
+      accuracy=("abs", 1e-6, -30.0, 30.0), special=Special((SPECIAL_TINY,)))
 unary("sigmoid", torchic.sigmoid, _sigmoid, dfdx=lambda x: _sigmoid(x) * (1 - _sigmoid(x)),
       accuracy=("abs", 1e-6, -30.0, 30.0))
-unary("sqrt", torchic.sqrt, np.sqrt, "pos", dfdx=lambda x: 1 / (2 * np.sqrt(x)))
+unary("sqrt", torchic.sqrt, np.sqrt, "pos", dfdx=lambda x: 1 / (2 * np.sqrt(x)),
+      special=Special((SPECIAL_TINY,)))
 unary("abs", torchic.abs, np.abs, kinks=True)
 unary("sin", torchic.sin, np.sin, dfdx=np.cos, accuracy=("ulp", 2, -1e5, 1e5))
 unary("cos", torchic.cos, np.cos, dfdx=lambda x: -np.sin(x), accuracy=("ulp", 2, -1e5, 1e5))
@@ -384,7 +390,8 @@ binary("add", lambda a, b: a + b, np.add)
 binary("sub", lambda a, b: a - b, np.subtract)
 binary("mul", lambda a, b: a * b, np.multiply)
 binary("div", lambda a, b: a / b, np.divide, ("real", "nonzero"))
-binary("pow", lambda a, b: a ** b, np.power, ("pos", "unit"))
+binary("pow", lambda a, b: a ** b, np.power, ("pos", "unit"),
+       special=Special((SPECIAL_TINY[:, None], SPECIAL_TINY[None, :])))
 binary("maximum", torchic.maximum, np.maximum, kinks=True)
 binary("minimum", torchic.minimum, np.minimum, kinks=True)
 

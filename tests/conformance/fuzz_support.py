@@ -261,17 +261,20 @@ def _fd(fn, arrays, inputs, k, w, eps=1e-6):
     return grad
 
 
-def close(got, ref, atol, rtol, what):
+def close(got, ref, atol, rtol, what, tiny=False):
+    """Assert got ~= ref elementwise (NaN where ref is NaN, infs equal, else within atol +
+    rtol |ref|). tiny: a reference below atol (not 0) is held to rtol alone (plus one
+    subnormal step), so an answer 3x off on tanh(1e-8) is not hidden by atol."""
     got = np.asarray(got)
     ref = np.asarray(ref)
     assert got.shape == ref.shape, f"{what}: shape {got.shape} != reference {ref.shape}"
     if got.size == 0:
         return
     with np.errstate(all="ignore"):
-        return _close(got, ref, atol, rtol, what)
+        return _close(got, ref, atol, rtol, what, tiny)
 
 
-def _close(got, ref, atol, rtol, what):
+def _close(got, ref, atol, rtol, what, tiny=False):
     g64 = got.astype(np.float64)
     same_nan = np.isnan(g64) == np.isnan(ref)
     bad = ~same_nan
@@ -279,7 +282,9 @@ def _close(got, ref, atol, rtol, what):
     inf = both & (np.isinf(g64) | np.isinf(ref))
     bad |= inf & (g64 != ref)
     fin = both & ~inf
-    bad |= fin & ~(np.abs(g64 - ref) <= atol + rtol * np.abs(ref))
+    small = tiny & (np.abs(ref) < atol) & (ref != 0)
+    bound = np.where(small, 1.5e-45, atol) + rtol * np.abs(ref)
+    bad |= fin & ~(np.abs(g64 - ref) <= bound)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
         raise AssertionError(

@@ -25,7 +25,7 @@ UNARY = {
     "exp": "exp(a)",
     "log": "log(a)",
     "relu": "select(max(a, T(0.0)), a, isn(a))",
-    "tanh": "select(tanh(clamp(a, T(-15.0), T(15.0))), a, isn(a))",
+    "tanh": "ttanh(a)",
     "sigmoid": "T(1.0) / (T(1.0) + exp(-a))",
     "sqrt": "sqrt(a)",
     "abs": "abs(a)",
@@ -40,6 +40,21 @@ GELU_GRAD = {
     "gelu_grad": "b * (tgelu_cdf(a) + a * exp(T(-0.5) * a * a) * T(0.3989422804014327))",
     "gelu_tanh_grad": "b * tgelu_tanh_d(a)",
 }
+
+# tanh as simd's (kernels/src/math.rs): an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x|
+# + 1) above (no cancellation, and e^2|x| = inf gives 1). The drivers' tanh is not accurate
+# near 0 (lavapipe's tanh(1e-8) is 2.98e-8: an (e^2x - 1) / (e^2x + 1) formula); -0 kept
+TTANH = """
+fn ttanh(x: T) -> T {
+  let a = abs(x);
+  let big = T(1.0) - T(2.0) / (exp(a + a) + T(1.0));
+  let s = x * x;
+  let p = (((T(-5.70498872745e-3) * s + T(2.06390887954e-2)) * s + T(-5.37397155531e-2)) * s
+    + T(1.33314422036e-1)) * s + T(-3.33332819422e-1);
+  let small = select(p * s * x + x, x, x == T(0.0));
+  return select(select(big, -big, x < T(0.0)), small, a < T(0.625) | isn(x));
+}
+"""
 
 # Phi(x) through erfc's Chebyshev fit, as numpy_kernels.ERFC_P (relative error < 1.2e-7);
 # tanh's argument clamped as UNARY's tanh (the driver's tanh of a large value may be NaN)
@@ -176,7 +191,10 @@ fn tpow(a: f32, b: f32) -> f32 {
   } else if (m == f32_inf()) {
     r = select(f32_inf(), 0.0, b < 0.0);
   } else {
-    r = exp2(b * log2(m));
+    // subnormals through 2^23 / 2^-64 factors: lavapipe's log2 and exp2 flush them
+    // ((1e-45) ** 0.5 was 7.7e-20, (1e-38) ** 1 was 0)
+    let e = b * select(log2(m), log2(m * 8388608.0) - 23.0, m < 1.17549435e-38);
+    r = select(exp2(e), exp2(e + 64.0) * 5.421010862427522e-20, e < -126.0);
   }
   let odd = floor(b) == b && abs(b) < 16777216.0 && fract(b * 0.5) != 0.0;
   if ((bitcast<u32>(a) & 0x80000000u) != 0u) {                  // a < 0, also -0 and -inf
@@ -224,7 +242,7 @@ def prelude(text, v4):
     """The WGSL an elementwise program over expression `text` needs before its body: the
     helper functions the text calls, and the T / UT / BT aliases (vec4 ones when v4)."""
     src = ""
-    for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU),
+    for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU), ("ttanh", TTANH),
                           ("f32_to_i32", F32_TO_I32)):
         if name in text:
             src += snippet
