@@ -102,7 +102,7 @@ class View:
 
     def __init__(self, block, offset, shape, strides, dtype):
         self.resolved = None      # a backend may cache what it resolved the view to
-        self.as_batch = None      # raw.matmul: this (rows, cols) View as a batch of one
+        self.as_batch = None      # raw.matmul: [as a batch of one, transposed as one]
         self.block = block
         self.offset = offset      # in elements, from the start of the block
         self.shape = shape        # tuple of ints

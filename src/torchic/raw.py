@@ -11,8 +11,8 @@ import numpy as np
 
 from . import dispatcher, scopes
 from .dispatcher import View, runtime
-from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, numel,
-                    reshape_strides)
+from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, matmul_layout,
+                    numel, transposed_meta)
 from .tensor import Storage, Tensor
 
 ITEMSIZE = 4  # float32 and int32
@@ -153,72 +153,60 @@ def rows_op(op, a2d, *extra, out_shape=None, out_dtype="f32"):
     return run(op, out, (view_of(a2d),) + tuple(view_of(e) for e in extra))
 
 
-def matmul(a, b, bias=None):
+def matmul(a, b, bias=None, *, transpose_a=False, transpose_b=False):
     """(..., M, K) @ (..., K, N) -> a new contiguous (..., M, N), batch dims broadcast; with
-    a (N,) `bias`, + bias in the same op (matmul_bias: PyTorch's addmm).
+    a (N,) `bias`, + bias in the same op (matmul_bias: PyTorch's addmm). transpose_a /
+    transpose_b: use that operand with its last two dims swapped (read through swapped
+    strides: what a backward needs, a^T and b^T, without building a tensor for them).
 
-    The kernel multiplies (B, M, K) by (B, K, N), or (B1, B2, M, K) by (B1, B2, K, N),
-    with any strides, so operands are viewed, not copied, whenever their strides allow (a
-    transposed operand is read through swapped strides; two batch dims that do not
-    flatten stay two). A 2-D product is a batch of one whose (1, rows, cols)
-    Views are cached on the operands' and the output's Views (`_batch_of_one`), so a
-    training step that repeats its products makes no View and packs nothing.
+    One descent: shape.matmul_layout plans the kernel's operands from shapes and strides
+    alone, the Views are built once from it, and the op goes down to the runtime. A 2-D
+    product is a batch of one whose (1, rows, cols) Views are cached on the operands' and
+    the output's Views (`_batch_of_one`), so a training step that repeats its products
+    makes no View and packs nothing.
     """
     op, extra = ("matmul", ()) if bias is None else ("matmul_bias", (view_of(bias),))
-    if len(a.shape) == 2 and len(b.shape) == 2:
-        out = new_tensor((a.shape[0], b.shape[1]))
+    va, vb = view_of(a), view_of(b)
+    if len(a.shape) == 2 and len(b.shape) == 2:     # the common case: nothing to plan
+        out = new_tensor((a.shape[1] if transpose_a else a.shape[0],
+                          b.shape[0] if transpose_b else b.shape[1]))
         out._storage.runtime.run(op, _batch_of_one(out._view),
-                                 (_batch_of_one(view_of(a)), _batch_of_one(view_of(b))) + extra,
-                                 None)
+                                 (_batch_of_one(va, transpose_a),
+                                  _batch_of_one(vb, transpose_b)) + extra, None)
         return out
-    m, k = a.shape[-2:]
-    n = b.shape[-1]
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    out = new_tensor(batch + (m, n))
-    layouts = [_batch_strides(a, batch), _batch_strides(b, batch)]
-    if len(batch) == 2 and any(flat is None for _, flat in layouts):
-        # two batch dims that do not flatten into one (attention's (B, nh, T, hd) heads of
-        # a (B, T, C) tensor): the kernel takes both batch strides, nothing is copied
-        views = []
-        for t, (strides, _) in zip((a, b), layouts):
-            v = view_of(t)
-            views.append(View(v.block, v.offset, batch + t.shape[-2:], strides, "f32"))
-        out._storage.runtime.run(op, out._view, tuple(views) + extra, None)
-        return out
-    shape3 = (numel(batch), m, n)
-    a3, b3 = (_as_batch3(t, batch, *layout) for t, layout in zip((a, b), layouts))
-    out._storage.runtime.run(op, View(out._view.block, 0, shape3, contiguous_strides(shape3),
-                                      "f32"), (view_of(a3), view_of(b3)) + extra, None)
+    metas = [transposed_meta(v.shape, v.strides) if t else (v.shape, v.strides)
+             for v, t in ((va, transpose_a), (vb, transpose_b))]
+    layout = matmul_layout(*metas[0], *metas[1])
+    out = new_tensor(layout.out_shape)
+    kernel_out = out._view if layout.kernel_shape == layout.out_shape else View(
+        out._view.block, 0, layout.kernel_shape, contiguous_strides(layout.kernel_shape), "f32")
+    views, copies = [], []
+    for v, (shape, strides, copy) in zip((va, vb), layout.operands):
+        if copy:    # strides that do not flatten: a contiguous copy (kept until issued)
+            tmp = new_tensor(shape, v.dtype)
+            run("copy", tmp, (View(v.block, v.offset, shape, strides, v.dtype),))
+            copies.append(tmp)
+            views.append(View(tmp._view.block, 0, (numel(shape[:-2]),) + shape[-2:],
+                              contiguous_strides((numel(shape[:-2]),) + shape[-2:]), v.dtype))
+        else:
+            views.append(View(v.block, v.offset, shape, strides, v.dtype))
+    out._storage.runtime.run(op, kernel_out, tuple(views) + extra, None)
     return out
 
 
-def _batch_of_one(v):
-    """A (rows, cols) View read as the batch (1, rows, cols), cached on the View."""
-    batch = v.as_batch
+def _batch_of_one(v, transposed=False):
+    """A (rows, cols) View read as the batch (1, rows, cols), or transposed as
+    (1, cols, rows), cached on the View."""
+    cache = v.as_batch
+    if cache is None:
+        cache = v.as_batch = [None, None]
+    batch = cache[transposed]
     if batch is None:
-        batch = v.as_batch = View(v.block, v.offset, (1,) + v.shape, (0,) + v.strides, v.dtype)
+        shape, strides = transposed_meta(v.shape, v.strides) if transposed else \
+            (v.shape, v.strides)
+        batch = cache[transposed] = View(v.block, v.offset, (1,) + shape, (0,) + strides,
+                                         v.dtype)
     return batch
-
-
-def _batch_strides(t, batch):
-    """(strides, flat): t's strides read as (*batch, rows, cols) (broadcast), and as
-    (B, rows, cols) when its batch dims flatten into one stride (else flat is None)."""
-    full = batch + t.shape[-2:]
-    strides = broadcast_strides(t.shape, t._strides, full)
-    return strides, reshape_strides(full, strides, (numel(batch),) + t.shape[-2:])
-
-
-def _as_batch3(t, batch, strides, flat):
-    """t (*batch, rows, cols) as a (B, rows, cols) tensor: a view of t (`flat` strides), or
-    a copy when its strides cannot be flattened (flat None; a tensor, so that the copy's
-    block stays allocated until the product that reads it is issued)."""
-    full_shape = batch + t.shape[-2:]
-    shape3 = (numel(batch),) + t.shape[-2:]
-    if flat is None:
-        t = copy_into(new_tensor(full_shape, t._dtype),
-                      Tensor._make(t._storage, t._offset, full_shape, strides, t._dtype))
-        flat = contiguous_strides(shape3)
-    return Tensor._make(t._storage, t._offset, shape3, flat, t._dtype)
 
 
 def gather_rows(table2d, idx1d):

@@ -9,6 +9,7 @@ them and say when a view is impossible.
 import math
 import operator
 import numbers
+from typing import NamedTuple
 
 
 def numel(shape):
@@ -119,6 +120,50 @@ def broadcast_strides(shape, strides, target):
         else:
             raise ValueError(f"cannot expand shape {tuple(shape)} to {tuple(target)}")
     return tuple(out)
+
+
+def transposed_meta(shape, strides):
+    """(shape, strides) of the same elements with the last two dims swapped (no copy)."""
+    return (shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]))
+
+
+class MatmulLayout(NamedTuple):
+    """How a product (*batch_a, M, K) @ (*batch_b, K, N) reaches the matmul kernel.
+
+    out_shape: the result (*batch, M, N), batch the broadcast of the two batch shapes.
+    kernel_shape: what the kernel writes over the contiguous result: (B, M, N) with the
+    batch dims flattened into B, or (B1, B2, M, N) when two batch dims stay two.
+    operands: per operand (a, b), (shape, strides, copy): the kernel reads the operand
+    through (shape, strides) from its own offset; copy True means its strides cannot be
+    read that way, so it is first copied, contiguous, from (shape, strides) (the operand
+    broadcast to (*batch, rows, cols)) and the kernel reads the copy as
+    (B, rows, cols), contiguous."""
+    out_shape: tuple
+    kernel_shape: tuple
+    operands: tuple
+
+
+def matmul_layout(a_shape, a_strides, b_shape, b_strides):
+    """The MatmulLayout of a @ b from the operands' shapes and strides (batch dims
+    broadcast; operands viewed, not copied, whenever their strides allow: a transposed
+    operand is read through swapped strides; two batch dims that do not flatten into one
+    stay two, as attention's (B, nh, T, hd) heads of a (B, T, C) tensor)."""
+    m, n = a_shape[-2], b_shape[-1]
+    batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    out_shape = batch + (m, n)
+    if not batch:       # a batch of one
+        return MatmulLayout(out_shape, (1, m, n), ((
+            (1,) + a_shape, (0,) + a_strides, False), ((1,) + b_shape, (0,) + b_strides, False)))
+    full = [(batch + s[-2:], broadcast_strides(s, st, batch + s[-2:]))
+            for s, st in ((a_shape, a_strides), (b_shape, b_strides))]
+    b_total = numel(batch)
+    flat = [reshape_strides(shape, strides, (b_total,) + shape[-2:]) for shape, strides in full]
+    if len(batch) == 2 and None in flat:
+        return MatmulLayout(out_shape, out_shape, tuple((s, st, False) for s, st in full))
+    operands = tuple((shape, strides, True) if f is None else
+                     ((b_total,) + shape[-2:], f, False)
+                     for (shape, strides), f in zip(full, flat))
+    return MatmulLayout(out_shape, (b_total, m, n), operands)
 
 
 def infer_shape(shape, total):

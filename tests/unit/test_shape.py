@@ -93,3 +93,42 @@ def test_errors_name_the_problem():
         S.slice_meta(0, (3,), (1,), (0, 0))
     with pytest.raises(ValueError, match="step must be positive"):
         S.slice_meta(0, (3,), (1,), (slice(None, None, -1),))
+
+
+# -- matmul_layout: the plan of one product, from shapes and strides alone ------------------
+
+def test_matmul_layout_of_a_2d_product_is_a_batch_of_one():
+    lay = S.matmul_layout((2, 3), (3, 1), (3, 4), (4, 1))
+    assert lay.out_shape == (2, 4) and lay.kernel_shape == (1, 2, 4)
+    assert lay.operands == (((1, 2, 3), (0, 3, 1), False), ((1, 3, 4), (0, 4, 1), False))
+
+
+def test_matmul_layout_broadcasts_a_2d_operand_over_the_batch_without_a_copy():
+    lay = S.matmul_layout((5, 2, 3), (6, 3, 1), (3, 4), (4, 1))
+    assert lay.out_shape == (5, 2, 4) and lay.kernel_shape == (5, 2, 4)
+    assert lay.operands[1] == ((5, 3, 4), (0, 4, 1), False)
+
+
+def test_matmul_layout_reads_a_transposed_operand_through_swapped_strides():
+    a = S.transposed_meta((5, 3, 2), (6, 2, 1))     # (5, 2, 3), a^T of contiguous a
+    assert a == ((5, 2, 3), (6, 1, 2))
+    lay = S.matmul_layout(*a, (5, 3, 4), (12, 4, 1))
+    assert lay.operands[0] == ((5, 2, 3), (6, 1, 2), False)
+
+
+def test_matmul_layout_keeps_two_batch_dims_that_do_not_flatten():
+    # attention's heads: q (B=2, nh=3, T=4, hd=5) viewed from a (B, T, nh * hd) tensor
+    q = ((2, 3, 4, 5), (60, 5, 15, 1))
+    kt = S.transposed_meta(*q)
+    lay = S.matmul_layout(*q, *kt)
+    assert lay.kernel_shape == lay.out_shape == (2, 3, 4, 4)
+    assert lay.operands == ((q[0], q[1], False), (kt[0], kt[1], False))
+
+
+def test_matmul_layout_copies_an_operand_whose_three_batch_dims_do_not_flatten():
+    # a (2, 3, 2, M, K) operand with its first two batch dims swapped: no one batch stride
+    a = ((2, 3, 2, 4, 5), (20, 80, 10 * 24, 5, 1))
+    lay = S.matmul_layout(*a, (5, 6), (6, 1))
+    assert lay.kernel_shape == (12, 4, 6)
+    assert lay.operands[0] == (a[0], a[1], True)       # copied from the full view
+    assert lay.operands[1] == ((12, 5, 6), (0, 6, 1), False)

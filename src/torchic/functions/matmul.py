@@ -3,15 +3,7 @@
 from .. import raw
 from ..autograd import Function
 from ..shape import numel
-from .common import as_strided, require_float, reshape_raw, sum_to_shape
-
-
-def _transposed(t):
-    """t with its last two dims swapped: the same elements, strides swapped (no copy)."""
-    shape, strides = list(t.shape), list(t._strides)
-    shape[-1], shape[-2] = shape[-2], shape[-1]
-    strides[-1], strides[-2] = strides[-2], strides[-1]
-    return as_strided(t, t._offset, shape, strides)
+from .common import require_float, reshape_raw, sum_to_shape
 
 
 class MatMul(Function):
@@ -32,16 +24,17 @@ class MatMul(Function):
 
     def backward(self, g):
         a, b = self.saved
-        ga = sum_to_shape(raw.matmul(g, _transposed(b)), a.shape) if self.needs_grad[0] else None
+        ga = sum_to_shape(raw.matmul(g, b, transpose_b=True), a.shape) \
+            if self.needs_grad[0] else None
         gb = None
         if self.needs_grad[1]:
             if b.ndim == 2 and a.ndim > 2:
                 # a 2-D b (a Linear weight against (B, T, C) inputs) met every row of every
                 # batch: its gradient is one product over all of them, (B*T, K)^T @ (B*T, N),
                 # as PyTorch computes it, instead of B products and a sum over B
-                gb = raw.matmul(_transposed(_rows(a)), _rows(g))
+                gb = raw.matmul(_rows(a), _rows(g), transpose_a=True)
             else:
-                gb = sum_to_shape(raw.matmul(_transposed(a), g), b.shape)
+                gb = sum_to_shape(raw.matmul(a, g, transpose_a=True), b.shape)
         return ga, gb
 
 
@@ -55,23 +48,23 @@ class Linear(Function):
     does, so accumulating it into .grad copies nothing."""
 
     def forward(self, x, weight, bias):
-        wt = _transposed(weight)
-        if x._dtype != "f32" or wt._dtype != "f32" or x.shape[-1] != wt.shape[-2]:
-            MatMul.compute(x, wt)       # (raises, naming the dtype or the shapes)
+        n, k = weight.shape
+        if x._dtype != "f32" or weight._dtype != "f32" or x.shape[-1] != k:
+            MatMul.compute(x, weight.T)     # (raises, naming the dtype or the shapes)
         if bias is not None:
             if bias._dtype != "f32":
                 require_float(bias, op="linear")
-            if bias.shape != (wt.shape[-1],):
+            if bias.shape != (n,):
                 raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} for "
-                                   f"{wt.shape[-1]} output features")
+                                   f"{n} output features")
         self.save(x, weight)
-        return raw.matmul(x, wt, bias)
+        return raw.matmul(x, weight, bias, transpose_b=True)
 
     def backward(self, g):
         x, weight = self.saved
         need_x, need_w, need_b = self.needs_grad[:3]
         gx = raw.matmul(g, weight) if need_x else None
-        gw = raw.matmul(_transposed(_rows(g)), _rows(x)) if need_w else None
+        gw = raw.matmul(_rows(g), _rows(x), transpose_a=True) if need_w else None
         gb = sum_to_shape(g, (g.shape[-1],)) if need_b else None
         return gx, gw, gb
 
