@@ -93,8 +93,8 @@ def _shape_args(shape):
 
 def _to_numpy(data, code):
     if isinstance(data, Tensor):
-        return data.numpy()
-    if isinstance(data, np.ndarray):
+        arr = data.detach().numpy()     # torch.tensor(t) copies t's values, detached
+    elif isinstance(data, np.ndarray):
         arr = data
     else:
         if hasattr(data, "__array__") and callable(getattr(data, "detach", None)):

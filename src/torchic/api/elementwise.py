@@ -11,7 +11,8 @@ import numpy as np
 from .. import raw
 from ..ops import INT_BINARY
 from ..functions import (UNARY, Add, Div, Maximum, Minimum, Mul, Pow, Sub, Where, as_operand,
-                         constant, require_float)
+                         constant)
+from ..shape import broadcast_shapes
 from ..tensor import Tensor
 
 
@@ -29,7 +30,7 @@ def _binary_fn(cls, name, doc, example=""):
             b = as_operand(b, like=a)
         if a._dtype != "f32" or b._dtype != "f32":
             # PyTorch's promotion: int op int stays int (add, sub, mul, maximum, minimum;
-            # no gradient), int with float is float, and / and ** of ints are float
+            # no gradient; ** in `pow`), int with float is float, and / of ints is float
             if takes_ints and a._dtype == b._dtype:
                 return raw.binary(primitive, a, b, "i32")
             a, b = _as_float(a), _as_float(b)
@@ -44,8 +45,8 @@ def _binary_fn(cls, name, doc, example=""):
 _OPERANDS_DOC = """{what}
 
     Broadcasts the operands (PyTorch's rules). int32 with int32 stays int32 for add, sub,
-    mul, maximum and minimum (without gradients); `/` and `**` of ints, and ints with
-    floats, are float32.
+    mul, maximum, minimum and `**`, computed in integers that wrap around (without
+    gradients); `/` of ints, and ints with floats, are float32.
 
     Args:
         a (Tensor or number): the first operand.
@@ -72,11 +73,66 @@ mul = _binary_fn(Mul, "mul", "`a * b`, elementwise.")
 div = _binary_fn(Div, "div", "`a / b`, elementwise (true division: `x / 0` is inf).")
 
 
-pow = _binary_fn(Pow, "pow", "`a ** b`, elementwise.", """
+_float_pow = _binary_fn(Pow, "pow", "", "")
+
+
+def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
+    """`a ** b`, elementwise (broadcast).
+
+    int32 to an int32 power (a tensor or a Python int) stays int32 and is computed in
+    integers, wrapping around as PyTorch's int32 does (`int_pow`); any float operand gives
+    float32.
+
+    Args:
+        a (Tensor or number): the base.
+        b (Tensor or number): the exponent.
+
     Example:
         >>> torchic.tensor([1.0, 2.0, 3.0]) ** 2
         tensor([1., 4., 9.])
-    """)
+    """
+    if isinstance(a, Tensor) and a._dtype == "i32" and isinstance(b, (int, np.integer)) and \
+            not isinstance(b, bool):
+        return int_pow(a, int(b))
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is not None:
+        a, b = as_operand(a, like=like), as_operand(b, like=like)
+        if a._dtype == "i32" and b._dtype == "i32":
+            return int_pow(a, b)
+    return _float_pow(a, b)
+
+
+def int_pow(a: Tensor, b: Tensor | int) -> Tensor:
+    """int32 `a ** b` in integers, wrapping around: square-and-multiply over the bits of b
+    (log2(b) steps for a Python int b; 31 for a tensor b, whose bits are taken from the top
+    by comparisons).
+
+    As PyTorch: a negative Python int exponent is refused; a negative entry of an exponent
+    tensor gives `a ** b` truncated toward zero (1 for a == 1, +-1 for a == -1, else 0)."""
+    one = constant(1, "i32")
+    if not isinstance(b, Tensor):
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        result, base = raw.full(a.shape, 1, "i32"), a
+        while b:
+            if b & 1:
+                result = raw.binary("mul", result, base, "i32")
+            b >>= 1
+            if b:
+                base = raw.binary("mul", base, base, "i32")
+        return result
+    zero = constant(0, "i32")
+    negative = raw.binary("lt", b, zero)
+    r = int_where(negative, raw.binary("sub", zero, b, "i32"), b)    # |b| (-2^31 stays < 0)
+    result = raw.full(broadcast_shapes(a.shape, b.shape), 1, "i32")
+    for k in range(30, -1, -1):
+        step = constant(2 ** k, "i32")
+        bit = raw.binary("ge", r, step)                                 # bit k of |b|
+        r = raw.binary("sub", r, raw.binary("mul", raw.cast(bit, "i32"), step, "i32"), "i32")
+        result = raw.binary("mul", result, result, "i32")
+        result = int_where(bit, raw.binary("mul", result, a, "i32"), result)
+    unit = raw.binary("eq", raw.binary("mul", a, a, "i32"), one)        # a is 1 or -1
+    return int_where(negative, int_where(unit, result, zero), result)
 
 
 maximum = _binary_fn(Maximum, "maximum", "The elementwise maximum of `a` and `b` "
@@ -125,7 +181,9 @@ def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
         b (Tensor or number): the values taken elsewhere.
 
     Returns:
-        Tensor: float32, of the broadcast shape; gradients flow to `a` and `b`.
+        Tensor: of the broadcast shape; int32 when `a` and `b` are int32 tensors or Python
+        ints (at least one a tensor), else float32 (PyTorch's promotion); gradients flow to
+        float `a` and `b`.
 
     Example:
         >>> x = torchic.tensor([-1.0, 2.0])
@@ -133,12 +191,24 @@ def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
         tensor([0., 2.])
     """
     cond = as_operand(cond)
-    a = as_operand(a)
-    b = as_operand(b)
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    a = as_operand(a, like=like)
+    b = as_operand(b, like=like)
+    if a._dtype == "i32" and b._dtype == "i32":
+        return int_where(cond, a, b)
     if cond._dtype != "f32":
         cond = raw.cast(cond, "f32")
-    require_float(a, b, op="where")
-    return Where.apply(cond, a, b)
+    return Where.apply(cond, _as_float(a), _as_float(b))
+
+
+def int_where(cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """`where` of int32 `a` and `b`, in integers: `b + m * (a - b)` with m the 0/1 int32
+    mask of `cond != 0`. int32 arithmetic wraps around, so the sum gives back exactly `a`
+    where m is 1 (and `b` where it is 0) for every int32 value, without a float32 trip."""
+    zero = constant(0, cond._dtype)
+    mask = raw.cast(raw.binary("ne", cond, zero), "i32")
+    diff = raw.binary("sub", a, b, "i32")
+    return raw.binary("add", b, raw.binary("mul", mask, diff, "i32"), "i32")
 
 
 def _unary_fn(cls, name):

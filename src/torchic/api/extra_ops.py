@@ -16,7 +16,7 @@ from ..creation import arange, linspace
 from ..shape import normalize_axes, normalize_axis, numel
 from ..tensor import Tensor
 from .conversion import to_dtype
-from .elementwise import UNARY_OPS, minimum, where
+from .elementwise import UNARY_OPS, maximum, minimum, where
 from .inplace import copy_
 from .reductions import MaxResult, amax, amin
 from .shaping import cat, getitem, reshape
@@ -38,34 +38,45 @@ def _triangle_mask(a, diagonal, lower, what):
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere."""
-    return where(_triangle_mask(input, diagonal, True, "tril"), input, 0.0)
+    """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere (in
+    input's dtype)."""
+    return where(_triangle_mask(input, diagonal, True, "tril"), input, 0)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere."""
-    return where(_triangle_mask(input, diagonal, False, "triu"), input, 0.0)
+    """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere (in
+    input's dtype)."""
+    return where(_triangle_mask(input, diagonal, False, "triu"), input, 0)
 
 
-def _fill_value(value, what):
+def _fill_value(value, dtype, what):
+    """value in the filled tensor's dtype: a 0-d tensor cast, a number as a Python float or
+    int (an int32 fill truncates toward zero; NaN, inf and values outside int32 are refused,
+    as PyTorch refuses them)."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"{what} only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        return value if value._dtype == "f32" else to_dtype(value, "f32")
+        return to_dtype(value, dtype)
     if isinstance(value, bool) or not isinstance(value, numbers.Number):
         raise TypeError(f"{what}(): argument 'value' must be a Number or a 0-d Tensor, not "
                         f"{type(value).__name__}")
-    return float(value)
+    if dtype == "f32":
+        return float(value)
+    if not -2 ** 31 <= value < 2 ** 31:          # False for NaN too
+        raise RuntimeError(f"value cannot be converted to type int32 without overflow "
+                           f"({what} of an int32 tensor with {value!r})")
+    return int(value)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
     """input with value where mask is nonzero (mask: a 0/1 float tensor or an int tensor,
-    broadcast against input)."""
+    broadcast against input); the result keeps input's dtype (an int32 input gets the value
+    truncated toward zero)."""
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not "
                         f"{type(mask).__name__}")
-    return where(mask, _fill_value(value, "masked_fill"), input)
+    return where(mask, _fill_value(value, input._dtype, "masked_fill"), input)
 
 
 def masked_fill_(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
@@ -81,17 +92,30 @@ def masked_fill_(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
 def clamp(input: Tensor, min: Tensor | float | None = None,
           max: Tensor | float | None = None) -> Tensor:
     """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
-    the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN."""
+    the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN.
+
+    An int32 input with int bounds (Python ints or int32 tensors) stays int32, clamped in
+    integers; a float bound makes the result float32 (PyTorch's promotion)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if input._dtype != "f32":        # int tensors: exact through float32 below 2^24
-        return to_dtype(clamp(to_dtype(input, "f32"), min, max), input._dtype)
+    if input._dtype != "f32":
+        if builtins.all(_is_int_bound(v) for v in (min, max)):
+            out = input if min is None else maximum(input, min)
+            return out if max is None else minimum(out, max)
+        input = to_dtype(input, "f32")
     out = input
     if min is not None:
         out = where(out < min, min, out)
     if max is not None:
         out = where(out > max, max, out)
     return out
+
+
+def _is_int_bound(v):
+    """None, a Python / NumPy int or an int32 tensor: a bound that keeps an int clamp int."""
+    if isinstance(v, Tensor):
+        return v._dtype == "i32"
+    return v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool))
 
 
 clip = clamp
@@ -135,17 +159,20 @@ def _as_float_tensor(x, name):
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other| for finite values; infinities are close
-    only to themselves, NaN only with equal_nan. A 0/1 float tensor."""
+    only to themselves, NaN only with equal_nan. A 0/1 float tensor. Equal values are
+    compared exactly (int32 too); the difference is taken in float32, as PyTorch's."""
     if rtol < 0 or atol < 0:
         raise RuntimeError(f"{'rtol' if rtol < 0 else 'atol'} must be greater than or equal "
                            f"to zero, but got {rtol if rtol < 0 else atol}")
     a, b = _as_float_tensor(input, "input"), _as_float_tensor(other, "other")
-    diff = a - b
-    finite = (diff - diff) == 0        # false when either side is inf or NaN
-    close = (a == b).maximum(finite * (_abs(diff) <= atol + rtol * _abs(b)))
+    close = input == other             # exact for int32 too (no float32 rounding)
     if equal_nan:
         close = close.maximum((a != a) * (b != b))
-    return close.detach()
+    if rtol == 0 and atol == 0:        # PyTorch's rule: only equality then
+        return close.detach()
+    diff = a - b
+    finite = (diff - diff) == 0        # false when either side is inf or NaN
+    return close.maximum(finite * (_abs(diff) <= atol + rtol * _abs(b))).detach()
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,

@@ -7,7 +7,8 @@ gather_rows), so their gradient flows back to the picked elements (a scatter-add
 NaN sorts as the largest value, as in PyTorch. Indices are int32 (PyTorch: int64).
 
 cumsum is a Hillis-Steele scan of shifted adds on the device: log2(n) steps, each adding
-the tensor shifted by 1, 2, 4, ... along dim (differentiable through the adds and views).
+the tensor shifted by 1, 2, 4, ... along dim (differentiable through the adds and views);
+the adds are in the input's dtype, so an int32 scan is exact (wrapping as int32 does).
 """
 
 import numbers
@@ -50,8 +51,8 @@ def _sorted(input, dim, descending, stable, k=None, what="sort"):
     perm = [i for i in range(input.ndim) if i != d] + [d]
     moved = permute(input, perm)                     # dim last (a view)
     host = moved.detach().numpy()                    # the sync point
-    if host.dtype.kind == "f":
-        host = host.astype(np.float64)
+    # float64 / int64: exact, and -values never wraps (-(-2^31) in int32 is -2^31)
+    host = host.astype(np.float64 if host.dtype.kind == "f" else np.int64)
     order = _order(host, descending, stable)
     if k is not None:
         order = order[..., :k]
@@ -90,12 +91,12 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Running sums along dim (int tensors: summed in float32, exact below 2^24)."""
+    """Running sums along dim, in input's dtype: int32 sums are integer adds, wrapping
+    around past 2^31 - 1 (as PyTorch's int32); `dtype` casts the input first (PyTorch's
+    rule)."""
     _check(input, "cumsum")
     if dtype is not None:
-        return to_dtype(cumsum(input, dim), dtype)
-    if input._dtype != "f32":
-        return to_dtype(cumsum(to_dtype(input, "f32"), dim), input._dtype)
+        input = to_dtype(input, dtype)
     d = normalize_axis(dim, input.ndim)
     if input.ndim == 0:
         return input.clone()

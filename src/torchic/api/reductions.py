@@ -5,11 +5,12 @@ import operator
 from collections.abc import Sequence
 
 from .. import raw
+from ..creation import arange
 from ..functions import (CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum,
-                         as_strided, keepdim_shape, require_float, reshape_raw)
+                         as_strided, constant, keepdim_shape, require_float, reshape_raw)
 from ..shape import normalize_axes, normalize_axis, numel, permute_meta
 from ..tensor import Tensor
-from .elementwise import maximum, minimum
+from .elementwise import int_where, maximum, minimum
 
 
 def _keep(keepdim, keepdims):
@@ -85,8 +86,6 @@ def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
 
 def _max_min(a, dim, keepdim, axis, op):
     d = _pick_axis(dim, axis)
-    if a._dtype != "f32" and isinstance(d, int):
-        require_float(a, op=f"{op}(dim=...) with indices")
     if d is None:
         if a.numel() == 0:
             raise ValueError(f"{op}() of an empty tensor: the operation has no identity")
@@ -96,8 +95,9 @@ def _max_min(a, dim, keepdim, axis, op):
         if a.ndim and a.shape[ax] == 0:
             raise ValueError(f"{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
         indices = (argmax if op == "max" else argmin)(a, ax, keepdim=keepdim)
-        if not a.ndim:
-            return MaxResult(MaxMin.apply(a, axes=(), keepdim=keepdim, op=op), indices)
+        if not a.ndim or a._dtype != "f32":      # (ints: no gradient to route by indices)
+            axes = (ax,) if a.ndim else ()
+            return MaxResult(MaxMin.apply(a, axes=axes, keepdim=keepdim, op=op), indices)
         values = MaxMinDim.apply(a, indices, axis=ax, keepdim=keepdim, op=op)
         return MaxResult(values, indices)
     axes = _nonempty_axes(a, normalize_axes(d, a.ndim), op)
@@ -191,10 +191,11 @@ def amin(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
 
 def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
            axis: int | None = None) -> Tensor:
-    """The index of the largest element (int32): over the flattened tensor, or along `dim`.
+    """The index of the largest element (int32): over the flattened tensor, or along `dim`;
+    the first one on ties.
 
     Args:
-        a (Tensor): the input (float32).
+        a (Tensor): the input (float32, or int32: compared as integers).
         dim (int, optional): the dim to reduce (`axis` too); None uses the flattened tensor.
         keepdim (bool): keep the reduced dim with size 1.
 
@@ -202,7 +203,8 @@ def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
         >>> torchic.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax(dim=1)
         tensor([1, 0], dtype=torchic.int32)
     """
-    require_float(a, op="argmax")
+    if a._dtype != "f32":
+        return _int_arg_extreme(a, _pick_axis(dim, axis), keepdim, "max")
     d = _pick_axis(dim, axis)
     if d is None:
         if a.numel() == 0:
@@ -226,8 +228,30 @@ def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
 def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
            axis: int | None = None) -> Tensor:
     """The index of the smallest element (int32): the mirror of `argmax`."""
+    if a._dtype != "f32":
+        return _int_arg_extreme(a, _pick_axis(dim, axis), keepdim, "min")
     with_no_grad = -a.detach()
     return argmax(with_no_grad, dim, keepdim, axis=axis)
+
+
+def _int_arg_extreme(a, d, keepdim, op):
+    """argmax / argmin of an int32 tensor in integers (negating would wrap -2^31): the
+    smallest index whose value equals the amax / amin along the dim (d None: flattened)."""
+    if d is None:
+        if a.numel() == 0:
+            raise ValueError(f"arg{op}() of an empty tensor")
+        return _int_arg_extreme(reshape_raw(a, (a.numel(),)), 0, False, op)
+    ax = normalize_axis(d, a.ndim)
+    if a.ndim == 0:
+        return raw.full((), 0, "i32")
+    n = a.shape[ax]
+    if n == 0:
+        raise ValueError(f"arg{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
+    extreme = (amax if op == "max" else amin)(a.detach(), ax, keepdim=True)
+    positions = reshape_raw(arange(n, dtype="i32"), tuple(n if i == ax else 1
+                                                          for i in range(a.ndim)))
+    first = int_where(a == extreme, positions, constant(n, "i32"))
+    return amin(first, ax, keepdim=keepdim)
 
 
 def softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
