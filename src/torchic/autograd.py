@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Literal, overload
 
 from . import raw
 from .creation import ones, tensor as _tensor_from_data
@@ -42,20 +42,20 @@ def is_grad_enabled() -> bool:
 class _GradMode:
     """Context manager, decorator and call form (``no_grad(fn)``) for a grad mode."""
 
-    def __init__(self, enabled, fn=None):
+    def __init__(self, enabled: bool, fn: Callable[..., Any] | None = None) -> None:
         self._enabled = enabled
         self._tokens = []
         self._fn = fn
 
-    def __enter__(self):
+    def __enter__(self) -> "_GradMode":
         self._tokens.append(_grad_enabled.set(self._enabled))
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _grad_enabled.reset(self._tokens.pop())
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         if not callable(fn):
             raise TypeError("no_grad()/enable_grad() wrap a callable")
         mode = self._enabled
@@ -67,11 +67,14 @@ class _GradMode:
         return wrapped
 
 
+@overload
+def no_grad(fn: None = None) -> _GradMode: ...
+@overload
+def no_grad(fn: Callable[..., Any]) -> "_DecoratorOrCall": ...
 def no_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCall":
     """Disable graph recording: ``with no_grad():``, ``@no_grad`` / ``@no_grad()``, or
     the call form ``no_grad(fn)()`` (the original's ``noGrad(fn)``), which runs fn
-    without recording and returns its result.
-    """
+    without recording and returns its result."""
     if fn is None:
         return _GradMode(False)
     if not callable(fn):
@@ -79,6 +82,10 @@ def no_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCa
     return _DecoratorOrCall(False, fn)
 
 
+@overload
+def enable_grad(fn: None = None) -> _GradMode: ...
+@overload
+def enable_grad(fn: Callable[..., Any]) -> "_DecoratorOrCall": ...
 def enable_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCall":
     """Turn graph recording back on inside a `no_grad()` region: `with enable_grad():`,
     `@enable_grad` / `@enable_grad()`, or the call form `enable_grad(fn)()`."""
@@ -102,29 +109,29 @@ class inference_mode:
     torchic has no separate "inference tensors": tensors made inside are ordinary tensors.
     """
 
-    def __new__(cls, mode=True):
+    def __new__(cls, mode: Any = True) -> Any:
         if callable(mode) and not isinstance(mode, bool):     # the bare @inference_mode
             return cls(True)(mode)
         return super().__new__(cls)
 
-    def __init__(self, mode=True):
+    def __init__(self, mode: bool = True) -> None:
         if not isinstance(mode, bool):
             raise TypeError(f"inference_mode(mode): mode must be a bool, got "
                             f"{type(mode).__name__}")
         self._mode = mode
         self._tokens = []
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._tokens.append((_inference_mode.set(self._mode),
                              _grad_enabled.set(not self._mode)))
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         inference, grad = self._tokens.pop()
         _grad_enabled.reset(grad)
         _inference_mode.reset(inference)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         if not callable(fn):
             raise TypeError("inference_mode() wraps a callable")
         mode = self._mode
@@ -139,12 +146,12 @@ class inference_mode:
 class _DecoratorOrCall:
     """``no_grad(fn)``: used as a decorator it wraps; called with no args it runs fn."""
 
-    def __init__(self, enabled, fn):
+    def __init__(self, enabled: bool, fn: Callable[..., Any]) -> None:
         self._enabled = enabled
         self._fn = fn
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with _GradMode(self._enabled):
             return self._fn(*args, **kwargs)
 

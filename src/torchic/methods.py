@@ -10,7 +10,7 @@ at once (no `from __future__ import annotations`): pdoc would resolve a string `
 Tensor's namespace, where `bool` is the method `Tensor.bool`.
 """
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, SupportsIndex
 
 import numpy as np
 
@@ -24,15 +24,16 @@ from .functions import Clone
 from .tensor import Tensor
 
 
-def _reflected(fn):
-    def method(self, other):
+def _reflected(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: Tensor | float) -> Tensor:
         return fn(other, self)
+    method.__annotations__["other"] = next(iter(fn.__annotations__.values()))  # fn's 1st
     method.__name__ = f"__r{fn.__name__}__"
     method.__doc__ = f"`other {fn.__name__} self`: the reflected operator of `{fn.__name__}`."
     return method
 
 
-def _inplace(op):
+def _inplace(op: str) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Tensor | float) -> Tensor:
         return api.inplace_binary(op, self, other)
     method.__name__ = f"{op}_"
@@ -76,7 +77,8 @@ def _set(self: Tensor, indices: Sequence[int | slice], value: Any) -> Tensor:
     return api.setitem(self, tuple(indices), value)
 
 
-def _new(cls, *args, device=None, dtype=None, requires_grad=False):
+def _new(cls: type, *args: Any, device: Any = None, dtype: Any = None,
+         requires_grad: bool = False) -> Tensor:
     """torch.Tensor(data) (float32 data), torch.Tensor(2, 3) (uninitialized), torch.Tensor()."""
     if cls is not Tensor:                   # a subclass (Parameter) makes itself
         return object.__new__(cls)
@@ -94,7 +96,7 @@ def _new(cls, *args, device=None, dtype=None, requires_grad=False):
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _format(self, spec):
+def _format(self: Tensor, spec: str) -> str:
     """f"{loss:.4f}" formats a 0-d tensor's number (PyTorch's rule); f"{t}" is str(t)."""
     if self.ndim == 0:
         return format(self.item(), spec)
@@ -104,7 +106,7 @@ def _format(self, spec):
     return str(self)
 
 
-def _deepcopy(self, memo):
+def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
     """copy.deepcopy of a leaf (so modules and optimizers deep-copy): values, requires_grad,
     .grad and the subclass (Parameter) are copied; PyTorch refuses non-leaves too."""
     if not self.is_leaf:
@@ -121,7 +123,7 @@ def _deepcopy(self, memo):
     return new
 
 
-def _copy(self):
+def _copy(self: Tensor) -> Tensor:
     """copy.copy: a new tensor sharing this one's storage, as PyTorch's does (a leaf keeping
     requires_grad and the subclass; .grad is not copied)."""
     new = self.detach()
@@ -139,7 +141,7 @@ def _rebuild_tensor(cls, values, dtype, requires_grad):
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _reduce_ex(self, protocol):
+def _reduce_ex(self: Tensor, protocol: SupportsIndex) -> tuple[Any, ...]:
     """pickle carries the values (a view: its own elements, contiguous), the dtype, the shape
     and requires_grad, as PyTorch's pickle does (a non-leaf comes back a leaf, .grad is
     dropped); unpickling allocates on the current runtime. Two views of one storage come
@@ -162,7 +164,7 @@ class _HostMemory:
         self.storage = storage
 
 
-def _host_alias(self):
+def _host_alias(self: Tensor) -> np.ndarray | None:
     """A NumPy array aliasing this tensor's memory once every queued op has run (a sync), or
     None when the heap is not host memory. Ops issued later are not waited for, and
     dispose() / a track_tensors scope still free the block: do not use the array after."""
@@ -174,7 +176,8 @@ def _host_alias(self):
     return np.asarray(_HostMemory(memory, st))
 
 
-def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+            dl_device: Any = None, copy: bool | None = None) -> Any:
     """The DLPack capsule of this tensor (np.from_dlpack(t), torch.from_dlpack(t)): zero-copy
     on the CPU backends (after a sync), a copy on webgpu. Refused, as in PyTorch, for a
     tensor that requires grad."""
@@ -191,18 +194,18 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     return a.__dlpack__(stream=stream, **kwargs)
 
 
-def _dlpack_device(self):
+def _dlpack_device(self: Tensor) -> tuple[int, int]:
     """(1, 0): DLPack's kDLCPU, device 0 (torchic's device is the CPU on every backend)."""
     return (1, 0)
 
 
-def _invert(self):
+def _invert(self: Tensor) -> Tensor:
     """~mask for torchic's 0/1 masks (comparisons' results); ~n == -n - 1 on int32."""
     return 1 - self if self._dtype == "f32" else -self - 1
 
 
-def _mask_op(name, fn):
-    def method(self, other):
+def _mask_op(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: Tensor | float) -> Tensor:
         for t in (self, other):
             if isinstance(t, Tensor) and t._dtype != "f32":
                 raise TypeError(f"bitwise {name} of int32 tensors is not supported in torchic "
@@ -327,7 +330,7 @@ def _transpose_all(self: Tensor) -> Tensor:
     return api.permute(self, tuple(reversed(range(self.ndim))))
 
 
-def _init(self, *args, **kwargs) -> None:
+def _init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """`torch.Tensor(data)` / `torch.Tensor(2, 3)`: made by `__new__`."""
 
 

@@ -12,6 +12,7 @@ onto the class by one table in methods.py.
 
 import asyncio
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +20,11 @@ from . import dispatcher
 from .devices import CPU, device as _Device
 from .dtypes import DType, dtype_of
 from .shape import is_contiguous, normalize_axis, numel
+
+if TYPE_CHECKING:   # the op methods methods.py binds, as a checker sees them (a generated stub)
+    from ._tensor_methods import TensorMethods as _Methods
+else:
+    _Methods = object
 
 
 class Storage:
@@ -68,7 +74,7 @@ class Storage:
                 f"before init)")
 
 
-class Tensor:
+class Tensor(_Methods):
     """A multi-dimensional array of float32 or int32 values that can record gradients.
 
     Make tensors with the creation functions (`torchic.tensor`, `torchic.zeros`,

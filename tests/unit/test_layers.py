@@ -2,7 +2,8 @@
 
 LAYERS lists the core's modules bottom-up; a module may import (from torchic) only
 modules of earlier layers, and no import in the core hides inside a function (the
-old way of dodging an import cycle). Parsed with ast, nothing is imported.
+old way of dodging an import cycle; an ``if TYPE_CHECKING:`` block at module level is
+module level). Parsed with ast, nothing is imported.
 """
 
 import ast
@@ -52,6 +53,9 @@ def _imports(name):
     package = name.split(".") if _source(name).name == "__init__.py" else name.split(".")[:-1]
     found = []
     top_level = {id(node) for node in tree.body}
+    for node in tree.body:   # `if TYPE_CHECKING:` imports are module level (checkers only)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            top_level |= {id(n) for n in node.body}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:

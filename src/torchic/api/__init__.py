@@ -4,6 +4,8 @@ spellings parsed and checked, then the Functions of torchic.functions applied.
 methods.py binds these onto Tensor; torchic/__init__.py exports them.
 """
 
+from typing import TYPE_CHECKING
+
 from .conversion import check_device, parse_to, to, to_dtype, type_as
 from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, erf, histc,
                         histogram, isclose, masked_fill, masked_fill_, roll, split, tril, triu)
@@ -18,9 +20,13 @@ from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
+if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
+    from .. import _tensor_methods as _unary
+    from .._tensor_methods import *  # noqa: F403
 
-# what `torchic` exports (torchic/__init__.py: from .api import *)
-__all__ = sorted(UNARY_OPS) + [
+# what `torchic` exports (torchic/__init__.py: from .api import *); a literal list (and
+# the unary ops from the stub's) so that a type checker reads it too
+__all__ = [
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
     "ge", "where", "log10", "log2",
     "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "softmax",
@@ -30,3 +36,7 @@ __all__ = sorted(UNARY_OPS) + [
     "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
     "all", "any", "isclose", "allclose", "histc", "histogram", "erf",
     "sort", "argsort", "topk", "cumsum"]
+if TYPE_CHECKING:
+    __all__ += _unary.__all__
+else:
+    __all__ += sorted(UNARY_OPS)
