@@ -25,11 +25,23 @@ before a kernel is called:
   dims have stride 0);
 * dtypes are as listed (``f32`` float32, ``i32`` int32).
 
-Each op is declared once, as a row of ``OPS`` below (name, family, inputs,
-dtypes, params, how the ``workers`` pool splits it, contract); the family
-tuples, ``ALL_OPS``, the workers split rule and ``check_backend_table`` are
-derived from the rows, and the table at the end of this docstring is printed
-from them. Backends look ops up by name.
+Each op is declared once, as a row of ``OPS`` below: what it is (name, family,
+arity, dtypes, params, contract) and how the passes may treat it, so that no pass
+re-learns an op by its name (as tinygrad's ``GroupOp`` sets: a pass asks a property):
+
+* ``split``: how the ``workers`` pool cuts it into ranges of out's axis 0;
+* ``cut``: how webgpu's windows cut it into several ops when an operand is larger than
+  one storage binding (``CUTS``; windows.py derives its rules from it alone);
+* ``fuse``: whether and how a compiled program fuses it with its neighbours (``FUSES``:
+  webgpu's fuse.py plans from it; the simd library's own list of fusable ops is checked
+  against it when the library loads);
+* ``record``: where each param goes in a simd record's header (kernels/src/record.rs);
+* ``combine``: the binary op that merges two partial results (reductions cut in pieces);
+* ``writes``: the inputs it updates in place.
+
+The family tuples, ``ALL_OPS``, the workers split rule and ``check_backend_table`` are
+derived from the rows, and the table at the end of this docstring is printed from them.
+Kernel tables are keyed by name.
 
 Kernels that read integer *values* (gather / scatter / cross-entropy targets)
 must check them against their bound and fail with an error naming the op;
@@ -52,40 +64,91 @@ ROWS_BUT_LAST = "rows, the last input whole"   # out and every input but the las
                                                # axis 0 (adam_update's scalars are whole)
 WHOLE = "whole"             # run whole on one thread
 
+# how webgpu's windows may cut an op into several ops over ranges of one axis, so that
+# every operand of each fits a storage binding (backends/webgpu/windows.py)
+CUT_ELEMENTWISE = "elementwise"   # every operand has out's shape: along any axis, together
+CUT_FLAT = "flat-indexed"   # out and input 0 as CUT_ELEMENTWISE, the others whole; each part
+                            # gets params["first"], the flat index of its first element
+CUT_LEADING_ROWS = "leading rows"   # every operand has out's shape: along any axis but the
+                                    # last (rows stay whole); a part from row r0 of axis -2
+                                    # gets params["diagonal"] + r0 (causal_softmax's mask)
+CUT_ROWS = "rows"           # every operand along its axis 0 (the rows), rows whole
+CUT_ROWS_WEIGHTS = "rows, whole weights"    # 2-d operands along axis 0, 1-d ones whole; a
+                                            # (2, R, C) out plane by plane
+CUT_ROWS_BUT_LAST = "rows, the last input whole"    # out and inputs but the last along axis 0
+CUT_MATMUL = "matmul"       # over batches, rows of a and out, or K (partials added)
+CUT_MATMUL_BIAS = "matmul, then an add"     # cut as CUT_MATMUL, then the bias added
+CUT_GATHER = "index rows"   # out and the index along axis 0; the table whole
+CUT_SCATTER = "source rows"     # the source and the index along axis 0, in order; out whole
+CUT_REDUCE = "reduce"       # kept rows, or a reduced axis with partials merged (`combine`)
+CUT_ARGMAX = "argmax"       # kept rows, or through contiguous copies of rows
+CUTS = (CUT_ELEMENTWISE, CUT_FLAT, CUT_LEADING_ROWS, CUT_ROWS, CUT_ROWS_WEIGHTS,
+        CUT_ROWS_BUT_LAST, CUT_MATMUL, CUT_MATMUL_BIAS, CUT_GATHER, CUT_SCATTER, CUT_REDUCE,
+        CUT_ARGMAX)
+# the workers splits each cut agrees with (both cut the same operands along axis 0)
+CUT_SPLITS = {CUT_ELEMENTWISE: {ROWS}, CUT_FLAT: {WHOLE}, CUT_LEADING_ROWS: {ROWS},
+              CUT_ROWS: {ROWS}, CUT_ROWS_WEIGHTS: {ROWS_WEIGHTS},
+              CUT_ROWS_BUT_LAST: {ROWS_BUT_LAST}, CUT_MATMUL: {WHOLE}, CUT_MATMUL_BIAS: {WHOLE},
+              CUT_GATHER: {INDEX_ROWS}, CUT_SCATTER: {WHOLE}, CUT_REDUCE: {ROWS},
+              CUT_ARGMAX: {ROWS}}
+
+# whether and how a compiled program fuses an op with its neighbours
+STAGE = "stage"             # elementwise (every operand out's shape, element for element):
+                            # a stage of a fused run (webgpu fuse.py, simd kernels/src/fuse.rs)
+EPILOGUE = "epilogue stage"  # a stage only in a producer's epilogue, where each element's
+                             # flat index is known (dropout's counter)
+PRODUCER = "producer"       # its kernel applies a run of stages where it stores each element,
+                            # addressed by (batch, row, column) (a matmul's tile store)
+ROW_PRODUCER = "row producer"   # as PRODUCER, its out (R, C) rows cut into (batch, row) freely
+APART = "apart"             # records that touch no element another writes run as one dispatch
+NEVER = ""                  # never fused
+FUSES = (STAGE, EPILOGUE, PRODUCER, ROW_PRODUCER, APART, NEVER)
+
+# a simd record header's slots for params (kernels/src/record.rs): the int64 words i0 and
+# i1 (i1's param may be None: i2 is then 0, else 1) and the float64 word "value"
+RECORD_SLOTS = ("i0", "i1", "value")
+
 
 class Op(NamedTuple):
-    """One primitive op: everything about it that is not a kernel."""
+    """One primitive op: everything about it that is not a kernel (see the docstring)."""
     name: str
     family: str        # "unary", "binary", "compare", "reduce", "rowwise" or "other"
     arity: int         # number of inputs (out not counted)
     dtypes: str        # input dtypes -> out dtype
     params: tuple      # the params the kernel reads
-    split: str         # ROWS, INDEX_ROWS, ROWS_WEIGHTS, ROWS_BUT_LAST or WHOLE
+    split: str         # SPLITS: how the workers pool cuts it
+    cut: str           # CUTS: how webgpu's windows cut it
+    fuse: str          # FUSES: how a compiled program fuses it
     contract: str      # shapes, strides and meaning
+    record: tuple = ()  # ((param, RECORD_SLOTS entry), ...): one per param
+    combine: str = ""   # the binary op merging two partial results (reductions)
     writes: tuple = ()  # indices of the inputs the kernel also writes, in place
 
 
 def _unary(name):
-    return Op(name, "unary", 1, "f32 -> f32", (), ROWS, "a -> out (a.shape)")
+    return Op(name, "unary", 1, "f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+              "a -> out (a.shape)")
 
 
 def _binary(name, ints=False):
     if ints:    # int32 arithmetic wraps around (two's complement), as NumPy's and Rust's
-        return Op(name, "binary", 2, "f32, f32 -> f32 | i32, i32 -> i32", (), ROWS,
-                  "a, b (same dtype) -> out (out.shape, their dtype); int32 wraps around")
-    return Op(name, "binary", 2, "f32, f32 -> f32", (), ROWS, "a, b -> out (out.shape)")
+        return Op(name, "binary", 2, "f32, f32 -> f32 | i32, i32 -> i32", (), ROWS, CUT_ELEMENTWISE,
+                  STAGE, "a, b (same dtype) -> out (out.shape, their dtype); int32 wraps around")
+    return Op(name, "binary", 2, "f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+              "a, b -> out (out.shape)")
 
 
 def _compare(name):
-    return Op(name, "compare", 2, "f32, f32 | i32, i32 -> f32", (), ROWS,
+    return Op(name, "compare", 2, "f32, f32 | i32, i32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
               "a, b (same dtype) -> out 0/1")
 
 
-def _reduce(name):
-    return Op(name, "reduce", 1, "f32 -> f32 | i32 -> i32", ("naxes",), ROWS,
+def _reduce(name, combine):
+    return Op(name, "reduce", 1, "f32 -> f32 | i32 -> i32", ("naxes",), ROWS, CUT_REDUCE, NEVER,
               "the trailing `naxes` dims of a are reduced; out.shape == a.shape[:-naxes], "
               "a's dtype (an empty reduction: sum 0, max -inf / INT32_MIN, min +inf / "
-              "INT32_MAX; an int32 sum wraps around)")
+              "INT32_MAX; an int32 sum wraps around)", record=(("naxes", "i0"),),
+              combine=combine)
 
 
 # One row per primitive op. The order is only the order of ALL_OPS (no backend
@@ -97,68 +160,78 @@ OPS = (
     _binary("div"), _binary("pow"), _binary("maximum", ints=True), _binary("minimum", ints=True),
     _compare("eq"), _compare("ne"), _compare("lt"), _compare("le"), _compare("gt"),
     _compare("ge"),
-    _reduce("sum"), _reduce("max"), _reduce("min"),
-    Op("fill", "other", 0, "-> f32 | i32", ("value",), ROWS, "strided out, any shape: value"),
-    Op("copy", "other", 1, "f32 | i32 -> f32 | i32", (), ROWS,
+    _reduce("sum", "add"), _reduce("max", "maximum"), _reduce("min", "minimum"),
+    Op("fill", "other", 0, "-> f32 | i32", ("value",), ROWS, CUT_ELEMENTWISE, STAGE,
+       "strided out, any shape: value", record=(("value", "value"),)),
+    Op("copy", "other", 1, "f32 | i32 -> f32 | i32", (), ROWS, CUT_ELEMENTWISE, STAGE,
        "a -> strided out (a.shape); casts f32<->i32: f32->i32 truncates toward zero, saturates "
        "to [-2^31, 2^31 - 1], NaN -> 0, as Rust's `as`; i32->f32 rounds to nearest even"),
-    Op("where", "other", 3, "f32, f32, f32 -> f32", (), ROWS, "cond, a, b -> out: cond != 0 picks a"),
-    Op("argmax", "other", 1, "f32 -> i32", (), ROWS,
+    Op("where", "other", 3, "f32, f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+       "cond, a, b -> out: cond != 0 picks a"),
+    Op("argmax", "other", 1, "f32 -> i32", (), ROWS, CUT_ARGMAX, NEVER,
        "a (.., n), n > 0 -> out a.shape[:-1]: the first index of the maximum"),
-    Op("softmax", "rowwise", 1, "f32 -> f32", (), ROWS,
+    Op("softmax", "rowwise", 1, "f32 -> f32", (), ROWS, CUT_ROWS, NEVER,
        "a (R, C) -> out (R, C): over the last axis, max-subtracted"),
-    Op("log_softmax", "rowwise", 1, "f32 -> f32", (), ROWS, "a (R, C) -> out (R, C)"),
+    Op("log_softmax", "rowwise", 1, "f32 -> f32", (), ROWS, CUT_ROWS, NEVER,
+       "a (R, C) -> out (R, C)"),
     # ignore_index: an int, or None (absent) when no target is ignored
-    Op("cross_entropy", "rowwise", 2, "f32, i32 -> f32", ("ignore_index",), ROWS,
+    Op("cross_entropy", "rowwise", 2, "f32, i32 -> f32", ("ignore_index",), ROWS, CUT_ROWS,
+       NEVER,
        "logits (R, C), target (R,) -> out (R,) or (R, 2): out[r] (or out[r, 0]) = "
        "logsumexp(logits[r]) - logits[r, t[r]], 0 where t[r] == ignore_index; an (R, 2) "
        "out also gets out[r, 1] = 1 (0 where ignored), so one sum gives the mean's count "
-       "(any other t[r] outside [0, C) is an error)"),
+       "(any other t[r] outside [0, C) is an error)", record=(("ignore_index", "i1"),)),
     Op("cross_entropy_grad", "rowwise", 3, "f32, i32, f32 -> f32", ("ignore_index",), ROWS,
+       CUT_ROWS, NEVER,
        "logits (R, C), target (R,), g (R,) -> out (R, C): "
        "out[r] = (softmax(logits[r]) - onehot(t[r])) * g[r]; 0 where t[r] == ignore_index "
-       "(whatever g[r] is)"),
+       "(whatever g[r] is)", record=(("ignore_index", "i1"),)),
     # whole: NumPy's BLAS already spreads it over the cores, and cutting it into row
     # ranges would start BLAS threads inside each worker (oversubscription)
-    Op("matmul", "other", 2, "f32, f32 -> f32", (), WHOLE,
+    Op("matmul", "other", 2, "f32, f32 -> f32", (), WHOLE, CUT_MATMUL, PRODUCER,
        "a (B, M, K), b (B, K, N) -> out (B, M, N), or with two batch dims (B1, B2, ...) "
        "for batches whose strides do not flatten into one; a, b any strides, incl. "
        "transposed"),
     # PyTorch's addmm: a Linear layer's bias added where the product is stored, instead of
     # an add that reads the product back (functions/matmul.py, Linear)
-    Op("matmul_bias", "other", 3, "f32, f32, f32 -> f32", (), WHOLE,
+    Op("matmul_bias", "other", 3, "f32, f32, f32 -> f32", (), WHOLE, CUT_MATMUL_BIAS, PRODUCER,
        "a, b as matmul's, bias (N,) any stride -> out as matmul's: out[.., m, n] = "
        "(a @ b)[.., m, n] + bias[n], the product rounded to float32 before the add (the "
        "bits of matmul then add)"),
-    Op("gather_rows", "other", 2, "f32 | i32, i32 -> the table's dtype", (), INDEX_ROWS,
+    Op("gather_rows", "other", 2, "f32 | i32, i32 -> the table's dtype", (), INDEX_ROWS, CUT_GATHER,
+       NEVER,
        "table (V, D), idx (R,) -> out (R, D): out[r] = table[idx[r]] (idx outside [0, V) "
        "is an error; a pure copy of 32-bit words: X[ix] on int data too)"),
     # whole: rows of out collide (several idx may name one row)
-    Op("scatter_add_rows", "other", 2, "f32, i32 -> f32", (), WHOLE,
+    Op("scatter_add_rows", "other", 2, "f32, i32 -> f32", (), WHOLE, CUT_SCATTER, NEVER,
        "src (R, D), idx (R,) -> out (V, D): out[idx[r]] += src[r]; out is read and "
        "written (the frontend zero-fills it first)"),
     # -- fused transformer ops (functions/fused.py): one pass where the composite took several
     _unary("gelu"), _unary("gelu_tanh"),
-    Op("gelu_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
+    Op("gelu_grad", "other", 2, "f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
        "x, g (out.shape, broadcast) -> out: g * (Phi(x) + x phi(x)), Phi / phi the normal "
        "cdf / pdf"),
-    Op("gelu_tanh_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
+    Op("gelu_tanh_grad", "other", 2, "f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
        "x, g (out.shape, broadcast) -> out: g * d/dx of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
        "x^3)))"),
     Op("layer_norm", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
+       CUT_ROWS_WEIGHTS, NEVER,
        "x (R, C), w (C,), b (C,), any strides -> out (R, C): (x - mean) * rstd * w + b over each "
-       "row, rstd = 1 / sqrt(biased variance + eps)"),
+       "row, rstd = 1 / sqrt(biased variance + eps)", record=(("eps", "value"),)),
     Op("layer_norm_grad", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
+       CUT_ROWS_WEIGHTS, NEVER,
        "x (R, C), w (C,), g (R, C), any strides -> out (R, C) or (2, R, C): dx = d/dx of "
        "sum(layer_norm(x) * g) = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, "
        "the row's mean / rstd recomputed from x; out (R, C) is dx; out (2, R, C) is dx, then "
        "g * xhat (the weight gradient's rows, summed over R by the caller; the float32 product, "
-       "xhat as layer_norm computes it with w = 1, b = 0), both from one pass over x and g"),
-    Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS,
+       "xhat as layer_norm computes it with w = 1, b = 0), both from one pass over x and g",
+       record=(("eps", "value"),)),
+    Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS, CUT_LEADING_ROWS, NEVER,
        "a (B, Tq, Tk), any strides -> out (B, Tq, Tk): softmax of a[b, i, :] over the columns "
-       "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)"),
+       "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)",
+       record=(("diagonal", "i0"),)),
     # softmax's (and causal_softmax's) backward from the saved output: reads y and g once
-    Op("softmax_grad", "other", 2, "f32, f32 -> f32", (), ROWS,
+    Op("softmax_grad", "other", 2, "f32, f32 -> f32", (), ROWS, CUT_ROWS, ROW_PRODUCER,
        "y (R, C), g (R, C), any strides -> out (R, C): y * (g - sum_j g[r, j] y[r, j]) over "
        "each row r: the gradient of softmax from its output y (causal_softmax's too: y is 0 at "
        "its masked columns)"),
@@ -166,15 +239,17 @@ OPS = (
     # generator, the same bits on every backend, in the forward and again (same key) in the
     # backward (raw.py draws the key on the host; threshold = ceil(p 2^24), scale =
     # float32(1 / (1 - p)))
-    Op("dropout", "other", 2, "f32, i32 -> f32", ("threshold", "scale"), WHOLE,
+    Op("dropout", "other", 2, "f32, i32 -> f32", ("threshold", "scale"), WHOLE, CUT_FLAT,
+       EPILOGUE,
        "x (out.shape, any strides), key (2,) (two uint32 words) -> out, numel < 2^32: "
        "out[i] = x[i] * m (flat, row-major i; a float32 product), m = scale where "
        "threefry2x32_20(key, (i >> 1, 0))[i & 1] >> 8 >= threshold (in [0, 2^24]; one "
        "evaluation gives the words of elements 2j and 2j + 1), else 0.0 (so a dropped NaN / "
-       "inf gives NaN)"),
+       "inf gives NaN)", record=(("threshold", "i0"), ("scale", "value"))),
     # Adam / AdamW's whole update of one parameter in one pass (optim/adam.py); the step's
     # numbers travel in the s tensor (a host write each step, so a compiled step replays them)
     Op("adam_update", "other", 4, "f32, f32, f32, f32 -> f32", (), ROWS_BUT_LAST,
+       CUT_ROWS_BUT_LAST, APART,
        "g, m, v (out.shape), s (10,) -> out: out / g / m / v contiguous and disjoint; out is the "
        "parameter p, read and updated in place; m, v (exp_avg, exp_avg_sq) are updated in "
        "place too. s = [beta1, 1 - beta1, beta2, 1 - beta2, eps, 1 / sqrt(1 - beta2^t), "
@@ -205,13 +280,34 @@ OTHER = tuple(op.name for op in OPS if op.family not in ("unary", "binary", "com
 ALL_OPS = tuple(op.name for op in OPS)
 INT_BINARY = tuple(op.name for op in OPS if op.family == "binary" and "i32" in op.dtypes)
 
+
+
+def check_row(op):
+    """Raise TypeError unless the row is well formed: known family, split, cut and fuse
+    kinds; a split its cut agrees with; a combine op exactly for the reductions; one
+    record slot per param, each slot used once."""
+    slots = [slot for _, slot in op.record]
+    if (op.family not in FAMILIES or op.split not in SPLITS or op.cut not in CUTS
+            or op.split not in CUT_SPLITS[op.cut] or op.fuse not in FUSES
+            or (op.cut == CUT_REDUCE) != (op.combine in INT_BINARY)
+            or sorted(p for p, _ in op.record) != sorted(op.params)
+            or not set(slots) <= set(RECORD_SLOTS) or len(set(slots)) != len(slots)):
+        raise TypeError(f"bad op row {op}")
+
+
 for _op in OPS:
-    if BY_NAME[_op.name] is not _op or _op.family not in FAMILIES or _op.split not in SPLITS:
-        raise TypeError(f"bad op row {_op}")
+    if BY_NAME[_op.name] is not _op:
+        raise TypeError(f"op {_op.name!r} has two rows")
+    check_row(_op)
+# op name -> its property, for the passes that ask
+CUT = {op.name: op.cut for op in OPS}
+FUSE = {op.name: op.fuse for op in OPS}
+STAGES = tuple(op.name for op in OPS if op.fuse == STAGE)
 
 if __doc__:   # (None under python -OO)
     __doc__ += "\nThe ops (printed from OPS):\n\n" + "\n".join(
         f"{op.name:<19}{op.family:<8} {op.dtypes:<27} {', '.join(op.params) or '-'}\n"
+        f"{'':19}cut: {op.cut}; fuse: {op.fuse or 'never'}\n"
         f"{'':19}{op.contract}" for op in OPS) + "\n"
 
 

@@ -10,7 +10,7 @@ threads each see their own.
 import contextvars
 import functools
 import weakref
-from typing import Any
+from typing import Any, Callable, Literal
 
 from .tensor import Tensor
 
@@ -63,7 +63,7 @@ class track_tensors:
     call form ``track_tensors(fn)()`` which runs fn in a scope and returns its result.
     """
 
-    def __init__(self, fn=None):
+    def __init__(self, fn: Callable[..., Any] | None = None) -> None:
         if fn is not None and not callable(fn):
             raise TypeError("track_tensors(fn) needs a callable")
         self._fn = fn
@@ -71,14 +71,14 @@ class track_tensors:
         if fn is not None:
             functools.update_wrapper(self, fn)
 
-    def __enter__(self):
+    def __enter__(self) -> "track_tensors":
         global active
         scope = _Scope(_scope.get())
         self._tokens.append((_scope.set(scope), scope))
         active += 1
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         token, scope = self._tokens.pop()
         self._close(token, scope, None)
         return False
@@ -99,7 +99,7 @@ class track_tensors:
                 continue
             st.dispose()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._fn is None:  # used as @track_tensors() decorator
             (fn,) = args
             return track_tensors(fn)

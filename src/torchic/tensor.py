@@ -12,7 +12,7 @@ onto the class by one table in methods.py.
 
 import asyncio
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -99,6 +99,11 @@ class Tensor(_Methods):
                  "_grad", "grad_fn", "_view", "_bview", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+
+    # the public fields (__slots__), as a type checker sees them
+    shape: tuple[int, ...]
+    requires_grad: bool
+    grad_fn: Any       # the autograd node (an autograd.Function) that made it; None: a leaf
 
     # Tensor(data) / Tensor(2, 3) are methods.py's __new__ (they need creation, a layer above)
 

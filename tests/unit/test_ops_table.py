@@ -29,6 +29,26 @@ def test_every_op_has_one_row_with_a_family_and_a_split_rule():
             assert f"\n{name} " in ops.__doc__
 
 
+def test_rows_say_how_an_op_is_cut_fused_and_recorded():
+    """Each row's cut (webgpu windows), fuse kind and simd record slots are checked when
+    ops.py loads (check_row): a row whose cut disagrees with its workers split, a reduction
+    without its combine op, or a param without a record slot is refused."""
+    for op in ops.OPS:
+        ops.check_row(op)
+    causal, total = ops.BY_NAME["causal_softmax"], ops.BY_NAME["sum"]
+    for bad in (causal._replace(cut="diagonal"), causal._replace(split=ops.WHOLE),
+                causal._replace(record=()), causal._replace(record=(("diagonal", "i9"),)),
+                ops.BY_NAME["dropout"]._replace(record=(("threshold", "i0"), ("scale", "i0"))),
+                total._replace(combine=""), total._replace(combine="div"),
+                causal._replace(fuse="sometimes"), ops.BY_NAME["add"]._replace(combine="add")):
+        with pytest.raises(TypeError, match="bad op row"):
+            ops.check_row(bad)
+    # the passes' views of the rows
+    assert ops.CUT["causal_softmax"] == ops.CUT_LEADING_ROWS
+    assert set(ops.STAGES) >= set(ops.UNARY + ops.BINARY + ops.COMPARE)
+    assert ops.FUSE["matmul"] == ops.PRODUCER and ops.FUSE["sum"] == ops.NEVER
+
+
 def test_workers_split_rule_comes_from_the_rows():
     from torchic.backends.cpu import numpy_kernels as nk
     assert set(nk.SPLIT) == set(ops.ALL_OPS) == set(nk.KERNELS)

@@ -122,7 +122,7 @@ def test_layer_norm_cut_into_rows_past_a_binding(big_rt, rng):
     y = F.layer_norm(tx, (27,), tw, tb)
     x64 = x.astype(np.float64)
     xhat = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
-    close(y.numpy(), xhat * w + b, 1e-4, 1e-4)
+    close(y.detach().numpy(), xhat * w + b, 1e-4, 1e-4)
     g = rng.standard_normal((700, 27)).astype(np.float32)
     (y * torchic.tensor(g)).sum().backward()
     gw = g * w
@@ -137,7 +137,7 @@ def test_gather_and_scatter(big_rt, rng):
     X = rng.integers(0, 27, (700, 3))
     tc = torchic.tensor(C, requires_grad=True)
     emb = tc[torchic.tensor(X)]                                  # (700, 3, 10): 84 KB
-    close(emb.numpy(), C.astype(np.float64)[X], 0, 0)
+    close(emb.detach().numpy(), C.astype(np.float64)[X], 0, 0)
     src = rng.standard_normal((700, 3, 10)).astype(np.float32)
     (emb * torchic.tensor(src)).sum().backward()                 # scatter of a big source
     want = np.zeros((27, 10))
@@ -170,13 +170,13 @@ def test_rowwise_family(big_rt, rng):
     x64 = x.astype(np.float64)
     z = x64 - x64.max(1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(1, keepdims=True))
-    close(tx.softmax(dim=1).numpy(), np.exp(logp), 1e-5, 1e-6)
+    close(tx.softmax(dim=1).detach().numpy(), np.exp(logp), 1e-5, 1e-6)
     w = rng.standard_normal((700, 27))          # softmax's backward: softmax_grad over rows
     ts = torchic.tensor(x, requires_grad=True)
     (ts.softmax(dim=1) * torchic.tensor(w.astype(np.float32))).sum().backward()
     p = np.exp(logp)
     close(ts.grad.numpy(), p * (w - (w * p).sum(1, keepdims=True)), 1e-4, 1e-6)
-    close(tx.log_softmax(dim=1).numpy(), logp, 1e-5, 1e-5)
+    close(tx.log_softmax(dim=1).detach().numpy(), logp, 1e-5, 1e-5)
     loss = F.cross_entropy(tx, torchic.tensor(y))
     close(loss.item(), -logp[np.arange(700), y].mean(), 1e-5, 1e-6)
     loss.backward()
@@ -271,7 +271,7 @@ def test_dropout_cut_past_a_binding(big_rt, rng):
             x = leaf.t() if transposed else leaf
             assert spans_windows(leaf, big_rt)
             y = F.dropout(x, 0.3, generator=torchic.Generator().manual_seed(8))
-            np.testing.assert_array_equal(y.numpy(), want)
+            np.testing.assert_array_equal(y.detach().numpy(), want)
             y.backward(torchic.tensor(a))
             np.testing.assert_array_equal(leaf.grad.numpy(), want.T if transposed else want)
 
@@ -289,5 +289,38 @@ def test_adam_update_cut_into_row_ranges_past_a_binding(big_rt):
     ref_p, m, v = p0.copy(), np.zeros_like(p0), np.zeros_like(p0)
     s = np.asarray(opt._fused_scalars(opt.param_groups[0], [{"step": 0}])[0], np.float32)
     adam_update(ref_p, (g0, m, v, s), None)
-    np.testing.assert_array_equal(p.numpy(), ref_p)
+    np.testing.assert_array_equal(p.detach().numpy(), ref_p)
     np.testing.assert_array_equal(opt.state[p]["exp_avg_sq"].numpy(), v)
+
+
+def test_causal_softmax_cut_past_a_binding(big_rt, rng):
+    """causal_softmax's (B, T, T) scores past a binding are cut along B, then along the
+    query rows, each part's diagonal moved by its first row (ops.py's cut "leading rows"):
+    cut as an elementwise op (along the key columns, or without the shift) it was wrong by
+    ~1.0; forward and backward (softmax_grad) against float64."""
+    from torchic.testing import np_causal_attention, np_log_softmax
+    for B in (1, 2):
+        q, k, v = (rng.standard_normal((B, 200, 8)).astype(np.float32) for _ in range(3))
+        tq, tk, tv = (torchic.tensor(x, requires_grad=True) for x in (q, k, v))
+        scores = tq @ tk.transpose(-2, -1)
+        assert spans_windows(scores, big_rt)             # (B, 200, 200): 10 windows a batch
+        y = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+        q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
+        close(y.detach().numpy(), np_causal_attention(q64, k64, v64), 1e-4, 1e-5)
+        y.sum().backward()
+        att = np.exp(np_log_softmax(np.where(np.tri(200, 200, 0, bool), q64 @ k64.swapaxes(1, 2)
+                                             / np.sqrt(8), -np.inf)))
+        close(tv.grad.numpy(), att.swapaxes(1, 2) @ np.ones((B, 200, 8)), 1e-4, 1e-4)
+
+
+def test_an_op_whose_cut_has_no_rule_is_refused(big_rt, monkeypatch):
+    """windows.py cuts an op only by the rule its ops.py row names: an op whose cut has no
+    rule is refused with an error naming it, never cut by a default."""
+    from torchic import ops
+    from torchic.backends.webgpu import windows
+    from torchic.functions.fused import CausalSoftmax
+    assert set(windows._RULES) | {ops.CUT_MATMUL_BIAS} == set(ops.CUTS)
+    monkeypatch.delitem(windows._RULES, ops.CUT_LEADING_ROWS)
+    x = torchic.tensor(np.zeros((1, 200, 200), np.float32))
+    with pytest.raises(MemoryError, match="causal_softmax.*no rule to cut it.*leading rows"):
+        CausalSoftmax.apply(x, 0).numpy()

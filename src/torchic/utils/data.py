@@ -23,7 +23,7 @@ import itertools
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from typing import Any
 
 import numpy as np
@@ -614,7 +614,7 @@ class DistributedSampler(Sampler):
         >>> loader = DataLoader(dataset, batch_size=32, sampler=sampler)
     """
 
-    def __init__(self, dataset: Dataset, num_replicas: int | None = None,
+    def __init__(self, dataset: Dataset | Sized, num_replicas: int | None = None,
                  rank: int | None = None, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False) -> None:
         if num_replicas is None:

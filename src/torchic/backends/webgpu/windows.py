@@ -10,21 +10,24 @@ the window's start). Windows sit on a grid (multiples of window / 2, then finer)
 same few windows, and their bind groups, serve many views.
 
 An op with an operand too large for any window is cut into several ops over row ranges
-(``run``), each of whose operands fits, by its family's rule (``_rules``): elementwise
-ops along any axis (all operands share the output's shape; dropout likewise, its key whole
-and each part told its first flat index), matmul over batches, then
-rows of A and out; gather / scatter over index rows (scatter's pieces add to out one
+(``run``), each of whose operands fits, by the rule its row in ops.py names (``cut``;
+``_RULES`` holds one rule per cut, and an op whose cut has none is refused, never cut by
+a guess): elementwise ops along any axis (all operands share the output's shape; dropout
+likewise, its key whole and each part told its first flat index), matmul over batches,
+then rows of A and out; gather / scatter over index rows (scatter's pieces add to out one
 after the other, a fixed order); reductions over kept rows, then over the reduced axis
-(partial results combined into out in order, with add / maximum / minimum); the
-row-wise family over rows (layer_norm_grad's (2, R, C) out along axis 1: its kernel binds
-the two planes apart, so each plane, not the pair, has to fit a window). What no rule can
-cut (a gather table, a matmul's B, one row larger than a window) raises ``TooLargeError``
-naming the op and the limit.
+(partial results combined into out in order by the row's ``combine``); the row-wise ops
+over rows (causal_softmax over its leading axes, each part's diagonal moved by its first
+row; layer_norm_grad's (2, R, C) out along axis 1: its kernel binds the two planes apart,
+so each plane, not the pair, has to fit a window). What no rule can cut (a gather table,
+a matmul's B, one row larger than a window) raises ``TooLargeError`` naming the op and
+the limit.
 
 Ops on arenas that all fit a binding take none of this: one flag (``GPU.any_big``) is
 all the per-op path tests.
 """
 
+from ... import ops
 from ...dispatcher import View
 from ...shape import numel
 from . import elementwise, matmul, norm
@@ -106,67 +109,104 @@ def _rows_per_part(gpu, views, cuts, n):
     return max(1, rows)
 
 
+def _along(views, axes, ks):
+    """One "cut" rule per axis d of `axes`, slicing the views `ks` together (their axis d)."""
+    return [("cut", views[0].shape[d], [(k, d) for k in ks], None) for d in axes]
+
+
+def _kept(out, d):
+    """May out be cut along axis d and stay contiguous? (Every axis before d has size 1.)"""
+    return all(n == 1 for n in out.shape[:d])
+
+
+def _matmul(views, params, combine):
+    """out (B, M, N) = a (B, M, K) @ b (B, K, N): over batches, rows of a and out, then K."""
+    out = views[0]
+    if len(out.shape) == 4:     # (B1, B2, ...): along either batch dim, or along K
+        rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
+        if out.shape[0] == 1:
+            rules.append(("cut", out.shape[1], [(0, 1), (1, 1), (2, 1)], None))
+            if out.shape[1] == 1:     # one product: its rows (out stays contiguous)
+                rules.append(("cut", out.shape[2], [(0, 2), (1, 2)], None))
+        return rules + [("reduce", views[1].shape[3], [(1, 3), (2, 2)], "add")]
+    rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
+    if out.shape[0] == 1:   # (out stays contiguous)
+        rules.append(("cut", out.shape[1], [(0, 1), (1, 1)], None))
+    return rules + [("reduce", views[1].shape[2], [(1, 2), (2, 1)], "add")]
+
+
+def _reduce(views, params, combine):
+    """Over kept rows (out stays contiguous), then over a reduced axis: partials combined
+    into out in order (`combine`: the op row's)."""
+    out, a = views
+    kept = len(a.shape) - params["naxes"]
+    return ([("cut", out.shape[d], [(0, d), (1, d)], None) for d in range(kept) if _kept(out, d)]
+            + [("reduce", a.shape[d], [(1, d)], combine) for d in range(kept, len(a.shape))])
+
+
+def _argmax(views, params, combine):
+    """Over kept rows; rows spread wider than a window: copied together first."""
+    out, a = views
+    kept = [d for d in range(len(a.shape) - 1) if _kept(out, d)]
+    return ([("cut", out.shape[d], [(0, d), (1, d)], None) for d in kept]
+            + [("compact", out.shape[d], [(0, d), (1, d)], None) for d in kept])
+
+
+# ops.py's cuts (each op row's `cut`) -> (views, params, combine) -> the op's rules. An op
+# whose cut has no entry here is refused (TooLargeError), never cut by a guess.
+_RULES = {
+    ops.CUT_ELEMENTWISE: lambda v, p, c: _along(v, range(len(v[0].shape)), range(len(v))),
+    ops.CUT_FLAT: lambda v, p, c: _along(v, range(len(v[0].shape)), (0, 1)),
+    ops.CUT_LEADING_ROWS: lambda v, p, c: _along(
+        v, [d for d in range(len(v[0].shape) - 1) if _kept(v[0], d)], range(len(v))),
+    ops.CUT_ROWS: lambda v, p, c: _along(v, (0,), range(len(v))),
+    ops.CUT_ROWS_WEIGHTS: lambda v, p, c: _along(
+        v, (0,), [k for k, x in enumerate(v) if len(x.shape) == 2]),
+    ops.CUT_ROWS_BUT_LAST: lambda v, p, c: _along(v, (0,), range(len(v) - 1)),
+    ops.CUT_MATMUL: _matmul,
+    ops.CUT_GATHER: lambda v, p, c: [("cut", v[0].shape[0], [(0, 0), (2, 0)], None)],
+    ops.CUT_SCATTER: lambda v, p, c: [("cut", v[2].shape[0], [(1, 0), (2, 0)], None)],
+    ops.CUT_REDUCE: _reduce,
+    ops.CUT_ARGMAX: _argmax,
+}
+# (CUT_MATMUL_BIAS has no rule of its own: `run` issues it as a matmul, then an add)
+# the backend's host transfers through windows: one operand, cut as an elementwise op
+TRANSFERS = {"write": ops.CUT_ELEMENTWISE, "read": ops.CUT_ELEMENTWISE}
+
+
+def cut_of(op):
+    """The op row's cut (ops.py), or a host transfer's; None for an unknown name."""
+    row = ops.BY_NAME.get(op)
+    return row.cut if row is not None else TRANSFERS.get(op)
+
+
 def _rules(op, views, params):
-    """The ways op can be cut, best first: (kind, n, [(view index, axis)], combine).
+    """The ways op can be cut, best first: (kind, n, [(view index, axis)], combine), from
+    its row's cut (_RULES).
 
     "cut" slices those views along those axes together into ranges of n rows, each run
     as an op of its own; "reduce" does so along a reduced (summed) axis: the first part
-    writes out, each later one a scratch partial then added (combine) into out."""
-    out = views[0]
-    if op == "matmul":          # out (B, M, N) = a (B, M, K) @ b (B, K, N)
-        if len(out.shape) == 4:     # (B1, B2, ...): along either batch dim, or along K
-            rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
-            if out.shape[0] == 1:
-                rules.append(("cut", out.shape[1], [(0, 1), (1, 1), (2, 1)], None))
-                if out.shape[1] == 1:     # one product: its rows (out stays contiguous)
-                    rules.append(("cut", out.shape[2], [(0, 2), (1, 2)], None))
-            return rules + [("reduce", views[1].shape[3], [(1, 3), (2, 2)], "add")]
-        rules = [("cut", out.shape[0], [(0, 0), (1, 0), (2, 0)], None)]
-        if out.shape[0] == 1:   # (out stays contiguous)
-            rules.append(("cut", out.shape[1], [(0, 1), (1, 1)], None))
-        return rules + [("reduce", views[1].shape[2], [(1, 2), (2, 1)], "add")]
-    if op == "gather_rows":     # out (R, D) = table (V, D) [idx (R,)]
-        return [("cut", out.shape[0], [(0, 0), (2, 0)], None)]
-    if op == "scatter_add_rows":    # out (V, D) += src (R, D) at idx (R,): pieces in order
-        return [("cut", views[2].shape[0], [(1, 0), (2, 0)], None)]
-    if op in ("sum", "max", "min", "argmax"):
-        a = views[1]
-        kept = len(a.shape) - (1 if op == "argmax" else params["naxes"])
-        rules = [("cut", out.shape[d], [(0, d), (1, d)], None) for d in range(kept)
-                 if all(n == 1 for n in out.shape[:d])]       # (out stays contiguous)
-        if op != "argmax":
-            rules += [("reduce", a.shape[d], [(1, d)], _COMBINE[op])
-                      for d in range(kept, len(a.shape))]
-        else:       # rows spread wider than a window: copied together first
-            rules += [("compact", out.shape[d], [(0, d), (1, d)], None) for d in range(kept)
-                      if all(n == 1 for n in out.shape[:d])]
-        return rules
-    if op == "adam_update":     # p (out), g, m, v (N,) along N; the scalars (10,) whole
-        return [("cut", out.shape[0], [(k, 0) for k in range(4)], None)]
-    if op in ("layer_norm", "layer_norm_grad"):     # the (R, C) views by rows; (C,) whole
-        return [("cut", out.shape[0], [(k, 0) for k, v in enumerate(views) if len(v.shape) == 2],
-                 None)]      # (a (2, R, C) out: its planes, see _run_planes)
-    if op in ("softmax", "log_softmax", "cross_entropy", "cross_entropy_grad", "softmax_grad"):
-        return [("cut", out.shape[0], [(k, 0) for k in range(len(views))], None)]
-    if op == "dropout":         # out and x along any axis, as elementwise; the (2,) key whole
-        return [("cut", out.shape[d], [(0, d), (1, d)], None) for d in range(len(out.shape))]
-    # the elementwise family, fill, copy and the backend's write / read: every operand has
-    # out's shape
-    return [("cut", out.shape[d], [(k, d) for k in range(len(views))], None)
-            for d in range(len(out.shape))]
+    writes out, each later one a scratch partial then added (combine) into out;
+    "compact" runs each part on a contiguous copy of its input."""
+    rule = _RULES.get(cut_of(op))
+    if rule is None:
+        raise TooLargeError(f"op {op!r} has an operand larger than the adapter's largest "
+                            f"storage binding, and windows.py has no rule to cut it (its "
+                            f"row in ops.py says cut {cut_of(op)!r})")
+    row = ops.BY_NAME.get(op)
+    return rule(views, params, row.combine if row is not None else "")
 
 
-_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
-# ops whose kernel numbers out's elements by flat index (dropout's counter): cut like the
-# elementwise ops, each part told its first flat index (params["first"]; out is contiguous,
-# so an element's offset from out's start is its flat index)
-FLAT_INDEXED = {"dropout"}
-
-
-def _part_params(op, params, part, out):
-    if op not in FLAT_INDEXED:
-        return params
-    return {**params, "first": params.get("first", 0) + part.offset - out.offset}
+def _part_params(op, params, axis, start, out, part):
+    """A part's params: a flat-indexed op's first flat index (params["first"]; out is
+    contiguous, so an element's offset from out's start is its flat index), a leading-rows
+    op's diagonal moved by the part's first row (a cut along axis -2)."""
+    cut = cut_of(op)
+    if cut == ops.CUT_FLAT:
+        return {**params, "first": params.get("first", 0) + part.offset - out.offset}
+    if cut == ops.CUT_LEADING_ROWS and axis == len(out.shape) - 2:
+        return {**params, "diagonal": params["diagonal"] + start}
+    return params
 
 
 def plan(gpu, op, views, params):
@@ -226,17 +266,18 @@ def _run_planes(be, op, out, ins, params, depth):
 def run(be, op, out, ins, params, depth=0):
     """Run op, cut into several ops whose operands each fit a window (see plan)."""
     gpu = be.gpu
-    if op == "layer_norm_grad" and len(out.shape) == 3:
+    cut = cut_of(op)
+    if cut == ops.CUT_ROWS_WEIGHTS and len(out.shape) == 3:
         _run_planes(be, op, out, ins, params, depth)
         return
-    if op == "matmul_bias":     # (cut as the matmul, then the bias added, cut as an add)
+    if cut == ops.CUT_MATMUL_BIAS:     # (cut as the matmul, then the bias added, as an add)
         run(be, "matmul", out, ins[:2], params, depth + 1)
         run(be, "add", out, (out, matmul.bias_rows(ins[2], out.shape)), None, depth + 1)
         return
     try:
         p = plan(gpu, op, (out,) + tuple(ins), params)
     except TooLargeError:
-        if op != "matmul" or len(out.shape) != 4:
+        if cut != ops.CUT_MATMUL or len(out.shape) != 4:
             raise
         # a two-batch-dim operand spread wider than a window (a strided B, which no rule
         # cuts): its contiguous copy (cut by the copy's own plan) instead, as the frontend
@@ -253,7 +294,7 @@ def run(be, op, out, ins, params, depth=0):
         be.kernels[op](be, out, ins, params)
         return
     kind, combine, subs = p
-    for i, (sub, _) in enumerate(subs):
+    for i, (sub, (axis, start, _)) in enumerate(subs):
         if kind == "compact":   # a contiguous copy of the input part, then the op on it
             a = sub[1]
             tmp = RawView(gpu.scratch_buffer(f"window-compact-{depth}",
@@ -262,7 +303,8 @@ def run(be, op, out, ins, params, depth=0):
             run(be, op, sub[0], (tmp,) + tuple(sub[2:]), params, depth + 1)
             continue
         if kind == "cut" or i == 0:
-            run(be, op, sub[0], sub[1:], _part_params(op, params, sub[0], out), depth + 1)
+            run(be, op, sub[0], sub[1:], _part_params(op, params, axis, start, out, sub[0]),
+                depth + 1)
             continue
         o = sub[0]          # a later part of a reduced axis: a partial, added into out
         tmp = RawView(gpu.scratch_buffer(f"window-partial-{depth}", max(4, 4 * numel(o.shape))),
