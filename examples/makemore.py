@@ -19,6 +19,7 @@ trains on --batch x N rows. Rank 0 prints, evaluates, samples and saves the chec
 import os
 import sys
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from torchic.nn.parallel import DistributedDataParallel
 from torchic.utils.data import DistributedSampler
 
 
-def _batches(sampler, batch):
+def _batches(sampler: DistributedSampler, batch: int) -> Iterator[np.ndarray]:
     """Index batches of `batch` from the sampler's share, epoch after epoch."""
     epoch = 0
     while True:
@@ -41,7 +42,7 @@ def _batches(sampler, batch):
         epoch += 1
 
 
-def ddp_main(argv):
+def ddp_main(argv: list[str]) -> int:
     """`mpiexec -n N python examples/makemore.py --ddp [options]`."""
     parser = demo.build_parser("makemore.py --ddp", demo.CLASSIC_STEPS, ".")
     args = parser.parse_args(argv)
@@ -78,6 +79,7 @@ def ddp_main(argv):
         f"{args.steps * args.batch * world / wall:,.0f} rows/s over {world} processes)")
     if rank == 0:
         net = model.module
+        assert isinstance(net, demo.CharMLP)
         print(f"final loss: train {demo.evaluate(net, Xtr, Ytr):.4f}  "
               f"val {demo.evaluate(net, Xva, Yva):.4f}")
         gen = torchic.Generator().manual_seed(args.seed + 1)

@@ -12,6 +12,7 @@ See README.md for the API table and docs/ARCHITECTURE.md for how it works.
 
 import atexit as _atexit
 import builtins as _builtins
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
@@ -26,6 +27,8 @@ from .dispatcher import BackendUnavailableError, KernelError, init, shutdown
 from .allocator import HeapFullError
 from . import api as _api
 from .api import *  # noqa: F401,F403  (the op functions: api.__all__)
+if _TYPE_CHECKING:   # the unary ops (exp, tanh ...) as a checker sees them (a generated stub)
+    from ._tensor_methods import *  # noqa: F403
 from .dtypes import DType, bool_ as _bool_, float32, int32
 from .devices import (device, get_default_dtype, get_num_threads, set_default_dtype,
                       set_num_threads)

@@ -24,6 +24,7 @@ import importlib.resources
 import os
 import sys
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,7 +48,7 @@ CLASSIC_STEPS = 200_000
 # ---------------------------------------------------------------------------------------
 # data
 # ---------------------------------------------------------------------------------------
-def census_names():
+def census_names() -> list[str]:
     """First names from the `names` package's census files, lowercased and de-duplicated."""
     words, seen = [], set()
     pkg = importlib.resources.files("names")
@@ -64,7 +65,7 @@ def census_names():
     return words
 
 
-def load_words(path=None):
+def load_words(path: str | None = None) -> list[str]:
     """One item per line from `path` (blank lines skipped); the census names by default."""
     if path is None:
         return census_names()
@@ -76,14 +77,15 @@ def load_words(path=None):
     return words
 
 
-def build_vocab(words):
+def build_vocab(words: Sequence[str]) -> tuple[dict[str, int], list[str]]:
     """(stoi, itos): characters numbered from 1 in sorted order; 0 is the '.' boundary."""
     chars = sorted(set("".join(words)) - {"."})
     itos = ["."] + chars
     return {c: i for i, c in enumerate(itos)}, itos
 
 
-def build_dataset(words, stoi, context=3):
+def build_dataset(words: Sequence[str], stoi: dict[str, int], context: int = 3
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """(X, Y) int32 NumPy arrays: X[i] holds `context` previous characters, Y[i] the next."""
     xs, ys = [], []
     for w in words:
@@ -98,7 +100,8 @@ def build_dataset(words, stoi, context=3):
     return X, Y
 
 
-def split_words(words, seed=42, fractions=(0.8, 0.1)):
+def split_words(words: Sequence[str], seed: int = 42, fractions: Sequence[float] = (0.8, 0.1)
+                ) -> tuple[list[str], list[str], list[str]]:
     """Shuffle (seeded) and cut into train / validation / test lists (80 / 10 / 10)."""
     order = np.random.default_rng(seed).permutation(len(words))
     shuffled = [words[i] for i in order]
@@ -113,20 +116,21 @@ def split_words(words, seed=42, fractions=(0.8, 0.1)):
 class CharMLP(nn.Module):
     """Embedding -> concatenate the context -> Linear + tanh -> Linear to logits."""
 
-    def __init__(self, vocab_size, context=3, emb=10, hidden=200):
+    def __init__(self, vocab_size: int, context: int = 3, emb: int = 10, hidden: int = 200
+                 ) -> None:
         super().__init__()
         self.context = context
         self.emb = nn.Embedding(vocab_size, emb)
         self.hidden = nn.Linear(context * emb, hidden)
         self.out = nn.Linear(hidden, vocab_size)
 
-    def forward(self, idx):
+    def forward(self, idx: torchic.Tensor) -> torchic.Tensor:
         e = self.emb(idx)                                  # (B, context, emb)
         h = torchic.tanh(self.hidden(e.view(e.shape[0], -1)))
         return self.out(h)                                 # (B, vocab) logits
 
 
-def evaluate(model, X, Y, chunk=16384):
+def evaluate(model: nn.Module, X: np.ndarray, Y: np.ndarray, chunk: int = 16384) -> float:
     """Mean cross-entropy of the model over all rows of (X, Y) (no graph, in chunks)."""
     if len(X) == 0:
         return float("nan")
@@ -222,7 +226,8 @@ class _PlainProgress:
         pass
 
 
-def sample(model, itos, n=20, generator=None, max_len=64):
+def sample(model: CharMLP, itos: Sequence[str], n: int = 20,
+           generator: torchic.Generator | None = None, max_len: int = 64) -> list[str]:
     """`n` new names drawn from the model (all rows sampled together, one read per char)."""
     context = model.context
     ctx = np.zeros((n, context), np.int32)
@@ -247,7 +252,8 @@ def sample(model, itos, n=20, generator=None, max_len=64):
 # ---------------------------------------------------------------------------------------
 # checkpoints
 # ---------------------------------------------------------------------------------------
-def save_model(model, itos, path, extra_metadata=None):
+def save_model(model: CharMLP, itos: Sequence[str], path: str,
+               extra_metadata: dict[str, str] | None = None) -> None:
     """Weights + vocabulary (unicode code points, int32) in one safetensors file."""
     vocab = torchic.tensor(np.array([ord(c) for c in itos], dtype=np.int32))
     meta = {"model": "torchic.demo.CharMLP", "context": str(model.context)}
@@ -255,7 +261,7 @@ def save_model(model, itos, path, extra_metadata=None):
     checkpoint.save({"model": model.state_dict(), "vocab": vocab}, path, metadata=meta)
 
 
-def load_model(path):
+def load_model(path: str) -> tuple[CharMLP, list[str]]:
     """(model, itos) from a checkpoint written by save_model."""
     state = checkpoint.load(path)
     if "model" not in state or "vocab" not in state:
@@ -309,7 +315,8 @@ def plot_losses(losses, path, title="makemore training loss"):
 # ---------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------
-def build_parser(prog=None, steps=DEMO_STEPS, out=None):
+def build_parser(prog: str | None = None, steps: int = DEMO_STEPS, out: str | None = None
+                 ) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog or "python -m torchic demo", description="Train a character-level MLP (makemore) and sample names.")
     p.add_argument("--data", metavar="FILE",
@@ -354,7 +361,8 @@ def _input_error(parser, option, exc):
     parser.exit(2, f"{parser.prog}: error: {option}: {exc}\n")
 
 
-def main(argv=None, *, prog=None, steps=DEMO_STEPS, out=None):
+def main(argv: Sequence[str] | None = None, *, prog: str | None = None, steps: int = DEMO_STEPS,
+         out: str | None = None) -> int:
     """Command-line entry point (``python -m torchic demo`` and examples/makemore.py)."""
     parser = build_parser(prog, steps, out)
     args = parser.parse_args(argv)

@@ -40,6 +40,7 @@ import math
 import numbers
 import os
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class Generator:
     code: Generator(seed) with an int seeds it.
     """
 
-    def __init__(self, device=None, seed=None):
+    def __init__(self, device: Any = None, seed: int | None = None) -> None:
         if isinstance(device, numbers.Integral) and not isinstance(device, bool):
             device, seed = None, device           # Generator(seed): torchic's spelling
         self.device = check_device(device, "Generator(): ")

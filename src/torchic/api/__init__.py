@@ -21,11 +21,10 @@ from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
 if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
-    from .. import _tensor_methods as _unary
     from .._tensor_methods import *  # noqa: F403
 
-# what `torchic` exports (torchic/__init__.py: from .api import *); a literal list (and
-# the unary ops from the stub's) so that a type checker reads it too
+# what `torchic` exports (torchic/__init__.py: from .api import *): a literal list, which a
+# type checker reads too (torchic/__init__.py gives it the unary ops from the stub)
 __all__ = [
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
     "ge", "where", "log10", "log2",
@@ -36,7 +35,4 @@ __all__ = [
     "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
     "all", "any", "isclose", "allclose", "histc", "histogram", "erf",
     "sort", "argsort", "topk", "cumsum"]
-if TYPE_CHECKING:
-    __all__ += _unary.__all__
-else:
-    __all__ += sorted(UNARY_OPS)
+__all__ += sorted(UNARY_OPS)

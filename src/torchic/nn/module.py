@@ -21,7 +21,8 @@ changes nothing and raises an error that lists every problem.
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 import numpy as np
 
@@ -50,10 +51,27 @@ class _NoParameters:
     device = "cpu"
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R", covariant=True)
+
+
+class _Forward(Protocol[_P, _R]):
+    """A module as a type checker calls it: through its forward (Module.__call__)."""
+
+    @property
+    def forward(self) -> Callable[_P, _R]: ...
+
+
 class Module:
     """Base class of every layer and model: subclass it and define ``forward``."""
 
-    def __init__(self):
+    training: bool
+    _parameters: OrderedDict[str, Parameter | None]
+    _buffers: OrderedDict[str, Tensor | None]
+    _non_persistent: set[str]
+    _modules: OrderedDict[str, Module | None]
+
+    def __init__(self) -> None:
         d = self.__dict__
         d["_parameters"] = OrderedDict()
         d["_buffers"] = OrderedDict()
@@ -62,7 +80,7 @@ class Module:
         d["training"] = True
 
     # -- registration ----------------------------------------------------------------
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, Parameter):
             params, buffers, modules = _registries(self, name)
             buffers.pop(name, None)
@@ -94,14 +112,14 @@ class Module:
                 d["_buffers"][name] = value
         object.__setattr__(self, name, value)
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         d = self.__dict__
         for reg in ("_parameters", "_buffers", "_modules"):
             d.get(reg, {}).pop(name, None)
         d.get("_non_persistent", set()).discard(name)
         object.__delattr__(self, name)
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or None, a declared-but-absent parameter such as a missing bias)."""
         _check_name(self, name)
         if param is not None and not isinstance(param, Parameter):
@@ -113,7 +131,8 @@ class Module:
         params[name] = param
         object.__setattr__(self, name, param)
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
+                        ) -> None:
         """Add non-trainable state; persistent buffers are part of state_dict()."""
         _check_name(self, name)
         if tensor is not None and not isinstance(tensor, Tensor):
@@ -161,16 +180,21 @@ class Module:
         return mod
 
     # -- calling ------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation the module performs: define it in every subclass. Call the
         module (`model(x)`), not `forward`, so that its hooks run."""
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
-    def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+    if TYPE_CHECKING:   # model(x) takes and returns what model.forward does (mypy, pyright)
+        @property
+        def __call__(self: _Forward[_P, _R]) -> Callable[_P, _R]: ...
+    else:
+        def __call__(self, *args, **kwargs):
+            return self.forward(*args, **kwargs)
 
     # -- traversal -------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """`(dotted name, module)` for this module (name `prefix`) and every descendant,
         depth first; a module reached twice is given once unless `remove_duplicate=False`."""
         if memo is None:
@@ -215,7 +239,8 @@ class Module:
                 seen.add(id(value))
                 yield (mod_prefix + "." + name if mod_prefix else name), value
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         """(dotted name, Parameter) pairs; a parameter shared by two modules appears once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
@@ -235,7 +260,7 @@ class Module:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def apply(self, fn):
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call fn on every submodule (children first) and then on self; returns self."""
         for child in self.children():
             child.apply(fn)
@@ -262,11 +287,11 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop (or zero, with set_to_none=False) the .grad of every parameter."""
         zero_grads(self.parameters(), set_to_none)
 
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> Module:
         """PyTorch's model.to(device) / .to(torchic.float32): returns self.
 
         A torchic runtime has one device (chosen by torchic.init) and modules hold
@@ -288,16 +313,17 @@ class Module:
         """The module itself: torchic's tensors are all on the `cpu` device."""
         return self
 
-    def cuda(self, device=None):
+    def cuda(self, device: Any = None) -> Module:
         """Refused, as Tensor.cuda(): torchic picks the GPU with the backend (torchic.init)."""
         _check_device("cuda", "Module.cuda(): ")      # always raises
 
-    def num_parameters(self):
+    def num_parameters(self) -> int:
         """Total number of scalar parameters (PyTorch: sum(p.numel() for p in parameters()))."""
         return sum(p.numel() for p in self.parameters())
 
     # -- state -------------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, destination: dict[str, Any] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Any]:
         """An OrderedDict of dotted names -> tensors (parameters and persistent buffers).
 
         The tensors share this module's storage (detached unless keep_vars=True):
@@ -316,7 +342,7 @@ class Module:
                     out[pre + name] = b if keep_vars else b.detach()
         return out
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any:
         """Copy values into this module's parameters and buffers, in place.
 
         Every key and shape is checked before anything is copied; on error the
@@ -430,18 +456,18 @@ def _check_name(module, name):
 class ModuleList(Module):
     """A list of modules whose parameters are registered (unlike a plain Python list)."""
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._modules.values())
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
             return type(self)._from_items(list(self._modules.items())[idx])
         return list(self._modules.values())[_index(idx, len(self))]
@@ -450,7 +476,7 @@ class ModuleList(Module):
     def _from_items(cls, items):
         return cls([m for _, m in items])
 
-    def __setitem__(self, idx, module):
+    def __setitem__(self, idx: int, module: Module) -> None:
         self.add_module(str(_index(idx, len(self))), module)
 
     def append(self, module: Module) -> ModuleList:
@@ -458,7 +484,7 @@ class ModuleList(Module):
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules) -> ModuleList:
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
         """Add each of `modules` at the end; returns the container."""
         for m in modules:
             self.append(m)
@@ -468,7 +494,7 @@ class ModuleList(Module):
 class Sequential(ModuleList):
     """Modules called in order: Sequential(a, b, c)(x) == c(b(a(x)))."""
 
-    def __init__(self, *args):
+    def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, m in args[0].items():
@@ -480,7 +506,7 @@ class Sequential(ModuleList):
     def _from_items(cls, items):
         return cls(OrderedDict(items))   # a slice keeps the original names
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Any:
         for m in self._modules.values():
             x = m(x)
         return x
@@ -489,42 +515,42 @@ class Sequential(ModuleList):
 class ModuleDict(Module):
     """A dict of named modules whose parameters are registered."""
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: Any = None) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self._modules[key]
 
-    def __setitem__(self, key, module):
+    def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
 
-    def __delitem__(self, key):
+    def __delitem__(self, key: str) -> None:
         delattr(self, key)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._modules)
 
-    def __contains__(self, key):
+    def __contains__(self, key: object) -> bool:
         return key in self._modules
 
-    def keys(self):
+    def keys(self) -> Any:
         """The names, in insertion order."""
         return self._modules.keys()
 
-    def values(self):
+    def values(self) -> Any:
         """The modules, in insertion order."""
         return self._modules.values()
 
-    def items(self):
+    def items(self) -> Any:
         """`(name, module)` pairs, in insertion order."""
         return self._modules.items()
 
-    def update(self, modules) -> None:
+    def update(self, modules: Any) -> None:
         """Add (or replace) modules from a mapping or an iterable of `(name, module)`."""
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:

@@ -29,7 +29,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __new__(cls, data=None, requires_grad=True):
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
         if data is None:
             data = empty(0)
         if not isinstance(data, Tensor):
@@ -41,7 +41,8 @@ class Parameter(Tensor):
         return cls._make(data._storage, data._offset, data.shape, data._strides, data._dtype,
                          bool(requires_grad))
 
-    def __init__(self, data=None, requires_grad=True):   # __new__ did it all
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True
+                 ) -> None:   # __new__ did it all
         pass
 
     def __repr__(self):
