@@ -414,7 +414,7 @@ def _synchronous(backend):
             sync()
         except KernelError as err:
             err.args = (f"{err.args[0]} (sync mode:{_issuer()})",) + err.args[1:]
-            raise err.with_traceback(None)
+            raise err.with_traceback(None)  # noqa: B904  (the same error, its message added to)
     return run_and_wait
 
 

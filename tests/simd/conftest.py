@@ -54,7 +54,6 @@ class Harness:
             return v
         if layout == "transposed":
             base = self.put(np.ascontiguousarray(np.transpose(x)), dtype=dt)
-            nd = x.ndim
             return View(base.block, 0, x.shape, tuple(reversed(base.strides)), dt)
         if layout == "strided":   # every other element of the last axis, at an offset
             big = np.zeros(x.shape[:-1] + (2 * x.shape[-1] + 3,), x.dtype)

@@ -9,7 +9,6 @@ Two kinds of checks:
 """
 
 import collections
-import math
 
 import numpy as np
 import pytest

@@ -16,7 +16,8 @@ def _csv(kind):
             try:
                 items = [int(x) for x in items]
             except ValueError:
-                raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+                raise argparse.ArgumentTypeError(f"expected comma-separated integers, got "
+                                                 f"{text!r}") from None
             if any(x < 1 for x in items):
                 raise argparse.ArgumentTypeError("thread counts must be >= 1")
             return sorted(set(items))

@@ -33,7 +33,7 @@ def _check(t, what):
 def _no_op_if_empty(t):
     """PyTorch's kaiming_* warn and leave a zero-element tensor alone."""
     if 0 in t.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op")
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
         return True
     return False
 
