@@ -96,7 +96,7 @@ class Tensor(_Methods):
     """
 
     __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
-                 "_grad", "grad_fn", "_view", "_bview", "__weakref__")
+                 "_grad", "grad_fn", "_view", "_bview", "_view_base", "_views", "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
@@ -123,6 +123,8 @@ class Tensor(_Methods):
         t.grad_fn = None
         t._view = view
         t._bview = None     # the last broadcast view made of it (a bias is broadcast every step)
+        t._view_base = None     # a view's base (functions/views.py's mark_view)
+        t._views = None         # a base's grad-mode views, weakly (ditto)
         return t
 
     # -- metadata ----------------------------------------------------------------
@@ -201,6 +203,12 @@ class Tensor(_Methods):
         return self.shape[0]
 
     # -- autograd ------------------------------------------------------------------
+    @property
+    def _version(self) -> int:
+        """The number of in-place writes into this tensor's storage (PyTorch's version
+        counter, shared by every view of it; autograd checks saved tensors against it)."""
+        return self._storage.version
+
     @property
     def grad(self) -> "Tensor | None":
         """The gradient accumulated by `backward()` (None until then); assignable with a

@@ -11,11 +11,11 @@ Basic keys (ints, slices, None, ...) are zero-copy views (IndexView). Advanced k
   selects are ``np.arange(t.numel()).reshape(t.shape)[key]``, so NumPy's broadcasting and
   result-placement rules (which PyTorch follows) decide, then one gather of those positions.
 
-Assignment through an advanced key, or any assignment autograd must record
-(``logits[i] = model(x)``), builds the new contents out of place: a gather from
+Assignment through an advanced key builds the new contents out of place: a gather from
 [t's elements, the value's elements] with the key's positions pointing into the value (where
 the key names a position twice the last value wins, as on PyTorch's CPU), written back into
-t, whose grad_fn then becomes that gather's (the gradient of the overwritten elements is 0).
+t; when autograd records it, api/inplace.py records it as an in-place op on t (the gradient
+of the overwritten elements is 0). A basic key's assignment is a copy into the view.
 
 Boolean masks: torchic's comparisons return float32 0/1 tensors, so a float tensor of only 0s
 and 1s used as an index is a mask (PyTorch refuses float indices, so no valid program changes
@@ -175,8 +175,9 @@ def _value_tensor(value, dtype):
 
 
 def assign(t, key, value):
-    """t[key] = value through an advanced key, or recorded by autograd: out of place (module
-    doc), then written into t. Returns the new contents (whose grad_fn t takes)."""
+    """t[key] = value through an advanced key: out of place (module doc). Returns the new
+    contents, computed from t (when autograd records, t is the old contents' graph alias;
+    api/inplace.py writes them into the target)."""
     positions = _positions(t.shape, key)
     v = _value_tensor(value, t._dtype)
     try:
@@ -198,7 +199,7 @@ def assign(t, key, value):
     if m:
         last, first_from_end = np.unique(flat[::-1], return_index=True)
         select[last] = n + (m - 1 - first_from_end)     # the last value written wins
-    table = Cat.apply(_flat(graph_alias(t)), Reshape.apply(v, shape=(m, 1)), dim=0)
+    table = Cat.apply(_flat(t), Reshape.apply(v, shape=(m, 1)), dim=0)
     new = GatherRows.apply(table, _tensor_from_data(select.astype(np.int32), dtype="i32"))
     return Reshape.apply(new, shape=t.shape)
 

@@ -2,50 +2,98 @@
 
 Host-visible writes go through the stream like any op; each bumps the storage's
 version, which autograd checks before it uses a saved tensor.
+
+Where autograd must record the write (grad mode on, the target or the operand requires
+grad) it is recorded as PyTorch records it (`_record`): the new contents are computed out of
+place from the old ones, as the graph knows them, and copied in. On a tensor that is not a
+view, the tensor's grad_fn is replaced; on a view, its base's grad_fn becomes a
+`CopySlices` node (the base's gradient flows to the old base outside the view's region and
+to the new contents inside it). Either way, every live view of the base made in grad mode,
+the target included, gets a new grad_fn over the base's new one (functions/views.py).
 """
 
-import sys
 from typing import Any
 
 import numpy as np
 
 from .. import raw
 from ..creation import tensor as _tensor_from_data
-from ..functions import Clone, Expand, IndexView, Permute, Reshape, as_operand
+from ..autograd import is_grad_enabled
+from ..functions import AsStrided, Clone, CopySlices, NoGradView, as_operand
 from ..ops import INT_BINARY
 from ..shape import broadcast_shapes, broadcast_strides
 from ..tensor import Tensor
 from .elementwise import add, div, mul, pow, sub
-from .indexing import assign, basic_target, graph_alias, is_advanced_key, needs_recording
-
-
-# an in-place op on a view of a tensor that others still hold is not recorded on that tensor
-# (torchic keeps no view -> base links): refused when autograd would need it
-_VIEWS = (IndexView, Permute, Expand, Reshape)
+from .indexing import assign, basic_target, getitem, graph_alias, is_advanced_key, \
+    needs_recording
 
 
 def _check_inplace(t, other=None):
     """Raise where PyTorch would; True when autograd must record the write."""
     t._storage.check_usable() if t._storage.block is None else None
+    base = t._view_base
+    if isinstance(base, NoGradView) and is_grad_enabled() and (
+            base.requires_grad or needs_recording(t, other)):
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                           "with grad mode enabled. Given that this use case is ambiguous and "
+                           "error-prone, it is forbidden. You can clarify your code by moving "
+                           "both the view and the inplace either both inside the no_grad "
+                           "block (if you don't want the inplace to be tracked) or both "
+                           "outside (if you want the inplace to be tracked).")
     if not needs_recording(t, other):
         return False
-    if t.requires_grad and t.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation; wrap the update in torchic.no_grad() or use .data")
-    # 2: t's own reference and getrefcount's argument: no other tensor sees this storage
-    if isinstance(t.grad_fn, _VIEWS) and sys.getrefcount(t._storage) > 2:
-        raise RuntimeError("an in-place operation on a view of a tensor in the autograd graph "
-                           "(v = x[0]; v += y, or x[key] += y) is not recorded on x by "
-                           "torchic; write it out of place: x[key] = x[key] + y")
+    owner = t if base is None else base
+    if owner.requires_grad and owner.grad_fn is None:
+        raise RuntimeError(f"{'a view of ' if base is not None else ''}a leaf Variable that "
+                           f"requires grad is being used in an in-place operation; wrap the "
+                           f"update in torchic.no_grad() or use .data")
     return True
 
 
-def _rebase(t, new):
-    """t takes new's values and new's place in the graph (a recorded in-place op)."""
-    raw.copy_into(t, new)
-    t._storage.version += 1
-    t.requires_grad, t.grad_fn = new.requires_grad, new.grad_fn
+def _record(t, compute):
+    """Write compute(t's old contents, as the graph knows them) into t, recorded as PyTorch
+    records an in-place op (module doc). compute returns a tensor of t's shape."""
+    base = t._view_base
+    if base is None:
+        new = compute(graph_alias(t))
+        raw.copy_into(t, new)
+        t._storage.version += 1
+        _take_graph(t, new)
+        regenerate_views(t)
+        return t
+    old = graph_alias(base)
+    where = {"offset": t._offset, "shape": t.shape, "strides": t._strides}
+    new = CopySlices.apply(old, compute(AsStrided.apply(old, **where)), **where)
+    base._storage.version += 1
+    _take_graph(base, new)
+    regenerate_views(base)       # t among them
     return t
+
+
+def _take_graph(t, new):
+    """t stands where `new` stands in the graph (a retain_grad() on t follows it)."""
+    old = t.grad_fn
+    t.requires_grad, t.grad_fn = new.requires_grad, new.grad_fn
+    if old is not None and t.grad_fn is not None and old.retained is not None and \
+            old.retained() is t:
+        t.grad_fn.retained, old.retained = old.retained, None
+
+
+def regenerate_views(base):
+    """Give every live grad-mode view of `base` a grad_fn over base's current one
+    (PyTorch's AsStridedBackward): their elements are base's, whatever changed them."""
+    refs = base._views
+    if not refs:
+        return
+    live = []
+    for ref in refs:
+        v = ref()
+        if v is None or v._view_base is not base:
+            continue
+        live.append(ref)
+        _take_graph(v, AsStrided.apply(base, offset=v._offset, shape=v.shape,
+                                       strides=v._strides))
+    base._views = live
 
 
 def _write_back(t, value):
@@ -77,8 +125,7 @@ def inplace_binary(op, t, other):
                          f"in-place target's shape {list(t.shape)}")
     if record:
         fn, saves_input = _RECORDED[op]
-        old = graph_alias(t)
-        return _rebase(t, fn(Clone.apply(old) if saves_input else old, other))
+        return _record(t, lambda old: fn(Clone.apply(old) if saves_input else old, other))
     if t.is_contiguous() and other._storage is not t._storage:
         # one op: the kernel writes its result over its own input (ops.py allows exact aliasing)
         raw.run(op, t, (raw.view_of(t), raw.broadcast_view(other, t.shape)))
@@ -90,8 +137,8 @@ def inplace_binary(op, t, other):
 def fill_(t: Tensor, value: Tensor | float) -> Tensor:
     """Fill `t` with `value` (a number or a one-element tensor) in place; returns `t`."""
     if _check_inplace(t):      # every old value overwritten: none gets a gradient
-        return _rebase(t, raw.full(t.shape, _number(value, "fill_") if not
-                                   isinstance(value, Tensor) else value.item(), t._dtype))
+        number = _number(value, "fill_") if not isinstance(value, Tensor) else value.item()
+        return _record(t, lambda old: raw.full(t.shape, number, t._dtype))
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError("fill_ takes a number or a one-element tensor")
@@ -114,7 +161,8 @@ def copy_(t: Tensor, src: Tensor) -> Tensor:
     src = as_operand(src, like=t)
     broadcast_strides(src.shape, src._strides, t.shape) if src.shape != t.shape else None
     if record:     # t's old values get no gradient: all of them are overwritten
-        return _rebase(t, Clone.apply(src.expand(t.shape) if src.shape != t.shape else src))
+        return _record(t, lambda old: Clone.apply(src.expand(t.shape) if src.shape != t.shape
+                                                  else src))
     return _write_back(t, src)
 
 
@@ -124,8 +172,11 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     record = _check_inplace(t, value)
     if not isinstance(key, tuple):
         key = (key,)
+    if record and not is_advanced_key(key):      # t[key].copy_(value), as PyTorch does
+        copy_(getitem(t, key), value)
+        return t
     if record:
-        return _rebase(t, assign(t, key, value))
+        return _record(t, lambda old: assign(old, key, value))
     if is_advanced_key(key):
         return _write_back(t, assign(t, key, value))
     target = basic_target(t, key)

@@ -1,20 +1,72 @@
-"""Views (zero-copy: new offset / shape / strides over the same storage) and copies."""
+"""Views (zero-copy: new offset / shape / strides over the same storage) and copies.
+
+A view remembers its base (`mark_view`), so that an in-place op on the view is recorded on
+the base as PyTorch records it (`CopySlices`, api/inplace.py).
+"""
 
 import operator
+import weakref
 
 from .. import raw
-from ..autograd import Function, LazyGrad
+from ..autograd import Function, LazyGrad, is_grad_enabled
 from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation, numel,
                      permute_meta, slice_meta)
 from .common import as_strided, reshape_raw, sum_to_shape
+
+
+class NoGradView:
+    """The `_view_base` of a view made under no_grad (or of a view of one): PyTorch refuses
+    to record an in-place op on it, as its base's graph would not see the change. Two
+    instances: NO_GRAD_VIEW, and NO_GRAD_VIEW_OF_GRAD for a view of a tensor that requires
+    grad (refused even when nothing else in the op requires grad)."""
+
+    def __init__(self, requires_grad):
+        self.requires_grad = requires_grad
+
+    def __repr__(self):
+        return "NO_GRAD_VIEW_OF_GRAD" if self.requires_grad else "NO_GRAD_VIEW"
+
+
+NO_GRAD_VIEW, NO_GRAD_VIEW_OF_GRAD = NoGradView(False), NoGradView(True)
+
+
+def mark_view(node, a, out):
+    """out (when it shares a's storage) is a view of a's base, the tensor that owns the
+    elements (PyTorch's `._base`): `out._view_base`. A view made with grad mode on is also
+    listed, weakly, in its base's `_views`, so that an in-place op recorded on the base (or
+    on another of its views) gives it a new grad_fn (api/inplace.py's `regenerate_views`);
+    a view of a leaf that requires grad is not listed (no in-place op may be recorded on
+    that leaf). A view made under no_grad gets a NoGradView mark instead of its base (it
+    keeps no tensor alive). Returns out."""
+    if out._storage is not a._storage:
+        return out          # reshape copied
+    base = a._view_base
+    if isinstance(base, NoGradView):
+        out._view_base = base
+        return out
+    base = a if base is None else base
+    if not (node.needs_grad or is_grad_enabled()):     # (apply records with grad mode off)
+        out._view_base = NO_GRAD_VIEW_OF_GRAD if base.requires_grad else NO_GRAD_VIEW
+        return out
+    out._view_base = base
+    if base.requires_grad and base.grad_fn is None:
+        return out
+    views = base._views
+    if views is None:
+        base._views = [weakref.ref(out)]
+        return out
+    views.append(weakref.ref(out))
+    if len(views) % 64 == 0:             # drop the dead ones now and then
+        base._views = [r for r in views if r() is not None]
+    return out
 
 
 class Reshape(Function):
     def forward(self, a, shape, strides=None):
         self.in_shape = a.shape
         if strides is not None:   # already worked out by view()
-            return as_strided(a, a._offset, shape, strides)
-        return reshape_raw(a, shape)
+            return mark_view(self, a, as_strided(a, a._offset, shape, strides))
+        return mark_view(self, a, reshape_raw(a, shape))
 
     def backward(self, g):
         return (g.reshape(self.in_shape),)
@@ -24,7 +76,7 @@ class Permute(Function):
     def forward(self, a, dims):
         self.dims = dims
         shape, strides, _ = permute_meta(a.shape, a._strides, dims)
-        return as_strided(a, a._offset, shape, strides)
+        return mark_view(self, a, as_strided(a, a._offset, shape, strides))
 
     def backward(self, g):
         return (g.permute(inverse_permutation(self.dims)),)
@@ -33,7 +85,8 @@ class Permute(Function):
 class Expand(Function):
     def forward(self, a, shape):
         self.in_shape = a.shape
-        return as_strided(a, a._offset, shape, broadcast_strides(a.shape, a._strides, shape))
+        return mark_view(self, a, as_strided(a, a._offset, shape,
+                                             broadcast_strides(a.shape, a._strides, shape)))
 
     def backward(self, g):
         return (sum_to_shape(g, self.in_shape),)
@@ -45,7 +98,7 @@ class IndexView(Function):
     def forward(self, a, key):
         self.in_shape, self.key = a.shape, key
         offset, shape, strides = slice_meta(a._offset, a.shape, a._strides, key)
-        return as_strided(a, offset, shape, strides)
+        return mark_view(self, a, as_strided(a, offset, shape, strides))
 
     def backward(self, g):
         return (SliceGrad(self.in_shape, self.key, g),)
@@ -138,6 +191,65 @@ def _ranges_meet(a, b):
         if x in b:
             return True
     return False
+
+
+class AsStrided(Function):
+    """The elements of base's storage at (offset, shape, strides), as a view: the grad_fn a
+    view gets from its base after an in-place op (PyTorch's AsStridedBackward). Its
+    gradient is g placed in that region of zeros of base's layout (summed over the
+    broadcast dims of an expanded view)."""
+
+    def forward(self, base, offset, shape, strides):
+        self.base_meta, self.meta = _meta(base), (offset, shape, strides)
+        return as_strided(base, offset, shape, strides)
+
+    def backward(self, g):
+        offset, shape, strides = self.meta
+        repeated = tuple(d for d, (n, s) in enumerate(zip(shape, strides)) if s == 0 and n > 1)
+        if repeated:       # one storage element seen many times: its gradient is their sum
+            g = g.sum(dim=repeated, keepdim=True)
+            shape = g.shape
+        buf, whole, region = _laid_out(self.base_meta, (offset, shape, strides))
+        raw.fill(buf, 0.0)
+        raw.copy_into(region, g)
+        return (whole,)
+
+
+class CopySlices(Function):
+    """An in-place op on a view of `base` (PyTorch's CopySlices): `value`, the view's new
+    contents, is written into base's storage at (offset, shape, strides); the result stands
+    for base's new contents. Base's gradient goes to the old base outside that region and
+    to `value` inside it."""
+
+    def forward(self, base, value, offset, shape, strides):
+        self.base_meta, self.meta = _meta(base), (offset, shape, strides)
+        raw.copy_into(as_strided(base, offset, shape, strides), value)
+        return as_strided(base, *self.base_meta)
+
+    def backward(self, g):
+        buf, whole, region = _laid_out(self.base_meta, self.meta)
+        raw.copy_into(whole, g)
+        need_base, need_value = self.needs_grad
+        g_value = raw.copy_into(raw.new_tensor(region.shape), region) if need_value else None
+        if need_base:
+            raw.fill(region, 0.0)      # issued after the copy above: stream order
+        return (whole if need_base else None), g_value
+
+
+def _meta(t):
+    return t._offset, t.shape, t._strides
+
+
+def _laid_out(base_meta, meta):
+    """A new float32 buffer laid out as the base was (its strides over a span of its own:
+    PyTorch's new_empty_strided), the base's place in it and the region `meta` (offset,
+    shape, strides in the base's storage) names in it."""
+    b_offset, b_shape, b_strides = base_meta
+    span = 1 + sum((n - 1) * s for n, s in zip(b_shape, b_strides)) if numel(b_shape) else 0
+    buf = raw.new_tensor((span,))
+    offset, shape, strides = meta
+    return buf, as_strided(buf, 0, b_shape, b_strides), as_strided(buf, offset - b_offset,
+                                                                     shape, strides)
 
 
 class Contiguous(Function):
