@@ -3,401 +3,55 @@
 A step (forward, backward, optimizer update) issues the same ops on the same shapes call
 after call; only the data changes. `compile(fn)` records, at the runtime boundary (the
 Runtime's alloc / free / run / write / read), what one call of fn issues, and replays
-that op list on later calls with the same signature, with no Python of fn in the loop.
+that op list on later calls with the same signature, with no Python of fn in the loop
+(recording.py: what a Program holds, how backends replay it).
 
 Calls with one signature (tensor arguments' shapes and dtypes, other arguments' values,
 grad mode, the runtime): the 1st runs fn eagerly (a warm-up: optimizers create their
 state and parameters their .grad on the first step, as tinygrad's TinyJit does), the 2nd
-runs it eagerly and records it into a Program, later ones replay the Program.
+runs it eagerly and records it into a Program, later ones replay the Program. Every call
+returns fresh tensors for fn's returned ones (a tensor, a tuple / list of them, or None).
 
-What a Program holds:
-- records: (op, out view, input views, params), over blocks of three kinds:
-  * temporaries: blocks allocated and freed inside the recorded call. Frees during the
-    recording go to the program's own pool, which later allocations of the same size
-    reuse (a fixed block plan: stream order makes reuse as safe as in eager mode). The
-    program keeps them until release().
-  * state: blocks of tensors that outlive the call (parameters, optimizer state, grads,
-    cached constants, the recorded outputs). Their Storages are held by the program (so
-    no block is recycled under it) and replays update them in place, as eager mode does.
-  * inputs: each tensor argument is copied into a program-owned tensor before fn sees it.
-    On simd and webgpu (backends with `program_slots`) those tensors' blocks are the
-    program's slots: a replay hands the backend the caller's argument blocks instead, so
-    the program reads (and, where fn updates an argument in place, writes) the arguments
-    where they are. Elsewhere, and for an argument whose strides differ from the recorded
-    ones (or that the backend's `slot_fits` refuses: webgpu moves a slot only within its
-    arena, by whole 256-byte steps), a replay copies the new argument in first (one copy
-    op per argument), and back after the call when fn changed it in place (as eager mode
-    would have).
-- host writes become copy ops from one staging block per dtype: a replay fills the staging
-  array on the host (re-calling each write's `source`: random draws from the global
-  generator, optimizer scalars such as lr read from param_groups; other writes are baked
-  in), writes it once, then pushes the records.
-- outputs: every call returns fresh tensors for fn's returned ones (a tensor or a tuple /
-  list of them; detached: outputs do not carry autograd history). With slots, an output
-  made inside fn that nothing else holds is a slot too: each replay allocates the
-  caller's new tensor and the program writes it there (_fresh_outputs); other outputs,
-  and every output elsewhere, are copied into fresh tensors after the program.
+Guards (compile_autograd.Guard): before each replay, a check that what the recording
+depends on is unchanged: the tensors and modules fn names (closure cells, globals), the
+modules' parameters, buffers, submodules and train / eval mode, and that each tensor of
+outside state the program updates still has a holder besides the program (a replaced or
+dropped parameter or .grad). A failed check drops the program: that call runs eagerly
+(a warm-up again), the next records anew.
 
-Replay: simd packs the records once and pushes them with one call (SimdBackend.pack /
-push_packed); workers packs them into one stream record of prepared kernel calls, webgpu
-into one recorded command sequence (whose slot offsets a push patches: replay.py). A
-backend whose pack gives None (webgpu with windowed arenas) replays record by record,
-without slots.
+Autograd: when the recorded call's output still has a graph (a compiled module, or any
+function returning what backward() has not consumed: nanoGPT's `model =
+torch.compile(model)`), its backward is recorded too, as a second program: from a
+gradient placeholder (its input) to the gradient each leaf gets, one per edge into a leaf
+in the engine's order (_record_backward). Every call then returns that output as the
+root of one CompiledBackward node, whose backward replays the backward program on the
+forward program's activations (kept between calls) and hands each leaf its gradients;
+the engine accumulates them into .grad as it would eager mode's, bit for bit. What
+cannot be captured runs eagerly, never wrongly: a call made while an earlier call's
+output still awaits its backward (a replay would overwrite its activations), and every
+call of a function with several outputs that have a graph. Inputs that require grad are
+refused (CompileError). A tensor's in-place change between forward and backward raises
+as in eager mode, for the parameters the graph saved and for the output itself.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
-each argument apart.
-
-Recording refuses what a replay could not reproduce, naming the user's line: a read
-(.item(), .numpy(), print) inside fn, and a tensor from outside fn replaced inside it
-(`self.h = f(self.h)`: use an in-place update, `self.h.copy_(f(self.h))`).
+each argument apart. A module's other attributes (`.train()`, `.parameters()`) are
+reached through the compiled object.
 """
 
 import functools
-import gc
-import linecache
-import os
-import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from . import dispatcher, ops, raw
-from .autograd import is_grad_enabled
-from .dispatcher import View
+from . import autograd, dispatcher, raw
+from .autograd import Function, is_grad_enabled
+from .compile_autograd import CompiledBackward, Guard
 from .functions.common import constant
-from .shape import numel
-from .tensor import Storage, Tensor
+from .recording import (CompileError, Program, _fresh_copy, _Recorder, host_values,  # noqa: F401
+                        memory_of_programs, recording)
+from .tensor import Tensor
 
 MAX_PROGRAMS = 8        # signatures kept per compiled function (oldest dropped first)
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_recording = None       # the _Recorder of the call being recorded, if any
-_live = weakref.WeakSet()   # every Program not yet released (torchic.memory() counts them)
-
-
-class CompileError(RuntimeError):
-    """fn does something a recorded program cannot replay (raised at record time)."""
-
-
-def _user_line():
-    """'file:line: source' of the innermost frame outside torchic."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return "?"
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}: {line}"
-
-
-def host_values(compute):
-    """A float32 tensor of compute()'s value(s): a Python number gives a 0-d tensor, a
-    sequence a 1-D one. Library code uses it for numbers that change from step to step
-    (a learning rate, Adam's bias corrections): a compiled program calls compute again
-    at every replay, in record order (so compute may also advance state, like a step
-    count), instead of baking the first value in."""
-    arr = np.asarray(compute(), dtype=np.float32)
-    if _recording is None and arr.ndim == 0:
-        return constant(float(arr))          # eager: the cached 0-d constant
-    return raw.write(raw.new_tensor(arr.shape), arr,
-                     lambda: np.asarray(compute(), dtype=np.float32))
-
-
-class _Recorder:
-    """Installed on the runtime for one recorded call (its entry points replaced)."""
-
-    def __init__(self, rt):
-        self.rt = rt
-        self.records = []          # (op, out, inputs, params), or (None, view, array, source)
-        self.owned = {}            # id -> block allocated during the recording
-        self.requested = {}        # id -> the bytes its latest allocation asked for
-        self.pool = {}             # size -> [owned blocks freed during the recording]
-        self.freed_outside = {}    # id -> (block, line) of outside blocks freed inside
-        self.freed_after = {}      # record index -> ids of owned blocks freed right after it
-        names = ("alloc", "free", "run", "write", "read", "sync")
-        self.saved = {n: rt.__dict__.get(n) for n in names}    # (None: the class's method)
-        self.real = {n: getattr(rt, n) for n in names}
-        self.align_mask = rt.allocator.align - 1
-
-    def install(self):
-        rt = self.rt
-        rt.alloc, rt.free, rt.run = self.alloc, self.free, self.run
-        rt.write, rt.read, rt.sync = self.write, self.read, self.read
-
-    def uninstall(self):
-        for name, fn in self.saved.items():
-            if fn is None:
-                del self.rt.__dict__[name]
-            else:
-                self.rt.__dict__[name] = fn
-
-    def alloc(self, nbytes):
-        size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
-            self.align_mask + 1
-        free = self.pool.get(size)
-        block = free.pop() if free else self.real["alloc"](nbytes)
-        self.owned[id(block)] = block
-        self.requested[id(block)] = nbytes
-        return block
-
-    def free(self, block):
-        if id(block) in self.owned:
-            self.pool.setdefault(block.size, []).append(block)
-            if self.records:
-                self.freed_after.setdefault(len(self.records) - 1, set()).add(id(block))
-        else:   # given back after the recording (so no later allocation here aliases it)
-            self.freed_outside[id(block)] = (block, _user_line())
-
-    def run(self, op, out, inputs, params):
-        self.records.append((op, out, tuple(inputs), dict(params) if params else None))
-        self.real["run"](op, out, inputs, params)
-
-    def write(self, view, array, source=None):
-        self.records.append((None, view, np.array(array, dtype=dispatcher.DTYPES[view.dtype]),
-                             source))
-        self.real["write"](view, array)
-
-    def read(self, *args):
-        raise CompileError(
-            f"torchic.compile: a read of tensor values (.item(), .numpy(), print, a sync) "
-            f"inside the compiled function, at {_user_line()}: a replay runs no Python of "
-            f"the function, so values cannot steer it; return the tensor instead and read "
-            f"it outside")
-
-
-class Program:
-    """One recorded call of a compiled function: see the module docstring."""
-
-    def __init__(self, rec, inputs, outputs, structure):
-        self.rt = rec.rt
-        self.inputs = inputs              # the program's own copies of the tensor arguments
-        self.outputs = outputs            # the recorded output tensors (state)
-        self.structure = structure        # rebuilds fn's return value from fresh outputs
-        self.temporaries = [b for blocks in rec.pool.values() for b in blocks]
-        temp_ids = {id(b) for b in self.temporaries}
-        staging = {"f32": [], "i32": []}  # dtype -> [(offset, n, array, source, target)]
-        self.sources = []                 # (stage index, offset, n, source), in record order
-        for op, out, arr, source in rec.records:
-            if op is None and arr.size:    # a host write
-                parts = staging[out.dtype]
-                offset = sum(p[1] for p in parts)
-                parts.append((offset, arr.size, arr.ravel(), source, out))
-                if source is not None:     # (called in this order: random draws stay in order)
-                    self.sources.append((out.dtype, offset, arr.size, source))
-        self.stages = []                  # (staging tensor, host array, refilled per call?)
-        index = {}
-        for dtype, parts in staging.items():
-            if parts:
-                index[dtype] = len(self.stages)
-                stage = raw.new_tensor((sum(p[1] for p in parts),), dtype)
-                host = np.concatenate([p[2] for p in parts])
-                self.stages.append((stage, host, any(p[3] is not None for p in parts)))
-        self.sources = [(index[d], o, n, src) for d, o, n, src in self.sources]
-        self.records, self.frees = self._in_order(rec.records, staging, rec.freed_after)
-        # arguments fn updates in place: written back to the caller's tensor after each call
-        written = {id(r[1].block) for r in self.records}
-        written.update(id(r[2][k].block) for r in self.records for k in ops.WRITES.get(r[0], ()))
-        self.written_inputs = [i for i, t in enumerate(inputs) if id(t._view.block) in written]
-        touched = {id(v.block): v.block for r in self.records for v in (r[1],) + r[2]}
-        # blocks that outlive the call: hold their Storages so none is recycled under us
-        outside = {i: b for i, b in touched.items() if i not in temp_ids}
-        for i, (block, line) in rec.freed_outside.items():
-            if i in outside:
-                raise CompileError(
-                    f"torchic.compile: a tensor made outside the compiled function was "
-                    f"replaced inside it (its memory was freed at {line}), but the function "
-                    f"uses it: a replay would use the old memory. Update it in place "
-                    f"instead (x.copy_(new_value), x.add_(...))")
-        blocks = set(outside)
-        self.held = [r for r in gc.get_referrers(*outside.values())
-                     if type(r) is Storage and id(r.block) in blocks] if outside else []
-        self._packed = None
-        self._slotted = getattr(self.rt.backend, "program_slots", False)
-        self._fits = getattr(self.rt.backend, "slot_fits", None)   # (None: every slot fits)
-        self.fresh_outputs = [False] * len(outputs)
-        self.released = self._staged = False
-        _live.add(self)
-
-    def prepare(self, rec):
-        """Pack the records for the backend, once fn's return value is gone (so that
-        _fresh_outputs sees who else holds an output)."""
-        backend = self.rt.backend
-        # a backend with program slots runs the program on the caller's argument tensors
-        # where they are (no copy in, none back), and writes fresh outputs where the
-        # caller gets them (no copy out): the inputs' and those outputs' blocks are its slots
-        if self._slotted:
-            self.fresh_outputs = _fresh_outputs(rec, self.outputs)
-            frees = {"frees": self.frees} if getattr(backend, "program_frees", False) else {}
-            self._packed = backend.pack(
-                self.records, [t._view.block for t in self.inputs] +
-                [raw.view_of(t).block for t, fresh in zip(self.outputs, self.fresh_outputs)
-                 if fresh], **frees)
-            if self._packed is None:     # records replayed one by one: no slots
-                self._slotted = False
-                self.fresh_outputs = [False] * len(self.outputs)
-        elif getattr(backend, "pack", None) is not None:
-            self._packed = backend.pack(self.records)
-
-    @property
-    def plan_bytes(self):
-        """Heap bytes of the program's fixed block plan (its temporaries)."""
-        return sum(b.size for b in self.temporaries)
-
-    def _in_order(self, records, staging, freed_after):
-        """The op list with each host write replaced by its copy from the staging block, and
-        beside it, per op, the ids of the temporaries freed right after it (their contents
-        dead from there: what a backend's pack may use to skip stores nothing reads)."""
-        stage_of = {s[0]._dtype: s[0] for s in self.stages}
-        offsets = {dtype: iter(parts) for dtype, parts in staging.items()}
-        out, frees = [], []
-        for i, (op, view, ins, params) in enumerate(records):
-            if op is not None:
-                out.append((op, view, ins, params))
-            elif ins.size:
-                offset, n, _, _, target = next(offsets[view.dtype])
-                src = View(stage_of[view.dtype]._view.block, offset, target.shape,
-                           _contiguous(target.shape), view.dtype)
-                out.append(("copy", target, (src,), None))
-            if len(frees) < len(out):
-                frees.append(set())
-            if frees:       # (an empty write dropped: its frees go with the op before)
-                frees[-1] |= freed_after.get(i, set())
-        return out, frees
-
-    def _arguments_in(self, tensors):
-        """Give the program the call's tensor arguments: (block, byte offset) per input for
-        a backend with program slots (the argument itself where its layout is the
-        recorded one, else a copy into the program's own tensor), else None (copies)."""
-        slots = [] if self._slotted else None
-        for mine, given in zip(self.inputs, tensors):
-            m, g = mine._view, raw.view_of(given)
-            if g is m:
-                if slots is not None:
-                    slots.append((m.block, 0))
-            elif (slots is not None and g.strides == m.strides and g.offset >= m.offset
-                  and self._fits_slot(len(slots), g.block, (g.offset - m.offset) * 4)):
-                slots.append((g.block, (g.offset - m.offset) * 4))
-            else:
-                raw.copy_into(mine, given)
-                if slots is not None:
-                    slots.append((m.block, 0))
-        return slots
-
-    def _fits_slot(self, k, block, skip):
-        return self._fits is None or self._fits(self._packed, k, block, skip)
-
-    def replay(self, tensors):
-        if self.released:
-            raise RuntimeError("this compiled program was released")
-        slots = self._arguments_in(tensors)
-        if self.stages:
-            self._stage_host_writes()
-        # the outputs the program writes where the caller gets them: new tensors, whose
-        # blocks are the last slots
-        fresh = [raw.new_tensor(t.shape, t._dtype) if f else None
-                 for t, f in zip(self.outputs, self.fresh_outputs)]
-        copied = []          # fresh outputs whose slot did not fit: written, then copied
-        if self._packed is None:
-            run = self.rt.run
-            for r in self.records:
-                run(*r)
-        else:
-            if slots is not None:
-                for t, mine in zip(fresh, self.outputs):
-                    if t is None:
-                        continue
-                    if self._fits_slot(len(slots), t._view.block, 0):
-                        slots.append((t._view.block, 0))
-                    else:
-                        slots.append((raw.view_of(mine).block, 0))
-                        copied.append((t, mine))
-            self.rt.backend.push_packed(self._packed, slots)
-        for t, mine in copied:
-            raw.copy_into(t, mine)
-        if self.written_inputs:
-            self.write_back(tensors, slots)
-        return [t if t is not None else _fresh_copy(mine)
-                for t, mine in zip(fresh, self.outputs)]
-
-    def _stage_host_writes(self):
-        """Write this call's host values (random draws, lr ...) into the staging blocks."""
-        # (a write may run later: a refilled host array is a fresh copy, given away)
-        hosts = [host.copy() if refilled else host for _, host, refilled in self.stages]
-        for i, offset, n, source in self.sources:
-            hosts[i][offset:offset + n] = np.asarray(source(), hosts[i].dtype).ravel()
-        for (stage, _, refilled), host in zip(self.stages, hosts):
-            if refilled or not self._staged:
-                self.rt.write(stage._view, host)
-        self._staged = True
-
-    def write_back(self, tensors, slots=None):
-        """Copy the arguments fn changed in place into the caller's tensors (as eager mode;
-        an argument the program used in place was changed already)."""
-        for i in self.written_inputs:
-            given, mine = tensors[i], self.inputs[i]
-            if given._view is not mine._view:
-                if slots is None or slots[i][0] is mine._view.block:
-                    raw.copy_into(given, mine)
-                given._storage.version += 1
-
-    def release(self):
-        """Give the program's blocks back (garbage collection does it too)."""
-        if not self.released and not self.rt.closed:
-            self.released = True
-            for block in self.temporaries:
-                self.rt.free(block)
-            release = getattr(self.rt.backend, "release_packed", None)
-            if release is not None and self._packed is not None:
-                release(self._packed)
-            self.temporaries, self.held, self.records, self._packed = [], [], [], None
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:
-            pass
-
-
-def memory_of_programs(rt):
-    """(programs, bytes of their block plans) of the live compiled programs on runtime rt."""
-    mine = [p for p in list(_live) if p.rt is rt and not p.released]
-    return len(mine), sum(p.plan_bytes for p in mine)
-
-
-def _fresh_outputs(rec, outputs):
-    """Per output: can a replay give it a new block that the program writes in place of
-    the recorded one (no copy out)? Yes for the whole, contiguous view of a block made in
-    the recorded call for just this tensor (not `y[:n]` of a longer y, whose other
-    elements the program also writes), that no other tensor holds (a holder, say a cache
-    in fn's closure, would see every replay's values in eager mode) and no other output
-    shares."""
-    views = [raw.view_of(t) for t in outputs]
-    blocks = [id(v.block) for v in views]
-    fresh = [rec.requested.get(id_) == numel(v.shape) * 4 and blocks.count(id_) == 1
-             and v.offset == 0 and v.strides == _contiguous(v.shape)
-             for v, id_ in zip(views, blocks)]
-    if any(fresh):     # (one scan of the heap's objects for all of them)
-        storages = [t._storage for t, f in zip(outputs, fresh) if f]
-        holders = {}
-        for r in gc.get_referrers(*storages):
-            if isinstance(r, Tensor):
-                holders[id(r._storage)] = holders.get(id(r._storage), 0) + 1
-        fresh = [f and holders.get(id(t._storage)) == 1 for t, f in zip(outputs, fresh)]
-    return fresh
-
-
-def _fresh_copy(t):
-    """A new tensor holding t's values (a program's inputs and every call's outputs)."""
-    return raw.copy_into(raw.new_tensor(t.shape, t._dtype), t)
-
-
-def _contiguous(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 def _flatten(result):
@@ -412,13 +66,100 @@ def _flatten(result):
                        f"of tensors or None, got {type(result).__name__}")
 
 
+_EAGER = "eager"      # a signature whose calls always run fn eagerly (cannot be captured)
+
+
+class _Graph:
+    """A recorded call whose output has a graph: the forward program, the backward
+    program (from a gradient placeholder to each leaf's gradient), and what a replay's
+    CompiledBackward node needs (see the module docstring)."""
+
+    def __init__(self, forward, backward, leaves, live, saved_outside, out_saved):
+        self.forward, self.backward = forward, backward
+        self.leaves = [weakref.ref(t) for t in leaves]   # (weak: the guard sees them go)
+        self.live = live                  # the index of the output that has a graph
+        self.saved_outside = saved_outside   # Storages outside the programs nodes saved
+        self.out_saved = out_saved        # does the backward read the output itself?
+        self.stamp = 0                    # bumped by each replay of the forward
+        self.last = None                  # weakref to the latest call's node
+        self.guard = None
+
+    @property
+    def released(self):
+        return self.forward.released
+
+    def holds(self):
+        return all(r() is not None for r in self.leaves) and self.guard.holds()
+
+    def busy(self):
+        """Must this call run eagerly? Yes while an earlier call's output may still be
+        backpropagated: a replay would overwrite its activations."""
+        node = self.last() if self.last is not None else None
+        return node is not None and not node.freed
+
+    def output(self, outs, stamp):
+        """outs (fresh tensors of one call) with the live one made the root of its
+        CompiledBackward node."""
+        leaves = [r() for r in self.leaves]
+        CompiledBackward.attach(self, outs[self.live], stamp, leaves)
+        return self.forward.structure(outs)
+
+    def run(self, tensors):
+        outs = self.forward.replay(tensors)
+        self.stamp += 1
+        return self.output(outs, self.stamp)
+
+    def release(self):
+        self.forward.release()
+        self.backward.release()
+
+
+def _record_backward(rt, forward, rec, out, live):
+    """Record the backward of out's graph as a program: its input is a gradient for out,
+    its outputs the gradients the engine hands the leaves, one per edge into a leaf, in
+    the engine's order (eager mode adds a leaf's gradients into .grad one by one, so the
+    node hands them over one by one: the same sums, bit for bit). Each such edge is
+    pointed at a stand-in leaf (a detached alias) for the recording, so the leaves' .grad
+    and hooks see nothing; the graph is consumed, as by backward()."""
+    order = autograd._topological_order(out.grad_fn)
+    saved = {id(t._storage): t._storage for node in order for t in node._saved
+             if id(raw.view_of(t).block) not in rec.owned}
+    leaves, stand_ins = [], []
+    for node in order:
+        edges = list(node.edges)
+        for k, edge in enumerate(edges):
+            if edge is not None and not isinstance(edge, Function):
+                leaves.append(edge)
+                stand_ins.append(edge.detach())
+                edges[k] = stand_ins[-1]
+        node.edges = tuple(edges)
+    grad = raw.copy_into(raw.new_tensor(out.shape), constant(0.0))
+    brec = _Recorder(rt)
+    with recording(brec):
+        autograd.run_backward(out, grad)
+    got = [i for i, t in enumerate(stand_ins) if t._grad is not None]
+    backward = Program(brec, [grad], [stand_ins[i]._grad.detach() for i in got], list)
+    reads = {id(v.block) for r in backward.records for v in (r[1],) + r[2]}
+    out_saved = id(raw.view_of(forward.outputs[live]).block) in reads
+    return _Graph(forward, backward, [leaves[i] for i in got], live, list(saved.values()),
+                  out_saved), brec, reads
+
+
 class Compiled:
-    """What torchic.compile returns: call it like fn."""
+    """What torchic.compile returns: call it like fn (a module's other attributes, such
+    as .train() or .parameters(), are the module's)."""
 
     def __init__(self, fn):
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=() if hasattr(fn, "_modules") else
+                                 functools.WRAPPER_UPDATES)
         self.fn = fn
-        self.programs = {}     # signature -> Program, or a count of eager calls so far
+        # signature -> a Program or _Graph, _EAGER, or a count of eager calls so far
+        self.programs = {}
+
+    def __getattr__(self, name):      # (only for names Compiled itself does not have)
+        if name == "fn":
+            raise AttributeError(name)
+        return getattr(self.fn, name)
 
     @staticmethod
     def _signature(values, keys):
@@ -451,18 +192,21 @@ class Compiled:
             # apart from the others (its own copy), so such a call runs eagerly
             return self.fn(*args, **kwargs)
         entry = self.programs.get(sig, 0)
-        if isinstance(entry, Program):
-            return entry.structure(entry.replay(tensors))
+        if isinstance(entry, (Program, _Graph)):
+            if not entry.holds():       # fn's state changed under the recording: record
+                entry = self.programs[sig] = 0     # again (an old output's node keeps it)
+            elif entry.busy():
+                return self.fn(*args, **kwargs)
+            else:
+                return entry.run(tensors)
         if entry == 0:                      # warm-up: lazily made state appears now
             self.programs[sig] = 1
+            return self.fn(*args, **kwargs)
+        if entry is _EAGER:
             return self.fn(*args, **kwargs)
         return self._record(sig, args, kwargs)
 
     def _record(self, sig, args, kwargs):
-        global _recording
-        if _recording is not None:
-            raise CompileError("torchic.compile: a compiled function called while another "
-                               "is being recorded")
         rt = dispatcher.runtime()
         rt.sync()
         rec = _Recorder(rt)
@@ -482,32 +226,51 @@ class Compiled:
                          if isinstance(a, Tensor)]
         args = [own(a) for a in args]
         kwargs = {k: own(kwargs[k]) for k in keys}
-        _recording = rec
-        rec.install()
-        try:
+        with recording(rec):
             result = self.fn(*args, **kwargs)
-        finally:
-            rec.uninstall()
-            _recording = None
+        graph = brec = None
+        reads = frozenset()
         try:
             outputs, structure = _flatten(result)
-            outputs = [t.detach() for t in outputs]
-            program = Program(rec, inputs, outputs, structure)
+            live = [i for i, t in enumerate(outputs)
+                    if t.grad_fn is not None and not t.grad_fn.freed]
+            if len(live) > 1:
+                # several outputs with a graph (a node per output would run their backward
+                # apart, not in eager mode's one pass): this signature runs eagerly
+                for block in [b for blocks in rec.pool.values() for b in blocks]:
+                    rt.free(block)
+                self.programs[sig] = _EAGER
+                return result
+            program = Program(rec, inputs, [t.detach() for t in outputs], structure)
+            if live:        # record its backward too: replays return a graph
+                graph, brec, reads = _record_backward(rt, program, rec, outputs[live[0]],
+                                                      live[0])
         finally:
             for block, _ in rec.freed_outside.values():
                 rt.free(block)
-        del result
-        program.prepare(rec)
+        del result, outputs
+        program.prepare(rec, reads)
         program.write_back(given_tensors)
+        if graph is not None:
+            graph.backward.prepare(brec)
+        entry = graph if graph is not None else program
+        programs = [program] + ([graph.backward] if graph is not None else [])
+        own_objects = [p.held for p in programs] + [t for p in programs
+                                                    for t in p.own_tensors()]
+        if graph is not None:
+            own_objects.append(graph.saved_outside)
+        entry.guard = Guard(self.fn, list({id(s): s for p in programs for s in p.held}.values()),
+                            {id(o) for o in own_objects})
         while len(self.programs) >= MAX_PROGRAMS:
             del self.programs[next(iter(self.programs))]
-        self.programs[sig] = program
-        return structure([_fresh_copy(t) for t in outputs])
+        self.programs[sig] = entry
+        outs = [_fresh_copy(t) for t in program.outputs]
+        return graph.output(outs, 0) if graph is not None else structure(outs)
 
     def release(self):
         """Release every recorded program."""
         for p in self.programs.values():
-            if isinstance(p, Program):
+            if isinstance(p, (Program, _Graph)):
                 p.release()
         self.programs.clear()
 

@@ -35,12 +35,18 @@ def register(storage):
 
 def keep(*tensors: Any) -> Any:
     """Exempt tensors from disposal by every enclosing track_tensors scope."""
-    ids = {id(t._storage) for t in _iter_tensors(tensors)}
+    exempt(t._storage for t in _iter_tensors(tensors))
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+def exempt(storages):
+    """Exempt storages from disposal by every enclosing scope (keep's core; a compiled
+    program's own state: torchic.compile)."""
+    ids = {id(s) for s in storages}
     scope = _scope.get()
     while scope is not None:
         scope.kept |= ids
         scope = scope.parent
-    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def _iter_tensors(obj):

@@ -37,6 +37,8 @@ LAYERS = [
     ["api.extra_ops", "api.ordering"],
     ["api"],
     ["methods"],
+    ["recording"],
+    ["compile_autograd"],
     ["compile"],
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

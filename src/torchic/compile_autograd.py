@@ -1,0 +1,149 @@
+"""torchic.compile's guards and its autograd node (see compile.py's module docstring).
+
+Guard: what a recording depends on that Python may change between calls, checked before
+each replay (a failed check drops the program; the call runs eagerly and the next one
+records again):
+- the closure cells and the globals fn names that hold a tensor or a module still hold the
+  same object (`W = new_tensor`, `model = Net()`);
+- each module reachable from fn (fn itself, a bound method's object, those cells and
+  globals, and their submodules) has the same parameters, buffers and submodules (by
+  identity) and the same train / eval mode (`m.weight = nn.Parameter(...)`, `m.eval()`);
+- each Storage the program holds that something else held when it was recorded still has
+  a holder other than the programs (a reference count, no scan): a tensor the program reads
+  or writes that the user dropped or replaced elsewhere (`p.grad = None` outside the
+  function, `obj.w = new` on any object) is no longer the program's to update.
+A tensor replaced where the guard does not look while another object (an optimizer) still
+holds the old one goes unseen: replace parameters through a module.
+
+CompiledBackward: the grad_fn of a replayed call's output (compile records the backward of
+a call whose output has a graph as a second program; the node replays it).
+"""
+
+import gc
+import sys
+import weakref
+
+from .autograd import Function
+from .tensor import Tensor
+
+
+def _is_module(obj):
+    """nn.Module without importing nn (compile sits below it): its three registries."""
+    d = getattr(obj, "__dict__", None)
+    return isinstance(d, dict) and all(isinstance(d.get(k), dict)
+                                       for k in ("_parameters", "_buffers", "_modules"))
+
+
+def _named_objects(fn):
+    """(where, object) for the cells and globals fn's code names: ('cell', cell) and
+    ('global', (dict, name)) entries whose object is a tensor or a module."""
+    code = getattr(fn, "__code__", None)
+    found = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            obj = cell.cell_contents
+        except ValueError:       # an empty cell
+            continue
+        if isinstance(obj, Tensor) or _is_module(obj):
+            found.append((("cell", cell), obj))
+    scope = getattr(fn, "__globals__", None)
+    if code is not None and scope is not None:
+        for name in code.co_names:
+            obj = scope.get(name)
+            if isinstance(obj, Tensor) or _is_module(obj):
+                found.append((("global", scope, name), obj))
+    return found
+
+
+class Guard:
+    """What one recording of fn depends on (see the module docstring)."""
+
+    def __init__(self, fn, storages, own):
+        """storages: a list of the Storages the programs hold; own: ids of the objects that are the
+        programs' own (their lists and tensors), not holders that count."""
+        self.names = _named_objects(fn)
+        roots = [obj for _, obj in self.names if _is_module(obj)]
+        roots += [m for m in (fn, getattr(fn, "__self__", None)) if _is_module(m)]
+        self.registries, self.modes, seen = [], [], set()
+        while roots:
+            m = roots.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            d = m.__dict__
+            for key in ("_parameters", "_buffers", "_modules"):
+                self.registries.append((d[key], tuple(d[key].values())))
+            self.modes.append((m, getattr(m, "training", None)))
+            roots.extend(c for c in d["_modules"].values() if c is not None)
+        # Storages something else held at the recording, each with the reference count
+        # that means nothing else holds it now: its holders among `own` (found by a scan
+        # of the heap's objects, once) + this list's tuple, holds()'s variable, its call
+        self.storages = []
+        for s in storages:
+            holders = [r for r in gc.get_referrers(s) if r is not storages]
+            mine = sum(1 for r in holders if id(r) in own)
+            if len(holders) > mine:
+                self.storages.append((s, mine + 3))
+
+    def holds(self):
+        """Whether the recording still describes what fn would do now."""
+        for where, obj in self.names:
+            if where[0] == "cell":
+                try:
+                    if where[1].cell_contents is not obj:
+                        return False
+                except ValueError:
+                    return False
+            elif where[1].get(where[2]) is not obj:
+                return False
+        for registry, values in self.registries:
+            if len(registry) != len(values) or any(
+                    a is not b for a, b in zip(registry.values(), values)):
+                return False
+        for m, mode in self.modes:
+            if getattr(m, "training", None) is not mode:
+                return False
+        for s, alone in self.storages:
+            if sys.getrefcount(s) <= alone:
+                return False
+        return True
+
+
+class CompiledBackward(Function):
+    """The grad_fn of the output of one replayed call of a compiled function: its backward
+    replays the recorded backward program on this call's activations (the forward
+    program's blocks) and hands each leaf its gradient; the engine accumulates them into
+    .grad as any node's (hooks included)."""
+
+    @classmethod
+    def attach(cls, graph, out, stamp, leaves):
+        """Make out (a replay's fresh output) the root of a one-node graph."""
+        node = cls()
+        node.graph, node.stamp = graph, stamp
+        node.needs_grad = (True,) * len(leaves)     # (a leaf once per gradient it gets)
+        node._saved = ()
+        node.edges = tuple(leaves)
+        node.freed, node.retained = False, None
+        node.versions = [s.version for s in graph.saved_outside]   # (no Storage held)
+        node.out_version = (out._storage, out._storage.version)
+        out.requires_grad = True
+        out.grad_fn = node
+        graph.last = weakref.ref(node)
+        return out
+
+    def backward(self, grad):
+        graph = self.graph
+        if graph.stamp != self.stamp or graph.released:
+            raise RuntimeError("torchic.compile: this output's activations were overwritten "
+                               "by a later call of the compiled function (or it was "
+                               "released); call backward before calling it again")
+        versions = list(zip(graph.saved_outside, self.versions))
+        if graph.out_saved:
+            versions.append(self.out_version)
+        for s, v in versions:
+            if s.version != v:
+                raise RuntimeError(
+                    f"one of the tensors needed for gradient computation in "
+                    f"{self.name} has been modified by an inplace operation: it is at "
+                    f"version {s.version}; expected version {v}")
+        return tuple(graph.backward.replay([grad]))

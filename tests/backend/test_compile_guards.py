@@ -1,0 +1,216 @@
+"""torchic.compile: a program's state is its own (scopes), guards re-record when fn's state
+changes, and a compiled module's output carries the recorded backward (nanoGPT's
+`model = torch.compile(model)`): compiling changes speed, never results."""
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import torchic
+import torchic.nn as nn
+import torchic.nn.functional as F
+from torchic.compile import _Graph
+from torchic.recording import Program
+
+VOCAB, T, C = 11, 6, 8
+
+
+class Attention(nn.Module):
+    """A one-block causal transformer with tied embedding / output weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(VOCAB, C), nn.Embedding(T, C)
+        self.ln = nn.LayerNorm(C)
+        self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+        self.mlp = nn.Sequential(nn.Linear(C, 2 * C), nn.GELU(), nn.Linear(2 * C, C))
+        self.head = nn.Linear(C, VOCAB, bias=False)
+        self.head.weight = self.wte.weight      # (two gradients reach it per step)
+
+    def forward(self, idx):
+        b = idx.shape[0]
+        x = self.wte(idx) + self.wpe(torchic.arange(T))
+        q, k, v = self.qkv(self.ln(x)).view(b, T, 3, 2, C // 2).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, T, C))
+        return self.head(x + self.mlp(x))
+
+
+def _model(kind):
+    torchic.manual_seed(3)
+    if kind == "mlp":
+        return nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 3))
+    return Attention()
+
+
+def _batches(kind, n, rng):
+    if kind == "mlp":
+        return [(torchic.tensor(rng.standard_normal((8, 4)).astype(np.float32)),
+                 torchic.tensor(rng.integers(0, 3, 8).astype(np.int32))) for _ in range(n)]
+    return [(torchic.tensor(rng.integers(0, VOCAB, (4, T)).astype(np.int32)),
+             torchic.tensor(rng.integers(0, VOCAB, 4 * T).astype(np.int32)))
+            for _ in range(n)]
+
+
+def _train_module(kind, opt_name, compiled, steps=20, scoped=False):
+    """nanoGPT's loop: the module compiled, loss and backward outside it."""
+    model = _model(kind)
+    opt = (torchic.optim.SGD(model.parameters(), lr=0.1) if opt_name == "sgd" else
+           torchic.optim.AdamW(model.parameters(), lr=0.01))
+    run = torchic.compile(model) if compiled else model
+    losses = []
+    for x, y in _batches(kind, steps, np.random.default_rng(5)):
+        with torchic.track_tensors() if scoped else contextlib.nullcontext():
+            logits = run(x)
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    return losses, [p.detach().numpy() for p in model.parameters()], run
+
+
+@pytest.mark.parametrize("kind", ["mlp", "attention"])
+@pytest.mark.parametrize("opt_name", ["sgd", "adamw"])
+def test_compiled_module_trains_like_eager_bitwise(backend, kind, opt_name):
+    eager = _train_module(kind, opt_name, False)
+    compiled = _train_module(kind, opt_name, True)
+    assert eager[0] == compiled[0]
+    for a, b in zip(eager[1], compiled[1]):
+        assert np.array_equal(a, b)
+    assert [type(p) for p in compiled[2].programs.values()] == [_Graph]   # replayed
+    assert eager[0][-1] < eager[0][0]
+
+
+def test_compiled_step_inside_track_tensors_matches_eager(backend):
+    """A scope around each step disposes the step's temporaries, never the program's
+    state (argument copies, recorded outputs, staging, grads)."""
+    def train(compiled):
+        model = _model("mlp")
+        opt = torchic.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            loss = F.cross_entropy(F.dropout(model(x), 0.2), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+        step = torchic.compile(step) if compiled else step
+        torchic.manual_seed(1)
+        losses = []
+        for x, y in _batches("mlp", 8, np.random.default_rng(2)):
+            with torchic.track_tensors():
+                losses.append(step(x, y).item())
+        return losses, step
+    (eager, _), (compiled, step) = train(False), train(True)
+    assert eager == compiled
+    assert all(type(p) is Program for p in step.programs.values())
+    # and a compiled module's graph, scoped per step
+    a, b = (_train_module("mlp", "adamw", c, steps=8, scoped=True)[:2] for c in (0, 1))
+    assert a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1], b[1]))
+
+
+def test_replaced_parameters_are_used(backend):
+    m = nn.Linear(3, 2)
+    f = torchic.compile(lambda x: m(x))
+    x = torchic.ones(1, 3)
+    for _ in range(3):
+        f(x)
+    m.weight = nn.Parameter(torchic.zeros(2, 3))
+    m.bias = nn.Parameter(torchic.full((2,), 5.0))
+    assert f(x).detach().numpy().tolist() == [[5.0, 5.0]]
+    assert [f(x).detach().numpy().tolist() for _ in range(3)] == [[[5.0, 5.0]]] * 3
+
+    w = torchic.ones(2)            # a tensor in fn's closure, rebound
+    g = torchic.compile(lambda x: x * w)
+    for _ in range(3):
+        g(torchic.ones(2))
+    w = torchic.full((2,), 3.0)    # noqa: F841 (read by g through its cell)
+    assert g(torchic.ones(2)).numpy().tolist() == [3.0, 3.0]
+
+
+def test_train_and_eval_modes_are_part_of_the_recording(backend):
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    f = torchic.compile(model)
+    x = torchic.ones(2, 4)
+    for _ in range(3):
+        f(x)
+    model.eval()
+    assert np.array_equal(f(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_grads_dropped_outside_the_compiled_function(backend):
+    """fn runs forward and backward; zero_grad (set_to_none) and step run outside: the
+    grads the program wrote are no longer the parameters', so it records again."""
+    def train(compiled):
+        model = _model("mlp")
+        opt = torchic.optim.SGD(model.parameters(), lr=0.1)
+
+        def forward_backward(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            return loss
+        fb = torchic.compile(forward_backward) if compiled else forward_backward
+        losses = []
+        for x, y in _batches("mlp", 8, np.random.default_rng(4)):
+            losses.append(fb(x, y).item())
+            opt.step()
+            opt.zero_grad()
+        return losses
+    assert train(False) == train(True)
+
+
+def test_calls_that_cannot_replay_run_eagerly(backend):
+    """A call while an earlier output awaits its backward (a replay would overwrite its
+    activations) runs eagerly, as does every call of a function with several outputs
+    that have a graph; gradients accumulate into .grad (a tied weight gets two per call)
+    as in eager mode, bit for bit."""
+    def run(compiled, two_outputs=False):
+        model = _model("attention")
+        f = torchic.compile(model) if compiled else model
+        if two_outputs:
+            g = (lambda x: (model(x), model.wte.weight * 2.0))
+            f = torchic.compile(g) if compiled else g
+        batches = _batches("attention", 8, np.random.default_rng(6))
+        for i in range(0, 8, 2):
+            outs = [f(x) for x, _ in batches[i:i + 2]]
+            for out, (_, y) in zip(outs, batches[i:i + 2]):
+                logits = out[0] if two_outputs else out
+                F.cross_entropy(logits.view(-1, VOCAB), y).backward()   # accumulates
+        return [p.grad.numpy() for p in model.parameters()], f
+    eager, _ = run(False)
+    grads, f = run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(eager, grads))
+    assert [type(p) for p in f.programs.values()] == [_Graph]
+    eager, _ = run(False, True)
+    grads, f = run(True, True)
+    assert all(np.array_equal(a, b) for a, b in zip(eager, grads))
+    assert list(f.programs.values()) == ["eager"]
+
+
+def test_backward_after_a_later_replay_is_refused_not_wrong(backend):
+    m = nn.Linear(3, 2)
+    f = torchic.compile(m)
+    x = torchic.ones(1, 3)
+    for _ in range(3):
+        f(x).sum().backward()
+    out = f(x)
+    node = out.grad_fn
+    node.graph.stamp += 1      # as a replay that ran anyway would leave it
+    with pytest.raises(RuntimeError, match="overwritten"):
+        out.sum().backward()
+
+
+def test_parameter_changed_in_place_before_backward_raises_like_eager(backend):
+    for compiled in (False, True):
+        m = _model("mlp")
+        f = torchic.compile(m) if compiled else m
+        x = torchic.ones(2, 4)
+        for _ in range(3):
+            f(x).sum().backward()
+        out = f(x)
+        with torchic.no_grad():
+            m[2].weight.add_(1.0)       # saved: the hidden layer's gradient reads it
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
