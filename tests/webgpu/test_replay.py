@@ -165,7 +165,7 @@ def test_runs_of_elementwise_ops_fuse_and_match_eager_bitwise(rt):
             want = _ew_chains(xe, y, z)
             got = compiled(xc, y, z)
             for g, w in zip(got, want):
-                np.testing.assert_array_equal(g.numpy(), w.numpy())
+                np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
             np.testing.assert_array_equal(xc.numpy(), xe.numpy())
     for program in compiled.programs.values():
         if isinstance(program, Program):
@@ -195,6 +195,23 @@ def test_a_run_never_reads_another_element_of_what_it_wrote(rt, heap):
     assert runs(("add", i, (i, i), None)) == [1, 1]           # int32
     assert runs(("sum", z, (y,), {"naxes": 1})) == [1, 1]     # not elementwise
     assert runs(("add", heap.empty((2, 8)), (c, c), None)) == [1, 1]   # another shape
+
+
+def test_fusion_asks_the_op_rows_never_the_names(rt, heap, monkeypatch):
+    """Which ops join a fused run or take an epilogue is their ops.py row's `fuse`: every
+    stage op has its expression, the producers are the rows that say so, and a row that
+    says NEVER keeps its op out of a run."""
+    from torchic import ops
+    from torchic.backends.webgpu import fuse
+    assert set(fuse.EXPRESSIONS) == set(ops.STAGES)
+    assert set(fuse.PRODUCERS) == {op.name for op in ops.OPS
+                                   if op.fuse in (ops.PRODUCER, ops.ROW_PRODUCER)}
+    a, b = (heap.put(np.ones((4, 4))) for _ in range(2))
+    y, z = heap.empty((4, 4)), heap.empty((4, 4))
+    records = [("mul", y, (a, b), None), ("tanh", z, (y,), None)]
+    assert [len(r) for r in fuse.plan(records)] == [2]
+    monkeypatch.setitem(ops.FUSE, "tanh", ops.NEVER)
+    assert [len(r) for r in fuse.plan(records)] == [1, 1]
 
 
 def test_an_independent_record_is_held_back_so_the_next_stage_joins(rt, heap):
@@ -260,7 +277,8 @@ def _check_adam_runs(rt, make, sizes, dependent=False, steps=4):
         se(x)
         compiled(x)
         for a, b in zip(pe, pc):
-            np.testing.assert_array_equal(b.numpy(), a.numpy(), err_msg=f"step {k + 1}")
+            np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy(),
+                                          err_msg=f"step {k + 1}")
             for name in ("exp_avg", "exp_avg_sq"):
                 np.testing.assert_array_equal(oc.state[b][name].numpy(),
                                               oe.state[a][name].numpy())
@@ -437,7 +455,7 @@ def test_a_matmul_takes_the_elementwise_run_after_it_as_its_epilogue(rt, monkeyp
             torchic.manual_seed(call)
             got = compiled(inp, *args[1:])
             for g, w in zip(got, want):
-                np.testing.assert_array_equal(g.numpy(), w.numpy())
+                np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
     finally:
         fuse.epilogues = real
     joined = [run for run in planned[-1] if len(run) > 1 and run[0] in fuse.PRODUCERS]

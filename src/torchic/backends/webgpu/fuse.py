@@ -43,24 +43,23 @@ def enabled():
     return os.environ.get("TORCHIC_WEBGPU_FUSE", "1").strip() != "0"
 
 
+# the WGSL expression of each op whose row says it fuses as a stage (ops.STAGES); whether
+# an op may be a stage is the row's to say, never this table's
+EXPRESSIONS = {"fill": "T(bitcast<f32>({p0}))", "copy": "a", "where": elementwise.WHERE,
+               **elementwise.UNARY, **elementwise.BINARY, **elementwise.GELU_GRAD,
+               **{op: f"select(T(0.0), T(1.0), {e})" for op, e in elementwise.COMPARE_F32.items()}}
+
+
 def _stage(record):
-    """(expr, extra words) of an f32 elementwise record, else None."""
+    """(expr, extra words) of an f32 record whose op fuses as a stage (ops.STAGE), else
+    None. (fill's value is its extra word.)"""
     op, out, ins, params = record
-    if out.dtype != "f32" or any(v.dtype != "f32" for v in ins):
+    if ops.FUSE.get(op) != ops.STAGE or out.dtype != "f32" or any(v.dtype != "f32"
+                                                                    for v in ins):
         return None
-    if op == "fill":
-        bits = wgsl.f32_bits(params["value"])
-        return "T(bitcast<f32>({p0}))", (bits,)
-    if op == "copy":
-        return "a", ()
-    if op == "where":
-        return elementwise.WHERE, ()
-    for table in (elementwise.UNARY, elementwise.BINARY, elementwise.GELU_GRAD):
-        if op in table:
-            return table[op], ()
-    if op in elementwise.COMPARE_F32:
-        return f"select(T(0.0), T(1.0), {elementwise.COMPARE_F32[op]})", ()
-    return None
+    if "value" in ops.BY_NAME[op].params:
+        return EXPRESSIONS[op], (wgsl.f32_bits(params["value"]),)
+    return EXPRESSIONS[op], ()
 
 
 def _key(view):
@@ -128,9 +127,10 @@ def _apart(group, record):
 
 def _kind(record, slots):
     """The kind of run a record may be part of: "ew" (an f32 elementwise stage), "adam"
-    (an adam_update with no operand on a slot, ids in `slots`), else None."""
+    (an op whose records run apart, ops.APART: adam_update, with no operand on a slot,
+    ids in `slots`), else None."""
     op = record[0]
-    if op == "adam_update":
+    if ops.FUSE.get(op) == ops.APART:
         return None if any(id(v.block) in slots for v, _ in _operands(record)) else "adam"
     return "ew" if op is not None and _stage(record) is not None else None
 
@@ -303,8 +303,10 @@ def _build(stages, wiring, slots, nbuf, scheme, nops, skip=frozenset()):
 # dead_stores finds it dead, not written at all. The stages see each element through the
 # producer's coordinates (batch, row, column): `coordinates` maps the run's operands there.
 
-# the records whose kernels take an epilogue: {op: does it store rows (any cut into bz, m)?}
-PRODUCERS = {"matmul": False, "matmul_bias": False, "softmax_grad": True}
+# the records whose kernels take an epilogue (their rows say ops.PRODUCER or ROW_PRODUCER):
+# {op: does it store rows (any cut into bz, m)?}
+PRODUCERS = {op.name: op.fuse == ops.ROW_PRODUCER for op in ops.OPS
+             if op.fuse in (ops.PRODUCER, ops.ROW_PRODUCER)}
 MAX_EPILOGUE_OPERANDS = 6
 
 
@@ -399,11 +401,11 @@ def _rows_alike(strides, rows_view, B2, M):
 
 
 def _epilogue_stage(record):
-    """(expr, extra words) of a record an epilogue can take: an elementwise stage, or a
-    dropout (x, key) of a whole output (its flat index is the element's offset: `first` 0);
-    else None."""
+    """(expr, extra words) of a record an epilogue can take: an elementwise stage, or an
+    epilogue-only stage (ops.EPILOGUE: dropout (x, key)) of a whole output (its flat index
+    is the element's offset: `first` 0); else None."""
     op, out, ins, params = record
-    if op == "dropout":
+    if ops.FUSE.get(op) == ops.EPILOGUE:      # (dropout: the one such op, epilogue.DROPOUT)
         if out.dtype != "f32" or ins[0].dtype != "f32" or params.get("first", 0) != 0 or \
                 not is_contiguous(out.shape, out.strides):
             return None
@@ -450,9 +452,10 @@ def epilogue(run, skip=frozenset()):
         op, out, ins, _ = record
         if _epilogue_stage(record) is None:
             return None
-        keys.append(ins[1] if op == "dropout" else None)
+        keyed = ops.FUSE[op] == ops.EPILOGUE      # (dropout's last input: its key)
+        keys.append(ins[-1] if keyed else None)
         ids = []
-        for v in (ins[:1] if op == "dropout" else ins):
+        for v in (ins[:-1] if keyed else ins):
             if v.block is pout.block and _key(v) not in index:
                 if value is not None and _key(v) != _key(value):
                     return None       # another view of the product: not one element each
