@@ -55,6 +55,7 @@ fn main() {
                 let t = Instant::now();
                 if parts == usize::MAX {
                     let (ap, bp) = (a.as_ptr() as usize, b.as_ptr() as usize);
+                    // SAFETY: task p writes only its own m x n block of c (sized for every task); a, b are read
                     pool.run(threads, &|p| unsafe {
                         let c = (cp as *mut f32).add(p * m * n);
                         sgemm_st_rows(Some(blk), m, n, k, ap as _, k, bp as _, n, c, n);
@@ -64,6 +65,7 @@ fn main() {
                     matmul(&pool, &out, &arr(a.as_ptr(), m, k), &arr(b.as_ptr(), k, n)).unwrap();
                 } else {
                     let (ap, bp) = (a.as_ptr() as usize, b.as_ptr() as usize);
+                    // SAFETY: the tasks' row / column ranges (view::chunk) are disjoint and inside m x n; a, b are read
                     pool.run(parts, &|p| unsafe {
                         let (ap, bp, cp) = (ap as *const f32, bp as *const f32, cp as *mut f32);
                         if cols {

@@ -1,6 +1,15 @@
 //! The C ABI Python calls (through ctypes: src/torchic/backends/simd/native.py).
 //! Records are framed here at push and queued; `record` decodes and validates
 //! them on the coordinator.
+//!
+//! # Safety
+//! Every `unsafe extern "C" fn tk_*` has one contract: `ctx` is a pointer `tk_new`
+//! returned and `tk_free` has not freed (tk_free itself may race a reader, see it), and
+//! each other pointer is valid for the length passed beside it; ctypes' declarations in
+//! src/torchic/backends/simd/native.py pass exactly these.
+
+// the module doc's # Safety is the contract of every tk_* function
+#![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, CString};
 use std::sync::{Arc, Mutex};

@@ -43,6 +43,7 @@ struct AdamK {
     s: Scalars,
 }
 
+// SAFETY: raw pointers into validated views; tasks update disjoint element ranges
 unsafe impl Sync for AdamK {}
 
 impl Kernel for AdamK {
@@ -68,10 +69,10 @@ impl Kernel for AdamK {
             }
             let mut pi = p[i];
             if s.l2 != 0.0 {
-                gi = gi + pi * s.l2;
+                gi += pi * s.l2;
             }
             if s.decay != 1.0 {
-                pi = pi * s.decay;
+                pi *= s.decay;
             }
             let mi = s.beta1 * m[i] + gi * s.c1;
             let vi = s.beta2 * v[i] + (gi * gi) * s.c2;
@@ -128,6 +129,7 @@ pub fn check_views(v: &[Arr]) -> Result<(), String> {
 /// The update, the views validated by `check_views`.
 pub fn adam_update(pool: &Pool, p: &Arr, g: &Arr, m: &Arr, v: &Arr, s: &Arr) -> KResult {
     let n = p.numel();
+    // SAFETY: s is the validated scalars view and k is below its length
     let word = |k: usize| unsafe { *s.f().offset(k as isize * s.st[0]) };
     let base = AdamK {
         p: p.f(),

@@ -63,6 +63,7 @@ pub fn copy(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
         let p = &p;
         let mut runs = nest.runs(lo, hi);
         while let Some((off, len)) = runs.next_run() {
+            // SAFETY: the runs stay inside both validated views; tasks copy disjoint runs of out
             unsafe {
                 copy_run(
                     len,
@@ -95,6 +96,7 @@ pub fn fill(out: &Arr, value: f64) -> KResult {
     };
     let mut runs = nest.runs(0, nest.total);
     while let Some((off, len)) = runs.next_run() {
+        // SAFETY: the Nest's runs stay inside the validated out view
         unsafe {
             let d = (out.ptr as *mut u32).offset(off[0]);
             if s[0] == 1 {

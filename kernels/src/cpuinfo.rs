@@ -102,6 +102,8 @@ mod x86 {
     use super::Cache;
     use core::arch::x86_64::{__cpuid_count, CpuidResult};
 
+    // __cpuid_count is a safe fn from Rust 1.94 on and unsafe before (rust-version 1.89)
+    #[allow(unused_unsafe)]
     fn cpuid(leaf: u32, sub: u32) -> CpuidResult {
         // SAFETY: CPUID exists on every x86-64 CPU
         unsafe { __cpuid_count(leaf, sub) }

@@ -92,6 +92,7 @@ struct DropK<'a> {
     scale: f32,
 }
 
+// SAFETY: pointers into validated views; tasks write disjoint ranges of out
 unsafe impl Sync for DropK<'_> {}
 
 impl Kernel for DropK<'_> {
@@ -157,6 +158,7 @@ impl Kernel for DropK<'_> {
 pub fn dropout(pool: &Pool, out: &Arr, x: &Arr, key: &Arr, threshold: u32, scale: f32) -> KResult {
     let nest = Nest::<2>::new(out.shape(), [out.strides(), x.strides()]);
     let n = nest.total;
+    // SAFETY: key is the validated key view and k is below its length
     let word = |k: isize| unsafe { *key.i().offset(k * key.st[0]) } as u32;
     let base = DropK {
         nest: &nest,

@@ -19,6 +19,8 @@ pub const PAR_MIN: usize = 1 << 15;
 /// generic kernel (`map`) serves every arity: unary (K = 1), binary and
 /// compare (2), where (3). A new op is its vector math plus one `ew_op!` line.
 pub trait EwOp<const K: usize>: Copy + Sync {
+    /// # Safety
+    /// Only inside a function compiled for `S`'s ISA (`arch::dispatch` makes those).
     unsafe fn apply<S: Simd>(x: [S::F; K]) -> S::F;
 }
 
@@ -263,6 +265,7 @@ impl<O: EwOp<K>, const K: usize, const N: usize> Kernel for EwK<'_, O, K, N> {
         while let Some((off, len)) = runs.next_run() {
             let mut a = [std::ptr::null::<f32>(); K];
             let mut sa = [0isize; K];
+            // SAFETY: the run's offsets (the Nest over the validated views) stay inside every block
             unsafe {
                 for j in 0..K {
                     a[j] = self.p[j + 1].offset(off[j + 1]);
@@ -280,6 +283,7 @@ impl<O: EwOp<K>, const K: usize, const N: usize> Kernel for EwK<'_, O, K, N> {
             }
         }
         if self.stream {
+            // SAFETY: orders this task's own streaming stores before the pool's join
             unsafe { S::stream_fence() }
         }
     }
@@ -295,10 +299,8 @@ impl<O: EwOp<K>, const K: usize, const N: usize> Kernel for Flat<O, K, N> {
     type Out = ();
     #[inline(always)]
     fn run<S: Simd>(self) {
-        let mut a = [std::ptr::null::<f32>(); K];
-        for j in 0..K {
-            a[j] = self.p[j + 1];
-        }
+        let a: [*const f32; K] = std::array::from_fn(|j| self.p[j + 1] as *const f32);
+        // SAFETY: the op is one contiguous run of n elements of every validated view
         unsafe { line::<S, O, K>(self.n, self.p[0], 1, a, [1; K], Some(K), false) }
     }
 }
@@ -373,6 +375,7 @@ fn each_i32(out: &Arr, a: &Arr, b: &Arr, mut put: impl FnMut(isize, i32, i32)) {
     let mut runs = nest.runs(0, nest.total);
     while let Some((off, len)) = runs.next_run() {
         for i in 0..len as isize {
+            // SAFETY: offsets of the Nest over the validated views stay inside a and b
             let (x, y) = unsafe {
                 (
                     *a.i().offset(off[1] + i * s[1]),
@@ -386,12 +389,14 @@ fn each_i32(out: &Arr, a: &Arr, b: &Arr, mut put: impl FnMut(isize, i32, i32)) {
 
 /// Arithmetic on int32 operands (int32 out, wrapping).
 pub fn binary_i32(f: fn(i32, i32) -> i32, out: &Arr, a: &Arr, b: &Arr) -> KResult {
+    // SAFETY: o is an offset of the Nest over the validated out view
     each_i32(out, a, b, |o, x, y| unsafe { *out.i().offset(o) = f(x, y) });
     Ok(())
 }
 
 /// Comparisons of int32 operands (f32 0/1 out).
 pub fn compare_i32(f: fn(i32, i32) -> bool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
+    // SAFETY: o is an offset of the Nest over the validated out view
     each_i32(out, a, b, |o, x, y| unsafe {
         *out.f().offset(o) = if f(x, y) { 1.0 } else { 0.0 }
     });
@@ -436,6 +441,7 @@ mod tests {
                     let base = buf.as_mut_ptr() as usize;
                     let start = (base.next_multiple_of(64) - base) / 4 + skew;
                     let nest = Nest::<3>::new(&[n], [&[1], &[1], &[1]]);
+                    // SAFETY: start + n <= buf.len(): buf has 32 floats of slack
                     let o = unsafe { buf.as_mut_ptr().add(start) };
                     let (pa, pb) = (a.as_ptr() as *mut f32, b.as_ptr() as *mut f32);
                     run_all(isa, Sub, &nest, [o, pa, pb], true);

@@ -212,6 +212,7 @@ mod tests {
 
     fn arr(buf: &mut [f32], off: usize, shape: &[usize], st: &[isize]) -> Arr {
         Arr::new(
+            // SAFETY: each test's layout fits its buffer: off is within buf
             unsafe { buf.as_mut_ptr().add(off) } as *mut u8,
             DType::F32,
             shape,

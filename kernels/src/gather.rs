@@ -22,7 +22,9 @@ struct RowsK {
     idx_s: isize,
     scatter: bool,
 }
+// SAFETY: pointers into validated views; gather tasks write disjoint dst rows, scatter is one task
 unsafe impl Send for RowsK {}
+// SAFETY: as for Send: disjoint rows per task, scatter single-threaded
 unsafe impl Sync for RowsK {}
 
 impl RowsK {
@@ -53,6 +55,7 @@ impl Kernel for RowsK {
     fn run<S: Simd>(self) {
         let w = S::W;
         for r in self.lo..self.hi {
+            // SAFETY: idx was range-checked (view::check_indices); rows lo..hi are in both views
             unsafe {
                 let i = *self.idx.offset(r as isize * self.idx_s) as isize;
                 // gather: dst row r <- src row i;  scatter: dst row i += src row r

@@ -13,6 +13,14 @@
 //! `trig_reduced`), <= 2 ULP for |x| <= 1e5, libm per lane beyond.
 //! Special values: exp(-inf) = 0, exp(+inf) = inf, overflow -> inf, underflow
 //! -> subnormal / 0; log(0) = -inf, log(x<0) = NaN, log(inf) = inf; NaN -> NaN.
+//!
+//! # Safety
+//! Every function here is `unsafe` for one reason: it runs `S`'s intrinsics, so it may
+//! only be called inside a function compiled for `S`'s ISA (`arch::dispatch` makes those).
+
+// the polynomial coefficients keep the digits they were published or fitted with; the
+// compiler rounds each to the nearest f32 (the ULP tests measure the result)
+#![allow(clippy::excessive_precision)]
 
 use crate::arch::Simd;
 
@@ -32,6 +40,8 @@ unsafe fn exp_reduced<S: Simd>(xc: S::F) -> (S::F, S::F) {
     (S::add(S::fma(p, S::mul(r, r), r), S::splat(1.0)), n)
 }
 
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn exp<S: Simd>(x: S::F) -> S::F {
     let nan = S::isnan(x);
@@ -48,6 +58,9 @@ pub unsafe fn exp<S: Simd>(x: S::F) -> S::F {
 /// The same polynomial as `exp`, without its NaN and overflow handling, and
 /// results below the smallest normal float flushed to 0 (one scaling instead of
 /// two). Within 3 ULP of float64 wherever the result is a normal float.
+///
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn exp_nonpositive<S: Simd>(x: S::F) -> S::F {
     // just below ln(f32::MIN_POSITIVE) = -87.3365447...: from here up, 2^n is normal
@@ -57,6 +70,8 @@ pub unsafe fn exp_nonpositive<S: Simd>(x: S::F) -> S::F {
     S::select(tiny, S::zero(), S::mul(y, S::pow2n(n)))
 }
 
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn log<S: Simd>(x: S::F) -> S::F {
     let zero = S::zero();
@@ -91,6 +106,8 @@ pub unsafe fn log<S: Simd>(x: S::F) -> S::F {
     r
 }
 
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn tanh<S: Simd>(x: S::F) -> S::F {
     let a = S::abs(x);
@@ -109,6 +126,8 @@ pub unsafe fn tanh<S: Simd>(x: S::F) -> S::F {
     S::select(S::lt(a, S::splat(0.625)), small, big)
 }
 
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn sigmoid<S: Simd>(x: S::F) -> S::F {
     let one = S::splat(1.0);
@@ -227,12 +246,18 @@ unsafe fn trig<S: Simd, const COS: bool>(x: S::F) -> S::F {
 /// cargo test sweeps dense grids and every float nearest a multiple of pi/2);
 /// beyond, libm's sinf per lane; sin(+-inf) = sin(NaN) = NaN, sin(-0) = -0.
 /// Not an op yet: ops.rs gets its row (`ew_op!(Sin, ...)`) when ops.py does.
+///
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn sin<S: Simd>(x: S::F) -> S::F {
     trig::<S, false>(x)
 }
 
 /// cos(x): as `sin` (cos(+-inf) = cos(NaN) = NaN, cos(-0) = 1).
+///
+/// # Safety
+/// Only inside a function compiled for `S`'s ISA (see the module doc).
 #[inline(always)]
 pub unsafe fn cos<S: Simd>(x: S::F) -> S::F {
     trig::<S, true>(x)
@@ -249,6 +274,7 @@ mod tests {
         fn run<S: Simd>(self) {
             let w = S::W;
             let n = self.0.len() / w * w;
+            // SAFETY: i + w <= n <= the slices' lengths
             unsafe {
                 for i in (0..n).step_by(w) {
                     let x = S::load(self.0.as_ptr().add(i));

@@ -218,6 +218,7 @@ impl Scratch {
             #[cfg(target_os = "linux")]
             if align == HUGE {
                 // MADV_HUGEPAGE = 14, before the pages are touched; advice only
+                // SAFETY: p is the live allocation of `size` bytes just made; madvise only advises
                 unsafe { madvise(p as *mut _, size, 14) };
             }
             self.ptr = p as *mut f32;
@@ -227,6 +228,7 @@ impl Scratch {
     }
     fn release(&mut self) {
         if let Some(l) = self.layout.take() {
+            // SAFETY: ptr was allocated with layout l by `get` and is not used after release
             unsafe { std::alloc::dealloc(self.ptr as *mut u8, l) };
         }
     }
@@ -296,6 +298,8 @@ unsafe fn pack<S: Simd>(r: usize, len: usize, kc: usize, src: Mat, dst: *mut f32
 /// B row k of the micro-panel starts at `b + k * ldb`: ldb = 2W when packed, B's
 /// row stride when its rows are read in place.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the microkernel's operands, passed in registers
+#[allow(clippy::needless_range_loop)] // i indexes acc and computes the row address in step
 unsafe fn micro<S: Simd, const MR: usize, const PACKED: bool>(
     kc: usize,
     a: *const f32,
@@ -471,6 +475,7 @@ unsafe fn gemm_small<S: Simd>(g: GemmK) {
 
 /// rows i..i+R of C in the direct loop
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // r indexes acc and computes the row address in step
 unsafe fn small_rows<S: Simd, const R: usize>(g: GemmK, i: usize) {
     let GemmK {
         n, k, a, b, c, ldc, ..
@@ -518,7 +523,9 @@ struct GemmK {
     /// mmbench sweeps; its mr / nr must be the ISA's)
     blk: Option<Blocking>,
 }
+// SAFETY: pointers into validated views; tasks write disjoint tiles of c
 unsafe impl Send for GemmK {}
+// SAFETY: as for Send: tasks write disjoint tiles of c
 unsafe impl Sync for GemmK {}
 
 impl Kernel for GemmK {
@@ -530,6 +537,7 @@ impl Kernel for GemmK {
         } = self;
         let blk = self.blk.unwrap_or_else(Blocking::of::<S>);
         debug_assert!(blk.mr == S::MR && blk.nr == 2 * S::W);
+        // SAFETY: a, b, c hold the m x k, k x n, m x n matrices at their leading dimensions
         unsafe {
             if m == 0 || n == 0 {
                 return;
@@ -707,7 +715,7 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
 /// cut over the pool's threads only when there are many (it is one read and write of out).
 pub fn add_bias(pool: &Pool, out: &Arr, bias: &Arr) -> KResult {
     let n = bias.shape[0];
-    let rows = if n == 0 { 0 } else { out.numel() / n };
+    let rows = out.numel().checked_div(n).unwrap_or(0);
     if rows == 0 {
         return Ok(());
     }
@@ -721,6 +729,7 @@ pub fn add_bias(pool: &Pool, out: &Arr, bias: &Arr) -> KResult {
             .map(|j| unsafe { *(bp as *const f32).offset(j as isize * bs) })
             .collect();
         for r in lo..hi {
+            // SAFETY: rows lo..hi of the contiguous rows x n out view; tasks take disjoint rows
             let row = unsafe { std::slice::from_raw_parts_mut((op as *mut f32).add(r * n), n) };
             for (x, y) in row.iter_mut().zip(&b) {
                 *x += *y;
@@ -753,6 +762,7 @@ pub fn sgemm_st_with(
             "mr / nr are the ISA's"
         );
     }
+    // SAFETY: the asserts above: the slices hold the m x k, k x n and m x n matrices
     unsafe {
         sgemm_st_rows(
             blk,
@@ -853,6 +863,7 @@ mod tests {
     use super::*;
     use crate::arch::{dispatch_on, Isa};
 
+    #[allow(clippy::too_many_arguments)] // a plain triple loop over every operand's layout
     fn reference(
         m: usize,
         n: usize,

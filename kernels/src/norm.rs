@@ -19,6 +19,7 @@ use crate::view::{chunk, split_count, Arr};
 
 /// erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2): the Chebyshev fit of Numerical
 /// Recipes' erfcc, relative error < 1.2e-7 for every z >= 0 (numpy_kernels.ERFC_P).
+#[allow(clippy::excessive_precision)] // the published digits (numpy_kernels.ERFC_P's too)
 const ERFC_P: [f32; 10] = [
     -1.26551223,
     1.00002368,
@@ -31,6 +32,7 @@ const ERFC_P: [f32; 10] = [
     -0.82215223,
     0.17087277,
 ];
+#[allow(clippy::excessive_precision)] // rounded to f32 by the compiler
 const SQRT_2_OVER_PI: f32 = 0.797_884_56;
 
 /// Phi(x), the normal cdf: erfc(|x| / sqrt 2) / 2 below 0, 1 minus that above.
@@ -127,7 +129,10 @@ struct NormK {
     eps: f32,
     grad: bool,
 }
+// SAFETY: pointers into validated views and buffers that outlive the run; tasks write
+// disjoint rows
 unsafe impl Send for NormK {}
+// SAFETY: as for Send: tasks write disjoint rows
 unsafe impl Sync for NormK {}
 
 /// row `r` of a (R, C) view as a contiguous pointer: itself, or gathered into `buf`
@@ -161,6 +166,7 @@ impl Kernel for NormK {
     fn run<S: Simd>(self) {
         let n = self.c;
         let (mut xbuf, mut ybuf) = (vec![0f32; n], vec![0f32; n]);
+        // SAFETY: rows lo..hi of the validated (R, C) views; the buffers hold C floats
         unsafe {
             for r in self.lo..self.hi {
                 let x = row_of(self.x, self.xs, r, &mut xbuf);
@@ -241,6 +247,7 @@ impl Kernel for NormK {
 
 fn vector(v: &Arr) -> Vec<f32> {
     (0..v.shape[0])
+        // SAFETY: j < shape[0] of the validated vector view
         .map(|j| unsafe { *v.f().offset(j as isize * v.st[0]) })
         .collect()
 }
@@ -273,6 +280,7 @@ pub fn layer_norm(
         ys: if grad { [y.st[0], y.st[1]] } else { [0, 1] },
         o: o.f(),
         o2: if grad && o.nd == 3 {
+            // SAFETY: a (2, R, C) out view holds 2 * R * C contiguous floats
             unsafe { o.f().add(r * c) }
         } else {
             std::ptr::null_mut()
@@ -300,7 +308,9 @@ struct CausalK {
     o: *mut f32,
     diagonal: i64,
 }
+// SAFETY: pointers into validated views; tasks write disjoint rows
 unsafe impl Send for CausalK {}
+// SAFETY: as for Send: tasks write disjoint rows
 unsafe impl Sync for CausalK {}
 
 impl Kernel for CausalK {
@@ -313,6 +323,7 @@ impl Kernel for CausalK {
             // the kept columns [0, lim): j <= i + diagonal
             let lim = (i as i64).saturating_add(self.diagonal).saturating_add(1);
             let lim = lim.clamp(0, c as i64) as usize;
+            // SAFETY: rows lo..hi and columns below C of the validated views
             unsafe {
                 let orow = self.o.add(r * c);
                 let mut p = self
@@ -375,7 +386,9 @@ struct SoftmaxGradK {
     gs: [isize; 2],
     o: *mut f32,
 }
+// SAFETY: pointers into validated views; tasks write disjoint rows
 unsafe impl Send for SoftmaxGradK {}
+// SAFETY: as for Send: tasks write disjoint rows
 unsafe impl Sync for SoftmaxGradK {}
 
 impl Kernel for SoftmaxGradK {
@@ -386,6 +399,7 @@ impl Kernel for SoftmaxGradK {
         // (a buffer only for a strided row: row_of hands a contiguous row out as it is)
         let buf = |st: [isize; 2]| vec![0f32; if st[1] == 1 { 0 } else { n }];
         let (mut ybuf, mut gbuf) = (buf(self.ys), buf(self.gs));
+        // SAFETY: rows lo..hi of the validated (R, C) views; the buffers hold C floats
         unsafe {
             for r in self.lo..self.hi {
                 let y = row_of(self.y, self.ys, r, &mut ybuf);

@@ -104,6 +104,7 @@ pub struct Program {
 // runtime (they are only dropped after the stream is closed); the Python side holds
 // every block a program names for as long as it keeps the program.
 unsafe impl Send for Program {}
+// SAFETY: as for Send: the arenas outlive the programs that point into them
 unsafe impl Sync for Program {}
 
 /// Decode and validate every record of `words` (no host writes) into a Program; `slots`
@@ -755,6 +756,7 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
 mod tests {
     use super::*;
 
+    #[allow(clippy::too_many_arguments)] // one argument per word of a view's record
     fn view(
         rec: &mut Vec<i64>,
         arena: i64,
@@ -771,6 +773,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)] // a list of record mutations
     fn decode_rejects_views_outside_their_block() {
         let mut mem = vec![0f32; 64];
         let arenas = [(mem.as_mut_ptr() as usize, 256)];
@@ -813,7 +816,7 @@ mod tests {
         view(&mut add, 0, 64, 64, 0, 0, &[16], &[1]);
         view(&mut add, 0, 0, 64, 0, 0, &[16], &[1]);
         let two = [add.clone(), add.clone()].concat();
-        let program = prepare(&two, &arenas, &[]).ok().expect("a valid program");
+        let program = prepare(&two, &arenas, &[]).expect("a valid program");
         let batch = Batch::of_program(
             Arc::new(program),
             Arc::new(Mutex::new(arenas.to_vec())),
@@ -850,9 +853,7 @@ mod tests {
         view(&mut add, 0, 0, 64, 0, 0, &[4], &[1]); // out: elements 0..4
         view(&mut add, 0, 64, 64, 2, 0, &[4], &[2]); // a: slot, offset 2, stride 2
         view(&mut add, 0, 192, 64, 0, 0, &[4], &[1]); // b: elements 48..52
-        let program = prepare(&add, &arenas, &[(0, 64)])
-            .ok()
-            .expect("a valid program");
+        let program = prepare(&add, &arenas, &[(0, 64)]).expect("a valid program");
         assert_eq!(program.slots(), 1);
         assert_eq!(program.reach, vec![(2 + 3 * 2 + 1) * 4]);
         let bases = program.slot_bases(&[0, 128, 64], &arenas).unwrap();

@@ -194,6 +194,7 @@ impl Kernel for RowsK<'_> {
         let mut runs = self.outer.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
             for j in 0..len as isize {
+                // SAFETY: the outer and inner Nests stay inside the validated views
                 unsafe {
                     let v = reduce_nest::<S>(
                         self.red,
@@ -220,6 +221,7 @@ impl Kernel for PartK<'_> {
     type Out = f64;
     #[inline(always)]
     fn run<S: Simd>(self) -> f64 {
+        // SAFETY: lo..hi is a range of the inner Nest over the validated view
         unsafe { reduce_nest::<S>(self.red, self.a, self.inner, self.lo, self.hi) }
     }
 }
@@ -256,10 +258,12 @@ impl Kernel for ColsK<'_> {
         };
         let mut runs = self.outer.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
+            // SAFETY: off comes from the outer Nest over the validated views
             let (o, a) = unsafe { (self.o.offset(off[0]), self.a.offset(off[1])) };
             let mut j = 0;
             while j < len {
                 let m = (len - j).min(panel); // columns in this panel
+                // SAFETY: columns j..j + m of the run are inside the validated views
                 unsafe {
                     let col = a.add(j);
                     if self.red == Red::Sum {
@@ -379,6 +383,7 @@ fn reduce_i32(red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResult {
             let mut cells = inner.runs(0, inner.total);
             while let Some((ioff, ilen)) = cells.next_run() {
                 for q in 0..ilen as isize {
+                    // SAFETY: offsets of the Nests over the validated a view
                     let x = unsafe { *a.i().offset(base + ioff[0] + q * is[0]) };
                     acc = match red {
                         Red::Sum => acc.wrapping_add(x),
@@ -387,6 +392,7 @@ fn reduce_i32(red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResult {
                     };
                 }
             }
+            // SAFETY: offsets of the outer Nest over the validated out view
             unsafe { *out.i().offset(off[0] + j * os[0]) = acc };
         }
     }
@@ -409,6 +415,7 @@ pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResul
         let mut runs = outer.runs(0, n_out);
         while let Some((off, len)) = runs.next_run() {
             for j in 0..len as isize {
+                // SAFETY: offsets of the outer Nest over the validated out view
                 unsafe { *out.f().offset(off[0] + j * outer.st[0][0]) = red.identity() };
             }
         }
@@ -449,6 +456,7 @@ pub fn reduce(pool: &Pool, red: Red, out: &Arr, a: &Arr, naxes: usize) -> KResul
                 }
             }),
         };
+        // SAFETY: a full reduction writes the one element of the validated out view
         unsafe { *out.f() = v as f32 };
         return Ok(());
     }
@@ -512,6 +520,7 @@ impl Kernel for ArgmaxK<'_> {
         let mut runs = self.outer.runs(self.lo, self.hi);
         while let Some((off, len)) = runs.next_run() {
             for j in 0..len as isize {
+                // SAFETY: offsets of the outer Nest over the validated views
                 unsafe {
                     let p = self.a.offset(off[1] + j * os[1]);
                     let m = ext_run::<S>(p, self.n, self.s, true, f32::NEG_INFINITY);
@@ -569,6 +578,7 @@ mod tests {
             } else {
                 self.0.len() / self.1 as usize
             };
+            // SAFETY: n elements self.1 apart lie inside the slice
             unsafe {
                 (
                     sum_run::<S>(self.0.as_ptr(), n, self.1),

@@ -79,7 +79,10 @@ struct PoolShared {
     stop: AtomicBool,
 }
 
+// SAFETY: every field but `job` is an atomic or a lock; `job` is written by run() only
+// while no task is pending and read only for the epoch run() published and waits on
 unsafe impl Sync for PoolShared {}
+// SAFETY: as for Sync (the job `run` points to outlives every task of its epoch)
 unsafe impl Send for PoolShared {}
 
 fn noop(_: usize) {}
@@ -239,7 +242,9 @@ pub type KResult = Result<(), KernelError>;
 /// Raw pointers handed to the tasks of `Pool::run`: each task writes a disjoint
 /// part of the out view, so sharing them across the pool is sound.
 pub struct SendPtr<T>(pub T);
+// SAFETY: the tasks of `Pool::run` write disjoint parts of the out view (see above)
 unsafe impl<T> Sync for SendPtr<T> {}
+// SAFETY: as for Sync: disjoint parts per task
 unsafe impl<T> Send for SendPtr<T> {}
 
 /// errors kept between two reads

@@ -198,6 +198,7 @@ impl Kernel for RowsK {
     fn run<S: Simd>(self) {
         let c = self.cols;
         for r in self.lo..self.hi {
+            // SAFETY: rows lo..hi of the validated views; targets range-checked (check_targets)
             unsafe {
                 if self.kind == Kind::CrossEntropy || self.kind == Kind::CrossEntropyGrad {
                     let t = *self.t.offset(r as isize * self.ts) as i64;
@@ -279,13 +280,16 @@ impl Kernel for RowsK {
     }
 }
 
+// SAFETY: pointers into validated views; tasks write disjoint rows
 unsafe impl Send for RowsK {}
+// SAFETY: as for Send: tasks write disjoint rows
 unsafe impl Sync for RowsK {}
 
 /// Every target in [0, c) or equal to `ignore`, else an error naming the first bad one.
 fn check_targets(t: &Arr, c: usize, ignore: Option<i64>) -> KResult {
     let (n, s) = (t.shape[0], t.st[0]);
     for r in 0..n {
+        // SAFETY: r < shape[0] of the validated targets view
         let v = unsafe { *t.i().offset(r as isize * s) };
         if (v < 0 || v as usize >= c) && Some(v as i64) != ignore {
             return Err(KernelError::index(format!(

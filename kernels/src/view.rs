@@ -16,6 +16,7 @@ pub const MAXD: usize = 16;
 pub fn check_indices(idx: &Arr, bound: usize, what: &str) -> KResult {
     let (n, s) = (idx.shape[0], idx.st[0]);
     for r in 0..n {
+        // SAFETY: r < shape[0] of the validated index view
         let v = unsafe { *idx.i().offset(r as isize * s) };
         if v < 0 || v as usize >= bound {
             return Err(KernelError::index(format!(
@@ -41,7 +42,9 @@ pub struct Arr {
     pub st: [isize; MAXD],
 }
 
+// SAFETY: an Arr is a view of a block its owner keeps alive; the kernels split writes disjointly
 unsafe impl Send for Arr {}
+// SAFETY: as for Send: an Arr is only read through, or written at disjoint ranges per task
 unsafe impl Sync for Arr {}
 
 impl Arr {
@@ -134,6 +137,7 @@ pub struct Nest<const K: usize> {
 impl<const K: usize> Nest<K> {
     // (inlined: built in the caller's frame, not copied out: a 0.5 KB struct per op)
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // k walks the K views' stride arrays in step
     pub fn new(shape: &[usize], strides: [&[isize]; K]) -> Nest<K> {
         let mut n = Nest {
             nd: 0,
@@ -165,11 +169,7 @@ impl<const K: usize> Nest<K> {
     /// innermost length and strides (a 0-d nest is one run of length 1)
     #[inline(always)]
     pub fn inner(&self) -> (usize, [isize; K]) {
-        let mut s = [0isize; K];
-        for k in 0..K {
-            s[k] = self.st[k][0];
-        }
-        (self.shape[0], s)
+        (self.shape[0], std::array::from_fn(|k| self.st[k][0]))
     }
     #[inline(always)]
     pub fn runs(&self, lo: usize, hi: usize) -> Runs<'_, K> {
@@ -188,6 +188,7 @@ pub struct Runs<'a, const K: usize> {
 
 impl<'a, const K: usize> Runs<'a, K> {
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // d and k index the coords, shape and strides in step
     fn new(n: &'a Nest<K>, lo: usize, hi: usize) -> Self {
         let mut c = [0usize; MAXD];
         let mut off = [0isize; K];

@@ -26,6 +26,11 @@ pub mod scalar;
 
 /// A vector of `W` f32 lanes. All operations are `unsafe` because they are
 /// only valid inside a function compiled for the ISA (see `dispatch`).
+///
+/// # Safety
+/// Every method: call it only inside a function compiled for this ISA (`dispatch`
+/// makes those); pointer arguments must be valid for the lanes read or written.
+#[allow(clippy::missing_safety_doc)] // the one contract above covers every method
 pub trait Simd: Copy + 'static {
     const NAME: &'static str;
     /// lanes per vector
@@ -258,8 +263,10 @@ pub fn dispatch_on<K: Kernel>(isa: Isa, k: K) -> K::Out {
         // SAFETY: the ISA was checked by `supported()` when it was selected
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => unsafe { run_avx512(k) },
+        // SAFETY: as above: `supported()` checked the ISA
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { run_avx2(k) },
+        // SAFETY: as above: `supported()` checked the ISA
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => unsafe { run_neon(k) },
         _ => k.run::<scalar::Scalar>(),
