@@ -32,7 +32,6 @@
 // (.ci/run runs clippy with -D warnings)
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-
 pub mod abi;
 pub mod adam;
 pub mod arch;

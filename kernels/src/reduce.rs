@@ -262,7 +262,8 @@ impl Kernel for ColsK<'_> {
             let (o, a) = unsafe { (self.o.offset(off[0]), self.a.offset(off[1])) };
             let mut j = 0;
             while j < len {
-                let m = (len - j).min(panel); // columns in this panel
+                // m columns in this panel
+                let m = (len - j).min(panel);
                 // SAFETY: columns j..j + m of the run are inside the validated views
                 unsafe {
                     let col = a.add(j);
