@@ -39,15 +39,22 @@ fn views<'a>(op: &'a Op) -> &'a [Arr] {
     &op.v[..1 + op.def.contract.inputs()]
 }
 
-/// an op whose every view has out's shape (inputs broadcast with zero strides) and
-/// whose out does not overlap itself
-fn elementwise(op: &Op) -> bool {
+/// Do ops of this contract kind fuse as stages of a tiled run (each element computed from
+/// the same element of the inputs)? ops.py's rows say which ops do (`fuse == "stage"`);
+/// Python refuses a library whose ops disagree (`tk_op_fuses`, checked at load).
+pub fn stage(contract: Contract) -> bool {
     use Contract::*;
-    let out = &op.v[0];
     matches!(
-        op.def.contract,
+        contract,
         Fill | Copy | Unary | Binary | IntBinary | Compare | Where
-    ) && out.nd >= 1
+    )
+}
+
+/// a stage op (`stage`) whose every view has out's shape (inputs broadcast with zero
+/// strides) and whose out does not overlap itself
+fn elementwise(op: &Op) -> bool {
+    let out = &op.v[0];
+    stage(op.def.contract) && out.nd >= 1
         && out.shape[0] >= 2
         && out
             .shape()

@@ -4,10 +4,11 @@
 //! A record, as Python packs it (i64 words):
 //!
 //!   header  [op code, n views, i0, i1, i2, value (f64 bits)]
+//!           each param in the slot its op's row in ops.py names (`record`):
 //!           (reduce: i0 = naxes; cross_entropy(_grad): i1 = ignore_index,
 //!           i2 = 1 when there is one, 0 when no target is ignored;
 //!           causal_softmax: i0 = diagonal; layer_norm(_grad): value = eps;
-//!           dropout: i0 = threshold, value = scale)
+//!           dropout: i0 = threshold, value = scale; fill: value)
 //!   n views (1 to 5) [arena, ...]: adam_update has 5 (out, g, m, v, s)
 //!   n views [arena, block byte offset, block bytes, element offset, dtype,
 //!            ndim, shape[ndim], strides[ndim]]   out first, then the inputs

@@ -49,6 +49,30 @@ def test_rows_say_how_an_op_is_cut_fused_and_recorded():
     assert ops.FUSE["matmul"] == ops.PRODUCER and ops.FUSE["sum"] == ops.NEVER
 
 
+def test_the_simd_library_fuses_exactly_the_ops_the_rows_call_stages():
+    """kernels/src/fuse.rs keeps its own test of which ops tile as stages (by contract
+    kind); the library says per op (tk_op_fuses), and loading refuses one that disagrees
+    with ops.py's rows."""
+    from torchic.backends import simd
+    from torchic.backends.simd import native
+    lib = native.load()
+    if lib is None:
+        pytest.skip(f"simd library unavailable: {native.load_error()}")
+    names = lib.op_names()
+    assert {n for code, n in enumerate(names) if lib.op_fuses(code) == 1} == set(ops.STAGES)
+    assert simd._check_table(lib) == ""
+
+    class Disagrees:            # the library, but fusing `sum` as a stage
+        path = lib.path
+
+        def op_names(self):
+            return names
+
+        def op_fuses(self, code):
+            return 1 if names[code] == "sum" else lib.op_fuses(code)
+    assert "fuse ['sum'] otherwise than ops.py's rows" in simd._check_table(Disagrees())
+
+
 def test_workers_split_rule_comes_from_the_rows():
     from torchic.backends.cpu import numpy_kernels as nk
     assert set(nk.SPLIT) == set(ops.ALL_OPS) == set(nk.KERNELS)

@@ -65,12 +65,12 @@ BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
 
-# the record header: op code, view count, i0, i1, i2 (int64), value (f64): i0 = naxes
-# (causal_softmax: its diagonal; dropout: its threshold), i1 = ignore_index, i2 = 1 when
-# there is one, value = fill's value, layer_norm's eps or dropout's scale
-# (kernels/src/record.rs)
+# the record header: op code, view count, i0, i1, i2 (int64), value (f64): each param
+# goes where its op's row in ops.py says (`record`: i0, i1 or value; i1's param may be
+# None: i2 = 0, else 1), e.g. naxes in i0, eps in value (kernels/src/record.rs)
 _HEADER = struct.Struct("<5qd")
 _HEADERS = {}   # (op, number of inputs) -> packed header of a param-less op
+_RECORD = {op.name: op.record for op in _ops.OPS}   # op -> ((param, header slot), ...)
 # one struct per ndim for a view: arena, block offset, block bytes, offset, dtype, ndim,
 # shape, strides
 _VIEW_STRUCTS = [struct.Struct(f"<{6 + 2 * nd}q") for nd in range(17)]
@@ -99,6 +99,19 @@ def _plain_header(op, inputs):
     return header
 
 
+def _param_header(op, inputs, params):
+    """The header of an op record with params, each in the slot its ops.py row names."""
+    slot = {"i0": 0, "i1": 0, "value": 0.0}
+    present = 0
+    for name, where in _RECORD[op]:
+        value = params[name]
+        if where == "i1":       # (None: absent, i2 = 0)
+            present, value = value is not None, 0 if value is None else value
+        slot[where] = value
+    return _HEADER.pack(KERNEL_TABLE[op], inputs + 1, slot["i0"], slot["i1"], present,
+                        slot["value"])
+
+
 def describe_isa():
     """The instruction set the kernels use: "avx512f", "avx2+fma", "neon" or "scalar"."""
     lib = native.load()
@@ -106,8 +119,8 @@ def describe_isa():
 
 
 def _check_table(lib):
-    """"" when the library's op names are exactly ops.py's (then KERNEL_TABLE gets the
-    library's codes), else why not."""
+    """"" when the library's op names are exactly ops.py's and it fuses the ops whose rows
+    say "stage" (then KERNEL_TABLE gets the library's codes), else why not."""
     names = lib.op_names()
     if len(set(names)) != len(names) or set(names) != set(_ops.ALL_OPS):
         missing = sorted(set(_ops.ALL_OPS) - set(names))
@@ -115,6 +128,11 @@ def _check_table(lib):
         twice = sorted({n for n in names if names.count(n) > 1})
         return (f"the compiled kernels ({lib.path}) do not implement ops.py's ops (missing "
                 f"{missing}, unknown {unknown}, listed twice {twice}): rebuild with "
+                f"python -m torchic.backends.simd.build")
+    stages = {name for code, name in enumerate(names) if lib.op_fuses(code) == 1}
+    if stages != set(_ops.STAGES):      # (fusion legality is the op rows' to decide)
+        return (f"the compiled kernels ({lib.path}) fuse {sorted(stages ^ set(_ops.STAGES))} "
+                f"otherwise than ops.py's rows say (fuse == 'stage'): rebuild with "
                 f"python -m torchic.backends.simd.build")
     KERNEL_TABLE.update((name, code) for code, name in enumerate(names))
     return ""
@@ -202,10 +220,11 @@ class SimdBackend(Backend):
             with self._flush_lock:    # (flush() without its check: pending is not empty)
                 self._push_pending()
 
-    def pack(self, records, slots=()):
+    def pack(self, records, slots=(), frees=None):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
         into a prepared program (torchic.compile); push_packed queues it with one call.
-        `slots`: blocks whose views a push may move to other blocks (see push_packed)."""
+        `slots`: blocks whose views a push may move to other blocks (see push_packed);
+        `frees` is not used (fuse.rs plans its runs from the views alone)."""
         data = b"".join(b"".join(self._record_parts(*r)[0]) for r in records)
         slot_words = b"".join(_SLOT.pack(b.arena, b.offset) for b in slots)
         return _Prepared(data, slot_words, self._prepare(data, slot_words),
@@ -248,14 +267,8 @@ class SimdBackend(Backend):
         if self._closed:
             raise RuntimeError(f"{op}: the simd runtime is closed")
         try:
-            if params:   # i1, i2: cross_entropy's ignore_index and whether there is one
-                ignore = params.get("ignore_index")
-                header = _HEADER.pack(KERNEL_TABLE[op], len(inputs) + 1,
-                                      params.get("naxes", params.get(
-                                          "diagonal", params.get("threshold", 0))),
-                                      0 if ignore is None else ignore, ignore is not None,
-                                      params.get("value", params.get(
-                                          "eps", params.get("scale", 0.0))))
+            if params:
+                header = _param_header(op, len(inputs), params)
             else:   # the common case: a header that depends only on (op, input count)
                 header = _HEADERS.get((op, len(inputs))) or _plain_header(op, len(inputs))
             # a view's packed words are cached on it (views are immutable)

@@ -38,6 +38,7 @@ class Native:
         sig = {
             "tk_isa": ([], c_char_p),
             "tk_op_name": ([c_int64], c_char_p),
+            "tk_op_fuses": ([c_int64], ctypes.c_int32),
             "tk_new": ([c_int64], c_void_p),
             "tk_free": ([c_void_p], None),
             "tk_add_arena": ([c_void_p, ctypes.c_uint64, ctypes.c_uint64], c_int64),
@@ -69,6 +70,10 @@ class Native:
         self.prepare = self.pydll.tk_prepare
         self.push_program = self.pydll.tk_push_program
         self.release_program = self.pydll.tk_release_program
+
+    def op_fuses(self, code):
+        """1 when the op of this code fuses as an elementwise stage (kernels/src/fuse.rs)."""
+        return self.pydll.tk_op_fuses(code)
 
     def isa(self):
         return self.pydll.tk_isa().decode()
