@@ -12,7 +12,7 @@ onto the class by one table in methods.py.
 
 import asyncio
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -146,6 +146,10 @@ class Tensor(_Methods):
         """The number of dims (`ndim`)."""
         return len(self.shape)
 
+    @overload
+    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def size(self, dim: int) -> int: ...
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The shape (a tuple), or the size of dim `dim` (negative dims count from the end).
 
@@ -163,6 +167,10 @@ class Tensor(_Methods):
 
     nelement = numel
 
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def stride(self, dim: int) -> int: ...
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The strides in elements (a tuple), or the stride of dim `dim`."""
         if dim is None:
