@@ -136,6 +136,28 @@ def render_signature(render, fn, where, drop_first):
     return f"({', '.join(out)}) -> {ret}"
 
 
+def _overloads(fn):
+    """The @overload signatures of fn (typing.get_overloads: Python 3.11+), or []."""
+    get = getattr(typing, "get_overloads", None)
+    if get is None:
+        raise SystemExit("the stub is generated with Python 3.11+ (typing.get_overloads)")
+    return get(fn)
+
+
+def _method_lines(render, name, fn, where, kind, ignore):
+    """The stub lines of one method: one def, or one per @overload of its function."""
+    variants = _overloads(fn) if kind != "property" else []
+    decorator = {"property": ["    @property"], "static": ["    @staticmethod"]}.get(kind, [])
+    lines = []
+    for variant in variants or [fn]:
+        sig = render_signature(render, variant, where, drop_first=kind != "static")
+        lines += (["    @overload"] if variants else []) + decorator
+        lines.append(f"    def {name}{sig}: ...{ignore}")
+    if variants:
+        render.imports["typing"].add("overload")
+    return lines
+
+
 def generate():
     sys.path.insert(0, os.path.join(ROOT, "src"))
     from torchic import api, methods     # noqa: PLC0415  (the script's subject)
@@ -152,15 +174,7 @@ def generate():
             render.imports["typing_extensions"].add("Self")
             lines.append(f"    def __new__{sig}: ...{ignore}")
             continue
-        if kind == "property":
-            lines += ["    @property", f"    def {name}"
-                      f"{render_signature(render, fn, where, drop_first=True)}: ..."]
-        elif kind == "static":
-            lines += ["    @staticmethod", f"    def {name}"
-                      f"{render_signature(render, fn, where, drop_first=False)}: ..."]
-        else:
-            lines.append(f"    def {name}"
-                         f"{render_signature(render, fn, where, drop_first=True)}: ...{ignore}")
+        lines += _method_lines(render, name, fn, where, kind, ignore)
     functions = []
     for name, fn in sorted(api.UNARY_OPS.items()):
         functions.append(f"def {name}"

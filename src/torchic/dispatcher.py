@@ -1,6 +1,6 @@
 """The Dispatcher: one interface, several backends.
 
-A backend is a class that implements ``Backend`` below and registers itself
+A backend is a class that implements ``Backend`` (backend.py) and registers itself
 with ``register_backend``; nothing else in torchic names a backend. The
 frontend only ever talks to the current ``Runtime``:
 
@@ -25,59 +25,11 @@ import numpy as np
 
 from . import ops as _ops
 from .allocator import Allocator, Block
+from .backend import (Backend, BackendUnavailableError, KernelError,  # noqa: F401 (re-exported)
+                      KernelIndexError, KernelMemoryError, KernelTypeError, KernelValueError,
+                      kernel_error_class)
 
 DTYPES = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
-
-
-class KernelError(RuntimeError):
-    """A kernel failed on the backend; raised at the next read or sync (at the op itself
-    in sync mode: ``init(sync=True)`` or ``TORCHIC_SYNC=1``).
-
-    What is raised is a subclass that is also the built-in class PyTorch raises for the
-    same failure (``KernelIndexError`` is an ``IndexError``: an index or a target class
-    out of range), chosen from the kind of the kernel's error, so both
-    ``except KernelError`` and ``except IndexError`` catch it.
-    """
-
-
-class KernelIndexError(KernelError, IndexError):
-    """A kernel found an index out of range (gather / scatter rows, cross_entropy targets)."""
-
-
-class KernelValueError(KernelError, ValueError):
-    """A kernel (or the backend's validation of an op record) refused a value."""
-
-
-class KernelTypeError(KernelError, TypeError):
-    """A kernel got an operand of the wrong type."""
-
-
-class KernelMemoryError(KernelError, MemoryError):
-    """A kernel ran out of memory."""
-
-
-_KERNEL_ERRORS = {IndexError: KernelIndexError, ValueError: KernelValueError,
-                  TypeError: KernelTypeError, MemoryError: KernelMemoryError}
-
-
-def kernel_error_class(exc):
-    """The KernelError subclass for a kernel's exception: its built-in kind is kept."""
-    for cls in type(exc).__mro__:
-        if cls in _KERNEL_ERRORS:
-            return _KERNEL_ERRORS[cls]
-    return KernelError
-
-
-# The user-level call behind the primitives that check values (the only ones that can
-# fail on valid records): named in the KernelError at no cost per op. Sync mode names
-# the exact call and line (see _issuer).
-_ISSUED_BY = {"gather_rows": "indexing with an integer tensor (x[idx], nn.Embedding)",
-              "scatter_add_rows": "the backward of indexing with an integer tensor",
-              "cross_entropy_grad": "the backward of cross_entropy"}
-
-
-class BackendUnavailableError(RuntimeError):
-    """The requested backend cannot run on this machine (the message says why)."""
 
 
 class HeapBlock(Block):
@@ -112,112 +64,6 @@ class View:
     def __repr__(self):
         return (f"View({self.block}, offset={self.offset}, shape={self.shape}, "
                 f"strides={self.strides}, dtype={self.dtype})")
-
-
-class Backend:
-    """The interface every backend implements. See ops.py for the op contract."""
-
-    name = "?"
-    synchronous = False             # sync mode (init sets it): every op waited for at issue
-    alignment = 256                 # byte alignment of every block
-    max_arena_bytes = None          # largest single buffer the backend can make
-    default_arena_bytes = 64 << 20  # usual growth step of the heap
-
-    @classmethod
-    def available(cls):
-        """(True, "") or (False, "why not and how to fix it")."""
-        return True, ""
-
-    def __init__(self, threads=None, **options):
-        self.threads = threads or os.cpu_count() or 1
-        self._error = None
-        self._error_lock = threading.Lock()
-
-    # heap ------------------------------------------------------------------
-    def new_arena(self, nbytes):
-        """Grow the heap by one arena of nbytes; arenas are numbered 0, 1, ..."""
-        raise NotImplementedError
-
-    # stream ----------------------------------------------------------------
-    def run(self, op, out, inputs, params):
-        """Enqueue one primitive op; return before it has run."""
-        raise NotImplementedError
-
-    def write(self, view, array):
-        """Enqueue a host -> heap copy of a contiguous array the caller gives away."""
-        raise NotImplementedError
-
-    def read(self, view):
-        """Wait for every earlier op, then return a NumPy copy of the view."""
-        raise NotImplementedError
-
-    def sync(self):
-        """Wait for every earlier op; raise KernelError if one failed."""
-        raise NotImplementedError
-
-    def close(self):
-        """Stop the backend's threads and release its memory (idempotent, never hangs)."""
-
-    def host_array(self, view):   # a NumPy array over the view's host memory (DLPack), or None
-        return None
-
-    def describe(self):
-        """This runtime's backend: name, threads and what it runs on."""
-        return {"backend": self.name, "threads": self.threads}
-
-    @classmethod
-    def describe_platform(cls):
-        """What this machine offers the backend, without starting it (`python -m torchic
-        info`, the bench and serve machine records): a JSON-able dict; call only when
-        available() is true. "kernels" says what computes, other keys are the backend's."""
-        return {"kernels": "?"}
-
-    # fork (see "fork" at the end of this file) -----------------------------------
-    def fork_pause(self):
-        """Parent, just before os.fork(): let every issued op run, then hold the stream."""
-
-    def fork_resume(self):
-        """Parent, just after os.fork(): undo fork_pause."""
-
-    def fork_child(self):
-        """Child, just after os.fork(): the parent's threads do not exist here and any
-        lock may be copied held. Replace the locks; call nothing of the parent's."""
-        self._error_lock = threading.Lock()
-
-    def reopen_in_child(self):
-        """Child, first use of the inherited runtime: start this process's own threads
-        over the inherited heap, or raise BackendUnavailableError saying why not."""
-        raise BackendUnavailableError(
-            f"the {self.name!r} backend cannot be used in a process forked (os.fork, "
-            f"multiprocessing's 'fork' start method) after torchic.init(); use "
-            f"multiprocessing.get_context('spawn') or call torchic.init() in the child")
-
-    # error plumbing shared by backends ---------------------------------------
-    def record_error(self, op, exc):
-        with self._error_lock:
-            if self._error is None:
-                issued_by = _ISSUED_BY.get(op)
-                self._error = kernel_error_class(exc)(
-                    f"op {op!r}{f' (from {issued_by})' if issued_by else ''} failed on "
-                    f"backend {self.name!r}: {type(exc).__name__}: {exc}" +
-                    ("" if self.synchronous else
-                     " (it is raised at the next read or sync; set TORCHIC_SYNC=1 or "
-                     "torchic.init(sync=True) to raise it at the line that issued the op)"))
-                self._error.__cause__ = exc
-            else:   # later failures before the read are named too, never silently dropped
-                self.__dict__.setdefault("_later_errors", []).append(
-                    f"{op!r} ({type(exc).__name__}: {exc})")
-
-    def raise_pending_error(self):
-        if self._error is not None:
-            with self._error_lock:
-                err, self._error = self._error, None
-                later = self.__dict__.pop("_later_errors", None)
-            if err is not None:
-                if later:
-                    err.args = (f"{err.args[0]}; {len(later)} later op(s) failed too: "
-                                + "; ".join(later[:3]) + ("; ..." if len(later) > 3 else ""),)
-                raise err
 
 
 _BACKENDS = {}
@@ -276,6 +122,24 @@ class Runtime:
     def stats(self):
         return self.allocator.stats()
 
+    # The entry points (alloc, free, run, write, read, sync) are instance attributes, so
+    # the per-op path has no extra frame; whatever routes them elsewhere (sync mode, a fork
+    # child until first use, compile's recorder, testing.issued_ops) goes through these two.
+    def rebind(self, **entry_points):
+        """Route the named entry points through the given callables; returns what
+        restore() takes to put the previous ones back (nested rebinds undo in order)."""
+        saved = {n: self.__dict__.get(n) for n in entry_points}   # (None: the class's)
+        self.__dict__.update(entry_points)
+        return saved
+
+    def restore(self, saved):
+        """Undo a rebind()."""
+        for name, fn in saved.items():
+            if fn is None:
+                self.__dict__.pop(name, None)
+            else:
+                self.__dict__[name] = fn
+
     def write(self, view, array, source=None):   # (source: a recorder's, see compile.py)
         self.backend.write(view, array)
 
@@ -294,9 +158,8 @@ class Runtime:
         """(fork child) Route every entry point through _reopen_then until first use."""
         self._reopen_lock = threading.Lock()
         if self._before_reopen is None:
-            self._before_reopen = {n: self.__dict__.get(n) for n in self._ENTRY_POINTS}
-            for n in self._ENTRY_POINTS:
-                setattr(self, n, functools.partial(self._reopen_then, n))
+            self._before_reopen = self.rebind(**{n: functools.partial(self._reopen_then, n)
+                                                 for n in self._ENTRY_POINTS})
 
     def _reopen_then(self, name, *args):
         with self._reopen_lock:
@@ -305,11 +168,7 @@ class Runtime:
                     raise RuntimeError("this torchic runtime was closed in this (forked) process")
                 self.backend.reopen_in_child()     # or BackendUnavailableError (webgpu)
                 saved, self._before_reopen = self._before_reopen, None
-                for n, fn in saved.items():
-                    if fn is None:
-                        del self.__dict__[n]       # a method of the class (write)
-                    else:
-                        setattr(self, n, fn)       # the backend's own bound methods
+                self.restore(saved)
                 self.pid = os.getpid()
         return getattr(self, name)(*args)
 
@@ -469,7 +328,7 @@ def init(backend: str | None = None, threads: int | None = None, heap_cap: int |
         _runtime = Runtime(cls(threads=threads, **options), cap)
         if sync:
             _runtime.backend.synchronous = True
-            _runtime.run = _synchronous(_runtime.backend)
+            _runtime.rebind(run=_synchronous(_runtime.backend))
     return _runtime
 
 

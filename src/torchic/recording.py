@@ -11,7 +11,7 @@ Runtime's alloc / free / run / write / read and keeps the op list. A Program hol
     cached constants, the recorded outputs). Their Storages are held by the program (so
     no block is recycled under it) and replays update them in place, as eager mode does.
   * inputs: each tensor argument is copied into a program-owned tensor before fn sees it.
-    On simd and webgpu (backends with `program_slots`) those tensors' blocks are the
+    On simd and webgpu (backends whose `program_slots` is true) those tensors' blocks are the
     program's slots: a replay hands the backend the caller's argument blocks instead, so
     the program reads (and, where fn updates an argument in place, writes) the arguments
     where they are. Elsewhere, and for an argument whose strides differ from the recorded
@@ -101,22 +101,16 @@ class _Recorder:
         self.pool = {}             # size -> [owned blocks freed during the recording]
         self.freed_outside = {}    # id -> (block, line) of outside blocks freed inside
         self.freed_after = {}      # record index -> ids of owned blocks freed right after it
-        names = ("alloc", "free", "run", "write", "read", "sync")
-        self.saved = {n: rt.__dict__.get(n) for n in names}    # (None: the class's method)
-        self.real = {n: getattr(rt, n) for n in names}
+        self.real = {n: getattr(rt, n) for n in ("alloc", "run", "write")}
+        self.saved = None
         self.align_mask = rt.allocator.align - 1
 
     def install(self):
-        rt = self.rt
-        rt.alloc, rt.free, rt.run = self.alloc, self.free, self.run
-        rt.write, rt.read, rt.sync = self.write, self.read, self.read
+        self.saved = self.rt.rebind(alloc=self.alloc, free=self.free, run=self.run,
+                                    write=self.write, read=self.read, sync=self.read)
 
     def uninstall(self):
-        for name, fn in self.saved.items():
-            if fn is None:
-                del self.rt.__dict__[name]
-            else:
-                self.rt.__dict__[name] = fn
+        self.rt.restore(self.saved)
 
     def alloc(self, nbytes):
         size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
@@ -199,8 +193,7 @@ class Program:
         self.held = [r for r in gc.get_referrers(*outside.values())
                      if type(r) is Storage and id(r.block) in blocks] if outside else []
         self._packed = None
-        self._slotted = getattr(self.rt.backend, "program_slots", False)
-        self._fits = getattr(self.rt.backend, "slot_fits", None)   # (None: every slot fits)
+        self._slotted = self.rt.backend.program_slots
         self.fresh_outputs = [False] * len(outputs)
         self.copied_inputs = set()        # inputs always copied in (a backward reads them)
         self.guard = None                 # set by Compiled once the recording is complete
@@ -228,19 +221,17 @@ class Program:
         # a backend with program slots runs the program on the caller's argument tensors
         # where they are (no copy in, none back), and writes fresh outputs where the
         # caller gets them (no copy out): the inputs' and those outputs' blocks are its slots
+        slots = ()
         if self._slotted:
             self.fresh_outputs = [f and id(raw.view_of(t).block) not in read_later for t, f in
                                   zip(self.outputs, _fresh_outputs(rec, self.outputs))]
-            frees = {"frees": self.frees} if getattr(backend, "program_frees", False) else {}
-            self._packed = backend.pack(
-                self.records, [t._view.block for t in self.inputs] +
-                [raw.view_of(t).block for t, fresh in zip(self.outputs, self.fresh_outputs)
-                 if fresh], **frees)
-            if self._packed is None:     # records replayed one by one: no slots
-                self._slotted = False
-                self.fresh_outputs = [False] * len(self.outputs)
-        elif getattr(backend, "pack", None) is not None:
-            self._packed = backend.pack(self.records)
+            slots = [t._view.block for t in self.inputs] + [
+                raw.view_of(t).block for t, fresh in zip(self.outputs, self.fresh_outputs)
+                if fresh]
+        self._packed = backend.pack(self.records, slots, self.frees)
+        if self._packed is None:     # records replayed one by one: no slots
+            self._slotted = False
+            self.fresh_outputs = [False] * len(self.outputs)
 
     def holds(self):
         return self.guard.holds()
@@ -298,7 +289,7 @@ class Program:
         return slots
 
     def _fits_slot(self, k, block, skip):
-        return self._fits is None or self._fits(self._packed, k, block, skip)
+        return self.rt.backend.slot_fits(self._packed, k, block, skip)
 
     def replay(self, tensors):
         if self.released:
@@ -360,9 +351,8 @@ class Program:
             self.released = True
             for block in self.temporaries:
                 self.rt.free(block)
-            release = getattr(self.rt.backend, "release_packed", None)
-            if release is not None and self._packed is not None:
-                release(self._packed)
+            if self._packed is not None:
+                self.rt.backend.release_packed(self._packed)
             self.temporaries, self.held, self.records, self._packed = [], [], [], None
 
     def __del__(self):

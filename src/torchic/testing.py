@@ -139,11 +139,11 @@ def issued_ops(fn):
     def run(op, out, inputs, params):
         seen.append(op)
         return inner(op, out, inputs, params)
-    rt.run = run
+    saved = rt.rebind(run=run)
     try:
         fn()
     finally:
-        rt.run = inner
+        rt.restore(saved)
     return seen
 
 

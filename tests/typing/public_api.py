@@ -6,6 +6,8 @@ you add a public op, method or module.
 """
 
 import copy
+import os
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -30,7 +32,9 @@ def tensors() -> list[torch.Tensor]:
     picked = a[:, idx] + a[0] + a[1, :]
     a[0, 0] = 5.0
     parts = a.split(1, dim=0) + a.chunk(2, dim=1)
-    m = a.amax()
+    m = a.amax() + a.max() + torch.min(a) + a.max(a) + a.max(dim=1).values.sum()
+    largest, where_ = a.max(1)
+    m = m + largest.sum() + where_.float().sum() + a.min(axis=0).values.sum()
     values, indices = a.sort(dim=1)
     am = a.argmax(dim=1).long().float()
     w = torch.where(a > 2, a, 0.0).clamp(min=0.0, max=4.0).abs().neg().sqrt()
@@ -115,6 +119,38 @@ def training() -> float:
     return loss.item()
 
 
+def data_and_checkpoints(path: str) -> None:
+    from torchic.utils.data import DataLoader, TensorDataset
+
+    xs, ys = torch.randn(8, 3), torch.randint(0, 2, (8,))
+    loader = DataLoader(TensorDataset(xs, ys), batch_size=4, shuffle=True)
+    model = nn.Linear(3, 2)
+    for xb, yb in loader:
+        loss = F.cross_entropy(model(xb), yb)
+        print(loss.item())
+    torch.save(model.state_dict(), path)
+    model.load_state_dict(torch.load(path))
+
+
+def functional_and_more(x: torch.Tensor) -> list[torch.Tensor]:
+    emb = nn.Embedding(10, 4)
+    idx = torch.tensor([[1, 2], [3, 4]])
+    e = emb(idx).flatten(1)
+    blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+    h = x[:, :1].expand(2, 4) if x.shape[0] == 2 else torch.zeros(2, 4)
+    for block in blocks:
+        h = block(h).relu()
+    probs = F.softmax(h, dim=-1)
+    sampled = torch.multinomial(probs, num_samples=1)
+    parts = [F.relu(h), F.dropout(h, p=0.1, training=False), F.layer_norm(h, (4,)),
+             F.one_hot(sampled.squeeze(1), num_classes=4), torch.softmax(h, dim=1),
+             h.masked_fill(h > 0, 0.0).tril(), torch.stack([h, h]).mean(0), e]
+    n: int = h.size(0) + h.stride(1)
+    shape: tuple[int, ...] = h.shape
+    print(n, shape, h.size(), h.dtype == torch.float32, h.to(torch.float32).is_contiguous())
+    return parts
+
+
 def compiled() -> None:
     model = nn.Linear(3, 2)
 
@@ -128,7 +164,8 @@ def compiled() -> None:
 if __name__ == "__main__":
     torch.init(backend="workers", threads=2)
     torch.manual_seed(0)
-    print(tensors(), reads(torch.ones(2)), training())
+    print(tensors(), reads(torch.ones(2)), training(), functional_and_more(torch.ones(2, 3)))
+    data_and_checkpoints(os.path.join(tempfile.mkdtemp(), "model.safetensors"))
     autograd()
     scopes()
     compiled()

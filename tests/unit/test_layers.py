@@ -17,6 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "src" / "torchic"
 LAYERS = [
     ["shape", "ops", "interrupts"],
     ["allocator"],
+    ["backend"],
     ["dispatcher"],
     ["dtypes"],
     ["devices", "cuda"],

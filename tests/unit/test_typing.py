@@ -17,6 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PUBLIC_API = os.path.join("tests", "typing", "public_api.py")
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the generator reads @overload "
+                    "signatures with typing.get_overloads (Python 3.11+)")
 def test_tensor_stub_matches_the_methods_table():
     proc = subprocess.run([sys.executable, os.path.join("scripts", "gen_tensor_stub.py"),
                            "--check"], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -3,6 +3,7 @@
 import builtins
 import operator
 from collections.abc import Sequence
+from typing import overload
 
 from .. import raw
 from ..creation import arange
@@ -128,6 +129,19 @@ def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
                keepdims=keepdims).sqrt()
 
 
+# max / min as a checker sees them: a tensor (all, or elementwise with a tensor), or the
+# (values, indices) pair over a dim
+@overload
+def max(a: Tensor, dim: None = None, keepdim: bool = False, *, axis: None = None,
+        keepdims: bool | None = None) -> Tensor: ...
+@overload
+def max(a: Tensor, dim: Tensor) -> Tensor: ...
+@overload
+def max(a: Tensor, dim: int, keepdim: bool = False, *, keepdims: bool | None = None
+        ) -> MaxResult: ...
+@overload
+def max(a: Tensor, *, axis: int, keepdim: bool = False, keepdims: bool | None = None
+        ) -> MaxResult: ...
 def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         axis: int | None = None, keepdims: bool | None = None) -> Tensor | MaxResult:
     """The largest element, or `(values, indices)` over one dim, or the elementwise maximum.
@@ -152,6 +166,17 @@ def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
     return _max_min(a, dim, keepdim, axis, "max")
 
 
+@overload
+def min(a: Tensor, dim: None = None, keepdim: bool = False, *, axis: None = None,
+        keepdims: bool | None = None) -> Tensor: ...
+@overload
+def min(a: Tensor, dim: Tensor) -> Tensor: ...
+@overload
+def min(a: Tensor, dim: int, keepdim: bool = False, *, keepdims: bool | None = None
+        ) -> MaxResult: ...
+@overload
+def min(a: Tensor, *, axis: int, keepdim: bool = False, keepdims: bool | None = None
+        ) -> MaxResult: ...
 def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         axis: int | None = None, keepdims: bool | None = None) -> Tensor | MaxResult:
     """The smallest element, or `(values, indices)` over one dim, or the elementwise

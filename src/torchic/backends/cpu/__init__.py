@@ -43,9 +43,10 @@ class WorkersBackend(Backend):
     def write(self, view, array):
         self.stream.put(WriteRecord(view, array))
 
-    def pack(self, records):
+    def pack(self, records, slots=(), frees=None):
         """The records as prepared kernel calls, the NumPy views of their operands resolved
-        once (torchic.compile packs a program once; push_packed runs it as one record)."""
+        once (torchic.compile packs a program once; push_packed runs it as one record).
+        No slots (program_slots is False) and no use for frees."""
         return PackedRecord([self._prepare(r) for r in records])
 
     def push_packed(self, packed, blocks=None):

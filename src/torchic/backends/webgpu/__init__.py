@@ -254,7 +254,6 @@ class WebGPUBackend(Backend):
 
     # recorded programs (torchic.compile; replay.py) --------------------------------
     program_slots = True     # pack / push_packed take slots (torchic.compile's arguments)
-    program_frees = True     # pack takes frees: when the program's temporaries die
 
     def pack(self, records, slots=(), frees=None):
         """The records' dispatches, prepared once (None: replay them one by one), runs of
