@@ -25,7 +25,7 @@ from .allocator import HeapFullError
 from .devices import check_device
 from .generator import Generator
 from .shape import infer_shape, numel as _numel
-from .dtypes import dtype_code
+from .dtypes import dtype_code, holds_bools, is_bool
 from .tensor import Tensor
 
 default_generator = Generator()
@@ -158,7 +158,9 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
         shape = infer_shape(_shape_args(shape if isinstance(shape, (list, tuple)) else (shape,)),
                             arr.size)
         arr = arr.reshape(shape)
-    return from_numpy_array(arr, code, requires_grad)
+    t = from_numpy_array(arr, code, requires_grad)
+    t._mask = holds_bools(data, dtype)
+    return t
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -196,6 +198,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
 def _filled(shape, value, dtype, requires_grad):
     code = _dtype_code(dtype)
     t = raw.full(_shape_args(shape), value, code)
+    t._mask = is_bool(dtype)
     if requires_grad:
         t.requires_grad_(True)
     return t

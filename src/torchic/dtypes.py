@@ -4,6 +4,13 @@ A tensor holds float32 values or int32 indices, nothing else; every spelling a P
 NumPy program uses (torch.float, "long", np.int64, float, ...) maps to one of the two codes
 "f32" / "i32" here, and only here: float64 / double requested is float32, int64 / long is
 int32, and bool is float32 holding 0 and 1 (the masks comparisons return).
+
+A mask is a float32 tensor whose `_mask` flag is set: the result of a comparison (`==`, `<`,
+..., `.bool()`, `.to(torchic.bool)`), of `~`, `&` or `|` of masks, a tensor made from bool
+data or with dtype bool (`tensor([True, False])`, `zeros(3, dtype=torchic.bool)`), and a view,
+copy, gather or cat of masks. Indexing takes a mask as a boolean mask (`x[x > 0]`) and refuses
+any other float tensor with PyTorch's IndexError; arithmetic on a mask (`mask * 1.0`,
+`mask.sum()`) gives a plain float tensor, as PyTorch's bool promotes to float.
 """
 
 import numpy as np
@@ -71,6 +78,24 @@ def dtype_code(dtype, default="f32"):
         return "i32"
     raise TypeError(f"unsupported dtype {dtype!r}: torchic tensors are float32 (values) or "
                     f"int32 (indices)")
+
+
+def is_bool(dtype):
+    """Whether `dtype` names bool (torchic.bool, bool, "bool", a NumPy bool dtype)."""
+    return dtype is bool_ or dtype is bool or (isinstance(dtype, str) and dtype == "bool") or \
+        (isinstance(dtype, np.dtype) and dtype.kind == "b")
+
+
+def holds_bools(data, dtype):
+    """Whether tensor(data, dtype) makes a mask (module doc): dtype bool, or no dtype and
+    bool data (a NumPy bool array, (nested) lists of Python bools, a mask)."""
+    if dtype is not None:
+        return is_bool(dtype)
+    if isinstance(data, np.ndarray):
+        return data.dtype.kind == "b"
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return isinstance(data, (bool, np.bool_)) or getattr(data, "_mask", False) is True
 
 
 def is_dtype(x):

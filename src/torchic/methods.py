@@ -201,7 +201,11 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
 
 def _invert(self: Tensor) -> Tensor:
     """~mask for torchic's 0/1 masks (comparisons' results); ~n == -n - 1 on int32."""
-    return 1 - self if self._dtype == "f32" else -self - 1
+    if self._dtype != "f32":
+        return -self - 1
+    out = 1 - self
+    out._mask = self._mask
+    return out
 
 
 def _mask_op(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -210,7 +214,10 @@ def _mask_op(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
             if isinstance(t, Tensor) and t._dtype != "f32":
                 raise TypeError(f"bitwise {name} of int32 tensors is not supported in torchic "
                                 f"(it applies to masks: the 0/1 results of comparisons)")
-        return fn(self, other)
+        out = fn(self, other)
+        out._mask = out._mask or all(       # mask & mask is a mask (xor: a comparison)
+            t._mask if isinstance(t, Tensor) else isinstance(t, bool) for t in (self, other))
+        return out
     method.__name__ = f"__{name}__"
     return method
 

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import torchic
+from torchic import testing
 
 # -- example counts and profiles ------------------------------------------------------------
 GPU_BACKENDS = {"webgpu"}
@@ -151,18 +152,10 @@ def draw_layout(data, rng, shape, allow_expand=True, label="layout"):
 
 
 # -- inputs --------------------------------------------------------------------------------
-DOMAINS = {
-    "real": lambda rng, s: rng.uniform(-3, 3, s),
-    "pos": lambda rng, s: rng.uniform(0.2, 3, s),
-    "nonzero": lambda rng, s: rng.choice([-1.0, 1.0], s) * rng.uniform(0.3, 3, s),
-    "unit": lambda rng, s: rng.uniform(-1, 1, s),
-}
-INT_DOMAINS = {
-    "real": lambda rng, s: rng.integers(-3, 4, s).astype(np.float64),
-    "pos": lambda rng, s: rng.integers(1, 4, s).astype(np.float64),
-    "nonzero": lambda rng, s: rng.choice([-3.0, -2, -1, 1, 2, 3], s),
-    "unit": lambda rng, s: rng.integers(-1, 2, s).astype(np.float64),
-}
+# the per-op test table's domains (torchic.testing.DOMAINS: each case names its inputs'):
+# continuous draws, and integer-valued ones (ties, zeros) for the "ints" mode
+DOMAINS = {name: d.sample for name, d in testing.DOMAINS.items()}
+INT_DOMAINS = {name: d.ints for name, d in testing.DOMAINS.items()}
 
 
 class Input:
@@ -302,7 +295,7 @@ def check(tc_fn, np_fn, inputs, grad=True, atol=1e-5, rtol=1e-4, grad_atol=1e-4,
         warnings.simplefilter("ignore", RuntimeWarning)           # empty means etc.
         ref = np.asarray(np_fn(*[a.copy() for a in arrays]))
     out = tc_fn(*[v for _, v in made])
-    got = out.numpy()
+    got = out.detach().numpy()
     if out_dtype is not None:
         assert out.dtype == out_dtype, f"dtype {out.dtype}, expected {out_dtype}"
     if ref.dtype.kind in "iub":

@@ -93,6 +93,8 @@ def to_dtype(a, dtype):
     if _is_bool(dtype):
         return a != 0               # a 0/1 mask: torchic's bool
     code = dtype_code(dtype)      # (raises TypeError naming an unknown dtype, before any op)
+    if a._mask and code == "f32":
+        return raw.copy_into(raw.new_tensor(a.shape), a)     # mask.float(): plain floats
     if a._dtype == code:
         return a
     if code == "f32":

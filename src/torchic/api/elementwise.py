@@ -149,7 +149,9 @@ def _compare(name, a, b):
     if a._dtype != b._dtype:
         a = raw.cast(a, "f32") if a._dtype != "f32" else a
         b = raw.cast(b, "f32") if b._dtype != "f32" else b
-    return raw.binary(name, a, b)
+    out = raw.binary(name, a, b)
+    out._mask = True            # torchic's bool (dtypes.py): it indexes as a mask
+    return out
 
 
 def _compare_fn(name, symbol):

@@ -17,9 +17,10 @@ the key names a position twice the last value wins, as on PyTorch's CPU), writte
 t; when autograd records it, api/inplace.py records it as an in-place op on t (the gradient
 of the overwritten elements is 0). A basic key's assignment is a copy into the view.
 
-Boolean masks: torchic's comparisons return float32 0/1 tensors, so a float tensor of only 0s
-and 1s used as an index is a mask (PyTorch refuses float indices, so no valid program changes
-meaning); bool NumPy arrays and lists of bools are masks too.
+Boolean masks: torchic has no bool dtype; its masks are float32 0/1 tensors flagged as masks
+(comparisons, `~` / `&` / `|` of masks, bool data: dtypes.py says which). A mask indexes as a
+boolean mask; any other float tensor is refused with PyTorch's IndexError. Bool NumPy arrays
+and lists of bools are masks too.
 """
 
 import builtins
@@ -31,7 +32,7 @@ import numpy as np
 from .. import raw
 from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
-from ..functions import Cat, GatherRows, IndexView, Permute, Reshape, as_strided
+from ..functions import Cat, GatherRows, IndexView, Permute, Reshape, as_strided, constant
 from ..shape import numel, slice_meta
 from ..tensor import Tensor
 
@@ -49,14 +50,12 @@ def _key_tuple(key):
 def _index_array(k):
     """One advanced index as a NumPy int or bool array (reads a tensor: a sync)."""
     if isinstance(k, Tensor):
-        values = k.numpy()
-        if k._dtype == "i32":
-            return values
-        if np.all((values == 0) | (values == 1)):
-            return values.astype(bool)
-        raise IndexError("tensors used as indices must be integer tensors or masks (the 0/1 "
-                         "float tensors comparisons return); this float tensor holds other "
-                         "values (convert indices with .long())")
+        if k._dtype != "i32" and not k._mask:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
+                             "(torchic: int32 tensors, or masks, see dtypes.py; this is a "
+                             "float32 tensor)")
+        values = k.detach().numpy()
+        return values if k._dtype == "i32" else values != 0
     if isinstance(k, range):
         return np.arange(k.start, k.stop, k.step)
     arr = np.asarray([x.item() if isinstance(x, Tensor) else x for x in k]
@@ -133,6 +132,7 @@ def _gather_axis(a, key, at):
         a = IndexView.apply(a, key=basic)
     if a.ndim == 0:
         raise IndexError("cannot index a 0-d tensor with an integer tensor")
+    idx = _wrap_negative(idx, a.shape[axis])
     if axis == 0:
         return GatherRows.apply(a, idx)
     order = (axis,) + tuple(d for d in range(a.ndim) if d != axis)
@@ -142,16 +142,20 @@ def _gather_axis(a, key, at):
     return Permute.apply(rows, dims=back)
 
 
+def _wrap_negative(idx, size):
+    """idx with its entries in [-size, 0) moved up by size (PyTorch's rule: -1 is the last),
+    on the device (no sync); the others are left as they are, so the gather refuses one out
+    of range naming it and the size (an IndexError at the next read)."""
+    inside = raw.binary("mul", raw.binary("lt", idx, constant(0, "i32")),
+                        raw.binary("ge", idx, constant(-size, "i32")))
+    shift = raw.binary("mul", raw.cast(inside, "i32"), constant(size, "i32"), "i32")
+    return raw.binary("add", idx, shift, "i32")
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     key = _key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
-    if not advanced:
-        for k in key:
-            if isinstance(k, Tensor):
-                if k.ndim == 0 and k._dtype == "i32":
-                    return getitem(a, tuple(x.item() if x is k else x for x in key))
-                raise TypeError("float tensors cannot be used as indices; use an int tensor "
-                                "(.long()) to gather rows")
+    if not advanced:          # (a tensor in the key, even 0-d, is an advanced index)
         return IndexView.apply(a, key=key)
     if len(advanced) == 1:
         at = advanced[0]

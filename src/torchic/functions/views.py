@@ -37,7 +37,8 @@ def mark_view(node, a, out):
     on another of its views) gives it a new grad_fn (api/inplace.py's `regenerate_views`);
     a view of a leaf that requires grad is not listed (no in-place op may be recorded on
     that leaf). A view made under no_grad gets a NoGradView mark instead of its base (it
-    keeps no tensor alive). Returns out."""
+    keeps no tensor alive). A view (or reshape's copy) of a mask is a mask. Returns out."""
+    out._mask = a._mask
     if out._storage is not a._storage:
         return out          # reshape copied
     base = a._view_base
@@ -254,7 +255,9 @@ def _laid_out(base_meta, meta):
 
 class Contiguous(Function):
     def forward(self, a):
-        return raw.contiguous(a)
+        out = raw.contiguous(a)
+        out._mask = a._mask
+        return out
 
     def backward(self, g):
         return (g,)
@@ -262,7 +265,9 @@ class Contiguous(Function):
 
 class Clone(Function):
     def forward(self, a):
-        return raw.copy_into(raw.new_tensor(a.shape, a._dtype), a)
+        out = raw.copy_into(raw.new_tensor(a.shape, a._dtype), a)
+        out._mask = a._mask
+        return out
 
     def backward(self, g):
         return (g,)
@@ -279,7 +284,9 @@ class GatherRows(Function):
         i1 = idx if idx.ndim == 1 else reshape_raw(idx, (numel(idx.shape),))
         out = raw.gather_rows(t2, raw.contiguous(i1))
         shape = idx.shape + table.shape[1:]
-        return out if shape == out.shape else as_strided(out, 0, shape, contiguous_strides(shape))
+        out = out if shape == out.shape else as_strided(out, 0, shape, contiguous_strides(shape))
+        out._mask = table._mask           # rows of a mask are a mask
+        return out
 
     def backward(self, g):
         (idx,) = self.saved
@@ -302,6 +309,7 @@ class Cat(Function):
         for t, size in zip(tensors, self.sizes):
             raw.copy_into(narrow(out, dim, start, size), t)
             start += size
+        out._mask = all(t._mask for t in tensors)
         return out
 
     def backward(self, g):

@@ -19,7 +19,7 @@ from ..creation import _gen, arange, from_numpy_array, tensor as _tensor_from_da
 from ..dispatcher import runtime
 from ..dtypes import dtype_code
 from ..functions import (CausalSoftmax as _CausalSoftmax, Dropout as _Dropout, Gelu as _Gelu,
-                         LayerNorm as _LayerNorm, Linear as _Linear)
+                         GatherRows as _GatherRows, LayerNorm as _LayerNorm, Linear as _Linear)
 from ..generator import Generator
 from ..tensor import Tensor
 
@@ -211,12 +211,14 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 def embedding(input: Tensor, weight: Tensor) -> Tensor:
-    """Rows of weight picked by integer indices: output shape input.shape + (dim,)."""
+    """Rows of weight picked by integer indices: output shape input.shape + (dim,). A
+    negative index is refused (an IndexError at the next read), as PyTorch refuses it
+    (`weight[input]` would count it from the end)."""
     if not isinstance(input, Tensor) or input.is_floating_point():
         raise TypeError("embedding indices must be an integer tensor (int32 / .long()), got "
                         + ("a float32 tensor" if isinstance(input, Tensor)
                            else type(input).__name__))
-    return weight[input]
+    return _GatherRows.apply(weight, input)
 
 
 def _dropout_key(generator):
