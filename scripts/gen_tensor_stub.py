@@ -144,15 +144,28 @@ def _overloads(fn):
     return get(fn)
 
 
+def _body(fn, indent):
+    """The stub body: the first paragraph of fn's docstring (a checker's hover text)."""
+    doc = (inspect.getdoc(fn) or "").split("\n\n")[0].strip()
+    if not doc:
+        return " ..."
+    doc = doc.replace("\\", "\\\\").replace('"""', '\\"""').replace("\n", "\n" + indent)
+    doc += " " if doc.endswith('"') else ""
+    return f'\n{indent}"""{doc}"""'
+
+
 def _method_lines(render, name, fn, where, kind, ignore):
-    """The stub lines of one method: one def, or one per @overload of its function."""
+    """The stub lines of one method: one def, or one per @overload of its function (the
+    first with the docstring's first paragraph)."""
     variants = _overloads(fn) if kind != "property" else []
     decorator = {"property": ["    @property"], "static": ["    @staticmethod"]}.get(kind, [])
     lines = []
-    for variant in variants or [fn]:
+    for i, variant in enumerate(variants or [fn]):
         sig = render_signature(render, variant, where, drop_first=kind != "static")
         lines += (["    @overload"] if variants else []) + decorator
-        lines.append(f"    def {name}{sig}: ...{ignore}")
+        body = _body(fn, " " * 8) if i == 0 else " ..."
+        lines.append(f"    def {name}{sig}:{ignore}{body}" if body != " ..." else
+                     f"    def {name}{sig}: ...{ignore}")
     if variants:
         render.imports["typing"].add("overload")
     return lines
@@ -179,7 +192,7 @@ def generate():
     for name, fn in sorted(api.UNARY_OPS.items()):
         functions.append(f"def {name}"
                          f"{render_signature(render, fn, f'api.UNARY_OPS[{name!r}]', False)}"
-                         f": ...")
+                         f":{_body(fn, ' ' * 4)}")
     if render.errors:
         raise SystemExit("the stub is generated from the functions' annotations; annotate:\n  "
                          + "\n  ".join(render.errors))

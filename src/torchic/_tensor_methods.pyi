@@ -16,75 +16,140 @@ from .tensor import Tensor
 __all__ = ["abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "tanh"]
 
 
-def abs(a: Tensor | builtins.float) -> Tensor: ...
-def cos(a: Tensor | builtins.float) -> Tensor: ...
-def exp(a: Tensor | builtins.float) -> Tensor: ...
-def log(a: Tensor | builtins.float) -> Tensor: ...
-def neg(a: Tensor | builtins.float) -> Tensor: ...
-def relu(a: Tensor | builtins.float) -> Tensor: ...
-def sigmoid(a: Tensor | builtins.float) -> Tensor: ...
-def sin(a: Tensor | builtins.float) -> Tensor: ...
-def sqrt(a: Tensor | builtins.float) -> Tensor: ...
-def tanh(a: Tensor | builtins.float) -> Tensor: ...
+def abs(a: Tensor | builtins.float) -> Tensor:
+    """The absolute value, elementwise."""
+def cos(a: Tensor | builtins.float) -> Tensor:
+    """The cosine (radians), elementwise."""
+def exp(a: Tensor | builtins.float) -> Tensor:
+    """The exponential `e ** a`, elementwise."""
+def log(a: Tensor | builtins.float) -> Tensor:
+    """The natural logarithm, elementwise."""
+def neg(a: Tensor | builtins.float) -> Tensor:
+    """`-a`, elementwise."""
+def relu(a: Tensor | builtins.float) -> Tensor:
+    """The rectified linear unit `max(a, 0)`, elementwise."""
+def sigmoid(a: Tensor | builtins.float) -> Tensor:
+    """The logistic sigmoid `1 / (1 + exp(-a))`, elementwise."""
+def sin(a: Tensor | builtins.float) -> Tensor:
+    """The sine (radians), elementwise."""
+def sqrt(a: Tensor | builtins.float) -> Tensor:
+    """The square root, elementwise."""
+def tanh(a: Tensor | builtins.float) -> Tensor:
+    """The hyperbolic tangent, elementwise."""
 
 
 class TensorMethods:
     """The methods methods.METHODS binds onto Tensor (its base for checkers)."""
 
-    def __add__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __sub__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __mul__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __truediv__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __pow__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __matmul__(self, b: Tensor) -> Tensor: ...
-    def __neg__(self) -> Tensor: ...
-    def __abs__(self) -> Tensor: ...
-    def __radd__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rsub__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rmul__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rtruediv__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rpow__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rmatmul__(self, other: Tensor) -> Tensor: ...
-    def __pos__(self) -> Tensor: ...
-    def __eq__(self, b: Tensor | builtins.float) -> Tensor: ...  # type: ignore[override]
-    def __ne__(self, b: Tensor | builtins.float) -> Tensor: ...  # type: ignore[override]
-    def __lt__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __le__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __gt__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def __ge__(self, b: Tensor | builtins.float) -> Tensor: ...
-    def add(self, b: Tensor | builtins.float) -> Tensor: ...
-    def sub(self, b: Tensor | builtins.float) -> Tensor: ...
-    def mul(self, b: Tensor | builtins.float) -> Tensor: ...
-    def div(self, b: Tensor | builtins.float) -> Tensor: ...
-    def pow(self, b: Tensor | builtins.float) -> Tensor: ...
-    def matmul(self, b: Tensor) -> Tensor: ...
-    def maximum(self, b: Tensor | builtins.float) -> Tensor: ...
-    def minimum(self, b: Tensor | builtins.float) -> Tensor: ...
-    def eq(self, b: Tensor | builtins.float) -> Tensor: ...
-    def ne(self, b: Tensor | builtins.float) -> Tensor: ...
-    def lt(self, b: Tensor | builtins.float) -> Tensor: ...
-    def le(self, b: Tensor | builtins.float) -> Tensor: ...
-    def gt(self, b: Tensor | builtins.float) -> Tensor: ...
-    def ge(self, b: Tensor | builtins.float) -> Tensor: ...
-    def neg(self) -> Tensor: ...
-    def exp(self) -> Tensor: ...
-    def log(self) -> Tensor: ...
-    def relu(self) -> Tensor: ...
-    def tanh(self) -> Tensor: ...
-    def sigmoid(self) -> Tensor: ...
-    def sqrt(self) -> Tensor: ...
-    def abs(self) -> Tensor: ...
-    def sin(self) -> Tensor: ...
-    def cos(self) -> Tensor: ...
-    def log10(self) -> Tensor: ...
-    def log2(self) -> Tensor: ...
-    def where(self, cond: Tensor, other: Tensor | builtins.float) -> Tensor: ...
-    def sum(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor: ...
-    def mean(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor: ...
-    def var(self, dim: builtins.int | Sequence[builtins.int] | None = ..., unbiased: builtins.bool | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., correction: builtins.float | None = ..., keepdims: builtins.bool | None = ...) -> Tensor: ...
-    def std(self, dim: builtins.int | Sequence[builtins.int] | None = ..., unbiased: builtins.bool | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., correction: builtins.float | None = ..., keepdims: builtins.bool | None = ...) -> Tensor: ...
+    def __add__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a + b`, elementwise."""
+    def __sub__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a - b`, elementwise."""
+    def __mul__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a * b`, elementwise."""
+    def __truediv__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a / b`, elementwise (true division: `x / 0` is inf)."""
+    def __pow__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a ** b`, elementwise (broadcast)."""
+    def __matmul__(self, b: Tensor) -> Tensor:
+        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def __neg__(self) -> Tensor:
+        """`-a`, elementwise."""
+    def __abs__(self) -> Tensor:
+        """The absolute value, elementwise."""
+    def __radd__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other add self`: the reflected operator of `add`."""
+    def __rsub__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other sub self`: the reflected operator of `sub`."""
+    def __rmul__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other mul self`: the reflected operator of `mul`."""
+    def __rtruediv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other div self`: the reflected operator of `div`."""
+    def __rpow__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other pow self`: the reflected operator of `pow`."""
+    def __rmatmul__(self, other: Tensor) -> Tensor:
+        """`other matmul self`: the reflected operator of `matmul`."""
+    def __pos__(self) -> Tensor:
+        """`+x`: the tensor itself."""
+    def __eq__(self, b: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
+        """`a == b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def __ne__(self, b: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
+        """`a != b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def __lt__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a < b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def __le__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a <= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def __gt__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a > b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def __ge__(self, b: Tensor | builtins.float) -> Tensor:
+        """`a >= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def add(self, b: Tensor | builtins.float) -> Tensor:
+        """`a + b`, elementwise."""
+    def sub(self, b: Tensor | builtins.float) -> Tensor:
+        """`a - b`, elementwise."""
+    def mul(self, b: Tensor | builtins.float) -> Tensor:
+        """`a * b`, elementwise."""
+    def div(self, b: Tensor | builtins.float) -> Tensor:
+        """`a / b`, elementwise (true division: `x / 0` is inf)."""
+    def pow(self, b: Tensor | builtins.float) -> Tensor:
+        """`a ** b`, elementwise (broadcast)."""
+    def matmul(self, b: Tensor) -> Tensor:
+        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def maximum(self, b: Tensor | builtins.float) -> Tensor:
+        """The elementwise maximum of `a` and `b` (a tie sends half the gradient to each)."""
+    def minimum(self, b: Tensor | builtins.float) -> Tensor:
+        """The elementwise minimum of `a` and `b` (a tie sends half the gradient to each)."""
+    def eq(self, b: Tensor | builtins.float) -> Tensor:
+        """`a == b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def ne(self, b: Tensor | builtins.float) -> Tensor:
+        """`a != b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def lt(self, b: Tensor | builtins.float) -> Tensor:
+        """`a < b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def le(self, b: Tensor | builtins.float) -> Tensor:
+        """`a <= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def gt(self, b: Tensor | builtins.float) -> Tensor:
+        """`a > b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def ge(self, b: Tensor | builtins.float) -> Tensor:
+        """`a >= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+    def neg(self) -> Tensor:
+        """`-a`, elementwise."""
+    def exp(self) -> Tensor:
+        """The exponential `e ** a`, elementwise."""
+    def log(self) -> Tensor:
+        """The natural logarithm, elementwise."""
+    def relu(self) -> Tensor:
+        """The rectified linear unit `max(a, 0)`, elementwise."""
+    def tanh(self) -> Tensor:
+        """The hyperbolic tangent, elementwise."""
+    def sigmoid(self) -> Tensor:
+        """The logistic sigmoid `1 / (1 + exp(-a))`, elementwise."""
+    def sqrt(self) -> Tensor:
+        """The square root, elementwise."""
+    def abs(self) -> Tensor:
+        """The absolute value, elementwise."""
+    def sin(self) -> Tensor:
+        """The sine (radians), elementwise."""
+    def cos(self) -> Tensor:
+        """The cosine (radians), elementwise."""
+    def log10(self) -> Tensor:
+        """The base-10 logarithm, elementwise (float32 result)."""
+    def log2(self) -> Tensor:
+        """The base-2 logarithm, elementwise (float32 result)."""
+    def where(self, cond: Tensor, other: Tensor | builtins.float) -> Tensor:
+        """`self` where `cond` is true (nonzero), else `other`: `torchic.where(cond, self, other)`."""
+    def sum(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """The sum of the elements over `dim` (every element by default)."""
+    def mean(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """The mean of the elements over `dim` (float32 inputs; nan over an empty dim)."""
+    def var(self, dim: builtins.int | Sequence[builtins.int] | None = ..., unbiased: builtins.bool | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., correction: builtins.float | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """PyTorch's var: positional (dim, unbiased, keepdim), var(x, unbiased) too, or
+        correction= (the ddof). Divides by max(0, count - correction): 0 / 0 is nan, x / 0 inf."""
+    def std(self, dim: builtins.int | Sequence[builtins.int] | None = ..., unbiased: builtins.bool | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., correction: builtins.float | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """The standard deviation over `dim`: `var(...).sqrt()` (see `var` for the arguments;
+        unbiased, dividing by count - 1, by default)."""
     @overload
-    def max(self, dim: None = ..., keepdim: builtins.bool = ..., *, axis: None = ..., keepdims: builtins.bool | None = ...) -> Tensor: ...
+    def max(self, dim: None = ..., keepdim: builtins.bool = ..., *, axis: None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """The largest element, or `(values, indices)` over one dim, or the elementwise maximum."""
     @overload
     def max(self, dim: Tensor) -> Tensor: ...
     @overload
@@ -92,109 +157,238 @@ class TensorMethods:
     @overload
     def max(self, *, axis: builtins.int, keepdim: builtins.bool = ..., keepdims: builtins.bool | None = ...) -> MaxResult: ...
     @overload
-    def min(self, dim: None = ..., keepdim: builtins.bool = ..., *, axis: None = ..., keepdims: builtins.bool | None = ...) -> Tensor: ...
+    def min(self, dim: None = ..., keepdim: builtins.bool = ..., *, axis: None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """The smallest element, or `(values, indices)` over one dim, or the elementwise
+        minimum: the mirror of `max` (see it for the arguments)."""
     @overload
     def min(self, dim: Tensor) -> Tensor: ...
     @overload
     def min(self, dim: builtins.int, keepdim: builtins.bool = ..., *, keepdims: builtins.bool | None = ...) -> MaxResult: ...
     @overload
     def min(self, *, axis: builtins.int, keepdim: builtins.bool = ..., keepdims: builtins.bool | None = ...) -> MaxResult: ...
-    def amax(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def amin(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def argmax(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor: ...
-    def argmin(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor: ...
-    def softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor: ...
-    def log_softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor: ...
-    def all(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def any(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def isclose(self, other: Tensor, rtol: builtins.float = ..., atol: builtins.float = ..., equal_nan: builtins.bool = ...) -> Tensor: ...
-    def allclose(self, other: Tensor, rtol: builtins.float = ..., atol: builtins.float = ..., equal_nan: builtins.bool = ...) -> builtins.bool: ...
-    def cumsum(self, dim: builtins.int, *, dtype: Any = ...) -> Tensor: ...
-    def histc(self, bins: builtins.int = ..., min: builtins.float = ..., max: builtins.float = ...) -> Tensor: ...
-    def sort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> MaxResult: ...
-    def argsort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> Tensor: ...
-    def topk(self, k: builtins.int, dim: builtins.int = ..., largest: builtins.bool = ..., sorted: builtins.bool = ...) -> MaxResult: ...
-    def tril(self, diagonal: builtins.int = ...) -> Tensor: ...
-    def triu(self, diagonal: builtins.int = ...) -> Tensor: ...
-    def masked_fill(self, mask: Tensor, value: Tensor | builtins.float) -> Tensor: ...
-    def masked_fill_(self, mask: Tensor, value: Tensor | builtins.float) -> Tensor: ...
-    def clamp(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor: ...
-    def clip(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor: ...
-    def clamp_(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor: ...
-    def clip_(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor: ...
-    def erf(self) -> Tensor: ...
-    def split(self, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]: ...
-    def chunk(self, chunks: builtins.int, dim: builtins.int = ...) -> tuple[Tensor, ...]: ...
-    def roll(self, shifts: builtins.int | Sequence[builtins.int], dims: builtins.int | Sequence[builtins.int] | None = ...) -> Tensor: ...
-    def reshape(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor: ...
-    def view(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor: ...
-    def permute(self, *dims: builtins.int | Sequence[builtins.int]) -> Tensor: ...
-    def transpose(self, dim0: builtins.int | None = ..., dim1: builtins.int | None = ...) -> Tensor: ...
-    def t(self, dim0: builtins.int | None = ..., dim1: builtins.int | None = ...) -> Tensor: ...
+    def amax(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """The largest element over `dim` (several dims allowed; no indices). Ties share the
+        gradient evenly, as in PyTorch."""
+    def amin(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """The smallest element over `dim`: the mirror of `amax`."""
+    def argmax(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor:
+        """The index of the largest element (int32): over the flattened tensor, or along `dim`;
+        the first one on ties."""
+    def argmin(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor:
+        """The index of the smallest element (int32): the mirror of `argmax`."""
+    def softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor:
+        """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted)."""
+    def log_softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor:
+        """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
+        `nll_loss`. Arguments as `softmax`."""
+    def all(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """1.0 where every element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+    def any(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """1.0 where some element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+    def isclose(self, other: Tensor, rtol: builtins.float = ..., atol: builtins.float = ..., equal_nan: builtins.bool = ...) -> Tensor:
+        """|input - other| <= atol + rtol * |other| for finite values; infinities are close
+        only to themselves, NaN only with equal_nan. A 0/1 float tensor. Equal values are
+        compared exactly (int32 too); the difference is taken in float32, as PyTorch's."""
+    def allclose(self, other: Tensor, rtol: builtins.float = ..., atol: builtins.float = ..., equal_nan: builtins.bool = ...) -> builtins.bool:
+        """A Python bool: isclose everywhere (reads the result: a sync point)."""
+    def cumsum(self, dim: builtins.int, *, dtype: Any = ...) -> Tensor:
+        """Running sums along dim, in input's dtype: int32 sums are integer adds, wrapping
+        around past 2^31 - 1 (as PyTorch's int32); `dtype` casts the input first (PyTorch's
+        rule)."""
+    def histc(self, bins: builtins.int = ..., min: builtins.float = ..., max: builtins.float = ...) -> Tensor:
+        """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
+        data's min and max (widened by 1 each way if they are equal). Not differentiable."""
+    def sort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> MaxResult:
+        """(values, indices) sorted along dim; ties keep their input order (stable)."""
+    def argsort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> Tensor:
+        """The int32 indices that sort input along dim (a sync point, as sort)."""
+    def topk(self, k: builtins.int, dim: builtins.int = ..., largest: builtins.bool = ..., sorted: builtins.bool = ...) -> MaxResult:
+        """(values, indices) of the k largest (largest=False: smallest) along dim, in order."""
+    def tril(self, diagonal: builtins.int = ...) -> Tensor:
+        """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere (in
+        input's dtype)."""
+    def triu(self, diagonal: builtins.int = ...) -> Tensor:
+        """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere (in
+        input's dtype)."""
+    def masked_fill(self, mask: Tensor, value: Tensor | builtins.float) -> Tensor:
+        """input with value where mask is nonzero (mask: a 0/1 float tensor or an int tensor,
+        broadcast against input); the result keeps input's dtype (an int32 input gets the value
+        truncated toward zero)."""
+    def masked_fill_(self, mask: Tensor, value: Tensor | builtins.float) -> Tensor:
+        """In-place `masked_fill`: `value` written where `mask` is nonzero; returns `input`."""
+    def clamp(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
+        """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
+        the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN."""
+    def clip(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
+        """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
+        the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN."""
+    def clamp_(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
+        """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
+    def clip_(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
+        """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
+    def erf(self) -> Tensor:
+        """The error function, from exp and arithmetic: within 2e-7 of math.erf for float32."""
+    def split(self, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of tensor along dim: pieces of split_size (the last may be smaller) or of the
+        listed sizes (which must add up to the dim's size)."""
+    def chunk(self, chunks: builtins.int, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """At most `chunks` views along dim, each of ceil(size / chunks) (the last smaller)."""
+    def roll(self, shifts: builtins.int | Sequence[builtins.int], dims: builtins.int | Sequence[builtins.int] | None = ...) -> Tensor:
+        """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
+    def reshape(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """The elements of `a` in a new shape: a view when the strides allow, else a copy."""
+    def view(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`a` in a new shape sharing its storage (always a view); RuntimeError when the
+        strides do not allow one (use `reshape`). Arguments as `reshape`."""
+    def permute(self, *dims: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `a` with its dims reordered: dim `i` of the result is dim `dims[i]` of `a`."""
+    def transpose(self, dim0: builtins.int | None = ..., dim1: builtins.int | None = ...) -> Tensor:
+        """A view of `a` with dims `dim0` and `dim1` swapped; without dims (`x.t()`), the
+        transpose of a tensor of at most 2 dims."""
+    def t(self, dim0: builtins.int | None = ..., dim1: builtins.int | None = ...) -> Tensor:
+        """A view of `a` with dims `dim0` and `dim1` swapped; without dims (`x.t()`), the
+        transpose of a tensor of at most 2 dims."""
     @property
-    def T(self) -> Tensor: ...
-    def expand(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor: ...
-    def expand_as(self, other: Tensor) -> Tensor: ...
-    def squeeze(self, dim: builtins.int | Sequence[builtins.int] | None = ...) -> Tensor: ...
-    def unsqueeze(self, dim: builtins.int) -> Tensor: ...
-    def flatten(self, start_dim: builtins.int = ..., end_dim: builtins.int = ...) -> Tensor: ...
-    def contiguous(self) -> Tensor: ...
-    def clone(self) -> Tensor: ...
-    def unbind(self, dim: builtins.int = ...) -> tuple[Tensor, ...]: ...
+    def T(self) -> Tensor:
+        """The tensor with its dims reversed (a view): `x.T` of a matrix is its transpose."""
+    def expand(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `a` broadcast to `shape` (size-1 dims repeated with stride 0, new dims in
+        front; -1 keeps a size). No memory is copied."""
+    def expand_as(self, other: Tensor) -> Tensor:
+        """`self` broadcast (a view, no copy) to `other`'s shape: `self.expand(other.shape)`."""
+    def squeeze(self, dim: builtins.int | Sequence[builtins.int] | None = ...) -> Tensor:
+        """`a` without its size-1 dims (only those in `dim`, an int or a tuple, when given)."""
+    def unsqueeze(self, dim: builtins.int) -> Tensor:
+        """`a` with a new size-1 dim inserted at position `dim` (-1: at the end)."""
+    def flatten(self, start_dim: builtins.int = ..., end_dim: builtins.int = ...) -> Tensor:
+        """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
+        becomes 1-D."""
+    def contiguous(self) -> Tensor:
+        """`a` itself when its elements are row-major without gaps, else a row-major copy."""
+    def clone(self) -> Tensor:
+        """A copy of the values in new storage; gradients flow back to `self`."""
+    def unbind(self, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """The slices of a along dim, as a tuple of views."""
     def __getitem__(self, key: Any) -> Tensor: ...
-    def __setitem__(self, key: Any, value: Any) -> Tensor: ...
-    def slice(self, ranges: Sequence[Any]) -> Tensor: ...
-    def set(self, indices: Sequence[builtins.int | builtins.slice], value: Any) -> Tensor: ...
-    def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
-    def type_as(self, other: Tensor) -> Tensor: ...
-    def cpu(self) -> Tensor: ...
-    def cuda(self, device: Any = ..., non_blocking: builtins.bool = ...) -> Tensor: ...
-    def float(self) -> Tensor: ...
-    def long(self) -> Tensor: ...
-    def double(self) -> Tensor: ...
-    def half(self) -> Tensor: ...
-    def bfloat16(self) -> Tensor: ...
-    def bool(self) -> Tensor: ...
-    def int(self) -> Tensor: ...
-    def __iadd__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __isub__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __imul__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __itruediv__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def add_(self, other: Tensor | builtins.float) -> Tensor: ...
-    def sub_(self, other: Tensor | builtins.float) -> Tensor: ...
-    def mul_(self, other: Tensor | builtins.float) -> Tensor: ...
-    def div_(self, other: Tensor | builtins.float) -> Tensor: ...
-    def zero_(self) -> Tensor: ...
-    def fill_(self, value: Tensor | builtins.float) -> Tensor: ...
-    def copy_(self, src: Tensor) -> Tensor: ...
-    def normal_(self, mean: builtins.float = ..., std: builtins.float = ..., *, generator: Generator | None = ...) -> Tensor: ...
-    def uniform_(self, a: builtins.float = ..., b: builtins.float = ..., *, generator: Generator | None = ...) -> Tensor: ...
-    def exponential_(self, lambd: builtins.float = ..., *, generator: Generator | None = ...) -> Tensor: ...
-    def random_(self, from_: builtins.int | None = ..., to: builtins.int | None = ..., *, generator: Generator | None = ...) -> Tensor: ...
-    def numpy(self) -> NDArray[Any]: ...
-    def to_array(self) -> NDArray[Any]: ...
-    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None: ...
-    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle: ...
+    def __setitem__(self, key: Any, value: Any) -> Tensor:
+        """t[key] = value (a scalar, or a tensor broadcast to the selected region); through an
+        advanced key or under autograd, out of place and written back (indexing.assign)."""
+    def slice(self, ranges: Sequence[Any]) -> Tensor:
+        """The original's slice: one range per dim, each (start, stop[, step]), an int or None."""
+    def set(self, indices: Sequence[builtins.int | builtins.slice], value: Any) -> Tensor:
+        """The original's set: the element (or region) at n-dimensional `indices`, one int (or
+        slice) per dim."""
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Tensor.to: .to(dtype) / .to(device) / .to(device, dtype) / .to(other) / copy=True."""
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in `other`'s dtype (itself when the dtypes match)."""
+    def cpu(self) -> Tensor:
+        """The tensor itself: every torchic tensor is on the `cpu` device (any backend)."""
+    def cuda(self, device: Any = ..., non_blocking: builtins.bool = ...) -> Tensor:
+        """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
+        pick a faster backend with `torchic.init(backend=...)` instead)."""
+    def float(self) -> Tensor:
+        """This tensor as float32 (itself when it is float32 already)."""
+    def long(self) -> Tensor:
+        """This tensor as int32 integers, truncated toward zero: torchic's index dtype
+        (`torchic.long` is `torchic.int32`)."""
+    def double(self) -> Tensor:
+        """This tensor as float32: torchic's only float (`torchic.float64` is stored as float32)."""
+    def half(self) -> Tensor:
+        """Refused with a TypeError: torchic has no half precision (`bfloat16` neither)."""
+    def bfloat16(self) -> Tensor:
+        """Refused with a TypeError: torchic has no half precision (`bfloat16` neither)."""
+    def bool(self) -> Tensor:
+        """A 0/1 float32 mask, 1 where `self` is nonzero: torchic's bool (`self != 0`)."""
+    def int(self) -> Tensor:
+        """This tensor as int32 integers, truncated toward zero."""
+    def __iadd__(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `add`: writes `self add other` into `self` and returns `self`."""
+    def __isub__(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `sub`: writes `self sub other` into `self` and returns `self`."""
+    def __imul__(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `mul`: writes `self mul other` into `self` and returns `self`."""
+    def __itruediv__(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `div`: writes `self div other` into `self` and returns `self`."""
+    def add_(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `add`: writes `self add other` into `self` and returns `self`."""
+    def sub_(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `sub`: writes `self sub other` into `self` and returns `self`."""
+    def mul_(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `mul`: writes `self mul other` into `self` and returns `self`."""
+    def div_(self, other: Tensor | builtins.float) -> Tensor:
+        """In-place `div`: writes `self div other` into `self` and returns `self`."""
+    def zero_(self) -> Tensor:
+        """Fill `self` with zeros, in place; returns `self`."""
+    def fill_(self, value: Tensor | builtins.float) -> Tensor:
+        """Fill `t` with `value` (a number or a one-element tensor) in place; returns `t`."""
+    def copy_(self, src: Tensor) -> Tensor:
+        """Copy `src`'s values (broadcast to `t`'s shape, cast to its dtype) into `t` in place;
+        returns `t`. Gradients flow to `src`."""
+    def normal_(self, mean: builtins.float = ..., std: builtins.float = ..., *, generator: Generator | None = ...) -> Tensor:
+        """Fill t with N(mean, std^2): PyTorch's Tensor.normal_ numbers."""
+    def uniform_(self, a: builtins.float = ..., b: builtins.float = ..., *, generator: Generator | None = ...) -> Tensor:
+        """Fill t with U[a, b): PyTorch's Tensor.uniform_ numbers."""
+    def exponential_(self, lambd: builtins.float = ..., *, generator: Generator | None = ...) -> Tensor:
+        """Fill t with Exp(lambd) samples: PyTorch's Tensor.exponential_ numbers."""
+    def random_(self, from_: builtins.int | None = ..., to: builtins.int | None = ..., *, generator: Generator | None = ...) -> Tensor:
+        """Tensor.random_(): random_(to) and random_(from, to) draw integers in [from, to);
+        random_() draws in [0, 2^24] for float32 and [0, 2^31) for int32, as PyTorch does."""
+    def numpy(self) -> NDArray[Any]:
+        """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
+        shape. Waits for every op queued before it (a sync point); `to_array` is the same."""
+    def to_array(self) -> NDArray[Any]:
+        """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
+        shape. Waits for every op queued before it (a sync point); `to_array` is the same."""
+    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None:
+        """Compute the gradient of this tensor with respect to the graph's leaves."""
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
+        gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only."""
     @staticmethod
-    def from_data(data: Any, shape: builtins.int | Sequence[builtins.int] | None = ..., dtype: Any = ..., requires_grad: builtins.bool = ...) -> Tensor: ...
+    def from_data(data: Any, shape: builtins.int | Sequence[builtins.int] | None = ..., dtype: Any = ..., requires_grad: builtins.bool = ...) -> Tensor:
+        """The original's fromData: float32 (whatever the data) unless dtype says otherwise;
+        `shape` reshapes flat data."""
     @staticmethod
-    def zeros(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor: ...
+    def zeros(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor:
+        """`Tensor.zeros(*size, ...)` is `torchic.zeros`."""
     @staticmethod
-    def ones(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor: ...
+    def ones(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor:
+        """`Tensor.ones(*size, ...)` is `torchic.ones`."""
     @staticmethod
-    def randn(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor: ...
+    def randn(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor:
+        """`Tensor.randn(*size, ...)` is `torchic.randn`."""
     @staticmethod
-    def rand(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor: ...
+    def rand(*shape: builtins.int | Sequence[builtins.int], **kw: Any) -> Tensor:
+        """`Tensor.rand(*size, ...)` is `torchic.rand`."""
     def __new__(cls, *args: Any, device: Any = ..., dtype: Any = ..., requires_grad: builtins.bool = ...) -> Self: ...  # type: ignore[override]
-    def __init__(self, *args: Any, **kwargs: Any) -> None: ...  # type: ignore[override]
-    def __format__(self, spec: str) -> str: ...  # type: ignore[override]
-    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor: ...
-    def __invert__(self) -> Tensor: ...
-    def __copy__(self) -> Tensor: ...
-    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]: ...  # type: ignore[override]
-    def _host_alias(self) -> NDArray[Any] | None: ...
-    def __dlpack__(self, *, stream: Any = ..., max_version: tuple[builtins.int, builtins.int] | None = ..., dl_device: Any = ..., copy: builtins.bool | None = ...) -> Any: ...
-    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]: ...
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """`torch.Tensor(data)` / `torch.Tensor(2, 3)`: made by `__new__`."""
+    def __format__(self, spec: str) -> str:  # type: ignore[override]
+        """f"{loss:.4f}" formats a 0-d tensor's number (PyTorch's rule); f"{t}" is str(t)."""
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
+        """copy.deepcopy of a leaf (so modules and optimizers deep-copy): values, requires_grad,
+        .grad and the subclass (Parameter) are copied; PyTorch refuses non-leaves too."""
+    def __invert__(self) -> Tensor:
+        """~mask for torchic's 0/1 masks (comparisons' results); ~n == -n - 1 on int32."""
+    def __copy__(self) -> Tensor:
+        """copy.copy: a new tensor sharing this one's storage, as PyTorch's does (a leaf keeping
+        requires_grad and the subclass; .grad is not copied)."""
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:  # type: ignore[override]
+        """pickle carries the values (a view: its own elements, contiguous), the dtype, the shape
+        and requires_grad, as PyTorch's pickle does (a non-leaf comes back a leaf, .grad is
+        dropped); unpickling allocates on the current runtime. Two views of one storage come
+        back as two separate tensors."""
+    def _host_alias(self) -> NDArray[Any] | None:
+        """A NumPy array aliasing this tensor's memory once every queued op has run (a sync), or
+        None when the heap is not host memory. Ops issued later are not waited for, and
+        dispose() / a track_tensors scope still free the block: do not use the array after."""
+    def __dlpack__(self, *, stream: Any = ..., max_version: tuple[builtins.int, builtins.int] | None = ..., dl_device: Any = ..., copy: builtins.bool | None = ...) -> Any:
+        """The DLPack capsule of this tensor (np.from_dlpack(t), torch.from_dlpack(t)): zero-copy
+        on the CPU backends (after a sync), a copy on webgpu. Refused, as in PyTorch, for a
+        tensor that requires grad."""
+    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]:
+        """(1, 0): DLPack's kDLCPU, device 0 (torchic's device is the CPU on every backend)."""
     def __and__(self, other: Tensor | builtins.float) -> Tensor: ...
     def __rand__(self, other: Tensor | builtins.float) -> Tensor: ...
     def __or__(self, other: Tensor | builtins.float) -> Tensor: ...
