@@ -29,8 +29,9 @@ forward program's activations (kept between calls) and hands each leaf its gradi
 the engine accumulates them into .grad as it would eager mode's, bit for bit. What
 cannot be captured runs eagerly, never wrongly: a call made while an earlier call's
 output still awaits its backward (a replay would overwrite its activations), and every
-call of a function with several outputs that have a graph. Inputs that require grad are
-refused (CompileError). A tensor's in-place change between forward and backward raises
+call of a function with several outputs that have a graph. A tensor argument that
+requires grad (part of the signature) is a leaf of the recorded graph: the node's edge
+for its gradient leads to the caller's tensor (its node, or the leaf). A tensor's in-place change between forward and backward raises
 as in eager mode, for the parameters the graph saved and for the output itself.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
@@ -76,7 +77,10 @@ class _Graph:
 
     def __init__(self, forward, backward, leaves, live, saved_outside, out_saved):
         self.forward, self.backward = forward, backward
-        self.leaves = [weakref.ref(t) for t in leaves]   # (weak: the guard sees them go)
+        # per gradient the node hands over: where it goes, the leaf (weak: the guard sees
+        # it go) or, for a tensor argument that requires grad, the argument's index
+        inputs = {id(t): i for i, t in enumerate(forward.inputs)}
+        self.leaves = [inputs[id(t)] if id(t) in inputs else weakref.ref(t) for t in leaves]
         self.live = live                  # the index of the output that has a graph
         self.saved_outside = saved_outside   # Storages outside the programs nodes saved
         self.out_saved = out_saved        # does the backward read the output itself?
@@ -89,7 +93,8 @@ class _Graph:
         return self.forward.released
 
     def holds(self):
-        return all(r() is not None for r in self.leaves) and self.guard.holds()
+        return all(type(r) is int or r() is not None for r in self.leaves) and \
+            self.guard.holds()
 
     def busy(self):
         """Must this call run eagerly? Yes while an earlier call's output may still be
@@ -97,17 +102,19 @@ class _Graph:
         node = self.last() if self.last is not None else None
         return node is not None and not node.freed
 
-    def output(self, outs, stamp):
-        """outs (fresh tensors of one call) with the live one made the root of its
-        CompiledBackward node."""
-        leaves = [r() for r in self.leaves]
-        CompiledBackward.attach(self, outs[self.live], stamp, leaves)
+    def output(self, outs, stamp, tensors):
+        """outs (fresh tensors of one call with the tensor arguments `tensors`) with the
+        live one made the root of its CompiledBackward node."""
+        edges = [r() if type(r) is not int else
+                 tensors[r].grad_fn if tensors[r].grad_fn is not None else tensors[r]
+                 for r in self.leaves]
+        CompiledBackward.attach(self, outs[self.live], stamp, edges)
         return self.forward.structure(outs)
 
     def run(self, tensors):
         outs = self.forward.replay(tensors)
         self.stamp += 1
-        return self.output(outs, self.stamp)
+        return self.output(outs, self.stamp, tensors)
 
     def release(self):
         self.forward.release()
@@ -169,7 +176,7 @@ class Compiled:
         for a in values:
             if isinstance(a, Tensor):
                 tensors.append(a)
-                parts.append((a.shape, a._dtype))
+                parts.append((a.shape, a._dtype, a.requires_grad))
             else:
                 parts.append(("value", type(a), a))
         sig = tuple(parts)
@@ -214,14 +221,12 @@ class Compiled:
         # the program's own input tensors: arguments are copied in at each replay
         inputs = []
 
-        def own(a):
+        def own(a):     # (one that requires grad is a leaf of the recorded graph)
             if not isinstance(a, Tensor):
                 return a
-            if a.requires_grad:
-                raise CompileError("torchic.compile: tensor arguments that require grad are "
-                                   "not supported (pass data; keep parameters in the closure)")
-            inputs.append(_fresh_copy(a))
+            inputs.append(_fresh_copy(a).requires_grad_(a.requires_grad and grad_mode))
             return inputs[-1]
+        grad_mode = is_grad_enabled()
         given_tensors = [a for a in list(args) + [kwargs[k] for k in keys]
                          if isinstance(a, Tensor)]
         args = [own(a) for a in args]
@@ -265,7 +270,7 @@ class Compiled:
             del self.programs[next(iter(self.programs))]
         self.programs[sig] = entry
         outs = [_fresh_copy(t) for t in program.outputs]
-        return graph.output(outs, 0) if graph is not None else structure(outs)
+        return graph.output(outs, 0, given_tensors) if graph is not None else structure(outs)
 
     def release(self):
         """Release every recorded program."""

@@ -116,13 +116,14 @@ class CompiledBackward(Function):
     .grad as any node's (hooks included)."""
 
     @classmethod
-    def attach(cls, graph, out, stamp, leaves):
-        """Make out (a replay's fresh output) the root of a one-node graph."""
+    def attach(cls, graph, out, stamp, edges):
+        """Make out (a replay's fresh output) the root of a one-node graph whose edges
+        lead to the leaves (each once per gradient it gets) and the arguments' nodes."""
         node = cls()
         node.graph, node.stamp = graph, stamp
-        node.needs_grad = (True,) * len(leaves)     # (a leaf once per gradient it gets)
+        node.needs_grad = (True,) * len(edges)
         node._saved = ()
-        node.edges = tuple(leaves)
+        node.edges = tuple(edges)
         node.freed, node.retained = False, None
         node.versions = [s.version for s in graph.saved_outside]   # (no Storage held)
         node.out_version = (out._storage, out._storage.version)

@@ -10,6 +10,8 @@ import pytest
 import torchic
 import torchic.nn as nn
 import torchic.nn.functional as F
+from torchic import dispatcher
+from torchic.backend import Backend
 from torchic.compile import _Graph
 from torchic.recording import Program
 
@@ -214,3 +216,36 @@ def test_parameter_changed_in_place_before_backward_raises_like_eager(backend):
             m[2].weight.add_(1.0)       # saved: the hidden layer's gradient reads it
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
+
+
+def test_arguments_that_require_grad_get_their_gradient(backend):
+    """A compiled module between eager ones: the gradient flows through it to the
+    argument's graph (and to a leaf argument's .grad), bit for bit."""
+    def run(compiled):
+        torchic.manual_seed(4)
+        first, second = nn.Linear(4, 8), nn.Sequential(nn.Tanh(), nn.Linear(8, 3))
+        f = torchic.compile(second) if compiled else second
+        params = list(first.parameters()) + list(second.parameters())
+        opt = torchic.optim.SGD(params, lr=0.1)
+        x = torchic.ones(8, 4, requires_grad=True)
+        for x_, y in _batches("mlp", 6, np.random.default_rng(8)):
+            opt.zero_grad()
+            F.cross_entropy(f(first(x_ * x)), y).backward()
+            opt.step()
+        return [p.detach().numpy() for p in params] + [x.grad.numpy()], f
+    (eager, _), (got, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(eager, got))
+    assert [type(p) for p in f.programs.values()] == [_Graph]
+
+
+def test_a_backend_without_a_replay_replays_record_by_record(backend, monkeypatch):
+    """Backend's replay part is optional: the base class's pack gives None, and programs
+    replay through run, one record at a time, with the same results."""
+    kind = type(dispatcher.runtime().backend)
+    monkeypatch.setattr(kind, "pack", Backend.pack)
+    monkeypatch.setattr(kind, "program_slots", False)
+    eager, compiled = (_train_module("mlp", "adamw", c, steps=6) for c in (False, True))
+    assert eager[0] == compiled[0]
+    assert all(np.array_equal(a, b) for a, b in zip(eager[1], compiled[1]))
+    graph, = compiled[2].programs.values()
+    assert graph.forward._packed is None and graph.backward._packed is None
