@@ -286,3 +286,43 @@ def test_retain_grad_follows_the_tensor_through_an_inplace_op(backend):
     want = np.full((N, C), 3.0)
     want[0] = 6.0
     np.testing.assert_allclose(w.grad.numpy(), want)
+
+
+def _overwrites(lib):
+    """fill_ and copy_ of constants into a non-leaf keep it in the graph (its old values get
+    zeros); fill_ with a 0-d tensor that requires grad sends it the sum of the gradient."""
+    w = lib.tensor(W0, requires_grad=True)
+    s = lib.tensor(2.0, requires_grad=True)
+    b = w * 2
+    b.fill_(1.0)
+    c = w * 3
+    c.copy_(lib.zeros(N, C))
+    d = w * 1
+    d[1:3].fill_(s)
+    (b.sum() + (c + w).sum() + (d * d).sum()).backward()
+    return [b.requires_grad, c.requires_grad, w.grad.numpy(), s.grad.numpy()]
+
+
+def test_overwriting_inplace_ops_keep_the_tensor_in_the_graph(backend):
+    b_grad, c_grad, w_grad, s_grad = _overwrites(torchic)
+    assert b_grad and c_grad
+    want = 1 + 2 * W0
+    want[1:3] = 1.0
+    np.testing.assert_allclose(w_grad, want, rtol=1e-6)
+    np.testing.assert_allclose(s_grad, 2 * 2.0 * 2 * C, rtol=1e-6)
+
+
+@needs_torch
+def test_overwriting_inplace_ops_match_pytorch(backend):
+    for got, want in zip(_overwrites(torchic), _overwrites(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_arithmetic_in_place_into_an_expanded_tensor_is_refused(backend):
+    e = torchic.zeros(3).expand(2, 3)
+    for op in (lambda: e.add_(1.0), lambda: e.mul_(2.0), lambda: e.fill_(1.0)):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            op()
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            torch.zeros(3).expand(2, 3).add_(1.0)

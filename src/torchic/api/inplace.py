@@ -50,19 +50,33 @@ def _check_inplace(t, other=None):
     return True
 
 
+def _check_no_overlap(t):
+    """PyTorch's refusal of an arithmetic or fill in place into an expanded tensor (several
+    of its elements are one memory location)."""
+    if any(s == 0 and n > 1 for n, s in zip(t.shape, t._strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+
+
 def _record(t, compute):
     """Write compute(t's old contents, as the graph knows them) into t, recorded as PyTorch
     records an in-place op (module doc). compute returns a tensor of t's shape."""
     base = t._view_base
+    where = {"offset": t._offset, "shape": t.shape, "strides": t._strides}
     if base is None:
-        new = compute(graph_alias(t))
-        raw.copy_into(t, new)
+        old = graph_alias(t)
+        new = compute(old)
+        if old.requires_grad and not new.requires_grad:
+            # fill_ / copy_ of constants: t stays in the graph, its old values get zeros
+            new = CopySlices.apply(old, new, **where)
+        else:
+            raw.copy_into(t, new)
         t._storage.version += 1
         _take_graph(t, new)
         regenerate_views(t)
         return t
     old = graph_alias(base)
-    where = {"offset": t._offset, "shape": t.shape, "strides": t._strides}
     new = CopySlices.apply(old, compute(AsStrided.apply(old, **where)), **where)
     base._storage.version += 1
     _take_graph(base, new)
@@ -109,6 +123,7 @@ _RECORDED = {"add": (add, False), "sub": (sub, False), "mul": (mul, True), "div"
 
 
 def inplace_binary(op, t, other):
+    _check_no_overlap(t)
     record = _check_inplace(t, other)
     other = as_operand(other, like=t)
     if t._dtype == "i32":
@@ -136,12 +151,15 @@ def inplace_binary(op, t, other):
 
 def fill_(t: Tensor, value: Tensor | float) -> Tensor:
     """Fill `t` with `value` (a number or a one-element tensor) in place; returns `t`."""
-    if _check_inplace(t):      # every old value overwritten: none gets a gradient
-        number = _number(value, "fill_") if not isinstance(value, Tensor) else value.item()
+    _check_no_overlap(t)
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ValueError("fill_ takes a number or a one-element tensor")
+    if _check_inplace(t, value):     # every old value overwritten: none gets a gradient
+        if isinstance(value, Tensor):     # its gradient: the sum of t's
+            return _record(t, lambda old: Clone.apply(value.reshape(()).expand(t.shape)))
+        number = _number(value, "fill_")
         return _record(t, lambda old: raw.full(t.shape, number, t._dtype))
     if isinstance(value, Tensor):
-        if value.numel() != 1:
-            raise ValueError("fill_ takes a number or a one-element tensor")
         return _write_back(t, value.reshape(()))
     raw.fill(t, _number(value, "fill_"))
     t._storage.version += 1
