@@ -207,6 +207,8 @@ def np_logsumexp_rows(x):
 #   tests/conformance/test_nonfinite.py `special` inputs (NaN, inf, 0, huge) and `dfdx`
 #   tests/simd/test_kernels.py, test_property.py   the rows with a `kernel`, on raw Views
 #   tests/simd/test_math.py             the rows with an `accuracy` bound
+#   tests/webgpu/test_large_tensors.py  the rows with `big` shapes: operands past a storage
+#                                       binding (cut by windows.py); every primitive has one
 #   serve/suites/ops_*.py               the page's parity suites
 # tests/unit/test_ops_table.py fails when a primitive of ops.py has no case, or a case does
 # not issue the primitives it claims. Adding an elementwise op is one unary()/binary() row.
@@ -294,6 +296,9 @@ class Case:
                                          #  empty reduction raises): fuzzed over random dims
     accuracy: Optional[tuple] = None     # ("ulp" | "abs", bound, lo, hi): simd math, dense on
                                          # [lo, hi] plus random bit patterns
+    big: Optional[tuple] = None          # input shapes of more than 16 KiB an operand: the
+                                         # webgpu large-tensor test (a 16 KiB binding), where
+                                         # each primitive in `ops` must be cut into parts
 
     def domain_of(self, k):
         """The DOMAINS key of input `k` ("real" where the case names none)."""
@@ -335,6 +340,9 @@ def family(name):
     return [c for c in CASES.values() if c.family == name]
 
 
+BIG = (60, 100)     # 24000 bytes: past a 16 KiB binding (the large-tensor test's `big`)
+
+
 def _primitive(name):
     """A case named after a primitive tests that primitive's kernel alone."""
     return name if name in _ops.BY_NAME else None
@@ -344,6 +352,7 @@ def unary(name, fn, ref, domain="real", ops=None, **kw):
     """A unary elementwise op's row: one (3, 5) input of `domain`, the non-finite inputs,
     the one-kernel check of primitive `name`."""
     kw.setdefault("special", Special((SPECIAL,)))
+    kw.setdefault("big", (BIG,) if _primitive(name) else None)
     case(name, fn, ref, "unary", ops or (name,), [(3, 5)], domain=(domain,),
          kernel=_primitive(name), **kw)
 
@@ -351,6 +360,7 @@ def unary(name, fn, ref, domain="real", ops=None, **kw):
 def binary(name, fn, ref, domain=("real", "real"), ops=None, **kw):
     """A binary elementwise op's row: two (4, 3) inputs, the non-finite pairs."""
     kw.setdefault("special", Special(SPECIAL_PAIRS))
+    kw.setdefault("big", (BIG, BIG) if _primitive(name) else None)
     case(name, fn, ref, "binary", ops or (name,), [(4, 3), (4, 3)], domain=domain,
          kernel=_primitive(name), **kw)
 
@@ -359,7 +369,7 @@ def comparison(name, fn, ref):
     """A comparison's row: broadcast inputs with ties, a 0/1 result, no gradient."""
     case(name, fn, lambda a, b: ref(a, b).astype(np.float64), "compare", (name,),
          [(4, 5), (5,)], domain=("ties", "ties"), grad=False, kernel=name,
-         special=Special(SPECIAL_PAIRS))
+         special=Special(SPECIAL_PAIRS), big=(BIG, BIG[1:]))
 
 
 def _sigmoid(a):
@@ -436,7 +446,8 @@ integer("min_int_dims", lambda a: a.amin((1, 2)), lambda a: a.min((1, 2)), ("min
 
 case("where", lambda c, a, b: torchic.where(c, a, b), lambda c, a, b: np.where(c != 0, a, b),
      "other", ("where",), [(3, 4), (3, 4), (4,)], domain=("mask",), grad=(1, 2), kernel="where",
-     special=Special((SPECIAL, SPECIAL[::-1].copy(), np.roll(SPECIAL, 3))))
+     special=Special((SPECIAL, SPECIAL[::-1].copy(), np.roll(SPECIAL, 3))),
+     big=(BIG, BIG, BIG[1:]))
 
 
 # -- reductions and row ops (input (3, 4, 5)); `special` rows run on SPECIAL_ROWS ---------------
@@ -449,7 +460,7 @@ _ROWS = Special((SPECIAL_ROWS,))
 reduction("sum_all", lambda a: a.sum(), lambda a: a.sum(), ("sum",),
           dims=(lambda x, d, k: x.sum(d, keepdim=k), lambda a, ax, k: a.sum(ax, keepdims=k), False),
           special=Special((SPECIAL_ROWS[1:4],), lambda x: x.T.sum()))
-reduction("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0), ("sum",))
+reduction("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0), ("sum",), big=((30, 20, 10),))
 reduction("sum_dim-1_keepdim", lambda a: a.sum(dim=-1, keepdim=True),
           lambda a: a.sum(-1, keepdims=True), ("sum",), special=_ROWS)
 reduction("sum_axis_tuple", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2)), ("sum",))
@@ -457,8 +468,8 @@ reduction("mean_all", lambda a: a.mean(), lambda a: a.mean(), ("sum", "mul"),
           dims=(lambda x, d, k: x.mean(d, keepdim=k), lambda a, ax, k: a.mean(ax, keepdims=k),
                 False))
 reduction("mean_dim1", lambda a: a.mean(1), lambda a: a.mean(1), ("sum",), special=_ROWS)
-reduction("max_all", lambda a: a.max(), lambda a: a.max(), ("max",))
-reduction("min_all", lambda a: a.min(), lambda a: a.min(), ("min",))
+reduction("max_all", lambda a: a.max(), lambda a: a.max(), ("max",), big=((30, 20, 10),))
+reduction("min_all", lambda a: a.min(), lambda a: a.min(), ("min",), big=((30, 20, 10),))
 reduction("max_dim_values", lambda a: a.max(dim=1).values, lambda a: a.max(1), ("max",))
 reduction("min_dim_keepdim", lambda a: a.min(2, keepdim=True)[0],
           lambda a: a.min(2, keepdims=True), ("min",))
@@ -470,12 +481,12 @@ reduction("amin_last", lambda a: a.amin(-1), lambda a: a.min(-1), ("min",), kink
           special=_ROWS,
           dims=(lambda x, d, k: x.amin(d, keepdim=k), lambda a, ax, k: a.min(ax, keepdims=k), True))
 reduction("softmax_last", lambda a: a.softmax(-1), np_softmax, ("softmax", "softmax_grad"),
-          special=_ROWS)
+          special=_ROWS, big=((30, 20, 10),))
 reduction("softmax_dim0", lambda a: torchic.softmax(a, dim=0), lambda a: np_softmax(a, 0),
           ("softmax", "softmax_grad"))
 reduction("softmax_mid", lambda a: a.softmax(axis=1), lambda a: np_softmax(a, 1), ("softmax",))
 reduction("log_softmax_last", lambda a: a.log_softmax(-1), np_log_softmax, ("log_softmax",),
-          special=_ROWS)
+          special=_ROWS, big=((30, 20, 10),))
 reduction("log_softmax_dim0", lambda a: torchic.log_softmax(a, 0),
           lambda a: np_log_softmax(a, 0), ("log_softmax",))
 reduction("var_dim1", lambda a: a.var(1), lambda a: a.var(1, ddof=1), ("sum",),
@@ -487,12 +498,12 @@ reduction("sum_keepdims_alias", lambda a: a.sum(1, keepdims=True),
           lambda a: a.sum(1, keepdims=True), ("sum",))
 
 case("argmax", lambda a: a.argmax(-1), lambda a: np.argmax(a, -1), "other", ("argmax",),
-     [(4, 6)], grad=False, special=_ROWS)
+     [(4, 6)], grad=False, special=_ROWS, big=(BIG,))
 
 _TARGET = np.array([0, 3, 2, 4, 4, 1])
 case("cross_entropy", lambda x: torchic.cross_entropy(x, torchic.tensor(_TARGET)),
      lambda x: np_cross_entropy(x, _TARGET), "other", ("cross_entropy", "cross_entropy_grad"),
-     [(6, 5)], domain=("wide",),
+     [(6, 5)], domain=("wide",), big=((6, 1000),),
      special=Special((SPECIAL_ROWS,),
                      lambda x: torchic.cross_entropy(x, torchic.tensor(SPECIAL_TARGETS),
                                                      reduction="none"),
@@ -507,7 +518,7 @@ MATMUL_SHAPES = [
     ((0, 3), (3, 2)), ((33, 17), (17, 65)),
 ]
 case("matmul", torchic.matmul, np.matmul, "other", ("matmul",), [(6, 5), (5, 7)],
-     tol={"atol": 1e-4},
+     tol={"atol": 1e-4}, big=((300, 30), (30, 20)),
      special=Special((SPECIAL_ROWS, np.array([[1.0, 0.0, -1.0], [0.0, 2.0, 0.5], [0.5, 0.0, 1.0],
                                               [1.0, 1.0, 0.0]], np.float32)),
                      ref=np_matmul_by_definition))
@@ -525,7 +536,8 @@ case("matmul_bias", torchic.nn.functional.linear, lambda x, w, b: x @ w.T + b, "
                       np.array([0.0, INF, NAN], np.float32)),
                      ref=lambda x, w, b: np_matmul_by_definition(x, w.T) + b))
 case("linear_odd", torchic.nn.functional.linear, lambda x, w, b: x @ w.T + b, "other",
-     ("matmul_bias",), [(33, 17), (65, 17), (65,)], tol={"atol": 1e-4})
+     ("matmul_bias",), [(33, 17), (65, 17), (65,)], tol={"atol": 1e-4},
+     big=((300, 17), (65, 17), (65,)))
 
 # attention's heads: (B, T, nh * hd) viewed as (B, nh, T, hd), whose two batch dims do not
 # flatten into one (the kernel takes both batch strides), q @ k^T and its gradients
@@ -561,7 +573,8 @@ view("slice_step", lambda a: a[:, ::2, 1:], lambda a: a[:, ::2, 1:])
 view("none_ellipsis", lambda a: a[None, ..., 2], lambda a: a[None, ..., 2])
 view("slice_method", lambda a: a.slice([(0, 1), None, (1, 4, 2)]), lambda a: a[0:1, :, 1:4:2])
 view("contiguous", lambda a: a.transpose(1, 2).contiguous(), lambda a: a.swapaxes(1, 2),
-     ops=("copy",), special=Special((SPECIAL_ROWS,), lambda x: x.T.contiguous(), lambda x: x.T))
+     ops=("copy",), special=Special((SPECIAL_ROWS,), lambda x: x.T.contiguous(), lambda x: x.T),
+     big=((20, 30, 10),))
 view("clone", lambda a: a.clone(), lambda a: a.copy(), ops=("copy",))
 view("unbind", lambda a: a.unbind(1)[2], lambda a: a[:, 2])
 view("reshape_of_transposed", lambda a: a.transpose(0, 1).reshape(3, 8),
@@ -579,6 +592,15 @@ view("gather_rows", lambda c: c[torchic.tensor(_IDX)], lambda c: c[_IDX],
      ("gather_rows", "scatter_add_rows", "fill"), [(7, 3)],
      special=Special((SPECIAL_ROWS,), lambda x: x[torchic.tensor(_PICK)], lambda x: x[_PICK]))
 view("index_list", lambda c: c[[4, 4, 0]], lambda c: c[[4, 4, 0]], ("gather_rows",), [(7, 3)])
+
+
+def _spread(n):     # 1000 row numbers through a table of n rows (repeats: the backward adds)
+    return np.arange(1000) * 7 % n
+
+
+view("index_many_rows", lambda c: c[torchic.tensor(_spread(c.shape[0]))],
+     lambda c: c[_spread(len(c))], ("gather_rows", "scatter_add_rows"), [(7, 3)],
+     big=((20, 10),))
 _ROWS_I, _COLS_I = np.array([0, 1, 2]), np.array([2, 0, 1])
 view("index_points", lambda c: c[torchic.tensor(_ROWS_I), torchic.tensor(_COLS_I)],
      lambda c: c[_ROWS_I, _COLS_I], ("gather_rows",), [(7, 3)])
@@ -620,7 +642,7 @@ view("setitem_repeated_last_wins", *_put((slice(None), [0, 0])), ("mul", "copy",
      [(3, 4), (2,)])
 
 case("full", lambda a: a * torchic.full(tuple(a.shape), -1.5), lambda a: a * -1.5, "other",
-     ("fill",), [(3, 4)],
+     ("fill",), [(3, 4)], big=(BIG,),
      special=Special((SPECIAL,), lambda x: torchic.full((2, 3), NAN) + torchic.full((2, 3), -INF),
                      lambda x: np.full((2, 3), NAN)))
 
@@ -729,15 +751,17 @@ _NO_TANH_OVERFLOW = SPECIAL[np.abs(SPECIAL) != 1e30]    # (f32's x^3 overflows t
 _LN_ROWS = np.delete(SPECIAL_ROWS, 6, 0)                # (f32's variance overflows there)
 _LN_W = (np.array([1.0, -2.0, 0.5, 3.0], np.float32), np.array([0.0, 1.0, -1.0, 2.0], np.float32))
 case("gelu_grad", _gelu_vjp("none"), np_gelu_grad, "other", ("gelu_grad",), [(3, 5), (3, 5)],
-     domain=("wide",), grad=False, special=Special((SPECIAL, SPECIAL[::-1].copy())))
+     domain=("wide",), grad=False, special=Special((SPECIAL, SPECIAL[::-1].copy())),
+     big=(BIG, BIG))
 case("gelu_tanh_grad", _gelu_vjp("tanh"), np_gelu_tanh_grad, "other", ("gelu_tanh_grad",),
-     [(3, 5), (3, 5)], domain=("wide",), grad=False,
+     [(3, 5), (3, 5)], domain=("wide",), grad=False, big=(BIG, BIG),
      special=Special((_NO_TANH_OVERFLOW, _NO_TANH_OVERFLOW[::-1].copy())))
 case("layer_norm", lambda x, w, b: _F.layer_norm(x, (5,), w, b), np_layer_norm, "other",
      ("layer_norm", "layer_norm_grad", "sum"), [(4, 5), (5,), (5,)], tol={"atol": 2e-5},
-     special=Special((_LN_ROWS, *_LN_W), lambda x, w, b: _F.layer_norm(x, (4,), w, b)))
+     special=Special((_LN_ROWS, *_LN_W), lambda x, w, b: _F.layer_norm(x, (4,), w, b)),
+     big=((1500, 5), (5,), (5,)))
 case("layer_norm_grad", _layer_norm_vjp, np_layer_norm_dx, "other", ("layer_norm_grad",),
-     [(4, 6), (6,), (4, 6)], grad=False, tol={"atol": 2e-5},
+     [(4, 6), (6,), (4, 6)], grad=False, tol={"atol": 2e-5}, big=((300, 20), (20,), (300, 20)),
      special=Special((_LN_ROWS, _LN_W[0], _LN_ROWS[::-1].copy())))
 case("layer_norm_weight_grad", _layer_norm_dw, np_layer_norm_dw, "other",
      ("layer_norm", "layer_norm_grad", "sum"), [(4, 6), (6,), (4, 6)], grad=False,
@@ -763,7 +787,7 @@ case("softmax_grad", _softmax_vjp, np_softmax_dx, "other", ("softmax", "softmax_
      [(5, 37), (5, 37)], grad=False, special=Special((SPECIAL_ROWS, SPECIAL_ROWS[::-1].copy())))
 case("causal_attention", lambda q, k, v: _F.scaled_dot_product_attention(q, k, v, is_causal=True),
      np_causal_attention, "other", ("matmul", "causal_softmax", "softmax_grad"),
-     [(2, 4, 3), (2, 4, 3), (2, 4, 3)],
+     [(2, 4, 3), (2, 4, 3), (2, 4, 3)], big=((1, 200, 8),) * 3,
      tol={"atol": 2e-5},     # (the special rows through the masked softmax alone: no matmul)
      special=Special((SPECIAL_ROWS,),
                      lambda a: torchic.functions.CausalSoftmax.apply(a[None], diagonal=2)[0],
@@ -820,7 +844,8 @@ def _dropout_case(name, seed, p, shape, **kw):
          dfdx=mask, **kw)
 
 
-_dropout_case("dropout", 11, 0.3, (6, 7), special=Special((SPECIAL,)))   # (NaN / inf x 0: NaN)
+_dropout_case("dropout", 11, 0.3, (6, 7), special=Special((SPECIAL,)),   # (NaN / inf x 0: NaN)
+              big=(BIG,))
 _dropout_case("dropout_3d_high_p", 5, 0.9, (2, 3, 4))
 
 
@@ -862,7 +887,7 @@ ADAM_SPECIAL = Special((np.array([[1.0, NAN, 2.0, -3.0, INF], [0.0, -INF, 0.5, -
 case("adam_update", _adam_steps(lambda ps: torchic.optim.Adam(ps, lr=0.1, weight_decay=0.3,
                                                              maximize=True)),
      lambda p, g: np_adam(p, g, weight_decay=0.3, maximize=True), "other", ("adam_update",),
-     [(4, 5), (4, 5)], grad=False, special=ADAM_SPECIAL)
+     [(4, 5), (4, 5)], grad=False, special=ADAM_SPECIAL, big=(BIG, BIG))
 case("adamw_update", _adam_steps(lambda ps: torchic.optim.AdamW(ps, lr=0.1, betas=(0.8, 0.9),
                                                                eps=1e-6, weight_decay=0.5)),
      lambda p, g: np_adam(p, g, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.5, decoupled=True),

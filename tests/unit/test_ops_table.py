@@ -118,6 +118,8 @@ def test_case_rows_are_well_formed():
         assert set(case.layouts) <= set(testing.LAYOUTS), case
         if case.kernel:
             assert case.kernel in case.ops, case
+        if case.big:    # (the large-tensor test's shapes: one per input)
+            assert len(case.big) == len(case.shapes), case
 
 
 @pytest.mark.parametrize("name", sorted(__import__("torchic.testing").testing.CASES))

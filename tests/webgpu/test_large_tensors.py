@@ -8,7 +8,9 @@ import pytest
 
 import torchic
 import torchic.nn.functional as F
-from torchic import dispatcher
+from torchic import dispatcher, ops, testing
+from torchic.backends.webgpu import windows
+from torchic.testing import CASES
 
 WINDOW = 16384          # bytes: 4096 floats a binding; the tensors below span 5 to 60
 
@@ -316,11 +318,70 @@ def test_causal_softmax_cut_past_a_binding(big_rt, rng):
 def test_an_op_whose_cut_has_no_rule_is_refused(big_rt, monkeypatch):
     """windows.py cuts an op only by the rule its ops.py row names: an op whose cut has no
     rule is refused with an error naming it, never cut by a default."""
-    from torchic import ops
-    from torchic.backends.webgpu import windows
     from torchic.functions.fused import CausalSoftmax
     assert set(windows._RULES) | {ops.CUT_MATMUL_BIAS} == set(ops.CUTS)
     monkeypatch.delitem(windows._RULES, ops.CUT_LEADING_ROWS)
     x = torchic.tensor(np.zeros((1, 200, 200), np.float32))
     with pytest.raises(MemoryError, match="causal_softmax.*no rule to cut it.*leading rows"):
         CausalSoftmax.apply(x, 0).numpy()
+
+
+# -- every primitive past a binding: the rows of the per-op test table with `big` shapes ----
+BIG_CASES = {name: c for name, c in CASES.items() if c.big}
+
+
+def test_every_primitive_op_has_a_large_tensor_case():
+    """Each primitive of ops.py is in the `ops` of a case with `big` shapes, which
+    test_case_past_a_binding runs with every one of those ops cut by windows.py."""
+    covered = set().union(*(c.ops for c in BIG_CASES.values()))
+    assert covered == set(ops.ALL_OPS), \
+        f"no large-tensor case: {sorted(set(ops.ALL_OPS) - covered)}"
+
+
+def _outputs(case, arrays):
+    """case.fn on float32 tensors of `arrays` on the current runtime: its output and, when
+    the case checks gradients, its differentiable inputs' gradients of sum(out * w)."""
+    diff = tuple(range(len(arrays))) if case.grad is True else tuple(case.grad or ())
+    ts = [torchic.tensor(a.astype(np.float32), requires_grad=k in diff)
+          for k, a in enumerate(arrays)]
+    out = case.fn(*ts)
+    got = [out.detach().numpy()]
+    if diff:
+        w = np.cos(np.arange(out.numel())).reshape(tuple(out.shape)).astype(np.float32)
+        (out * torchic.tensor(w)).sum().backward()
+        got += [ts[k].grad.numpy() for k in diff]
+    return got
+
+
+@pytest.mark.parametrize("name", sorted(BIG_CASES))
+def test_case_past_a_binding(webgpu_available, monkeypatch, name):
+    """A `big` case with a 16 KiB binding: every primitive it claims is cut into parts
+    (windows.run gets it with an operand past the binding), its output matches the float64
+    reference and its gradients the workers backend's (the same case, uncut)."""
+    case = BIG_CASES[name]
+    arrays = [a.astype(np.float32).astype(np.float64)
+              for a in case.draw(np.random.default_rng(0), case.big)]
+    cut, run = set(), windows.run
+
+    def recording(be, op, out, ins, params, depth=0):
+        if any(windows.too_big(be.gpu, v) for v in (out, *ins)):
+            cut.add(op)         # (windows.run then cuts it, or raises)
+        return run(be, op, out, ins, params, depth)
+    monkeypatch.setattr(windows, "run", recording)
+    torchic.init("webgpu", max_binding=WINDOW)
+    try:
+        got = _outputs(case, arrays)
+    finally:
+        torchic.shutdown()
+    assert set(case.ops) <= cut, f"{sorted(set(case.ops) - cut)} ran whole (nothing to cut)"
+    tol = {"atol": 1e-5, "rtol": 1e-4, "grad_atol": 1e-3, "grad_rtol": 1e-3, **case.tol}
+    testing.compare(got[0], np.asarray(case.ref(*arrays), np.float64), tol["atol"],
+                    tol["rtol"], "out")
+    if len(got) > 1:
+        torchic.init("workers")
+        try:
+            want = _outputs(case, arrays)
+        finally:
+            torchic.shutdown()
+        for g, w in zip(got[1:], want[1:]):
+            testing.compare(g, w, tol["grad_atol"], tol["grad_rtol"], "grad")
