@@ -168,13 +168,17 @@ def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
 
 
 def np_softmax(x, axis=-1):
-    """NumPy reference: softmax along `axis` (the max subtracted)."""
+    """NumPy reference: softmax along `axis` (the max subtracted; empty in, empty out)."""
+    if np.size(x) == 0:
+        return np.array(x, np.float64)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 def np_log_softmax(x, axis=-1):
-    """NumPy reference: log-softmax along `axis`."""
+    """NumPy reference: log-softmax along `axis` (empty in, empty out)."""
+    if np.size(x) == 0:
+        return np.array(x, np.float64)
     s = x - x.max(axis=axis, keepdims=True)
     return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 

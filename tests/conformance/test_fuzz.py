@@ -24,7 +24,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import torchic
-from torchic.testing import CASES, family, np_adam, np_dropout_mask
+from torchic.testing import (CASES, family, np_adam, np_dropout_mask, np_layer_norm,
+                             np_log_softmax, np_softmax)
 from fuzz_support import (broadcast_partner, check, close, describe, draw_input, draw_mode,
                           draw_rng, draw_shape, fuzz_settings)
 
@@ -36,20 +37,6 @@ def fuzz(name):
         FUZZ_OPS[name] = fn
         return fn
     return deco
-
-
-def _np_softmax(x, axis):
-    if x.size == 0:
-        return x.copy()
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _np_log_softmax(x, axis):
-    if x.size == 0:
-        return x.copy()
-    s = x - x.max(axis=axis, keepdims=True)
-    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
 
 # -- unary (every unary case) --------------------------------------------------------------
@@ -270,7 +257,7 @@ fuzz("argmin")(_argmax("argmin"))
 
 
 def _softmax(name):
-    np_fn = _np_softmax if name == "softmax" else _np_log_softmax
+    np_fn = np_softmax if name == "softmax" else np_log_softmax
 
     def example(data, rng):
         x = draw_input(data, rng, draw_shape(data), mode=draw_mode(data))
@@ -298,13 +285,8 @@ def _layer_norm(data, rng):
     params = [draw_input(data, rng, norm, label="weight"),
               draw_input(data, rng, norm, label="bias")] if affine else []
     note(f"normalized_shape={norm} affine={affine}: {describe([x] + params)}")
-    axes = tuple(range(-len(norm), 0))
-
-    def np_fn(a, *wb):
-        mu, var = a.mean(axis=axes, keepdims=True), a.var(axis=axes, keepdims=True)
-        y = (a - mu) / np.sqrt(var + 1e-5)
-        return y * wb[0] + wb[1] if wb else y
-    check(lambda t, *wb: torchic.nn.functional.layer_norm(t, norm, *wb), np_fn, [x] + params,
+    check(lambda t, *wb: torchic.nn.functional.layer_norm(t, norm, *wb),
+          lambda a, *wb: np_layer_norm(a, *wb, k=len(norm)), [x] + params,
           rng=rng, atol=1e-4, grad_atol=1e-3, grad_rtol=3e-3)
 
 
@@ -318,13 +300,8 @@ def _causal_attention(data, rng):
     q, k, v = (draw_input(data, rng, batch + (t, e), label=n)
                for n, t in (("q", tq), ("k", tk), ("v", tk)))
     note(f"causal attention: {describe([q, k, v])}")
-
-    def np_fn(qa, ka, va):
-        att = qa @ np.swapaxes(ka, -1, -2) / np.sqrt(e)
-        att = np.where(np.tril(np.ones((tq, tk), bool)), att, -np.inf)
-        return _np_softmax(att, -1) @ va
-    check(lambda a, b, c: torchic.nn.functional.scaled_dot_product_attention(
-        a, b, c, is_causal=True), np_fn, [q, k, v], rng=rng, atol=1e-4, grad_atol=1e-3)
+    case = CASES["causal_attention"]
+    check(case.fn, case.ref, [q, k, v], rng=rng, atol=1e-4, grad_atol=1e-3)
 
 
 @fuzz("dropout")
@@ -382,7 +359,7 @@ def _cross_entropy(data, rng):
     note(f"reduction={reduction}: {describe([logits, target])}")
 
     def ref(x, t):
-        rows = -_np_log_softmax(x, -1)[np.arange(n), t] if n else np.zeros(0)
+        rows = -np_log_softmax(x, -1)[np.arange(n), t] if n else np.zeros(0)
         return {"mean": rows.mean() if n else np.nan, "sum": rows.sum(), "none": rows}[reduction]
     check(lambda x, t: torchic.cross_entropy(x, t, reduction=reduction), ref, [logits, target],
           rng=rng, atol=1e-4)
@@ -720,7 +697,7 @@ def _compose_step(data, shape, n_leaves, rng, leaves):
         log = data.draw(st.booleans(), label="log")
         return (f"{'log_' if log else ''}softmax({d})",
                 lambda t, ls: t.log_softmax(d) if log else t.softmax(d),
-                lambda a, ls: _np_log_softmax(a, d) if log else _np_softmax(a, d), None)
+                lambda a, ls: np_log_softmax(a, d) if log else np_softmax(a, d), None)
     if kind == "matmul":
         n = data.draw(st.integers(1, 3), label="n")
         leaves.append(draw_input(data, rng, (shape[-1], n), "unit", label=f"w{len(leaves)}"))
