@@ -130,3 +130,27 @@ def test_masks_index_as_masks(backend):
 def test_masks_index_as_pytorchs_bool_tensors(backend):
     for got, want in zip(_masked(torchic), _masked(torch), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def _zero_d_index(lib):
+    """A 0-d integer tensor in a key picks like an int: the result is a view."""
+    x = lib.tensor(X)
+    v = x[lib.tensor(1)]
+    v += 1.0
+    x[lib.tensor(-1), lib.tensor(2)] = 50.0
+    return x.numpy(), x[:, lib.tensor(0)].numpy()
+
+
+def test_a_zero_d_index_tensor_picks_a_view(backend):
+    x, col = _zero_d_index(torchic)
+    want = X.copy()
+    want[1] += 1
+    want[-1, 2] = 50.0
+    np.testing.assert_array_equal(x, want)
+    np.testing.assert_array_equal(col, want[:, 0])
+
+
+@needs_torch
+def test_a_zero_d_index_tensor_picks_a_view_as_in_pytorch(backend):
+    for got, want in zip(_zero_d_index(torchic), _zero_d_index(torch)):
+        np.testing.assert_array_equal(got, want)

@@ -43,8 +43,14 @@ def _is_advanced(k):
     return isinstance(k, np.ndarray) and k.ndim > 0
 
 
-def _key_tuple(key):
-    return key if isinstance(key, tuple) else (key,)
+def key_tuple(key):
+    """The key as a tuple, a 0-d integer tensor in it read as an int (PyTorch's rule: it
+    picks like an int, so the result is a view; reading it is a sync)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if builtins.any(isinstance(k, Tensor) and k.ndim == 0 and k._dtype == "i32" for k in key):
+        return tuple(k.item() if isinstance(k, Tensor) and k.ndim == 0 and k._dtype == "i32"
+                     else k for k in key)
+    return key
 
 
 def _index_array(k):
@@ -153,9 +159,9 @@ def _wrap_negative(idx, size):
 
 
 def getitem(a: Tensor, key: Any) -> Tensor:
-    key = _key_tuple(key)
+    key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
-    if not advanced:          # (a tensor in the key, even 0-d, is an advanced index)
+    if not advanced:
         return IndexView.apply(a, key=key)
     if len(advanced) == 1:
         at = advanced[0]
@@ -227,4 +233,4 @@ def basic_target(t, key):
 
 
 def is_advanced_key(key):
-    return builtins.any(_is_advanced(k) for k in _key_tuple(key))
+    return builtins.any(_is_advanced(k) for k in key_tuple(key))

@@ -25,7 +25,7 @@ from ..shape import broadcast_shapes, broadcast_strides
 from ..tensor import Tensor
 from .elementwise import add, div, mul, pow, sub
 from .indexing import assign, basic_target, getitem, graph_alias, is_advanced_key, \
-    needs_recording
+    key_tuple, needs_recording
 
 
 def _check_inplace(t, other=None):
@@ -188,8 +188,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     """t[key] = value (a scalar, or a tensor broadcast to the selected region); through an
     advanced key or under autograd, out of place and written back (indexing.assign)."""
     record = _check_inplace(t, value)
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = key_tuple(key)
     if record and not is_advanced_key(key):      # t[key].copy_(value), as PyTorch does
         copy_(getitem(t, key), value)
         return t
