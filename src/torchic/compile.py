@@ -19,20 +19,22 @@ outside state the program updates still has a holder besides the program (a repl
 dropped parameter or .grad). A failed check drops the program: that call runs eagerly
 (a warm-up again), the next records anew.
 
-Autograd: when the recorded call's output still has a graph (a compiled module, or any
-function returning what backward() has not consumed: nanoGPT's `model =
-torch.compile(model)`), its backward is recorded too, as a second program: from a
-gradient placeholder (its input) to the gradient each leaf gets, one per edge into a leaf
-in the engine's order (_record_backward). Every call then returns that output as the
-root of one CompiledBackward node, whose backward replays the backward program on the
-forward program's activations (kept between calls) and hands each leaf its gradients;
-the engine accumulates them into .grad as it would eager mode's, bit for bit. What
-cannot be captured runs eagerly, never wrongly: a call made while an earlier call's
-output still awaits its backward (a replay would overwrite its activations), and every
-call of a function with several outputs that have a graph. A tensor argument that
-requires grad (part of the signature) is a leaf of the recorded graph: the node's edge
-for its gradient leads to the caller's tensor (its node, or the leaf). A tensor's in-place change between forward and backward raises
-as in eager mode, for the parameters the graph saved and for the output itself.
+Autograd: when outputs of the recorded call still have a graph (a compiled module, or
+any function returning what backward() has not consumed: nanoGPT's `model =
+torch.compile(model)` and its (logits, loss)), their backward is recorded too: one
+program per non-empty subset of those outputs (the outputs a backward() pass may reach;
+at most MAX_LIVE outputs, else the signature runs eagerly), from a gradient placeholder
+per output to the gradients the leaves get, one per edge into a leaf in the engine's
+order (_record_backward). Every call then returns those outputs as roots of OutputGrad
+nodes feeding one CompiledBackward hub, which the engine runs once, after them: it
+replays the program of the outputs that got a gradient on the forward program's
+activations (kept between calls) and hands each leaf its gradients; the engine
+accumulates them into .grad as it would eager mode's, bit for bit. A tensor argument
+that requires grad (part of the signature) is a leaf of the recorded graph: the hub's
+edge for its gradient leads to the caller's tensor (its node, or the leaf). A call made
+while an earlier call's outputs still await their backward runs eagerly (a replay would
+overwrite their activations). A tensor's in-place change between forward and backward
+raises as in eager mode, for the outside tensors the graph saved and for the outputs.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
 each argument apart. A module's other attributes (`.train()`, `.parameters()`) are
@@ -40,6 +42,7 @@ reached through the compiled object.
 """
 
 import functools
+import itertools
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -71,22 +74,28 @@ _EAGER = "eager"      # a signature whose calls always run fn eagerly (cannot be
 
 
 class _Graph:
-    """A recorded call whose output has a graph: the forward program, the backward
-    program (from a gradient placeholder to each leaf's gradient), and what a replay's
-    CompiledBackward node needs (see the module docstring)."""
+    """A recorded call whose outputs have a graph: the forward program, one backward
+    program per subset of those outputs that may get gradients (from a gradient
+    placeholder per output to the gradients the leaves get), and what a replay's nodes
+    need (see the module docstring and compile_autograd.CompiledBackward)."""
 
-    def __init__(self, forward, backward, leaves, live, saved_outside, out_saved):
-        self.forward, self.backward = forward, backward
-        # per gradient the node hands over: where it goes, the leaf (weak: the guard sees
-        # it go) or, for a tensor argument that requires grad, the argument's index
+    def __init__(self, forward, live, segments, leaves, saved_outside, outputs_read):
+        self.forward = forward
+        self.live = live                  # the indices of the outputs that have a graph
+        self.segments = segments          # subset of live positions -> (first edge, Program)
+        # per edge of a replay's hub node: the leaf it leads to (weak: the guard sees it
+        # go) or, for a tensor argument that requires grad, the argument's index
         inputs = {id(t): i for i, t in enumerate(forward.inputs)}
         self.leaves = [inputs[id(t)] if id(t) in inputs else weakref.ref(t) for t in leaves]
-        self.live = live                  # the index of the output that has a graph
         self.saved_outside = saved_outside   # Storages outside the programs nodes saved
-        self.out_saved = out_saved        # does the backward read the output itself?
+        self.outputs_read = outputs_read  # the outputs a backward reads (version-checked)
         self.stamp = 0                    # bumped by each replay of the forward
-        self.last = None                  # weakref to the latest call's node
+        self.last = None                  # weakref to the latest call's hub node
         self.guard = None
+
+    @property
+    def programs(self):
+        return [self.forward] + [p for _, p in self.segments.values()]
 
     @property
     def released(self):
@@ -97,18 +106,18 @@ class _Graph:
             self.guard.holds()
 
     def busy(self):
-        """Must this call run eagerly? Yes while an earlier call's output may still be
-        backpropagated: a replay would overwrite its activations."""
-        node = self.last() if self.last is not None else None
-        return node is not None and not node.freed
+        """Must this call run eagerly? Yes while an earlier call's outputs may still be
+        backpropagated: a replay would overwrite their activations."""
+        hub = self.last() if self.last is not None else None
+        return hub is not None and not hub.freed
 
     def output(self, outs, stamp, tensors):
-        """outs (fresh tensors of one call with the tensor arguments `tensors`) with the
-        live one made the root of its CompiledBackward node."""
+        """outs (fresh tensors of one call with the tensor arguments `tensors`) with those
+        that have a graph made the roots of its nodes."""
         edges = [r() if type(r) is not int else
                  tensors[r].grad_fn if tensors[r].grad_fn is not None else tensors[r]
                  for r in self.leaves]
-        CompiledBackward.attach(self, outs[self.live], stamp, edges)
+        CompiledBackward.attach(self, outs, stamp, edges)
         return self.forward.structure(outs)
 
     def run(self, tensors):
@@ -117,39 +126,90 @@ class _Graph:
         return self.output(outs, self.stamp, tensors)
 
     def release(self):
-        self.forward.release()
-        self.backward.release()
+        for p in self.programs:
+            p.release()
 
 
-def _record_backward(rt, forward, rec, out, live):
-    """Record the backward of out's graph as a program: its input is a gradient for out,
-    its outputs the gradients the engine hands the leaves, one per edge into a leaf, in
-    the engine's order (eager mode adds a leaf's gradients into .grad one by one, so the
-    node hands them over one by one: the same sums, bit for bit). Each such edge is
-    pointed at a stand-in leaf (a detached alias) for the recording, so the leaves' .grad
-    and hooks see nothing; the graph is consumed, as by backward()."""
-    order = autograd._topological_order(out.grad_fn)
-    saved = {id(t._storage): t._storage for node in order for t in node._saved
-             if id(raw.view_of(t).block) not in rec.owned}
-    leaves, stand_ins = [], []
-    for node in order:
-        edges = list(node.edges)
-        for k, edge in enumerate(edges):
-            if edge is not None and not isinstance(edge, Function):
-                leaves.append(edge)
-                stand_ins.append(edge.detach())
-                edges[k] = stand_ins[-1]
-        node.edges = tuple(edges)
-    grad = raw.copy_into(raw.new_tensor(out.shape), constant(0.0))
-    brec = _Recorder(rt)
-    with recording(brec):
-        autograd.run_backward(out, grad)
-    got = [i for i, t in enumerate(stand_ins) if t._grad is not None]
-    backward = Program(brec, [grad], [stand_ins[i]._grad.detach() for i in got], list)
-    reads = {id(v.block) for r in backward.records for v in (r[1],) + r[2]}
-    out_saved = id(raw.view_of(forward.outputs[live]).block) in reads
-    return _Graph(forward, backward, [leaves[i] for i in got], live, list(saved.values()),
-                  out_saved), brec, reads
+MAX_LIVE = 3     # outputs with a graph one recording captures (2^n - 1 backward programs)
+
+
+def _record_backward(rt, forward, rec, roots, live):
+    """Record the backward of the graph of the outputs `roots` as programs, one per
+    non-empty subset of them (the outputs a backward() pass may reach): its inputs are a
+    gradient per output of the subset, its outputs the gradients the engine hands the
+    leaves, one per edge into a leaf, in the engine's order (eager mode adds a leaf's
+    gradients into .grad one by one, so the node hands them over one by one: the same
+    sums, bit for bit). For each recording the edges into leaves are pointed at stand-in
+    leaves (detached aliases), so the leaves' .grad and hooks see nothing; the graph is
+    kept for the next subset and consumed by the last, as by backward(). The programs
+    run one at a time, so each recording reuses the blocks the one before freed (one
+    pool: their temporaries overlap; the last program owns them)."""
+    def nodes(subset):
+        return autograd._topological_order(_Join.root([roots[k] for k in subset])[0].grad_fn)
+    saved = {id(t._storage): t._storage for node in nodes(range(len(roots)))
+             for t in node._saved if id(raw.view_of(t).block) not in rec.owned}
+    subsets = [s for n in range(1, len(roots) + 1)
+               for s in itertools.combinations(range(len(roots)), n)]
+    real, stand_ins, leaves, segments, reads, brec, recorders = {}, [], [], {}, set(), None, []
+    for n, subset in enumerate(subsets):
+        grads = [raw.copy_into(raw.new_tensor(roots[k].shape), constant(0.0)) for k in subset]
+        root, gradient = _Join.root([roots[k] for k in subset], grads)
+        mine = []
+        for node in autograd._topological_order(root.grad_fn):
+            edges = list(node.edges)
+            for j, edge in enumerate(edges):
+                if edge is not None and not isinstance(edge, Function):
+                    leaf = real.get(id(edge), edge)
+                    edges[j] = edge.detach()
+                    real[id(edges[j])] = leaf
+                    stand_ins.append(edges[j])      # (kept: their ids stay unique)
+                    mine.append(edges[j])
+            node.edges = tuple(edges)
+        before, brec = brec, _Recorder(rt)
+        if before is not None:       # (a temporary of the last program is never read
+            brec.pool = before.pool  # before it is written: a program's output may reuse one)
+            segments[subsets[n - 1]][1].temporaries = []
+        with recording(brec):
+            autograd.run_backward(root, gradient, retain_graph=n < len(subsets) - 1)
+        got = [t for t in mine if t._grad is not None]
+        program = Program(brec, grads, [t._grad.detach() for t in got], list)
+        segments[subset] = (len(leaves), program)
+        recorders.append((program, brec))
+        leaves += [real[id(t)] for t in got]
+        reads |= {id(v.block) for r in program.records for v in (r[1],) + r[2]}
+    for t in stand_ins:          # (their gradients are the programs' alone now)
+        t._grad = None
+    for program, brec in recorders:
+        program.prepare(brec)
+    outputs_read = [live[k] for k, r in enumerate(roots)
+                    if id(raw.view_of(forward.outputs[live[k]]).block) in reads]
+    return _Graph(forward, live, segments, leaves, list(saved.values()), outputs_read), \
+        reads
+
+
+class _Join(Function):
+    """The root of a recorded backward over several outputs: hands each its gradient."""
+
+    @classmethod
+    def root(cls, outputs, grads=None):
+        """(a 0-d tensor whose node feeds `outputs`, the gradient for it). The outputs
+        with the larger graphs come last: the engine's depth-first order explores the
+        last edge first, so when one output's graph holds another's (loss and logits)
+        the order is the one a backward() from the larger alone takes."""
+        node = cls()
+        order = sorted(range(len(outputs)),
+                       key=lambda k: len(autograd._topological_order(outputs[k].grad_fn)))
+        node.grads = [grads[k] for k in order] if grads is not None else None
+        node.needs_grad = (True,) * len(outputs)
+        node.edges = tuple(outputs[k].grad_fn for k in order)
+        node._saved, node.freed, node.retained = (), False, None
+        out = raw.new_tensor(())
+        out.requires_grad = True
+        out.grad_fn = node
+        return out, constant(0.0)
+
+    def backward(self, grad):
+        return tuple(self.grads)
 
 
 class Compiled:
@@ -233,33 +293,29 @@ class Compiled:
         kwargs = {k: own(kwargs[k]) for k in keys}
         with recording(rec):
             result = self.fn(*args, **kwargs)
-        graph = brec = None
+        graph = None
         reads = frozenset()
         try:
             outputs, structure = _flatten(result)
             live = [i for i, t in enumerate(outputs)
                     if t.grad_fn is not None and not t.grad_fn.freed]
-            if len(live) > 1:
-                # several outputs with a graph (a node per output would run their backward
-                # apart, not in eager mode's one pass): this signature runs eagerly
+            if len(live) > MAX_LIVE:       # (too many backward programs): run eagerly
                 for block in [b for blocks in rec.pool.values() for b in blocks]:
                     rt.free(block)
                 self.programs[sig] = _EAGER
                 return result
             program = Program(rec, inputs, [t.detach() for t in outputs], structure)
             if live:        # record its backward too: replays return a graph
-                graph, brec, reads = _record_backward(rt, program, rec, outputs[live[0]],
-                                                      live[0])
+                graph, reads = _record_backward(rt, program, rec,
+                                                [outputs[i] for i in live], live)
         finally:
             for block, _ in rec.freed_outside.values():
                 rt.free(block)
         del result, outputs
         program.prepare(rec, reads)
         program.write_back(given_tensors)
-        if graph is not None:
-            graph.backward.prepare(brec)
         entry = graph if graph is not None else program
-        programs = [program] + ([graph.backward] if graph is not None else [])
+        programs = graph.programs if graph is not None else [program]
         own_objects = [p.held for p in programs] + [t for p in programs
                                                     for t in p.own_tensors()]
         if graph is not None:

@@ -15,8 +15,8 @@ records again):
 A tensor replaced where the guard does not look while another object (an optimizer) still
 holds the old one goes unseen: replace parameters through a module.
 
-CompiledBackward: the grad_fn of a replayed call's output (compile records the backward of
-a call whose output has a graph as a second program; the node replays it).
+CompiledBackward / OutputGrad: the nodes of a replayed call whose outputs have a graph
+(compile records their backward as programs; the hub node replays one).
 """
 
 import gc
@@ -24,6 +24,7 @@ import sys
 import weakref
 
 from .autograd import Function
+from .functions.common import constant
 from .tensor import Tensor
 
 
@@ -109,42 +110,62 @@ class Guard:
         return True
 
 
+def _node(cls, edges):
+    node = cls()
+    node.needs_grad = (True,) * len(edges)
+    node.edges = tuple(edges)
+    node._saved, node.freed, node.retained = (), False, None
+    return node
+
+
 class CompiledBackward(Function):
-    """The grad_fn of the output of one replayed call of a compiled function: its backward
-    replays the recorded backward program on this call's activations (the forward
-    program's blocks) and hands each leaf its gradient; the engine accumulates them into
-    .grad as any node's (hooks included)."""
+    """The backward of one replayed call of a compiled function (the call's hub node).
+    Each output that has a graph gets an OutputGrad node whose edge leads here; the
+    engine runs this node once, after them, and its backward replays the recorded
+    backward program of the outputs that got a gradient, on this call's activations
+    (the forward program's blocks), handing each leaf its gradients, one per edge; the
+    engine accumulates them into .grad as any node's (hooks included)."""
 
     @classmethod
-    def attach(cls, graph, out, stamp, edges):
-        """Make out (a replay's fresh output) the root of a one-node graph whose edges
-        lead to the leaves (each once per gradient it gets) and the arguments' nodes."""
-        node = cls()
-        node.graph, node.stamp = graph, stamp
-        node.needs_grad = (True,) * len(edges)
-        node._saved = ()
-        node.edges = tuple(edges)
-        node.freed, node.retained = False, None
-        node.versions = [s.version for s in graph.saved_outside]   # (no Storage held)
-        node.out_version = (out._storage, out._storage.version)
-        out.requires_grad = True
-        out.grad_fn = node
-        graph.last = weakref.ref(node)
-        return out
+    def attach(cls, graph, outs, stamp, edges):
+        """Make the outputs of graph.live among outs (one call's fresh outputs) the roots
+        of a graph whose hub's edges lead to the leaves (each once per gradient it gets)
+        and the arguments' nodes."""
+        hub = _node(cls, edges)
+        hub.graph, hub.stamp, hub.grads = graph, stamp, {}
+        hub.versions = [s.version for s in graph.saved_outside]   # (no Storage held)
+        hub.out_versions = [(outs[i]._storage, outs[i]._storage.version)
+                            for i in graph.outputs_read]
+        for k, i in enumerate(graph.live):
+            node = _node(OutputGrad, (hub,))
+            node.hub, node.k = hub, k
+            outs[i].requires_grad = True
+            outs[i].grad_fn = node
+        graph.last = weakref.ref(hub)
 
     def backward(self, grad):
-        graph = self.graph
+        graph, grads, self.grads = self.graph, self.grads, {}
         if graph.stamp != self.stamp or graph.released:
             raise RuntimeError("torchic.compile: this output's activations were overwritten "
                                "by a later call of the compiled function (or it was "
                                "released); call backward before calling it again")
-        versions = list(zip(graph.saved_outside, self.versions))
-        if graph.out_saved:
-            versions.append(self.out_version)
-        for s, v in versions:
+        for s, v in list(zip(graph.saved_outside, self.versions)) + self.out_versions:
             if s.version != v:
                 raise RuntimeError(
                     f"one of the tensors needed for gradient computation in "
                     f"{self.name} has been modified by an inplace operation: it is at "
                     f"version {s.version}; expected version {v}")
-        return tuple(graph.backward.replay([grad]))
+        subset = tuple(sorted(grads))
+        first, program = graph.segments[subset]
+        out = [None] * len(self.edges)
+        out[first:first + len(program.outputs)] = program.replay([grads[k] for k in subset])
+        return tuple(out)
+
+
+class OutputGrad(Function):
+    """The grad_fn of one output (that has a graph) of a replayed call: gives its
+    gradient to the call's hub node (CompiledBackward), which runs after every output's."""
+
+    def backward(self, grad):
+        self.hub.grads[self.k] = grad
+        return constant(0.0)      # (the hub's own gradient means nothing)

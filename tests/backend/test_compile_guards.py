@@ -12,7 +12,7 @@ import torchic.nn as nn
 import torchic.nn.functional as F
 from torchic import dispatcher
 from torchic.backend import Backend
-from torchic.compile import _Graph
+from torchic.compile import MAX_LIVE, _Graph
 from torchic.recording import Program
 
 VOCAB, T, C = 11, 6, 8
@@ -165,30 +165,58 @@ def test_grads_dropped_outside_the_compiled_function(backend):
 
 def test_calls_that_cannot_replay_run_eagerly(backend):
     """A call while an earlier output awaits its backward (a replay would overwrite its
-    activations) runs eagerly, as does every call of a function with several outputs
-    that have a graph; gradients accumulate into .grad (a tied weight gets two per call)
-    as in eager mode, bit for bit."""
-    def run(compiled, two_outputs=False):
+    activations) runs eagerly; gradients accumulate into .grad (a tied weight gets two
+    per call) as in eager mode, bit for bit."""
+    def run(compiled):
         model = _model("attention")
         f = torchic.compile(model) if compiled else model
-        if two_outputs:
-            g = (lambda x: (model(x), model.wte.weight * 2.0))
-            f = torchic.compile(g) if compiled else g
         batches = _batches("attention", 8, np.random.default_rng(6))
         for i in range(0, 8, 2):
             outs = [f(x) for x, _ in batches[i:i + 2]]
             for out, (_, y) in zip(outs, batches[i:i + 2]):
-                logits = out[0] if two_outputs else out
-                F.cross_entropy(logits.view(-1, VOCAB), y).backward()   # accumulates
+                F.cross_entropy(out.view(-1, VOCAB), y).backward()   # accumulates
         return [p.grad.numpy() for p in model.parameters()], f
-    eager, _ = run(False)
-    grads, f = run(True)
+    (eager, _), (grads, f) = run(False), run(True)
     assert all(np.array_equal(a, b) for a, b in zip(eager, grads))
     assert [type(p) for p in f.programs.values()] == [_Graph]
-    eager, _ = run(False, True)
-    grads, f = run(True, True)
-    assert all(np.array_equal(a, b) for a, b in zip(eager, grads))
-    assert list(f.programs.values()) == ["eager"]
+
+
+class WithLoss(Attention):
+    """nanoGPT's GPT.forward: (logits, loss), both with a graph."""
+
+    def forward(self, idx, targets):
+        logits = super().forward(idx)
+        return logits, F.cross_entropy(logits.view(-1, VOCAB), targets)
+
+
+def test_a_module_returning_logits_and_loss_trains_like_eager(backend):
+    """Each subset of the outputs that have a graph has its backward program: the loss
+    alone (nanoGPT), the logits alone, or both in one pass give eager's bits."""
+    def run(compiled):
+        torchic.manual_seed(3)
+        model = WithLoss()
+        opt = torchic.optim.AdamW(model.parameters(), lr=0.01)
+        f = torchic.compile(model) if compiled else model
+        losses = []
+        for i, (x, y) in enumerate(_batches("attention", 12, np.random.default_rng(9))):
+            logits, loss = f(x, y)
+            opt.zero_grad()
+            (loss if i < 8 else logits.sum() * 0.01 if i < 10 else
+             loss + logits.sum() * 0.01).backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [p.detach().numpy() for p in model.parameters()], f
+    eager, compiled = run(False), run(True)
+    assert eager[0] == compiled[0]
+    assert all(np.array_equal(a, b) for a, b in zip(eager[1], compiled[1]))
+    graph, = compiled[2].programs.values()
+    assert type(graph) is _Graph and sorted(graph.segments) == [(0,), (0, 1), (1,)]
+
+    many = torchic.compile(lambda x: tuple(x * float(k) for k in range(MAX_LIVE + 1)))
+    x = torchic.ones(2, requires_grad=True)
+    for _ in range(3):
+        many(x)
+    assert list(many.programs.values()) == ["eager"]
 
 
 def test_backward_after_a_later_replay_is_refused_not_wrong(backend):
@@ -198,8 +226,7 @@ def test_backward_after_a_later_replay_is_refused_not_wrong(backend):
     for _ in range(3):
         f(x).sum().backward()
     out = f(x)
-    node = out.grad_fn
-    node.graph.stamp += 1      # as a replay that ran anyway would leave it
+    out.grad_fn.hub.graph.stamp += 1      # as a replay that ran anyway would leave it
     with pytest.raises(RuntimeError, match="overwritten"):
         out.sum().backward()
 
@@ -248,4 +275,4 @@ def test_a_backend_without_a_replay_replays_record_by_record(backend, monkeypatc
     assert eager[0] == compiled[0]
     assert all(np.array_equal(a, b) for a, b in zip(eager[1], compiled[1]))
     graph, = compiled[2].programs.values()
-    assert graph.forward._packed is None and graph.backward._packed is None
+    assert all(p._packed is None for p in graph.programs)
