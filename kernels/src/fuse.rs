@@ -54,7 +54,8 @@ pub fn stage(contract: Contract) -> bool {
 /// strides) and whose out does not overlap itself
 fn elementwise(op: &Op) -> bool {
     let out = &op.v[0];
-    stage(op.def.contract) && out.nd >= 1
+    stage(op.def.contract)
+        && out.nd >= 1
         && out.shape[0] >= 2
         && out
             .shape()
