@@ -17,7 +17,9 @@ depends on is unchanged: the tensors and modules fn names (closure cells, global
 modules' parameters, buffers, submodules and train / eval mode, and that each tensor of
 outside state the program updates still has a holder besides the program (a replaced or
 dropped parameter or .grad). A failed check drops the program: that call runs eagerly
-(a warm-up again), the next records anew.
+(a warm-up again), the next records anew; a signature whose recording fails its check
+twice before replaying once (fn drops the state every call: `p.grad = None` outside it)
+runs eagerly from then on.
 
 Autograd: when outputs of the recorded call still have a graph (a compiled module, or
 any function returning what backward() has not consumed: nanoGPT's `model =
@@ -92,6 +94,7 @@ class _Graph:
         self.stamp = 0                    # bumped by each replay of the forward
         self.last = None                  # weakref to the latest call's hub node
         self.guard = None
+        self.replays = 0
 
     @property
     def programs(self):
@@ -222,6 +225,7 @@ class Compiled:
         self.fn = fn
         # signature -> a Program or _Graph, _EAGER, or a count of eager calls so far
         self.programs = {}
+        self.misses = {}       # signature -> recordings whose guard failed before a replay
 
     def __getattr__(self, name):      # (only for names Compiled itself does not have)
         if name == "fn":
@@ -261,10 +265,14 @@ class Compiled:
         entry = self.programs.get(sig, 0)
         if isinstance(entry, (Program, _Graph)):
             if not entry.holds():       # fn's state changed under the recording: record
-                entry = self.programs[sig] = 0     # again (an old output's node keeps it)
+                if not entry.replays:    # again (an old output's node keeps it); dropped
+                    self.misses[sig] = self.misses.get(sig, 0) + 1   # twice before a replay:
+                entry = self.programs[sig] = \
+                    _EAGER if self.misses.get(sig, 0) >= 2 else 0   # fn changes it each call
             elif entry.busy():
                 return self.fn(*args, **kwargs)
             else:
+                entry.replays += 1
                 return entry.run(tensors)
         if entry == 0:                      # warm-up: lazily made state appears now
             self.programs[sig] = 1

@@ -197,6 +197,7 @@ class Program:
         self.fresh_outputs = [False] * len(outputs)
         self.copied_inputs = set()        # inputs always copied in (a backward reads them)
         self.guard = None                 # set by Compiled once the recording is complete
+        self.replays = 0                  # (counted by Compiled)
         self.released = self._staged = False
         # the program's state is never a scope's temporary (track_tensors disposes those)
         scopes.exempt(self.own_storages())

@@ -159,8 +159,10 @@ def test_grads_dropped_outside_the_compiled_function(backend):
             losses.append(fb(x, y).item())
             opt.step()
             opt.zero_grad()
-        return losses
-    assert train(False) == train(True)
+        return losses, fb
+    (eager, _), (compiled, fb) = train(False), train(True)
+    assert eager == compiled
+    assert list(fb.programs.values()) == ["eager"]    # (recorded twice, never replayed)
 
 
 def test_calls_that_cannot_replay_run_eagerly(backend):

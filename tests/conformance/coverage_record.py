@@ -26,7 +26,7 @@ def recording():
         def run(op, out, inputs, params, _inner=inner):
             seen.add(op)
             return _inner(op, out, inputs, params)
-        rt.run = run
+        return rt.rebind(run=run)
 
     def init(self, *a, **k):
         original(self, *a, **k)
@@ -34,15 +34,13 @@ def recording():
 
     dispatcher.Runtime.__init__ = init
     rt = dispatcher._runtime
-    saved = rt.run if rt is not None else None
-    if rt is not None:
-        wrap(rt)
+    saved = wrap(rt) if rt is not None else None
     try:
         yield seen
     finally:
         dispatcher.Runtime.__init__ = original
         if rt is not None:
-            rt.run = saved
+            rt.restore(saved)
 
 
 def fuzz_coverage(examples=12):
