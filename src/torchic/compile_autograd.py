@@ -60,8 +60,8 @@ class Guard:
     """What one recording of fn depends on (see the module docstring)."""
 
     def __init__(self, fn, storages, own):
-        """storages: a list of the Storages the programs hold; own: ids of the objects that are the
-        programs' own (their lists and tensors), not holders that count."""
+        """storages: a list of the Storages the programs hold; own: ids of the objects
+        that are the programs' own (their lists and tensors), not holders that count."""
         self.names = _named_objects(fn)
         roots = [obj for _, obj in self.names if _is_module(obj)]
         roots += [m for m in (fn, getattr(fn, "__self__", None)) if _is_module(m)]
@@ -77,14 +77,19 @@ class Guard:
             self.modes.append((m, getattr(m, "training", None)))
             roots.extend(c for c in d["_modules"].values() if c is not None)
         # Storages something else held at the recording, each with the reference count
-        # that means nothing else holds it now: its holders among `own` (found by a scan
-        # of the heap's objects, once) + this list's tuple, holds()'s variable, its call
-        self.storages = []
-        for s in storages:
-            holders = [r for r in gc.get_referrers(s) if r is not storages]
-            mine = sum(1 for r in holders if id(r) in own)
-            if len(holders) > mine:
-                self.storages.append((s, mine + 3))
+        # that means nothing else holds it now: its references from `own` (one scan of
+        # the heap's objects for all of them) + this list's tuple, holds()'s variable and
+        # its call's argument
+        ids = {id(s): 0 for s in storages}
+        others = dict(ids)     # (tensors: what holds a Storage outside torchic's lists)
+        for r in gc.get_referrers(*storages) if storages else ():
+            if id(r) in own:
+                for x in gc.get_referents(r):
+                    if id(x) in ids:
+                        ids[id(x)] += 1
+            elif isinstance(r, Tensor) and id(r._storage) in others:
+                others[id(r._storage)] += 1
+        self.storages = [(s, ids[id(s)] + 3) for s in storages if others[id(s)]]
 
     def holds(self):
         """Whether the recording still describes what fn would do now."""
