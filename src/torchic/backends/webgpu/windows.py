@@ -95,9 +95,12 @@ def narrow(view, axis, start, length):
 
 
 def _rows_per_part(gpu, views, cuts, n):
-    """Rows of the cut axis per part so that every cut view fits a window (at least 1)."""
+    """Rows of the cut axis per part so that every cut view fits a window (at least 1). A
+    view one row of which spans more than a window (a transposed operand: the parts' own
+    plans cut it along another axis) leaves the rows to the others, or 1 when they would
+    take all n."""
     room = limit(gpu)
-    rows = n
+    rows, wide = n, False
     for k, axis in cuts:
         v = views[k]
         s = abs(v.strides[axis])
@@ -105,8 +108,11 @@ def _rows_per_part(gpu, views, cuts, n):
             continue
         one = narrow(v, axis, 0, 1)
         lo, hi = span(one)
-        rows = min(rows, max(1, (room - (hi - lo)) // s + 1))
-    return max(1, rows)
+        if hi - lo > room:
+            wide = True
+        else:
+            rows = min(rows, (room - (hi - lo)) // s + 1)
+    return 1 if wide and rows >= n else max(1, rows)
 
 
 def _along(views, axes, ks):
@@ -219,6 +225,8 @@ def plan(gpu, op, views, params):
     for kind, n, cuts, combine in _rules(op, views, params):
         if n <= 1 or not set(big) & {k for k, _ in cuts}:
             continue
+        if kind == "reduce" and 0 in big:   # (its partials, out's size, need out to fit)
+            continue
         if kind == "compact":   # rows of view 1 by their number of elements
             per_row = numel(views[1].shape) // n
             if per_row > limit(gpu):
@@ -277,11 +285,11 @@ def run(be, op, out, ins, params, depth=0):
     try:
         p = plan(gpu, op, (out,) + tuple(ins), params)
     except TooLargeError:
-        if cut != ops.CUT_MATMUL or len(out.shape) != 4:
+        if cut != ops.CUT_MATMUL:
             raise
-        # a two-batch-dim operand spread wider than a window (a strided B, which no rule
-        # cuts): its contiguous copy (cut by the copy's own plan) instead, as the frontend
-        # would have made for a 3-d product
+        # an operand spread wider than a window (a strided B, which no rule cuts: two
+        # batch dims, or a transposed B whose rows each span more than a window): its
+        # contiguous copy (cut by the copy's own plan) instead
         ins = list(ins)
         for k, v in enumerate(ins):
             if too_big(gpu, v):
