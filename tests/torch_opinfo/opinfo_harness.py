@@ -1,0 +1,504 @@
+"""Walk PyTorch's OpInfo database (op_db) and check torchic against torch, sample by sample.
+
+The design, in the order a run goes:
+
+1. **Entries.** Every op_db entry (`name` + `variant_test_name`, written `name:variant`) is
+   mapped to torchic: its function (`torchic.<name>`, `torchic.nn.functional.<x>` for
+   `nn.functional.x`, `torchic.linalg.<x>` ..., `Tensor.<name>` for a dunder or a method-only
+   entry), its method (`Tensor.<method>`) and in-place variant (`Tensor.<name>_`), each tested
+   where both torch and torchic have it. A variant op_db writes as a lambda
+   (`lambda x: x.T`, `wrapper_set_seed(torch.normal, ...)`) is run as that same lambda with
+   its global `torch` bound to torchic. No variant resolved: "missing" (reported, not failed).
+   skips.py declares the entries out of scope.
+2. **dtypes.** torchic holds float32 and int32. The float32 column takes op_db's float32
+   samples; the int32 column its int32 samples, else its int64 samples read as int32 (their
+   values fit: op_db draws small integers; a value that does not fit drops the sample).
+   Inside a sample, int64 index tensors become int32, bool tensors torchic's float32 masks,
+   float64 tensors float32; a sample needing any other dtype (complex, float16, uint8,
+   `dtype=torch.half` ...) is left out and counted.
+3. **Samples are torch's**, never re-drawn: `op.sample_inputs("cpu", dtype,
+   requires_grad=...)` converted with `torchic.tensor(t.detach().numpy())`, keeping
+   requires_grad. torchic has no public `as_strided`, so a non-contiguous torch sample is
+   rebuilt contiguous (same values); the count of such tensors is reported.
+4. **Compare.** Values: float32 with `atol = 1e-5 * scale` (scale: the largest |value| of the
+   sample's float inputs, at least 1) and `rtol = 1e-5`, NaN where torch has NaN, infinities
+   of the same sign; integers and bools exactly; shapes exactly; Python scalars likewise.
+   Gradients (the function variant, float32, where op_db says the entry has them): backward
+   of sum(out_k * w_k) over the outputs, w_k a fixed random cotangent, against
+   `torch.autograd.grad` of the same sum (`atol = 1e-4 * scale`, `rtol = 1e-4`).
+5. **Random ops** (normal, bernoulli, rand_like, dropout ...): torchic's generator is
+   PyTorch's CPU generator bit for bit, so both are seeded with the same `manual_seed`
+   before every call and compared value for value like any op.
+6. **Outcome** per (entry, dtype) on the current backend: pass (every sample of every
+   resolved variant), fail (a sample differs, or torchic raises where torch does not: the
+   first such message is kept), skip (every sample needs a dtype torchic lacks). A sample on
+   which torch itself raises is not counted. The entry's outcome on a backend: missing, skip,
+   fail if any dtype fails, else pass.
+
+The torch side of every sample (converted inputs, torch's values and gradients) is computed
+once per process and cached, so each backend only runs torchic.
+"""
+
+import dis
+import os
+import types
+import zlib
+
+import numpy as np
+import torch
+
+import torchic
+from skips import DTYPE_RULE, skip_reason
+
+torch.set_num_threads(1)     # CI has 2 cores, shared with torchic's own workers
+
+SEED = 1234                  # the manual_seed both generators get before every call
+DTYPES = ("float32", "int32")
+WEBGPU_SAMPLE = 5            # webgpu on lavapipe runs 1 entry in 5 unless TORCHIC_OPINFO=full
+
+_OP_DB = None
+_REF_CACHE = {}
+
+
+def op_db():
+    """PyTorch's op_db (loading it takes seconds: once per process)."""
+    global _OP_DB
+    if _OP_DB is None:
+        from torch.testing._internal.common_methods_invocations import op_db as db
+        _OP_DB = list(db)
+    return _OP_DB
+
+
+def entry_id(op):
+    """The entry's name in reports and passing.txt: `name` or `name:variant`."""
+    return op.name + (f":{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def in_webgpu_sample(eid):
+    """Whether entry `eid` is in webgpu's deterministic subset (1 in WEBGPU_SAMPLE by hash)."""
+    return zlib.crc32(eid.encode()) % WEBGPU_SAMPLE == 0
+
+
+def full_walk():
+    """TORCHIC_OPINFO=full: every backend runs every entry."""
+    return os.environ.get("TORCHIC_OPINFO") == "full"
+
+
+# ---------------------------------------------------------------- 1. mapping to torchic
+
+class Unsupported(Exception):
+    """A sample needs something torchic does not hold (a dtype, a sparse layout ...)."""
+
+
+def _is_op(obj):
+    return callable(obj) and not isinstance(obj, (types.ModuleType, type, torchic.DType))
+
+
+def _resolve_path(name):
+    """torchic's object at dotted `name` (`nn.functional.relu`), or None."""
+    obj = torchic
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _tensor_attr(name):
+    return name if name and hasattr(torchic.Tensor, name) else None
+
+
+def _seeded(fn, *args, **kwargs):
+    """op_db's wrapper_set_seed, for the torchic side: the same seed, then the call."""
+    torchic.manual_seed(42)
+    return fn(*args, **kwargs)
+
+
+def _rebound(fn):
+    """op_db's lambda `fn` with its global `torch` bound to torchic."""
+    env = dict(fn.__globals__, torch=torchic, wrapper_set_seed=_seeded)
+    return types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def _is_testing_lambda(fn):
+    return isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing")
+
+
+def _tensor_method_name(fn):
+    """The Tensor attribute name of a torch.Tensor method, or None."""
+    name = getattr(fn, "__name__", None)
+    return name if name and getattr(torch.Tensor, name, None) is fn else None
+
+
+def _names_resolve(fn):
+    """Whether every attribute an op_db lambda names exists in torchic: each chain from the
+    global `torch` (`torch.nn.functional.dropout`, `torch.Tensor.item`) on the torchic
+    module, each other attribute (`x.mT`, `x.clone()`) on torchic's Tensor."""
+    chain = None
+    for ins in dis.get_instructions(fn):
+        if ins.opname == "LOAD_GLOBAL":
+            chain = torchic if ins.argval == "torch" else None
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            obj = chain if chain is not None else torchic.Tensor
+            chain = getattr(obj, ins.argval, None)
+            if chain is None:
+                return False
+        else:
+            chain = None
+    return True
+
+
+def _torchic_variant(op, kind, fn):
+    """torchic's callable for torch's variant `fn` of entry `op`, or None."""
+    if _is_testing_lambda(fn):
+        return _rebound(fn) if _names_resolve(fn) else None
+    if kind == "function" and not op.name.startswith("__") and not _tensor_method_name(fn):
+        tc = _resolve_path(op.name)
+        return tc if _is_op(tc) else None
+    name = op.name if kind == "function" and op.name.startswith("__") else \
+        _tensor_method_name(fn) or getattr(fn, "__name__", None)
+    attr = _tensor_attr(name)
+    return getattr(torchic.Tensor, attr) if attr else None
+
+
+def variants(op):
+    """[(kind, torch callable, torchic callable)] for the variants torch and torchic both
+    have; kind is "function", "method" or "inplace"."""
+    out = []
+    for kind, fn in (("function", op.op), ("method", op.method_variant),
+                     ("inplace", op.inplace_variant)):
+        tc = None if fn is None else _torchic_variant(op, kind, fn)
+        if tc is not None:
+            out.append((kind, fn, tc))
+    return out
+
+
+# ---------------------------------------------------------------- 2-3. converting samples
+
+_DTYPE_MAP = {torch.float32: "float32", torch.float64: "float64", torch.int32: "int32",
+              torch.int64: "int64", torch.bool: "bool"}
+_INT_RANGE = (-2 ** 31, 2 ** 31 - 1)
+
+
+def _torch_dtypes(op):
+    return sorted(str(d).replace("torch.", "") for d in op.supported_dtypes("cpu"))
+
+
+def sample_dtype(op, dtype):
+    """The torch dtype whose samples feed torchic's `dtype` column, or None."""
+    supported = op.supported_dtypes("cpu")
+    if dtype == "float32":
+        return torch.float32 if torch.float32 in supported else None
+    for d in (torch.int32, torch.int64):
+        if d in supported:
+            return d
+    return None
+
+
+class Converted:
+    """A sample's arguments as torchic values, with the leaves gradients are compared on."""
+
+    def __init__(self):
+        self.leaves = []        # [(torch tensor, torchic tensor)] that require grad
+        self.noncontiguous = 0  # torch tensors rebuilt contiguous
+        self.scale = 1.0        # the largest |value| of the float inputs (at least 1)
+
+
+def to_torchic(x, conv, grad=True):
+    """torchic's value for torch value `x` (tensors nested in lists / tuples / dicts);
+    raises Unsupported for what torchic cannot hold."""
+    if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided or x.is_quantized:
+            raise Unsupported(f"a {x.layout} tensor")
+        if x.dtype not in _DTYPE_MAP:
+            raise Unsupported(f"a {x.dtype} tensor")
+        a = x.detach().resolve_neg().numpy()
+        if not x.is_contiguous():
+            conv.noncontiguous += 1
+        if x.dtype in (torch.int64, torch.int32):
+            if a.size and (a.min() < _INT_RANGE[0] or a.max() > _INT_RANGE[1]):
+                raise Unsupported("an int64 value past int32")
+            a = a.astype(np.int32)
+        elif x.dtype == torch.float64:
+            a = a.astype(np.float32)
+        if x.is_floating_point() and a.size:
+            finite = np.abs(a[np.isfinite(a)])
+            if finite.size:
+                conv.scale = max(conv.scale, float(finite.max()))
+        rg = bool(grad and x.requires_grad and x.is_floating_point())
+        t = torchic.tensor(a.copy(), requires_grad=rg)   # (a copy keeps a 0-d shape)
+        if rg:
+            conv.leaves.append((x, t))
+        return t
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, (list, tuple)):
+        items = [to_torchic(v, conv, grad) for v in x]
+        return type(x)(items) if type(x) in (list, tuple) else tuple(items)
+    if isinstance(x, dict):
+        return {k: to_torchic(v, conv, grad) for k, v in x.items()}
+    if isinstance(x, torch.dtype):
+        if x not in _DTYPE_MAP:
+            raise Unsupported(f"dtype={x}")
+        return getattr(torchic, _DTYPE_MAP[x])
+    if isinstance(x, torch.device):
+        return torchic.device(str(x))
+    if isinstance(x, torch.memory_format):
+        return getattr(torchic, str(x).replace("torch.", ""), x)
+    if isinstance(x, (torch.Generator, torch.layout)):
+        raise Unsupported(f"a {type(x).__name__} argument")
+    return x
+
+
+def _clone_args(sample):
+    """(input, args, kwargs) of a torch sample, detached copies (for in-place variants)."""
+    def clone(x):
+        if isinstance(x, torch.Tensor):
+            return x.detach().clone()
+        if isinstance(x, (list, tuple)):
+            return type(x)(clone(v) for v in x) if type(x) in (list, tuple) else x
+        if isinstance(x, dict):
+            return {k: clone(v) for k, v in x.items()}
+        return x
+    return clone(sample.input), clone(sample.args), clone(sample.kwargs)
+
+
+# ---------------------------------------------------------------- 4. comparing
+
+class Mismatch(AssertionError):
+    """torchic's result differs from torch's."""
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        return [y for v in x for y in _flat(v)]
+    return [x]
+
+
+def _close(got, ref, atol, rtol, what):
+    got = np.asarray(got, np.float64)
+    ref = np.asarray(ref, np.float64)
+    if got.shape != ref.shape:
+        raise Mismatch(f"{what}: shape {got.shape}, torch {ref.shape}")
+    nan_g, nan_r = np.isnan(got), np.isnan(ref)
+    inf_same = np.isinf(ref) & (got == ref)
+    bad = (nan_g != nan_r) | (~nan_r & ~inf_same &
+                              ~(np.abs(got - ref) <= atol + rtol * np.abs(ref)))
+    if bad.any():
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        raise Mismatch(f"{what}: {int(bad.sum())} of {ref.size} values differ, e.g. at {i} "
+                       f"torchic {got[i]!r} vs torch {ref[i]!r} (atol {atol:.2g}, rtol {rtol:g})")
+
+
+def compare(got, ref, atol, rtol, what="output"):
+    """Raise Mismatch unless torchic's result `got` matches torch's `ref` (nested)."""
+    if isinstance(ref, torch.Tensor):
+        if not isinstance(got, torchic.Tensor):
+            raise Mismatch(f"{what}: torch returns a tensor, torchic {type(got).__name__}")
+        if tuple(got.shape) != tuple(ref.shape):
+            raise Mismatch(f"{what}: shape {tuple(got.shape)}, torch {tuple(ref.shape)}")
+        g = got.detach().numpy()
+        r = ref.detach().resolve_neg().numpy()
+        if ref.is_floating_point():
+            if got.dtype != torchic.float32:
+                raise Mismatch(f"{what}: dtype {got.dtype}, torch {ref.dtype}")
+            _close(g, r, atol, rtol, what)
+        else:
+            if ref.dtype != torch.bool and got.dtype != torchic.int32:
+                raise Mismatch(f"{what}: dtype {got.dtype}, torch {ref.dtype}")
+            if not np.array_equal(g.astype(np.int64), r.astype(np.int64)):
+                bad = np.argwhere(g.astype(np.int64) != r.astype(np.int64))
+                i = tuple(int(k) for k in bad[0]) if len(bad) else ()
+                raise Mismatch(f"{what}: integer values differ, e.g. at {i}: "
+                               f"torchic {g[i] if len(bad) else g} vs torch {r[i] if len(bad) else r}")
+    elif isinstance(ref, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(ref):
+            raise Mismatch(f"{what}: torch returns a sequence of {len(ref)}, torchic {got!r:.80}")
+        for k, (g, r) in enumerate(zip(got, ref)):
+            compare(g, r, atol, rtol, f"{what}[{k}]")
+    elif isinstance(ref, float) and not isinstance(ref, bool):
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            raise Mismatch(f"{what}: torch returns {ref!r}, torchic {got!r:.80}")
+        _close(got, ref, atol, rtol, what)
+    elif isinstance(ref, (int, bool)):
+        if type(got) is not type(ref) or got != ref:
+            raise Mismatch(f"{what}: torch returns {ref!r}, torchic {got!r:.80}")
+    elif ref is not None or got is not None:
+        if got != ref:
+            raise Mismatch(f"{what}: torch returns {ref!r:.80}, torchic {got!r:.80}")
+
+
+def _cotangents(outs, seed):
+    """A fixed random cotangent per float output that requires grad (None for the others)."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(tuple(o.shape)).astype(np.float32)
+            if isinstance(o, torch.Tensor) and o.requires_grad else None for o in outs]
+
+
+# ---------------------------------------------------------------- 5-6. running an entry
+
+class Reference:
+    """The torch side of one sample and variant: converted torchic arguments are made per
+    run (they are tensors of the current runtime); this keeps torch's result and grads."""
+
+    def __init__(self, sample, index, value, grads, cot):
+        self.sample, self.index, self.value, self.grads, self.cot = sample, index, value, grads, cot
+
+
+def _call(fn, inp, args, kwargs):
+    torch.manual_seed(SEED)
+    torchic.manual_seed(SEED)
+    return fn(inp, *args, **kwargs)
+
+
+def _torch_reference(op, kind, fn, sample, index, want_grad):
+    """torch's result (and gradients) of `fn` on `sample`; None if torch raises."""
+    try:
+        if kind == "inplace":
+            inp, args, kwargs = _clone_args(sample)
+            with torch.no_grad():
+                value = _call(fn, inp, args, kwargs)
+            return Reference(sample, index, value, None, None)
+        value = _call(fn, sample.input, sample.args, sample.kwargs)
+    except Exception:
+        return None
+    grads = cot = None
+    if want_grad:
+        outs = _flat(value)
+        cot = _cotangents(outs, index)
+        leaves = [t for t in _flat([sample.input, list(sample.args),
+                                    list(sample.kwargs.values())])
+                  if isinstance(t, torch.Tensor) and t.requires_grad]
+        pairs = [(o, torch.from_numpy(w)) for o, w in zip(outs, cot) if w is not None]
+        if pairs and leaves:
+            try:
+                grads = torch.autograd.grad([o for o, _ in pairs], leaves,
+                                            [w for _, w in pairs], allow_unused=True)
+            except Exception:
+                grads = cot = None
+        else:
+            cot = None
+    if isinstance(value, torch.Tensor):
+        value = value.detach()
+    return Reference(sample, index, value, grads, cot)
+
+
+def _samples(op, dtype):
+    """op_db's samples for torchic's `dtype` column (requires_grad where it has gradients)."""
+    tdt = sample_dtype(op, dtype)
+    grad = dtype == "float32" and op.supports_autograd
+    return list(op.sample_inputs("cpu", tdt, requires_grad=grad))
+
+
+def references(op, dtype):
+    """{kind: [Reference]} for the entry's resolved variants in `dtype` (cached)."""
+    key = (entry_id(op), dtype)
+    if key not in _REF_CACHE:
+        refs = {}
+        for kind, fn, _ in variants(op):
+            want_grad = kind == "function" and dtype == "float32" and op.supports_autograd
+            refs[kind] = [r for r in (_torch_reference(op, kind, fn, s, i, want_grad)
+                                      for i, s in enumerate(_samples(op, dtype)))
+                          if r is not None]
+        _REF_CACHE[key] = refs
+    return _REF_CACHE[key]
+
+
+def _run_sample(kind, tc_fn, ref):
+    """Run torchic's variant on one sample and compare; raises Unsupported or an error."""
+    s = ref.sample
+    conv = Converted()
+    grad = ref.grads is not None
+    inp = to_torchic(s.input, conv, grad)
+    args = to_torchic(list(s.args), conv, grad)
+    kwargs = to_torchic(dict(s.kwargs), conv, grad)
+    if kind == "inplace":
+        with torchic.no_grad():
+            got = _call(tc_fn, inp, args, kwargs)
+    else:
+        got = _call(tc_fn, inp, args, kwargs)
+    atol, rtol = 1e-5 * conv.scale, 1e-5
+    compare(got, ref.value, atol, rtol)
+    if grad:
+        outs = _flat(got)
+        loss = None
+        for k, w in enumerate(ref.cot):
+            if w is None:
+                continue
+            o = outs[k]
+            if not getattr(o, "requires_grad", False):
+                raise Mismatch(f"output[{k}] has no gradient (torch's has)")
+            term = (o * torchic.tensor(w)).sum()
+            loss = term if loss is None else loss + term
+        loss.backward()
+        tc_leaves = [t for _, t in conv.leaves]
+        for k, (g_ref, leaf) in enumerate(zip(ref.grads, tc_leaves)):
+            g = leaf.grad
+            if g_ref is None:
+                if g is not None and np.any(g.numpy() != 0):
+                    raise Mismatch(f"grad of input {k}: torch has none, torchic nonzero")
+                continue
+            if g is None:
+                raise Mismatch(f"grad of input {k}: torchic has none")
+            compare(g, g_ref, 1e-4 * conv.scale, 1e-4, f"grad of input {k}")
+    torchic.sync()
+    return conv.noncontiguous
+
+
+def run_entry(op, dtypes=DTYPES):
+    """The entry's outcome on the current backend: a dict with `status` (pass / fail /
+    missing / skip), `dtypes` {dtype: status}, `variants`, `reason` (the first failure or
+    the skip's reason), `samples` (run), `dropped` (needing a lacking dtype) and
+    `noncontiguous` (torch tensors rebuilt contiguous)."""
+    eid = entry_id(op)
+    result = {"entry": eid, "name": op.name, "dtypes": {}, "variants": [], "reason": "",
+              "samples": 0, "dropped": 0, "noncontiguous": 0}
+    why = skip_reason(op.name, _torch_dtypes(op))
+    if why:
+        return dict(result, status="skip", reason=why)
+    found = variants(op)
+    if not found:
+        return dict(result, status="missing")
+    result["variants"] = [kind for kind, _, _ in found]
+    tc_of = {kind: tc for kind, _, tc in found}
+    for dtype in dtypes:
+        if sample_dtype(op, dtype) is None:
+            continue
+        status, ran = "pass", 0
+        try:
+            refs = references(op, dtype)
+        except Exception as e:       # op_db's sample generator itself failed
+            result["dtypes"][dtype] = "fail"
+            result["reason"] = result["reason"] or f"{dtype}: sample_inputs raised {e!r:.200}"
+            continue
+        for kind, rs in refs.items():
+            for ref in rs:
+                try:
+                    result["noncontiguous"] += _run_sample(kind, tc_of[kind], ref)
+                    ran += 1
+                except Unsupported:
+                    result["dropped"] += 1
+                except Exception as e:
+                    status = "fail"
+                    if not result["reason"]:
+                        result["reason"] = (f"{dtype} {kind} sample {ref.index}: "
+                                            f"{type(e).__name__}: {str(e)[:300]}")
+                    try:
+                        torchic.sync()
+                    except Exception:
+                        pass
+                    break
+        if status == "pass" and ran == 0:
+            status = "skip"
+            result["reason"] = result["reason"] or f"{dtype}: {DTYPE_RULE} in every sample"
+        result["samples"] += ran
+        result["dtypes"][dtype] = status
+    statuses = set(result["dtypes"].values())
+    result["status"] = ("fail" if "fail" in statuses else "pass" if "pass" in statuses
+                        else "skip")
+    return result
+
+
+def run_all(selected=None):
+    """run_entry for every op_db entry (or those whose id is in `selected`), in op_db order."""
+    return [run_entry(op) for op in op_db() if selected is None or entry_id(op) in selected]
