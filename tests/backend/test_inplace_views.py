@@ -326,3 +326,60 @@ def test_arithmetic_in_place_into_an_expanded_tensor_is_refused(backend):
     if torch is not None:
         with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
             torch.zeros(3).expand(2, 3).add_(1.0)
+
+
+# -- random programs: views of views of a non-leaf, each updated in place ---------------------
+VIEWS = [
+    ("rows", lambda t: t[1:3] if t.ndim and t.shape[0] >= 3 else None),
+    ("step", lambda t: t[..., ::2] if t.ndim else None),
+    ("t", lambda t: t.t() if t.ndim == 2 else None),
+    ("row", lambda t: t[0] if t.ndim >= 2 else None),
+    ("flat", lambda t: t.view(-1) if t.is_contiguous() else None),
+    ("unsqueeze", lambda t: t.unsqueeze(0) if t.ndim < 3 else None),
+    ("transpose", lambda t: t.transpose(0, -1) if t.ndim >= 2 else None),
+]
+OPS = ["add", "sub", "mul", "div", "fill", "copy", "setitem"]
+
+
+def _random_program(lib, seed):
+    """A non-leaf (or a zeros buffer) and views of it (made from it and from each other) in
+    a pool; four times a view is made, then a pool member is updated in place (by an operand
+    that requires grad or a constant); the loss weighs every pool member. Returns the loss,
+    every leaf's gradient and every pool member's values."""
+    rng = np.random.default_rng(seed)
+    w = lib.tensor(rng.uniform(0.5, 1.5, (4, 6)).astype(np.float32), requires_grad=True)
+    leaves, pool = [w], [w * 1.5 if seed % 3 else lib.zeros(4, 6)]    # a non-leaf or a buffer
+    for _ in range(4):
+        made = [m for m in (f(pool[rng.integers(len(pool))]) for _, f in VIEWS)
+                if m is not None]
+        pool.append(made[rng.integers(len(made))])
+        t = pool[rng.integers(len(pool))]
+        op = OPS[rng.integers(len(OPS))]
+        u = lib.tensor(rng.uniform(0.5, 1.5, t.shape).astype(np.float32), requires_grad=True)
+        leaves.append(u)
+        # PyTorch regenerates a view's grad_fn when it is read; an in-place op on a view not
+        # read since its base joined the graph is refused as a "leaf" (torchic regenerates
+        # them at once: it behaves as PyTorch does after the read)
+        t.grad_fn  # noqa: B018
+        if op in ("add", "sub", "mul", "div"):
+            getattr(t, op + "_")(u if rng.integers(2) else 1.25)
+        elif op == "fill":
+            t.fill_(0.75)
+        elif op == "copy":
+            t.copy_(u * 2)
+        elif t.ndim:
+            t[0] = u[0] * 3
+    loss = w.sum() + sum((p * float(i + 1)).sum() for i, p in enumerate(pool))
+    loss.backward()
+    grads = [np.zeros(x.shape, np.float32) if x.grad is None else x.grad.numpy() for x in leaves]
+    return [loss.item()] + grads + [p.detach().numpy() for p in pool]
+
+
+def test_random_inplace_programs_on_views_match_pytorch(backend):
+    if torch is None:
+        pytest.skip("torch is not installed")
+    for seed in range(24):
+        got, want = _random_program(torchic, seed), _random_program(torch, seed)
+        for i, (g, x) in enumerate(zip(got, want, strict=True)):
+            np.testing.assert_allclose(g, x, rtol=1e-5, atol=1e-5,
+                                       err_msg=f"seed {seed}, result {i}")
