@@ -184,7 +184,7 @@ def _record_backward(rt, forward, rec, roots, live):
         t._grad = None
     for program, brec in recorders:
         program.prepare(brec)
-    outputs_read = [live[k] for k, r in enumerate(roots)
+    outputs_read = [live[k] for k in range(len(roots))
                     if id(raw.view_of(forward.outputs[live[k]]).block) in reads]
     return _Graph(forward, live, segments, leaves, list(saved.values()), outputs_read), \
         reads
