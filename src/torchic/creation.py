@@ -5,7 +5,11 @@ Random numbers are PyTorch's, bit for bit: `torch.manual_seed(s)` then the same 
 init...) give the same float32 / integer values under `import torchic as torch` as under
 PyTorch's CPU build, on every backend. The engine (mt19937) and every transform live in
 generator.py, whose header spells out each algorithm; here the draws are made on the
-host in the order PyTorch makes them (a tensor's memory order) and uploaded.
+host in the order PyTorch makes them (a tensor's memory order) and uploaded (the in-place
+fills, normal_, uniform_, exponential_ and random_, in random_fills.py).
+
+int32 tensors hold only what int32 holds: data, ranges and fill values outside it (or NaN /
+inf) are refused where they enter, never wrapped or stored as 0 (`_as_int32`).
 
 What is bit-exact, checked against torch 2.13 (tests/unit/test_torch_rng.py): rand,
 uniform_, randint (every range), randperm, randn / normal_ / randn_like of any size
@@ -110,15 +114,26 @@ def _to_numpy(data, code):
     if code is None:
         code = "i32" if kind in "iu" else "f32"
     if code == "i32":
-        if kind == "f":
-            if not np.all(np.isfinite(arr)):
-                raise ValueError("int32 tensor from non-finite float data (nan or inf)")
-            if np.any(arr != np.trunc(arr)):
-                raise ValueError("int32 tensor from non-integral float data")
-        if arr.size and (arr.min() < -2**31 or arr.max() > 2**31 - 1):
-            raise OverflowError("integer data does not fit in int32")
-        return np.asarray(arr, dtype=np.int32, order="C"), code
+        if kind == "f" and np.any(arr != np.trunc(arr)) and np.all(np.isfinite(arr)):
+            raise ValueError("int32 tensor from non-integral float data")
+        return _as_int32(arr, "tensor(data)"), code
     return np.asarray(arr, dtype=np.float32, order="C"), code
+
+
+def _as_int32(values, what):
+    """values (a NumPy array) as a C-ordered int32 array, refused where int32 cannot hold
+    them: NaN / inf as PyTorch refuses them (RuntimeError), values outside [-2^31, 2^31)
+    with OverflowError (never wrapped). Float values are truncated toward zero."""
+    if values.dtype.kind == "f":
+        if not np.all(np.isfinite(values)):
+            raise RuntimeError(f"value cannot be converted to type int32 without overflow "
+                               f"({what}: nan or inf in the float data)")
+        values = np.trunc(values)
+    if values.size and (values.min() < -2 ** 31 or values.max() > 2 ** 31 - 1):
+        raise OverflowError(f"integer data does not fit in int32 ({what}: values in "
+                            f"[{values.min()}, {values.max()}]; pass dtype=torchic.float32 for "
+                            f"larger numbers)")
+    return np.asarray(values, dtype=np.int32, order="C")
 
 
 def from_numpy_array(arr, code, requires_grad=False, source=None):
@@ -408,78 +423,11 @@ def randperm(n: int, generator: Generator | None = None, dtype: Any = None,
     return from_numpy_array(_integers(perm, code, "randperm"), code, requires_grad)
 
 
-# -- in-place random fills (Tensor.normal_, uniform_, exponential_, random_; nn.init) ------
-
-def _fill_random(t, values_of, kernel):
-    """Overwrite t with values_of(n, contiguous) drawn in t's memory order."""
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{kernel} fills a torchic Tensor, got {type(t).__name__}")
-    def draw():
-        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides, values_of),
-                                    dtype=np.int32 if t._dtype == "i32" else np.float32)
-    return t.copy_(from_numpy_array(draw(), t._dtype, source=draw))
-
-
-def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
-            generator: Generator | None = None) -> Tensor:
-    """Fill t with N(mean, std^2): PyTorch's Tensor.normal_ numbers."""
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    if t._dtype != "f32":
-        raise NotImplementedError("\"normal_kernel_cpu\" not implemented for 'Int'")
-    return _fill_random(t, lambda n, c: _gen(generator).normal_float(n, mean, std, c),
-                        "normal_")
-
-
-def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *,
-             generator: Generator | None = None) -> Tensor:
-    """Fill t with U[a, b): PyTorch's Tensor.uniform_ numbers."""
-    if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={a} > to={b}")
-    if t._dtype != "f32":
-        raise NotImplementedError("\"check_uniform_bounds\" not implemented for 'Int'")
-    return _fill_random(t, lambda n, c: _gen(generator).uniform_float(n, a, b), "uniform_")
-
-
-def exponential_(t: Tensor, lambd: float = 1.0, *,
-                 generator: Generator | None = None) -> Tensor:
-    """Fill t with Exp(lambd) samples: PyTorch's Tensor.exponential_ numbers."""
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    if t._dtype != "f32":
-        raise RuntimeError("Exponential distribution is a continuous probability "
-                           "distribution. dtype must be a floating point but you specified Int")
-    return _fill_random(t, lambda n, c: _gen(generator).exponential_float(n, lambd),
-                        "exponential_")
-
-
-def random_(t: Tensor, from_: int | None = None, to: int | None = None, *,
-            generator: Generator | None = None) -> Tensor:
-    """Tensor.random_(): random_(to) and random_(from, to) draw integers in [from, to);
-    random_() draws in [0, 2^24] for float32 and [0, 2^31) for int32, as PyTorch does."""
-    if from_ is not None and to is None:
-        from_, to = 0, from_
-    g = _gen(generator)
-    if from_ is None:
-        if t._dtype == "f32":
-            values = lambda n, c: (g.random(n) % np.uint32(2 ** 24 + 1)).astype(np.int64)
-        else:
-            values = lambda n, c: (g.random(n) % np.uint32(2 ** 31)).astype(np.int64)
-    else:
-        low, high = _int_arg("from", from_), _int_arg("to", to)
-        if high <= low:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                               f"from={low} >= to={high}")
-        values = lambda n, c: g.randint(n, low, high)
-    return _fill_random(t, lambda n, c: _integers(values(n, c), t._dtype, "random_"),
-                        "random_")
-
-
 def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
            requires_grad: bool = False, device: Any = None) -> Tensor:
     """The values `start, start + step, ...` below `end` (`arange(n)`: 0 .. n-1); int32
-    when every argument is an int, else float32.
+    when every argument is an int, else float32. int32 values past 2^31 - 1 are refused
+    (OverflowError, as `tensor([2**31])`), never wrapped.
 
     Example:
         >>> torchic.arange(1, 2, 0.25)
@@ -497,9 +445,14 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     code = _dtype_code(dtype, "i32" if all_int else "f32")
     _check_host_size(max(0, int(np.ceil((float(end) - float(start)) / float(step)))),
                      f"arange({start}, {end}, {step})")
-    arr = np.arange(start, end, step, dtype=np.float64)
-    return from_numpy_array(arr.astype(np.int32 if code == "i32" else np.float32), code,
-                            requires_grad)
+    if all_int:     # exact integers (float64 rounds past 2^53)
+        arr = np.arange(int(start), int(end), int(step), dtype=np.int64)
+    else:
+        arr = np.arange(start, end, step, dtype=np.float64)
+    if code == "i32":
+        return from_numpy_array(_as_int32(arr, f"arange({start}, {end}, {step})"), code,
+                                requires_grad)
+    return from_numpy_array(arr.astype(np.float32), code, requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
@@ -514,7 +467,8 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
     code = _dtype_code(dtype)
     values = np.linspace(start, end, steps)
     return from_numpy_array(values.astype(np.float32) if code == "f32" else
-                            np.trunc(values).astype(np.int32), code, requires_grad)
+                            _as_int32(values, f"linspace({start}, {end}, {steps})"), code,
+                            requires_grad)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
@@ -532,7 +486,7 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
     if probs.shape[-1] == 0:
         raise ValueError(f"multinomial needs at least one category, got weights of shape "
                          f"{list(probs.shape)}")
-    w = probs.numpy().astype(np.float64)
+    w = probs.detach().numpy().astype(np.float64)
     rows = w.reshape(-1, w.shape[-1])
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("multinomial weights must be finite and non-negative")

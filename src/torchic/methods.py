@@ -17,7 +17,7 @@ import numpy as np
 from . import api, creation, raw
 from .autograd import register_post_accumulate_grad_hook, run_backward
 from .creation import tensor as _tensor_from_data
-from .creation import exponential_, normal_, random_, uniform_
+from .random_fills import exponential_, normal_, random_, uniform_
 from .devices import check_device
 from .dtypes import dtype_code
 from .functions import Clone
@@ -146,7 +146,8 @@ def _reduce_ex(self: Tensor, protocol: SupportsIndex) -> tuple[Any, ...]:
     and requires_grad, as PyTorch's pickle does (a non-leaf comes back a leaf, .grad is
     dropped); unpickling allocates on the current runtime. Two views of one storage come
     back as two separate tensors."""
-    return _rebuild_tensor, (type(self), self.numpy(), self._dtype, self.requires_grad)
+    return _rebuild_tensor, (type(self), self.detach().numpy(), self._dtype,
+                            self.requires_grad)
 
 
 # -- DLPack and NumPy aliasing --------------------------------------------------------
@@ -389,7 +390,7 @@ METHODS = {
     "normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
     "random_": random_,     # PyTorch's generator's numbers (creation.py)
     # reads and autograd
-    "numpy": raw.read, "to_array": raw.read, "backward": _backward,
+    "numpy": raw.numpy, "to_array": raw.numpy, "backward": _backward,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "from_data": staticmethod(_from_data),
     "zeros": _static(creation.zeros), "ones": _static(creation.ones),

@@ -108,7 +108,8 @@ def where(cond, a, b):
 def fill(dst, value):
     value = float(value)
     if dst._dtype == "i32" and not -2.0**31 <= value < 2.0**31:   # False for nan too
-        raise ValueError(f"cannot fill an int32 tensor with {value!r} (not a finite int32 value)")
+        raise RuntimeError(f"value cannot be converted to type int32 without overflow (cannot "
+                           f"fill an int32 tensor with {value!r})")
     runtime().run("fill", view_of(dst), (), {"value": value})
     return dst
 
@@ -279,12 +280,24 @@ def write(t, array, source=None):
     return t
 
 
-def read(t: Tensor) -> np.ndarray:
+def numpy(t: Tensor) -> np.ndarray:
     """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
     shape. Waits for every op queued before it (a sync point); `to_array` is the same.
+
+    As in PyTorch, a tensor that requires grad is refused (RuntimeError): read
+    `t.detach().numpy()` (`item()`, `tolist()` and printing read it as they are).
 
     Example:
         >>> torchic.arange(3).numpy()
         array([0, 1, 2], dtype=int32)
     """
+    if t.requires_grad:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
+    return read(t)
+
+
+def read(t: Tensor) -> np.ndarray:
+    """The tensor's values as a new NumPy array, whether or not it requires grad (the
+    library's own reads; users call `numpy`). A sync point."""
     return runtime().read(view_of(t))

@@ -307,8 +307,13 @@ class Tensor(_Methods):
                 raise ValueError(f"the {self._storage.runtime.backend.name!r} backend's heap "
                                  f"is not host memory: a NumPy array of it needs a copy")
         else:
-            a = self.numpy()
+            a = self.numpy()        # refused for a tensor that requires grad, as in PyTorch
         return a if dtype is None else a.astype(dtype)
+
+    def _read(self) -> np.ndarray:
+        """The values as a NumPy array, also of a tensor that requires grad: `numpy()`
+        refuses that one (PyTorch's rule), but item, tolist and printing read it."""
+        return (self.detach() if self.requires_grad else self).numpy()
 
     def item(self) -> int | float:
         """The value of a one-element tensor as a Python number (waits for the queued ops).
@@ -320,11 +325,11 @@ class Tensor(_Methods):
         if self.numel() != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape "
                              f"{list(self.shape)}")
-        return self.numpy().reshape(()).item()
+        return self._read().reshape(()).item()
 
     def tolist(self) -> list:
         """The values as nested Python lists (a number for a 0-d tensor)."""
-        return self.numpy().tolist()
+        return self._read().tolist()
 
     async def item_async(self) -> int | float:
         """`await t.item_async()`: `item()` without blocking the event loop."""
@@ -358,7 +363,7 @@ class Tensor(_Methods):
     def __repr__(self):
         if self._storage.block is None:
             return "tensor(<disposed>)"
-        a = self.numpy()
+        a = self._read()
         body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
                                edgeitems=3, formatter=_repr_formatter(a))
         extras = []

@@ -113,7 +113,7 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
     inputs = [make_input(a, layout, k in diff) for k, a in enumerate(arrays)]
     out = tc_fn(*[i[0] for i in inputs])
     ref = np.asarray(np_fn(*[a.copy() for a in arrays]), np.float64)
-    fields = {"max_err": compare(out.numpy(), ref, atol, rtol, "max")}
+    fields = {"max_err": compare(out.detach().numpy(), ref, atol, rtol, "max")}
     if diff:
         w = rng.standard_normal(ref.shape)
         (out * torchic.tensor(w.astype(np.float32))).sum().backward()

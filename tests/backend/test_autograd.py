@@ -53,7 +53,7 @@ def test_quickstart_gradients(backend):
     b = torchic.tensor([0.1, 0.2], requires_grad=True)
     z = (x @ w + b).relu().sum()
     z.backward()
-    pre = x.numpy() @ w.numpy() + b.numpy()
+    pre = x.detach().numpy() @ w.detach().numpy() + b.detach().numpy()
     mask = (pre > 0).astype(np.float32)
     np.testing.assert_allclose(z.item(), np.maximum(pre, 0).sum(), rtol=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ mask, rtol=1e-6)

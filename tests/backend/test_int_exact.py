@@ -156,3 +156,61 @@ def test_int_composites_match_pytorch(backend, name):
             "tril": lambda: t["x"].tril(),
             "isclose exact": lambda: torch.isclose(t["x"], t["o"], rtol=0, atol=0)}[name]()
     np.testing.assert_array_equal(out.numpy(), want.numpy().astype(out.numpy().dtype))
+
+
+# -- creating int32 tensors: refused where int32 cannot hold the values, never wrapped -------
+@pytest.mark.parametrize("make", [
+    lambda: torchic.arange(2 ** 31 - 2, 2 ** 31 + 1),
+    lambda: torchic.arange(-2 ** 31 + 1, -2 ** 31 - 2, -1),
+    lambda: torchic.arange(0, 2 ** 31 + 0.5, 2 ** 30, dtype=torchic.int32),
+    lambda: torchic.linspace(0, 3e9, 2, dtype=torchic.int32),
+    lambda: torchic.tensor([2 ** 31]),
+    lambda: torchic.tensor([-2.0 ** 31 - 1], dtype=torchic.int32),
+], ids=["arange", "arange down", "arange float args", "linspace", "tensor", "tensor floats"])
+def test_int32_creation_past_its_range_is_refused(backend, make):
+    with pytest.raises(OverflowError, match="integer data does not fit in int32"):
+        make()
+
+
+def test_int32_creation_at_its_range_is_exact(backend):
+    assert torchic.arange(2 ** 31 - 3, 2 ** 31).tolist() == [2 ** 31 - 3, 2 ** 31 - 2, MAX]
+    assert torchic.arange(MIN, MIN + 2).tolist() == [MIN, MIN + 1]
+    assert torchic.arange(-3.5, 0, dtype=torchic.int32).tolist() == [-3, -2, -1, 0]  # PyTorch's
+    assert torchic.linspace(0, 10, 4, dtype=torchic.int32).tolist() == [0, 3, 6, 10]
+    assert torchic.full((1,), MAX).tolist() == [MAX]
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torchic.tensor([1.0, NAN], dtype=torchic.int32),
+    lambda: torchic.tensor(np.array([INF], np.float32), dtype=torchic.long),
+    lambda: torchic.tensor(torchic.tensor([NAN]), dtype=torchic.int32),
+    lambda: torchic.as_tensor([NAN], dtype=torchic.int32),
+    lambda: torchic.linspace(0, NAN, 2, dtype=torchic.int32),
+    lambda: torchic.full((2,), NAN, dtype=torchic.int32),
+    lambda: torchic.zeros(2, dtype=torchic.int32).fill_(-INF),
+    lambda: torchic.zeros(2, dtype=torchic.int32).__setitem__(0, NAN),
+    lambda: torchic.full((1,), 2.0 ** 31, dtype=torchic.int32),
+    lambda: torchic.zeros(2, dtype=torchic.int32).masked_fill(torchic.ones(2), NAN),
+], ids=["list", "array", "tensor", "as_tensor", "linspace", "full", "fill_", "setitem",
+        "full 2^31", "masked_fill"])
+def test_nan_or_inf_into_int32_from_a_number_is_refused(backend, make):
+    """PyTorch raises here (RuntimeError "value cannot be converted to type int32 without
+    overflow"); torchic too, instead of storing 0."""
+    with pytest.raises(RuntimeError, match="cannot be converted to type int32 without overflow"):
+        make()
+
+
+def test_float_tensor_cast_to_int32_is_the_documented_saturating_cast(backend):
+    """A float32 *tensor* cast to int32 (.int(), .long(), .to(), copy_ into an int tensor):
+    PyTorch's value for NaN and out-of-range floats is undefined (x86 gives -2^31); torchic's
+    is the copy op's contract (ops.py), the same on every backend: truncation toward zero,
+    saturation to [-2^31, 2^31 - 1], NaN -> 0 (a device-side cast cannot refuse: the values
+    are not read)."""
+    x = torchic.tensor([NAN, INF, -INF, 3e9, -3e9, -2.7, 2.7, 16777217.0])
+    want = [0, MAX, MIN, MAX, MIN, -2, 2, 2 ** 24]
+    assert x.int().tolist() == want and x.long().tolist() == want
+    assert x.to(torchic.int32).tolist() == want
+    assert torchic.zeros(8, dtype=torchic.int32).copy_(x).tolist() == want

@@ -194,7 +194,7 @@ def test_two_threads_train_separate_models(backend):
         w = torchic.randn(4, 1, generator=gen).requires_grad_()
         b = torchic.zeros(1, requires_grad=True)
         _train_steps(100, w, b, xs, ys)
-        out[seed] = w.numpy().copy()
+        out[seed] = w.detach().numpy().copy()
 
     alone, together = {}, {}
     for s in (1, 2):

@@ -77,7 +77,7 @@ def test_model_round_trip(backend, tmp_path):
     dst.load_state_dict(torchic.load(path))
     dst.eval()
     x = torchic.randint(0, 10, (4, 2))
-    np.testing.assert_array_equal(dst(x).numpy(), src(x).numpy())
+    np.testing.assert_array_equal(dst(x).detach().numpy(), src(x).detach().numpy())
     assert dst[5].num_batches_tracked.item() == 1
 
 
@@ -105,7 +105,7 @@ def test_reads_pytorch_state_dicts(backend, tmp_path):
     torch_save(tm.state_dict(), str(path))
     m = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
     m.load_state_dict(torchic.load(path))
-    np.testing.assert_array_equal(m[0].weight.numpy(), tm[0].weight.detach().numpy())
+    np.testing.assert_array_equal(m[0].weight.detach().numpy(), tm[0].weight.detach().numpy())
     assert m[1].num_batches_tracked.item() == 1     # int64 in the file, int32 here
 
 
@@ -432,7 +432,7 @@ def test_reads_bfloat16_and_raw_bool_bytes(backend, tmp_path):
 # Module.load_state_dict is all-or-nothing
 # ---------------------------------------------------------------------------------
 def _snapshot(model):
-    return {k: (t, t._storage, t.numpy().copy()) for k, t in
+    return {k: (t, t._storage, t.detach().numpy().copy()) for k, t in
             model.state_dict(keep_vars=True).items()}
 
 
@@ -441,7 +441,7 @@ def _assert_unchanged(model, snap):
     assert list(now) == list(snap)
     for k, (t, storage, values) in snap.items():
         assert now[k] is t and now[k]._storage is storage, k       # same objects...
-        np.testing.assert_array_equal(now[k].numpy(), values, err_msg=k)   # ...same values
+        np.testing.assert_array_equal(now[k].detach().numpy(), values, err_msg=k)   # ...same values
 
 
 def _disposed(shape):
@@ -477,7 +477,7 @@ def test_failing_load_state_dict_leaves_the_module_unchanged(backend, last, matc
 def test_load_state_dict_reads_every_value_before_writing_any(backend):
     # values that are the module's own tensors (here swapped) are read as they were
     model = nn.Sequential(nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False))
-    a, b = model[0].weight.numpy().copy(), model[1].weight.numpy().copy()
+    a, b = model[0].weight.detach().numpy().copy(), model[1].weight.detach().numpy().copy()
     model.load_state_dict({"0.weight": model[1].weight, "1.weight": model[0].weight[:, :]})
-    np.testing.assert_array_equal(model[0].weight.numpy(), b)
-    np.testing.assert_array_equal(model[1].weight.numpy(), a)
+    np.testing.assert_array_equal(model[0].weight.detach().numpy(), b)
+    np.testing.assert_array_equal(model[1].weight.detach().numpy(), a)

@@ -14,7 +14,7 @@ def T(a, requires_grad=False):
 
 
 def close(t, ref, rtol=1e-5, atol=1e-6):
-    np.testing.assert_allclose(t.numpy() if isinstance(t, torchic.Tensor) else t, ref,
+    np.testing.assert_allclose(t.detach().numpy() if isinstance(t, torchic.Tensor) else t, ref,
                                rtol=rtol, atol=atol)
 
 
@@ -57,7 +57,7 @@ def test_parameter_is_a_leaf_tensor_that_requires_grad(backend):
     assert isinstance(p, torchic.Tensor) and isinstance(p, nn.Parameter)
     assert p.requires_grad and p.is_leaf and p.grad is None
     assert p.shape == (3, 2) and p.dtype == torchic.float32
-    np.testing.assert_array_equal(p.numpy(), data.numpy())   # shares the data
+    np.testing.assert_array_equal(p.detach().numpy(), data.detach().numpy())   # shares the data
     assert "Parameter containing" in repr(p)
     frozen = nn.Parameter(torchic.zeros(2), requires_grad=False)
     assert not frozen.requires_grad
@@ -216,7 +216,7 @@ def test_state_dict_round_trip_in_place(backend):
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert dst.fc1.weight is w_before            # copied in place: optimizers keep working
     x = torchic.randn(3, 4)
-    close(dst(x), src(x).numpy())
+    close(dst(x), src(x).detach().numpy())
 
 
 def test_state_dict_shares_storage_and_is_detached(backend):
@@ -237,7 +237,7 @@ def test_load_state_dict_accepts_numpy(backend):
 
 def test_load_state_dict_errors_list_every_problem_and_change_nothing(backend):
     m = TwoLayer()
-    before = m.fc1.weight.numpy().copy()
+    before = m.fc1.weight.detach().numpy().copy()
     sd = dict(TwoLayer().state_dict())
     del sd["fc2.bias"]
     sd["fc3.weight"] = torchic.zeros(1)
@@ -250,7 +250,7 @@ def test_load_state_dict_errors_list_every_problem_and_change_nothing(backend):
     assert 'Unexpected key(s) in state_dict: "fc3.weight"' in msg
     assert "size mismatch for fc1.bias: copying a param with shape [7] from checkpoint, " \
            "the shape in current model is [8]" in msg
-    np.testing.assert_array_equal(m.fc1.weight.numpy(), before)
+    np.testing.assert_array_equal(m.fc1.weight.detach().numpy(), before)
 
 
 def test_load_state_dict_non_strict(backend):
@@ -280,7 +280,7 @@ def test_load_state_dict_type_errors(backend):
 def test_linear_forward_backward(backend, rng):
     m = nn.Linear(5, 3)
     x = rng.standard_normal((4, 5)).astype(np.float32)
-    w, b = m.weight.numpy().astype(np.float64), m.bias.numpy().astype(np.float64)
+    w, b = m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64)
     xt = T(x, requires_grad=True)
     y = m(xt)
     close(y, x @ w.T + b)
@@ -292,14 +292,14 @@ def test_linear_forward_backward(backend, rng):
     # batched input and no bias
     m2 = nn.Linear(5, 2, bias=False)
     x3 = rng.standard_normal((2, 3, 5)).astype(np.float32)
-    close(m2(T(x3)), x3 @ m2.weight.numpy().T, rtol=1e-5, atol=1e-5)
+    close(m2(T(x3)), x3 @ m2.weight.detach().numpy().T, rtol=1e-5, atol=1e-5)
 
 
 def test_linear_init_bounds(backend):
     torchic.manual_seed(3)
     m = nn.Linear(100, 50)
     bound = 1 / np.sqrt(100)
-    w, b = m.weight.numpy(), m.bias.numpy()
+    w, b = m.weight.detach().numpy(), m.bias.detach().numpy()
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
     assert w.std() == pytest.approx(bound / np.sqrt(3), rel=0.1)
 
@@ -307,7 +307,7 @@ def test_linear_init_bounds(backend):
 def test_linear_init_is_the_same_on_every_backend(backend):
     # PyTorch's torch.manual_seed(123); nn.Linear(3, 2).weight, bit for bit (torch 2.13)
     torchic.manual_seed(123)
-    w = nn.Linear(3, 2).weight.numpy()
+    w = nn.Linear(3, 2).weight.detach().numpy()
     expected = np.array([[-0.23542964, 0.019124476, -0.28674594],
                          [0.21772662, -0.4919342, 0.42322308]], dtype=np.float32)
     np.testing.assert_array_equal(w, expected)
@@ -315,7 +315,7 @@ def test_linear_init_is_the_same_on_every_backend(backend):
 
 def test_embedding(backend, rng):
     m = nn.Embedding(7, 3)
-    table = m.weight.numpy()
+    table = m.weight.detach().numpy()
     idx = np.array([[1, 2, 6], [0, 1, 1]], dtype=np.int32)
     out = m(torchic.tensor(idx))
     assert out.shape == (2, 3, 3)
@@ -363,7 +363,7 @@ def test_layer_norm_forward_and_gradients(backend, rng):
     with torchic.no_grad():
         m.weight.copy_(T(rng.standard_normal(6)))
         m.bias.copy_(T(rng.standard_normal(6)))
-    w, b = m.weight.numpy().astype(np.float64), m.bias.numpy().astype(np.float64)
+    w, b = m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64)
     x = rng.standard_normal((4, 6))
     gy = rng.standard_normal((4, 6))
     xt = T(x, requires_grad=True)
@@ -398,7 +398,7 @@ def test_batchnorm1d_training_forward_backward_and_running_stats(backend, rng):
     with torchic.no_grad():
         m.weight.copy_(T([1.5, 0.5, -1.0]))
         m.bias.copy_(T([0.1, 0.2, 0.3]))
-    w, b = m.weight.numpy().astype(np.float64), m.bias.numpy().astype(np.float64)
+    w, b = m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64)
     run_mean, run_var = np.zeros(3), np.ones(3)
     for step in range(3):
         x = rng.standard_normal((8, 3)) * 2 + step
@@ -467,7 +467,7 @@ def test_dropout(backend):
     xt = torchic.ones(4, 50, requires_grad=True)
     out = m(xt)
     out.sum().backward()
-    np.testing.assert_allclose(xt.grad.numpy(), out.numpy())
+    np.testing.assert_allclose(xt.grad.numpy(), out.detach().numpy())
     m.eval()
     assert m(x) is x
     assert nn.Dropout(0.0)(x) is x

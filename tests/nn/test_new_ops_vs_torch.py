@@ -27,7 +27,7 @@ def _pair(array, grad=False):
 
 def _same(got, want, atol=1e-6, rtol=1e-5):
     want = want.detach().numpy() if hasattr(want, "detach") else np.asarray(want)
-    got = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
+    got = got.detach().numpy() if hasattr(got, "numpy") else np.asarray(got)
     assert got.shape == want.shape, (got.shape, want.shape)
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=atol,
                                rtol=rtol, equal_nan=True)

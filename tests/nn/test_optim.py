@@ -105,7 +105,7 @@ def run_both(make_opt, ref, rtol=2e-5, atol=2e-6, lr_changes=None, scoped=False)
         ref_params = [ref.step(i, p, g.astype(np.float32).astype(np.float64))
                       for i, (p, g) in enumerate(zip(ref_params, grads))]
         for p, r in zip(params, ref_params):
-            np.testing.assert_allclose(p.numpy(), r, rtol=rtol, atol=atol,
+            np.testing.assert_allclose(p.detach().numpy(), r, rtol=rtol, atol=atol,
                                        err_msg=f"after step {k + 1}")
     return opt, params
 
@@ -181,7 +181,7 @@ def test_training_loop_in_track_tensors(backend, make):
                 losses.append(loss.item())
             torchic.sync()
             live.append(torchic.memory()["live_tensors"])
-        return [p.numpy() for p in model.parameters()], losses, live
+        return [p.detach().numpy() for p in model.parameters()], losses, live
 
     ref_params, ref_losses, _ = train(scoped=False)
     params, losses, live = train(scoped=True)
@@ -233,7 +233,8 @@ def test_matches_torch_optim_when_installed(backend):
             opt.step()
             topt.step()
         for p, tp in zip(params, tparams):
-            np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -244,8 +245,8 @@ def test_params_without_grad_are_skipped(backend):
     opt = optim.SGD([a, b], lr=0.5, momentum=0.9)
     a.grad = T([1.0, 1.0])
     opt.step()
-    np.testing.assert_allclose(a.numpy(), [0.5, 1.5])
-    np.testing.assert_allclose(b.numpy(), [3.0])
+    np.testing.assert_allclose(a.detach().numpy(), [0.5, 1.5])
+    np.testing.assert_allclose(b.detach().numpy(), [3.0])
     assert b not in opt.state
 
 
@@ -264,8 +265,8 @@ def test_param_groups_with_their_own_hyperparameters(backend):
     opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
     a.grad, b.grad = T([1.0]), T([1.0])
     opt.step()
-    np.testing.assert_allclose(a.numpy(), [0.9])
-    np.testing.assert_allclose(b.numpy(), [0.5])
+    np.testing.assert_allclose(a.detach().numpy(), [0.9])
+    np.testing.assert_allclose(b.detach().numpy(), [0.5])
     assert opt.param_groups[1]["momentum"] == 0.0
 
 
@@ -281,7 +282,7 @@ def test_step_with_closure(backend):
 
     loss = opt.step(closure)
     assert loss.item() == 4.0
-    np.testing.assert_allclose(w.numpy(), [1.0])
+    np.testing.assert_allclose(w.detach().numpy(), [1.0])
 
 
 def test_optimizer_argument_errors(backend):
@@ -363,7 +364,7 @@ def test_optimizer_state_dict_round_trip(backend):
                 p.grad = T(gi)
             o.step()
     for p, p2 in zip(params, params2):
-        np.testing.assert_array_equal(p.numpy(), p2.numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), p2.detach().numpy())
 
 
 # ---------------------------------------------------------------------------------------
@@ -451,8 +452,8 @@ def test_adam_matches_torch_over_100_steps(backend, name, kw):
         opt.step()
         topt.step()
         for p, tp in zip(params, tparams):
-            np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6,
-                                       err_msg=f"after step {step + 1}")
+            np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6, err_msg=f"after step {step + 1}")
     for p, tp in zip(params, tparams):
         for k in ("exp_avg", "exp_avg_sq"):
             np.testing.assert_allclose(opt.state[p][k].numpy(), topt.state[tp][k].numpy(),
@@ -484,7 +485,8 @@ def test_fused_update_is_one_op_per_parameter_bit_for_bit_the_unfused_ops(backen
             assert ops_f == ["adam_update", "adam_update"], ops_f
         opt_o.step()
         for a, b in zip(fused_p, other_p):
-            np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=f"step {step + 1}")
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy(),
+                                          err_msg=f"step {step + 1}")
             for k in ("exp_avg", "exp_avg_sq"):
                 np.testing.assert_array_equal(opt_f.state[a][k].numpy(),
                                               opt_o.state[b][k].numpy())
@@ -506,7 +508,7 @@ def test_non_contiguous_parameter_or_grad_falls_back_to_the_separate_ops(backend
             assert "adam_update" not in _issued_ops(o.step)
         ref_p = ref.step(0, ref_p, g.astype(np.float64))
         for t in (strided_p, p):
-            np.testing.assert_allclose(t.numpy(), ref_p, rtol=2e-5, atol=2e-6)
+            np.testing.assert_allclose(t.detach().numpy(), ref_p, rtol=2e-5, atol=2e-6)
 
 
 def test_compiled_fused_step_reads_hyperparameters_at_every_replay(backend):
@@ -529,7 +531,8 @@ def test_compiled_fused_step_reads_hyperparameters_at_every_replay(backend):
                 opt.param_groups[0].update(lr=3e-2, betas=(0.7, 0.9), eps=1e-4,
                                            weight_decay=0.5)
             run(T(g))
-        results.append((p.numpy(), opt.state[p]["exp_avg"].numpy(), opt.state[p]["step"]))
+        results.append((p.detach().numpy(), opt.state[p]["exp_avg"].numpy(),
+                        opt.state[p]["step"]))
     (pe, me, se), (pc, mc, sc) = results
     np.testing.assert_array_equal(pc, pe)
     np.testing.assert_array_equal(mc, me)
@@ -547,14 +550,14 @@ def test_fused_state_dict_round_trip_continues_bit_for_bit(backend):
         opt.step()
     sd = opt.state_dict()
     assert sd["state"][0]["step"] == 5 and sd["param_groups"][0]["fused"] is None
-    q = T(p.numpy(), requires_grad=True)
+    q = T(p.detach().numpy(), requires_grad=True)
     opt2 = optim.AdamW([q], lr=1e-2)
     opt2.load_state_dict(sd)
     for g in grads[5:]:
         for t, o in ((p, opt), (q, opt2)):
             t.grad = T(g)
             o.step()
-    np.testing.assert_array_equal(q.numpy(), p.numpy())
+    np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
     assert opt2.state[q]["step"] == 10
 
 

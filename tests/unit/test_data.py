@@ -227,6 +227,19 @@ def test_default_collate_dtypes_and_errors(backend):
         default_collate([[1, 2], [3]])
 
 
+@pytest.mark.parametrize("make", [torchic.zeros, np.zeros], ids=["tensors", "arrays"])
+def test_default_collate_of_unequal_shapes_raises_pytorchs_error(backend, make):
+    """Stacking samples of different shapes: PyTorch's RuntimeError and message (issue 39)."""
+    want = r"stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at " \
+           r"entry 2"
+    with pytest.raises(RuntimeError, match=want):
+        default_collate([make(2), make(2), make(3)])
+    torch = pytest.importorskip("torch")
+    batch = [torch.zeros(2), torch.zeros(2), torch.zeros(3)]
+    with pytest.raises(RuntimeError, match=want):
+        torch.utils.data.default_collate(batch)
+
+
 # -- DataLoader ------------------------------------------------------------------------------------
 
 def test_dataloader_batches_in_order(backend):

@@ -34,7 +34,7 @@ def test_pickle_round_trips_values_dtype_shape_and_requires_grad(backend):
             assert type(u) is torchic.Tensor and u is not t
             assert u.shape == t.shape and u.dtype == t.dtype
             assert u.requires_grad == t.requires_grad and u.is_leaf
-            np.testing.assert_array_equal(u.numpy(), t.numpy())
+            np.testing.assert_array_equal(u.detach().numpy(), t.detach().numpy())
             assert u._storage is not t._storage
 
 

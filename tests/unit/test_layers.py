@@ -26,6 +26,7 @@ LAYERS = [
     ["raw"],
     ["generator"],
     ["creation"],
+    ["random_fills"],
     ["autograd"],
     ["functions.common"],
     ["functions.elementwise", "functions.views"],

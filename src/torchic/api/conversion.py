@@ -90,6 +90,13 @@ def _is_bool(dtype):
 
 
 def to_dtype(a, dtype):
+    """`a` in `dtype` (itself when it has it already): .float(), .int(), .long(), .to(dtype).
+
+    float32 -> int32 is the copy op's cast (ops.py), the same on every backend: truncation
+    toward zero, saturation to [-2^31, 2^31 - 1], NaN -> 0. PyTorch leaves NaN and
+    out-of-range values undefined there (x86 gives -2^31); the cast runs on the device and
+    cannot refuse them without reading the values. A *number* that int32 cannot hold is
+    refused where it enters (creation, fill_, masked_fill), as PyTorch refuses it."""
     if _is_bool(dtype):
         return a != 0               # a 0/1 mask: torchic's bool
     code = dtype_code(dtype)      # (raises TypeError naming an unknown dtype, before any op)

@@ -215,10 +215,11 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """
     tensors = [as_operand(t) for t in tensors]
     if not tensors:
-        raise ValueError("stack needs a non-empty sequence of tensors")
-    shapes = {t.shape for t in tensors}
-    if len(shapes) != 1:
-        raise ValueError(f"stack expects tensors of equal shape, got "
-                         f"{[list(t.shape) for t in tensors]}")
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):      # PyTorch's error class and message
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {i}")
     d = normalize_axis(dim, tensors[0].ndim + 1)
     return cat([unsqueeze(t, d) for t in tensors], d)

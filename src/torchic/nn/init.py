@@ -2,7 +2,7 @@
 
 Values are PyTorch's for the same seed: each function computes its bound / std with
 torch.nn.init's formulas in the same float64 order and fills through Tensor.uniform_ /
-normal_ (creation.py), which draw from the generator exactly as PyTorch's kernels do, so
+normal_ (random_fills.py), which draw from the generator exactly as PyTorch's kernels do, so
 `torch.manual_seed(42); nn.Linear(4, 3).weight` is bit-identical to PyTorch's. Every
 function runs under no_grad and returns the tensor (fan_in / fan_out as in
 ``torch.nn.init``: for a weight of shape (out, in, *k), fan_in = in * prod(k)).
@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import creation
+from .. import creation, random_fills
 from ..autograd import no_grad
 from ..generator import Generator
 from ..tensor import Tensor
@@ -83,7 +83,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
     """Fill with U(a, b)."""
     _check(tensor, "uniform_")
     with no_grad():
-        return creation.uniform_(tensor, a, b, generator=generator)
+        return random_fills.uniform_(tensor, a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
@@ -91,7 +91,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     """Fill with N(mean, std^2) (mean=0, std=1 gives the numbers randn would)."""
     _check(tensor, "normal_")
     with no_grad():
-        return creation.normal_(tensor, mean, std, generator=generator)
+        return random_fills.normal_(tensor, mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
@@ -141,8 +141,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
     p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
     with no_grad():
-        return creation._fill_random(tensor, by_normals if p > 0.3 else by_uniforms,
-                                     "trunc_normal_")
+        return random_fills._fill_random(tensor, by_normals if p > 0.3 else by_uniforms,
+                                         "trunc_normal_")
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

@@ -274,7 +274,7 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        values = weights.numpy() if isinstance(weights, Tensor) else np.asarray(weights)
+        values = weights.detach().numpy() if isinstance(weights, Tensor) else np.asarray(weights)
         if values.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape "
                              f"{tuple(values.shape)}")

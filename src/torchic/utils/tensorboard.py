@@ -40,7 +40,7 @@ def _number(value, what):
 
 def _array(values):
     if isinstance(values, Tensor):
-        return values.numpy().astype(np.float64).ravel()
+        return values.detach().numpy().astype(np.float64).ravel()
     return np.asarray(values, dtype=np.float64).ravel()
 
 

@@ -1,0 +1,77 @@
+"""In-place random fills: Tensor.normal_, uniform_, exponential_, random_ (and nn.init's).
+
+PyTorch's numbers, bit for bit, as creation.py's random tensors (same generator, same draw
+order: the filled tensor's memory order); the values are drawn on the host and copied in.
+"""
+
+import numpy as np
+
+from .creation import _gen, _in_memory_order, _int_arg, _integers, from_numpy_array
+from .generator import Generator
+from .tensor import Tensor
+
+
+def _fill_random(t, values_of, kernel):
+    """Overwrite t with values_of(n, contiguous) drawn in t's memory order."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{kernel} fills a torchic Tensor, got {type(t).__name__}")
+    def draw():
+        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides, values_of),
+                                    dtype=np.int32 if t._dtype == "i32" else np.float32)
+    return t.copy_(from_numpy_array(draw(), t._dtype, source=draw))
+
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill t with N(mean, std^2): PyTorch's Tensor.normal_ numbers."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if t._dtype != "f32":
+        raise NotImplementedError("\"normal_kernel_cpu\" not implemented for 'Int'")
+    return _fill_random(t, lambda n, c: _gen(generator).normal_float(n, mean, std, c),
+                        "normal_")
+
+
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *,
+             generator: Generator | None = None) -> Tensor:
+    """Fill t with U[a, b): PyTorch's Tensor.uniform_ numbers."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a} > to={b}")
+    if t._dtype != "f32":
+        raise NotImplementedError("\"check_uniform_bounds\" not implemented for 'Int'")
+    return _fill_random(t, lambda n, c: _gen(generator).uniform_float(n, a, b), "uniform_")
+
+
+def exponential_(t: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill t with Exp(lambd) samples: PyTorch's Tensor.exponential_ numbers."""
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if t._dtype != "f32":
+        raise RuntimeError("Exponential distribution is a continuous probability "
+                           "distribution. dtype must be a floating point but you specified Int")
+    return _fill_random(t, lambda n, c: _gen(generator).exponential_float(n, lambd),
+                        "exponential_")
+
+
+def random_(t: Tensor, from_: int | None = None, to: int | None = None, *,
+            generator: Generator | None = None) -> Tensor:
+    """Tensor.random_(): random_(to) and random_(from, to) draw integers in [from, to);
+    random_() draws in [0, 2^24] for float32 and [0, 2^31) for int32, as PyTorch does."""
+    if from_ is not None and to is None:
+        from_, to = 0, from_
+    g = _gen(generator)
+    if from_ is None:
+        if t._dtype == "f32":
+            values = lambda n, c: (g.random(n) % np.uint32(2 ** 24 + 1)).astype(np.int64)
+        else:
+            values = lambda n, c: (g.random(n) % np.uint32(2 ** 31)).astype(np.int64)
+    else:
+        low, high = _int_arg("from", from_), _int_arg("to", to)
+        if high <= low:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high}")
+        values = lambda n, c: g.randint(n, low, high)
+    return _fill_random(t, lambda n, c: _integers(values(n, c), t._dtype, "random_"),
+                        "random_")
