@@ -19,9 +19,9 @@ after the other, a fixed order); reductions over kept rows, then over the reduce
 (partial results combined into out in order by the row's ``combine``); the row-wise ops
 over rows (causal_softmax over its leading axes, each part's diagonal moved by its first
 row; layer_norm_grad's (2, R, C) out along axis 1: its kernel binds the two planes apart,
-so each plane, not the pair, has to fit a window). What no rule can cut (a gather table,
-a matmul's B, one row larger than a window) raises ``TooLargeError`` naming the op and
-the limit.
+so each plane, not the pair, has to fit a window). A matmul operand that no cut makes fit
+(a strided or transposed B) is copied contiguous first. What no rule can cut (a gather
+table, one row larger than a window) raises ``TooLargeError`` naming the op and the limit.
 
 Ops on arenas that all fit a binding take none of this: one flag (``GPU.any_big``) is
 all the per-op path tests.
