@@ -3,6 +3,7 @@ changes, and a compiled module's output carries the recorded backward (nanoGPT's
 `model = torch.compile(model)`): compiling changes speed, never results."""
 
 import contextlib
+import inspect
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import torchic
 import torchic.nn as nn
 import torchic.nn.functional as F
+import torchic.testing
 from torchic import dispatcher
 from torchic.backend import Backend
 from torchic.compile import MAX_LIVE, _Graph
@@ -278,3 +280,25 @@ def test_a_backend_without_a_replay_replays_record_by_record(backend, monkeypatc
     assert all(np.array_equal(a, b) for a, b in zip(eager[1], compiled[1]))
     graph, = compiled[2].programs.values()
     assert all(p._packed is None for p in graph.programs)
+
+
+def test_every_backend_replays_through_the_one_interface():
+    """Backend's replay part has one signature, which every backend keeps."""
+    for name in dispatcher.backend_names():
+        kind = dispatcher.backend_class(name)
+        for method in ("pack", "push_packed", "slot_fits", "release_packed"):
+            assert (list(inspect.signature(getattr(kind, method)).parameters)[1:] ==
+                    list(inspect.signature(getattr(Backend, method)).parameters)[1:]), \
+                (name, method)
+        assert isinstance(kind.program_slots, bool)
+
+
+def test_entry_points_are_rebound_in_nested_order(backend):
+    """Runtime.rebind / restore: a recording inside issued_ops sees the ops, and both
+    leave the runtime's own entry points behind."""
+    rt = dispatcher.runtime()
+    before = {n: rt.__dict__.get(n) for n in ("alloc", "free", "run", "write", "read")}
+    f = torchic.compile(lambda x: x * 2.0 + 1.0)
+    ops = torchic.testing.issued_ops(lambda: [f(torchic.ones(3)) for _ in range(3)])
+    assert ops.count("mul") == 2          # the warm-up and the recording; then replays
+    assert {n: rt.__dict__.get(n) for n in before} == before

@@ -240,27 +240,27 @@ class SimdBackend(Backend):
             self._push_failed()
         return handle
 
-    def push_packed(self, prepared, blocks=None):
+    def push_packed(self, packed, blocks=None):
         """Queue a program made by pack(), behind every pending record. `blocks`: one
         (block, byte offset into it) per slot, the memory this run's slot views use
         instead of the recorded blocks' (torchic.compile's zero-copy arguments); the Rust
         side checks that each lies inside its arena and reaches as far as those views."""
         if self._closed:
             raise RuntimeError("the simd runtime is closed")
-        if prepared.ctx != self._ctx:   # a forked child's own context: prepare it there
-            prepared.handle = self._prepare(prepared.data, prepared.slots)
-            prepared.ctx = self._ctx
+        if packed.ctx != self._ctx:   # a forked child's own context: prepare it there
+            packed.handle = self._prepare(packed.data, packed.slots)
+            packed.ctx = self._ctx
         words = b"".join(_BLOCK.pack(b.arena, b.offset + skip, b.size - skip)
                          for b, skip in blocks) if blocks else b""
         with self._flush_lock:
             self._push_pending()
-            if self._lib.push_program(self._ctx, prepared.handle, words,
+            if self._lib.push_program(self._ctx, packed.handle, words,
                                       len(words) // 24) < 0:
                 self._push_failed()
 
-    def release_packed(self, prepared):
-        if not self._closed and prepared.ctx == self._ctx:
-            self._lib.release_program(self._ctx, prepared.handle)
+    def release_packed(self, packed):
+        if not self._closed and packed.ctx == self._ctx:
+            self._lib.release_program(self._ctx, packed.handle)
 
     def _record_parts(self, op, out, inputs, params):
         """The packed pieces of one op record, and whether it should start at once."""

@@ -291,24 +291,24 @@ class WebGPUBackend(Backend):
             tables = adam.Tables(self.gpu, runs, self.buffers)
             return tables.attach(replay.capture(self.gpu, issue, slots))
 
-    def slot_fits(self, recording, k, block, skip):
-        """Can a push run slot k of recording at byte `skip` of block? (replay.fits)"""
-        return replay.fits(recording, k, block, skip)
+    def slot_fits(self, packed, k, block, skip):
+        """Can a push run slot k of packed at byte `skip` of block? (replay.fits)"""
+        return replay.fits(packed, k, block, skip)
 
-    def push_packed(self, recording, blocks=None):
+    def push_packed(self, packed, blocks=None):
         """Replay a packed recording; `blocks`: one (block, byte skip) per slot, where this
         run's slot views lie (each one slot_fits)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the webgpu runtime is closed")
             if blocks:
-                replay.move(self.gpu, recording, blocks)
-            replay.replay(self.gpu, recording)
+                replay.move(self.gpu, packed, blocks)
+            replay.replay(self.gpu, packed)
 
-    def release_packed(self, recording):
+    def release_packed(self, packed):
         with self._lock:
             if not self._closed:
-                replay.release(self.gpu, recording)
+                replay.release(self.gpu, packed)
 
     def fill(self, out, value):
         if out.dtype == "i32":
