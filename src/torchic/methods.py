@@ -113,6 +113,7 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
         raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                            "the deepcopy protocol")
     new = raw.copy_into(raw.new_tensor(self.shape, self._dtype), self)
+    new._mask = self._mask
     if type(self) is not Tensor:
         new = type(self)(new, requires_grad=self.requires_grad)
     elif self.requires_grad:
@@ -146,8 +147,8 @@ def _reduce_ex(self: Tensor, protocol: SupportsIndex) -> tuple[Any, ...]:
     and requires_grad, as PyTorch's pickle does (a non-leaf comes back a leaf, .grad is
     dropped); unpickling allocates on the current runtime. Two views of one storage come
     back as two separate tensors."""
-    return _rebuild_tensor, (type(self), self.detach().numpy(), self._dtype,
-                            self.requires_grad)
+    return _rebuild_tensor, (type(self), self.detach().numpy(),
+                             "bool" if self._mask else self._dtype, self.requires_grad)
 
 
 # -- DLPack and NumPy aliasing --------------------------------------------------------

@@ -4,6 +4,9 @@ included) while nn.functional.embedding refuses them as PyTorch does; a float te
 refused with PyTorch's IndexError unless it is a mask (dtypes.py: comparisons, ~ / & / | of
 masks, bool data). Checked against NumPy, and against PyTorch where it is installed."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -108,7 +111,8 @@ def _mask_keys(lib):
             x[:, 0].to(lib.bool), lib.tensor([True, False, True, False]),
             lib.tensor(np.array([True, False, False, True])), lib.zeros(4, dtype=lib.bool),
             (x > 4)[:, 1], lib.cat([m[:2], m[2:]]), m[lib.tensor([3, 2, 1, 0])],
-            m.clone(), m.detach(), m.view(2, 2).reshape(-1)]
+            m.clone(), m.detach(), m.view(2, 2).reshape(-1), copy.deepcopy(m),
+            pickle.loads(pickle.dumps(m))]
 
 
 def _masked(lib):
