@@ -281,7 +281,6 @@ ALL_OPS = tuple(op.name for op in OPS)
 INT_BINARY = tuple(op.name for op in OPS if op.family == "binary" and "i32" in op.dtypes)
 
 
-
 def check_row(op):
     """Raise TypeError unless the row is well formed: known family, split, cut and fuse
     kinds; a split its cut agrees with; a combine op exactly for the reductions; one
@@ -299,6 +298,7 @@ for _op in OPS:
     if BY_NAME[_op.name] is not _op:
         raise TypeError(f"op {_op.name!r} has two rows")
     check_row(_op)
+
 # op name -> its property, for the passes that ask
 CUT = {op.name: op.cut for op in OPS}
 FUSE = {op.name: op.fuse for op in OPS}
