@@ -39,7 +39,8 @@ overwrite their activations). A tensor's in-place change between forward and bac
 raises as in eager mode, for the outside tensors the graph saved and for the outputs.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
-each argument apart. A module's other attributes (`.train()`, `.parameters()`) are
+each argument apart. A compiled function called inside another's recording runs fn: its
+ops become part of that recording. A module's other attributes (`.train()`, `.parameters()`) are
 reached through the compiled object.
 """
 
@@ -54,7 +55,7 @@ from .autograd import Function, is_grad_enabled
 from .compile_autograd import CompiledBackward, Guard
 from .functions.common import constant
 from .recording import (CompileError, Program, _fresh_copy, _Recorder, host_values,  # noqa: F401
-                        memory_of_programs, recording)
+                        memory_of_programs, recording, recording_active)
 from .tensor import Tensor
 
 MAX_PROGRAMS = 8        # signatures kept per compiled function (oldest dropped first)
@@ -255,6 +256,8 @@ class Compiled:
         return sig, tensors
 
     def __call__(self, *args, **kwargs):
+        if recording_active():     # inside another compiled function's recording: its ops
+            return self.fn(*args, **kwargs)   # are that one's (a replay would bypass it)
         keys = tuple(sorted(kwargs))
         sig, tensors = self._signature(args + tuple(kwargs[k] for k in keys) if keys else args,
                                        keys)

@@ -404,6 +404,11 @@ def _contiguous(shape):
     return tuple(reversed(strides))
 
 
+def recording_active():
+    """Is a call being recorded now (on any thread: the runtime's entry points are)?"""
+    return _recording is not None
+
+
 @contextlib.contextmanager
 def recording(rec):
     """Record one call into rec (a _Recorder): it is installed on the runtime inside."""

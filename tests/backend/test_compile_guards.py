@@ -302,3 +302,26 @@ def test_entry_points_are_rebound_in_nested_order(backend):
     ops = torchic.testing.issued_ops(lambda: [f(torchic.ones(3)) for _ in range(3)])
     assert ops.count("mul") == 2          # the warm-up and the recording; then replays
     assert {n: rt.__dict__.get(n) for n in before} == before
+
+
+def test_a_compiled_module_inside_a_compiled_step_is_part_of_its_recording(backend):
+    """The inner function replays on its own first; called inside the outer recording it
+    runs its Python, so its ops are the outer program's (a replay there would bypass the
+    recorder: the outer replays would skip the forward)."""
+    def run(compiled):
+        model = _model("mlp")
+        opt = torchic.optim.SGD(model.parameters(), lr=0.1)
+        f = torchic.compile(model) if compiled else model
+        batches = _batches("mlp", 10, np.random.default_rng(11))
+        for x, _ in batches[:3]:
+            f(x)                       # the inner one records and replays alone
+
+        def step(x, y):
+            loss = F.cross_entropy(f(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+        step = torchic.compile(step) if compiled else step
+        return [step(x, y).item() for x, y in batches]
+    assert run(False) == run(True)
