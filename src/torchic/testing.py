@@ -254,7 +254,8 @@ SPECIAL = np.array([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e30, 
                    dtype=np.float32)
 SPECIAL_PAIRS = (SPECIAL[:, None], SPECIAL[None, :])
 # tiny and subnormal values, checked relatively (a formula such as (e^2x - 1) / (e^2x + 1)
-# gives tanh(1e-8) = 2.98e-8; a log2 that flushes subnormals gives (1e-45) ** 0.5 = 7.7e-20)
+# gives tanh(1e-8) = 2.98e-8; a log2 that flushes subnormals gives (1e-45) ** 0.5 = 7.7e-20,
+# a log that does, log(1e-45) = -88.0)
 TINY = np.array([1e-8, -1e-8, 1e-20, 4e-4, 1e-38, 1e-45, -1e-45], dtype=np.float32)
 SPECIAL_TINY = np.concatenate([SPECIAL, TINY])
 SPECIAL_ROWS = np.array([          # rows for reductions and row ops
@@ -383,7 +384,8 @@ def _sigmoid(a):
 # -- elementwise: one row per op ----------------------------------------------------------
 unary("neg", lambda a: -a, np.negative)
 unary("exp", torchic.exp, np.exp, dfdx=np.exp, accuracy=("ulp", 3, -104.5, 89.0))
-unary("log", torchic.log, np.log, "pos", dfdx=lambda x: 1 / x, accuracy=("ulp", 3, 0.5, 2.0))
+unary("log", torchic.log, np.log, "pos", dfdx=lambda x: 1 / x, accuracy=("ulp", 3, 0.5, 2.0),
+      special=Special((SPECIAL_TINY,)))
 unary("relu", torchic.relu, lambda a: np.maximum(a, 0), kinks=True)
 unary("tanh", torchic.tanh, np.tanh, dfdx=lambda x: 1 - np.tanh(x) ** 2,
       accuracy=("abs", 1e-6, -30.0, 30.0), special=Special((SPECIAL_TINY,)))

@@ -23,7 +23,7 @@ MAX_DIMS = 6
 UNARY = {
     "neg": "-a",
     "exp": "exp(a)",
-    "log": "log(a)",
+    "log": "tlog(a)",
     "relu": "select(max(a, T(0.0)), a, isn(a))",
     "tanh": "ttanh(a)",
     "sigmoid": "T(1.0) / (T(1.0) + exp(-a))",
@@ -53,6 +53,15 @@ fn ttanh(x: T) -> T {
     + T(1.33314422036e-1)) * s + T(-3.33332819422e-1);
   let small = select(p * s * x + x, x, x == T(0.0));
   return select(select(big, -big, x < T(0.0)), small, a < T(0.625) | isn(x));
+}
+"""
+
+# log of a subnormal through x * 2^23 (lavapipe's log flushes it: log(1e-45) was -88.0,
+# not -103.3)
+TLOG = """
+fn tlog(x: T) -> T {
+  let sub = (x < T(1.17549435e-38)) & (x > T(0.0));
+  return select(log(x), log(x * T(8388608.0)) - T(15.942385152878742), sub);
 }
 """
 
@@ -243,7 +252,7 @@ def prelude(text, v4):
     helper functions the text calls, and the T / UT / BT aliases (vec4 ones when v4)."""
     src = ""
     for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU), ("ttanh", TTANH),
-                          ("f32_to_i32", F32_TO_I32)):
+                          ("tlog", TLOG), ("f32_to_i32", F32_TO_I32)):
         if name in text:
             src += snippet
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
