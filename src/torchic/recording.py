@@ -295,6 +295,11 @@ class Program:
     def replay(self, tensors):
         if self.released:
             raise RuntimeError("this compiled program was released")
+        if _recording is not None:     # (a packed push would go past the recorder)
+            raise CompileError(
+                f"torchic.compile: the backward of a compiled call's output, run inside "
+                f"another compiled function's recording, at {_user_line()}: call the "
+                f"compiled function inside that one too")
         slots = self._arguments_in(tensors)
         if self.stages:
             self._stage_host_writes()

@@ -325,3 +325,17 @@ def test_a_compiled_module_inside_a_compiled_step_is_part_of_its_recording(backe
         step = torchic.compile(step) if compiled else step
         return [step(x, y).item() for x, y in batches]
     assert run(False) == run(True)
+
+
+def test_a_backward_replayed_inside_another_recording_is_refused(backend):
+    m = nn.Linear(3, 2)
+    f = torchic.compile(m)
+    x = torchic.ones(1, 3)
+    for _ in range(3):
+        f(x).sum().backward()
+    out = f(x)
+    step = torchic.compile(lambda: out.sum().backward())
+    step()                             # (the warm-up runs it eagerly)
+    out = f(x)
+    with pytest.raises(torchic.CompileError, match="another compiled function's recording"):
+        step()
