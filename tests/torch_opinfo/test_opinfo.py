@@ -1,0 +1,93 @@
+"""Every entry of the baseline (passing.txt) still passes every sample on every backend.
+
+`test_baseline_still_passes` walks op_db on the `backend` fixture's backend: all of it on
+workers and simd, a deterministic 1-in-3 subset (by a hash of the entry's id) on webgpu
+(lavapipe is slow) unless TORCHIC_OPINFO=full. It fails on any baseline entry that no longer
+passes, naming the entry and its first differing sample, and warns about entries that now
+pass but are not in the baseline (add them: python scripts/gen_coverage_opinfo.py --baseline).
+
+    python -m pytest tests/torch_opinfo -q                                  # CI's run
+    TORCHIC_TEST_BACKENDS=workers python -m pytest tests/torch_opinfo -q    # quick
+    TORCHIC_OPINFO=full python -m pytest tests/torch_opinfo -q              # every entry, webgpu too
+"""
+
+import os
+import warnings
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("expecttest")   # op_db's module imports it
+
+import torchic  # noqa: E402
+import opinfo_harness as h  # noqa: E402
+
+BASELINE_FILE = os.path.join(os.path.dirname(__file__), "passing.txt")
+
+
+def baseline():
+    """The entry ids of passing.txt (comments and blank lines aside)."""
+    with open(BASELINE_FILE) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+def selection(backend):
+    """The entry ids walked on `backend` (None: all of them)."""
+    if backend != "webgpu" or h.full_walk():
+        return None
+    return {h.entry_id(op) for op in h.op_db() if h.in_webgpu_sample(h.entry_id(op))}
+
+
+def test_baseline_names_op_db_entries():
+    """passing.txt names real op_db entries, once each."""
+    ids = {h.entry_id(op) for op in h.op_db()}
+    listed = baseline()
+    assert len(listed) == len(set(listed)), "passing.txt lists an entry twice"
+    assert not [e for e in listed if e not in ids], \
+        f"passing.txt names entries op_db does not have: {[e for e in listed if e not in ids]}"
+
+
+def test_baseline_still_passes(backend):
+    results = h.run_all(selection(backend))
+    listed = set(baseline())
+    regressed = [r for r in results if r["entry"] in listed and r["status"] != "pass"]
+    new = [r["entry"] for r in results if r["entry"] not in listed and r["status"] == "pass"]
+    if new:
+        warnings.warn(f"{len(new)} op_db entries now pass on {backend} but are not in "
+                      f"tests/torch_opinfo/passing.txt: {', '.join(new)}; add them with "
+                      f"`python scripts/gen_coverage_opinfo.py --baseline`")
+    assert not regressed, f"{len(regressed)} baseline entries no longer pass on {backend}:\n" + \
+        "\n".join(f"  {r['entry']} ({r['status']}): {r['reason']}" for r in regressed)
+
+
+def _op(eid):
+    return next(op for op in h.op_db() if h.entry_id(op) == eid)
+
+
+def test_harness_fails_wrong_values(backend, monkeypatch):
+    """The comparison is not vacuous: sin's values off by 1e-4 (relative) fail."""
+    op = _op("sin")
+    monkeypatch.setattr(h, "variants", lambda op: [("function", op.op,
+                                                    lambda x: torchic.sin(x) * 1.0001)])
+    r = h.run_entry(op, dtypes=("float32",))
+    assert r["status"] == "fail" and "values differ" in r["reason"], r
+
+
+def test_harness_fails_a_wrong_gradient(backend, monkeypatch):
+    """Gradients are compared: sin's values with the gradient of x (1, not cos x) fail."""
+    op = _op("sin")
+
+    def wrong(x):
+        return torchic.sin(x).detach() + (x - x.detach())
+    monkeypatch.setattr(h, "variants", lambda op: [("function", op.op, wrong)])
+    r = h.run_entry(op, dtypes=("float32",))
+    assert r["status"] == "fail" and "grad of input 0" in r["reason"], r
+
+
+def test_random_ops_compare_value_for_value(backend, monkeypatch):
+    """The generator is PyTorch's: a random entry passes from the same seed, and fails
+    when torchic's generator is seeded differently before the call."""
+    op = _op("multinomial")
+    assert h.run_entry(op)["status"] == "pass"
+    monkeypatch.setattr(h, "_seeded", lambda fn, *a, **k: (torchic.manual_seed(7), fn(*a, **k))[1])
+    assert h.run_entry(op)["status"] == "fail"
