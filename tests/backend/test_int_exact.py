@@ -133,6 +133,9 @@ def test_int_promotions_follow_pytorch(backend):
     assert x.masked_fill(torchic.tensor([0.0, 1.0]), 7.9).tolist() == [1, 7]   # truncated
     with pytest.raises(RuntimeError, match="cannot be converted to type int32"):
         x.masked_fill(torchic.tensor([0.0, 1.0]), float("nan"))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        x.clone().clamp_(1.5)
+    assert x.clone().clamp_(max=2 ** 24 + 3).tolist() == [1, 5]
     with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
         x ** -1
     # a negative exponent in a tensor: C's truncated power, as PyTorch's

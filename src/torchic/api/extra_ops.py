@@ -123,8 +123,13 @@ clip = clamp
 
 def clamp_(input: Tensor, min: Tensor | float | None = None,
            max: Tensor | float | None = None) -> Tensor:
-    """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
-    return copy_(input, clamp(input, min, max))
+    """In-place `clamp`: `input` limited to [min, max]; returns `input`. An int32 input
+    needs int bounds (a float bound's float result is refused, as PyTorch refuses it)."""
+    out = clamp(input, min, max)
+    if out._dtype != input._dtype:
+        raise RuntimeError("result type Float can't be cast to the desired output type Int: "
+                           "clamp_ of an int32 tensor needs int bounds")
+    return copy_(input, out)
 
 
 clip_ = clamp_
