@@ -258,6 +258,7 @@ SPECIAL_PAIRS = (SPECIAL[:, None], SPECIAL[None, :])
 # a log that does, log(1e-45) = -88.0)
 TINY = np.array([1e-8, -1e-8, 1e-20, 4e-4, 1e-38, 1e-45, -1e-45], dtype=np.float32)
 SPECIAL_TINY = np.concatenate([SPECIAL, TINY])
+EXP_SUBNORMAL = np.array([-88.5, -95.0, -100.0, -103.0], np.float32)   # exp: subnormal results
 SPECIAL_ROWS = np.array([          # rows for reductions and row ops
     [NAN, 1.0, 2.0, 0.5],
     [INF, 1.0, 2.0, 0.5],
@@ -383,7 +384,8 @@ def _sigmoid(a):
 
 # -- elementwise: one row per op ----------------------------------------------------------
 unary("neg", lambda a: -a, np.negative)
-unary("exp", torchic.exp, np.exp, dfdx=np.exp, accuracy=("ulp", 3, -104.5, 89.0))
+unary("exp", torchic.exp, np.exp, dfdx=np.exp, accuracy=("ulp", 3, -104.5, 89.0),
+      special=Special((np.concatenate([SPECIAL, EXP_SUBNORMAL]),)))
 unary("log", torchic.log, np.log, "pos", dfdx=lambda x: 1 / x, accuracy=("ulp", 3, 0.5, 2.0),
       special=Special((SPECIAL_TINY,)))
 unary("relu", torchic.relu, lambda a: np.maximum(a, 0), kinks=True)

@@ -22,7 +22,7 @@ MAX_DIMS = 6
 
 UNARY = {
     "neg": "-a",
-    "exp": "exp(a)",
+    "exp": "texp(a)",
     "log": "tlog(a)",
     "relu": "select(max(a, T(0.0)), a, isn(a))",
     "tanh": "ttanh(a)",
@@ -53,6 +53,15 @@ fn ttanh(x: T) -> T {
     + T(1.33314422036e-1)) * s + T(-3.33332819422e-1);
   let small = select(p * s * x + x, x, x == T(0.0));
   return select(select(big, -big, x < T(0.0)), small, a < T(0.625) | isn(x));
+}
+"""
+
+# exp into the subnormal range (x < ln 2^-126) through e^(x + 64 ln 2) * 2^-64: lavapipe's
+# exp flushes it (exp(-100) was 0, not 3.8e-44)
+TEXP = """
+fn texp(x: T) -> T {
+  return select(exp(x), exp(x + T(44.3614195558365)) * T(5.421010862427522e-20),
+                x < T(-87.33654475));
 }
 """
 
@@ -252,7 +261,7 @@ def prelude(text, v4):
     helper functions the text calls, and the T / UT / BT aliases (vec4 ones when v4)."""
     src = ""
     for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU), ("ttanh", TTANH),
-                          ("tlog", TLOG), ("f32_to_i32", F32_TO_I32)):
+                          ("texp", TEXP), ("tlog", TLOG), ("f32_to_i32", F32_TO_I32)):
         if name in text:
             src += snippet
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
