@@ -251,6 +251,12 @@ def test_inplace_errors_are_pytorchs(backend):
     with torchic.no_grad():        # inside no_grad nothing is recorded: allowed
         part.add_(w[0, 0:2])
         w[0] -= 1
+    buf = torchic.zeros(3)
+    with torchic.no_grad():
+        part = buf[0:2]
+    buf[2:].add_(w[0, 0:1])        # the base joins the graph after its no_grad view was made
+    with pytest.raises(RuntimeError, match="view was created in no_grad mode"):
+        part.mul_(2)
 
 
 def test_modifying_a_saved_tensor_fails_at_backward(backend):

@@ -12,6 +12,7 @@ to the new contents inside it). Either way, every live view of the base made in 
 the target included, gets a new grad_fn over the base's new one (functions/views.py).
 """
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .. import raw
 from ..creation import tensor as _tensor_from_data
 from ..autograd import is_grad_enabled
-from ..functions import AsStrided, Clone, CopySlices, NoGradView, as_operand
+from ..functions import AsStrided, Clone, CopySlices, as_operand
 from ..ops import INT_BINARY
 from ..shape import broadcast_shapes, broadcast_strides
 from ..tensor import Tensor
@@ -32,8 +33,8 @@ def _check_inplace(t, other=None):
     """Raise where PyTorch would; True when autograd must record the write."""
     t._storage.check_usable() if t._storage.block is None else None
     base = t._view_base
-    if isinstance(base, NoGradView) and is_grad_enabled() and (
-            base.requires_grad or needs_recording(t, other)):
+    if type(base) is weakref.ref and is_grad_enabled() and (
+            needs_recording(t, other) or getattr(base(), "requires_grad", False)):
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
                            "with grad mode enabled. Given that this use case is ambiguous and "
                            "error-prone, it is forbidden. You can clarify your code by moving "

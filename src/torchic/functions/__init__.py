@@ -17,4 +17,4 @@ from .fused import CausalSoftmax, Dropout, Gelu, LayerNorm
 from .matmul import Linear, MatMul
 from .reduce import CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum
 from .views import (AsStrided, Cast, Cat, Clone, Contiguous, CopySlices, Expand,
-                    GatherRows, IndexView, NoGradView, Permute, Reshape, narrow)
+                    GatherRows, IndexView, Permute, Reshape, narrow)

@@ -14,40 +14,25 @@ from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation,
 from .common import as_strided, reshape_raw, sum_to_shape
 
 
-class NoGradView:
-    """The `_view_base` of a view made under no_grad (or of a view of one): PyTorch refuses
-    to record an in-place op on it, as its base's graph would not see the change. Two
-    instances: NO_GRAD_VIEW, and NO_GRAD_VIEW_OF_GRAD for a view of a tensor that requires
-    grad (refused even when nothing else in the op requires grad)."""
-
-    def __init__(self, requires_grad):
-        self.requires_grad = requires_grad
-
-    def __repr__(self):
-        return "NO_GRAD_VIEW_OF_GRAD" if self.requires_grad else "NO_GRAD_VIEW"
-
-
-NO_GRAD_VIEW, NO_GRAD_VIEW_OF_GRAD = NoGradView(False), NoGradView(True)
-
-
 def mark_view(node, a, out):
     """out (when it shares a's storage) is a view of a's base, the tensor that owns the
     elements (PyTorch's `._base`): `out._view_base`. A view made with grad mode on is also
     listed, weakly, in its base's `_views`, so that an in-place op recorded on the base (or
     on another of its views) gives it a new grad_fn (api/inplace.py's `regenerate_views`);
     a view of a leaf that requires grad is not listed (no in-place op may be recorded on
-    that leaf). A view made under no_grad gets a NoGradView mark instead of its base (it
-    keeps no tensor alive). A view (or reshape's copy) of a mask is a mask. Returns out."""
+    that leaf). A view made under no_grad (or of such a view) holds a weak reference to its
+    base instead: PyTorch refuses to record an in-place op on it, as its base's graph would
+    not see the change. A view (or reshape's copy) of a mask is a mask. Returns out."""
     out._mask = a._mask
     if out._storage is not a._storage:
         return out          # reshape copied
     base = a._view_base
-    if isinstance(base, NoGradView):
+    if type(base) is weakref.ref:
         out._view_base = base
         return out
     base = a if base is None else base
     if not (node.needs_grad or is_grad_enabled()):     # (apply records with grad mode off)
-        out._view_base = NO_GRAD_VIEW_OF_GRAD if base.requires_grad else NO_GRAD_VIEW
+        out._view_base = weakref.ref(base)     # (one per base: weakref reuses it)
         return out
     out._view_base = base
     if base.requires_grad and base.grad_fn is None:
