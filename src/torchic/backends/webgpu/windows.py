@@ -285,11 +285,12 @@ def run(be, op, out, ins, params, depth=0):
     try:
         p = plan(gpu, op, (out,) + tuple(ins), params)
     except TooLargeError:
-        if cut != ops.CUT_MATMUL:
+        wide = [v for v in ins if too_big(gpu, v)]
+        if cut != ops.CUT_MATMUL or any(numel(v.shape) > limit(gpu) for v in wide):
             raise
         # an operand spread wider than a window (a strided B, which no rule cuts: two
-        # batch dims, or a transposed B whose rows each span more than a window): its
-        # contiguous copy (cut by the copy's own plan) instead
+        # batch dims, or a transposed B whose rows each span more than a window) whose
+        # elements fit one: its contiguous copy (a scratch buffer, bound whole) instead
         ins = list(ins)
         for k, v in enumerate(ins):
             if too_big(gpu, v):
