@@ -18,8 +18,10 @@ The design, in the order a run goes:
    `dtype=torch.half` ...) is left out and counted.
 3. **Samples are torch's**, never re-drawn: `op.sample_inputs("cpu", dtype,
    requires_grad=...)` converted with `torchic.tensor(t.detach().numpy())`, keeping
-   requires_grad. torchic has no public `as_strided`, so a non-contiguous torch sample is
-   rebuilt contiguous (same values); the count of such tensors is reported.
+   requires_grad. torchic has no public `as_strided`, so a non-contiguous torch sample would
+   be rebuilt contiguous (same values) and counted in the result's `noncontiguous`; in
+   torch 2.13 `sample_inputs` gives none (the non-contiguous ones are in op_db's
+   `reference_inputs`, which this walk does not run), so the count is 0.
 4. **Compare.** Values: float32 with `atol = 1e-5 * scale` (scale: the largest |value| of the
    sample's float inputs, at least 1) and `rtol = 1e-5`, NaN where torch has NaN, infinities
    of the same sign; integers and bools exactly; shapes exactly; Python scalars likewise.

@@ -55,7 +55,7 @@ def test_baseline_still_passes(backend):
     if new:
         warnings.warn(f"{len(new)} op_db entries now pass on {backend} but are not in "
                       f"tests/torch_opinfo/passing.txt: {', '.join(new)}; add them with "
-                      f"`python scripts/gen_coverage_opinfo.py --baseline`")
+                      f"`python scripts/gen_coverage_opinfo.py --baseline`", stacklevel=1)
     assert not regressed, f"{len(regressed)} baseline entries no longer pass on {backend}:\n" + \
         "\n".join(f"  {r['entry']} ({r['status']}): {r['reason']}" for r in regressed)
 
