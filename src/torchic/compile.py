@@ -35,7 +35,9 @@ accumulates them into .grad as it would eager mode's, bit for bit. A tensor argu
 that requires grad (part of the signature) is a leaf of the recorded graph: the hub's
 edge for its gradient leads to the caller's tensor (its node, or the leaf). A call made
 while an earlier call's outputs still await their backward runs eagerly (a replay would
-overwrite their activations). A tensor's in-place change between forward and backward
+overwrite their activations), and so does one made while a leaf that gets gradients
+through slices of it has a .grad (eager mode writes them into a copy of it; the program
+hands over their sum). A tensor's in-place change between forward and backward
 raises as in eager mode, for the outside tensors the graph saved and for the outputs.
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
@@ -54,6 +56,7 @@ from . import autograd, dispatcher, raw
 from .autograd import Function, is_grad_enabled
 from .compile_autograd import CompiledBackward, Guard
 from .functions.common import constant
+from .functions.views import IndexView
 from .recording import (CompileError, Program, _fresh_copy, _Recorder, host_values,  # noqa: F401
                         memory_of_programs, recording, recording_active)
 from .tensor import Tensor
@@ -82,7 +85,7 @@ class _Graph:
     placeholder per output to the gradients the leaves get), and what a replay's nodes
     need (see the module docstring and compile_autograd.CompiledBackward)."""
 
-    def __init__(self, forward, live, segments, leaves, saved_outside, outputs_read):
+    def __init__(self, forward, live, segments, leaves, lazy, saved_outside, outputs_read):
         self.forward = forward
         self.live = live                  # the indices of the outputs that have a graph
         self.segments = segments          # subset of live positions -> (first edge, Program)
@@ -90,6 +93,7 @@ class _Graph:
         # go) or, for a tensor argument that requires grad, the argument's index
         inputs = {id(t): i for i, t in enumerate(forward.inputs)}
         self.leaves = [inputs[id(t)] if id(t) in inputs else weakref.ref(t) for t in leaves]
+        self.lazy = lazy                  # edges with the sum of a leaf's slice gradients
         self.saved_outside = saved_outside   # Storages outside the programs nodes saved
         self.outputs_read = outputs_read  # the outputs a backward reads (version-checked)
         self.stamp = 0                    # bumped by each replay of the forward
@@ -113,7 +117,12 @@ class _Graph:
         """Must this call run eagerly? Yes while an earlier call's outputs may still be
         backpropagated: a replay would overwrite their activations."""
         hub = self.last() if self.last is not None else None
-        return hub is not None and not hub.freed
+        if hub is not None and not hub.freed:
+            return True
+        # (eager mode writes a leaf's slice gradients into a copy of its .grad: a sum of
+        # them added to it would round differently)
+        return any(type(r) is not int and r()._grad is not None
+                   for r in (self.leaves[p] for p in self.lazy))
 
     def output(self, outs, stamp, tensors):
         """outs (fresh tensors of one call with the tensor arguments `tensors`) with those
@@ -143,28 +152,35 @@ def _record_backward(rt, forward, rec, roots, live):
     gradient per output of the subset, its outputs the gradients the engine hands the
     leaves, one per edge into a leaf, in the engine's order (eager mode adds a leaf's
     gradients into .grad one by one, so the node hands them over one by one: the same
-    sums, bit for bit). For each recording the edges into leaves are pointed at stand-in
-    leaves (detached aliases), so the leaves' .grad and hooks see nothing; the graph is
+    sums, bit for bit; a leaf that a slice of it gets gradients through (IndexView's lazy
+    ones, summed where eager mode sums them) gets one, their sum). For each recording the
+    edges into leaves are pointed at stand-in leaves (detached aliases), so the leaves'
+    .grad and hooks see nothing; the graph is
     kept for the next subset and consumed by the last, as by backward(). The programs
     run one at a time, so each recording reuses the blocks the one before freed (one
     pool: their temporaries overlap; the last program owns them)."""
-    def nodes(subset):
-        return autograd._topological_order(_Join.root([roots[k] for k in subset])[0].grad_fn)
-    saved = {id(t._storage): t._storage for node in nodes(range(len(roots)))
+    saved = {id(t._storage): t._storage for node in _nodes(roots)
              for t in node._saved if id(raw.view_of(t).block) not in rec.owned}
+    sliced = {id(t) for t in _sliced_leaves(roots)}
     subsets = [s for n in range(1, len(roots) + 1)
                for s in itertools.combinations(range(len(roots)), n)]
     real, stand_ins, leaves, segments, reads, brec, recorders = {}, [], [], {}, set(), None, []
+    lazy = []
     for n, subset in enumerate(subsets):
         grads = [raw.copy_into(raw.new_tensor(roots[k].shape), constant(0.0)) for k in subset]
         root, gradient = _Join.root([roots[k] for k in subset], grads)
-        mine = []
+        mine, shared = [], {}
         for node in autograd._topological_order(root.grad_fn):
             edges = list(node.edges)
             for j, edge in enumerate(edges):
                 if edge is not None and not isinstance(edge, Function):
                     leaf = real.get(id(edge), edge)
+                    if id(leaf) in shared:
+                        edges[j] = shared[id(leaf)]
+                        continue
                     edges[j] = edge.detach()
+                    if id(leaf) in sliced:
+                        shared[id(leaf)] = edges[j]
                     real[id(edges[j])] = leaf
                     stand_ins.append(edges[j])      # (kept: their ids stay unique)
                     mine.append(edges[j])
@@ -179,6 +195,7 @@ def _record_backward(rt, forward, rec, roots, live):
         program = Program(brec, grads, [t._grad.detach() for t in got], list)
         segments[subset] = (len(leaves), program)
         recorders.append((program, brec))
+        lazy += [len(leaves) + k for k, t in enumerate(got) if id(real[id(t)]) in sliced]
         leaves += [real[id(t)] for t in got]
         reads |= {id(v.block) for r in program.records for v in (r[1],) + r[2]}
     for t in stand_ins:          # (their gradients are the programs' alone now)
@@ -187,8 +204,20 @@ def _record_backward(rt, forward, rec, roots, live):
         program.prepare(brec)
     outputs_read = [live[k] for k in range(len(roots))
                     if id(raw.view_of(forward.outputs[live[k]]).block) in reads]
-    return _Graph(forward, live, segments, leaves, list(saved.values()), outputs_read), \
+    return _Graph(forward, live, segments, leaves, lazy, list(saved.values()),
+                  outputs_read), \
         reads
+
+
+def _nodes(roots):
+    """The nodes of the graph of the tensors `roots`, in the engine's order."""
+    return autograd._topological_order(_Join.root(roots)[0].grad_fn)
+
+
+def _sliced_leaves(roots):
+    """The leaves that get gradients through a slice of them (IndexView's lazy ones)."""
+    return list({id(e): e for node in _nodes(roots) if isinstance(node, IndexView)
+                 for e in node.edges if e is not None and not isinstance(e, Function)}.values())
 
 
 class _Join(Function):
@@ -316,6 +345,10 @@ class Compiled:
                 self.programs[sig] = _EAGER
                 return result
             program = Program(rec, inputs, [t.detach() for t in outputs], structure)
+            if live and any(t._grad is not None
+                            for t in _sliced_leaves([outputs[i] for i in live])):
+                program.release()      # (_Graph.busy: record when those have no .grad)
+                return result
             if live:        # record its backward too: replays return a graph
                 graph, reads = _record_backward(rt, program, rec,
                                                 [outputs[i] for i in live], live)

@@ -160,6 +160,14 @@ class CompiledBackward(Function):
                     f"one of the tensors needed for gradient computation in "
                     f"{self.name} has been modified by an inplace operation: it is at "
                     f"version {s.version}; expected version {v}")
+        for p in graph.lazy:
+            edge = self.edges[p]
+            if isinstance(edge, Tensor) and edge._grad is not None:
+                raise RuntimeError(
+                    "torchic.compile: a tensor whose slices get gradients inside the compiled "
+                    "function got a .grad between the call and its backward: eager mode "
+                    "writes them into it one by one, the recorded backward has their sum; "
+                    "zero the grads before the call")
         subset = tuple(sorted(grads))
         first, program = graph.segments[subset]
         out = [None] * len(self.edges)

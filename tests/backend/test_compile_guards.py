@@ -339,3 +339,36 @@ def test_a_backward_replayed_inside_another_recording_is_refused(backend):
     out = f(x)
     with pytest.raises(torchic.CompileError, match="another compiled function's recording"):
         step()
+
+
+class Sliced(nn.Module):
+    """A parameter whose (overlapping) slices get gradients: eager mode writes them into
+    one buffer, or into a copy of .grad when it has one."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torchic.randn(4, 6))
+
+    def forward(self, x):
+        return ((x @ self.w[:, :4]).tanh().sum(1) + (x @ self.w[:, 2:]).sum(1) +
+                self.w[1:3, :].sum())
+
+
+@pytest.mark.parametrize("accumulate", [1, 2])
+def test_sliced_parameters_and_accumulated_grads_match_eager(backend, accumulate):
+    def run(compiled):
+        torchic.manual_seed(0)
+        model = Sliced()
+        f = torchic.compile(model) if compiled else model
+        opt = torchic.optim.SGD(model.parameters(), lr=0.1)
+        rng = np.random.default_rng(0)
+        for i in range(8):
+            if i % accumulate == 0:
+                opt.zero_grad()
+            f(torchic.tensor(rng.standard_normal((5, 4)).astype(np.float32))).sum().backward()
+            if i % accumulate == accumulate - 1:
+                opt.step()
+        return model.w.detach().numpy(), model.w.grad.numpy(), f
+    (we, ge, _), (wc, gc, f) = run(False), run(True)
+    assert np.array_equal(we, wc) and np.array_equal(ge, gc)
+    assert [type(p) for p in f.programs.values()] == [_Graph]
