@@ -101,7 +101,7 @@ def test_every_exported_op_is_covered():
                        and not any(obj is c for c in covered_objs))
     assert not uncovered, (
         f"exported ops with no op_db entry the walk reaches and no CASES row: {uncovered}; "
-        "add a CASES row (src/torchic/testing.py), or list it in UNCOVERED with the reason")
+        "add a CASES row (src/torchic/testing/cases.py), or list it in UNCOVERED with the reason")
 
 
 def test_uncovered_is_current():

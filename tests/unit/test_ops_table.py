@@ -100,7 +100,7 @@ def test_check_backend_table_names_missing_and_unknown_ops():
 def test_every_primitive_op_has_a_test_case():
     from torchic import testing
     assert not testing.untested_ops(), \
-        f"primitive ops without a case in torchic/testing.py: {testing.untested_ops()}"
+        f"primitive ops without a case in torchic/testing/cases.py: {testing.untested_ops()}"
     # every elementwise primitive has its own one-kernel case (the simd suites test those)
     kernels = testing.kernel_cases("unary", "binary", "compare")
     assert set(kernels) == set(ops.UNARY + ops.BINARY + ops.COMPARE)

@@ -1,227 +1,37 @@
-"""Parity checks: one torchic op against NumPy float64 (used by the test suite and the page).
+"""The per-op test table: one Case per primitive op and per user-level function.
 
-``check(tc_fn, np_fn, shapes)`` draws inputs in float64, rounds them to float32
-(what torchic holds), lays them out as asked (contiguous, transposed or
-strided views), runs the op on the current backend and compares with the
-float64 reference; with ``grad=True`` it also compares the gradients of
-sum(f(x) * w) (w random) with central finite differences of the reference.
-It returns the worst errors (the page's columns) or raises ``ParityFailure``
-(an AssertionError that still carries them).
+Every suite derives its parametrization from CASES (no suite keeps its own op list):
+  tests/backend/test_ops.py           each case on every backend and layout, values and
+                                      gradients against float64; unary shapes, binary
+                                      broadcasting and Python scalars by family
+  tests/conformance/test_fuzz.py      the elementwise families and the `dims` reductions
+  tests/conformance/test_nonfinite.py `special` inputs (NaN, inf, 0, huge) and `dfdx`
+  tests/simd/test_kernels.py, test_property.py   the rows with a `kernel`, on raw Views
+  tests/simd/test_math.py             the rows with an `accuracy` bound
+  tests/webgpu/test_large_tensors.py  the rows with `big` shapes: operands past a storage
+                                      binding (cut by windows.py); every primitive has one
+  serve/suites/ops_*.py               the page's parity suites
+tests/unit/test_ops_table.py fails when a primitive of ops.py has no case, or a case does
+not issue the primitives it claims. Adding an elementwise op is one unary()/binary() row.
 """
+
+import dataclasses
+import math
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-LAYOUTS = ("contiguous", "transposed", "strided")
+import torchic
+import torchic.nn.functional as _F
+from torchic import ops as _ops
 
-
-class ParityFailure(AssertionError):
-    """A parity check's failure: the message, and its figures in `fields` (for the page)."""
-
-    def __init__(self, message, **fields):
-        super().__init__(message)
-        self.fields = fields
-
-
-def make_input(array64, layout, requires_grad):
-    """(tensor used as the op input, tensor whose .grad is compared) holding array64."""
-    import torchic
-    a32 = array64 if array64.dtype == np.int32 else array64.astype(np.float32)
-    if layout == "contiguous" or (a32.ndim < 2 and layout == "transposed"):
-        t = torchic.tensor(a32, requires_grad=requires_grad)
-        return t, t
-    if layout == "transposed":
-        base = torchic.tensor(np.ascontiguousarray(a32.T), requires_grad=requires_grad)
-        view = base.permute(tuple(reversed(range(a32.ndim))))
-    elif layout == "strided":
-        # every other element along the last axis of a bigger buffer
-        if a32.ndim:
-            big = np.zeros(a32.shape[:-1] + (a32.shape[-1] * 2 + 1,), a32.dtype)
-            big[..., 1::2] = a32
-            view = torchic.tensor(big, requires_grad=requires_grad)[..., 1::2]
-        else:
-            big = np.zeros((3,), a32.dtype)
-            big[1] = a32
-            view = torchic.tensor(big, requires_grad=requires_grad)[1]
-    else:
-        raise ValueError(f"unknown layout {layout!r}; layouts: {', '.join(LAYOUTS)}")
-    if requires_grad:
-        view.retain_grad()
-    return view, view
-
-
-def numeric_grad(fn, arrays, index, w, eps=1e-6):
-    """The central-difference gradient of `sum(fn(*arrays) * w)` with respect to
-    `arrays[index]` (float64, step `eps`): the reference the gradient checks compare with."""
-    x = arrays[index]
-    grad = np.zeros_like(x)
-    if x.size == 0:
-        return grad
-    it = np.nditer(x, flags=["multi_index"])
-    for _ in it:
-        i = it.multi_index
-        orig = x[i]
-        x[i] = orig + eps
-        plus = np.sum(fn(*arrays) * w)
-        x[i] = orig - eps
-        minus = np.sum(fn(*arrays) * w)
-        x[i] = orig
-        grad[i] = (plus - minus) / (2 * eps)
-    return grad
-
-
-def _worst(got, ref):
-    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
-    if got.size == 0:
-        return 0.0
-    both_inf = np.isinf(got) & np.isinf(ref) & (np.sign(got) == np.sign(ref))
-    err = np.where(both_inf, 0.0, np.abs(got - ref))
-    return float(np.nanmax(np.where(np.isnan(got) != np.isnan(ref), np.inf, err)))
-
-
-def compare(got, ref, atol, rtol, what, **fields):
-    """Raise ParityFailure unless got ~= ref (np.allclose semantics); returns the max error."""
-    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
-    if got.shape != ref.shape:
-        raise ParityFailure(f"{what}: shape {got.shape} != reference {ref.shape}", **fields)
-    worst = _worst(got, ref)
-    if not np.allclose(got, ref, atol=atol, rtol=rtol, equal_nan=True):
-        bad = ~np.isclose(got, ref, atol=atol, rtol=rtol, equal_nan=True)
-        where = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
-        raise ParityFailure(
-            f"{what}: {int(bad.sum())} of {bad.size} values off (max err {worst:.3g}, "
-            f"atol {atol:g}, rtol {rtol:g}); first at {where}: got {got[where]!r}, "
-            f"expected {ref[where]!r}", **fields, **{f"{what}_err": worst})
-    return worst
-
-
-def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
-          layout="contiguous", atol=1e-5, rtol=1e-4, grad_atol=1e-3, grad_rtol=1e-3, seed=0,
-          return_output=False):
-    """Compare tc_fn (on torchic tensors) with np_fn (on float64 arrays); see module doc.
-
-    grad: True (every input is differentiable), False, or the differentiable inputs' indices.
-
-    Returns the error figures, or the op's output tensor with return_output=True.
-    """
-    import torchic
-    rng = np.random.default_rng(seed)
-    if arrays is None:
-        arrays = [rng.uniform(low, high, s) for s in shapes]
-    arrays = [np.asarray(a, np.float64).astype(np.float32).astype(np.float64) for a in arrays]
-    # grad: True (every input), False, or the indices of the differentiable inputs
-    diff = tuple(range(len(arrays))) if grad is True else tuple(grad or ())
-    inputs = [make_input(a, layout, k in diff) for k, a in enumerate(arrays)]
-    out = tc_fn(*[i[0] for i in inputs])
-    ref = np.asarray(np_fn(*[a.copy() for a in arrays]), np.float64)
-    fields = {"max_err": compare(out.detach().numpy(), ref, atol, rtol, "max")}
-    if diff:
-        w = rng.standard_normal(ref.shape)
-        (out * torchic.tensor(w.astype(np.float32))).sum().backward()
-        worst = 0.0
-        for k in diff:
-            holder = inputs[k][1]
-            expected = numeric_grad(np_fn, [a.copy() for a in arrays], k, w)
-            if holder.grad is None:
-                raise ParityFailure(f"input {k} got no gradient", **fields)
-            worst = max(worst, compare(holder.grad.numpy(), expected, grad_atol, grad_rtol,
-                                       "grad", **fields))
-        fields["grad_err"] = worst
-    return out if return_output else fields
-
-
-def issued_ops(fn):
-    """The primitive ops fn() issues on the current runtime, in order (recorded where the
-    runtime takes them: tests of which kernels an op or a backward makes)."""
-    from torchic import dispatcher
-    rt = dispatcher._runtime
-    seen, inner = [], rt.run
-
-    def run(op, out, inputs, params):
-        seen.append(op)
-        return inner(op, out, inputs, params)
-    saved = rt.rebind(run=run)
-    try:
-        fn()
-    finally:
-        rt.restore(saved)
-    return seen
-
-
-def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
-    """tc_fn on int32 tensors holding `arrays` (int32) against np_fn on the same int32 arrays
-    (NumPy's int32 arithmetic wraps around, as torchic's does): an int result must be int32 and
-    equal; a float one (int / int, int * 0.5) float32 and within float32 rounding."""
-    inputs = [make_input(a, layout, False)[0] for a in arrays]
-    out = tc_fn(*inputs)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        ref = np.asarray(np_fn(*[a.copy() for a in arrays]))
-    got = out.numpy()
-    if ref.dtype.kind in "iu":
-        if out.dtype.name != "int32":
-            raise ParityFailure(f"int op gave {out.dtype}, expected torchic.int32")
-        if got.shape != ref.shape or not np.array_equal(got, ref.astype(np.int32)):
-            raise ParityFailure(f"int result {got.tolist()} != reference {ref.tolist()}")
-        return {"max_err": 0.0}
-    if out.dtype.name != "float32":
-        raise ParityFailure(f"int op promoted to float gave {out.dtype}, expected float32")
-    return {"max_err": compare(got, ref.astype(np.float64), 0, 1e-6, "max")}
-
-
-def np_softmax(x, axis=-1):
-    """NumPy reference: softmax along `axis` (the max subtracted; empty in, empty out)."""
-    if np.size(x) == 0:
-        return np.array(x, np.float64)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def np_log_softmax(x, axis=-1):
-    """NumPy reference: log-softmax along `axis` (empty in, empty out)."""
-    if np.size(x) == 0:
-        return np.array(x, np.float64)
-    s = x - x.max(axis=axis, keepdims=True)
-    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
-
-
-def np_cross_entropy(logits, target):
-    """NumPy reference: the mean cross-entropy of (N, C) logits and N class indices."""
-    return -np_log_softmax(logits)[np.arange(len(target)), target].mean()
-
-
-def np_matmul_by_definition(a, b):
-    """sum_k a[i, k] * b[k, j] in float64 without BLAS (whose zero / inf handling may differ)."""
-    with np.errstate(all="ignore"):
-        return (np.asarray(a, np.float64)[:, :, None] * np.asarray(b, np.float64)[None]).sum(1)
-
-
-def np_logsumexp_rows(x):
-    """NumPy reference: log(sum(exp(x))) over the last dim (inf / nan rows as NumPy)."""
-    with np.errstate(all="ignore"):
-        m = x.max(-1, keepdims=True)
-        return (np.log(np.exp(x - m).sum(-1, keepdims=True)) + m)[..., 0]
-
-
-# ---------------------------------------------------------------------------------
-# The per-op test table: one Case per primitive op and per user-level function.
-# Every suite derives its parametrization from CASES (no suite keeps its own op list):
-#   tests/backend/test_ops.py           each case on every backend and layout, values and
-#                                       gradients against float64; unary shapes, binary
-#                                       broadcasting and Python scalars by family
-#   tests/conformance/test_fuzz.py      the elementwise families and the `dims` reductions
-#   tests/conformance/test_nonfinite.py `special` inputs (NaN, inf, 0, huge) and `dfdx`
-#   tests/simd/test_kernels.py, test_property.py   the rows with a `kernel`, on raw Views
-#   tests/simd/test_math.py             the rows with an `accuracy` bound
-#   tests/webgpu/test_large_tensors.py  the rows with `big` shapes: operands past a storage
-#                                       binding (cut by windows.py); every primitive has one
-#   serve/suites/ops_*.py               the page's parity suites
-# tests/unit/test_ops_table.py fails when a primitive of ops.py has no case, or a case does
-# not issue the primitives it claims. Adding an elementwise op is one unary()/binary() row.
-# ---------------------------------------------------------------------------------
-import dataclasses  # noqa: E402
-from typing import Callable, NamedTuple, Optional  # noqa: E402
-
-import torchic  # noqa: E402
-from torchic import ops as _ops  # noqa: E402
+from .checks import LAYOUTS, check, check_ints
+from .references import (np_erf, np_adam, np_causal_attention, np_cross_entropy,
+                         np_cross_entropy_nd, np_cross_entropy_rows, np_dropout_mask,
+                         np_gelu, np_gelu_grad, np_gelu_tanh, np_gelu_tanh_grad,
+                         np_layer_norm, np_layer_norm_dw, np_layer_norm_dx,
+                         np_log_softmax, np_logsumexp_rows, np_matmul_by_definition,
+                         np_softmax, np_softmax_dx)
 
 
 class Domain(NamedTuple):
@@ -655,38 +465,14 @@ case("full", lambda a: a * torchic.full(tuple(a.shape), -1.5), lambda a: a * -1.
                      lambda x: np.full((2, 3), NAN)))
 
 # -- composites (api/extra_ops.py, api/ordering.py, nn.functional): built from the primitives
-import math  # noqa: E402
 
-import torchic.nn.functional as _F  # noqa: E402
-
-_np_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def np_gelu(a):
-    """NumPy reference: the exact GELU `a * Phi(a)`."""
-    return 0.5 * a * (1 + _np_erf(a / math.sqrt(2)))
-
-
-def np_gelu_tanh(a):
-    """NumPy reference: GELU's tanh approximation."""
-    with np.errstate(all="ignore"):
-        return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))
-
-
-def np_cross_entropy_nd(logits, target, ignore_index=-100, smoothing=0.0):
-    """Mean cross-entropy of (N, C, d...) logits over the targets that are not ignored."""
-    logp = np_log_softmax(np.moveaxis(logits, 1, -1))
-    valid = target != ignore_index
-    picked = np.take_along_axis(logp, np.where(valid, target, 0)[..., None], -1)[..., 0]
-    losses = -(1 - smoothing) * picked - smoothing * logp.mean(-1)
-    return (losses * valid).sum() / valid.sum()
 
 
 def _tril_mask_ref(a, k=0):
     return np.where(np.tri(a.shape[-2], a.shape[-1], k, bool), a, 0.0)
 
 
-unary("erf", torchic.erf, _np_erf, ops=("abs", "lt", "where", "mul", "add", "exp"),
+unary("erf", torchic.erf, np_erf, ops=("abs", "lt", "where", "mul", "add", "exp"),
       dfdx=lambda x: 2 / math.sqrt(math.pi) * np.exp(-x * x))
 # -- the fused transformer primitives (functions/fused.py) behind F.gelu / layer_norm / sdpa
 unary("gelu", _F.gelu, np_gelu)
@@ -701,58 +487,16 @@ def _gelu_vjp(approximate):
     return fn
 
 
-def np_gelu_grad(x, g):
-    """NumPy reference: g * d/dx gelu(x) = g * (Phi(x) + x phi(x))."""
-    pdf = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
-    return g * (0.5 * (1 + _np_erf(x / math.sqrt(2))) + x * pdf)
-
-
-def np_gelu_tanh_grad(x, g):
-    """NumPy reference: g * d/dx of GELU's tanh approximation."""
-    k = math.sqrt(2 / math.pi)
-    t = np.tanh(k * (x + 0.044715 * x ** 3))
-    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x))
-
-
-def np_layer_norm(x, w=None, b=None, k=1, eps=1e-5):
-    """NumPy reference: layer norm over the last k dims (biased variance)."""
-    axes = tuple(range(x.ndim - k, x.ndim))
-    c = x - x.mean(axes, keepdims=True)
-    y = c / np.sqrt((c * c).mean(axes, keepdims=True) + eps)
-    return y * (1 if w is None else w) + (0 if b is None else b)
-
-
-def np_causal_attention(q, k, v):
-    """NumPy reference: softmax(q k^T / sqrt(E)) v, key j kept for query i where j <= i."""
-    att = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    att = np.where(np.tri(q.shape[-2], k.shape[-2], 0, bool), att, -np.inf)
-    return np_softmax(att) @ v
-
-
 def _layer_norm_vjp(x, w, g):
     x = x.detach().requires_grad_()
     _F.layer_norm(x, (x.shape[-1],), w).backward(g)
     return x.grad
 
 
-def np_layer_norm_dx(x, w, g, eps=1e-5):
-    """NumPy reference: x's gradient of sum(layer_norm(x, w) * g) over the last dim."""
-    c = x - x.mean(-1, keepdims=True)
-    rstd = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
-    gw, xhat = g * w, c * rstd
-    return rstd * (gw - gw.mean(-1, keepdims=True) - xhat * (gw * xhat).mean(-1, keepdims=True))
-
-
 def _layer_norm_dw(x, w, g):   # the weight's gradient: layer_norm_grad's g * xhat plane, summed
     w = w.detach().requires_grad_()
     _F.layer_norm(x, (x.shape[-1],), w).backward(g)
     return w.grad
-
-
-def np_layer_norm_dw(x, w, g, eps=1e-5):
-    """NumPy reference: w's gradient of sum(layer_norm(x, w) * g): sum over rows of g xhat."""
-    c = x - x.mean(-1, keepdims=True)
-    return (g * c / np.sqrt((c * c).mean(-1, keepdims=True) + eps)).sum(0)
 
 
 _NO_TANH_OVERFLOW = SPECIAL[np.abs(SPECIAL) != 1e30]    # (f32's x^3 overflows there)
@@ -785,12 +529,6 @@ def _softmax_vjp(x, g):    # x's gradient of sum(softmax(x) * g): softmax, then 
     return x.grad
 
 
-def np_softmax_dx(x, g):
-    """NumPy reference: x's gradient of sum(softmax(x) * g) over the last dim."""
-    y = np_softmax(x)
-    return y * (g - (g * y).sum(-1, keepdims=True))
-
-
 case("softmax_grad", _softmax_vjp, np_softmax_dx, "other", ("softmax", "softmax_grad"),
      [(5, 37), (5, 37)], grad=False, special=Special((SPECIAL_ROWS, SPECIAL_ROWS[::-1].copy())))
 case("causal_attention", lambda q, k, v: _F.scaled_dot_product_attention(q, k, v, is_causal=True),
@@ -809,34 +547,6 @@ case("causal_attention_fewer_queries",
 # -- dropout's masks: Threefry-2x32 with 20 rounds (ops.py's dropout), written here
 # once more as plain Python integers (checked against the published known answers in
 # tests/backend/test_dropout.py), independent of every backend's kernel
-THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
-
-
-def threefry2x32(key, counter):
-    """threefry2x32_20(key, counter) -> (word 0, word 1), all 32-bit unsigned ints."""
-    m = 0xFFFFFFFF
-    ks = (key[0] & m, key[1] & m, (key[0] ^ key[1] ^ 0x1BD11BDA) & m)
-    x0, x1 = (counter[0] + ks[0]) & m, (counter[1] + ks[1]) & m
-    for r in range(20):
-        x0 = (x0 + x1) & m
-        rot = THREEFRY_ROTATIONS[r % 8]
-        x1 = (((x1 << rot) | (x1 >> (32 - rot))) & m) ^ x0
-        if r % 4 == 3:                  # key injection s = 1..5
-            s = r // 4 + 1
-            x0 = (x0 + ks[s % 3]) & m
-            x1 = (x1 + ks[(s + 1) % 3] + s) & m
-    return x0, x1
-
-
-def np_dropout_mask(key, shape, p):
-    """NumPy reference of dropout's mask (the op multiplies x by it, and its gradient g):
-    float32(1 / (1 - p)) where element i's word, word i & 1 of threefry2x32(key, (i >> 1, 0)),
-    >> 8 is >= ceil(p 2^24), else 0 (key: two ints, e.g. a generator's two raw draws)."""
-    threshold, scale, n = math.ceil(p * 2 ** 24), np.float32(1.0 / (1.0 - p)), math.prod(shape)
-    k = (int(key[0]), int(key[1]))
-    words = [w for j in range((n + 1) // 2) for w in threefry2x32(k, (j, 0))][:n]
-    return np.array([scale if w >> 8 >= threshold else 0.0 for w in words],
-                    np.float32).reshape(shape)
 
 
 def _seeded_key(seed):
@@ -858,21 +568,6 @@ _dropout_case("dropout_3d_high_p", 5, 0.9, (2, 3, 4))
 
 
 # -- the fused optimizer update (ops.py's adam_update) through torchic.optim: three steps
-def np_adam(p, g, steps=3, lr=0.1, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-            decoupled=False, maximize=False):
-    """NumPy float64 reference: p after `steps` Adam / AdamW steps with the gradient g."""
-    b1, b2 = betas
-    m, v, g = np.zeros_like(p), np.zeros_like(p), -g if maximize else g
-    for t in range(1, steps + 1):
-        gt = g
-        if weight_decay and decoupled:
-            p = p * (1 - lr * weight_decay)
-        elif weight_decay:
-            gt = g + weight_decay * p
-        m = b1 * m + (1 - b1) * gt
-        v = b2 * v + (1 - b2) * gt * gt
-        p = p - lr / (1 - b1 ** t) * m / (np.sqrt(v / (1 - b2 ** t)) + eps)
-    return p
 
 
 def _adam_steps(make, steps=3):
@@ -991,13 +686,6 @@ case("cross_entropy_ignore_smoothing",
      lambda x: _F.cross_entropy(x, torchic.tensor(_TARGET), ignore_index=4, label_smoothing=0.2),
      lambda x: np_cross_entropy_nd(x, _TARGET, 4, 0.2), "other",
      ("cross_entropy", "log_softmax"), [(6, 5)], domain=("wide",))
-
-
-def np_cross_entropy_rows(logits, target, ignore_index=-100):
-    """Per-row cross-entropy of (N, C) logits, 0 where the target is ignore_index."""
-    valid = target != ignore_index
-    picked = np_log_softmax(logits)[np.arange(len(target)), np.where(valid, target, 0)]
-    return np.where(valid, -picked, 0.0)
 
 
 # ignore_index in the fused kernels: -1 (makemore's padding) per row ('none') plus its mean

@@ -1,0 +1,168 @@
+"""Parity checks: one torchic op against NumPy float64 (used by the test suite and the page).
+
+``check(tc_fn, np_fn, shapes)`` draws inputs in float64, rounds them to float32
+(what torchic holds), lays them out as asked (contiguous, transposed or
+strided views), runs the op on the current backend and compares with the
+float64 reference; with ``grad=True`` it also compares the gradients of
+sum(f(x) * w) (w random) with central finite differences of the reference.
+It returns the worst errors (the page's columns) or raises ``ParityFailure``
+(an AssertionError that still carries them).
+"""
+
+import numpy as np
+
+LAYOUTS = ("contiguous", "transposed", "strided")
+
+
+class ParityFailure(AssertionError):
+    """A parity check's failure: the message, and its figures in `fields` (for the page)."""
+
+    def __init__(self, message, **fields):
+        super().__init__(message)
+        self.fields = fields
+
+
+def make_input(array64, layout, requires_grad):
+    """(tensor used as the op input, tensor whose .grad is compared) holding array64."""
+    import torchic
+    a32 = array64 if array64.dtype == np.int32 else array64.astype(np.float32)
+    if layout == "contiguous" or (a32.ndim < 2 and layout == "transposed"):
+        t = torchic.tensor(a32, requires_grad=requires_grad)
+        return t, t
+    if layout == "transposed":
+        base = torchic.tensor(np.ascontiguousarray(a32.T), requires_grad=requires_grad)
+        view = base.permute(tuple(reversed(range(a32.ndim))))
+    elif layout == "strided":
+        # every other element along the last axis of a bigger buffer
+        if a32.ndim:
+            big = np.zeros(a32.shape[:-1] + (a32.shape[-1] * 2 + 1,), a32.dtype)
+            big[..., 1::2] = a32
+            view = torchic.tensor(big, requires_grad=requires_grad)[..., 1::2]
+        else:
+            big = np.zeros((3,), a32.dtype)
+            big[1] = a32
+            view = torchic.tensor(big, requires_grad=requires_grad)[1]
+    else:
+        raise ValueError(f"unknown layout {layout!r}; layouts: {', '.join(LAYOUTS)}")
+    if requires_grad:
+        view.retain_grad()
+    return view, view
+
+
+def numeric_grad(fn, arrays, index, w, eps=1e-6):
+    """The central-difference gradient of `sum(fn(*arrays) * w)` with respect to
+    `arrays[index]` (float64, step `eps`): the reference the gradient checks compare with."""
+    x = arrays[index]
+    grad = np.zeros_like(x)
+    if x.size == 0:
+        return grad
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        orig = x[i]
+        x[i] = orig + eps
+        plus = np.sum(fn(*arrays) * w)
+        x[i] = orig - eps
+        minus = np.sum(fn(*arrays) * w)
+        x[i] = orig
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def _worst(got, ref):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    if got.size == 0:
+        return 0.0
+    both_inf = np.isinf(got) & np.isinf(ref) & (np.sign(got) == np.sign(ref))
+    with np.errstate(invalid="ignore"):      # (inf - inf: masked by both_inf)
+        err = np.where(both_inf, 0.0, np.abs(got - ref))
+    return float(np.nanmax(np.where(np.isnan(got) != np.isnan(ref), np.inf, err)))
+
+
+def compare(got, ref, atol, rtol, what, **fields):
+    """Raise ParityFailure unless got ~= ref (np.allclose semantics); returns the max error."""
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    if got.shape != ref.shape:
+        raise ParityFailure(f"{what}: shape {got.shape} != reference {ref.shape}", **fields)
+    worst = _worst(got, ref)
+    if not np.allclose(got, ref, atol=atol, rtol=rtol, equal_nan=True):
+        bad = ~np.isclose(got, ref, atol=atol, rtol=rtol, equal_nan=True)
+        where = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+        raise ParityFailure(
+            f"{what}: {int(bad.sum())} of {bad.size} values off (max err {worst:.3g}, "
+            f"atol {atol:g}, rtol {rtol:g}); first at {where}: got {got[where]!r}, "
+            f"expected {ref[where]!r}", **fields, **{f"{what}_err": worst})
+    return worst
+
+
+def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
+          layout="contiguous", atol=1e-5, rtol=1e-4, grad_atol=1e-3, grad_rtol=1e-3, seed=0,
+          return_output=False):
+    """Compare tc_fn (on torchic tensors) with np_fn (on float64 arrays); see module doc.
+
+    grad: True (every input is differentiable), False, or the differentiable inputs' indices.
+
+    Returns the error figures, or the op's output tensor with return_output=True.
+    """
+    import torchic
+    rng = np.random.default_rng(seed)
+    if arrays is None:
+        arrays = [rng.uniform(low, high, s) for s in shapes]
+    arrays = [np.asarray(a, np.float64).astype(np.float32).astype(np.float64) for a in arrays]
+    # grad: True (every input), False, or the indices of the differentiable inputs
+    diff = tuple(range(len(arrays))) if grad is True else tuple(grad or ())
+    inputs = [make_input(a, layout, k in diff) for k, a in enumerate(arrays)]
+    out = tc_fn(*[i[0] for i in inputs])
+    ref = np.asarray(np_fn(*[a.copy() for a in arrays]), np.float64)
+    fields = {"max_err": compare(out.detach().numpy(), ref, atol, rtol, "max")}
+    if diff:
+        w = rng.standard_normal(ref.shape)
+        (out * torchic.tensor(w.astype(np.float32))).sum().backward()
+        worst = 0.0
+        for k in diff:
+            holder = inputs[k][1]
+            expected = numeric_grad(np_fn, [a.copy() for a in arrays], k, w)
+            if holder.grad is None:
+                raise ParityFailure(f"input {k} got no gradient", **fields)
+            worst = max(worst, compare(holder.grad.numpy(), expected, grad_atol, grad_rtol,
+                                       "grad", **fields))
+        fields["grad_err"] = worst
+    return out if return_output else fields
+
+
+def issued_ops(fn):
+    """The primitive ops fn() issues on the current runtime, in order (recorded where the
+    runtime takes them: tests of which kernels an op or a backward makes)."""
+    from torchic import dispatcher
+    rt = dispatcher._runtime
+    seen, inner = [], rt.run
+
+    def run(op, out, inputs, params):
+        seen.append(op)
+        return inner(op, out, inputs, params)
+    saved = rt.rebind(run=run)
+    try:
+        fn()
+    finally:
+        rt.restore(saved)
+    return seen
+
+
+def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
+    """tc_fn on int32 tensors holding `arrays` (int32) against np_fn on the same int32 arrays
+    (NumPy's int32 arithmetic wraps around, as torchic's does): an int result must be int32 and
+    equal; a float one (int / int, int * 0.5) float32 and within float32 rounding."""
+    inputs = [make_input(a, layout, False)[0] for a in arrays]
+    out = tc_fn(*inputs)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        ref = np.asarray(np_fn(*[a.copy() for a in arrays]))
+    got = out.numpy()
+    if ref.dtype.kind in "iu":
+        if out.dtype.name != "int32":
+            raise ParityFailure(f"int op gave {out.dtype}, expected torchic.int32")
+        if got.shape != ref.shape or not np.array_equal(got, ref.astype(np.int32)):
+            raise ParityFailure(f"int result {got.tolist()} != reference {ref.tolist()}")
+        return {"max_err": 0.0}
+    if out.dtype.name != "float32":
+        raise ParityFailure(f"int op promoted to float gave {out.dtype}, expected float32")
+    return {"max_err": compare(got, ref.astype(np.float64), 0, 1e-6, "max")}
