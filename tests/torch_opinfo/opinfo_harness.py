@@ -67,7 +67,18 @@ def op_db():
     """PyTorch's op_db (loading it takes seconds: once per process)."""
     global _OP_DB
     if _OP_DB is None:
+        # its import loads a hypothesis profile of PyTorch's (common_utils): the session's
+        # default settings are put back after it, for the hypothesis tests that follow
+        try:
+            import hypothesis
+        except ImportError:
+            hypothesis = None
+        if hypothesis is not None:
+            hypothesis.settings.register_profile("torchic-before-op_db",
+                                                 parent=hypothesis.settings.default)
         from torch.testing._internal.common_methods_invocations import op_db as db
+        if hypothesis is not None:
+            hypothesis.settings.load_profile("torchic-before-op_db")
         _OP_DB = list(db)
     return _OP_DB
 
