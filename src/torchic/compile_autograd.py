@@ -3,8 +3,10 @@
 Guard: what a recording depends on that Python may change between calls, checked before
 each replay (a failed check drops the program; the call runs eagerly and the next one
 records again):
-- the closure cells and the globals fn names that hold a tensor or a module still hold the
-  same object (`W = new_tensor`, `model = Net()`);
+- the closure cells and the globals fn names that hold a tensor or a module (directly or
+  in a list or tuple) still hold the same object (`W = new_tensor`, `model = Net()`), and
+  those tensors and the modules' parameters and buffers still do or do not require grad
+  (a frozen layer);
 - each module reachable from fn (fn itself, a bound method's object, those cells and
   globals, and their submodules) has the same parameters, buffers and submodules (by
   identity) and the same train / eval mode (`m.weight = nn.Parameter(...)`, `m.eval()`);
@@ -35,25 +37,44 @@ def _is_module(obj):
                                        for k in ("_parameters", "_buffers", "_modules"))
 
 
+MAX_ITEMS = 256      # a longer list in a cell or global (a data set) is not looked into
+
+
 def _named_objects(fn):
-    """(where, object) for the cells and globals fn's code names: ('cell', cell) and
-    ('global', (dict, name)) entries whose object is a tensor or a module."""
+    """(where, object) for the tensors and modules in the cells and globals fn's code
+    names, and in the lists and tuples there (makemore's `params`): ('cell', cell),
+    ('global', dict, name) and ('item', sequence, index) entries."""
     code = getattr(fn, "__code__", None)
-    found = []
+    places = []
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            obj = cell.cell_contents
+            places.append((("cell", cell), cell.cell_contents))
         except ValueError:       # an empty cell
             continue
-        if isinstance(obj, Tensor) or _is_module(obj):
-            found.append((("cell", cell), obj))
     scope = getattr(fn, "__globals__", None)
     if code is not None and scope is not None:
-        for name in code.co_names:
-            obj = scope.get(name)
-            if isinstance(obj, Tensor) or _is_module(obj):
-                found.append((("global", scope, name), obj))
+        places += [(("global", scope, name), scope[name]) for name in code.co_names
+                   if name in scope]
+    found = []
+    for where, obj in places:
+        if isinstance(obj, (list, tuple)) and len(obj) <= MAX_ITEMS:
+            found += [(("item", obj, i), x) for i, x in enumerate(obj)
+                      if isinstance(x, Tensor) or _is_module(x)]
+        elif isinstance(obj, Tensor) or _is_module(obj):
+            found.append((where, obj))
     return found
+
+
+def _now(where):
+    """What is at `where` (a _named_objects place) now, or None."""
+    if where[0] == "cell":
+        try:
+            return where[1].cell_contents
+        except ValueError:
+            return None
+    if where[0] == "global":
+        return where[1].get(where[2])
+    return where[1][where[2]] if where[2] < len(where[1]) else None
 
 
 class Guard:
@@ -66,6 +87,7 @@ class Guard:
         roots = [obj for _, obj in self.names if _is_module(obj)]
         roots += [m for m in (fn, getattr(fn, "__self__", None)) if _is_module(m)]
         self.registries, self.modes, seen = [], [], set()
+        tensors = [obj for _, obj in self.names if isinstance(obj, Tensor)]
         while roots:
             m = roots.pop()
             if id(m) in seen:
@@ -76,6 +98,10 @@ class Guard:
                 self.registries.append((d[key], tuple(d[key].values())))
             self.modes.append((m, getattr(m, "training", None)))
             roots.extend(c for c in d["_modules"].values() if c is not None)
+            tensors += [t for key in ("_parameters", "_buffers") for t in d[key].values()
+                        if isinstance(t, Tensor)]
+        # which of them record a graph (p.requires_grad_(False): a frozen layer)
+        self.flags = [(t, t.requires_grad) for t in {id(t): t for t in tensors}.values()]
         # Storages something else held at the recording, each with the reference count
         # that means nothing else holds it now: its references from `own` (one scan of
         # the heap's objects for all of them) + this list's tuple, holds()'s variable and
@@ -94,13 +120,10 @@ class Guard:
     def holds(self):
         """Whether the recording still describes what fn would do now."""
         for where, obj in self.names:
-            if where[0] == "cell":
-                try:
-                    if where[1].cell_contents is not obj:
-                        return False
-                except ValueError:
-                    return False
-            elif where[1].get(where[2]) is not obj:
+            if _now(where) is not obj:
+                return False
+        for t, flag in self.flags:
+            if t.requires_grad != flag:
                 return False
         for registry, values in self.registries:
             if len(registry) != len(values) or any(

@@ -372,3 +372,23 @@ def test_sliced_parameters_and_accumulated_grads_match_eager(backend, accumulate
     (we, ge, _), (wc, gc, f) = run(False), run(True)
     assert np.array_equal(we, wc) and np.array_equal(ge, gc)
     assert [type(p) for p in f.programs.values()] == [_Graph]
+
+
+def test_freezing_a_layer_records_again(backend):
+    """requires_grad_(False) on a layer's parameters (fine-tuning): eager mode gives them
+    no gradient from then on, nor does the compiled module."""
+    def run(compiled):
+        model = _model("mlp")
+        f = torchic.compile(model) if compiled else model
+        opt = torchic.optim.SGD(model.parameters(), lr=0.1)
+        for i, (x, y) in enumerate(_batches("mlp", 8, np.random.default_rng(12))):
+            if i == 4:
+                for p in model[0].parameters():
+                    p.requires_grad_(False)
+            opt.zero_grad()
+            F.cross_entropy(f(x), y).backward()
+            opt.step()
+        return [p.detach().numpy() for p in model.parameters()] + [model[0].weight.grad]
+    eager, compiled = run(False), run(True)
+    assert eager[-1] is None and compiled[-1] is None
+    assert all(np.array_equal(a, b) for a, b in zip(eager[:-1], compiled[:-1]))
