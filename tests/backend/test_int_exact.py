@@ -64,6 +64,8 @@ CASES = {
                          lambda a, o, e, m: np.where(a > 2, a, MIN)),
     "where int mask": (lambda x, o, e, m: torchic.where(o, x, 7),
                        lambda a, o, e, m: np.where(o != 0, a, 7)),
+    "where two ints": (lambda x, o, e, m: torchic.where(m, B, MIN),
+                       lambda a, o, e, m: np.where(m != 0, B, MIN).astype(np.int32)),
     "tril": (lambda x, o, e, m: x.tril(), lambda a, o, e, m: np.tril(a)),
     "triu 1": (lambda x, o, e, m: torchic.triu(x, 1), lambda a, o, e, m: np.triu(a, 1)),
     "masked_fill": (lambda x, o, e, m: x.masked_fill(m, 2 ** 24 + 3),

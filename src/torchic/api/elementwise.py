@@ -184,8 +184,7 @@ def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
 
     Returns:
         Tensor: of the broadcast shape; int32 when `a` and `b` are int32 tensors or Python
-        ints (at least one a tensor), else float32 (PyTorch's promotion); gradients flow to
-        float `a` and `b`.
+        ints, else float32 (PyTorch's promotion); gradients flow to float `a` and `b`.
 
     Example:
         >>> x = torchic.tensor([-1.0, 2.0])
@@ -194,6 +193,9 @@ def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
     """
     cond = as_operand(cond)
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is None and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                            for v in (a, b)):
+        like = constant(0, "i32")       # where(mask, 1, 0): two ints give ints
     a = as_operand(a, like=like)
     b = as_operand(b, like=like)
     if a._dtype == "i32" and b._dtype == "i32":
