@@ -18,147 +18,21 @@ Backward formulas are written with ordinary tensor ops under ``no_grad``:
 they read like the maths and run on whatever backend is current.
 """
 
-import contextvars
-import functools
 import os
 import sys
 import threading
 import weakref
-from typing import Any, Callable, Literal, overload
+from typing import Callable
 
 from . import raw
 from .creation import ones, tensor as _tensor_from_data
+from .grad_mode import _grad_enabled, _GradMode
+# torchic.autograd's grad-mode names, as PyTorch's torch.autograd has them (grad_mode.py)
+from .grad_mode import enable_grad as enable_grad, inference_mode as inference_mode
+from .grad_mode import is_grad_enabled as is_grad_enabled, no_grad as no_grad
+from .grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
 from .shape import numel
 from .tensor import Tensor
-
-_grad_enabled = contextvars.ContextVar("torchic_grad_enabled", default=True)
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops record the graph now (False inside `no_grad()` / `inference_mode()`)."""
-    return _grad_enabled.get()
-
-
-class _GradMode:
-    """Context manager, decorator and call form (``no_grad(fn)``) for a grad mode."""
-
-    def __init__(self, enabled: bool, fn: Callable[..., Any] | None = None) -> None:
-        self._enabled = enabled
-        self._tokens = []
-        self._fn = fn
-
-    def __enter__(self) -> "_GradMode":
-        self._tokens.append(_grad_enabled.set(self._enabled))
-        return self
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        _grad_enabled.reset(self._tokens.pop())
-        return False
-
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        if not callable(fn):
-            raise TypeError("no_grad()/enable_grad() wrap a callable")
-        mode = self._enabled
-
-        @functools.wraps(fn)
-        def wrapped(*a, **k):
-            with _GradMode(mode):
-                return fn(*a, **k)
-        return wrapped
-
-
-@overload
-def no_grad(fn: None = None) -> _GradMode: ...
-@overload
-def no_grad(fn: Callable[..., Any]) -> "_DecoratorOrCall": ...
-def no_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCall":
-    """Disable graph recording: ``with no_grad():``, ``@no_grad`` / ``@no_grad()``, or
-    the call form ``no_grad(fn)()`` (the original's ``noGrad(fn)``), which runs fn
-    without recording and returns its result."""
-    if fn is None:
-        return _GradMode(False)
-    if not callable(fn):
-        raise TypeError("no_grad(fn) needs a callable")
-    return _DecoratorOrCall(False, fn)
-
-
-@overload
-def enable_grad(fn: None = None) -> _GradMode: ...
-@overload
-def enable_grad(fn: Callable[..., Any]) -> "_DecoratorOrCall": ...
-def enable_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _DecoratorOrCall":
-    """Turn graph recording back on inside a `no_grad()` region: `with enable_grad():`,
-    `@enable_grad` / `@enable_grad()`, or the call form `enable_grad(fn)()`."""
-    if fn is None:
-        return _GradMode(True)
-    return _DecoratorOrCall(True, fn)
-
-
-_inference_mode = contextvars.ContextVar("torchic_inference_mode", default=False)
-
-
-def is_inference_mode_enabled() -> bool:
-    """Whether an `inference_mode()` region is active."""
-    return _inference_mode.get()
-
-
-class inference_mode:
-    """PyTorch's inference_mode(mode=True): ``with inference_mode():``, ``@inference_mode()``
-    or ``@inference_mode``. Inside, grad mode is off (as under no_grad) and
-    is_inference_mode_enabled() is True; inference_mode(False) turns both back (grad on).
-    torchic has no separate "inference tensors": tensors made inside are ordinary tensors.
-    """
-
-    def __new__(cls, mode: Any = True) -> Any:
-        if callable(mode) and not isinstance(mode, bool):     # the bare @inference_mode
-            return cls(True)(mode)
-        return super().__new__(cls)
-
-    def __init__(self, mode: bool = True) -> None:
-        if not isinstance(mode, bool):
-            raise TypeError(f"inference_mode(mode): mode must be a bool, got "
-                            f"{type(mode).__name__}")
-        self._mode = mode
-        self._tokens = []
-
-    def __enter__(self) -> None:
-        self._tokens.append((_inference_mode.set(self._mode),
-                             _grad_enabled.set(not self._mode)))
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        inference, grad = self._tokens.pop()
-        _grad_enabled.reset(grad)
-        _inference_mode.reset(inference)
-        return False
-
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        if not callable(fn):
-            raise TypeError("inference_mode() wraps a callable")
-        mode = self._mode
-
-        @functools.wraps(fn)
-        def wrapped(*a, **k):
-            with inference_mode(mode):
-                return fn(*a, **k)
-        return wrapped
-
-
-class _DecoratorOrCall:
-    """``no_grad(fn)``: used as a decorator it wraps; called with no args it runs fn."""
-
-    def __init__(self, enabled: bool, fn: Callable[..., Any]) -> None:
-        self._enabled = enabled
-        self._fn = fn
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with _GradMode(self._enabled):
-            return self._fn(*args, **kwargs)
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self.__call__, obj)
 
 
 class Function:

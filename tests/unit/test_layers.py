@@ -26,7 +26,7 @@ LAYERS = [
     ["raw"],
     ["generator"],
     ["creation"],
-    ["random_fills"],
+    ["random_fills", "grad_mode"],
     ["autograd"],
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
