@@ -325,6 +325,12 @@ impl<T: Task + 'static> Stream<T> {
         let sh = &*self.shared;
         let ops = task.ops() as u64;
         let mut q = sh.queue.lock().unwrap();
+        if sh.stop.load(SeqCst) {
+            // Closed (another thread's close raced this push past the caller's check):
+            // dropped unrun and not numbered, so every sequence number stays within the
+            // `done` that `close` publishes under this lock, and no wait hangs on it.
+            return self.last_seq();
+        }
         // numbered under the queue lock, so sequence order is queue order
         let first = self.next_seq.fetch_add(ops, Relaxed);
         let seq = first + ops - 1;
@@ -523,6 +529,18 @@ mod tests {
             assert_eq!(v, self.1);
             finished(Ok(()))
         }
+    }
+
+    #[test]
+    fn a_push_after_close_is_dropped_and_never_waited_for() {
+        let s: Stream<Add> = Stream::new(2);
+        let c = Arc::new(AtomicUsize::new(0));
+        s.wait(s.push(Add(c.clone(), 0, false)));
+        s.close();
+        let seq = s.push(Add(c.clone(), 1, false));
+        // a wait for it returns: close counted everything numbered as done
+        assert!(s.done() >= seq && s.done() == s.last_seq());
+        assert_eq!(c.load(SeqCst), 1);
     }
 
     #[test]

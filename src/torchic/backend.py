@@ -62,10 +62,31 @@ class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run on this machine (the message says why)."""
 
 
+def closed_message(backend_name, closed_by):
+    """What a use of a closed runtime's tensor raises: Storage.check_usable says it, and so
+    does a backend closed under a thread that had passed that check (see Backend)."""
+    if closed_by == "torchic.shutdown()":
+        return (f"this tensor belongs to a runtime (backend {backend_name!r}) that was closed "
+                f"by torchic.shutdown(); tensors do not outlive their runtime: create it again "
+                f"(e.g. from .numpy() taken before shutdown)")
+    return (f"this tensor belongs to a previous runtime (backend {backend_name!r}) that was "
+            f"replaced by torchic.init(); tensors cannot cross runtimes: create it again "
+            f"(e.g. from .numpy() taken before init)")
+
+
 class Backend:
-    """The interface every backend implements. See ops.py for the op contract."""
+    """The interface every backend implements. See ops.py for the op contract.
+
+    Closing races use: another thread's shutdown() or init() can close the backend between
+    a thread's check of its tensors (Storage.check_usable) and the op it issues. Every entry
+    point (run, write, read, sync, push_packed) then raises ``closed_error()``: it never
+    fails on the released resources (an arena list already emptied) and never waits for a
+    stream that no longer runs. So each backend checks that it is open where close cannot
+    come between the check and the use: under the lock its close takes, or after queueing
+    the record waited for (cpu/stream.py)."""
 
     name = "?"
+    closed_by = "torchic.init()"    # what closed it (Runtime.close sets it; errors name it)
     synchronous = False             # sync mode (init sets it): every op waited for at issue
     alignment = 256                 # byte alignment of every block
     max_arena_bytes = None          # largest single buffer the backend can make
@@ -105,6 +126,10 @@ class Backend:
 
     def close(self):
         """Stop the backend's threads and release its memory (idempotent, never hangs)."""
+
+    def closed_error(self):
+        """The RuntimeError of a use after close (see the class docstring)."""
+        return RuntimeError(closed_message(self.name, self.closed_by))
 
     def host_array(self, view):   # a NumPy array over the view's host memory (DLPack), or None
         return None

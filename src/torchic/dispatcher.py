@@ -27,7 +27,8 @@ from . import ops as _ops
 from .allocator import Allocator, Block
 from .backend import (Backend, BackendUnavailableError, KernelError,  # noqa: F401 (re-exported)
                       KernelIndexError, KernelMemoryError, KernelTypeError, KernelValueError,
-                      kernel_error_class)
+                      closed_message, kernel_error_class)
+from .interrupts import sigint_held
 
 DTYPES = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
 
@@ -116,6 +117,9 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
+        self.recorder = None       # compile's recorder while it records a call (recording.py)
+        # restore() is the instance dict's own update: one C call (see rebind)
+        self.restore = self.__dict__.update
         self.pid = os.getpid()     # the process whose threads run the backend (see fork)
         self._before_reopen = None
 
@@ -124,27 +128,31 @@ class Runtime:
 
     # The entry points (alloc, free, run, write, read, sync) are instance attributes, so
     # the per-op path has no extra frame; whatever routes them elsewhere (sync mode, a fork
-    # child until first use, compile's recorder, testing.issued_ops) goes through these two.
+    # child until first use, compile's recorder, testing.issued_ops) goes through rebind,
+    # and `rt.restore(saved)` puts them back. restore is `self.__dict__.update` itself (set
+    # in __init__), one C call with no Python frame: CPython handles a Ctrl-C when a call
+    # returns or a Python function starts, so `finally: rt.restore(saved)` can never be cut
+    # short by a press (a method would be, at its first instruction: the recorder once
+    # stayed installed, every later read and compile refused).
     def rebind(self, **entry_points):
-        """Route the named entry points through the given callables; returns what
-        restore() takes to put the previous ones back (nested rebinds undo in order)."""
-        saved = {n: self.__dict__.get(n) for n in entry_points}   # (None: the class's)
+        """Route the named entry points (or set `recorder`) through the given callables;
+        returns what restore() takes to put the previous ones back (nested rebinds undo
+        in order)."""
+        saved = self.saved(*entry_points)
         self.__dict__.update(entry_points)
         return saved
 
-    def restore(self, saved):
-        """Undo a rebind()."""
-        for name, fn in saved.items():
-            if fn is None:
-                self.__dict__.pop(name, None)
-            else:
-                self.__dict__[name] = fn
+    def saved(self, *names):
+        """What restore() takes to put the named entry points back as they are now."""
+        return {n: getattr(self, n) for n in names}
 
     def write(self, view, array, source=None):   # (source: a recorder's, see compile.py)
         self.backend.write(view, array)
 
-    def close(self):
+    def close(self, by="torchic.init()"):
+        """Close the backend; `by` (what closed it) is named in the errors of later uses."""
         if not self.closed:
+            self.closed_by = self.backend.closed_by = by
             self.closed = True
             if self.pid != os.getpid():
                 return    # inherited through fork, never reopened: the threads are the parent's
@@ -295,6 +303,12 @@ def init(backend: str | None = None, threads: int | None = None, heap_cap: int |
         out of range) is raised at the line that issued the op, naming it: a debug
         mode, like CUDA_LAUNCH_BLOCKING=1 (default: env TORCHIC_SYNC=1, else off).
     """
+    return _init(backend, threads, heap_cap, sync, options, replace=True)
+
+
+def _init(backend, threads, heap_cap, sync, options, replace):
+    """init; with replace=False the current runtime is kept if another thread made one
+    meanwhile (runtime()'s first use on two threads: both must get the same runtime)."""
     global _runtime
     name = backend or os.environ.get("TORCHIC_BACKEND") or next(   # the fastest available
         n for n in ("simd", "workers") if n in _BACKENDS and _BACKENDS[n].available()[0])
@@ -317,6 +331,8 @@ def init(backend: str | None = None, threads: int | None = None, heap_cap: int |
         raise TypeError(f"sync must be True or False, got {sync!r}")
     with _runtime_lock:
         if _runtime is not None:
+            if not replace:
+                return _runtime
             old, _runtime = _runtime, None
             try:
                 if old.pid == os.getpid():    # (one inherited through fork has no threads here)
@@ -325,18 +341,19 @@ def init(backend: str | None = None, threads: int | None = None, heap_cap: int |
                 pass
             finally:
                 old.close()
-        _runtime = Runtime(cls(threads=threads, **options), cap)
+        rt = Runtime(cls(threads=threads, **options), cap)
         if sync:
-            _runtime.backend.synchronous = True
-            _runtime.rebind(run=_synchronous(_runtime.backend))
-    return _runtime
+            rt.backend.synchronous = True
+            rt.rebind(run=_synchronous(rt.backend))
+        _runtime = rt         # (complete: runtime() reads it without the lock)
+    return rt
 
 
 def runtime():
     """The current runtime, starting the default backend on first use."""
     rt = _runtime
     if rt is None:
-        rt = init()
+        rt = _init(None, None, None, None, {}, replace=False)
     return rt
 
 
@@ -347,11 +364,12 @@ def current_backend_name():
 def shutdown() -> None:
     """Close the current runtime (also run at interpreter exit)."""
     global _runtime
-    with _runtime_lock:
+    # (Ctrl-C held back: a press between the two steps would leave the runtime unreachable
+    # and still running)
+    with _runtime_lock, sigint_held:
         if _runtime is not None:
             rt, _runtime = _runtime, None
-            rt.closed_by = "torchic.shutdown()"    # named when an old tensor is used
-            rt.close()
+            rt.close("torchic.shutdown()")    # named when an old tensor is used
 
 
 # -- fork ------------------------------------------------------------------------------

@@ -61,17 +61,8 @@ class Storage:
             raise RuntimeError("this tensor has been disposed (by dispose() or a "
                                "track_tensors scope); it can no longer be used")
         if self.runtime is not dispatcher._runtime:
-            if getattr(self.runtime, "closed_by", None) == "torchic.shutdown()":
-                raise RuntimeError(
-                    f"this tensor belongs to a runtime (backend "
-                    f"{self.runtime.backend.name!r}) that was closed by torchic.shutdown(); "
-                    f"tensors do not outlive their runtime: create it again (e.g. from "
-                    f".numpy() taken before shutdown)")
-            raise RuntimeError(
-                f"this tensor belongs to a previous runtime (backend "
-                f"{self.runtime.backend.name!r}) that was replaced by torchic.init(); "
-                f"tensors cannot cross runtimes: create it again (e.g. from .numpy() taken "
-                f"before init)")
+            raise RuntimeError(dispatcher.closed_message(
+                self.runtime.backend.name, getattr(self.runtime, "closed_by", "torchic.init()")))
 
 
 class Tensor(_Methods):

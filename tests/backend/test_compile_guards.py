@@ -392,3 +392,22 @@ def test_freezing_a_layer_records_again(backend):
     eager, compiled = run(False), run(True)
     assert eager[-1] is None and compiled[-1] is None
     assert all(np.array_equal(a, b) for a, b in zip(eager[:-1], compiled[:-1]))
+
+
+def test_post_accumulate_grad_hooks_see_each_whole_gradient(backend):
+    """The hub hands a leaf its gradients on its edges, so a hook runs once per backward,
+    after the last (the tied weight gets two), with eager mode's .grad."""
+    def run(compiled):
+        model = _model("attention")
+        f = torchic.compile(model) if compiled else model
+        seen = []
+        for name, p in model.named_parameters():
+            p.register_post_accumulate_grad_hook(
+                lambda p, name=name: seen.append((name, p.grad.numpy().copy())))
+        for x, y in _batches("attention", 4, np.random.default_rng(13)):
+            model.zero_grad()
+            F.cross_entropy(f(x).view(-1, VOCAB), y).backward()
+        return seen
+    eager, compiled = run(False), run(True)
+    assert [n for n, _ in eager] == [n for n, _ in compiled]
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(eager, compiled))

@@ -359,3 +359,54 @@ def test_concurrent_backward_into_shared_leaf(backend):
             np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-4, atol=1e-4)
     finally:
         sys.setswitchinterval(old)
+
+
+# -- threads: ops while another thread shuts the runtime down ---------------------------------
+def test_threads_racing_shutdown_get_the_shutdown_error(backend_name):
+    """Threads issuing ops, reads and compiled replays while the main thread calls
+    torchic.shutdown(): each thread either finishes or gets the documented "closed by
+    torchic.shutdown()" RuntimeError; none hangs, and none fails on what close released
+    (webgpu once raised IndexError from its emptied arena list; simd and workers said
+    "closed before this read completed", and a read racing close could wait for good)."""
+    reps = 8 if backend_name == "webgpu" else 20       # (a device each)
+    errors, hung = [], []
+    try:
+        for rep in range(reps):
+            torchic.init(backend_name)
+            w = torchic.tensor(A)
+            step = torchic.compile(lambda x: (x @ w).tanh() * 0.5 + x)
+            x0 = torchic.tensor(A)
+            step(x0), step(x0)                   # warm-up and recording: the threads replay
+            going = threading.Semaphore(0)      # released by each thread in its loop
+
+            def work():
+                try:
+                    x = x0
+                    for i in range(300):
+                        if i == 3:
+                            going.release()
+                        x = (x @ w).tanh() + 1.0
+                        if i % 2:
+                            x = step(x)
+                        if i % 7 == 0:
+                            x.sum().item()
+                except BaseException as exc:     # checked below
+                    errors.append(exc)
+            pool = [threading.Thread(target=work) for _ in range(3)]
+            for t in pool:
+                t.start()
+            for t in pool:                       # every thread in its loop (reading too)
+                going.acquire(timeout=60)
+            for _ in range(rep % 5 * 4):         # a different moment each time
+                (w + 1.0).sum()
+            torchic.shutdown()
+            for t in pool:
+                t.join(120)
+            hung += [t for t in pool if t.is_alive()]
+            assert not hung, f"HANG: a thread is stuck after shutdown (rep {rep})"
+    finally:
+        torchic.init(backend_name)
+    assert errors, "shutdown never interrupted a thread"
+    wrong = [e for e in errors if not (isinstance(e, RuntimeError) and
+                                       "closed by torchic.shutdown()" in str(e))]
+    assert not wrong, "\n".join(f"{type(e).__name__}: {e}" for e in wrong[:5])

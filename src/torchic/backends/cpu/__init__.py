@@ -55,15 +55,17 @@ class WorkersBackend(Backend):
 
     def read(self, view):
         record = ReadRecord(view)
-        self.stream.put(record)
+        if not self.stream.put_awaited(record):    # (closed: it may never run)
+            raise self.closed_error()
         record.done.acquire()   # released by the coordinator (stream.py: why not an Event)
         self.raise_pending_error()
-        if record.result is None:
-            raise RuntimeError("the runtime was closed before this read completed")
+        if record.result is None:     # closed while it waited
+            raise self.closed_error()
         return record.result
 
     def sync(self):
-        self.stream.wait()
+        if not self.stream.wait():
+            raise self.closed_error()
         self.raise_pending_error()
 
     def close(self):

@@ -23,6 +23,13 @@ the record's set(), and every later read with it) or not taken back (the caller 
 "release unlocked lock" instead of KeyboardInterrupt: the CI flake of
 test_ctrl_c_while_issuing_ops). ``lock.acquire()`` is one C call: a press interrupts it
 or comes after it, never in the middle.
+
+Closing: a record put after close()'s stop record never runs, so a thread must not wait
+for it (another thread's torchic.shutdown() can close the stream between a read's checks
+and its put). ``put_awaited`` puts the record and then looks at ``closed``: still open
+means close() (which sets ``closed`` before it queues its stop) comes later, so the
+record runs before the stop and its lock is released; closed means it may never run, and
+the caller raises instead of waiting.
 """
 
 import queue
@@ -165,6 +172,12 @@ class OpStream:
     def put(self, record):
         self._queue.put(record)
 
+    def put_awaited(self, record):
+        """Put a record the caller will wait on -> False when the stream was closed (the
+        record may never run: see the top)."""
+        self._queue.put(record)
+        return not self.closed
+
     def _loop(self):
         with np.errstate(all="ignore"):
             get, execute = self._queue.get, self._execute
@@ -175,10 +188,13 @@ class OpStream:
                 execute(record)
 
     def wait(self):
-        """Block until every record issued so far has run."""
+        """Block until every record issued so far has run -> False (no wait) when the
+        stream was closed."""
         done = SyncRecord()
-        self._queue.put(done)
+        if not self.put_awaited(done):
+            return False
         done.wait()
+        return True
 
     def pause(self):
         """Wait until every record issued so far has run, then hold the coordinator

@@ -193,15 +193,18 @@ class SimdBackend(Backend):
 
     # heap ------------------------------------------------------------------
     def new_arena(self, nbytes):
+        # (registered with the Rust side before the next push that can name it: under
+        # _flush_lock, see "Closing and threads" below)
+        if self._closed:
+            raise self.closed_error()
         self.heap.new_arena(nbytes)
-        self._register_arenas()
 
     def host_array(self, view):
         return self.heap.alias(view)
 
     def _register_arenas(self):
-        # also called before a push when the counts differ: a KeyboardInterrupt between
-        # heap.new_arena and the registration must not leave an arena unknown to Rust
+        # (under _flush_lock: two threads registering at once would give one arena two
+        # indices) before every push that can name a new arena
         heap = self.heap
         while self._registered < len(heap.addresses):
             i = self._registered
@@ -212,6 +215,11 @@ class SimdBackend(Backend):
                 self._registered += 1
 
     # stream ----------------------------------------------------------------
+    # Closing and threads: every push to the Rust stream (records, writes, programs, arena
+    # registrations) and close() itself run under _flush_lock, and each push first checks
+    # _closed there, so another thread's shutdown() can never come between the check and
+    # the push; a read copies out of the heap under the lock too (close empties the heap's
+    # arena list). A use after close raises Backend.closed_error() (dispatcher.py).
     def run(self, op, out, inputs, params):
         parts, eager = self._record_parts(op, out, inputs, params)
         pending = self._pending
@@ -232,6 +240,8 @@ class SimdBackend(Backend):
 
     def _prepare(self, data, slot_words):
         with self._flush_lock:
+            if self._closed:
+                raise self.closed_error()
             if self._registered != len(self.heap.addresses):
                 self._register_arenas()
             handle = self._lib.prepare(self._ctx, data, len(data) >> 3, slot_words,
@@ -246,7 +256,7 @@ class SimdBackend(Backend):
         instead of the recorded blocks' (torchic.compile's zero-copy arguments); the Rust
         side checks that each lies inside its arena and reaches as far as those views."""
         if self._closed:
-            raise RuntimeError("the simd runtime is closed")
+            raise self.closed_error()
         if packed.ctx != self._ctx:   # a forked child's own context: prepare it there
             packed.handle = self._prepare(packed.data, packed.slots)
             packed.ctx = self._ctx
@@ -265,7 +275,7 @@ class SimdBackend(Backend):
     def _record_parts(self, op, out, inputs, params):
         """The packed pieces of one op record, and whether it should start at once."""
         if self._closed:
-            raise RuntimeError(f"{op}: the simd runtime is closed")
+            raise self.closed_error()
         try:
             if params:
                 header = _param_header(op, len(inputs), params)
@@ -292,11 +302,13 @@ class SimdBackend(Backend):
 
     def _push_pending(self):
         # (under _flush_lock)
+        if self._closed:
+            raise self.closed_error()
+        if self._registered != len(self.heap.addresses):
+            self._register_arenas()
         pending = self._pending
         n = len(pending)    # (always at a record boundary: see run)
         if n:
-            if self._registered != len(self.heap.addresses):
-                self._register_arenas()
             data = b"".join(pending[:n])
             words, push, ctx = len(data) >> 3, self._push, self._ctx
             # Between this del and the push there is no call, so no KeyboardInterrupt
@@ -310,12 +322,10 @@ class SimdBackend(Backend):
         size = self._lib.push_error(self._ctx, self._errbuf, len(self._errbuf))
         msg = self._errbuf.raw[:min(size, len(self._errbuf))].decode()
         if self._closed or msg == "the runtime is closed":
-            raise RuntimeError("the simd runtime is closed")
+            raise self.closed_error()
         raise ValueError(f"simd backend rejected an op batch: {msg}")
 
     def write(self, view, array):
-        if self._closed:
-            raise RuntimeError("write: the simd runtime is closed")
         arr = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
         if arr.shape != tuple(view.shape):
             arr = arr.reshape(view.shape)
@@ -323,9 +333,8 @@ class SimdBackend(Backend):
             data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
-        with self._flush_lock:    # (every push to the Rust stream is under the lock: fork)
-            self._push_pending()
-            self._register_arenas()
+        with self._flush_lock:    # (every push to the Rust stream is under the lock)
+            self._push_pending()      # (raises closed_error once closed; registers arenas)
             # Rust copies the data during this call
             if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data,
                                arr.nbytes) < 0:
@@ -333,43 +342,47 @@ class SimdBackend(Backend):
 
     def _take_errors(self):
         while True:     # every failure since the last read, oldest first
-            kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
+            # taken from Rust and recorded here, or neither (a Ctrl-C between the two
+            # would lose the error)
+            with sigint_held:
+                kind = self._lib.take_error(self._ctx, self._errbuf, len(self._errbuf))
+                if kind:
+                    op, msg = self._errbuf.raw.decode(errors="replace").split("\0")[:2]
+                    self.record_error(op, _ERROR_KINDS.get(kind, RuntimeError)(msg))
             if not kind:
                 break
-            op, msg = self._errbuf.raw.decode(errors="replace").split("\0")[:2]
-            self.record_error(op, _ERROR_KINDS.get(kind, RuntimeError)(msg))
 
     def read(self, view):
-        if self._closed:
-            raise RuntimeError("the simd runtime is closed: this tensor can no longer be read")
         block = view.block
         # a new tensor's own View (contiguous, at the block's start) is valid by construction
         own = view is block.view
         if not own:
             self._check_view(view)
         self.sync()
-        if self._closed:
-            raise RuntimeError("the runtime was closed before this read completed")
         item = 4
-        out = np.ndarray(view.shape, DTYPES[view.dtype], self.heap.arenas[block.arena],
-                         block.offset + view.offset * item,
-                         None if own else tuple([s * item for s in view.strides])).copy()
-        return out
+        with self._flush_lock:      # (close empties heap.arenas under it)
+            if self._closed:        # (closed during the wait: the op may never have run)
+                raise self.closed_error()
+            return np.ndarray(view.shape, DTYPES[view.dtype], self.heap.arenas[block.arena],
+                              block.offset + view.offset * item,
+                              None if own else tuple([s * item for s in view.strides])).copy()
 
     def sync(self):
-        if not self._closed:    # (close() finished every queued op)
-            if self._pending:
-                self.flush()
-            if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
-                self._take_errors()
+        if self._pending:
+            self.flush()
+        if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
+            self._take_errors()
+        if self._closed:    # (before or during the wait: close drops queued ops unrun)
+            raise self.closed_error()
         if self._error is not None:
             self.raise_pending_error()
 
     def close(self):
-        if not self._closed:
-            self._closed = True
-            self._pending.clear()     # never pushed: dropped like queued ops
-            self._finalizer()   # drops queued ops, joins the threads, frees the heap
+        with self._flush_lock, sigint_held:    # (no push, nor a half-done close)
+            if not self._closed:
+                self._closed = True
+                self._pending.clear()     # never pushed: dropped like queued ops
+                self._finalizer()   # drops queued ops, joins the threads, frees the heap
 
     # fork (dispatcher.py): the heap is copied with the process; the Rust threads are not
     def fork_pause(self):

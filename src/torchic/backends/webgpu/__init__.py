@@ -221,6 +221,8 @@ class WebGPUBackend(Backend):
     # heap -------------------------------------------------------------------------
     def new_arena(self, nbytes):
         with self._lock:
+            if self._closed:
+                raise self.closed_error()
             self.gpu.new_arena(nbytes)
 
     def buffers(self, view):
@@ -240,8 +242,13 @@ class WebGPUBackend(Backend):
         return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
 
     # stream -----------------------------------------------------------------------
+    # Every entry point checks _closed under _lock, which close() takes: another thread's
+    # shutdown() cannot empty the GPU's arena list between the check and the op
+    # (Backend's docstring).
     def run(self, op, out, inputs, params):
         with self._lock:
+            if self._closed:
+                raise self.closed_error()
             try:
                 if self.gpu.any_big:    # an operand may be larger than a binding
                     windows.run(self, op, out, inputs, params)
@@ -288,6 +295,8 @@ class WebGPUBackend(Backend):
             finally:
                 self.__dict__.pop("buffers", None)
         with self._lock:
+            if self._closed:
+                raise self.closed_error()
             tables = adam.Tables(self.gpu, runs, self.buffers)
             return tables.attach(replay.capture(self.gpu, issue, slots))
 
@@ -300,7 +309,7 @@ class WebGPUBackend(Backend):
         run's slot views lie (each one slot_fits)."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("the webgpu runtime is closed")
+                raise self.closed_error()
             if blocks:
                 replay.move(self.gpu, packed, blocks)
             replay.replay(self.gpu, packed)
@@ -323,6 +332,8 @@ class WebGPUBackend(Backend):
 
     def write(self, view, array):
         with self._lock:
+            if self._closed:
+                raise self.closed_error()
             array = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
             if array.size == 0:
                 return
@@ -341,6 +352,8 @@ class WebGPUBackend(Backend):
 
     def read(self, view):
         with self._lock:
+            if self._closed:
+                raise self.closed_error()
             shape = tuple(view.shape)
             n = numel(shape)
             dtype = DTYPES[view.dtype]
@@ -384,6 +397,8 @@ class WebGPUBackend(Backend):
 
     def sync(self):
         with self._lock:
+            if self._closed:
+                raise self.closed_error()
             self.gpu.read(self.gpu.status, 0, 0)
             self._check()
 
