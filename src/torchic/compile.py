@@ -13,8 +13,9 @@ runs it eagerly and records it into a Program, later ones replay the Program. Ev
 returns fresh tensors for fn's returned ones (a tensor, a tuple / list of them, or None).
 
 Guards (compile_autograd.Guard): before each replay, a check that what the recording
-depends on is unchanged: the tensors and modules fn names (closure cells, globals), the
-modules' parameters, buffers, submodules and train / eval mode, and that each tensor of
+depends on is unchanged: the tensors and modules fn names (closure cells, globals, lists
+there), the modules' parameters, buffers, submodules and train / eval mode, which of
+those tensors require grad, and that each tensor of
 outside state the program updates still has a holder besides the program (a replaced or
 dropped parameter or .grad). A failed check drops the program: that call runs eagerly
 (a warm-up again), the next records anew; a signature whose recording fails its check
@@ -42,8 +43,8 @@ raises as in eager mode, for the outside tensors the graph saved and for the out
 
 A call whose tensor arguments share memory (f(x, x)) runs fn eagerly: a program keeps
 each argument apart. A compiled function called inside another's recording runs fn: its
-ops become part of that recording. A module's other attributes (`.train()`, `.parameters()`) are
-reached through the compiled object.
+ops become part of that recording. A module's other attributes (`.train()`,
+`.parameters()`) are reached through the compiled object.
 """
 
 import functools
