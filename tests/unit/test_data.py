@@ -234,6 +234,8 @@ def test_default_collate_of_unequal_shapes_raises_pytorchs_error(backend, make):
            r"entry 2"
     with pytest.raises(RuntimeError, match=want):
         default_collate([make(2), make(2), make(3)])
+    with pytest.raises(RuntimeError, match="stack expects a non-empty TensorList"):
+        torchic.stack([])
     torch = pytest.importorskip("torch")
     batch = [torch.zeros(2), torch.zeros(2), torch.zeros(3)]
     with pytest.raises(RuntimeError, match=want):
