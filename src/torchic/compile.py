@@ -28,7 +28,7 @@ torch.compile(model)` and its (logits, loss)), their backward is recorded too: o
 program per non-empty subset of those outputs (the outputs a backward() pass may reach;
 at most MAX_LIVE outputs, else the signature runs eagerly), from a gradient placeholder
 per output to the gradients the leaves get, one per edge into a leaf in the engine's
-order (_record_backward). Every call then returns those outputs as roots of OutputGrad
+order (_record_backward). Every call then returns those outputs as roots of CompiledOutput
 nodes feeding one CompiledBackward hub, which the engine runs once, after them: it
 replays the program of the outputs that got a gradient on the forward program's
 activations (kept between calls) and hands each leaf its gradients; the engine
@@ -59,7 +59,7 @@ from .compile_autograd import CompiledBackward, Guard
 from .functions.common import constant
 from .functions.views import IndexView
 from .recording import (CompileError, Program, _fresh_copy, _Recorder, host_values,  # noqa: F401
-                        memory_of_programs, recording, recording_active)
+                        memory_of_programs, recording_active)
 from .tensor import Tensor
 
 MAX_PROGRAMS = 8        # signatures kept per compiled function (oldest dropped first)
@@ -190,8 +190,11 @@ def _record_backward(rt, forward, rec, roots, live):
         if before is not None:       # (a temporary of the last program is never read
             brec.pool = before.pool  # before it is written: a program's output may reuse one)
             segments[subsets[n - 1]][1].temporaries = []
-        with recording(brec):
+        try:
+            brec.install()
             autograd.run_backward(root, gradient, retain_graph=n < len(subsets) - 1)
+        finally:
+            rt.restore(brec.saved)     # (nothing before it: _Recorder.install says why)
         got = [t for t in mine if t._grad is not None]
         program = Program(brec, grads, [t._grad.detach() for t in got], list)
         segments[subset] = (len(leaves), program)
@@ -332,8 +335,11 @@ class Compiled:
                          if isinstance(a, Tensor)]
         args = [own(a) for a in args]
         kwargs = {k: own(kwargs[k]) for k in keys}
-        with recording(rec):
+        try:
+            rec.install()
             result = self.fn(*args, **kwargs)
+        finally:
+            rt.restore(rec.saved)      # (nothing before it: _Recorder.install says why)
         graph = None
         reads = frozenset()
         try:

@@ -17,7 +17,7 @@ records again):
 A tensor replaced where the guard does not look while another object (an optimizer) still
 holds the old one goes unseen: replace parameters through a module.
 
-CompiledBackward / OutputGrad: the nodes of a replayed call whose outputs have a graph
+CompiledBackward / CompiledOutput: the nodes of a replayed call whose outputs have a graph
 (compile records their backward as programs; the hub node replays one).
 """
 
@@ -148,7 +148,7 @@ def _node(cls, edges):
 
 class CompiledBackward(Function):
     """The backward of one replayed call of a compiled function (the call's hub node).
-    Each output that has a graph gets an OutputGrad node whose edge leads here; the
+    Each output that has a graph gets a CompiledOutput node whose edge leads here; the
     engine runs this node once, after them, and its backward replays the recorded
     backward program of the outputs that got a gradient, on this call's activations
     (the forward program's blocks), handing each leaf its gradients, one per edge; the
@@ -165,7 +165,7 @@ class CompiledBackward(Function):
         hub.out_versions = [(outs[i]._storage, outs[i]._storage.version)
                             for i in graph.outputs_read]
         for k, i in enumerate(graph.live):
-            node = _node(OutputGrad, (hub,))
+            node = _node(CompiledOutput, (hub,))
             node.hub, node.k = hub, k
             outs[i].requires_grad = True
             outs[i].grad_fn = node
@@ -198,7 +198,7 @@ class CompiledBackward(Function):
         return tuple(out)
 
 
-class OutputGrad(Function):
+class CompiledOutput(Function):
     """The grad_fn of one output (that has a graph) of a replayed call: gives its
     gradient to the call's hub node (CompiledBackward), which runs after every output's."""
 
