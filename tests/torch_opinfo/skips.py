@@ -1,12 +1,12 @@
 """THE skip table of the OpInfo conformance suite: the op_db entries torchic does not aim at,
 each with its reason.
 
-An entry skipped here is out of scope (complex numbers, fft, sparse, quantized, linalg
-decompositions, undefined values, private aten entry points, a dtype torchic lacks). An
-entry torchic simply has not implemented yet is *not* skipped: it is "missing", and the
-generated coverage (docs/COVERAGE_OPINFO.md) lists it.
+An entry skipped here is out of scope (complex numbers, fft, sparse, linalg decompositions,
+undefined values, private aten entry points, a dtype torchic lacks). An entry torchic simply
+has not implemented yet is *not* skipped: it is "missing", and the generated coverage
+(docs/COVERAGE_OPINFO.md) lists it.
 
-Three kinds of rows, all read by `skip_reason` (the one function the harness asks):
+Four kinds of rows, all read by `skip_reason` (the one function the harness asks):
 - `SKIP_PREFIXES`: a whole namespace of op_db (`fft.*`, `sparse.*` ...);
 - `SKIPS`: single entries, by op_db name (every variant of that name);
 - `PRIVATE_RULE`: an entry named with a leading underscore (`_softmax_backward_data`);
@@ -20,48 +20,43 @@ Three kinds of rows, all read by `skip_reason` (the one function the harness ask
 SKIP_PREFIXES = {
     "fft.": "fft: complex-valued transforms (torchic has no complex dtype)",
     "sparse.": "sparse tensors: torchic tensors are dense",
-    "signal.": "signal windows: float64 / complex window functions, out of scope",
-    "_refs.": "a PyTorch-internal reference implementation, not an API",
 }
 
 _COMPLEX = "complex numbers: torchic has no complex dtype"
-_DECOMP = "a linalg decomposition / solver (LAPACK territory): out of torchic's scope"
+_DECOMP = ("a linalg decomposition, or computed through one (LU, QR, SVD, eigen, Cholesky, "
+           "a solve): out of torchic's scope")
 _UNDEFINED = "returns uninitialized memory: no defined value to compare"
 _SPARSE = "sparse tensors: torchic tensors are dense"
-_QUANT = "quantized tensors: out of scope"
 
 SKIPS = {
-    # complex numbers
+    # complex numbers (on a real tensor most are the identity, or raise: imag)
     "angle": _COMPLEX, "conj": _COMPLEX, "conj_physical": _COMPLEX, "imag": _COMPLEX,
     "real": _COMPLEX, "resolve_conj": _COMPLEX, "resolve_neg": _COMPLEX,
     "view_as_complex": _COMPLEX, "view_as_real": _COMPLEX, "complex": _COMPLEX,
-    "polar": _COMPLEX, "H": _COMPLEX, "mH": _COMPLEX, "adjoint": _COMPLEX, "chalf": _COMPLEX,
+    "polar": _COMPLEX, "H": _COMPLEX, "mH": _COMPLEX, "chalf": _COMPLEX,
     "stft": _COMPLEX, "istft": _COMPLEX,
-    # linalg decompositions and solvers
+    # linalg decompositions and what is computed through one
     "cholesky": _DECOMP, "cholesky_inverse": _DECOMP, "cholesky_solve": _DECOMP,
     "linalg.cholesky": _DECOMP, "linalg.cholesky_ex": _DECOMP, "linalg.eig": _DECOMP,
     "linalg.eigh": _DECOMP, "linalg.eigvals": _DECOMP, "linalg.eigvalsh": _DECOMP,
     "linalg.householder_product": _DECOMP, "linalg.inv": _DECOMP, "linalg.inv_ex": _DECOMP,
     "linalg.ldl_factor": _DECOMP, "linalg.ldl_factor_ex": _DECOMP, "linalg.ldl_solve": _DECOMP,
     "linalg.lstsq": _DECOMP, "linalg.lu": _DECOMP, "linalg.lu_factor": _DECOMP,
-    "linalg.lu_factor_ex": _DECOMP, "linalg.lu_solve": _DECOMP, "linalg.matrix_power": _DECOMP,
+    "linalg.lu_factor_ex": _DECOMP, "linalg.lu_solve": _DECOMP,
     "linalg.matrix_rank": _DECOMP, "linalg.pinv": _DECOMP, "linalg.qr": _DECOMP,
     "linalg.slogdet": _DECOMP, "linalg.solve": _DECOMP, "linalg.solve_ex": _DECOMP,
     "linalg.solve_triangular": _DECOMP, "linalg.svd": _DECOMP, "linalg.svdvals": _DECOMP,
     "linalg.tensorinv": _DECOMP, "linalg.tensorsolve": _DECOMP, "linalg.det": _DECOMP,
-    "linalg.cond": _DECOMP, "linalg.matrix_exp": _DECOMP, "linalg.eigvals_ex": _DECOMP,
-    "lu": _DECOMP, "lu_solve": _DECOMP, "lu_unpack": _DECOMP, "qr": _DECOMP, "svd": _DECOMP,
-    "svd_lowrank": _DECOMP, "pca_lowrank": _DECOMP, "geqrf": _DECOMP, "ormqr": _DECOMP,
-    "inverse": _DECOMP, "det": _DECOMP, "logdet": _DECOMP, "slogdet": _DECOMP,
-    "pinverse": _DECOMP, "matrix_exp": _DECOMP, "triangular_solve": _DECOMP,
-    "symeig": _DECOMP, "eig": _DECOMP, "lstsq": _DECOMP,
+    "linalg.cond": _DECOMP, "lu": _DECOMP, "lu_solve": _DECOMP, "lu_unpack": _DECOMP,
+    "qr": _DECOMP, "svd": _DECOMP, "svd_lowrank": _DECOMP, "pca_lowrank": _DECOMP,
+    "geqrf": _DECOMP, "ormqr": _DECOMP, "logdet": _DECOMP, "pinverse": _DECOMP,
+    "matrix_exp": _DECOMP, "triangular_solve": _DECOMP,
     # undefined values
     "empty": _UNDEFINED, "empty_like": _UNDEFINED, "empty_strided": _UNDEFINED,
     "new_empty": _UNDEFINED, "new_empty_strided": _UNDEFINED, "empty_permuted": _UNDEFINED,
     "resize_": _UNDEFINED, "resize_as_": _UNDEFINED,
-    # sparse and quantized
-    "to_sparse": _SPARSE, "sparse_sampled_addmm": _SPARSE, "sparse_mm": _SPARSE,
-    "quantized": _QUANT,
+    # sparse layouts
+    "to_sparse": _SPARSE,
 }
 PRIVATE_RULE = "a private aten entry point (a leading underscore), not a public API"
 DTYPE_RULE = "needs a dtype torchic lacks (torchic holds float32 and int32)"
@@ -77,6 +72,8 @@ def skip_reason(name, torch_dtypes):
         return SKIPS[name]
     if name.startswith("_") and not name.startswith("__"):
         return PRIVATE_RULE
+    if not torch_dtypes:
+        return f"{DTYPE_RULE}: op_db gives it no dtype on CPU (a CUDA-only entry)"
     if not {"float32", "int32", "int64"} & set(torch_dtypes):
-        return f"{DTYPE_RULE}: it supports {', '.join(sorted(torch_dtypes)) or 'none'}"
+        return f"{DTYPE_RULE}: it supports {', '.join(sorted(torch_dtypes))}"
     return None
