@@ -30,15 +30,24 @@ Threads and deferred frees
 The allocator may be called from any thread; one lock guards it. A free can
 arrive at any moment: a tensor's last reference may die inside the allocator
 itself (the cyclic garbage collector runs on allocation), or on another
-thread. So ``free`` only appends the block to a list (one C call, atomic
-under the GIL: ``free`` *is* that list's append, so a tensor's death costs no
+thread. So ``free`` only appends the block to a deque (one C call, atomic
+under the GIL: ``free`` *is* that deque's append, so a tensor's death costs no
 Python frame), and ``alloc`` and ``stats`` take the freed blocks back under
 the lock first. A chain like ``x = x + b`` frees one tensor and asks for the
-same size right after: when the last freed block has the requested size,
+same size right after: when the only freed block has the requested size,
 ``alloc`` hands it straight back (the books are unchanged).
+
+Ctrl-C: CPython raises a KeyboardInterrupt (and switches threads) only where a call
+returns or a Python function starts. So a small block moves between ``_freed``, its
+bucket and the caller with no call between its steps (``block = d[0]; del d[0]``, not
+``d.popleft()``, whose return is such a point), or with the one call as the move's last step:
+a press never leaves a block in two places, nor in none, nor the books half updated.
+(A rarer path, a large block's range or a new arena's first block, can lose that block
+to a press: a leak, never a block handed out twice.)
 """
 
 import bisect
+import collections
 import threading
 
 from .interrupts import sigint_held
@@ -101,7 +110,7 @@ class Allocator:
         self.recycled = 0         # requests served from a bucket (O(1) path)
         self.fresh = 0            # requests carved from free ranges / new arenas
         self.lock = threading.Lock()
-        self._freed = []          # blocks given back, not taken back yet (see the top)
+        self._freed = collections.deque()   # blocks given back, not taken back yet (the top)
         self.free = self._freed.append
 
     # -- public ---------------------------------------------------------------
@@ -114,23 +123,23 @@ class Allocator:
         with self.lock:
             freed = self._freed
             if freed:
-                block = freed[-1]
-                if block.size == size and size <= self.small_max:
-                    freed.pop()          # freed and asked for again: straight back
+                block = freed[0]
+                if block is freed[-1] and block.size == size and size <= self.small_max:
+                    del freed[0]         # freed and asked for again: straight back
                     self.recycled += 1
-                    if freed:
-                        self._take_back()
                     return block
                 self._take_back()
             if size <= self.small_max:
                 bucket = self._buckets.get(size)
                 if bucket:   # the O(1) path: a block of exactly this size was freed before
+                    block = bucket[-1]
+                    del bucket[-1]
                     self.recycled += 1
                     self.in_use += size
                     self.live_blocks += 1
                     if self.in_use > self.peak:
                         self.peak = self.in_use
-                    return bucket.pop()
+                    return block
             placed = self._carve(size)
             if placed is None:
                 self._flush_buckets()
@@ -142,17 +151,17 @@ class Allocator:
 
     def _take_back(self):
         """Return every freed block to its bucket or free range (under the lock)."""
-        freed = self._freed
-        while freed:
-            block = freed.pop()
+        freed, buckets = self._freed, self._buckets
+        while freed:             # oldest first: the last freed ends on top of its bucket
+            block = freed[0]
+            del freed[0]
             size = block.size
             self.in_use -= size
             self.live_blocks -= 1
             if size <= self.small_max:
-                bucket = self._buckets.get(size)
-                if bucket is None:
-                    bucket = self._buckets[size] = []
-                bucket.append(block)   # the Block itself is handed out again as it is
+                if size not in buckets:
+                    buckets[size] = []
+                buckets[size].append(block)   # (the move's last step; handed out as it is)
             else:
                 block.retire()
                 self._release_range(block.arena, block.offset, size)

@@ -42,7 +42,6 @@ Recording refuses what a replay could not reproduce, naming the user's line: a r
 (`self.h = f(self.h)`: use an in-place update, `self.h.copy_(f(self.h))`).
 """
 
-import contextlib
 import gc
 import linecache
 import os
@@ -58,7 +57,6 @@ from .shape import numel
 from .tensor import Storage, Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_recording = None       # the _Recorder of the call being recorded, if any
 _live = weakref.WeakSet()   # every Program not yet released (torchic.memory() counts them)
 
 
@@ -73,8 +71,9 @@ def _user_line():
         frame = frame.f_back
     if frame is None:
         return "?"
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}: {line}"
+    lineno = frame.f_lineno or 0    # (None between lines: a free from a GC pass there)
+    line = linecache.getline(frame.f_code.co_filename, lineno).strip()
+    return f"{frame.f_code.co_filename}:{lineno}: {line}"
 
 
 def host_values(compute):
@@ -84,7 +83,7 @@ def host_values(compute):
     at every replay, in record order (so compute may also advance state, like a step
     count), instead of baking the first value in."""
     arr = np.asarray(compute(), dtype=np.float32)
-    if _recording is None and arr.ndim == 0:
+    if not recording_active() and arr.ndim == 0:
         return constant(float(arr))          # eager: the cached 0-d constant
     return raw.write(raw.new_tensor(arr.shape), arr,
                      lambda: np.asarray(compute(), dtype=np.float32))
@@ -102,15 +101,22 @@ class _Recorder:
         self.freed_outside = {}    # id -> (block, line) of outside blocks freed inside
         self.freed_after = {}      # record index -> ids of owned blocks freed right after it
         self.real = {n: getattr(rt, n) for n in ("alloc", "run", "write")}
-        self.saved = None
+        # what `rt.restore(rec.saved)` puts back after the recorded call (see install)
+        self.saved = rt.saved("alloc", "free", "run", "write", "read", "sync", "recorder")
         self.align_mask = rt.allocator.align - 1
 
     def install(self):
-        self.saved = self.rt.rebind(alloc=self.alloc, free=self.free, run=self.run,
-                                    write=self.write, read=self.read, sync=self.read)
-
-    def uninstall(self):
-        self.rt.restore(self.saved)
+        """Route the runtime's entry points here for one recorded call. Call it inside
+        the `try` whose `finally` is `rt.restore(rec.saved)`, with nothing before that
+        call: whatever a Ctrl-C interrupts, the runtime is then given back (a press can
+        land at the start of any Python function, install or a context manager's
+        __exit__, but not inside restore's one C call: Runtime.rebind). A recorder left
+        installed once refused every later read and compile."""
+        if self.rt.recorder is not None:
+            raise CompileError("torchic.compile: a compiled function called while another "
+                               "is being recorded")
+        self.rt.rebind(alloc=self.alloc, free=self.free, run=self.run, write=self.write,
+                       read=self.read, sync=self.read, recorder=self)
 
     def alloc(self, nbytes):
         size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
@@ -295,7 +301,7 @@ class Program:
     def replay(self, tensors):
         if self.released:
             raise RuntimeError("this compiled program was released")
-        if _recording is not None:     # (a packed push would go past the recorder)
+        if self.rt.recorder is not None:   # (a packed push would go past the recorder)
             raise CompileError(
                 f"torchic.compile: the backward of a compiled call's output, run inside "
                 f"another compiled function's recording, at {_user_line()}: call the "
@@ -411,21 +417,6 @@ def _contiguous(shape):
 
 def recording_active():
     """Is a call being recorded now (on any thread: the runtime's entry points are)?"""
-    return _recording is not None
-
-
-@contextlib.contextmanager
-def recording(rec):
-    """Record one call into rec (a _Recorder): it is installed on the runtime inside."""
-    global _recording
-    if _recording is not None:
-        raise CompileError("torchic.compile: a compiled function called while another "
-                           "is being recorded")
-    _recording = rec
-    rec.install()
-    try:
-        yield rec
-    finally:
-        rec.uninstall()
-        _recording = None
+    rt = dispatcher._runtime
+    return rt is not None and rt.recorder is not None
 

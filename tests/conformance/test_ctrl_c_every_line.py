@@ -2,11 +2,13 @@
 
 The storm test in test_faults.py presses Ctrl-C at random moments; a bad moment is
 rare there (the CI hang it found came once in tens of runs under load). This test
-presses at chosen moments instead: a trace function counts the lines that run in
-torchic, wgpu-py and cffi while a small workload (fill, arithmetic, an upload, a
-matmul, an index gather, two reads) runs, and then the workload is repeated with a
-real SIGINT raised at the n-th of those lines, for n spread over all of them. After
-every press:
+presses at chosen moments instead: a trace function counts the points where CPython
+handles a signal (a function's start, right after each call returns) in torchic,
+wgpu-py and cffi while a small workload (fill, arithmetic, an upload, a matmul, an
+index gather, two reads) runs, and then the workload is repeated with a real SIGINT
+raised at the n-th of those points, for n spread over all of them. (Not at every line:
+a line's start is often no such point, the first line of a `finally` for one, and a
+press there would fail code that no real press can break.) After every press:
 
 * the runtime must still compute the right answer (no lock left held, no batch lost,
   no read left waiting: a hang fails through faulthandler's timeout);
@@ -17,15 +19,18 @@ every press:
 * nothing may be printed on stderr by a swallowed interrupt (a cffi callback error).
 
 Presses land in the Python code of threading.py and queue.py that the main thread runs
-too (a read or sync waits there), at every line and right after every call in it (where
-CPython handles a real signal): a press inside threading.Event.wait once left the Event's
+too (a read or sync waits there), at every point in it: a press inside threading.Event.wait once left the Event's
 inner lock released ("release unlocked lock" instead of KeyboardInterrupt) or held (the
 workers coordinator then hung in set()), 1 press in ~150 of the storm test under load.
 
 The pipeline and bind-group caches are emptied before each run so that presses land in
 the first-time paths (compiling a shader) too; in "grow" mode each run starts from a new
 runtime, so presses land while the heap makes and registers its first arena (a press
-there once made simd's Rust side use another arena's memory: results read as 0).
+there once made simd's Rust side use another arena's memory: results read as 0). In
+"compile" mode the workload is a new torchic.compile'd step called four times (warm-up,
+recording, two replays), so presses land in the recording and the replays too (a press
+at the start of the recorder's install once left it installed: every later compile was
+refused and every read raised).
 """
 
 import subprocess
@@ -68,12 +73,28 @@ def forget_caches():
 
 
 def workload():
+    if mode == "compile":
+        return compiled_workload()
     a = torchic.ones(8) * 2
     b = (a + 1).sum()
     c = torchic.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     d = (c @ c.T).tanh()
     e = d[torchic.tensor([1, 0])]
     return b.item(), e.numpy()
+
+
+def step(x, acc):
+    acc.add_((x @ x.T).tanh())                 # an argument updated in place
+    return (x + 1).sum(), acc[torchic.tensor([1, 0])]
+
+
+def compiled_workload():
+    f = torchic.compile(step)
+    x = torchic.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    acc = torchic.zeros(2, 2)
+    for _ in range(4):                         # warm-up, recording, two replays
+        b, e = f(x, acc)
+    return b.item() + 3.0, e.numpy() / 4.0     # (the numbers of the other modes)
 
 
 c64 = np.arange(6, dtype=np.float64).reshape(2, 3)
@@ -88,59 +109,51 @@ def check():
 
 count, target = [0], [0]
 stdlib_points = []      # the counts of the points in `stdlib` (the counting run's)
-_glue, _after_calls = {}, {}
-
-
-def with_glue(code):
-    # Offsets of the instructions a `with` statement runs between calling __enter__ and
-    # entering its block, and before calling __exit__: a line event can fire there, but a
-    # real signal cannot be handled there (CPython checks for signals at calls, loop
-    # jumps and function starts), so no press lands on them.
-    offsets = _glue.get(code)
-    if offsets is None:
-        ins = list(dis.get_instructions(code))
-        offsets = set()
-        for i, x in enumerate(ins):
-            if x.opname == "BEFORE_WITH" and i + 1 < len(ins):
-                offsets.add(ins[i + 1].offset)
-            names = [y.opname for y in ins[i:i + 5]]
-            if names == ["LOAD_CONST"] * 3 + ["PRECALL", "CALL"] and \
-                    all(y.argval is None for y in ins[i:i + 3]):
-                offsets.add(x.offset)
-                if i and ins[i - 1].opname == "SWAP":    # the exit on a return path
-                    offsets.add(ins[i - 1].offset)
-        _glue[code] = offsets
-    return offsets
+_after_calls = {}
 
 
 def after_calls(code):
-    # Offsets of the instructions right after a call: CPython handles a signal there
+    # Offsets of the instructions right after a call, where a press stands for one that
+    # CPython handles as the call returns. (That one is raised by the call instruction
+    # itself: where the next instruction lies outside the call's `try` or `with` block,
+    # the block's handler would not see a press raised there, so none is.)
     offsets = _after_calls.get(code)
     if offsets is None:
+        entries = dis.Bytecode(code).exception_entries
+
+        def handler(offset):
+            return next((e.target for e in entries if e.start <= offset < e.end), None)
         ins = list(dis.get_instructions(code))
         offsets = _after_calls[code] = {y.offset for x, y in zip(ins, ins[1:])
-                                        if x.opname == "CALL"}
+                                        if x.opname == "CALL" and
+                                        handler(x.offset) == handler(y.offset)}
     return offsets
 
 
-def on_line(frame, event, arg):
-    if event == "line" or (event == "opcode" and frame.f_lasti in after_calls(frame.f_code)):
-        count[0] += 1
-        if target[0] == 0 and frame.f_code.co_filename in stdlib:
-            stdlib_points.append(count[0])
-        if count[0] == target[0]:
-            if event == "line" and frame.f_lasti in with_glue(frame.f_code):
-                target[0] += 1           # press at the next line instead
-            else:
-                signal.raise_signal(signal.SIGINT)
-    return on_line
+def point(frame):
+    count[0] += 1
+    if target[0] == 0 and frame.f_code.co_filename in stdlib:
+        stdlib_points.append(count[0])
+    if count[0] == target[0]:
+        signal.raise_signal(signal.SIGINT)
+
+
+def on_opcode(frame, event, arg):
+    if event == "opcode" and frame.f_lasti in after_calls(frame.f_code):
+        point(frame)
+    return on_opcode
 
 
 def tracer(frame, event, arg):
-    name = frame.f_code.co_filename
-    if name in stdlib:
-        frame.f_trace_opcodes = True
-    return on_line if name.startswith(traced) else None
+    # The points are where CPython handles a real signal: a function's start (this
+    # "call" event: its RESUME) and right after each call returns. A line's start is
+    # not one: a press there could land where none can (before the first line of a
+    # `finally`, or between a `with`'s __enter__ and its block).
+    if not frame.f_code.co_filename.startswith(traced):
+        return None
+    frame.f_trace_opcodes = True
+    point(frame)
+    return on_opcode
 
 
 def raised_in(exc):
@@ -177,26 +190,27 @@ for t in presses:
         if where.startswith(third_party):
             inside.append(where)
     check()
-print("LINES", total, "PRESSES", len(presses), "CAUGHT", caught, "STDLIB",
+print("POINTS", total, "PRESSES", len(presses), "CAUGHT", caught, "STDLIB",
       len(stdlib_points), flush=True)
 for where in inside:
     print("INSIDE", where, flush=True)
 """
 
 
-@pytest.mark.parametrize("mode", ["ops", "grow"])
+@pytest.mark.parametrize("mode", ["ops", "grow", "compile"])
 def test_ctrl_c_at_every_line_leaves_the_runtime_working(backend_name, mode):
     """mode "ops": presses along the op path of a warm runtime; "grow": along the first
-    allocations of a fresh runtime (the heap's first arena is made and registered)."""
+    allocations of a fresh runtime (the heap's first arena is made and registered);
+    "compile": along a compiled step's warm-up, recording and replays."""
     points = 400 if mode == "ops" or backend_name != "webgpu" else 40   # (a device each)
     proc = subprocess.run([sys.executable, "-c", _CHILD, backend_name, str(points), "240",
                            mode], capture_output=True, text=True, timeout=300, cwd=ROOT)
     err = _stderr_clean(proc.stderr)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{err[-4000:]}"
-    summary = [line.split() for line in proc.stdout.splitlines() if line.startswith("LINES")]
+    summary = [line.split() for line in proc.stdout.splitlines() if line.startswith("POINTS")]
     assert summary, proc.stdout
-    lines, presses, caught = summary[0][1:6:2]
-    assert int(presses) >= min(points, int(lines)) // 2
+    total, presses, caught = summary[0][1:6:2]
+    assert int(presses) >= min(points, int(total)) // 2
     assert int(caught) > int(presses) // 4, proc.stdout    # the presses were delivered
     inside = [line for line in proc.stdout.splitlines() if line.startswith("INSIDE")]
     assert not inside, "KeyboardInterrupt raised inside third-party code:\n" + "\n".join(inside)
