@@ -27,6 +27,7 @@ _DECOMP = ("a linalg decomposition, or computed through one (LU, QR, SVD, eigen,
            "a solve): out of torchic's scope")
 _UNDEFINED = "returns uninitialized memory: no defined value to compare"
 _SPARSE = "sparse tensors: torchic tensors are dense"
+_NO_DTYPE = "converts to a dtype torchic lacks"
 
 SKIPS = {
     # complex numbers (on a real tensor most are the identity, or raise: imag)
@@ -57,6 +58,10 @@ SKIPS = {
     "resize_": _UNDEFINED, "resize_as_": _UNDEFINED,
     # sparse layouts
     "to_sparse": _SPARSE,
+    # conversions to a dtype torchic lacks (torchic's .half() says why it refuses)
+    "half": _NO_DTYPE + " (float16)", "bfloat16": _NO_DTYPE + " (bfloat16)",
+    "byte": _NO_DTYPE + " (uint8)", "char": _NO_DTYPE + " (int8)",
+    "short": _NO_DTYPE + " (int16)",
 }
 PRIVATE_RULE = "a private aten entry point (a leading underscore), not a public API"
 DTYPE_RULE = "needs a dtype torchic lacks (torchic holds float32 and int32)"
