@@ -54,6 +54,7 @@ def render(results, seconds):
     """The markdown of docs/COVERAGE_OPINFO.md."""
     import torch
     import opinfo_harness as h
+    import skips
     backends = list(results)
     first = results[backends[0]]
     n = len(first)
@@ -72,13 +73,19 @@ def render(results, seconds):
         "`tests/torch_opinfo/skips.py`. Regenerate with `python scripts/gen_coverage_opinfo.py`"
         " (`--baseline` also rewrites `tests/torch_opinfo/passing.txt`).",
         "",
-        "| backend | entries | passing | failing | missing | skipped | seconds |",
-        "|---|---|---|---|---|---|---|",
+        "| backend | entries | passing | failing | missing | skipped | samples run | seconds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for b in backends:
         c = collections.Counter(r["status"] for r in results[b])
+        runs = sum(r["samples"] for r in results[b])
         lines.append(f"| `{b}` | {n} | {c['pass']} | {c['fail']} | {c['missing']} | "
-                     f"{c['skip']} | {seconds[b]:.0f} |")
+                     f"{c['skip']} | {runs} | {seconds[b]:.0f} |")
+    lines += ["", f"(The first backend's seconds include computing torch's side of every sample, "
+              f"once for all backends.) The skip table `tests/torch_opinfo/skips.py`: "
+              f"{len(skips.SKIPS)} entries by name, {len(skips.SKIP_PREFIXES)} namespaces "
+              f"({', '.join(f'`{p}*`' for p in skips.SKIP_PREFIXES)}) and two rules (a private "
+              "`_name`; no dtype torchic holds)."]
     everywhere = passing_everywhere(results)
     lines += ["", f"Passing on every backend: **{len(everywhere)}** entries (the baseline "
               "`tests/torch_opinfo/passing.txt`).", ""]
