@@ -26,10 +26,10 @@ The design, in the order a run goes:
    the sample's float inputs, at least 1) and `rtol = RTOL` (torch.testing's float32 figures,
    see ATOL), NaN where torch has NaN, infinities of the same sign; integers and bools
    exactly; dtypes by kind (float32 where torch's is floating, int32 where integer);
-   shapes exactly; Python scalars likewise. Gradients (the function variant, float32, where
-   op_db says the entry has them): backward of sum(out_k * w_k) over the outputs, w_k a
-   fixed random cotangent, against `torch.autograd.grad` of the same sum (GRAD_ATOL,
-   GRAD_RTOL).
+   shapes exactly; Python scalars likewise. Gradients (float32, where op_db says the entry
+   has them): backward of sum(out_k * w_k) over the outputs, w_k a fixed random cotangent,
+   against `torch.autograd.grad` of the same sum (GRAD_ATOL, GRAD_RTOL), through the function variant (the method where torchic has no function;
+   the other variants' values are compared).
 5. **Random ops** (normal, bernoulli, rand_like, dropout ...): torchic's generator is
    PyTorch's CPU generator bit for bit, so both are seeded with the same `manual_seed`
    before every call and compared value for value like any op.
@@ -416,12 +416,12 @@ def _samples(op, dtype):
     return _SAMPLE_CACHE[key]
 
 
-def references(op, dtype, kind, fn):
-    """[Reference] of torch's variant `fn` (`kind`) over the entry's samples in `dtype`
-    (cached per process: each backend reuses them)."""
+def references(op, dtype, kind, fn, grads):
+    """[Reference] of torch's variant `fn` (`kind`) over the entry's samples in `dtype`,
+    with gradients if `grads` (cached per process: each backend reuses them)."""
     key = (entry_id(op), dtype, kind)
     if key not in _REF_CACHE:
-        want_grad = kind == "function" and dtype == "float32" and op.supports_autograd
+        want_grad = grads and dtype == "float32" and op.supports_autograd
         _REF_CACHE[key] = [r for r in (_torch_reference(op, kind, fn, s, i, want_grad)
                                        for i, s in enumerate(_samples(op, dtype)))
                            if r is not None]
@@ -483,13 +483,15 @@ def run_entry(op, dtypes=DTYPES):
     if not found:
         return dict(result, status="missing")
     result["variants"] = [kind for kind, _, _ in found]
+    # gradients through the function variant, else the method (in place: none)
+    grad_kind = next((kind for kind, _, _ in found if kind != "inplace"), None)
     for dtype in dtypes:
         if sample_dtype(op, dtype) is None:
             continue
         status, ran, dropped = "pass", 0, result["dropped"]
         for kind, fn, tc in found:
             try:
-                refs = references(op, dtype, kind, fn)
+                refs = references(op, dtype, kind, fn, grads=kind == grad_kind)
             except Exception as e:       # op_db's sample generator itself failed
                 status = "fail"
                 result["reason"] = result["reason"] or f"{dtype}: sample_inputs raised {e!r:.200}"
