@@ -28,8 +28,9 @@ The design, in the order a run goes:
    exactly; dtypes by kind (float32 where torch's is floating, int32 where integer);
    shapes exactly; Python scalars likewise. Gradients (float32, where op_db says the entry
    has them): backward of sum(out_k * w_k) over the outputs, w_k a fixed random cotangent,
-   against `torch.autograd.grad` of the same sum (GRAD_ATOL, GRAD_RTOL), through the function variant (the method where torchic has no function;
-   the other variants' values are compared).
+   against `torch.autograd.grad` of the same sum (GRAD_ATOL, GRAD_RTOL), through the
+   function variant (the method where torchic has no function; the other variants' values
+   are compared).
 5. **Random ops** (normal, bernoulli, rand_like, dropout ...): torchic's generator is
    PyTorch's CPU generator bit for bit, so both are seeded with the same `manual_seed`
    before every call and compared value for value like any op.
