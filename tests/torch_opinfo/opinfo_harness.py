@@ -55,8 +55,6 @@ import torch
 import torchic
 from skips import DTYPE_RULE, skip_reason
 
-torch.set_num_threads(1)     # CI has 2 cores, shared with torchic's own workers
-
 SEED = 1234                  # the manual_seed both generators get before every call
 DTYPES = ("float32", "int32")
 # float32 tolerances. Values: torch.testing's float32 atol 1e-5 (times the sample's largest
@@ -526,5 +524,11 @@ def run_entry(op, dtypes=DTYPES):
 
 
 def run_all(selected=None):
-    """run_entry for every op_db entry (or those whose id is in `selected`), in op_db order."""
-    return [run_entry(op) for op in op_db() if selected is None or entry_id(op) in selected]
+    """run_entry for every op_db entry (or those whose id is in `selected`), in op_db order,
+    torch on one thread (CI has 2 cores, and torchic's workers use them)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return [run_entry(op) for op in op_db() if selected is None or entry_id(op) in selected]
+    finally:
+        torch.set_num_threads(threads)
