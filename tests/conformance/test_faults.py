@@ -474,7 +474,7 @@ def _train_mlp(seed, steps, out, scoped):
                 losses.append(step())
         else:
             losses.append(step())
-    out[seed] = (losses, [p.numpy().copy() for p in params])
+    out[seed] = (losses, [p.detach().numpy().copy() for p in params])
 
 
 def test_two_threads_train_two_mlps(backend):
