@@ -264,10 +264,15 @@ def to_torchic(x, conv, grad=True):
         return getattr(torchic, _DTYPE_MAP[x])
     if isinstance(x, torch.device):
         return torchic.device(str(x))
-    if isinstance(x, torch.memory_format):
+    if isinstance(x, (torch.memory_format, torch.layout)):
+        if x in (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr,
+                 torch.sparse_bsc):
+            raise Unsupported(f"layout={x}")
+        # torchic's object of that name (torchic.contiguous_format ...), else torch's own:
+        # torchic accepts it where it changes nothing, or fails
         return getattr(torchic, str(x).replace("torch.", ""), x)
-    if isinstance(x, (torch.Generator, torch.layout)):
-        raise Unsupported(f"a {type(x).__name__} argument")
+    if isinstance(x, torch.Generator):
+        raise Unsupported("a torch.Generator argument")
     return x
 
 
@@ -454,6 +459,9 @@ def _run_sample(kind, tc_fn, ref):
             loss = term if loss is None else loss + term
         loss.backward()
         tc_leaves = [t for _, t in conv.leaves]
+        if len(tc_leaves) != len(ref.grads):
+            raise RuntimeError("harness: the sample's differentiable inputs were not all "
+                               "converted")
         for k, (g_ref, leaf) in enumerate(zip(ref.grads, tc_leaves)):
             g = leaf.grad
             if g_ref is None:
