@@ -17,7 +17,8 @@ The design, in the order a run goes:
    float64 tensors float32; a sample needing any other dtype (complex, float16, uint8,
    `dtype=torch.half` ...) is left out and counted.
 3. **Samples are torch's**, never re-drawn: `op.sample_inputs("cpu", dtype,
-   requires_grad=...)` converted with `torchic.tensor(t.detach().numpy())`, keeping
+   requires_grad=...)` (torch's and Python's generators seeded per entry first: the
+   same samples in every run) converted with `torchic.tensor(t.detach().numpy())`, keeping
    requires_grad. torchic has no public `as_strided`, so a non-contiguous torch sample would
    be rebuilt contiguous (same values) and counted in the result's `noncontiguous`; in
    torch 2.13 `sample_inputs` gives none (the non-contiguous ones are in op_db's
@@ -46,6 +47,7 @@ once per process and cached, so each backend only runs torchic.
 
 import dis
 import os
+import random
 import types
 import zlib
 
@@ -415,8 +417,19 @@ def _samples(op, dtype):
     key = (entry_id(op), dtype)
     if key not in _SAMPLE_CACHE:
         grad = dtype == "float32" and op.supports_autograd
-        _SAMPLE_CACHE[key] = list(op.sample_inputs("cpu", sample_dtype(op, dtype),
-                                                   requires_grad=grad))
+        # op_db draws its samples from torch's global generator (and a few from Python's
+        # `random`): both seeded per entry (the same samples in every session, whatever
+        # ran before), their states put back after
+        seed = zlib.crc32(f"{key}".encode())
+        py_state = random.getstate()
+        random.seed(seed)
+        try:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                _SAMPLE_CACHE[key] = list(op.sample_inputs("cpu", sample_dtype(op, dtype),
+                                                           requires_grad=grad))
+        finally:
+            random.setstate(py_state)
     return _SAMPLE_CACHE[key]
 
 
