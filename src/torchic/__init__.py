@@ -29,9 +29,10 @@ from . import api as _api
 from .api import *  # noqa: F401,F403  (the op functions: api.__all__)
 if _TYPE_CHECKING:   # the unary ops (exp, tanh ...) as a checker sees them (a generated stub)
     from ._tensor_methods import *  # noqa: F403
-from .dtypes import DType, bool_ as _bool_, float32, int32
-from .devices import (device, get_default_dtype, get_num_threads, set_default_dtype,
-                      set_num_threads)
+from .dtypes import (DType, bool_ as _bool_, bfloat16, finfo, float16, float32, float64,
+                     get_default_dtype, iinfo, int8, int16, int32, int64,
+                     set_default_dtype, uint8)
+from .devices import device, get_num_threads, set_num_threads
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
@@ -42,12 +43,13 @@ from . import cuda, nn, optim, utils
 
 __version__ = "0.1.0"
 
-float = float32          # noqa: A001  PyTorch spellings
-long = int32             # indices are int32 in torchic
-int64 = int32
+float = float32          # noqa: A001  PyTorch's aliases (dtypes.ALIASES)
+double = float64
+half = float16
+long = int64
 int = int32              # noqa: A001
-float64 = double = float32   # float64 requested is float32 storage (documented)
-bool = _bool_               # noqa: A001  a 0/1 float32 mask (comparisons return these)
+short = int16
+bool = _bool_               # noqa: A001
 
 
 def memory() -> dict:
@@ -107,7 +109,8 @@ def numel(t: Tensor) -> _builtins.int:
 __all__ = [
     "Tensor", "DType", "Generator", "device", "BackendUnavailableError", "HeapFullError",
     "KernelError", "float32", "int32", "float", "long", "int64", "int", "float64", "double",
-    "bool", "init", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
+    "bool", "uint8", "int8", "int16", "short", "float16", "half", "bfloat16", "finfo", "iinfo",
+    "init", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
     "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones",
     "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
     "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",

@@ -10,6 +10,8 @@ current Runtime.
 import os
 import threading
 
+import numpy as np
+
 
 class KernelError(RuntimeError):
     """A kernel failed on the backend; raised at the next read or sync (at the op itself
@@ -91,6 +93,16 @@ class Backend:
     alignment = 256                 # byte alignment of every block
     max_arena_bytes = None          # largest single buffer the backend can make
     default_arena_bytes = 64 << 20  # usual growth step of the heap
+    # dtypes (docs/DTYPES.md): the codes of dispatcher.DTYPES the backend holds; raw refuses a
+    # tensor of any other with a TypeError naming the backend and `refusals[code]` (why, and
+    # the alternative). `storage` maps a code to the code it is stored as (its physical code,
+    # e.g. webgpu's {"b8": "i32"}; absent: itself): the heap block holds numel * itemsize of
+    # the physical code, kernels get Views of the logical code, and the backend's write / read
+    # convert host arrays (in the logical code's NumPy dtype) to and from the physical one
+    # (to_storage / from_storage below).
+    dtypes = ("f32", "i32")
+    storage = {}
+    refusals = {}
 
     @classmethod
     def available(cls):
@@ -188,6 +200,30 @@ class Backend:
             f"the {self.name!r} backend cannot be used in a process forked (os.fork, "
             f"multiprocessing's 'fork' start method) after torchic.init(); use "
             f"multiprocessing.get_context('spawn') or call torchic.init() in the child")
+
+    # dtypes: host conversions for a backend whose storage differs --------------
+    def to_storage(self, array, code):
+        """A host array of `code` (its logical NumPy dtype) as the physical code's array."""
+        physical = self.storage.get(code, code)
+        if physical == code:
+            return array
+        from .dispatcher import DTYPES as _DTYPES
+        from .dtypes import to_float32
+        values = to_float32(array, code) if code == "bf16" else array
+        return np.ascontiguousarray(values, dtype=_DTYPES[physical])
+
+    def from_storage(self, array, code):
+        """A host array read from a `code` view's storage, back in the logical code."""
+        physical = self.storage.get(code, code)
+        if physical == code:
+            return array
+        from .dispatcher import DTYPES as _DTYPES
+        from .dtypes import from_float32
+        if code == "bf16":
+            return from_float32(np.asarray(array, np.float32), "bf16")
+        if code == "b8":
+            return array != 0
+        return array.astype(_DTYPES[code])
 
     # error plumbing shared by backends ---------------------------------------
     def record_error(self, op, exc):

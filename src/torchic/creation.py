@@ -8,16 +8,19 @@ generator.py, whose header spells out each algorithm; here the draws are made on
 host in the order PyTorch makes them (a tensor's memory order) and uploaded (the in-place
 fills, normal_, uniform_, exponential_ and random_, in random_fills.py).
 
-int32 tensors hold only what int32 holds: data, ranges and fill values outside it (or NaN /
-inf) are refused where they enter, never wrapped or stored as 0 (`_as_int32`).
+Every function takes dtype= of every dtype (docs/DTYPES.md): data without one is bool, int64
+or the default float dtype as in PyTorch, a NumPy array keeps its dtype. An integer tensor
+holds only what its dtype holds: data, ranges and fill values outside it (or NaN / inf) are
+refused where they enter, never wrapped or stored as 0 (`_as_int`).
 
 What is bit-exact, checked against torch 2.13 (tests/unit/test_torch_rng.py): rand,
 uniform_, randint (every range), randperm, randn / normal_ / randn_like of any size
 (PyTorch's AVX2 kernel, which every x86 CPU with AVX2 runs; a CPU without AVX2 makes
 PyTorch itself give other last bits), exponential_, multinomial (with and without
 replacement, 1-D and 2-D), the scalar normal's cached second value, get_rng_state /
-set_rng_state bytes. Integers come back as int32 (torchic's index dtype), equal in value
-to PyTorch's int64.
+set_rng_state bytes. Integers come back as int64, as PyTorch's. The random floats are
+PyTorch's float32 numbers; asked for in float64 they are those float32 numbers widened
+(PyTorch draws float64 ones with more bits: the same distribution, other values).
 """
 
 from typing import Any, Sequence
@@ -29,7 +32,8 @@ from .allocator import HeapFullError
 from .devices import check_device
 from .generator import Generator
 from .shape import infer_shape, numel as _numel
-from .dtypes import dtype_code, holds_bools, is_bool
+from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, ITEMSIZE
+from .dtypes import code_of_array, dtype_code, dtype_of, host_values, infer_code, to_host
 from .tensor import Tensor
 
 default_generator = Generator()
@@ -72,13 +76,13 @@ def _gen(generator):
 _dtype_code = dtype_code     # the one dtype parser (dtypes.py)
 
 
-def _check_host_size(numel, what):
+def _check_host_size(numel, what, code="f32"):
     """Refuse a tensor larger than the heap cap before its values are built on the host
     (a NumPy array of gigabytes), with HeapFullError naming the sizes."""
     rt = dispatcher.runtime()
     cap = rt.allocator.cap_bytes
-    if numel * raw.ITEMSIZE > cap:
-        raise HeapFullError(f"heap cap exceeded: requested {numel * raw.ITEMSIZE} bytes for "
+    if numel * ITEMSIZE[code] > cap:
+        raise HeapFullError(f"heap cap exceeded: requested {numel * ITEMSIZE[code]} bytes for "
                             f"{what}, more than the heap cap of {cap} bytes (raise it with "
                             f"torchic.init(heap_cap=...)); nothing was allocated")
 
@@ -96,10 +100,12 @@ def _shape_args(shape):
 
 
 def _to_numpy(data, code):
+    """(the values of `data` as a host array of `code`, code): code None takes PyTorch's
+    dtype of the data (a tensor's or NumPy array's own, else dtypes.infer_code)."""
     if isinstance(data, Tensor):
-        arr = data.detach().numpy()     # torch.tensor(t) copies t's values, detached
-    elif isinstance(data, np.ndarray):
-        arr = data
+        src = data.detach()     # torch.tensor(t) copies t's values, detached
+        arr = host_values(raw.read(src), src._dtype)
+        code = code or src._dtype
     else:
         if hasattr(data, "__array__") and callable(getattr(data, "detach", None)):
             data = data.detach()     # a torch tensor that requires grad refuses __array__
@@ -107,37 +113,40 @@ def _to_numpy(data, code):
             arr = np.asarray(data)
         except ValueError as exc:
             raise ValueError(f"cannot make a tensor from ragged nested sequences: {exc}") from None
-    kind = arr.dtype.kind
-    if kind not in "biuf":
-        raise TypeError(f"cannot make a tensor from data of type {arr.dtype} "
-                        f"({type(data).__name__}): torchic holds float32 and int32 numbers")
-    if code is None:
-        code = "i32" if kind in "iu" else "f32"
-    if code == "i32":
-        if kind == "f" and np.any(arr != np.trunc(arr)) and np.all(np.isfinite(arr)):
-            raise ValueError("int32 tensor from non-integral float data")
-        return _as_int32(arr, "tensor(data)"), code
-    return np.asarray(arr, dtype=np.float32, order="C"), code
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"cannot make a tensor from data of type {arr.dtype} "
+                            f"({type(data).__name__}): torchic holds bool, integer and float "
+                            f"numbers")
+        if code is None:
+            code = infer_code(data if isinstance(data, (np.ndarray, np.generic)) else arr)
+    if code in INT_CODES:
+        return _as_int(arr, code, "tensor(data)"), code
+    return to_host(arr, code), code
 
 
-def _as_int32(values, what):
-    """values (a NumPy array) as a C-ordered int32 array, refused where int32 cannot hold
-    them: NaN / inf as PyTorch refuses them (RuntimeError), values outside [-2^31, 2^31)
-    with OverflowError (never wrapped). Float values are truncated toward zero."""
+def _as_int(values, code, what):
+    """values (a NumPy array) as a C-ordered array of integer code `code`, refused where it
+    cannot hold them: NaN / inf as PyTorch refuses them (RuntimeError), values outside its
+    range with OverflowError (never wrapped). Float values are truncated toward zero."""
+    name = dtype_of(code).name
     if values.dtype.kind == "f":
         if not np.all(np.isfinite(values)):
-            raise RuntimeError(f"value cannot be converted to type int32 without overflow "
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow "
                                f"({what}: nan or inf in the float data)")
         values = np.trunc(values)
-    if values.size and (values.min() < -2 ** 31 or values.max() > 2 ** 31 - 1):
-        raise OverflowError(f"integer data does not fit in int32 ({what}: values in "
-                            f"[{values.min()}, {values.max()}]; pass dtype=torchic.float32 for "
-                            f"larger numbers)")
-    return np.asarray(values, dtype=np.int32, order="C")
+    info = np.iinfo(DTYPES[code])
+    if values.size and (values.min() < info.min or values.max() > info.max):
+        raise OverflowError(f"integer data does not fit in {name} ({what}: values in "
+                            f"[{values.min()}, {values.max()}])")
+    return np.asarray(values, dtype=DTYPES[code], order="C")
 
 
 def from_numpy_array(arr, code, requires_grad=False, source=None):
-    """source: a function drawing the array again (random tensors: see raw.write)."""
+    """A new `code` tensor holding arr's values (cast as NumPy casts; bf16 rounded to
+    nearest even). source: a function drawing the array again (random tensors: see
+    raw.write)."""
+    if code == "bf16" or arr.dtype != DTYPES[code]:
+        arr = to_host(arr, code)
     t = raw.new_tensor(arr.shape, code)
     if arr.size:
         raw.write(t, arr.copy() if not arr.flags.owndata else arr, source)
@@ -173,8 +182,11 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
         shape = infer_shape(_shape_args(shape if isinstance(shape, (list, tuple)) else (shape,)),
                             arr.size)
         arr = arr.reshape(shape)
+    if requires_grad and code not in FLOAT_CODES:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     t = from_numpy_array(arr, code, requires_grad)
-    t._mask = holds_bools(data, dtype)
+    t._mask = code == "b8"
     return t
 
 
@@ -187,7 +199,11 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A tensor holding a copy of a NumPy array's values (torchic's heap is its own)."""
+    """A tensor holding a copy of a NumPy array's values, in its dtype (torchic's heap is
+    its own); an array of a dtype torchic does not hold is a TypeError."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    code_of_array(arr)
     return tensor(arr)
 
 
@@ -213,7 +229,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
 def _filled(shape, value, dtype, requires_grad):
     code = _dtype_code(dtype)
     t = raw.full(_shape_args(shape), value, code)
-    t._mask = is_bool(dtype)
+    t._mask = code == "b8"
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -222,7 +238,8 @@ def _filled(shape, value, dtype, requires_grad):
 def zeros(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = False,
           device: Any = None) -> Tensor:
     """A tensor of zeros. `shape`: ints or one tuple / list (`zeros(2, 3)`, `zeros((2, 3))`);
-    dtype float32 by default; `requires_grad=True` makes a leaf that records gradients;
+    dtype the default float dtype (float32) by default; `requires_grad=True` makes a leaf
+    that records gradients;
     `device` may only be "cpu" (see `torchic.device`).
 
     Example:
@@ -242,12 +259,13 @@ def ones(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = F
 
 def full(shape: int | Sequence[int], fill_value: float, dtype: Any = None,
          requires_grad: bool = False, device: Any = None) -> Tensor:
-    """A tensor of `shape` filled with `fill_value` (int32 for an int value by default)."""
+    """A tensor of `shape` filled with `fill_value` (without dtype=, PyTorch's: bool for a
+    bool, int64 for an int, the default float dtype for a float)."""
     check_device(device, "full(): ")
     if isinstance(shape, int):
         shape = (shape,)
-    if dtype is None and isinstance(fill_value, int) and not isinstance(fill_value, bool):
-        dtype = "i32"
+    if dtype is None and isinstance(fill_value, (bool, int, np.integer, np.bool_)):
+        dtype = "b8" if isinstance(fill_value, (bool, np.bool_)) else "i64"
     return _filled((shape,), fill_value, dtype, requires_grad)
 
 
@@ -289,11 +307,16 @@ def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
+_KERNEL_TYPE_NAMES = {"b8": "Bool", "u8": "Byte", "i8": "Char", "i16": "Short", "i32": "Int",
+                      "i64": "Long"}
+
+
 def _float_code(dtype, kernel):
     code = _dtype_code(dtype)
-    if code != "f32":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Int\' (random floats '
-                                  f'need a float32 tensor)')
+    if code not in FLOAT_CODES:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_KERNEL_TYPE_NAMES[code]}' (random floats need a floating "
+                                  f"dtype)")
     return code
 
 
@@ -375,11 +398,13 @@ def _int_arg(name, v):
 
 
 def _integers(values, code, what):
-    """int64 draws as a tensor of `code`; int32 must hold them (torchic has no int64)."""
-    if code == "i32" and values.size and (values.min() < -2 ** 31 or values.max() >= 2 ** 31):
-        raise RuntimeError(f"{what}: values outside int32 (torchic's integer dtype); use "
-                           f"dtype=torchic.float32 or a range within int32")
-    return values.astype(np.int32 if code == "i32" else np.float32)
+    """int64 draws as the host array of `code`; an integer code must hold them."""
+    if code in INT_CODES:
+        info = np.iinfo(DTYPES[code])
+        if values.size and (values.min() < info.min or values.max() > info.max):
+            raise RuntimeError(f"{what}: values outside {dtype_of(code).name}; use a wider "
+                               f"dtype or a range within it")
+    return to_host(values, code)
 
 
 def randint(low: int, high: int | Sequence[int] | None = None,
@@ -398,10 +423,10 @@ def randint(low: int, high: int | Sequence[int] | None = None,
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
     check_device(device, "randint(): ")
     shape = _shape_args(size if isinstance(size, (tuple, list)) else (size,))
-    code = _dtype_code(dtype, "i32")
-    if code == "i32" and (low < -2 ** 31 or high > 2 ** 31):
-        raise RuntimeError(f"randint: [{low}, {high}) does not fit int32, torchic's integer "
-                           f"dtype (pass dtype=torchic.float32 for larger numbers)")
+    code = _dtype_code(dtype, "i64")
+    if code in INT_CODES and not (np.iinfo(DTYPES[code]).min <= low and
+                                  high - 1 <= np.iinfo(DTYPES[code]).max):
+        raise RuntimeError(f"randint: [{low}, {high}) does not fit {dtype_of(code).name}")
     _check_host_size(_numel(shape), f"randint of shape {list(shape)}")
     def draw():
         return _integers(_gen(generator).randint(_numel(shape), low, high).reshape(shape), code,
@@ -411,23 +436,23 @@ def randint(low: int, high: int | Sequence[int] | None = None,
 
 def randperm(n: int, generator: Generator | None = None, dtype: Any = None,
              requires_grad: bool = False, device: Any = None) -> Tensor:
-    """A random permutation of 0 .. n-1 (int32; PyTorch's numbers for the same seed)."""
+    """A random permutation of 0 .. n-1 (int64; PyTorch's numbers for the same seed)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
     check_device(device, "randperm(): ")
-    code = _dtype_code(dtype, "i32")
-    _check_host_size(int(n), f"randperm({n})")
+    code = _dtype_code(dtype, "i64")
+    _check_host_size(int(n), f"randperm({n})", code)
     perm = _gen(generator).randperm(int(n))
     return from_numpy_array(_integers(perm, code, "randperm"), code, requires_grad)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
            requires_grad: bool = False, device: Any = None) -> Tensor:
-    """The values `start, start + step, ...` below `end` (`arange(n)`: 0 .. n-1); int32
-    when every argument is an int, else float32. int32 values past 2^31 - 1 are refused
-    (OverflowError, as `tensor([2**31])`), never wrapped.
+    """The values `start, start + step, ...` below `end` (`arange(n)`: 0 .. n-1); int64
+    when every argument is an int, else the default float dtype. Integer values the dtype
+    cannot hold are refused (OverflowError), never wrapped.
 
     Example:
         >>> torchic.arange(1, 2, 0.25)
@@ -442,22 +467,23 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         raise ValueError("arange step must be nonzero")
     if not all(np.isfinite(float(v)) for v in values):
         raise ValueError(f"arange needs finite start, end and step, got {start}, {end}, {step}")
-    code = _dtype_code(dtype, "i32" if all_int else "f32")
+    code = _dtype_code(dtype, "i64" if all_int else None)
     _check_host_size(max(0, int(np.ceil((float(end) - float(start)) / float(step)))),
                      f"arange({start}, {end}, {step})")
     if all_int:     # exact integers (float64 rounds past 2^53)
         arr = np.arange(int(start), int(end), int(step), dtype=np.int64)
     else:
         arr = np.arange(start, end, step, dtype=np.float64)
-    if code == "i32":
-        return from_numpy_array(_as_int32(arr, f"arange({start}, {end}, {step})"), code,
+    if code in INT_CODES:
+        return from_numpy_array(_as_int(arr, code, f"arange({start}, {end}, {step})"), code,
                                 requires_grad)
-    return from_numpy_array(arr.astype(np.float32), code, requires_grad)
+    return from_numpy_array(arr, code, requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
              dtype: Any = None, device: Any = None) -> Tensor:
-    """`steps` evenly spaced values from `start` to `end`, both included (float32)."""
+    """`steps` evenly spaced values from `start` to `end`, both included (the default float
+    dtype unless `dtype` is given; an integer dtype truncates)."""
     check_device(device, "linspace(): ")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
@@ -466,9 +492,8 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
     _check_host_size(int(steps), f"linspace of {steps} steps")
     code = _dtype_code(dtype)
     values = np.linspace(start, end, steps)
-    return from_numpy_array(values.astype(np.float32) if code == "f32" else
-                            _as_int32(values, f"linspace({start}, {end}, {steps})"), code,
-                            requires_grad)
+    return from_numpy_array(_as_int(values, code, f"linspace({start}, {end}, {steps})")
+                            if code in INT_CODES else values, code, requires_grad)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
@@ -478,15 +503,15 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
         raise TypeError("multinomial takes a tensor of weights")
     if probs.ndim not in (1, 2):
         raise ValueError(f"multinomial expects 1-D or 2-D weights, got shape {list(probs.shape)}")
-    if probs._dtype != "f32":
-        raise TypeError("multinomial expects float32 weights, got an int32 tensor "
-                        "(convert with .float())")
+    if probs._dtype not in FLOAT_CODES:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{probs.dtype}")
     if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
         raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
     if probs.shape[-1] == 0:
         raise ValueError(f"multinomial needs at least one category, got weights of shape "
                          f"{list(probs.shape)}")
-    w = probs.detach().numpy().astype(np.float64)
+    w = probs.detach()._read().astype(np.float64)
     rows = w.reshape(-1, w.shape[-1])
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("multinomial weights must be finite and non-negative")
@@ -500,4 +525,4 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
     out = _gen(generator).multinomial(rows.astype(np.float32), num_samples, replacement)
     if probs.ndim == 1:
         out = out[0]
-    return from_numpy_array(np.ascontiguousarray(out, dtype=np.int32), "i32")
+    return from_numpy_array(np.ascontiguousarray(out, dtype=np.int64), "i64")

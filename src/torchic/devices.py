@@ -13,10 +13,9 @@ Deliberate difference: a torchic device compares equal to its string form
 import os
 from typing import Any
 
-import numpy as np
-
 from . import dispatcher
-from .dtypes import DType, float32
+from . import dtypes
+from .dtypes import DType
 
 # the device types PyTorch's parser knows, in its order (its error message lists them)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -179,15 +178,10 @@ def get_num_threads() -> int:
 
 
 def get_default_dtype() -> DType:
-    """The dtype of float tensors made without `dtype=`: `torchic.float32`."""
-    return float32
+    """dtypes.get_default_dtype (kept here for old imports)."""
+    return dtypes.get_default_dtype()
 
 
 def set_default_dtype(d: Any) -> None:
-    """Only float32 (torchic's one floating dtype) can be the default; anything else is a
-    TypeError, before anything changes."""
-    if d is float32 or (isinstance(d, str) and d in ("float32", "float")) or d is np.float32 \
-            or (isinstance(d, np.dtype) and d == np.float32):
-        return
-    raise TypeError(f"set_default_dtype({d!r}): torchic computes in float32 only (the default "
-                    f"dtype is always torchic.float32)")
+    """dtypes.set_default_dtype (kept here for old imports)."""
+    dtypes.set_default_dtype(d)

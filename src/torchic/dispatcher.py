@@ -30,7 +30,35 @@ from .backend import (Backend, BackendUnavailableError, KernelError,  # noqa: F4
                       closed_message, kernel_error_class)
 from .interrupts import sigint_held
 
-DTYPES = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
+# THE table of dtype codes (docs/DTYPES.md): code -> the NumPy dtype a host array of it has
+# (bf16: its bits, as uint16). Itemsize is the NumPy dtype's. A backend says which codes it
+# holds and how it stores them (Backend.dtypes / storage / refusals, backend.py).
+DTYPES = {
+    "b8": np.dtype(np.bool_), "u8": np.dtype(np.uint8), "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16), "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+    "f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16), "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+ITEMSIZE = {code: dt.itemsize for code, dt in DTYPES.items()}
+if tuple(DTYPES) != _ops.CODES:
+    raise TypeError("dispatcher.DTYPES and ops.CODES must name the same codes")
+FLOAT_CODES = ("f16", "bf16", "f32", "f64")
+INT_CODES = ("u8", "i8", "i16", "i32", "i64")
+
+
+def storage_code(backend, code):
+    """The code `backend` stores a `code` tensor as (its physical code), or TypeError naming
+    the backend when it does not hold that dtype (Backend.dtypes / refusals)."""
+    if code not in backend.dtypes:
+        why = backend.refusals.get(code) or "not implemented on it yet"
+        raise TypeError(f"the {backend.name!r} backend does not hold {_NAMES.get(code, code)} "
+                        f"tensors: {why}")
+    return backend.storage.get(code, code)
+
+
+_NAMES = {"b8": "bool", "u8": "uint8", "i8": "int8", "i16": "int16", "i32": "int32",
+          "i64": "int64", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
+          "f64": "float64"}
 
 
 class HeapBlock(Block):
@@ -60,7 +88,7 @@ class View:
         self.offset = offset      # in elements, from the start of the block
         self.shape = shape        # tuple of ints
         self.strides = strides    # tuple of ints, in elements
-        self.dtype = dtype        # "f32" or "i32"
+        self.dtype = dtype        # a code of DTYPES ("f32", "i64", "b8", ...)
 
     def __repr__(self):
         return (f"View({self.block}, offset={self.offset}, shape={self.shape}, "
@@ -117,6 +145,7 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
+        self.layouts = {}          # (shape, code) -> (bytes, strides): raw.new_tensor's cache
         self.recorder = None       # compile's recorder while it records a call (recording.py)
         # restore() is the instance dict's own update: one C call (see rebind)
         self.restore = self.__dict__.update

@@ -1,111 +1,243 @@
-"""torchic's dtypes and THE dtype parser.
+"""torchic's dtypes (PyTorch's), THE dtype parser, the default dtype, finfo / iinfo.
 
-A tensor holds float32 values or int32 indices, nothing else; every spelling a PyTorch or
-NumPy program uses (torch.float, "long", np.int64, float, ...) maps to one of the two codes
-"f32" / "i32" here, and only here: float64 / double requested is float32, int64 / long is
-int32, and bool is float32 holding 0 and 1 (the masks comparisons return).
+Every dtype of docs/DTYPES.md is a `DType` object here (`torchic.int64`, `torchic.bool`,
+...), named by a code ("i64", "b8", ...) of dispatcher.DTYPES, the one table of codes.
+`dtype_code` is the one parser of spellings: a DType, a name ("float64", "long", "half"),
+a Python type (bool, int, float: PyTorch's bool, int64, float64), a NumPy dtype or type,
+or a torch dtype -> the code; anything else is a TypeError naming it.
 
-A mask is a float32 tensor whose `_mask` flag is set: the result of a comparison (`==`, `<`,
-..., `.bool()`, `.to(torchic.bool)`), of `~`, `&` or `|` of masks, a tensor made from bool
-data or with dtype bool (`tensor([True, False])`, `zeros(3, dtype=torchic.bool)`), and a view,
-copy, gather or cat of masks. Indexing takes a mask as a boolean mask (`x[x > 0]`) and refuses
-any other float tensor with PyTorch's IndexError; arithmetic on a mask (`mask * 1.0`,
-`mask.sum()`) gives a plain float tensor, as PyTorch's bool promotes to float.
+bfloat16 values live on the host as their bits (uint16: the high half of a float32,
+rounded to nearest even on store); `from_float32` / `to_float32` convert.
 """
 
 import numpy as np
 
-from .dispatcher import DTYPES
+from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, ITEMSIZE
 
 
 class DType:
-    """A tensor's element type: `torchic.float32` or `torchic.int32` (the PyTorch names
-    `float`, `long`, `int`, `int64`, `float64`, `double` are aliases of these).
+    """A tensor's element type, as PyTorch's `torch.dtype`: `torchic.float32`,
+    `torchic.int64`, `torchic.bool`, ... (aliases: long, int, short, half, float, double).
 
     Attributes:
-        name (str): "float32" or "int32".
-        numpy: the NumPy dtype of the values `Tensor.numpy()` returns.
-        is_floating_point (bool): whether it is float32.
+        code (str): its code in dispatcher.DTYPES ("f32", "i64", "b8", ...).
+        itemsize (int): bytes per element.
+        is_floating_point (bool), is_signed (bool), is_complex (False).
     """
 
-    __slots__ = ("name", "code", "numpy", "is_floating_point")
+    __slots__ = ("name", "code", "numpy", "itemsize", "is_floating_point", "is_signed")
+    is_complex = False
 
     def __init__(self, name, code):
         self.name = name
         self.code = code
-        self.numpy = DTYPES[code]
-        self.is_floating_point = code == "f32"
+        self.numpy = DTYPES[code]          # the host array dtype (bf16: its uint16 bits)
+        self.itemsize = ITEMSIZE[code]
+        self.is_floating_point = code in FLOAT_CODES
+        self.is_signed = code not in ("b8", "u8")
+
+    def to_real(self):
+        """Itself (torchic has no complex dtypes)."""
+        return self
 
     def __repr__(self):
         return f"torchic.{self.name}"
 
+    def __reduce__(self):       # pickle / deepcopy keep the one object
+        return (_dtype_by_name, (self.name,))
 
-float32 = DType("float32", "f32")
+
+bool_ = DType("bool", "b8")
+uint8 = DType("uint8", "u8")
+int8 = DType("int8", "i8")
+int16 = DType("int16", "i16")
 int32 = DType("int32", "i32")
-_DTYPE_OF_CODE = {"f32": float32, "i32": int32}
-bool_ = DType("bool", "f32")       # no bool storage: a mask is a float32 tensor of 0s and 1s
-_DTYPE_NAMES = {"f32": "f32", "float32": "f32", "float": "f32", "float64": "f32",
-                "double": "f32", "bool": "f32",
-                "i32": "i32", "int32": "i32", "int64": "i32", "long": "i32", "int": "i32"}
+int64 = DType("int64", "i64")
+float16 = DType("float16", "f16")
+bfloat16 = DType("bfloat16", "bf16")
+float32 = DType("float32", "f32")
+float64 = DType("float64", "f64")
+_DTYPE_OF_CODE = {d.code: d for d in (bool_, uint8, int8, int16, int32, int64, float16,
+                                      bfloat16, float32, float64)}
+# PyTorch's aliases (torchic.long is torchic.int64, ...)
+ALIASES = {"long": int64, "int": int32, "short": int16, "half": float16, "float": float32,
+           "double": float64}
+_NAMES = {d.name: d.code for d in _DTYPE_OF_CODE.values()}
+_NAMES.update({name: d.code for name, d in ALIASES.items()})
+_NAMES.update({code: code for code in DTYPES})
+_NUMPY_CODES = {dt: code for code, dt in DTYPES.items() if code != "bf16"}   # uint16 is no dtype
+_PYTHON_TYPES = {bool: "b8", int: "i64", float: "f64"}      # PyTorch's: dtype=float is double
 
 
-def dtype_code(dtype, default="f32"):
-    """THE dtype parser (creation functions, .to(), casts, nn.functional): a torchic dtype,
-    a name ("float32", "float", "long", ...), a Python type or a NumPy dtype -> "f32" / "i32".
+def _dtype_by_name(name):
+    return _DTYPE_OF_CODE[_NAMES[name]]
 
-    Floating types map to float32 and integer types to int32 (the two dtypes torchic
-    holds); anything else is a TypeError naming it.
-    """
+
+_default_float = "f32"
+
+
+def default_float():
+    """The code of the default floating dtype ("f32" unless set_default_dtype changed it)."""
+    return _default_float
+
+
+def get_default_dtype():
+    """The dtype of float tensors made without `dtype=`: `torchic.float32` unless
+    `set_default_dtype` changed it."""
+    return _DTYPE_OF_CODE[_default_float]
+
+
+def set_default_dtype(d):
+    """PyTorch's set_default_dtype: a floating dtype (float32, float64, float16, bfloat16)
+    becomes the dtype of float data and float creation functions; anything else is a
+    TypeError, before anything changes."""
+    global _default_float
+    code = dtype_code(d)
+    if code not in FLOAT_CODES:
+        raise TypeError(f"only floating-point types are supported as the default type, got "
+                        f"{dtype_of(code)}")
+    _default_float = code
+
+
+def dtype_code(dtype, default=None):
+    """THE dtype parser: a DType, a name, a Python type, a NumPy dtype or type, or a torch
+    dtype -> its code ("f32", "i64", ...). None gives `default` (the default float dtype's
+    code when that is None too); anything else is a TypeError naming it."""
     if dtype is None:
-        return default
+        return _default_float if default is None else default
     if isinstance(dtype, DType):
         return dtype.code
     if isinstance(dtype, str):
-        code = _DTYPE_NAMES.get(dtype)
+        code = _NAMES.get(dtype[6:] if dtype.startswith("torch.") else dtype)
         if code is not None:
             return code
-    elif dtype is float:
-        return "f32"
-    elif dtype is int:
-        return "i32"
+    elif isinstance(dtype, type) and dtype in _PYTHON_TYPES:
+        return _PYTHON_TYPES[dtype]
+    elif type(dtype).__module__ == "torch":       # torch.float64 -> "f64"
+        code = _NAMES.get(str(dtype).removeprefix("torch."))
+        if code is not None:
+            return code
     try:
-        kind = np.dtype(dtype).kind
+        code = _NUMPY_CODES.get(np.dtype(dtype))
     except (TypeError, ValueError):
-        kind = None
-    if kind == "f" or kind == "b":      # float64 and bool requested: float32 storage
-        return "f32"
-    if kind is not None and kind in "iu":
-        return "i32"
-    raise TypeError(f"unsupported dtype {dtype!r}: torchic tensors are float32 (values) or "
-                    f"int32 (indices)")
+        code = None
+    if code is not None:
+        return code
+    raise TypeError(f"unsupported dtype {dtype!r}: torchic's dtypes are bool, uint8, int8, "
+                    f"int16, int32, int64, float16, bfloat16, float32 and float64")
 
 
 def is_bool(dtype):
     """Whether `dtype` names bool (torchic.bool, bool, "bool", a NumPy bool dtype)."""
-    return dtype is bool_ or dtype is bool or (isinstance(dtype, str) and dtype == "bool") or \
-        (isinstance(dtype, np.dtype) and dtype.kind == "b")
-
-
-def holds_bools(data, dtype):
-    """Whether tensor(data, dtype) makes a mask (module doc): dtype bool, or no dtype and
-    bool data (a NumPy bool array, (nested) lists of Python bools, a mask)."""
-    if dtype is not None:
-        return is_bool(dtype)
-    if isinstance(data, np.ndarray):
-        return data.dtype.kind == "b"
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
-    return isinstance(data, (bool, np.bool_)) or getattr(data, "_mask", False) is True
+    return dtype is not None and is_dtype(dtype) and dtype_code(dtype) == "b8"
 
 
 def is_dtype(x):
+    """Whether x is a dtype the parser takes (None is not)."""
+    if x is None:
+        return False
     try:
         dtype_code(x)
     except TypeError:
         return False
-    return x is not None
+    return True
 
 
 def dtype_of(code):
     """The DType object of a code ("f32" -> torchic.float32)."""
     return _DTYPE_OF_CODE[code]
+
+
+def code_of_array(arr):
+    """The code of a NumPy array's dtype (from_numpy keeps it); TypeError for one torchic
+    does not hold (uint16 / 32 / 64, complex, strings, objects)."""
+    code = _NUMPY_CODES.get(arr.dtype)
+    if code is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype}. The only "
+                        f"supported types are: float64, float32, float16, int64, int32, int16, "
+                        f"int8, uint8, and bool.")
+    return code
+
+
+def infer_code(data):
+    """PyTorch's dtype for `tensor(data)` without dtype=: a NumPy array or scalar keeps its
+    dtype; Python bools -> bool, ints -> int64, floats -> the default float dtype (the
+    widest kind among nested lists' elements)."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        return code_of_array(np.asarray(data))
+    kind = np.asarray(data).dtype.kind
+    return {"b": "b8", "i": "i64", "u": "i64", "f": _default_float}.get(kind, "?")
+
+
+# -- host values <-> a code's host array ---------------------------------------------------
+def from_float32(values, code="bf16"):
+    """float values as bfloat16 bits (uint16): round to nearest even, NaN kept (quiet)."""
+    f = np.ascontiguousarray(values, dtype=np.float32)
+    bits = f.view(np.uint32)
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & 1))) >> 16
+    rounded = np.where(np.isnan(f), (bits >> 16) | 0x40, rounded)
+    return rounded.astype(np.uint16)
+
+
+def to_float32(bits, code="bf16"):
+    """bfloat16 bits (uint16) as the float32 values they are."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def to_host(values, code):
+    """A NumPy array of values (any numeric dtype) as `code`'s C-ordered host array, cast as
+    NumPy casts (the creation functions refuse what they must refuse before this)."""
+    if code == "bf16":
+        return from_float32(values)
+    return np.ascontiguousarray(values, dtype=DTYPES[code])
+
+
+def host_values(arr, code):
+    """A host array of `code` as the values it holds (bf16 bits -> float32)."""
+    return to_float32(arr) if code == "bf16" else arr
+
+
+# -- finfo / iinfo -------------------------------------------------------------------------
+class finfo:
+    """PyTorch's torch.finfo: bits, eps, max, min, tiny (smallest_normal), resolution of a
+    floating dtype (the default dtype when none is given)."""
+
+    def __init__(self, type=None):
+        code = dtype_code(type)
+        if code not in FLOAT_CODES:
+            raise TypeError(f"torchic.finfo() requires a floating point input type, got "
+                            f"{dtype_of(code)}")
+        self.dtype = dtype_of(code).name
+        if code == "bf16":
+            self.bits, self.eps, self.max = 16, 0.0078125, 3.3895313892515355e+38
+            self.tiny, self.resolution = 1.1754943508222875e-38, 0.01
+        else:
+            info = np.finfo(DTYPES[code])
+            self.bits, self.eps, self.max = info.bits, float(info.eps), float(info.max)
+            self.tiny, self.resolution = float(info.tiny), float(info.resolution)
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+                f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """PyTorch's torch.iinfo: bits, min, max of an integer dtype (or bool)."""
+
+    def __init__(self, type):
+        code = dtype_code(type)
+        if code not in INT_CODES and code != "b8":
+            raise TypeError(f"torchic.iinfo() requires an integer input type, got "
+                            f"{dtype_of(code)}")
+        self.dtype = dtype_of(code).name
+        if code == "b8":
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            info = np.iinfo(DTYPES[code])
+            self.bits, self.min, self.max = info.bits, int(info.min), int(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import api, creation, raw
 from .autograd import register_post_accumulate_grad_hook, run_backward
+from .api.conversion import CONVERSION_METHODS, type_
 from .creation import tensor as _tensor_from_data
 from .random_fills import exponential_, normal_, random_, uniform_
 from .devices import check_device
@@ -224,11 +225,6 @@ def _mask_op(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return method
 
 
-def _no_half():
-    raise TypeError("torchic tensors are float32 (or int32): half precision is not supported; "
-                    "keep float32 (the speed comes from the backend, torchic.init(backend=...))")
-
-
 def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
     """Compute the gradient of this tensor with respect to the graph's leaves.
 
@@ -298,37 +294,6 @@ def _cuda_method(self: Tensor, device: Any = None, non_blocking: bool = False) -
     return _cuda(self, device)
 
 
-def _float(self: Tensor) -> Tensor:
-    """This tensor as float32 (itself when it is float32 already)."""
-    return api.to_dtype(self, "f32")
-
-
-def _long(self: Tensor) -> Tensor:
-    """This tensor as int32 integers, truncated toward zero: torchic's index dtype
-    (`torchic.long` is `torchic.int32`)."""
-    return api.to_dtype(self, "i32")
-
-
-def _double(self: Tensor) -> Tensor:
-    """This tensor as float32: torchic's only float (`torchic.float64` is stored as float32)."""
-    return api.to_dtype(self, "f32")
-
-
-def _half(self: Tensor) -> Tensor:
-    """Refused with a TypeError: torchic has no half precision (`bfloat16` neither)."""
-    return _no_half()
-
-
-def _bool(self: Tensor) -> Tensor:
-    """A 0/1 float32 mask, 1 where `self` is nonzero: torchic's bool (`self != 0`)."""
-    return api.ne(self, 0)
-
-
-def _int(self: Tensor) -> Tensor:
-    """This tensor as int32 integers, truncated toward zero."""
-    return api.to_dtype(self, "i32")
-
-
 def _zero(self: Tensor) -> Tensor:
     """Fill `self` with zeros, in place; returns `self`."""
     return api.fill_(self, 0.0)
@@ -380,9 +345,7 @@ METHODS = {
     "set": _set,
     # dtypes and devices
     "to": api.to, "type_as": api.type_as, "cpu": _cpu, "cuda": _cuda_method,
-    "float": _float, "long": _long, "double": _double,    # float32: torchic's only float
-    "half": _half, "bfloat16": _half,
-    "bool": _bool, "int": _int,                           # a 0/1 mask (no bool dtype)
+    **CONVERSION_METHODS, "type": type_,   # float, double, half, bool, long ... (conversion.py)
     # in place
     "__iadd__": _inplace("add"), "__isub__": _inplace("sub"), "__imul__": _inplace("mul"),
     "__itruediv__": _inplace("div"), "add_": _inplace("add"), "sub_": _inplace("sub"),

@@ -23,7 +23,22 @@ before a kernel is called:
   moment estimates, updated in place; no two operands of such an op overlap);
 * inputs of elementwise ops are already broadcast to ``out.shape`` (broadcast
   dims have stride 0);
-* dtypes are as listed (``f32`` float32, ``i32`` int32).
+* dtypes are as the row's ``dtypes`` allows (below; docs/DTYPES.md's compute rules):
+  ``raw`` looks every op's operand codes up in ``SIGNATURES`` (``out_dtype``) and refuses
+  any other combination with a TypeError naming the op, so a kernel only ever sees the
+  combinations its row lists. The frontend computes float16 / bfloat16 in float32 and
+  uint8 / int8 / int16 in int64 (``COMPUTE_AS``, raw does it): no row but copy, fill,
+  where and gather_rows names them. Bool is in those, in compare's inputs and output and
+  where's condition only: arithmetic on bool is the frontend's promotion to do (raw
+  refuses it).
+
+A row's ``dtypes`` is one or more signatures separated by ``;``: input codes, ``->``,
+the output code. A code is one of dispatcher.DTYPES's, or a type class (``CLASSES``):
+``F`` = f32 | f64, ``I`` = i32 | i64 (also K: an index), ``N`` = F | I, ``C`` = N | b8,
+``X`` = every code. A class letter is a variable: each occurrence of one letter in a
+signature is the same code (``N, N -> N``: add of two int64s is int64); a letter with a
+digit (``X2``) is another variable of that class (copy, ``X -> X2``, casts any code to
+any code).
 
 Each op is declared once, as a row of ``OPS`` below: what it is (name, family,
 arity, dtypes, params, contract) and how the passes may treat it, so that no pass
@@ -104,6 +119,14 @@ APART = "apart"             # records that touch no element another writes run a
 NEVER = ""                  # never fused
 FUSES = (STAGE, EPILOGUE, PRODUCER, ROW_PRODUCER, APART, NEVER)
 
+# the dtype codes (dispatcher.DTYPES: the same keys) and the type classes of the rows
+CODES = ("b8", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
+CLASSES = {"F": ("f32", "f64"), "I": ("i32", "i64"), "K": ("i32", "i64"),
+           "N": ("i32", "i64", "f32", "f64"), "C": ("b8", "i32", "i64", "f32", "f64"),
+           "X": CODES}
+# the code the frontend computes a code in where a row does not take it (docs/DTYPES.md)
+COMPUTE_AS = {"f16": "f32", "bf16": "f32", "u8": "i64", "i8": "i64", "i16": "i64"}
+
 # a simd record header's slots for params (kernels/src/record.rs): the int64 words i0 and
 # i1 (i1's param may be None: i2 is then 0, else 1) and the float64 word "value"
 RECORD_SLOTS = ("i0", "i1", "value")
@@ -114,7 +137,7 @@ class Op(NamedTuple):
     name: str
     family: str        # "unary", "binary", "compare", "reduce", "rowwise" or "other"
     arity: int         # number of inputs (out not counted)
-    dtypes: str        # input dtypes -> out dtype
+    dtypes: str        # signatures "in, in -> out; ...", in codes and CLASSES (docstring)
     params: tuple      # the params the kernel reads
     split: str         # SPLITS: how the workers pool cuts it
     cut: str           # CUTS: how webgpu's windows cut it
@@ -126,28 +149,28 @@ class Op(NamedTuple):
 
 
 def _unary(name):
-    return Op(name, "unary", 1, "f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+    return Op(name, "unary", 1, "F -> F", (), ROWS, CUT_ELEMENTWISE, STAGE,
               "a -> out (a.shape)")
 
 
 def _binary(name, ints=False):
-    if ints:    # int32 arithmetic wraps around (two's complement), as NumPy's and Rust's
-        return Op(name, "binary", 2, "f32, f32 -> f32 | i32, i32 -> i32", (), ROWS, CUT_ELEMENTWISE,
-                  STAGE, "a, b (same dtype) -> out (out.shape, their dtype); int32 wraps around")
-    return Op(name, "binary", 2, "f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+    if ints:    # integer arithmetic wraps around (two's complement), as NumPy's and Rust's
+        return Op(name, "binary", 2, "N, N -> N", (), ROWS, CUT_ELEMENTWISE,
+                  STAGE, "a, b (same dtype) -> out (out.shape, their dtype); ints wrap around")
+    return Op(name, "binary", 2, "F, F -> F", (), ROWS, CUT_ELEMENTWISE, STAGE,
               "a, b -> out (out.shape)")
 
 
 def _compare(name):
-    return Op(name, "compare", 2, "f32, f32 | i32, i32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
-              "a, b (same dtype) -> out 0/1")
+    return Op(name, "compare", 2, "C, C -> b8", (), ROWS, CUT_ELEMENTWISE, STAGE,
+              "a, b (same dtype) -> out bool")
 
 
 def _reduce(name, combine):
-    return Op(name, "reduce", 1, "f32 -> f32 | i32 -> i32", ("naxes",), ROWS, CUT_REDUCE, NEVER,
+    return Op(name, "reduce", 1, "N -> N", ("naxes",), ROWS, CUT_REDUCE, NEVER,
               "the trailing `naxes` dims of a are reduced; out.shape == a.shape[:-naxes], "
-              "a's dtype (an empty reduction: sum 0, max -inf / INT32_MIN, min +inf / "
-              "INT32_MAX; an int32 sum wraps around)", record=(("naxes", "i0"),),
+              "a's dtype (an empty reduction: sum 0, max -inf / the dtype's min, min +inf / "
+              "its max; an integer sum wraps around)", record=(("naxes", "i0"),),
               combine=combine)
 
 
@@ -161,64 +184,70 @@ OPS = (
     _compare("eq"), _compare("ne"), _compare("lt"), _compare("le"), _compare("gt"),
     _compare("ge"),
     _reduce("sum", "add"), _reduce("max", "maximum"), _reduce("min", "minimum"),
-    Op("fill", "other", 0, "-> f32 | i32", ("value",), ROWS, CUT_ELEMENTWISE, STAGE,
-       "strided out, any shape: value", record=(("value", "value"),)),
-    Op("copy", "other", 1, "f32 | i32 -> f32 | i32", (), ROWS, CUT_ELEMENTWISE, STAGE,
-       "a -> strided out (a.shape); casts f32<->i32: f32->i32 truncates toward zero, saturates "
-       "to [-2^31, 2^31 - 1], NaN -> 0, as Rust's `as`; i32->f32 rounds to nearest even"),
-    Op("where", "other", 3, "f32, f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
-       "cond, a, b -> out: cond != 0 picks a"),
-    Op("argmax", "other", 1, "f32 -> i32", (), ROWS, CUT_ARGMAX, NEVER,
-       "a (.., n), n > 0 -> out a.shape[:-1]: the first index of the maximum"),
-    Op("softmax", "rowwise", 1, "f32 -> f32", (), ROWS, CUT_ROWS, NEVER,
+    Op("fill", "other", 0, "-> X", ("value",), ROWS, CUT_ELEMENTWISE, STAGE,
+       "strided out, any shape: value (a Python int for an integer or bool out, exact in "
+       "int64; a float otherwise, rounded to out's dtype: bf16 to nearest even)",
+       record=(("value", "value"),)),
+    Op("copy", "other", 1, "X -> X2", (), ROWS, CUT_ELEMENTWISE, STAGE,
+       "a -> strided out (a.shape), cast to out's dtype: float -> int truncates toward zero, "
+       "saturates to the int's range, NaN -> 0 (Rust's `as`; for u8 / i8 / i16 out through "
+       "int64, then wrapped: (-1.5 -> u8) is 255); int -> narrower int wraps; -> bool is "
+       "!= 0 (NaN is True); bool -> 1 / 0; to a float rounds to nearest even (bf16: the high "
+       "16 bits of the float32, rounded to nearest even)"),
+    Op("where", "other", 3, "b8, X, X -> X", (), ROWS, CUT_ELEMENTWISE, STAGE,
+       "cond (bool), a, b -> out: cond picks a"),
+    Op("argmax", "other", 1, "N -> K", (), ROWS, CUT_ARGMAX, NEVER,
+       "a (.., n), n > 0 -> out a.shape[:-1]: the first index of the maximum (NaN is the "
+       "maximum), as out's index dtype"),
+    Op("softmax", "rowwise", 1, "F -> F", (), ROWS, CUT_ROWS, NEVER,
        "a (R, C) -> out (R, C): over the last axis, max-subtracted"),
-    Op("log_softmax", "rowwise", 1, "f32 -> f32", (), ROWS, CUT_ROWS, NEVER,
+    Op("log_softmax", "rowwise", 1, "F -> F", (), ROWS, CUT_ROWS, NEVER,
        "a (R, C) -> out (R, C)"),
     # ignore_index: an int, or None (absent) when no target is ignored
-    Op("cross_entropy", "rowwise", 2, "f32, i32 -> f32", ("ignore_index",), ROWS, CUT_ROWS,
+    Op("cross_entropy", "rowwise", 2, "F, K -> F", ("ignore_index",), ROWS, CUT_ROWS,
        NEVER,
        "logits (R, C), target (R,) -> out (R,) or (R, 2): out[r] (or out[r, 0]) = "
        "logsumexp(logits[r]) - logits[r, t[r]], 0 where t[r] == ignore_index; an (R, 2) "
        "out also gets out[r, 1] = 1 (0 where ignored), so one sum gives the mean's count "
        "(any other t[r] outside [0, C) is an error)", record=(("ignore_index", "i1"),)),
-    Op("cross_entropy_grad", "rowwise", 3, "f32, i32, f32 -> f32", ("ignore_index",), ROWS,
+    Op("cross_entropy_grad", "rowwise", 3, "F, K, F -> F", ("ignore_index",), ROWS,
        CUT_ROWS, NEVER,
        "logits (R, C), target (R,), g (R,) -> out (R, C): "
        "out[r] = (softmax(logits[r]) - onehot(t[r])) * g[r]; 0 where t[r] == ignore_index "
        "(whatever g[r] is)", record=(("ignore_index", "i1"),)),
     # whole: NumPy's BLAS already spreads it over the cores, and cutting it into row
     # ranges would start BLAS threads inside each worker (oversubscription)
-    Op("matmul", "other", 2, "f32, f32 -> f32", (), WHOLE, CUT_MATMUL, PRODUCER,
+    Op("matmul", "other", 2, "F, F -> F", (), WHOLE, CUT_MATMUL, PRODUCER,
        "a (B, M, K), b (B, K, N) -> out (B, M, N), or with two batch dims (B1, B2, ...) "
        "for batches whose strides do not flatten into one; a, b any strides, incl. "
        "transposed"),
     # PyTorch's addmm: a Linear layer's bias added where the product is stored, instead of
     # an add that reads the product back (functions/matmul.py, Linear)
-    Op("matmul_bias", "other", 3, "f32, f32, f32 -> f32", (), WHOLE, CUT_MATMUL_BIAS, PRODUCER,
+    Op("matmul_bias", "other", 3, "F, F, F -> F", (), WHOLE, CUT_MATMUL_BIAS, PRODUCER,
        "a, b as matmul's, bias (N,) any stride -> out as matmul's: out[.., m, n] = "
-       "(a @ b)[.., m, n] + bias[n], the product rounded to float32 before the add (the "
+       "(a @ b)[.., m, n] + bias[n], the product rounded to its dtype before the add (the "
        "bits of matmul then add)"),
-    Op("gather_rows", "other", 2, "f32 | i32, i32 -> the table's dtype", (), INDEX_ROWS, CUT_GATHER,
+    Op("gather_rows", "other", 2, "X, K -> X", (), INDEX_ROWS, CUT_GATHER,
        NEVER,
        "table (V, D), idx (R,) -> out (R, D): out[r] = table[idx[r]] (idx outside [0, V) "
-       "is an error; a pure copy of 32-bit words: X[ix] on int data too)"),
+       "is an error; a pure copy of the elements: X[ix] of any dtype)"),
     # whole: rows of out collide (several idx may name one row)
-    Op("scatter_add_rows", "other", 2, "f32, i32 -> f32", (), WHOLE, CUT_SCATTER, NEVER,
+    Op("scatter_add_rows", "other", 2, "F, K -> F", (), WHOLE, CUT_SCATTER, NEVER,
        "src (R, D), idx (R,) -> out (V, D): out[idx[r]] += src[r]; out is read and "
        "written (the frontend zero-fills it first)"),
     # -- fused transformer ops (functions/fused.py): one pass where the composite took several
     _unary("gelu"), _unary("gelu_tanh"),
-    Op("gelu_grad", "other", 2, "f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+    Op("gelu_grad", "other", 2, "F, F -> F", (), ROWS, CUT_ELEMENTWISE, STAGE,
        "x, g (out.shape, broadcast) -> out: g * (Phi(x) + x phi(x)), Phi / phi the normal "
        "cdf / pdf"),
-    Op("gelu_tanh_grad", "other", 2, "f32, f32 -> f32", (), ROWS, CUT_ELEMENTWISE, STAGE,
+    Op("gelu_tanh_grad", "other", 2, "F, F -> F", (), ROWS, CUT_ELEMENTWISE, STAGE,
        "x, g (out.shape, broadcast) -> out: g * d/dx of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
        "x^3)))"),
-    Op("layer_norm", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
+    Op("layer_norm", "other", 3, "F, F, F -> F", ("eps",), ROWS_WEIGHTS,
        CUT_ROWS_WEIGHTS, NEVER,
        "x (R, C), w (C,), b (C,), any strides -> out (R, C): (x - mean) * rstd * w + b over each "
        "row, rstd = 1 / sqrt(biased variance + eps)", record=(("eps", "value"),)),
-    Op("layer_norm_grad", "other", 3, "f32, f32, f32 -> f32", ("eps",), ROWS_WEIGHTS,
+    Op("layer_norm_grad", "other", 3, "F, F, F -> F", ("eps",), ROWS_WEIGHTS,
        CUT_ROWS_WEIGHTS, NEVER,
        "x (R, C), w (C,), g (R, C), any strides -> out (R, C) or (2, R, C): dx = d/dx of "
        "sum(layer_norm(x) * g) = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, "
@@ -226,12 +255,12 @@ OPS = (
        "g * xhat (the weight gradient's rows, summed over R by the caller; the float32 product, "
        "xhat as layer_norm computes it with w = 1, b = 0), both from one pass over x and g",
        record=(("eps", "value"),)),
-    Op("causal_softmax", "rowwise", 1, "f32 -> f32", ("diagonal",), ROWS, CUT_LEADING_ROWS, NEVER,
+    Op("causal_softmax", "rowwise", 1, "F -> F", ("diagonal",), ROWS, CUT_LEADING_ROWS, NEVER,
        "a (B, Tq, Tk), any strides -> out (B, Tq, Tk): softmax of a[b, i, :] over the columns "
        "j <= i + diagonal, 0 at the others (a row keeping none is NaN, as softmax of -inf)",
        record=(("diagonal", "i0"),)),
     # softmax's (and causal_softmax's) backward from the saved output: reads y and g once
-    Op("softmax_grad", "other", 2, "f32, f32 -> f32", (), ROWS, CUT_ROWS, ROW_PRODUCER,
+    Op("softmax_grad", "other", 2, "F, F -> F", (), ROWS, CUT_ROWS, ROW_PRODUCER,
        "y (R, C), g (R, C), any strides -> out (R, C): y * (g - sum_j g[r, j] y[r, j]) over "
        "each row r: the gradient of softmax from its output y (causal_softmax's too: y is 0 at "
        "its masked columns)"),
@@ -239,25 +268,48 @@ OPS = (
     # generator, the same bits on every backend, in the forward and again (same key) in the
     # backward (raw.py draws the key on the host; threshold = ceil(p 2^24), scale =
     # float32(1 / (1 - p)))
-    Op("dropout", "other", 2, "f32, i32 -> f32", ("threshold", "scale"), WHOLE, CUT_FLAT,
+    Op("dropout", "other", 2, "F, i32 -> F", ("threshold", "scale"), WHOLE, CUT_FLAT,
        EPILOGUE,
        "x (out.shape, any strides), key (2,) (two uint32 words) -> out, numel < 2^32: "
-       "out[i] = x[i] * m (flat, row-major i; a float32 product), m = scale where "
+       "out[i] = x[i] * m (flat, row-major i; a product in x's dtype), m = scale where "
        "threefry2x32_20(key, (i >> 1, 0))[i & 1] >> 8 >= threshold (in [0, 2^24]; one "
        "evaluation gives the words of elements 2j and 2j + 1), else 0.0 (so a dropped NaN / "
        "inf gives NaN)", record=(("threshold", "i0"), ("scale", "value"))),
     # Adam / AdamW's whole update of one parameter in one pass (optim/adam.py); the step's
     # numbers travel in the s tensor (a host write each step, so a compiled step replays them)
-    Op("adam_update", "other", 4, "f32, f32, f32, f32 -> f32", (), ROWS_BUT_LAST,
+    Op("adam_update", "other", 4, "F, F, F, F -> F", (), ROWS_BUT_LAST,
        CUT_ROWS_BUT_LAST, APART,
        "g, m, v (out.shape), s (10,) -> out: out / g / m / v contiguous and disjoint; out is the "
        "parameter p, read and updated in place; m, v (exp_avg, exp_avg_sq) are updated in "
        "place too. s = [beta1, 1 - beta1, beta2, 1 - beta2, eps, 1 / sqrt(1 - beta2^t), "
-       "-lr / (1 - beta1^t), decay, l2, maximize]; in float32, each product rounded (no fused "
+       "-lr / (1 - beta1^t), decay, l2, maximize]; in p's dtype (all four share it), each product rounded (no fused "
        "multiply-add), in this order: g = -g if maximize != 0; g = g + p * l2 if l2 != 0; "
        "p = p * decay if decay != 1; m = beta1 * m + g * (1 - beta1); v = beta2 * v + "
        "(g * g) * (1 - beta2); p = p + m / (sqrt(v) * s[5] + eps) * s[6]", writes=(1, 2)),
 )
+
+def signatures(spec):
+    """A row's dtypes spec -> the set of its concrete signatures ((in codes...), out code)."""
+    result = set()
+    for alternative in spec.split(";"):
+        ins, _, out = alternative.partition("->")
+        tokens = [t.strip() for t in ins.split(",") if t.strip()] + [out.strip()]
+        variables = sorted({t for t in tokens if t not in CODES})
+        if any(v.rstrip("0123456789") not in CLASSES for v in variables):
+            raise TypeError(f"bad dtypes spec {spec!r}")
+        choices = [CLASSES[v.rstrip("0123456789")] for v in variables]
+        for values in _product(choices):
+            bound = dict(zip(variables, values))
+            codes = [bound.get(t, t) for t in tokens]
+            result.add((tuple(codes[:-1]), codes[-1]))
+    return result
+
+
+def _product(choices):
+    if not choices:
+        return [()]
+    return [(c,) + rest for c in choices[0] for rest in _product(choices[1:])]
+
 
 BY_NAME = {op.name: op for op in OPS}
 FAMILIES = ("unary", "binary", "compare", "reduce", "rowwise", "other")
@@ -278,7 +330,30 @@ REDUCE = family("reduce")
 ROWWISE = family("rowwise")
 OTHER = tuple(op.name for op in OPS if op.family not in ("unary", "binary", "compare", "reduce"))
 ALL_OPS = tuple(op.name for op in OPS)
-INT_BINARY = tuple(op.name for op in OPS if op.family == "binary" and "i32" in op.dtypes)
+# op name -> {(input codes...): out code, or None where several outs are allowed (fill,
+# copy, argmax: the caller's out says)}: what raw checks each op against (out_dtype)
+SIGNATURES = {op.name: signatures(op.dtypes) for op in OPS}
+OUT = {}
+for _name, _sigs in SIGNATURES.items():
+    OUT[_name] = {}
+    for _ins, _out in _sigs:
+        OUT[_name][_ins] = _out if OUT[_name].get(_ins, _out) == _out else None
+INT_BINARY = tuple(op.name for op in OPS if op.family == "binary"
+                   and (("i64", "i64"), "i64") in SIGNATURES[op.name])
+
+
+def out_dtype(op, in_codes, out=None):
+    """The out code of `op` on inputs of `in_codes` (a tuple), or TypeError naming the op
+    and the dtypes when its row does not allow them (`out`: the caller's out code, checked
+    too; needed where the row allows several: fill, copy, argmax)."""
+    code = OUT[op].get(in_codes, False)
+    if code is None or (code is not False and out is not None):
+        code = out if (in_codes, out) in SIGNATURES[op] else False
+    if code is False:
+        raise TypeError(f"op {op!r} does not take dtypes ({', '.join(in_codes)})"
+                        f"{'' if out is None else f' -> {out}'}: its row allows "
+                        f"{BY_NAME[op].dtypes!r} (ops.py)")
+    return code
 
 
 def check_row(op):
@@ -306,7 +381,7 @@ STAGES = tuple(op.name for op in OPS if op.fuse == STAGE)
 
 if __doc__:   # (None under python -OO)
     __doc__ += "\nThe ops (printed from OPS):\n\n" + "\n".join(
-        f"{op.name:<19}{op.family:<8} {op.dtypes:<27} {', '.join(op.params) or '-'}\n"
+        f"{op.name:<19}{op.family:<8} {op.dtypes:<20} {', '.join(op.params) or '-'}\n"
         f"{'':19}cut: {op.cut}; fuse: {op.fuse or 'never'}\n"
         f"{'':19}{op.contract}" for op in OPS) + "\n"
 

@@ -10,31 +10,36 @@ import math
 import numpy as np
 
 from . import dispatcher, scopes
-from .dispatcher import View, runtime
+from .dispatcher import ITEMSIZE, View, runtime, storage_code
+from .ops import COMPUTE_AS, OUT, SIGNATURES, out_dtype
 from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, matmul_layout,
                     numel, transposed_meta)
 from .tensor import Storage, Tensor
 
-ITEMSIZE = 4  # float32 and int32
-
-_layouts = {}   # shape -> (bytes, contiguous strides): a training step repeats its shapes
+def nbytes(rt, shape, code):
+    """The heap bytes a contiguous `code` tensor of `shape` takes on runtime rt: numel times
+    the itemsize of the code its backend stores it as (TypeError, naming the backend, for a
+    code the backend does not hold: dispatcher.storage_code)."""
+    return numel(shape) * ITEMSIZE[storage_code(rt.backend, code)]
 
 
 def new_tensor(shape, dtype="f32"):
-    """An uninitialized contiguous tensor on the current runtime.
+    """An uninitialized contiguous tensor of dtype code `dtype` on the current runtime.
 
     Every op's output is made here. A training step repeats its shapes, so the shape's
-    byte size and strides are cached, and a recycled block's View is reused when the
-    new tensor has its layout (with whatever the backend cached on the View).
+    byte size and strides are cached per runtime (a dtype the backend does not hold is
+    refused there, never cached), and a recycled block's View is reused when the new
+    tensor has its layout (with whatever the backend cached on the View).
     """
     if type(shape) is not tuple:
         shape = tuple(shape)
-    layout = _layouts.get(shape)
-    if layout is None:
-        if len(_layouts) >= 4096:
-            _layouts.clear()
-        layout = _layouts[shape] = (numel(shape) * ITEMSIZE, contiguous_strides(shape))
     rt = runtime()
+    layouts = rt.layouts
+    layout = layouts.get((shape, dtype))
+    if layout is None:
+        if len(layouts) >= 4096:
+            layouts.clear()
+        layout = layouts[(shape, dtype)] = (nbytes(rt, shape, dtype), contiguous_strides(shape))
     block = rt.alloc(layout[0])
     storage = Storage(rt, block)
     if scopes.active:
@@ -71,51 +76,111 @@ def broadcast_view(t, shape):
 
 def run(op, out, inputs, params=None):
     """Enqueue op into `out` (its View is usually set already: new_tensor does that), on
-    the runtime out lives on (new_tensor made it on the current one)."""
-    out._storage.runtime.run(op, out._view or view_of(out), inputs, params)
+    the runtime out lives on (new_tensor made it on the current one). The operands' dtypes
+    are checked against the op's row (ops.out_dtype: TypeError naming the op)."""
+    ov = out._view or view_of(out)
+    codes = tuple(v.dtype for v in inputs)
+    if OUT[op].get(codes) != ov.dtype:
+        out_dtype(op, codes, ov.dtype)
+    out._storage.runtime.run(op, ov, inputs, params)
     return out
 
 
 def require_float(t, what):
-    if t._dtype != "f32":
-        raise TypeError(f"{what} expects a float32 tensor, got an int32 tensor "
-                        f"(convert with .float())")
+    """TypeError unless t is float32 or float64 (what the floating ops compute in)."""
+    if t._dtype not in ("f32", "f64"):
+        raise TypeError(f"{what} expects a float32 or float64 tensor, got {t.dtype} "
+                        f"(convert with .float() or .double())")
+
+
+def _computed(fn, op, tensors, *args, **kwargs):
+    """fn(op, *tensors, ...) for operands whose dtypes the op's row does not take as they
+    are: float16 / bfloat16 computed in float32, uint8 / int8 / int16 / bool in int64
+    (ops.COMPUTE_AS, docs/DTYPES.md), the result rounded back to the first operand's dtype
+    when it came out in that one's compute dtype (a comparison's bool stays). Combinations
+    no compute dtype makes allowed are the TypeError of ops.out_dtype."""
+    codes = tuple(t._dtype for t in tensors)
+    wide = tuple(COMPUTE_AS.get(c, c) for c in codes)
+    if wide == codes or not any(ins == wide for ins, _ in _signatures(op)):
+        out_dtype(op, codes)        # raises, naming the dtypes as given
+    result = fn(op, *(t if c == w else cast(t, w) for t, c, w in zip(tensors, codes, wide)),
+                *args, **kwargs)
+    if codes[0] != wide[0] and result._dtype == wide[0]:
+        result = cast(result, codes[0])
+    return result
+
+
+def _signatures(op):
+    return SIGNATURES[op]
 
 
 def unary(op, a):
-    require_float(a, op)
-    out = new_tensor(a.shape)
+    code = OUT[op].get((a._dtype,))
+    if code is None:
+        return _computed(unary, op, (a,))
+    out = new_tensor(a.shape, code)
     return run(op, out, (view_of(a),))
 
 
-def binary(op, a, b, out_dtype="f32"):
+def binary(op, a, b, out_dtype=None):
+    """op(a, b), broadcast; the out dtype is the op row's for the operands' (one) dtype
+    (`out_dtype` is ignored: the row says it)."""
+    code = OUT[op].get((a._dtype, b._dtype))
+    if code is None:
+        return _computed(binary, op, (a, b))
     if a.shape == b.shape:      # the common case, written out (the hottest path: no run())
-        out = new_tensor(a.shape, out_dtype)
+        out = new_tensor(a.shape, code)
         out._storage.runtime.run(op, out._view, (view_of(a), view_of(b)), None)
         return out
     shape = broadcast_shapes(a.shape, b.shape)
-    out = new_tensor(shape, out_dtype)
+    out = new_tensor(shape, code)
     return run(op, out, (broadcast_view(a, shape), broadcast_view(b, shape)))
 
 
 def where(cond, a, b):
+    """cond ? a : b, broadcast; a and b of one dtype; a cond of another dtype than bool is
+    read as cond != 0."""
+    if cond._dtype != "b8":
+        cond = cast(cond, "b8")
     shape = broadcast_shapes(cond.shape, a.shape, b.shape)
-    out = new_tensor(shape)
+    out = new_tensor(shape, out_dtype("where", ("b8", a._dtype, b._dtype)))
     return run("where", out, (broadcast_view(cond, shape), broadcast_view(a, shape),
                               broadcast_view(b, shape)))
 
 
+_TYPE_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short",
+               "i32": "int", "i64": "long", "f16": "c10::Half", "bf16": "c10::BFloat16"}
+
+
+def fill_value(code, value):
+    """`value` as a fill of a `code` tensor: a Python int for an integer or bool code (a
+    float truncated toward zero), a float for a floating one; PyTorch's RuntimeError for a
+    number the dtype cannot hold (NaN / inf or out of range for an integer code)."""
+    if code == "b8":
+        return int(bool(value))
+    if code in dispatcher.INT_CODES:
+        info = np.iinfo(dispatcher.DTYPES[code])
+        if isinstance(value, (bool, int, np.integer)):
+            v = int(value)
+        else:
+            v = float(value)
+            v = int(v) if math.isfinite(v) else None
+        if v is None or not info.min <= v <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {_TYPE_NAMES[code]} without "
+                               f"overflow (cannot fill a {dispatcher._NAMES[code]} tensor with "
+                               f"{value!r})")
+        return v
+    return float(value)
+
+
 def fill(dst, value):
-    value = float(value)
-    if dst._dtype == "i32" and not -2.0**31 <= value < 2.0**31:   # False for nan too
-        raise RuntimeError(f"value cannot be converted to type int32 without overflow (cannot "
-                           f"fill an int32 tensor with {value!r})")
-    runtime().run("fill", view_of(dst), (), {"value": value})
+    runtime().run("fill", view_of(dst), (), {"value": fill_value(dst._dtype, value)})
     return dst
 
 
 def copy_into(dst, src):
-    """dst[...] = src (src broadcast to dst's shape; dtype cast f32 <-> i32)."""
+    """dst[...] = src (src broadcast to dst's shape; cast to dst's dtype as the copy op's
+    row says)."""
     runtime().run("copy", view_of(dst), (broadcast_view(src, dst.shape),), None)
     return dst
 
@@ -138,20 +203,32 @@ def full(shape, value, dtype="f32"):
 
 def reduce(op, a, axes):
     """Reduce `axes` (sorted, distinct) of a; result has the kept dims and a's dtype."""
+    code = OUT[op].get((a._dtype,))
+    if code is None:
+        return _computed(reduce, op, (a,), axes)
     kept = [d for d in range(a.ndim) if d not in axes]
     perm = kept + list(axes)
     shape = tuple(a.shape[d] for d in perm)
     strides = tuple(a._strides[d] for d in perm)
     v = view_of(a)
-    out = new_tensor(tuple(a.shape[d] for d in kept), a._dtype)
+    out = new_tensor(tuple(a.shape[d] for d in kept), code)
     return run(op, out, (View(v.block, v.offset, shape, strides, v.dtype),),
                {"naxes": len(axes)})
 
 
-def rows_op(op, a2d, *extra, out_shape=None, out_dtype="f32"):
-    """Row-wise ops on a 2-D (rows, cols) view: softmax, log_softmax, cross_entropy..."""
-    out = new_tensor(out_shape if out_shape is not None else a2d.shape, out_dtype)
+def rows_op(op, a2d, *extra, out_shape=None, out_dtype=None):
+    """Row-wise ops on a 2-D (rows, cols) view: softmax, log_softmax, cross_entropy...
+    (the out dtype is the row's; `out_dtype` is ignored)."""
+    code = OUT[op].get((a2d._dtype,) + tuple(e._dtype for e in extra))
+    if code is None:
+        return _computed(_rows_op, op, (a2d,) + extra, out_shape)
+    out = new_tensor(out_shape if out_shape is not None else a2d.shape, code)
     return run(op, out, (view_of(a2d),) + tuple(view_of(e) for e in extra))
+
+
+def _rows_op(op, a2d, *rest):
+    *extra, out_shape = rest
+    return rows_op(op, a2d, *extra, out_shape=out_shape)
 
 
 def matmul(a, b, bias=None, *, transpose_a=False, transpose_b=False):
@@ -167,10 +244,15 @@ def matmul(a, b, bias=None, *, transpose_a=False, transpose_b=False):
     makes no View and packs nothing.
     """
     op, extra = ("matmul", ()) if bias is None else ("matmul_bias", (view_of(bias),))
+    code = OUT[op].get((a._dtype, b._dtype) + ((bias._dtype,) if extra else ()))
+    if code is None:
+        operands = (a, b) if bias is None else (a, b, bias)
+        return _computed(lambda _, x, y, *z: matmul(x, y, *z, transpose_a=transpose_a,
+                                                    transpose_b=transpose_b), op, operands)
     va, vb = view_of(a), view_of(b)
     if len(a.shape) == 2 and len(b.shape) == 2:     # the common case: nothing to plan
         out = new_tensor((a.shape[1] if transpose_a else a.shape[0],
-                          b.shape[0] if transpose_b else b.shape[1]))
+                          b.shape[0] if transpose_b else b.shape[1]), code)
         out._storage.runtime.run(op, _batch_of_one(out._view),
                                  (_batch_of_one(va, transpose_a),
                                   _batch_of_one(vb, transpose_b)) + extra, None)
@@ -178,9 +260,9 @@ def matmul(a, b, bias=None, *, transpose_a=False, transpose_b=False):
     metas = [transposed_meta(v.shape, v.strides) if t else (v.shape, v.strides)
              for v, t in ((va, transpose_a), (vb, transpose_b))]
     layout = matmul_layout(*metas[0], *metas[1])
-    out = new_tensor(layout.out_shape)
+    out = new_tensor(layout.out_shape, code)
     kernel_out = out._view if layout.kernel_shape == layout.out_shape else View(
-        out._view.block, 0, layout.kernel_shape, contiguous_strides(layout.kernel_shape), "f32")
+        out._view.block, 0, layout.kernel_shape, contiguous_strides(layout.kernel_shape), code)
     views, copies = [], []
     for v, (shape, strides, copy) in zip((va, vb), layout.operands):
         if copy:    # strides that do not flatten: a contiguous copy (kept until issued)
@@ -216,7 +298,7 @@ def gather_rows(table2d, idx1d):
 
 
 def scatter_add_rows(src2d, idx1d, rows):
-    out = full((rows, src2d.shape[1]), 0.0)
+    out = full((rows, src2d.shape[1]), 0.0, src2d._dtype)
     return run("scatter_add_rows", out, (view_of(src2d), view_of(idx1d)))
 
 
@@ -238,12 +320,14 @@ def dropout(x, key, p):
         raise ValueError(f"dropout: p must be in (0, 1), got {p!r}")
     if key._dtype != "i32" or key.shape != (2,):
         raise TypeError(f"dropout: the key must be an int32 tensor of shape (2,), got "
-                        f"{'float32' if key._dtype == 'f32' else 'int32'} {list(key.shape)}")
+                        f"{key.dtype} {list(key.shape)}")
+    if x._dtype in ("f16", "bf16"):
+        return cast(dropout(cast(x, "f32"), key, p), x._dtype)
     require_float(x, "dropout")
     check_dropout_size(x.shape)
     params = {"threshold": math.ceil(p * 2 ** 24),          # exact: p * 2^24 is exact
-              "scale": float(np.float32(1.0 / (1.0 - p)))}
-    return run("dropout", new_tensor(x.shape), (view_of(x), view_of(key)), params)
+              "scale": float(dispatcher.DTYPES[x._dtype].type(1.0 / (1.0 - p)))}
+    return run("dropout", new_tensor(x.shape, x._dtype), (view_of(x), view_of(key)), params)
 
 
 def adam_update(p, g, m, v, scalars):
@@ -255,14 +339,15 @@ def adam_update(p, g, m, v, scalars):
             raise RuntimeError(f"adam_update: {name} has shape {list(t.shape)}, the parameter "
                                f"has {list(p.shape)}")
     for name, t in (("param", p), ("grad", g), ("exp_avg", m), ("exp_avg_sq", v)):
-        if t._dtype != "f32" or not t.is_contiguous():
-            raise RuntimeError(f"adam_update: {name} must be a contiguous float32 tensor")
+        if t._dtype != p._dtype or p._dtype not in ("f32", "f64") or not t.is_contiguous():
+            raise RuntimeError(f"adam_update: {name} must be a contiguous float32 or float64 "
+                               f"tensor of the parameter's dtype")
     if len({id(t._storage) for t in (p, g, m, v)}) != 4:
         raise RuntimeError("adam_update: the parameter, its grad and its two state tensors "
                            "must not share memory")
-    if scalars._dtype != "f32" or scalars.shape != (10,):
-        raise RuntimeError(f"adam_update: the scalars must be a float32 (10,) tensor, got "
-                           f"{list(scalars.shape)}")
+    if scalars._dtype != p._dtype or scalars.shape != (10,):
+        raise RuntimeError(f"adam_update: the scalars must be a (10,) tensor of the "
+                           f"parameter's dtype, got {scalars.dtype} {list(scalars.shape)}")
     p._storage.runtime.run("adam_update", view_of(p),
                            (view_of(g), view_of(m), view_of(v), view_of(scalars)), None)
     for t in (p, m, v):     # written in place (autograd's saved-tensor check)
@@ -281,16 +366,18 @@ def write(t, array, source=None):
 
 
 def numpy(t: Tensor) -> np.ndarray:
-    """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
-    shape. Waits for every op queued before it (a sync point); `to_array` is the same.
+    """`Tensor.numpy()`: the tensor's values as a new NumPy array of its dtype and shape
+    (bfloat16, which NumPy has not, is a TypeError as in PyTorch). Waits for every op queued before it (a sync point); `to_array` is the same.
 
     As in PyTorch, a tensor that requires grad is refused (RuntimeError): read
     `t.detach().numpy()` (`item()`, `tolist()` and printing read it as they are).
 
     Example:
         >>> torchic.arange(3).numpy()
-        array([0, 1, 2], dtype=int32)
+        array([0, 1, 2])
     """
+    if t._dtype == "bf16":
+        raise TypeError("Got unsupported ScalarType BFloat16")
     if t.requires_grad:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")

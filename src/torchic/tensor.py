@@ -18,8 +18,15 @@ import numpy as np
 
 from . import dispatcher
 from .devices import CPU, device as _Device
-from .dtypes import DType, dtype_of
+from .dispatcher import FLOAT_CODES, INT_CODES
+from .dtypes import DType, default_float, dtype_of, host_values
 from .shape import is_contiguous, normalize_axis, numel
+
+# C++ type names PyTorch's messages use
+_C_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short",
+            "i32": "int", "i64": "long", "f16": "c10::Half", "bf16": "c10::BFloat16",
+            "f32": "float", "f64": "double"}
+
 
 if TYPE_CHECKING:   # the op methods methods.py binds, as a checker sees them (a generated stub)
     from ._tensor_methods import TensorMethods as _Methods
@@ -97,6 +104,11 @@ class Tensor(_Methods):
     requires_grad: bool
     grad_fn: Any       # the autograd node (an autograd.Function) that made it; None: a leaf
 
+    # the public fields (__slots__), as a type checker sees them
+    shape: tuple[int, ...]
+    requires_grad: bool
+    grad_fn: Any       # the autograd node (an autograd.Function) that made it; None: a leaf
+
     # Tensor(data) / Tensor(2, 3) are methods.py's __new__ (they need creation, a layer above)
 
     @classmethod
@@ -123,12 +135,12 @@ class Tensor(_Methods):
     # -- metadata ----------------------------------------------------------------
     @property
     def dtype(self) -> DType:
-        """The element type: `torchic.float32` or `torchic.int32`."""
+        """The element type: `torchic.float32`, `torchic.int64`, `torchic.bool`, ..."""
         return dtype_of(self._dtype)
 
     def is_floating_point(self) -> bool:
-        """Whether the dtype is float32."""
-        return self._dtype == "f32"
+        """Whether the dtype is a floating one (float16, bfloat16, float32, float64)."""
+        return self._dtype in FLOAT_CODES
 
     @property
     def ndim(self) -> int:
@@ -224,10 +236,9 @@ class Tensor(_Methods):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if value._dtype != self._dtype:
-                names = {"f32": "float", "i32": "int"}   # PyTorch's spelling of the message
                 raise RuntimeError(f"attempting to assign a gradient with dtype "
-                                   f"'{names[value._dtype]}' to a tensor with grad_dtype "
-                                   f"'{names[self._dtype].capitalize()}'. The gradient must "
+                                   f"'{_C_NAMES[value._dtype]}' to a tensor with grad_dtype "
+                                   f"'{_C_NAMES[self._dtype].capitalize()}'. The gradient must "
                                    f"match the tensor's grad_dtype (defaults to the tensor's "
                                    f"dtype)")
             if value.shape != self.shape:
@@ -243,13 +254,13 @@ class Tensor(_Methods):
         self._grad = None
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        """Set `requires_grad` in place (float32 leaves only) and return the tensor.
+        """Set `requires_grad` in place (floating leaves only) and return the tensor.
 
         Example:
             >>> w = torchic.randn(3, 2).requires_grad_()
         """
-        if requires_grad and self._dtype != "f32":
-            raise TypeError("only float32 tensors can require gradients")
+        if requires_grad and self._dtype not in FLOAT_CODES:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if not self.is_leaf and not requires_grad:
             raise RuntimeError("you can only change requires_grad of leaf tensors")
         self.requires_grad = requires_grad
@@ -304,7 +315,8 @@ class Tensor(_Methods):
     def _read(self) -> np.ndarray:
         """The values as a NumPy array, also of a tensor that requires grad: `numpy()`
         refuses that one (PyTorch's rule), but item, tolist and printing read it."""
-        return (self.detach() if self.requires_grad else self).numpy()
+        from .raw import read      # (raw is above this module)
+        return host_values(read(self), self._dtype)
 
     def item(self) -> int | float:
         """The value of a one-element tensor as a Python number (waits for the queued ops).
@@ -341,7 +353,7 @@ class Tensor(_Methods):
         return int(self.item())
 
     def __index__(self):
-        if self._dtype != "i32" or self.numel() != 1:
+        if self._dtype not in INT_CODES or self.numel() != 1:
             raise TypeError("only a one-element integer tensor can be used as an index")
         return int(self.item())
 
@@ -360,8 +372,8 @@ class Tensor(_Methods):
         extras = []
         if a.size == 0:
             extras.append(f"size={tuple(self.shape)}")
-        if self._dtype == "i32":
-            extras.append("dtype=torchic.int32")
+        if self._dtype not in ("i64", "b8", default_float()):     # PyTorch omits these
+            extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name}>")
         elif self.requires_grad:
@@ -382,9 +394,9 @@ class Tensor(_Methods):
 
 def _repr_formatter(a):
     """PyTorch's look: `1.` for whole numbers, four decimals otherwise."""
-    if a.dtype != np.float32:
+    if a.dtype.kind != "f":
         return None
-    finite = a[np.isfinite(a)]
+    finite = a[np.isfinite(a)].astype(np.float64)
     if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
         return {"float": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
     if finite.size and (np.abs(finite).max() >= 1e8 or

@@ -11,7 +11,8 @@ import numpy as np
 from .. import dispatcher
 from .. import raw
 from ..devices import DEVICE_TYPES, check_device as check
-from ..dtypes import bool_, dtype_code, is_dtype
+from ..dispatcher import FLOAT_CODES
+from ..dtypes import dtype_code, dtype_of, is_dtype
 from ..functions import Cast
 from ..tensor import Tensor
 
@@ -37,7 +38,7 @@ def check_device(t, device):
         else:
             dtype_code(device)      # a NumPy dtype torchic does not hold: "unsupported dtype ..."
         raise RuntimeError(f"to({device!r}): expected a device ('cpu' or {backend!r}) or a "
-                           f"dtype (torchic.float32, torchic.int32, 'float32', 'long', ...), "
+                           f"dtype (torchic.float32, torchic.int64, 'float32', 'long', ...), "
                            f"got {device!r}")
     check(device, f"to({device!r}): ")
 
@@ -73,7 +74,7 @@ def parse_to(t, args, kwargs):
         if name in kwargs:
             flags[name] = kwargs[name]
     check_device(t, device)
-    code = None if dtype is None else "bool" if _is_bool(dtype) else dtype_code(dtype)
+    code = None if dtype is None else dtype_code(dtype)
     return code, bool(flags.get("copy", False))
 
 
@@ -84,29 +85,52 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out.clone() if copy and out is self else out
 
 
-def _is_bool(dtype):
-    return dtype is bool_ or dtype is bool or (isinstance(dtype, str) and dtype == "bool") or \
-        (isinstance(dtype, np.dtype) and dtype.kind == "b")
-
-
 def to_dtype(a, dtype):
-    """`a` in `dtype` (itself when it has it already): .float(), .int(), .long(), .to(dtype).
+    """`a` in `dtype` (itself when it has it already): .float(), .long(), .to(dtype), ...
 
-    float32 -> int32 is the copy op's cast (ops.py), the same on every backend: truncation
-    toward zero, saturation to [-2^31, 2^31 - 1], NaN -> 0. PyTorch leaves NaN and
-    out-of-range values undefined there (x86 gives -2^31); the cast runs on the device and
-    cannot refuse them without reading the values. A *number* that int32 cannot hold is
-    refused where it enters (creation, fill_, masked_fill), as PyTorch refuses it."""
-    if _is_bool(dtype):
-        return a != 0               # a 0/1 mask: torchic's bool
+    The copy op's cast (ops.py), the same on every backend: float -> int truncates toward
+    zero (saturating, NaN -> 0: PyTorch leaves those undefined), -> bool is != 0, narrowing
+    ints wrap. A float -> float cast carries the gradient (Cast); others do not."""
     code = dtype_code(dtype)      # (raises TypeError naming an unknown dtype, before any op)
-    if a._mask and code == "f32":
-        return raw.copy_into(raw.new_tensor(a.shape), a)     # mask.float(): plain floats
     if a._dtype == code:
         return a
-    if code == "f32":
-        return Cast.apply(a, dtype="f32")
+    if code in FLOAT_CODES and a._dtype in FLOAT_CODES:
+        return Cast.apply(a, dtype=code)
     return raw.cast(a, code)
+
+
+# Tensor.float(), .double(), ...: PyTorch's conversion methods and the code each gives
+CONVERSIONS = {"float": "f32", "double": "f64", "half": "f16", "bfloat16": "bf16",
+               "bool": "b8", "byte": "u8", "char": "i8", "short": "i16", "int": "i32",
+               "long": "i64"}
+
+
+def _conversion(name, code):
+    def method(self: Tensor) -> Tensor:
+        return to_dtype(self, code)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"This tensor as {dtype_of(code)} (itself when it is one already)."
+    return method
+
+
+CONVERSION_METHODS = {name: _conversion(name, code) for name, code in CONVERSIONS.items()}
+
+# torch.Tensor.type()'s names of the legacy tensor types
+_TYPE_NAMES = {"f32": "FloatTensor", "f64": "DoubleTensor", "f16": "HalfTensor",
+               "bf16": "BFloat16Tensor", "b8": "BoolTensor", "u8": "ByteTensor",
+               "i8": "CharTensor", "i16": "ShortTensor", "i32": "IntTensor",
+               "i64": "LongTensor"}
+_TYPE_CODES = {name: code for code, name in _TYPE_NAMES.items()}
+
+
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """Tensor.type(): the type's name ("torch.FloatTensor") without an argument; with a
+    dtype or a type name ("torch.LongTensor"), this tensor in that dtype."""
+    if dtype is None:
+        return f"torch.{_TYPE_NAMES[self._dtype]}"
+    if isinstance(dtype, str) and dtype.rpartition(".")[2] in _TYPE_CODES:
+        return to_dtype(self, _TYPE_CODES[dtype.rpartition(".")[2]])
+    return to_dtype(self, dtype)
 
 
 def type_as(self: Tensor, other: Tensor) -> Tensor:

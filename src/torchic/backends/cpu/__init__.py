@@ -7,7 +7,7 @@ in ops.py.
 
 import numpy as np
 
-from ...dispatcher import Backend, env_int, register_backend
+from ...dispatcher import DTYPES, Backend, env_int, register_backend
 from . import numpy_kernels
 from .heap import HostHeap
 from .stream import OpStream, PackedRecord, ReadRecord, SyncRecord, WorkerPool, WriteRecord
@@ -19,6 +19,7 @@ SPLIT_MIN_ELEMENTS = env_int("TORCHIC_SPLIT_MIN", 1 << 20, minimum=0)
 
 class WorkersBackend(Backend):
     name = "workers"
+    dtypes = tuple(DTYPES)      # every code, stored natively
 
     def __init__(self, threads=None, **options):
         super().__init__(threads)

@@ -10,6 +10,7 @@ from the ``split`` field of each op's row in ops.py.
 import numpy as np
 
 from ... import ops
+from ...dtypes import from_float32, to_float32
 
 
 def _unary(fn):
@@ -43,35 +44,58 @@ def _compare(fn):
 
 
 def fill(out, ins, params):
-    out[...] = params["value"]
+    value = params["value"]
+    out[...] = from_float32(value) if out.dtype == np.uint16 else value   # (uint16: bf16 bits)
 
 
-_I32_MIN, _I32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+_BF16 = np.dtype(np.uint16)     # the one uint16 host dtype: bfloat16's bits (dispatcher.DTYPES)
+_SATURATE = {np.dtype(np.int32): np.int32}      # float -> these saturate at their own range
 
 
 def copy(out, ins, params):
+    """The copy op's cast (its row in ops.py), on the host arrays' dtypes (uint16: bf16)."""
     a = ins[0]
-    if out.dtype == np.int32 and a.dtype == np.float32:
-        # float -> int32 as on every backend (Rust's `as`): truncate toward zero,
-        # saturate to int32's range, NaN -> 0 (NumPy's own cast leaves these undefined)
-        with np.errstate(invalid="ignore"):
-            np.copyto(out, a, casting="unsafe")
-        np.copyto(out, _I32_MAX, where=a >= np.float32(2.0 ** 31))
-        np.copyto(out, _I32_MIN, where=a < np.float32(-2.0 ** 31))
-        np.copyto(out, 0, where=np.isnan(a))
+    if a.dtype == out.dtype:
+        np.copyto(out, a)
         return
-    np.copyto(out, a, casting="unsafe")
+    if a.dtype == _BF16:
+        a = to_float32(a)
+    if out.dtype == _BF16:
+        out[...] = from_float32(a)
+    elif out.dtype.kind == "b":
+        np.not_equal(a, 0, out=out)
+    elif a.dtype.kind == "f" and out.dtype.kind in "iu":
+        # float -> int as on every backend (Rust's `as`): truncate toward zero, saturate to
+        # int32's range for int32, int64's for the others (u8 / i8 / i16 then wrap), NaN -> 0
+        # (NumPy's own cast leaves these undefined)
+        wide = _SATURATE.get(out.dtype, np.int64)
+        info = np.iinfo(wide)
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(a.astype(np.float64))
+            r = np.where(t >= 2.0 ** (info.bits - 1), info.max, np.where(t < info.min, info.min, t))
+            r = np.where(np.isnan(t), 0, r).astype(wide)
+        np.copyto(out, r, casting="unsafe")
+    else:
+        np.copyto(out, a, casting="unsafe")
 
 
 def where(out, ins, params):
     cond, a, b = ins
     np.copyto(out, b)
-    np.copyto(out, a, where=cond != 0)
+    np.copyto(out, a, where=cond)
 
 
 def _axes(a, params):
     n = params["naxes"]
     return tuple(range(a.ndim - n, a.ndim))
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
 def reduce_sum(out, ins, params):
@@ -81,14 +105,12 @@ def reduce_sum(out, ins, params):
 
 def reduce_max(out, ins, params):
     a = ins[0]
-    np.max(a, axis=_axes(a, params), out=out,
-           initial=-np.inf if a.dtype == np.float32 else _I32_MIN)
+    np.max(a, axis=_axes(a, params), out=out, initial=_lowest(a.dtype))
 
 
 def reduce_min(out, ins, params):
     a = ins[0]
-    np.min(a, axis=_axes(a, params), out=out,
-           initial=np.inf if a.dtype == np.float32 else _I32_MAX)
+    np.min(a, axis=_axes(a, params), out=out, initial=_highest(a.dtype))
 
 
 def argmax(out, ins, params):
@@ -165,7 +187,7 @@ def cross_entropy_grad(out, ins, params):
     if classes == 0:
         return
     softmax(out, (logits,), params)
-    out[np.arange(rows), target] -= np.float32(1)
+    out[np.arange(rows), target] -= 1
     out *= g[:, None]
     if ignored is not None:
         out[ignored] = 0      # whatever g is (an all-ignored mean's g is 1 / 0)
@@ -240,8 +262,8 @@ def gelu_tanh_grad(out, ins, params):
 
 def _normalized(x, eps):
     """(xhat, rstd (R, 1)) of each row of x, mean and biased variance in two passes."""
-    centered = x - x.mean(axis=1, keepdims=True, dtype=np.float32)
-    rstd = _F(1) / np.sqrt((centered * centered).mean(axis=1, keepdims=True) + _F(eps))
+    centered = x - x.mean(axis=1, keepdims=True, dtype=x.dtype)
+    rstd = 1 / np.sqrt((centered * centered).mean(axis=1, keepdims=True) + x.dtype.type(eps))
     return np.multiply(centered, rstd, out=centered), rstd
 
 
@@ -322,7 +344,7 @@ def dropout(out, ins, params):
     Threefry evaluation per pair of elements (2j, 2j + 1)."""
     x, key = ins
     k0, k1 = (int(w) & 0xFFFFFFFF for w in key)
-    threshold, scale = np.uint32(params["threshold"]), np.float32(params["scale"])
+    threshold, scale = np.uint32(params["threshold"]), out.dtype.type(params["scale"])
     flat, xf = out.reshape(-1), x.reshape(-1)      # (a strided x: copied in row-major order)
     for lo in range(0, flat.size, _MASK_CHUNK):    # (lo even: a chunk starts on a pair)
         hi = min(lo + _MASK_CHUNK, flat.size)
@@ -331,7 +353,7 @@ def dropout(out, ins, params):
         for w, word in enumerate(words):
             word >>= 8
             np.greater_equal(word, threshold, out=keep[:, w])
-        mask = np.multiply(keep.reshape(-1)[:hi - lo], scale, dtype=np.float32)
+        mask = np.multiply(keep.reshape(-1)[:hi - lo], scale, dtype=out.dtype)
         np.multiply(xf[lo:hi], mask, out=flat[lo:hi])
 
 
@@ -340,7 +362,7 @@ def adam_update(out, ins, params):
     NumPy arithmetic in the row's order (the simd and webgpu kernels give the same bits)."""
     g, m, v, s = ins
     beta1, c1, beta2, c2, eps, inv_sqrt_bc2, neg_step, decay, l2, maximize = s.tolist()
-    f = np.float32
+    f = out.dtype.type
     if maximize != 0.0:
         g = -g
     if l2 != 0.0:
