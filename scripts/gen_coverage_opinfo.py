@@ -67,7 +67,8 @@ def render(results, seconds):
         "`tests/torch_opinfo/` on every backend: each sample of each dtype torchic holds "
         "(float32; int32, from the int64 samples where the entry has no int32) through the "
         "function, method and in-place variants torchic has, values and float32 gradients "
-        "compared with torch's. **pass**: every sample; **fail**: some sample differs or "
+        "compared with torch's (*variants*: those torchic has, and \"no ...\" for torch's "
+        "variants it lacks). **pass**: every sample; **fail**: some sample differs or "
         "raises (the first failure in *note*); **missing**: torchic resolves none of the "
         "entry's variants; **skip**: out of scope, with its reason from "
         "`tests/torch_opinfo/skips.py`. Regenerate with `python scripts/gen_coverage_opinfo.py`"
@@ -103,8 +104,8 @@ def render(results, seconds):
         cells = [MARK[results[b][k]["dtypes"].get(d)] for d, b in cols]
         note = next((results[b][k]["reason"] for b in backends if results[b][k]["reason"]), "")
         note = note.replace("|", "\\|").replace("\n", " ")[:160]
-        lines.append(f"| `{r['entry']}` | {', '.join(r['variants'])} | " + " | ".join(cells)
-                     + f" | {note} |")
+        kinds = ", ".join(r["variants"] + [f"no {k}" for k in r["lacking"]])
+        lines.append(f"| `{r['entry']}` | {kinds} | " + " | ".join(cells) + f" | {note} |")
     lines += ["", f"## Missing ({len(missing)})", "",
               "No variant of these resolves in torchic (not failed: listed here).", "",
               ", ".join(f"`{e}`" for e in missing), "",

@@ -490,11 +490,13 @@ def _run_sample(kind, tc_fn, ref):
 
 def run_entry(op, dtypes=DTYPES):
     """The entry's outcome on the current backend: a dict with `status` (pass / fail /
-    missing / skip), `dtypes` {dtype: status}, `variants`, `reason` (the first failure or
-    the skip's reason), `samples` (run), `dropped` (needing a lacking dtype) and
-    `noncontiguous` (torch tensors rebuilt contiguous)."""
+    missing / skip), `dtypes` {dtype: status}, `variants` (those run), `lacking` (torch's
+    variants torchic does not have), `reason` (the first failure or the skip's reason),
+    `samples` (run), `dropped` (needing a lacking dtype) and `noncontiguous` (torch tensors
+    rebuilt contiguous)."""
     eid = entry_id(op)
-    result = {"entry": eid, "name": op.name, "dtypes": {}, "variants": [], "reason": "",
+    result = {"entry": eid, "name": op.name, "dtypes": {}, "variants": [], "lacking": [],
+              "reason": "",
               "samples": 0, "dropped": 0, "noncontiguous": 0}
     why = skip_reason(op.name, _torch_dtypes(op))
     if why:
@@ -503,6 +505,9 @@ def run_entry(op, dtypes=DTYPES):
     if not found:
         return dict(result, status="missing")
     result["variants"] = [kind for kind, _, _ in found]
+    result["lacking"] = [kind for kind, fn in (("function", op.op), ("method",
+                         op.method_variant), ("inplace", op.inplace_variant))
+                         if fn is not None and kind not in result["variants"]]
     # gradients through the function variant, else the method (in place: none)
     grad_kind = next((kind for kind, _, _ in found if kind != "inplace"), None)
     for dtype in dtypes:
