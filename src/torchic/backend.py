@@ -40,8 +40,14 @@ class KernelMemoryError(KernelError, MemoryError):
     """A kernel ran out of memory."""
 
 
+class KernelOverflowError(KernelError, OverflowError):
+    """A kernel's result outside what its dtype's storage holds (webgpu's int64 rule:
+    int64 stored as 32-bit words; docs/DTYPES.md)."""
+
+
 _KERNEL_ERRORS = {IndexError: KernelIndexError, ValueError: KernelValueError,
-                  TypeError: KernelTypeError, MemoryError: KernelMemoryError}
+                  TypeError: KernelTypeError, MemoryError: KernelMemoryError,
+                  OverflowError: KernelOverflowError}
 
 
 def kernel_error_class(exc):
