@@ -22,6 +22,7 @@ LAYERS = [
     ["dtypes"],
     ["devices", "cuda"],
     ["tensor"],
+    ["promotion"],
     ["scopes"],
     ["raw"],
     ["generator"],

@@ -6,6 +6,7 @@ methods.py binds these onto Tensor; torchic/__init__.py exports them.
 
 from typing import TYPE_CHECKING
 
+from ..promotion import can_cast, promote_types, result_type
 from .conversion import check_device, parse_to, to, to_dtype, type_as
 from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, erf, histc,
                         histogram, isclose, masked_fill, masked_fill_, roll, split, tril, triu)
@@ -26,6 +27,7 @@ if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stu
 # what `torchic` exports (torchic/__init__.py: from .api import *): a literal list, which a
 # type checker reads too (torchic/__init__.py gives it the unary ops from the stub)
 __all__ = [
+    "promote_types", "result_type", "can_cast",
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
     "ge", "where", "log10", "log2",
     "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "softmax",
