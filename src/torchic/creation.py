@@ -100,7 +100,7 @@ def _shape_args(shape):
 
 
 def _to_numpy(data, code):
-    """(the values of `data` as a host array of `code`, code): code None takes PyTorch's
+    """(the values of `data` as a NumPy array, code): code None takes PyTorch's
     dtype of the data (a tensor's or NumPy array's own, else dtypes.infer_code)."""
     if isinstance(data, Tensor):
         src = data.detach()     # torch.tensor(t) copies t's values, detached
@@ -118,10 +118,10 @@ def _to_numpy(data, code):
                             f"({type(data).__name__}): torchic holds bool, integer and float "
                             f"numbers")
         if code is None:
-            code = infer_code(data if isinstance(data, (np.ndarray, np.generic)) else arr)
+            code = infer_code(data, arr)
     if code in INT_CODES:
         return _as_int(arr, code, "tensor(data)"), code
-    return to_host(arr, code), code
+    return arr, code        # (from_numpy_array casts it: bf16 rounded to its bits there)
 
 
 def _as_int(values, code, what):
@@ -398,13 +398,13 @@ def _int_arg(name, v):
 
 
 def _integers(values, code, what):
-    """int64 draws as the host array of `code`; an integer code must hold them."""
+    """int64 draws, checked to fit integer code `code` (from_numpy_array casts them)."""
     if code in INT_CODES:
         info = np.iinfo(DTYPES[code])
         if values.size and (values.min() < info.min or values.max() > info.max):
             raise RuntimeError(f"{what}: values outside {dtype_of(code).name}; use a wider "
                                f"dtype or a range within it")
-    return to_host(values, code)
+    return values
 
 
 def randint(low: int, high: int | Sequence[int] | None = None,

@@ -159,13 +159,13 @@ def code_of_array(arr):
     return code
 
 
-def infer_code(data):
-    """PyTorch's dtype for `tensor(data)` without dtype=: a NumPy array or scalar keeps its
-    dtype; Python bools -> bool, ints -> int64, floats -> the default float dtype (the
-    widest kind among nested lists' elements)."""
+def infer_code(data, arr):
+    """PyTorch's dtype for `tensor(data)` without dtype= (arr: np.asarray(data)): a NumPy
+    array or scalar keeps its dtype; Python bools -> bool, ints -> int64, floats -> the
+    default float dtype (the widest kind among nested lists' elements)."""
     if isinstance(data, (np.ndarray, np.generic)):
-        return code_of_array(np.asarray(data))
-    kind = np.asarray(data).dtype.kind
+        return code_of_array(arr)
+    kind = arr.dtype.kind
     return {"b": "b8", "i": "i64", "u": "i64", "f": _default_float}.get(kind, "?")
 
 
@@ -214,7 +214,7 @@ class finfo:
         else:
             info = np.finfo(DTYPES[code])
             self.bits, self.eps, self.max = info.bits, float(info.eps), float(info.max)
-            self.tiny, self.resolution = float(info.tiny), float(info.resolution)
+            self.tiny, self.resolution = float(info.tiny), 10.0 ** -info.precision
         self.min = -self.max
         self.smallest_normal = self.tiny
 

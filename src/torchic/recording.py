@@ -53,7 +53,6 @@ import numpy as np
 from . import dispatcher, ops, raw, scopes
 from .dispatcher import View
 from .functions.common import constant
-from .shape import numel
 from .tensor import Storage, Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -162,7 +161,8 @@ class Program:
         self.structure = structure        # rebuilds fn's return value from fresh outputs
         self.temporaries = [b for blocks in rec.pool.values() for b in blocks]
         temp_ids = {id(b) for b in self.temporaries}
-        staging = {"f32": [], "i32": []}  # dtype -> [(offset, n, array, source, target)]
+        staging = {code: [] for code in dispatcher.DTYPES}   # dtype -> [(offset, n, array,
+        #                                                       source, target)]
         self.sources = []                 # (stage index, offset, n, source), in record order
         for op, out, arr, source in rec.records:
             if op is None and arr.size:    # a host write
@@ -287,8 +287,9 @@ class Program:
                     slots.append((m.block, 0))
             elif (slots is not None and g.strides == m.strides and g.offset >= m.offset
                   and i not in self.copied_inputs
-                  and self._fits_slot(len(slots), g.block, (g.offset - m.offset) * 4)):
-                slots.append((g.block, (g.offset - m.offset) * 4))
+                  and self._fits_slot(len(slots), g.block, raw.nbytes(
+                      self.rt, (g.offset - m.offset,), m.dtype))):
+                slots.append((g.block, raw.nbytes(self.rt, (g.offset - m.offset,), m.dtype)))
             else:
                 raw.copy_into(mine, given)
                 if slots is not None:
@@ -389,7 +390,8 @@ def _fresh_outputs(rec, outputs):
     shares."""
     views = [raw.view_of(t) for t in outputs]
     blocks = [id(v.block) for v in views]
-    fresh = [rec.requested.get(id_) == numel(v.shape) * 4 and blocks.count(id_) == 1
+    fresh = [rec.requested.get(id_) == raw.nbytes(rec.rt, v.shape, v.dtype)
+             and blocks.count(id_) == 1
              and v.offset == 0 and v.strides == _contiguous(v.shape)
              for v, id_ in zip(views, blocks)]
     if any(fresh):     # (one scan of the heap's objects for all of them)

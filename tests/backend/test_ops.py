@@ -13,6 +13,7 @@ import pytest
 
 import torchic
 from helpers import check_op
+from torchic import dispatcher
 from torchic.testing import (BROADCAST_SHAPES, CASES, MATMUL_SHAPES, UNARY_SHAPES, family,
                              np_log_softmax, np_softmax)
 
@@ -22,6 +23,22 @@ CASE_LAYOUTS = [(name, layout) for name, c in CASES.items() for layout in c.layo
 @pytest.mark.parametrize("name,layout", CASE_LAYOUTS, ids=[f"{n}-{lay}" for n, lay in CASE_LAYOUTS])
 def test_case(backend, name, layout):
     CASES[name].check(layout=layout, return_output=True)
+
+
+CASE_DTYPES = [(name, code) for name, c in CASES.items() for code in c.dtypes]
+
+
+@pytest.mark.parametrize("name,code", CASE_DTYPES, ids=[f"{n}-{c}" for n, c in CASE_DTYPES])
+def test_case_dtype(backend, name, code):
+    """Each case in every dtype its row lists, against NumPy in that dtype (Case.dtypes);
+    a dtype the backend declares it does not hold is its TypeError, naming the backend."""
+    if code not in dispatcher.runtime().backend.dtypes:
+        with pytest.raises(TypeError, match=repr(backend)):
+            CASES[name].check_dtype(code)
+        return
+    CASES[name].check_dtype(code)
+    if code in ("f64", "i64", "b8"):
+        CASES[name].check_dtype(code, layout="strided")
 
 
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=str)

@@ -133,3 +133,38 @@ def test_case_issues_the_primitives_it_claims(name):
     seen = set(testing.issued_ops(case.check))
     missing = [op for op in case.ops if op not in seen]
     assert not missing, f"{name} claims {missing} but issued only {sorted(seen)}"
+
+
+def test_rows_dtypes_are_signatures_raw_checks():
+    """Each row's dtypes spec expands to concrete signatures over dispatcher.DTYPES's codes
+    (type classes as variables: docs/DTYPES.md's compute rules); out_dtype answers from them
+    and refuses anything else with a TypeError naming the op and the dtypes."""
+    assert set(ops.CODES) == set(dispatcher.DTYPES)
+    for op in ops.OPS:
+        sigs = ops.SIGNATURES[op.name]
+        assert sigs, op
+        for ins, out in sigs:
+            assert len(ins) == op.arity and set(ins) | {out} <= set(ops.CODES), op
+    assert ops.out_dtype("add", ("i64", "i64")) == "i64"
+    assert ops.out_dtype("lt", ("f64", "f64")) == "b8"
+    assert ops.out_dtype("exp", ("f64",)) == "f64"
+    assert ops.out_dtype("copy", ("f32",), "bf16") == "bf16"     # every pair casts
+    assert len(ops.SIGNATURES["copy"]) == len(ops.CODES) ** 2
+    assert ops.out_dtype("gather_rows", ("f16", "i64")) == "f16"
+    assert ops.out_dtype("argmax", ("f32",), "i64") == "i64"
+    for op, ins, out in [("add", ("f32", "i64"), None), ("exp", ("i64",), None),
+                         ("div", ("i32", "i32"), None), ("where", ("f32", "f32", "f32"), None),
+                         ("matmul", ("f16", "f16"), None), ("fill", (), None),
+                         ("argmax", ("f32",), "f32")]:
+        with pytest.raises(TypeError, match=f"op '{op}' does not take dtypes"):
+            ops.out_dtype(op, ins, out)
+    # only copy, fill, where and gather_rows see a half or narrow dtype (raw computes the
+    # others in ops.COMPUTE_AS); bool only there, in comparisons and where's condition
+    for op in ops.OPS:
+        codes = {c for ins, out in ops.SIGNATURES[op.name] for c in ins + (out,)}
+        if op.name not in ("copy", "fill", "where", "gather_rows"):
+            assert not codes & set(ops.COMPUTE_AS), op
+            assert "b8" not in codes or op.family == "compare", op
+    assert ops.INT_BINARY == ("add", "sub", "mul", "maximum", "minimum")
+    with pytest.raises(TypeError, match="bad dtypes spec"):
+        ops.signatures("Q -> Q")

@@ -25,7 +25,7 @@ import torchic
 import torchic.nn.functional as _F
 from torchic import ops as _ops
 
-from .checks import LAYOUTS, check, check_ints
+from .checks import LAYOUTS, check, check_dtype, check_ints
 from .references import (np_erf, np_adam, np_causal_attention, np_cross_entropy,
                          np_cross_entropy_nd, np_cross_entropy_rows, np_dropout_mask,
                          np_gelu, np_gelu_grad, np_gelu_tanh, np_gelu_tanh_grad,
@@ -115,6 +115,9 @@ class Case:
     big: Optional[tuple] = None          # input shapes of more than 16 KiB an operand: the
                                          # webgpu large-tensor test (a 16 KiB binding), where
                                          # each primitive in `ops` must be cut into parts
+    dtypes: tuple = ()                   # the dtype codes besides float32 it runs in
+                                         # (check_dtype: against NumPy in that dtype; every
+                                         # input in it; docs/DTYPES.md)
 
     def domain_of(self, k):
         """The DOMAINS key of input `k` ("real" where the case names none)."""
@@ -138,6 +141,16 @@ class Case:
         return check(self.fn, self.ref, arrays=arrays, layout=layout, seed=seed,
                      **{"grad": self.grad, **self.tol, **kw})
 
+    def check_dtype(self, code, layout="contiguous", seed=0):
+        """checks.check_dtype of this case with every input in dtype `code` (its domain's
+        values; integer-valued ones for an integer or bool code): the output in `code`
+        (bool for a comparison), float64 gradients too where the case has them."""
+        ints = code not in ("f16", "bf16", "f32", "f64")
+        arrays = self.draw(np.random.default_rng(seed), ints=ints)
+        return check_dtype(self.fn, self.ref, arrays, code, layout,
+                           out_code="b8" if self.family == "compare" else None,
+                           grad=self.grad is True and not self.kinks)
+
 
 CASES = {}
 
@@ -156,6 +169,11 @@ def family(name):
     return [c for c in CASES.values() if c.family == name]
 
 
+# Case.dtypes of the row helpers: the codes besides float32 (docs/DTYPES.md)
+FLOAT_DTYPES = ("f64", "f16", "bf16")
+INT_DTYPES = ("i64", "i32", "i16", "i8", "u8")
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + ("b8",)
+
 BIG = (60, 100)     # 24000 bytes: past a 16 KiB binding (the large-tensor test's `big`)
 
 
@@ -169,6 +187,7 @@ def unary(name, fn, ref, domain="real", ops=None, **kw):
     the one-kernel check of primitive `name`."""
     kw.setdefault("special", Special((SPECIAL,)))
     kw.setdefault("big", (BIG,) if _primitive(name) else None)
+    kw.setdefault("dtypes", FLOAT_DTYPES)
     case(name, fn, ref, "unary", ops or (name,), [(3, 5)], domain=(domain,),
          kernel=_primitive(name), **kw)
 
@@ -177,6 +196,7 @@ def binary(name, fn, ref, domain=("real", "real"), ops=None, **kw):
     """A binary elementwise op's row: two (4, 3) inputs, the non-finite pairs."""
     kw.setdefault("special", Special(SPECIAL_PAIRS))
     kw.setdefault("big", (BIG, BIG) if _primitive(name) else None)
+    kw.setdefault("dtypes", FLOAT_DTYPES + (INT_DTYPES if name in _ops.INT_BINARY else ()))
     case(name, fn, ref, "binary", ops or (name,), [(4, 3), (4, 3)], domain=domain,
          kernel=_primitive(name), **kw)
 
@@ -185,7 +205,7 @@ def comparison(name, fn, ref):
     """A comparison's row: broadcast inputs with ties, a 0/1 result, no gradient."""
     case(name, fn, lambda a, b: ref(a, b).astype(np.float64), "compare", (name,),
          [(4, 5), (5,)], domain=("ties", "ties"), grad=False, kernel=name,
-         special=Special(SPECIAL_PAIRS), big=(BIG, BIG[1:]))
+         special=Special(SPECIAL_PAIRS), big=(BIG, BIG[1:]), dtypes=ALL_DTYPES)
 
 
 def _sigmoid(a):

@@ -22,26 +22,31 @@ class ParityFailure(AssertionError):
         self.fields = fields
 
 
-def make_input(array64, layout, requires_grad):
-    """(tensor used as the op input, tensor whose .grad is compared) holding array64."""
+def make_input(array64, layout, requires_grad, dtype=None):
+    """(tensor used as the op input, tensor whose .grad is compared) holding array64 (in
+    float32, int32 for an int32 array, or in `dtype`)."""
     import torchic
-    a32 = array64 if array64.dtype == np.int32 else array64.astype(np.float32)
+    a32 = array64 if array64.dtype == np.int32 or dtype is not None else \
+        array64.astype(np.float32)
+
+    def tensor(a):
+        return torchic.tensor(a, dtype=dtype, requires_grad=requires_grad)
     if layout == "contiguous" or (a32.ndim < 2 and layout == "transposed"):
-        t = torchic.tensor(a32, requires_grad=requires_grad)
+        t = tensor(a32)
         return t, t
     if layout == "transposed":
-        base = torchic.tensor(np.ascontiguousarray(a32.T), requires_grad=requires_grad)
+        base = tensor(np.ascontiguousarray(a32.T))
         view = base.permute(tuple(reversed(range(a32.ndim))))
     elif layout == "strided":
         # every other element along the last axis of a bigger buffer
         if a32.ndim:
             big = np.zeros(a32.shape[:-1] + (a32.shape[-1] * 2 + 1,), a32.dtype)
             big[..., 1::2] = a32
-            view = torchic.tensor(big, requires_grad=requires_grad)[..., 1::2]
+            view = tensor(big)[..., 1::2]
         else:
             big = np.zeros((3,), a32.dtype)
             big[1] = a32
-            view = torchic.tensor(big, requires_grad=requires_grad)[1]
+            view = tensor(big)[1]
     else:
         raise ValueError(f"unknown layout {layout!r}; layouts: {', '.join(LAYOUTS)}")
     if requires_grad:
@@ -128,6 +133,64 @@ def check(tc_fn, np_fn, shapes=None, arrays=None, grad=True, low=-2.0, high=2.0,
                                        "grad", **fields))
         fields["grad_err"] = worst
     return out if return_output else fields
+
+
+# check_dtype's tolerances (atol, rtol) per float code: the dtype's rounding of the result
+# (float16 / bfloat16: computed in float32, rounded once) and float64's own
+DTYPE_TOL = {"f64": (1e-9, 1e-9), "f32": (1e-5, 1e-4), "f16": (2e-3, 2e-3),
+             "bf16": (1.6e-2, 1.6e-2)}
+
+
+def in_dtype(array64, code):
+    """array64 as the values a `code` tensor holds: rounded to a float dtype, cast to an
+    integer one (wrapping, as NumPy and torchic do), != 0 for bool."""
+    from torchic.dispatcher import DTYPES
+    from torchic.dtypes import from_float32, to_float32
+    a = np.asarray(array64)
+    if code == "bf16":
+        return to_float32(from_float32(a.astype(np.float32))).astype(np.float64)
+    if code == "b8":
+        return a != 0
+    if DTYPES[code].kind == "f":
+        return a.astype(DTYPES[code]).astype(np.float64)
+    return a.astype(np.int64).astype(DTYPES[code])
+
+
+def check_dtype(tc_fn, np_fn, arrays, code, layout="contiguous", out_code=None, grad=False):
+    """tc_fn on inputs of dtype `code` (arrays, any values, brought into it by in_dtype)
+    against np_fn on the same values in NumPy: a float dtype's reference in float64 rounded
+    to it (DTYPE_TOL), an integer or bool one's in that dtype, exact. The output's dtype must
+    be `out_code` (default: `code`). grad (float64 only): gradients of sum(f(x) * w) against
+    float64 central differences too. Returns the output tensor; raises ParityFailure."""
+    import torchic
+    from torchic.dtypes import dtype_of
+    d = dtype_of(code)
+    values = [in_dtype(a, code) for a in arrays]
+    diff = grad and code == "f64"
+    inputs = [make_input(v, layout, bool(diff), d) for v in values]
+    out = tc_fn(*[i[0] for i in inputs])
+    want = dtype_of(out_code or code)
+    if out.dtype is not want:
+        raise ParityFailure(f"dtype: {out.dtype} out of {d} inputs, expected {want}")
+    got = (out.float() if out.dtype is torchic.bfloat16 else out).detach().numpy()
+    if d.is_floating_point:
+        ref = np.asarray(np_fn(*[v.copy() for v in values]), np.float64)
+        if want.is_floating_point:
+            ref = in_dtype(ref, want.code)
+        atol, rtol = DTYPE_TOL[code]
+        compare(got, ref, atol, rtol, "max")
+    else:
+        ref = np.asarray(np_fn(*[v.copy() for v in values]))
+        if got.shape != ref.shape or not np.array_equal(got, ref.astype(got.dtype)):
+            raise ParityFailure(f"{d} values differ from NumPy's: got {got!r}, expected {ref!r}")
+    if diff:
+        rng = np.random.default_rng(0)
+        w = rng.standard_normal(got.shape)
+        (out * torchic.tensor(w)).sum().backward()
+        for k, (_, holder) in enumerate(inputs):
+            expected = numeric_grad(np_fn, [v.copy() for v in values], k, w)
+            compare(holder.grad.numpy(), expected, 1e-6, 1e-6, "grad")
+    return out
 
 
 def issued_ops(fn):

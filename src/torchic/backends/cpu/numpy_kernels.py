@@ -70,10 +70,11 @@ def copy(out, ins, params):
         # (NumPy's own cast leaves these undefined)
         wide = _SATURATE.get(out.dtype, np.int64)
         info = np.iinfo(wide)
-        with np.errstate(invalid="ignore"):
-            t = np.trunc(a.astype(np.float64))
-            r = np.where(t >= 2.0 ** (info.bits - 1), info.max, np.where(t < info.min, info.min, t))
-            r = np.where(np.isnan(t), 0, r).astype(wide)
+        t = np.asarray(a, np.float64)
+        high, low = t >= 2.0 ** (info.bits - 1), t < -2.0 ** (info.bits - 1)
+        r = np.where(high | low | np.isnan(t), 0, t).astype(wide)     # (truncates)
+        r[high] = info.max
+        r[low] = info.min
         np.copyto(out, r, casting="unsafe")
     else:
         np.copyto(out, a, casting="unsafe")
