@@ -23,6 +23,8 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, from_dlp
                        ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
                        zeros, zeros_like, default_generator)
 from .creation import get_rng_state, initial_seed, seed, set_rng_state
+from .legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
+                           FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .dispatcher import BackendUnavailableError, KernelError, init, shutdown
 from .allocator import HeapFullError
 from . import api as _api
@@ -110,7 +112,8 @@ __all__ = [
     "Tensor", "DType", "Generator", "device", "BackendUnavailableError", "HeapFullError",
     "KernelError", "float32", "int32", "float", "long", "int64", "int", "float64", "double",
     "bool", "uint8", "int8", "int16", "short", "float16", "half", "bfloat16", "finfo", "iinfo",
-    "init", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
+    "init", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "BoolTensor",
+    "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
     "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones",
     "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
     "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",

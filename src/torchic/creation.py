@@ -526,3 +526,4 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
     if probs.ndim == 1:
         out = out[0]
     return from_numpy_array(np.ascontiguousarray(out, dtype=np.int64), "i64")
+

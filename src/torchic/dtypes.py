@@ -10,6 +10,8 @@ bfloat16 values live on the host as their bits (uint16: the high half of a float
 rounded to nearest even on store); `from_float32` / `to_float32` convert.
 """
 
+from typing import Any
+
 import numpy as np
 
 from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, ITEMSIZE
@@ -36,7 +38,7 @@ class DType:
         self.is_floating_point = code in FLOAT_CODES
         self.is_signed = code not in ("b8", "u8")
 
-    def to_real(self):
+    def to_real(self) -> "DType":
         """Itself (torchic has no complex dtypes)."""
         return self
 
@@ -81,13 +83,13 @@ def default_float():
     return _default_float
 
 
-def get_default_dtype():
+def get_default_dtype() -> DType:
     """The dtype of float tensors made without `dtype=`: `torchic.float32` unless
     `set_default_dtype` changed it."""
     return _DTYPE_OF_CODE[_default_float]
 
 
-def set_default_dtype(d):
+def set_default_dtype(d: Any) -> None:
     """PyTorch's set_default_dtype: a floating dtype (float32, float64, float16, bfloat16)
     becomes the dtype of float data and float creation functions; anything else is a
     TypeError, before anything changes."""

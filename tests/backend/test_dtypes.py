@@ -326,3 +326,22 @@ def test_micrograd_style_float64(backend):
     x = torchic.Tensor([1.0]).double()
     assert x.dtype is torchic.float64
     assert (x / 3).item() == 1.0 / 3.0
+
+
+@pytest.mark.parametrize("name,dtype", [("FloatTensor", "float32"), ("DoubleTensor", "float64"),
+                                        ("HalfTensor", "float16"), ("BoolTensor", "bool"),
+                                        ("ByteTensor", "uint8"), ("CharTensor", "int8"),
+                                        ("ShortTensor", "int16"), ("IntTensor", "int32"),
+                                        ("LongTensor", "int64"),
+                                        ("BFloat16Tensor", "bfloat16")])
+def test_legacy_tensor_types(backend, name, dtype):
+    cls, d = getattr(torchic, name), getattr(torchic, dtype)
+    if not held(d):
+        return refused(lambda: cls([1, 0]), d, backend)
+    t = cls([1, 0])
+    check(t, d, [1, 0])
+    assert isinstance(t, cls) and isinstance(t, torchic.Tensor)
+    assert not isinstance(torchic.zeros(1, dtype=torchic.float64 if d is torchic.float32
+                                        else torchic.float32), cls)
+    assert cls(2, 3).shape == (2, 3) and cls(2, 3).dtype is d
+    assert t.type() == f"torch.{name}"

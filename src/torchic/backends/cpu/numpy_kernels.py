@@ -7,6 +7,8 @@ ranges for the worker threads (``None``: run whole on one thread); it is derived
 from the ``split`` field of each op's row in ops.py.
 """
 
+import math
+
 import numpy as np
 
 from ... import ops
@@ -218,24 +220,31 @@ def scatter_add_rows(out, ins, params):
 # -- fused transformer ops ----------------------------------------------------------------
 # Phi(x), the normal cdf, through erfc's Chebyshev fit (Numerical Recipes' erfcc, relative
 # error < 1.2e-7 for every z >= 0): erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2), and
-# Phi(x) = erfc(|x| / sqrt 2) / 2 for x < 0, 1 - that above. simd and webgpu use the same fit.
+# Phi(x) = erfc(|x| / sqrt 2) / 2 for x < 0, 1 - that above. simd and webgpu use the same fit
+# in float32; float64 is exact (math.erfc)
 ERFC_P = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
           -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-_F = np.float32
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
 def _cdf(x):
-    z = np.abs(x) * _F(0.7071067811865476)
-    t = _F(1) / (_F(1) + _F(0.5) * z)
-    p = _F(ERFC_P[-1])
+    """Phi(x) in x's dtype: the fit above in float32; math.erfc's in float64 (full
+    precision: float64 is checked against float64 references)."""
+    if x.dtype == np.float64:
+        return 0.5 * _ERFC(x * -0.7071067811865476).astype(np.float64)
+    F = x.dtype.type
+    z = np.abs(x) * F(0.7071067811865476)
+    t = F(1) / (F(1) + F(0.5) * z)
+    p = F(ERFC_P[-1])
     for c in ERFC_P[-2::-1]:
-        p = p * t + _F(c)
-    e = _F(0.5) * t * np.exp(p - z * z)
-    return np.where(x < 0, e, _F(1) - e)
+        p = p * t + F(c)
+    e = F(0.5) * t * np.exp(p - z * z)
+    return np.where(x < 0, e, F(1) - e)
 
 
 def _tanh_inner(x):
-    return np.tanh(_F(0.7978845608028654) * (x + _F(0.044715) * x * x * x))
+    F = x.dtype.type
+    return np.tanh(F(0.7978845608028654) * (x + F(0.044715) * x * x * x))
 
 
 def gelu(out, ins, params):
@@ -245,20 +254,23 @@ def gelu(out, ins, params):
 
 def gelu_tanh(out, ins, params):
     x = ins[0]
-    np.multiply(_F(0.5) * x, _F(1) + _tanh_inner(x), out=out)
+    F = x.dtype.type
+    np.multiply(F(0.5) * x, F(1) + _tanh_inner(x), out=out)
 
 
 def gelu_grad(out, ins, params):
     x, g = ins
-    pdf = np.exp(_F(-0.5) * x * x) * _F(0.3989422804014327)
+    F = x.dtype.type
+    pdf = np.exp(F(-0.5) * x * x) * F(0.3989422804014327)
     np.multiply(g, _cdf(x) + x * pdf, out=out)
 
 
 def gelu_tanh_grad(out, ins, params):
     x, g = ins
+    F = x.dtype.type
     t = _tanh_inner(x)
-    du = _F(0.7978845608028654) * (_F(1) + _F(3 * 0.044715) * x * x)
-    np.multiply(g, _F(0.5) * (_F(1) + t) + _F(0.5) * x * (_F(1) - t * t) * du, out=out)
+    du = F(0.7978845608028654) * (F(1) + F(3 * 0.044715) * x * x)
+    np.multiply(g, F(0.5) * (F(1) + t) + F(0.5) * x * (F(1) - t * t) * du, out=out)
 
 
 def _normalized(x, eps):
