@@ -7,6 +7,7 @@ Layout of this package:
                     uploads, staging reads, status words, GPU timestamps
     wgsl.py         binding layout and helpers every generated shader shares
     elementwise.py  unary / binary / compare / where / copy / fill   (snippet tables)
+    casts.py        dtypes: casts, narrow ints, half rounding, int64's overflow checks
     fuse.py         runs of elementwise ops of a recorded program as one dispatch, or as
                     the epilogue of the matmul / softmax_grad before them
     epilogue.py     such a run's WGSL inside the producer's store
@@ -35,15 +36,15 @@ import numpy as np
 
 from ... import ops as _ops
 from ...shape import numel
+from ...backend import KernelOverflowError
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import (adam, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows, rowwise,
-               wgsl, windows)
+from . import (adam, casts, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows,
+               rowwise, wgsl, windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
 __all__ = ["WebGPUBackend", "KERNEL_TABLE", "list_adapters"]
-
 
 READ_CHUNK = 64 << 20    # bytes a read copies through the staging buffer at once
 
@@ -61,6 +62,90 @@ def _i32_bits(x):
     return int(np.array(x, dtype=np.int64).astype(np.int32).view(np.uint32))
 
 
+# -- dtypes: host arrays <-> storage words (docs/DTYPES.md; wgsl.STORAGE) -------------------
+_WORDS = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
+_HOST = {"b8": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+         "i64": np.int64, "f16": np.float16, "bf16": np.uint16, "f32": np.float32,
+         "f64": np.float64}
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _host(code):
+    """The NumPy dtype of a `code` host array (dispatcher.DTYPES; bfloat16: its bits)."""
+    dt = DTYPES.get(code)
+    return dt if dt is not None else np.dtype(_HOST[code])
+
+
+def _int64_refusal(lo, hi):
+    return OverflowError(casts.INT64_WRITE.format(lo=lo, hi=hi))
+
+
+def _to_words(array, code):
+    """A host array of `code` as a contiguous array of its storage words."""
+    words = _WORDS[wgsl.storage(code)]
+    array = np.asarray(array)
+    if code == "bf16":      # (its bits, uint16: the high half of a float32)
+        bits = np.ascontiguousarray(array, dtype=np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32)
+    if code == "i64" and array.size and array.dtype.kind in "iu":
+        lo, hi = int(array.min()), int(array.max())
+        if lo < INT32_MIN or hi > INT32_MAX:
+            raise _int64_refusal(lo, hi)
+    return np.ascontiguousarray(array, dtype=words)
+
+
+def _round_bf16_bits(values):
+    """float32 values -> the bits (uint16) of the nearest bfloat16, ties to even."""
+    b = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = ((b + np.uint32(0x7FFF) + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = (b & 0x7FFFFFFF) > 0x7F800000
+    if nan.any():
+        rounded[nan] = ((b[nan] >> 16) | 0x40).astype(np.uint16)
+    return rounded
+
+
+def _from_words(words, code):
+    """Storage words read from a `code` view -> a host array of code's NumPy dtype."""
+    if code == "bf16":
+        return _round_bf16_bits(words)
+    if code == "b8":
+        return words != 0
+    return words.astype(_host(code), copy=False)
+
+
+def _fill_word(code, value):
+    """The 32-bit word (u32) fill writes into a `code` tensor: value as the dtype holds it
+    (ints wrapped to a narrow type, bool != 0, halves rounded to nearest even); an int64
+    value outside int32 raises OverflowError (the int64 rule), at the fill."""
+    st = wgsl.storage(code)
+    if st == "f32":
+        x = np.float32(value)
+        if code == "f16":
+            x = np.float32(np.float16(x))
+        elif code == "bf16":
+            x = (np.array([_round_bf16_bits(np.array([x]))[0]], np.uint32) << 16).view(
+                np.float32)[0]
+        return wgsl.f32_bits(x)
+    if code == "b8":
+        return int(value != 0)      # (NaN != 0: True, as PyTorch's bool(nan))
+    try:
+        v = int(value)
+    except (ValueError, OverflowError):     # NaN / inf into an int: saturated, NaN -> 0
+        v = 0 if value != value else (INT32_MAX if value > 0 else INT32_MIN)
+    if code == "i64" and not INT32_MIN <= v <= INT32_MAX:
+        raise KernelOverflowError(f"fill: {_int64_refusal(v, v)}")
+    bits = _NARROW_BITS.get(code)
+    if bits is not None:        # wrapped, as the cast into it wraps
+        v &= (1 << bits) - 1
+        if code != "u8" and v >> (bits - 1):
+            v -= 1 << bits
+        return _i32_bits(v)
+    return _i32_bits(max(INT32_MIN, min(INT32_MAX, v)))
+
+
+_NARROW_BITS = {"u8": 8, "i8": 8, "i16": 16}
+
+
 # -- the kernel table: one encoder function per primitive op ------------------------------
 def _unary(expr):
     def kernel(be, out, ins, params):
@@ -69,19 +154,20 @@ def _unary(expr):
 
 
 def _binary(op):
-    exprs = {"f32": elementwise.BINARY[op], "i32": elementwise.BINARY_I32.get(op)}
-
     def kernel(be, out, ins, params):
-        elementwise.run(be.gpu, "", exprs[out.dtype], out, ins, buffers=be.buffers)
+        elementwise.binary(be.gpu, op, out, ins, buffers=be.buffers)
     return kernel
 
 
 def _compare(op):
-    exprs = {"f32": f"select(T(0.0), T(1.0), {elementwise.COMPARE_F32[op]})",
-             "i32": f"select(T(0.0), T(1.0), {elementwise.COMPARE[op]})"}
-
+    """a, b (one dtype: f32 words compared as floats, NaN unequal to all; i32 words as
+    ints) -> out: bool (i32 words 0 / 1), or f32 0.0 / 1.0."""
     def kernel(be, out, ins, params):
-        elementwise.run(be.gpu, "", exprs[ins[0].dtype], out, ins, buffers=be.buffers)
+        floats = wgsl.storage(ins[0].dtype) == "f32"
+        cond = (elementwise.COMPARE_F32 if floats else elementwise.COMPARE)[op]
+        expr = (f"select(0, 1, {cond})" if wgsl.storage(out.dtype) == "i32"
+                else f"select(T(0.0), T(1.0), {cond})")
+        elementwise.run(be.gpu, op, expr, out, ins, buffers=be.buffers)
     return kernel
 
 
@@ -90,13 +176,16 @@ def _fill(be, out, ins, params):
 
 
 def _copy(be, out, ins, params):
-    src = ins[0].dtype
-    expr = "a" if src == out.dtype else elementwise.CAST[out.dtype]
-    elementwise.run(be.gpu, "copy", expr, out, ins, buffers=be.buffers)
+    expr, checked = casts.cast(ins[0].dtype, out.dtype)
+    extra = (elementwise.overflow_tag(be.gpu, "copy"),) if checked else ()
+    elementwise.run(be.gpu, "copy", expr, out, ins, buffers=be.buffers, extra=extra)
 
 
 def _where(be, out, ins, params):
-    elementwise.run(be.gpu, "where", elementwise.WHERE, out, ins, buffers=be.buffers)
+    """cond (bool: i32 words; or an f32 0 / 1 mask, NaN true), a, b of out's dtype."""
+    expr = ("select(c, b, a != 0)" if wgsl.storage(ins[0].dtype) == "i32"
+            else elementwise.WHERE)
+    elementwise.run(be.gpu, "where", expr, out, ins, buffers=be.buffers)
 
 
 def _reduce(mode):
@@ -177,6 +266,11 @@ class WebGPUBackend(Backend):
 
     name = "webgpu"
     alignment = 256
+    # dtypes (docs/DTYPES.md, "Per backend"; wgsl.STORAGE): one 32-bit word per element, f32
+    # or i32; float64 refused (raw.py raises the TypeError when a tensor is made)
+    dtypes = tuple(wgsl.STORAGE)
+    storage = {code: st for code, st in wgsl.STORAGE.items() if code != st}
+    refusals = {"f64": wgsl.F64_REFUSAL}
 
     @classmethod
     def available(cls):
@@ -320,21 +414,28 @@ class WebGPUBackend(Backend):
                 replay.release(self.gpu, packed)
 
     def fill(self, out, value):
-        if out.dtype == "i32":
-            try:
-                bits = _i32_bits(int(value))
-            except (ValueError, OverflowError):
-                bits = _i32_bits(-(1 << 31))
-            expr = "bitcast<i32>({p0})"
-        else:
-            bits, expr = wgsl.f32_bits(value), "T(bitcast<f32>({p0}))"
+        bits = _fill_word(out.dtype, value)
+        expr = ("bitcast<i32>({p0})" if wgsl.storage(out.dtype) == "i32"
+                else "T(bitcast<f32>({p0}))")
         elementwise.run(self.gpu, "fill", expr, out, (), buffers=self.buffers, extra=(bits,))
+
+    # host conversions (Backend's dtype hook): logical host arrays <-> the storage words
+    def to_storage(self, array, code):
+        """A host array of `code` (its NumPy dtype, dispatcher.DTYPES) as storage words:
+        int64 outside int32 raises OverflowError (the int64 rule), bfloat16's bits widen
+        to float32, float16 converts exactly."""
+        return _to_words(array, code)
+
+    def from_storage(self, array, code):
+        """Storage words read from a `code` view, back in code's NumPy dtype (float16 /
+        bfloat16 rounded to nearest even: exact for every value a kernel stores)."""
+        return _from_words(array, code)
 
     def write(self, view, array):
         with self._lock:
             if self._closed:
                 raise self.closed_error()
-            array = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
+            array = _to_words(array, view.dtype)
             if array.size == 0:
                 return
             if _is_contiguous(view):
@@ -347,7 +448,7 @@ class WebGPUBackend(Backend):
                     self.write(sub, array[(slice(None),) * axis + (slice(r0, r0 + n),)])
                 return
             buf, at = self.gpu.stage_upload(array)
-            src = RawView(buf, at, view.shape, view.dtype)
+            src = RawView(buf, at, view.shape, wgsl.storage(view.dtype))
             elementwise.run(self.gpu, "write", "a", view, (src,), buffers=self.buffers)
 
     def read(self, view):
@@ -356,7 +457,7 @@ class WebGPUBackend(Backend):
                 raise self.closed_error()
             shape = tuple(view.shape)
             n = numel(shape)
-            dtype = DTYPES[view.dtype]
+            dtype = _WORDS[wgsl.storage(view.dtype)]
             if n == 0:
                 self.gpu.read(self.gpu.status, 0, 0)
             elif _is_contiguous(view):
@@ -377,12 +478,12 @@ class WebGPUBackend(Backend):
                 data = self.gpu.read(scratch, 0, n * 4)
             self._check()
             if n == 0:
-                return np.zeros(shape, dtype)
-            return data.view(dtype).reshape(shape)
+                return np.zeros(shape, _host(view.dtype))
+            return _from_words(data.view(dtype).reshape(shape), view.dtype)
 
     def _read_in_parts(self, view, n):
         """A large strided view (more than READ_CHUNK bytes, or than a binding), in parts."""
-        data = np.empty(view.shape, DTYPES[view.dtype])
+        data = np.empty(view.shape, _host(view.dtype))
         if n * 4 > READ_CHUNK:      # rows of the first axis longer than 1, READ_CHUNK a part
             axis = next(d for d, k in enumerate(view.shape) if k > 1)
             rows = max(1, READ_CHUNK // 4 // (n // view.shape[axis]))
@@ -405,10 +506,10 @@ class WebGPUBackend(Backend):
     def _check(self):
         failed = self.gpu.take_failures()
         if failed:
-            op, msg = failed[0]
+            op, msg, error = failed[0]
             if len(failed) > 1:   # name every failed op (their outputs are all garbage)
-                msg += "; also failed: " + "; ".join(f"op {o!r}: {m}" for o, m in failed[1:])
-            self.record_error(op, IndexError(msg))
+                msg += "; also failed: " + "; ".join(f"op {o!r}: {m}" for o, m, _ in failed[1:])
+            self.record_error(op, error(msg))
         self.raise_pending_error()
 
     def close(self):

@@ -15,8 +15,8 @@ The collapsed shape, bases and strides travel as parameter words, so one
 pipeline serves every shape with the same (op, dtypes, scheme).
 """
 
-from . import wgsl
-from .wgsl import WG, par
+from . import casts, wgsl
+from .wgsl import STORAGE, WG, par
 
 MAX_DIMS = 6
 
@@ -127,7 +127,7 @@ COMPARE_F32["ne"] = "(a != b) | isn(a) | isn(b)"
 WHERE = "select(c, b, (a != T(0.0)) | isn(a))"
 
 # ops whose snippet only works on scalars
-SCALAR_ONLY = {"tpow", "tsin"}
+SCALAR_ONLY = {"tpow", "tsin", *casts.SCALAR_ONLY}
 
 # sin / cos without the driver's own range reduction (GPUs' fast sin is accurate only near
 # [-pi, pi]; lavapipe's gives -1 for sin(1e30)): x = k * pi/2 + r with |r| <= pi/4, where
@@ -145,14 +145,6 @@ fn bits_of_two_over_pi(pos: i32) -> u32 {    // its bits pos+1 .. pos+32 (bit 1 
   let sh = u32(pos) % 32u;
   if (sh == 0u) { return TWO_OVER_PI[w]; }
   return (TWO_OVER_PI[w] << sh) | (TWO_OVER_PI[w + 1u] >> (32u - sh));
-}
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {   // a * b as (high, low) words
-  let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
-  let mid = al * bh + ah * bl;
-  let mid_carry = select(0u, 0x10000u, mid < al * bh);
-  let lo = al * bl + (mid << 16u);
-  let lo_carry = select(0u, 1u, lo < al * bl);
-  return vec2<u32>(ah * bh + (mid >> 16u) + mid_carry + lo_carry, lo);
 }
 fn tsin(x: f32, shift: u32) -> f32 {          // sin(x), or cos(x) = sin(x + pi/2) when shift = 1
   let ax = abs(x);
@@ -224,19 +216,26 @@ fn tpow(a: f32, b: f32) -> f32 {
 """
 
 
-# copy between dtypes (ops.py's cast rule). WGSL's i32(f32) clamps to the largest f32
-# below 2^31 (2147483520) and leaves NaN undefined, so f32 -> i32 spells the rule out:
-# truncate toward zero, saturate to int32's range, NaN -> 0 (Rust's `as`, as on simd).
-CAST = {"i32": "f32_to_i32(a)", "f32": "f32(a)"}
+# copy between dtypes (ops.py's cast rule): casts.cast gives the expression per pair of
+# codes (f32 -> i32 truncates toward zero, saturates to int32's range, NaN -> 0: Rust's
+# `as`, as on simd; WGSL's own i32(f32) clamps to 2147483520 and leaves NaN undefined)
+CAST = {"i32": casts.cast("f32", "i32")[0], "f32": casts.cast("i32", "f32")[0]}
 
-F32_TO_I32 = """
-fn f32_to_i32(x: f32) -> i32 {
-  if (isnan1(x)) { return 0; }
-  if (x >= 2147483648.0) { return 2147483647; }
-  if (x < -2147483648.0) { return bitcast<i32>(0x80000000u); }
-  return i32(x);
-}
-"""
+
+def overflow_tag(gpu, op):
+    """The status tag of an int64 op's overflow check (casts.py: the int64 rule)."""
+    return gpu.new_tag(op, casts.INT64_OVERFLOW, OverflowError, shared=True)
+
+
+def binary(gpu, op, out, ins, *, buffers):
+    """Encode binary op `op` (ops.py's add ... minimum) of out's dtype: f32 words, or i32
+    words (int64's add / sub / mul checked for overflow, narrow ints narrowed: casts.py)."""
+    if wgsl.storage(out.dtype) == "f32":
+        run(gpu, op, BINARY[op], out, ins, buffers=buffers)
+        return
+    expr, checked = casts.int_binary(op, out.dtype, BINARY_I32[op])
+    run(gpu, op, expr, out, ins, buffers=buffers,
+        extra=(overflow_tag(gpu, op),) if checked else ())
 
 
 def collapse(shape, strides_list):
@@ -261,9 +260,10 @@ def prelude(text, v4):
     helper functions the text calls, and the T / UT / BT aliases (vec4 ones when v4)."""
     src = ""
     for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU), ("ttanh", TTANH),
-                          ("texp", TEXP), ("tlog", TLOG), ("f32_to_i32", F32_TO_I32)):
+                          ("texp", TEXP), ("tlog", TLOG)):
         if name in text:
             src += snippet
+    src += casts.prelude(text + (" mul_wide" if "tsin" in text else ""))   # (tsin's too)
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
     src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
     src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
@@ -366,7 +366,7 @@ def _plan(gpu, expr, views, shape0, bases, extra, vec_ok):
     shape, strides = collapse(shape0, [v.strides for v in views])
     if len(shape) > MAX_DIMS:
         return None, "split", None, None, None
-    dtypes = tuple(v.dtype for v in views)
+    dtypes = tuple(STORAGE[v.dtype] for v in views)
     scheme, words, count = _scheme(expr, dtypes, shape, strides, bases, vec_ok)
     slots = [1 + j for j in range(len(views))] if scheme in ("v4", "c") else \
         [1 + len(shape) + j * (1 + len(shape)) for j in range(len(views))]
@@ -400,7 +400,7 @@ def _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok
                     [b + j * s[0] for b, s in zip(bases, strides)], shape[1:],
                     [s[1:] for s in strides], extra, vec_ok)
         return
-    dtypes = tuple(v.dtype for v in views)
+    dtypes = tuple(STORAGE[v.dtype] for v in views)
     scheme, words, count = _scheme(expr, dtypes, shape, strides, bases, vec_ok)
     words.extend(extra)
     key = ("ew", expr, dtypes, scheme, len(extra))

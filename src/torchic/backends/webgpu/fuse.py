@@ -50,13 +50,25 @@ EXPRESSIONS = {"fill": "T(bitcast<f32>({p0}))", "copy": "a", "where": elementwis
                **{op: f"select(T(0.0), T(1.0), {e})" for op, e in elementwise.COMPARE_F32.items()}}
 
 
+# stages with bool operands (masks): a float comparison's bool out, where's bool condition.
+# A bool is an i32 word 0 / 1 (wgsl.STORAGE): a stage carries it in its T register as
+# those bits (bitcast, never arithmetic), so it is loaded and stored like any f32 word
+MASK_EXPRESSIONS = {
+    **{(op, ("b8", "f32", "f32")): f"bitcast<T>(select(UT(0u), UT(1u), {e}))"
+       for op, e in elementwise.COMPARE_F32.items()},
+    ("where", ("f32", "b8", "f32", "f32")): "select(c, b, bitcast<UT>(a) != UT(0u))",
+}
+
+
 def _stage(record):
-    """(expr, extra words) of an f32 record whose op fuses as a stage (ops.STAGE), else
-    None. (fill's value is its extra word.)"""
+    """(expr, extra words) of an f32 record whose op fuses as a stage (ops.STAGE), or of a
+    mask's (MASK_EXPRESSIONS), else None. (fill's value is its extra word.)"""
     op, out, ins, params = record
-    if ops.FUSE.get(op) != ops.STAGE or out.dtype != "f32" or any(v.dtype != "f32"
-                                                                    for v in ins):
+    if ops.FUSE.get(op) != ops.STAGE:
         return None
+    if out.dtype != "f32" or any(v.dtype != "f32" for v in ins):
+        expr = MASK_EXPRESSIONS.get((op, (out.dtype,) + tuple(v.dtype for v in ins)))
+        return None if expr is None else (expr, ())
     if "value" in ops.BY_NAME[op].params:
         return EXPRESSIONS[op], (wgsl.f32_bits(params["value"]),)
     return EXPRESSIONS[op], ()

@@ -34,7 +34,8 @@ to the GPU per op except to *encode*:
 * **Index errors** (gather / scatter / cross-entropy targets): a kernel that
   finds an out-of-range value writes the op's tag into the status buffer;
   every read copies the status words out with the data and raises
-  ``KernelError`` naming the first failing op. Ops after it still run.
+  ``KernelError`` naming the first failing op. Ops after it still run. The int64
+  rule's overflow flags (casts.py) use the same tags, of kind OverflowError.
 """
 
 import os
@@ -172,7 +173,8 @@ class GPU:
         self.plans = {}               # elementwise launch plans (elementwise.py)
         self._layouts = {}            # nbind -> (bind group layout, pipeline layout)
         self._bind_groups = {}
-        self.tags = {}                # tag -> (op, message) for index-checked dispatches
+        self.tags = {}                # tag -> (op, message, error class) for checked dispatches
+        self.shared_tags = {}         # (op, message, error class) -> its tag until the next read
         self.next_tag = 1
         # tags of recorded programs (replay.py) stay valid across reads: the top of the range
         self.fixed_tags = {}
@@ -383,18 +385,29 @@ class GPU:
         if self.nparams == self.submit_ops:     # (the GPU starts on them: see the header)
             self.flush()
 
-    def new_tag(self, op, message):
+    def new_tag(self, op, message, error=IndexError, shared=False):
+        """The status tag a checked dispatch flags (its failure raises `error`(message),
+        "{bad}" in message the flagged value, naming op). `shared`: one tag for every such
+        (op, message, error) until the next read (the int64 rule's overflow checks: one
+        flag per op name is all the error says, and the tags last longer)."""
+        entry = (op, message, error)
         if self.capturing is not None:      # a recorded program's tag lives as long as it
             if not self.free_fixed_tags:
                 raise RuntimeError("no fixed tag left for a recorded program")
             tag = self.free_fixed_tags.pop()
-            self.fixed_tags[tag] = (op, message)
+            self.fixed_tags[tag] = entry
             return tag
+        if shared:
+            tag = self.shared_tags.get(entry)
+            if tag is not None:
+                return tag
         if self.next_tag >= MAX_TAGS - FIXED_TAGS:   # collect the flags, then start anew
             self.read(self.status, 0, 0)
         tag = self.next_tag
         self.next_tag += 1
-        self.tags[tag] = (op, message)
+        self.tags[tag] = entry
+        if shared:
+            self.shared_tags[entry] = tag
         return tag
 
     def pending(self):
@@ -557,8 +570,8 @@ class GPU:
         return status, data
 
     def _decode(self, status, reset=True):
-        """[(op, message)] of every flagged tag, in issue order; then (reset) the tags start
-        anew: every op issued so far has been read."""
+        """[(op, message, error class)] of every flagged tag, in issue order; then (reset)
+        the tags start anew: every op issued so far has been read."""
         out = []
         bits = status[:32]
         for w in np.flatnonzero(bits):
@@ -566,17 +579,20 @@ class GPU:
             for b in range(32):
                 if word >> b & 1:
                     tag = int(w) * 32 + b
-                    op, msg = self.tags.pop(tag, None) or self.fixed_tags.get(
-                        tag, ("?", "index {bad} out of range"))
+                    op, msg, error = self.tags.pop(tag, None) or self.fixed_tags.get(
+                        tag, ("?", "index {bad} out of range", IndexError))
                     bad = int(status[32 + tag])
-                    out.append((op, msg.format(bad=bad - (1 << 32) if bad >= 1 << 31 else bad)))
+                    out.append((op, msg.format(bad=bad - (1 << 32) if bad >= 1 << 31 else bad),
+                                error))
         if reset:
             self.tags.clear()
+            self.shared_tags.clear()
             self.next_tag = 1
         return out
 
     def take_failures(self):
-        """Every (op, message) failed up to the last read (index errors), in issue order."""
+        """Every (op, message, error class) failed up to the last read (index errors, int64
+        overflows), in issue order."""
         failed, self.failures = self.failures, []
         return failed
 

@@ -24,11 +24,17 @@ decomposed separately, so any strides work. Three layouts:
 
 max / min propagate NaN as NumPy does; argmax returns the first index of the
 maximum (a NaN counts as the maximum).
+
+dtypes: f32 words (float32) or i32 words (int32, int64: exact, a sum wraps around, as on
+the CPUs). An int64 sum checks every addition for 32-bit overflow (casts.py, the int64
+rule: its tag is the last parameter word, ``TAG_WORD``); argmax of ints compares ints.
 """
 
-from . import wgsl
-from .elementwise import collapse
-from .wgsl import par
+from . import casts, wgsl
+from .elementwise import collapse, overflow_tag
+from .wgsl import PARAM_WORDS, par
+
+TAG_WORD = PARAM_WORDS - 1    # an int64 sum's overflow tag
 
 WGR = 256
 THREAD_ROW_MAX_C = 32
@@ -52,6 +58,8 @@ COMBINE_I32 = {
     "max": ("(-2147483647i - 1i)", "max({a}, {b})"),
     "min": ("2147483647i", "min({a}, {b})"),
 }
+# an int64 sum: every addition checked (the flag under the tag in TAG_WORD)
+COMBINE_I64 = {**COMBINE_I32, "sum": ("0i", f"ck_add({{a}}, {{b}}, {par(TAG_WORD)})")}
 EMPTY = {"f32": {"sum": 0.0, "max": float("-inf"), "min": float("inf")},
          "i32": {"sum": 0, "max": -2 ** 31, "min": 2 ** 31 - 1}}
 
@@ -65,6 +73,18 @@ fn better(v1: f32, i1: u32, v2: f32, i2: u32) -> bool {
   return v2 > v1 || (v2 == v1 && i2 < i1);
 }
 """
+ARG_BETTER_I32 = """
+fn better(v1: i32, i1: u32, v2: i32, i2: u32) -> bool {
+  if (i2 == 0xffffffffu) { return false; }
+  if (i1 == 0xffffffffu) { return true; }
+  return v2 > v1 || (v2 == v1 && i2 < i1);
+}
+"""
+ARG_LOWEST = {"f32": "-f32_inf()", "i32": "(-2147483647i - 1i)"}
+
+
+def _combines(dtype, checked):
+    return COMBINE_I64 if checked else COMBINE_I32 if dtype == "i32" else COMBINE
 
 
 def _index_code(prefix, var, dims, k):
@@ -103,21 +123,23 @@ def _unrolled_loop(comb, dtype, ident, idims, k, abase, first, step, end):
         ["}", f"for (; c < {end}; c = c + {step}) {{"] + add(0, "c") + ["}", f"acc = {total};"]
 
 
-def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
+def _build(mode, layout, od, idims, split, partial=False, dtype="f32", checked=False):
     """mode: sum/max/min/argmax; layout 't' or 'w'; od/idims: collapsed outer/inner dims;
-    dtype: the input's (and, but for argmax, out's) element type.
+    dtype: the input's (and, but for argmax, out's) storage type; checked: an int64 sum.
 
     argmax only: ``split`` (pass 1) writes each chunk's best value to O and its index to OI;
     ``partial`` (pass 2) reads the candidates' indices from AI instead of using positions.
     """
     arg = mode == "argmax"
     bind = [("O", "i32" if arg else dtype), ("A", dtype)]
-    combine = COMBINE_I32 if dtype == "i32" else COMBINE
+    combine = _combines(dtype, checked)
     if arg and split:
-        bind = [("O", "f32"), ("A", "f32"), ("OI", "i32")]
+        bind = [("O", dtype), ("A", dtype), ("OI", "i32")]
     elif arg and partial:
         bind.append(("AI", "i32"))
-    src = wgsl.header(bind) + wgsl.FLOAT_FNS + (ARG_BETTER if arg else "")
+    src = wgsl.header(bind) + wgsl.FLOAT_FNS + (
+        (ARG_BETTER_I32 if dtype == "i32" else ARG_BETTER) if arg else "") + (
+        casts.prelude("ck_") if checked else "")
     k = 4
     ocode, k = _index_code("o", "row", od, k)
     k_in = k     # (the reduced dims' words)
@@ -126,7 +148,7 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
     R, C, obase, abase = par(0), par(1), par(2), par(3)
     if arg:
         ci = f"u32(AI[{par(k)} + ooff + ioff])" if partial else "c"
-        init = ["var best = -f32_inf();", "var bi = 0xffffffffu;"]
+        init = [f"var best = {ARG_LOWEST[dtype]};", "var bi = 0xffffffffu;"]
         step = [f"let ci = {ci};", "if (better(best, bi, x, ci)) { best = x; bi = ci; }"]
     else:
         ident, comb = combine[mode]
@@ -162,7 +184,7 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
     else:
         wg = WGR
         if arg:
-            src += f"var<workgroup> sv: array<f32, {wg}>;\nvar<workgroup> si: array<u32, {wg}>;\n"
+            src += f"var<workgroup> sv: array<{dtype}, {wg}>;\nvar<workgroup> si: array<u32, {wg}>;\n"
         else:
             src += f"var<workgroup> sv: array<{dtype}, {wg}>;\n"
         lines += ["let g = wid.y * nwg.x + wid.x;"]
@@ -202,11 +224,12 @@ def _build(mode, layout, od, idims, split, partial=False, dtype="f32"):
     return src, len(bind)
 
 
-def _build_columns(mode, od, idims, dtype):
+def _build_columns(mode, od, idims, dtype, checked=False):
     """The columns layout (module docstring): workgroup g takes rows (g / S) * COLS + [0,
     COLS) and chunk g % S of their reduced elements; writes O[obase + chunk * R + row]."""
-    ident, comb = (COMBINE_I32 if dtype == "i32" else COMBINE)[mode]
-    src = wgsl.header([("O", dtype), ("A", dtype)]) + wgsl.FLOAT_FNS
+    ident, comb = _combines(dtype, checked)[mode]
+    src = wgsl.header([("O", dtype), ("A", dtype)]) + wgsl.FLOAT_FNS + (
+        casts.prelude("ck_") if checked else "")
     src += f"var<workgroup> sv: array<{dtype}, {WGR}>;\n"
     R, C, obase, abase = par(0), par(1), par(2), par(3)
     ocode, k = _index_code("o", "row", od, 4)
@@ -224,9 +247,12 @@ def _build_columns(mode, od, idims, dtype):
     return src + wgsl.entry(WGR) + "  " + "\n  ".join(lines) + "\n}\n", 2
 
 
-def _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers):
+def _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers, dt, tag):
     """Encode the columns layout: one pass when a chunk is the whole row, else a pass of
-    S chunks per row into scratch (chunk-major: R partials per chunk) and a pass over them."""
+    S chunks per row into scratch (chunk-major: R partials per chunk) and a pass over them.
+    (dt: the storage type; tag: an int64 sum's overflow tag, else None.)"""
+    checked = tag is not None
+    dispatch = _dispatcher(gpu, tag)
     col_groups = -(-R // COLS)
     S = max(1, min(-(-C // COLUMN_MIN_CHUNK), -(-COLUMN_GROUPS // col_groups)))
     S = max(S, -(-C // (LANES * (wgsl.LOOP_BUDGET - 16))))     # lavapipe's loop budget
@@ -234,19 +260,29 @@ def _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers):
     S = -(-C // chunk)
     obuf, obase = buffers(out)
     abuf, abase = buffers(a)
-    key = ("reduce", mode, "columns", od, idims, a.dtype)
-    prog = gpu.program(key, lambda: _build_columns(mode, od, idims, a.dtype))
+    key = ("reduce", mode, "columns", od, idims, dt, checked)
+    prog = gpu.program(key, lambda: _build_columns(mode, od, idims, dt, checked))
     if S == 1:
-        gpu.dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom + [C, 1],
-                     wgsl.grid(col_groups, gpu.max_groups))
+        dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom + [C, 1],
+                 wgsl.grid(col_groups, gpu.max_groups))
         return
     scratch = gpu.scratch_buffer("reduce", R * S * 4)
-    gpu.dispatch(prog, [scratch, abuf], [R, C, 0, abase] + geom + [chunk, S],
-                 wgsl.grid(col_groups * S, gpu.max_groups))
-    key = ("reduce", mode, "columns", 1, 1, a.dtype)
-    prog = gpu.program(key, lambda: _build_columns(mode, 1, 1, a.dtype))
-    gpu.dispatch(prog, [obuf, scratch], [R, S, obase, 0, R, 1, S, R, S, 1],
-                 wgsl.grid(col_groups, gpu.max_groups))
+    dispatch(prog, [scratch, abuf], [R, C, 0, abase] + geom + [chunk, S],
+             wgsl.grid(col_groups * S, gpu.max_groups))
+    key = ("reduce", mode, "columns", 1, 1, dt, checked)
+    prog = gpu.program(key, lambda: _build_columns(mode, 1, 1, dt, checked))
+    dispatch(prog, [obuf, scratch], [R, S, obase, 0, R, 1, S, R, S, 1],
+             wgsl.grid(col_groups, gpu.max_groups))
+
+
+def _dispatcher(gpu, tag):
+    """gpu.dispatch, or (an int64 sum) one that puts the overflow tag in TAG_WORD."""
+    if tag is None:
+        return gpu.dispatch
+
+    def dispatch(prog, bufs, words, groups):
+        gpu.dispatch(prog, bufs, words + [0] * (TAG_WORD - len(words)) + [tag], groups)
+    return dispatch
 
 
 def _split_dims(view, naxes):
@@ -280,8 +316,9 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
     R, C, oshape, ostr, ishape, istr = _split_dims(a, naxes)
     if R == 0:
         return
+    dt = wgsl.storage(a.dtype)
     if C == 0:
-        fill(out, EMPTY[a.dtype][mode])
+        fill(out, EMPTY[dt][mode])
         return
     if max(len(oshape), len(ishape)) > 6:   # rare: materialize a contiguous copy first
         return _reduce_copy(gpu, mode, out, a, naxes, buffers, fill)
@@ -289,9 +326,12 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
     abuf, abase = buffers(a)
     geom = list(oshape) + list(ostr) + list(ishape) + list(istr)
     od, idims = len(oshape), len(ishape)
+    checked = mode == "sum" and "i64" in (a.dtype, out.dtype)
+    tag = overflow_tag(gpu, "sum") if checked else None
+    dispatch = _dispatcher(gpu, tag)
     if (R > 1 and C > THREAD_ROW_MAX_C and mode != "argmax" and ostr[-1] == 1
             and istr[-1] != 1):
-        return _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers)
+        return _columns(gpu, mode, out, a, R, C, od, idims, geom, buffers, dt, tag)
     # one workgroup per row loops C / WGR times plus its 8-step tree: past the budget, split
     too_long = -(-C // WGR) + 16 > wgsl.LOOP_BUDGET
     if C > THREAD_ROW_MAX_C and (too_long or (C >= SPLIT_MIN_C and R < 256)):
@@ -300,25 +340,27 @@ def run(gpu, mode, out, a, naxes, *, buffers, fill):
         S = -(-C // chunk)
         arg = mode == "argmax"
         scratch = gpu.scratch_buffer("reduce", R * S * (8 if arg else 4))
-        key = ("reduce", mode, "w", od, idims, True, a.dtype)
-        prog = gpu.program(key, lambda: _build(mode, "w", od, idims, True, dtype=a.dtype))
-        gpu.dispatch(prog, [scratch, abuf] + ([scratch] if arg else []),
-                     [R, C, 0, abase] + geom + [chunk, S] + ([R * S] if arg else []),
-                     wgsl.grid(R * S, gpu.max_groups))
+        key = ("reduce", mode, "w", od, idims, True, dt, checked)
+        prog = gpu.program(key, lambda: _build(mode, "w", od, idims, True, dtype=dt,
+                                               checked=checked))
+        dispatch(prog, [scratch, abuf] + ([scratch] if arg else []),
+                 [R, C, 0, abase] + geom + [chunk, S] + ([R * S] if arg else []),
+                 wgsl.grid(R * S, gpu.max_groups))
         # pass 2: R rows of S partials, contiguous (argmax: their indices follow at R * S)
-        key = ("reduce", mode, "w", 1, 1, False, arg, a.dtype)
+        key = ("reduce", mode, "w", 1, 1, False, arg, dt, checked)
         prog = gpu.program(key, lambda: _build(mode, "w", 1, 1, False, partial=arg,
-                                               dtype=a.dtype))
-        gpu.dispatch(prog, [obuf, scratch] + ([scratch] if arg else []),
-                     [R, S, obase, 0, R, S, S, 1] + ([R * S] if arg else []),
-                     wgsl.grid(R, gpu.max_groups))
+                                               dtype=dt, checked=checked))
+        dispatch(prog, [obuf, scratch] + ([scratch] if arg else []),
+                 [R, S, obase, 0, R, S, S, 1] + ([R * S] if arg else []),
+                 wgsl.grid(R, gpu.max_groups))
         return
     layout = "t" if C <= THREAD_ROW_MAX_C else "w"
     if (layout == "w" and mode != "argmax" and R >= R_LAYOUT_MIN_ROWS and C <= R_LAYOUT_MAX_C
             and istr[-1] == 1):
         layout = "r"
-    key = ("reduce", mode, layout, od, idims, False, a.dtype)
-    prog = gpu.program(key, lambda: _build(mode, layout, od, idims, False, dtype=a.dtype))
+    key = ("reduce", mode, layout, od, idims, False, dt, checked)
+    prog = gpu.program(key, lambda: _build(mode, layout, od, idims, False, dtype=dt,
+                                           checked=checked))
     groups = {"t": -(-R // wgsl.WG), "r": -(-R // RPW)}.get(layout, R)
-    gpu.dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom,
-                 wgsl.grid(groups, gpu.max_groups))
+    dispatch(prog, [obuf, abuf], [R, C, obase, abase] + geom,
+             wgsl.grid(groups, gpu.max_groups))

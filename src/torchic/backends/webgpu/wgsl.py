@@ -25,7 +25,27 @@ WG = 256  # workgroup size of the elementwise / gather programs
 # LOOP_BUDGET, cutting long rows over more workgroups or passes instead.
 LOOP_BUDGET = 16384
 
-TYPES = {"f32": "f32", "i32": "i32", "u32": "u32", "v4": "vec4<f32>"}
+# dtypes (docs/DTYPES.md, "Per backend"): every code webgpu holds is one 32-bit word per
+# element, an f32 or an i32 word (its storage code). Kernels get Views of the logical code
+# and bind them by their storage: bool / uint8 / int8 / int16 / int64 as i32 words (bool
+# 0 / 1; int64 within int32: the backend's int64 rule), float16 / bfloat16 as f32 words
+# holding values the half type holds exactly (converted where written: host writes, copy,
+# fill; a later optimization: native f16 storage where the adapter has `shader-f16`).
+# float64 is refused (WGSL has no 64-bit floats).
+STORAGE = {"f32": "f32", "f16": "f32", "bf16": "f32",
+           "i32": "i32", "i64": "i32", "i16": "i32", "i8": "i32", "u8": "i32", "b8": "i32"}
+F64_REFUSAL = ("webgpu has no float64 (WGSL has no 64-bit floats): use float32, or the "
+               "workers / simd backend")
+TYPES = {**STORAGE, "u32": "u32", "v4": "vec4<f32>"}
+
+
+def storage(code):
+    """The storage code ("f32" / "i32") of a dtype code webgpu holds; TypeError otherwise."""
+    st = STORAGE.get(code)
+    if st is None:
+        raise TypeError(F64_REFUSAL if code == "f64" else
+                        f"the 'webgpu' backend does not hold dtype {code!r}")
+    return st
 
 
 def f32_bits(x):

@@ -319,5 +319,4 @@ def run(be, op, out, ins, params, depth=0):
         tmp = RawView(gpu.scratch_buffer(f"window-partial-{depth}", max(4, 4 * numel(o.shape))),
                       0, o.shape, o.dtype)
         run(be, op, tmp, sub[1:], params, depth + 1)
-        table = elementwise.BINARY_I32 if o.dtype == "i32" else elementwise.BINARY
-        elementwise.run(gpu, combine, table[combine], o, (o, tmp), buffers=be.buffers)
+        elementwise.binary(gpu, combine, o, (o, tmp), buffers=be.buffers)
