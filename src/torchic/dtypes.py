@@ -174,7 +174,7 @@ def infer_code(data, arr):
 # -- host values <-> a code's host array ---------------------------------------------------
 def from_float32(values, code="bf16"):
     """float values as bfloat16 bits (uint16): round to nearest even, NaN kept (quiet)."""
-    f = np.ascontiguousarray(values, dtype=np.float32)
+    f = np.asarray(values, dtype=np.float32, order="C")
     bits = f.view(np.uint32)
     rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & 1))) >> 16
     rounded = np.where(np.isnan(f), (bits >> 16) | 0x40, rounded)
@@ -191,7 +191,7 @@ def to_host(values, code):
     NumPy casts (the creation functions refuse what they must refuse before this)."""
     if code == "bf16":
         return from_float32(values)
-    return np.ascontiguousarray(values, dtype=DTYPES[code])
+    return np.asarray(values, dtype=DTYPES[code], order="C")     # (0-d stays 0-d)
 
 
 def host_values(arr, code):
