@@ -192,13 +192,15 @@ def test_raw_dropout_of_ones_is_the_bare_mask(backend):
 
 
 def test_errors(backend):
-    key, x = torchic.tensor([1, 2]), torchic.ones(3)
+    key, x = torchic.tensor([1, 2], dtype=torchic.int32), torchic.ones(3)
     with pytest.raises(ValueError, match="p must be in"):
         raw.dropout(x, key, 0.0)
     with pytest.raises(TypeError, match="int32 tensor of shape"):
         raw.dropout(x, torchic.tensor([1.0, 2.0]), 0.5)
     with pytest.raises(TypeError, match="int32 tensor of shape"):
-        raw.dropout(x, torchic.tensor([1, 2, 3]), 0.5)
+        raw.dropout(x, torchic.tensor([1, 2, 3], dtype=torchic.int32), 0.5)
+    with pytest.raises(TypeError, match="int32 tensor of shape"):
+        raw.dropout(x, torchic.tensor([1, 2]), 0.5)             # int64
     with pytest.raises(TypeError, match="float32"):
         raw.dropout(torchic.tensor([1, 2, 3]), key, 0.5)
     with pytest.raises(ValueError, match="at most 2\\^32 - 1"):
