@@ -50,7 +50,7 @@ class TensorMethods:
     def __truediv__(self, b: Tensor | builtins.float) -> Tensor:
         """`a / b`, elementwise (true division: `x / 0` is inf)."""
     def __pow__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a ** b`, elementwise (broadcast)."""
+        """`a ** b`, elementwise (broadcast, promoted as `add`)."""
     def __matmul__(self, b: Tensor) -> Tensor:
         """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
     def __neg__(self) -> Tensor:
@@ -72,17 +72,23 @@ class TensorMethods:
     def __pos__(self) -> Tensor:
         """`+x`: the tensor itself."""
     def __eq__(self, b: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
-        """`a == b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a == b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def __ne__(self, b: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
-        """`a != b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a != b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def __lt__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a < b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a < b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def __le__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a <= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a <= b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def __gt__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a > b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a > b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def __ge__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a >= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a >= b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def add(self, b: Tensor | builtins.float) -> Tensor:
         """`a + b`, elementwise."""
     def sub(self, b: Tensor | builtins.float) -> Tensor:
@@ -92,7 +98,7 @@ class TensorMethods:
     def div(self, b: Tensor | builtins.float) -> Tensor:
         """`a / b`, elementwise (true division: `x / 0` is inf)."""
     def pow(self, b: Tensor | builtins.float) -> Tensor:
-        """`a ** b`, elementwise (broadcast)."""
+        """`a ** b`, elementwise (broadcast, promoted as `add`)."""
     def matmul(self, b: Tensor) -> Tensor:
         """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
     def maximum(self, b: Tensor | builtins.float) -> Tensor:
@@ -100,17 +106,23 @@ class TensorMethods:
     def minimum(self, b: Tensor | builtins.float) -> Tensor:
         """The elementwise minimum of `a` and `b` (a tie sends half the gradient to each)."""
     def eq(self, b: Tensor | builtins.float) -> Tensor:
-        """`a == b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a == b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def ne(self, b: Tensor | builtins.float) -> Tensor:
-        """`a != b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a != b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def lt(self, b: Tensor | builtins.float) -> Tensor:
-        """`a < b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a < b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def le(self, b: Tensor | builtins.float) -> Tensor:
-        """`a <= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a <= b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def gt(self, b: Tensor | builtins.float) -> Tensor:
-        """`a > b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a > b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def ge(self, b: Tensor | builtins.float) -> Tensor:
-        """`a >= b`, elementwise, as a 0/1 float32 mask (torchic's bool)."""
+        """`a >= b`, elementwise, as a bool tensor (the operands promoted as
+        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def neg(self) -> Tensor:
         """`-a`, elementwise."""
     def exp(self) -> Tensor:
@@ -132,15 +144,16 @@ class TensorMethods:
     def cos(self) -> Tensor:
         """The cosine (radians), elementwise."""
     def log10(self) -> Tensor:
-        """The base-10 logarithm, elementwise (float32 result)."""
+        """The base-10 logarithm, elementwise (a float result)."""
     def log2(self) -> Tensor:
-        """The base-2 logarithm, elementwise (float32 result)."""
+        """The base-2 logarithm, elementwise (a float result)."""
     def where(self, cond: Tensor, other: Tensor | builtins.float) -> Tensor:
         """`self` where `cond` is true (nonzero), else `other`: `torchic.where(cond, self, other)`."""
-    def sum(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+    def sum(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, dtype: object = ..., axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
         """The sum of the elements over `dim` (every element by default)."""
-    def mean(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
-        """The mean of the elements over `dim` (float32 inputs; nan over an empty dim)."""
+    def mean(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, dtype: object = ..., axis: builtins.int | Sequence[builtins.int] | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
+        """The mean of the elements over `dim` (floating inputs, or `dtype=` a floating dtype
+        to compute in; nan over an empty dim)."""
     def var(self, dim: builtins.int | Sequence[builtins.int] | None = ..., unbiased: builtins.bool | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | Sequence[builtins.int] | None = ..., correction: builtins.float | None = ..., keepdims: builtins.bool | None = ...) -> Tensor:
         """PyTorch's var: positional (dim, unbiased, keepdim), var(x, unbiased) too, or
         correction= (the ddof). Divides by max(0, count - correction): 0 / 0 is nan, x / 0 inf."""
@@ -172,28 +185,29 @@ class TensorMethods:
     def amin(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
         """The smallest element over `dim`: the mirror of `amax`."""
     def argmax(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor:
-        """The index of the largest element (int32): over the flattened tensor, or along `dim`;
-        the first one on ties."""
+        """The index of the largest element (int64): over the flattened tensor, or along `dim`;
+        the first one on ties (NaN counts as the largest, as in PyTorch)."""
     def argmin(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor:
-        """The index of the smallest element (int32): the mirror of `argmax`."""
+        """The index of the smallest element (int64): the mirror of `argmax`."""
     def softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor:
         """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted)."""
     def log_softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor:
         """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
         `nll_loss`. Arguments as `softmax`."""
     def all(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
-        """1.0 where every element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+        """True where every element over dim is nonzero (NaN counts as nonzero): a bool tensor."""
     def any(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
-        """1.0 where some element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+        """True where some element over dim is nonzero (NaN counts as nonzero): a bool tensor."""
     def isclose(self, other: Tensor, rtol: builtins.float = ..., atol: builtins.float = ..., equal_nan: builtins.bool = ...) -> Tensor:
         """|input - other| <= atol + rtol * |other| for finite values; infinities are close
-        only to themselves, NaN only with equal_nan. A 0/1 float tensor. Equal values are
-        compared exactly (int32 too); the difference is taken in float32, as PyTorch's."""
+        only to themselves, NaN only with equal_nan. A bool tensor. Equal values are compared
+        exactly (integers too); the difference is taken in the promoted float dtype (the default
+        float for integers), as PyTorch's."""
     def allclose(self, other: Tensor, rtol: builtins.float = ..., atol: builtins.float = ..., equal_nan: builtins.bool = ...) -> builtins.bool:
         """A Python bool: isclose everywhere (reads the result: a sync point)."""
     def cumsum(self, dim: builtins.int, *, dtype: Any = ...) -> Tensor:
-        """Running sums along dim, in input's dtype: int32 sums are integer adds, wrapping
-        around past 2^31 - 1 (as PyTorch's int32); `dtype` casts the input first (PyTorch's
+        """Running sums along dim: in int64 for bool and integer inputs (integer adds, wrapping
+        as PyTorch's), in the input's dtype for floats; `dtype` casts the input first (PyTorch's
         rule)."""
     def histc(self, bins: builtins.int = ..., min: builtins.float = ..., max: builtins.float = ...) -> Tensor:
         """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
@@ -201,7 +215,7 @@ class TensorMethods:
     def sort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> MaxResult:
         """(values, indices) sorted along dim; ties keep their input order (stable)."""
     def argsort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> Tensor:
-        """The int32 indices that sort input along dim (a sync point, as sort)."""
+        """The int64 indices that sort input along dim (a sync point, as sort)."""
     def topk(self, k: builtins.int, dim: builtins.int = ..., largest: builtins.bool = ..., sorted: builtins.bool = ...) -> MaxResult:
         """(values, indices) of the k largest (largest=False: smallest) along dim, in order."""
     def tril(self, diagonal: builtins.int = ...) -> Tensor:
@@ -211,9 +225,8 @@ class TensorMethods:
         """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere (in
         input's dtype)."""
     def masked_fill(self, mask: Tensor, value: Tensor | builtins.float) -> Tensor:
-        """input with value where mask is nonzero (mask: a 0/1 float tensor or an int tensor,
-        broadcast against input); the result keeps input's dtype (an int32 input gets the value
-        truncated toward zero)."""
+        """input with value where the bool tensor `mask` is True (broadcast against input); the
+        result keeps input's dtype (an integer input gets the value truncated toward zero)."""
     def masked_fill_(self, mask: Tensor, value: Tensor | builtins.float) -> Tensor:
         """In-place `masked_fill`: `value` written where `mask` is nonzero; returns `input`."""
     def clamp(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
@@ -223,9 +236,11 @@ class TensorMethods:
         """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
         the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN."""
     def clamp_(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
-        """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
+        """In-place `clamp`: `input` limited to [min, max]; returns `input`. An integer input
+        needs int bounds (a float bound's float result is refused, as PyTorch refuses it)."""
     def clip_(self, min: Tensor | builtins.float | None = ..., max: Tensor | builtins.float | None = ...) -> Tensor:
-        """In-place `clamp`: `input` limited to [min, max]; returns `input`."""
+        """In-place `clamp`: `input` limited to [min, max]; returns `input`. An integer input
+        needs int bounds (a float bound's float result is refused, as PyTorch refuses it)."""
     def erf(self) -> Tensor:
         """The error function, from exp and arithmetic: within 2e-7 of math.erf for float32."""
     def split(self, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
@@ -288,20 +303,28 @@ class TensorMethods:
         """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
         pick a faster backend with `torchic.init(backend=...)` instead)."""
     def float(self) -> Tensor:
-        """This tensor as float32 (itself when it is float32 already)."""
-    def long(self) -> Tensor:
-        """This tensor as int32 integers, truncated toward zero: torchic's index dtype
-        (`torchic.long` is `torchic.int32`)."""
+        """This tensor as torchic.float32 (itself when it is one already)."""
     def double(self) -> Tensor:
-        """This tensor as float32: torchic's only float (`torchic.float64` is stored as float32)."""
+        """This tensor as torchic.float64 (itself when it is one already)."""
     def half(self) -> Tensor:
-        """Refused with a TypeError: torchic has no half precision (`bfloat16` neither)."""
+        """This tensor as torchic.float16 (itself when it is one already)."""
     def bfloat16(self) -> Tensor:
-        """Refused with a TypeError: torchic has no half precision (`bfloat16` neither)."""
+        """This tensor as torchic.bfloat16 (itself when it is one already)."""
     def bool(self) -> Tensor:
-        """A 0/1 float32 mask, 1 where `self` is nonzero: torchic's bool (`self != 0`)."""
+        """This tensor as torchic.bool (itself when it is one already)."""
+    def byte(self) -> Tensor:
+        """This tensor as torchic.uint8 (itself when it is one already)."""
+    def char(self) -> Tensor:
+        """This tensor as torchic.int8 (itself when it is one already)."""
+    def short(self) -> Tensor:
+        """This tensor as torchic.int16 (itself when it is one already)."""
     def int(self) -> Tensor:
-        """This tensor as int32 integers, truncated toward zero."""
+        """This tensor as torchic.int32 (itself when it is one already)."""
+    def long(self) -> Tensor:
+        """This tensor as torchic.int64 (itself when it is one already)."""
+    def type(self, dtype: Any = ..., non_blocking: builtins.bool = ...) -> Any:
+        """Tensor.type(): the type's name ("torch.FloatTensor") without an argument; with a
+        dtype or a type name ("torch.LongTensor"), this tensor in that dtype."""
     def __iadd__(self, other: Tensor | builtins.float) -> Tensor:
         """In-place `add`: writes `self add other` into `self` and returns `self`."""
     def __isub__(self, other: Tensor | builtins.float) -> Tensor:
@@ -333,13 +356,15 @@ class TensorMethods:
         """Fill t with Exp(lambd) samples: PyTorch's Tensor.exponential_ numbers."""
     def random_(self, from_: builtins.int | None = ..., to: builtins.int | None = ..., *, generator: Generator | None = ...) -> Tensor:
         """Tensor.random_(): random_(to) and random_(from, to) draw integers in [from, to);
-        random_() draws in [0, 2^24] for float32 and [0, 2^31) for int32, as PyTorch does."""
+        random_() draws in [0, 2^m] for a float dtype of m mantissa bits (float32: 2^24) and in
+        [0, max] for an integer one (bool: 0 or 1), from random64() for int64 and float64 and
+        random() for the others, as PyTorch does."""
     def numpy(self) -> NDArray[Any]:
-        """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
-        shape. Waits for every op queued before it (a sync point); `to_array` is the same."""
+        """`Tensor.numpy()`: the tensor's values as a new NumPy array of its dtype and shape
+        (bfloat16, which NumPy has not, is a TypeError as in PyTorch). Waits for every op queued before it (a sync point); `to_array` is the same."""
     def to_array(self) -> NDArray[Any]:
-        """`Tensor.numpy()`: the tensor's values as a new NumPy array (float32 or int32) of its
-        shape. Waits for every op queued before it (a sync point); `to_array` is the same."""
+        """`Tensor.numpy()`: the tensor's values as a new NumPy array of its dtype and shape
+        (bfloat16, which NumPy has not, is a TypeError as in PyTorch). Waits for every op queued before it (a sync point); `to_array` is the same."""
     def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
@@ -370,7 +395,8 @@ class TensorMethods:
         """copy.deepcopy of a leaf (so modules and optimizers deep-copy): values, requires_grad,
         .grad and the subclass (Parameter) are copied; PyTorch refuses non-leaves too."""
     def __invert__(self) -> Tensor:
-        """~mask for torchic's 0/1 masks (comparisons' results); ~n == -n - 1 on int32."""
+        """`~x`: logical not of a bool tensor, bitwise not (`-x - 1`) of an integer one; a
+        float tensor is refused (TypeError), as in PyTorch."""
     def __copy__(self) -> Tensor:
         """copy.copy: a new tensor sharing this one's storage, as PyTorch's does (a leaf keeping
         requires_grad and the subclass; .grad is not copied)."""
@@ -389,9 +415,27 @@ class TensorMethods:
         tensor that requires grad."""
     def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]:
         """(1, 0): DLPack's kDLCPU, device 0 (torchic's device is the CPU on every backend)."""
-    def __and__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rand__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __or__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __ror__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __xor__(self, other: Tensor | builtins.float) -> Tensor: ...
-    def __rxor__(self, other: Tensor | builtins.float) -> Tensor: ...
+    def __and__(self, other: Tensor | builtins.bool) -> Tensor: ...
+    def __rand__(self, other: Tensor | builtins.bool) -> Tensor: ...
+    def __or__(self, other: Tensor | builtins.bool) -> Tensor: ...
+    def __ror__(self, other: Tensor | builtins.bool) -> Tensor: ...
+    def __xor__(self, other: Tensor | builtins.bool) -> Tensor: ...
+    def __rxor__(self, other: Tensor | builtins.bool) -> Tensor: ...
+    def logical_and(self, other: Tensor) -> Tensor:
+        """`input and other`, elementwise (nonzero is True): a bool tensor."""
+    def logical_or(self, other: Tensor) -> Tensor:
+        """`input or other`, elementwise (nonzero is True): a bool tensor."""
+    def logical_xor(self, other: Tensor) -> Tensor:
+        """`input != other` as truth values, elementwise (nonzero is True): a bool tensor."""
+    def logical_not(self) -> Tensor:
+        """`not input`, elementwise: a bool tensor, True where `input` is zero (False)."""
+    def isnan(self) -> Tensor:
+        """True where `input` is NaN (never for integers), a bool tensor."""
+    def isinf(self) -> Tensor:
+        """True where `input` is +inf or -inf (never for integers), a bool tensor."""
+    def isfinite(self) -> Tensor:
+        """True where `input` is neither inf nor NaN (always for integers), a bool tensor."""
+    def isin(self, test_elements: Tensor | builtins.float, *, invert: builtins.bool = ...) -> Tensor:
+        """True where an element of `elements` is among `test_elements` (compared in their
+        promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
+        of every pair (elements.numel() x test_elements.numel() work)."""

@@ -166,7 +166,7 @@ def _accumulate(leaf, grad, private=False):
             if private and grad.is_contiguous() and sys.getrefcount(grad._storage) == 2:
                 leaf._grad = grad.detach()     # 2: the grad tensor's own reference + the call's
             else:
-                leaf._grad = raw.copy_into(raw.new_tensor(leaf.shape), grad)
+                leaf._grad = raw.copy_into(raw.new_tensor(leaf.shape, leaf._dtype), grad)
         else:
             leaf._grad = raw.binary("add", leaf._grad, grad)
 
@@ -176,7 +176,7 @@ class LazyGrad:
     zeros of the input's shape). Only the engine sees one: `_GradSum` writes those of one
     tensor into one buffer; .grad, hooks and backward get ordinary tensors. A subclass has
     `shape` (the input's), `numel` (the elements it holds) and `write_all(buf, parts,
-    fresh)`: add `parts` (of its class) into `buf`, a contiguous float32 tensor of `shape`
+    fresh)`: add `parts` (of its class) into `buf`, a contiguous tensor (the gradients' dtype) of `shape`
     only the engine holds; `fresh`: buf is uninitialized, to become exactly their sum.
     """
 
@@ -224,13 +224,14 @@ class _GradSum:
         """The sum, lazy gradients written out: (tensor, owned by the engine)."""
         if self.lazy:
             base, shape = self.base, self.lazy[0].shape
+            dtype = self.lazy[0].g._dtype if base is None else base._dtype
             if base is None:
-                buf = raw.new_tensor(shape)
-            elif (self.owned and base.shape == shape and base._dtype == "f32"
-                  and base._offset == 0 and base.is_contiguous()):
+                buf = raw.new_tensor(shape, dtype)
+            elif (self.owned and base.shape == shape and base._offset == 0
+                  and base.is_contiguous()):
                 buf = base
             else:
-                buf = raw.copy_into(raw.new_tensor(shape), base)
+                buf = raw.copy_into(raw.new_tensor(shape, dtype), base)
             fresh, kinds = base is None, {}
             for g in self.lazy:
                 kinds.setdefault(type(g), []).append(g)
@@ -354,7 +355,7 @@ def run_backward(tensor, gradient=None, retain_graph=False):
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs; "
                                f"backward() on a tensor of shape {list(tensor.shape)} needs "
                                f"gradient= of the same shape")
-        gradient = ones(tensor.shape)
+        gradient = ones(tensor.shape, dtype=tensor.dtype)
     else:
         if not isinstance(gradient, Tensor):
             gradient = _tensor_from_data(gradient)

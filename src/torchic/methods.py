@@ -114,7 +114,6 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
         raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                            "the deepcopy protocol")
     new = raw.copy_into(raw.new_tensor(self.shape, self._dtype), self)
-    new._mask = self._mask
     if type(self) is not Tensor:
         new = type(self)(new, requires_grad=self.requires_grad)
     elif self.requires_grad:
@@ -149,7 +148,7 @@ def _reduce_ex(self: Tensor, protocol: SupportsIndex) -> tuple[Any, ...]:
     dropped); unpickling allocates on the current runtime. Two views of one storage come
     back as two separate tensors."""
     return _rebuild_tensor, (type(self), self.detach().numpy(),
-                             "bool" if self._mask else self._dtype, self.requires_grad)
+                             self._dtype, self.requires_grad)
 
 
 # -- DLPack and NumPy aliasing --------------------------------------------------------
@@ -203,26 +202,33 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
 
 
 def _invert(self: Tensor) -> Tensor:
-    """~mask for torchic's 0/1 masks (comparisons' results); ~n == -n - 1 on int32."""
-    if self._dtype != "f32":
-        return -self - 1
-    out = 1 - self
-    out._mask = self._mask
-    return out
+    """`~x`: logical not of a bool tensor, bitwise not (`-x - 1`) of an integer one; a
+    float tensor is refused (TypeError), as in PyTorch."""
+    if self._dtype == "b8":
+        return api.logical_not(self)
+    if self.is_floating_point():
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return -self - 1
 
 
-def _mask_op(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    def method(self: Tensor, other: Tensor | float) -> Tensor:
+def _bool_op(name: str, fn: Callable[..., Tensor], reflected: bool = False
+             ) -> Callable[..., Tensor]:
+    """`&`, `|`, `^` (and their reflected forms) of bool tensors and Python bools: the
+    logical ops (a bool tensor). Integer operands are refused: torchic has no bitwise
+    integer kernels."""
+    def method(self: Tensor, other: Tensor | bool) -> Tensor:
         for t in (self, other):
-            if isinstance(t, Tensor) and t._dtype != "f32":
-                raise TypeError(f"bitwise {name} of int32 tensors is not supported in torchic "
-                                f"(it applies to masks: the 0/1 results of comparisons)")
-        out = fn(self, other)
-        out._mask = out._mask or all(       # mask & mask is a mask (xor: a comparison)
-            t._mask if isinstance(t, Tensor) else isinstance(t, bool) for t in (self, other))
-        return out
-    method.__name__ = f"__{name}__"
+            if not (t._dtype == "b8" if isinstance(t, Tensor) else isinstance(t, bool)):
+                raise TypeError(f"bitwise {name} is supported in torchic for bool tensors "
+                                f"(and Python bools) only, got {_dtype_name(t)}")
+        return fn(other, self) if reflected else fn(self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
     return method
+
+
+def _dtype_name(x):
+    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
 
 
 def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
@@ -364,9 +370,15 @@ METHODS = {
     "__format__": _format, "__deepcopy__": _deepcopy, "__invert__": _invert,
     "__copy__": _copy, "__reduce_ex__": _reduce_ex, "_host_alias": _host_alias,
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
-    "__and__": _mask_op("and", api.mul), "__rand__": _mask_op("rand", api.mul),
-    "__or__": _mask_op("or", api.maximum), "__ror__": _mask_op("ror", api.maximum),
-    "__xor__": _mask_op("xor", api.ne), "__rxor__": _mask_op("rxor", api.ne),
+    "__and__": _bool_op("and", api.logical_and),
+    "__rand__": _bool_op("and", api.logical_and, reflected=True),
+    "__or__": _bool_op("or", api.logical_or),
+    "__ror__": _bool_op("or", api.logical_or, reflected=True),
+    "__xor__": _bool_op("xor", api.logical_xor),
+    "__rxor__": _bool_op("xor", api.logical_xor, reflected=True),
+    "logical_and": api.logical_and, "logical_or": api.logical_or,
+    "logical_xor": api.logical_xor, "logical_not": api.logical_not,
+    "isnan": api.isnan, "isinf": api.isinf, "isfinite": api.isfinite, "isin": api.isin,
 }
 
 for _name, _method in METHODS.items():

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 from ..promotion import can_cast, promote_types, result_type
 from .conversion import check_device, parse_to, to, to_dtype, type_as
 from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, erf, histc,
-                        histogram, isclose, masked_fill, masked_fill_, roll, split, tril, triu)
-from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, le, log2, log10, lt, maximum,
-                          minimum, mul, ne, pow, sub, where)
+                        histogram, isclose, isin, masked_fill, masked_fill_, roll, split, tril,
+                        triu)
+from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, isfinite, isinf, isnan, le,
+                          log2, log10, logical_and, logical_not, logical_or, logical_xor, lt,
+                          maximum, minimum, mul, ne, pow, sub, where)
 from .inplace import copy_, fill_, inplace_binary, setitem
 from .ordering import argsort, cumsum, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
@@ -29,12 +31,13 @@ if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stu
 __all__ = [
     "promote_types", "result_type", "can_cast",
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
-    "ge", "where", "log10", "log2",
+    "ge", "where", "log10", "log2", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "isnan", "isinf", "isfinite",
     "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "softmax",
     "log_softmax", "cross_entropy", "mse_loss",
     "matmul", "reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze", "flatten",
     "stack", "cat", "unbind",
     "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
-    "all", "any", "isclose", "allclose", "histc", "histogram", "erf",
+    "all", "any", "isclose", "isin", "allclose", "histc", "histogram", "erf",
     "sort", "argsort", "topk", "cumsum"]
 __all__ += sorted(UNARY_OPS)

@@ -1,39 +1,75 @@
-"""Elementwise op functions: Python scalars and array-likes as operands, dtype checks.
+"""Elementwise op functions: operands promoted by PyTorch's rules, then one primitive.
 
-The elementwise Functions compute one primitive (their `op`). When no input requires
-grad there is nothing to record, so these call that primitive directly and make no
-Function node: that is the whole per-op cost of a no-grad op in Python (the overhead
-bench measures it).
+Every op that mixes dtypes brings its operands to one dtype with `promote` (the dtype is
+promotion.result_code's: tensors with dims > 0-d tensors > Python scalars, categories bool <
+int < float), casting a tensor (a copy; a float -> float cast keeps the gradient) and making
+a scalar a cached constant of that dtype. Then the op's primitive runs in that dtype (raw
+computes float16 / bfloat16 in float32 and the narrow ints in int64, and rounds back: docs/
+DTYPES.md). Ops whose rows take only floats (div, pow of floats, exp, log ...) bring integer
+and bool operands to the default float dtype first, as PyTorch does.
+
+The elementwise Functions compute one primitive (their `op`). When no input requires grad
+there is nothing to record, so these call that primitive directly and make no Function
+node: that is the whole per-op cost of a no-grad op in Python (the overhead bench measures
+it).
 """
 
 import numpy as np
 
 from .. import raw
+from ..dispatcher import DTYPES
+from ..dtypes import default_float
+from ..functions import (UNARY, Add, Cast, Div, Maximum, Minimum, Mul, Pow, Sub, Where,
+                         as_operand, constant)
 from ..ops import INT_BINARY
-from ..functions import (UNARY, Add, Div, Maximum, Minimum, Mul, Pow, Sub, Where, as_operand,
-                         constant)
+from ..promotion import BOOL, is_floating, result_code
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
 
 
-def _as_float(t):
-    return t if t._dtype == "f32" else raw.cast(t, "f32")
+def cast_to(t, code):
+    """Tensor t in dtype `code` (itself when it has it): a float -> float cast keeps the
+    gradient (Cast), any other is a plain copy."""
+    if t._dtype == code:
+        return t
+    if t.requires_grad:
+        return Cast.apply(t, dtype=code)
+    return raw.cast(t, code)
+
+
+def promote(*operands):
+    """(operands as tensors of one dtype, that dtype's code): THE place an op's operands are
+    promoted (promotion.result_code decides; lists and arrays count as tensors of their own
+    dtype, Python numbers as weak scalars)."""
+    tensors = [x if isinstance(x, (Tensor, bool, int, float, np.number, np.bool_))
+               else as_operand(x) for x in operands]
+    code = result_code(*tensors)
+    return [cast_to(x, code) if isinstance(x, Tensor) else as_operand(x, code)
+            for x in tensors], code
+
+
+def _to_float(tensors, code):
+    """The tensors in the dtype a floating op computes in: theirs when it is a float, else
+    the default float dtype (true division of ints, exp of ints ...: PyTorch's rule)."""
+    if is_floating(code):
+        return tensors, code
+    code = default_float()
+    return [cast_to(t, code) for t in tensors], code
 
 
 def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
-    takes_ints = primitive in INT_BINARY
+    floating_only = primitive not in INT_BINARY
 
     def op(a: Tensor | float, b: Tensor | float) -> Tensor:
-        if a.__class__ is not Tensor or b.__class__ is not Tensor:
-            a = as_operand(a, like=b if isinstance(b, Tensor) else None)
-            b = as_operand(b, like=a)
-        if a._dtype != "f32" or b._dtype != "f32":
-            # PyTorch's promotion: int op int stays int (add, sub, mul, maximum, minimum;
-            # no gradient; ** in `pow`), int with float is float, and / of ints is float
-            if takes_ints and a._dtype == b._dtype:
-                return raw.binary(primitive, a, b, "i32")
-            a, b = _as_float(a), _as_float(b)
+        if a.__class__ is Tensor and b.__class__ is Tensor and a._dtype == b._dtype:
+            code = a._dtype
+        else:
+            (a, b), code = promote(a, b)
+        if floating_only and not is_floating(code):
+            (a, b), code = _to_float((a, b), code)
+        elif code == BOOL:
+            return _bool_arithmetic(primitive, a, b)
         if a.requires_grad or b.requires_grad:
             return apply(a, b)
         return raw.binary(primitive, a, b)
@@ -42,18 +78,29 @@ def _binary_fn(cls, name, doc, example=""):
     return op
 
 
+def _bool_arithmetic(primitive, a, b):
+    """add / mul / maximum / minimum of two bools: PyTorch's bool results (or, and);
+    computed in int64, then != 0. sub is refused, as PyTorch refuses it."""
+    if primitive == "sub":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return raw.cast(raw.binary(primitive, raw.cast(a, "i64"), raw.cast(b, "i64")), BOOL)
+
+
 _OPERANDS_DOC = """{what}
 
-    Broadcasts the operands (PyTorch's rules). int32 with int32 stays int32 for add, sub,
-    mul, maximum, minimum and `**`, computed in integers that wrap around (without
-    gradients); `/` of ints, and ints with floats, are float32.
+    Broadcasts the operands and promotes them as PyTorch does (`torchic.result_type`: an
+    int tensor with a float scalar is the default float dtype, a float16 tensor with a
+    Python float stays float16, ...). Integer results are computed in integers, wrapping
+    around as PyTorch's do; `/` of integers gives the default float dtype.
 
     Args:
         a (Tensor or number): the first operand.
         b (Tensor or number): the second operand.
 
     Returns:
-        Tensor: the elementwise result, of the broadcast shape.
+        Tensor: the elementwise result, of the broadcast shape and the promoted dtype.
     {example}"""
 
 
@@ -77,11 +124,10 @@ _float_pow = _binary_fn(Pow, "pow", "", "")
 
 
 def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
-    """`a ** b`, elementwise (broadcast).
+    """`a ** b`, elementwise (broadcast, promoted as `add`).
 
-    int32 to an int32 power (a tensor or a Python int) stays int32 and is computed in
-    integers, wrapping around as PyTorch's int32 does (`int_pow`); any float operand gives
-    float32.
+    Integers to integer powers stay integers, computed in integers and wrapping around as
+    PyTorch's do (`int_pow`); any float operand gives a float.
 
     Args:
         a (Tensor or number): the base.
@@ -91,48 +137,53 @@ def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
         >>> torchic.tensor([1.0, 2.0, 3.0]) ** 2
         tensor([1., 4., 9.])
     """
-    if isinstance(a, Tensor) and a._dtype == "i32" and isinstance(b, (int, np.integer)) and \
-            not isinstance(b, bool):
-        return int_pow(a, int(b))
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    if like is not None:
-        a, b = as_operand(a, like=like), as_operand(b, like=like)
-        if a._dtype == "i32" and b._dtype == "i32":
-            return int_pow(a, b)
-    return _float_pow(a, b)
+    (ta, tb), code = promote(a, b)
+    if code == BOOL:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if is_floating(code):
+        return _float_pow(ta, tb)
+    if isinstance(b, (int, np.integer)) and not isinstance(b, bool):
+        return int_pow(ta, int(b))
+    return int_pow(ta, tb)
+
+
+def _int_bits(code):
+    """The value bits of an integer code (its width less the sign bit)."""
+    info = np.iinfo(DTYPES[code])
+    return info.bits - (1 if info.min < 0 else 0)
 
 
 def int_pow(a: Tensor, b: Tensor | int) -> Tensor:
-    """int32 `a ** b` in integers, wrapping around: square-and-multiply over the bits of b
-    (log2(b) steps for a Python int b; 31 for a tensor b, whose bits are taken from the top
-    by comparisons).
+    """Integer `a ** b` in a's dtype, wrapping around: square-and-multiply over the bits of
+    b (log2(b) steps for a Python int b; one per value bit of the dtype for a tensor b, whose
+    bits are taken from the top by comparisons).
 
     As PyTorch: a negative Python int exponent is refused; a negative entry of an exponent
     tensor gives `a ** b` truncated toward zero (1 for a == 1, +-1 for a == -1, else 0)."""
-    one = constant(1, "i32")
+    code = a._dtype
     if not isinstance(b, Tensor):
         if b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        result, base = raw.full(a.shape, 1, "i32"), a
+        result, base = raw.full(a.shape, 1, code), a
         while b:
             if b & 1:
-                result = raw.binary("mul", result, base, "i32")
+                result = raw.binary("mul", result, base)
             b >>= 1
             if b:
-                base = raw.binary("mul", base, base, "i32")
+                base = raw.binary("mul", base, base)
         return result
-    zero = constant(0, "i32")
+    one, zero = constant(1, code), constant(0, code)
     negative = raw.binary("lt", b, zero)
-    r = int_where(negative, raw.binary("sub", zero, b, "i32"), b)    # |b| (-2^31 stays < 0)
-    result = raw.full(broadcast_shapes(a.shape, b.shape), 1, "i32")
-    for k in range(30, -1, -1):
-        step = constant(2 ** k, "i32")
+    r = raw.where(negative, raw.binary("sub", zero, b), b)    # |b| (the minimum stays < 0)
+    result = raw.full(broadcast_shapes(a.shape, b.shape), 1, code)
+    for k in range(_int_bits(code) - 1, -1, -1):
+        step = constant(2 ** k, code)
         bit = raw.binary("ge", r, step)                                 # bit k of |b|
-        r = raw.binary("sub", r, raw.binary("mul", raw.cast(bit, "i32"), step, "i32"), "i32")
-        result = raw.binary("mul", result, result, "i32")
-        result = int_where(bit, raw.binary("mul", result, a, "i32"), result)
-    unit = raw.binary("eq", raw.binary("mul", a, a, "i32"), one)        # a is 1 or -1
-    return int_where(negative, int_where(unit, result, zero), result)
+        r = raw.where(bit, raw.binary("sub", r, step), r)
+        result = raw.binary("mul", result, result)
+        result = raw.where(bit, raw.binary("mul", result, a), result)
+    unit = raw.binary("eq", raw.binary("mul", a, a), one)                # a is 1 or -1
+    return raw.where(negative, raw.where(unit, result, zero), result)
 
 
 maximum = _binary_fn(Maximum, "maximum", "The elementwise maximum of `a` and `b` "
@@ -143,29 +194,21 @@ minimum = _binary_fn(Minimum, "minimum", "The elementwise minimum of `a` and `b`
                      "(a tie sends half the gradient to each).")
 
 
-def _compare(name, a, b):
-    a = as_operand(a)
-    b = as_operand(b, like=a)
-    if a._dtype != b._dtype:
-        a = raw.cast(a, "f32") if a._dtype != "f32" else a
-        b = raw.cast(b, "f32") if b._dtype != "f32" else b
-    out = raw.binary(name, a, b)
-    out._mask = True            # torchic's bool (dtypes.py): it indexes as a mask
-    return out
-
-
 def _compare_fn(name, symbol):
     def op(a: Tensor | float, b: Tensor | float) -> Tensor:
-        return _compare(name, a, b)
+        if a.__class__ is not Tensor or b.__class__ is not Tensor or a._dtype != b._dtype:
+            (a, b), _ = promote(a, b)
+        return raw.binary(name, a, b)
     op.__name__ = name
-    op.__doc__ = f"""`a {symbol} b`, elementwise, as a 0/1 float32 mask (torchic's bool).
+    op.__doc__ = f"""`a {symbol} b`, elementwise, as a bool tensor (the operands promoted as
+    `add`'s: an int tensor compared with 2.5 is compared in floats).
 
     Args:
         a (Tensor or number): the first operand.
         b (Tensor or number): the second operand (broadcast).
 
     Returns:
-        Tensor: 1.0 where the comparison holds, else 0.0 (no gradient).
+        Tensor: bool, True where the comparison holds (no gradient).
     """
     return op
 
@@ -175,16 +218,16 @@ le, gt, ge = _compare_fn("le", "<="), _compare_fn("gt", ">"), _compare_fn("ge", 
 
 
 def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
-    """`a` where `cond` is true (nonzero), else `b`, elementwise (all three broadcast).
+    """`a` where the bool tensor `cond` is True, else `b`, elementwise (all three broadcast).
 
     Args:
-        cond (Tensor): the condition (a mask; any nonzero value counts as true).
+        cond (Tensor): the condition, a bool tensor (a comparison's result).
         a (Tensor or number): the values taken where `cond` is true.
         b (Tensor or number): the values taken elsewhere.
 
     Returns:
-        Tensor: of the broadcast shape; int32 when `a` and `b` are int32 tensors or Python
-        ints, else float32 (PyTorch's promotion); gradients flow to float `a` and `b`.
+        Tensor: of the broadcast shape and `a` and `b`'s promoted dtype (two Python ints:
+        int64); gradients flow to float `a` and `b`.
 
     Example:
         >>> x = torchic.tensor([-1.0, 2.0])
@@ -192,27 +235,69 @@ def where(cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
         tensor([0., 2.])
     """
     cond = as_operand(cond)
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    if like is None and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                            for v in (a, b)):
-        like = constant(0, "i32")       # where(mask, 1, 0): two ints give ints
-    a = as_operand(a, like=like)
-    b = as_operand(b, like=like)
-    if a._dtype == "i32" and b._dtype == "i32":
-        return int_where(cond, a, b)
-    if cond._dtype != "f32":
-        cond = raw.cast(cond, "f32")
-    return Where.apply(cond, _as_float(a), _as_float(b))
+    if cond._dtype != BOOL:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {_TYPE_NAME[cond._dtype]}")
+    (a, b), _ = promote(a, b)
+    if a.requires_grad or b.requires_grad:
+        return Where.apply(cond, a, b)
+    return raw.where(cond, a, b)
 
 
-def int_where(cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
-    """`where` of int32 `a` and `b`, in integers: `b + m * (a - b)` with m the 0/1 int32
-    mask of `cond != 0`. int32 arithmetic wraps around, so the sum gives back exactly `a`
-    where m is 1 (and `b` where it is 0) for every int32 value, without a float32 trip."""
-    zero = constant(0, cond._dtype)
-    mask = raw.cast(raw.binary("ne", cond, zero), "i32")
-    diff = raw.binary("sub", a, b, "i32")
-    return raw.binary("add", b, raw.binary("mul", mask, diff, "i32"), "i32")
+_TYPE_NAME = {"b8": "Bool", "u8": "Byte", "i8": "Char", "i16": "Short", "i32": "Int",
+              "i64": "Long", "f16": "Half", "bf16": "BFloat16", "f32": "Float", "f64": "Double"}
+
+
+# -- logical ops and float classes: bool results -------------------------------------------
+def _truth(x):
+    """x as a bool tensor: itself when bool, else x != 0 (NaN counts as True)."""
+    x = as_operand(x)
+    return x if x._dtype == BOOL else raw.binary("ne", x, constant(0, x._dtype))
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """`not input`, elementwise: a bool tensor, True where `input` is zero (False)."""
+    return raw.binary("eq", _truth(input), constant(False, BOOL))
+
+
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    """`input and other`, elementwise (nonzero is True): a bool tensor."""
+    a, b = _truth(input), _truth(other)
+    return raw.where(a, b, constant(False, BOOL))
+
+
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    """`input or other`, elementwise (nonzero is True): a bool tensor."""
+    a, b = _truth(input), _truth(other)
+    return raw.where(a, constant(True, BOOL), b)
+
+
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:
+    """`input != other` as truth values, elementwise (nonzero is True): a bool tensor."""
+    return raw.binary("ne", _truth(input), _truth(other))
+
+
+def isnan(input: Tensor) -> Tensor:
+    """True where `input` is NaN (never for integers), a bool tensor."""
+    if is_floating(input._dtype):
+        return raw.binary("ne", input, input)
+    return raw.full(input.shape, False, BOOL)
+
+
+def isinf(input: Tensor) -> Tensor:
+    """True where `input` is +inf or -inf (never for integers), a bool tensor."""
+    if is_floating(input._dtype):
+        return raw.binary("eq", UNARY_OPS["abs"](input.detach()),
+                          constant(float("inf"), input._dtype))
+    return raw.full(input.shape, False, BOOL)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    """True where `input` is neither inf nor NaN (always for integers), a bool tensor."""
+    if is_floating(input._dtype):
+        x = input.detach()
+        return raw.binary("eq", raw.binary("sub", x, x), constant(0.0, x._dtype))
+    return raw.full(input.shape, True, BOOL)
 
 
 def _unary_fn(cls, name):
@@ -222,11 +307,11 @@ def _unary_fn(cls, name):
     def op(a: Tensor | float) -> Tensor:
         if a.__class__ is not Tensor:
             a = as_operand(a)
-        if a._dtype != "f32":
+        if not is_floating(a._dtype):
             int_op = _INT_UNARY.get(name)
             if int_op is not None:
                 return int_op(a)
-            a = raw.cast(a, "f32")      # exp, log, sqrt ... of ints are float (PyTorch's rule)
+            (a,), _ = _to_float((a,), a._dtype)  # exp, log ... of ints: the default float
         if a.requires_grad:
             return apply(a)
         return raw.unary(primitive, a)
@@ -234,9 +319,9 @@ def _unary_fn(cls, name):
     op.__doc__ = f"""{what}, elementwise.
 
     Args:
-        a (Tensor or number): the operand; int32 inputs give float32 results
-            ({"except neg, abs and relu, which keep int32" if name in _INT_UNARY else
-              "as in PyTorch"}).
+        a (Tensor or number): the operand; integer and bool inputs give the default float
+            dtype ({"except neg, abs and relu, which keep integers integers" if name in
+                    _INT_UNARY else "as in PyTorch"}).
 
     Returns:
         Tensor: the result, of `a`'s shape.
@@ -253,12 +338,28 @@ _UNARY_DOCS = {
 }
 
 
-# the unary ops that keep int32 ints int32 (PyTorch's), built from the int32 binary ops
+def _int_unary(name, fn):
+    def op(a):
+        if a._dtype == BOOL:
+            raise _BOOL_UNARY[name]()
+        return fn(a, constant(0, a._dtype))
+    return op
+
+
+_BOOL_UNARY = {
+    "neg": lambda: RuntimeError("Negation, the `-` operator, on a bool tensor is not "
+                                "supported. If you are trying to invert a mask, use the `~` "
+                                "or `logical_not()` operator instead."),
+    "abs": lambda: NotImplementedError("\"abs_cpu\" not implemented for 'Bool'"),
+    "relu": lambda: RuntimeError("Boolean inputs not supported for relu"),
+}
+
+# the unary ops that keep integers integers (PyTorch's), built from the integer binary ops
 _INT_UNARY = {
-    "neg": lambda a: raw.binary("sub", constant(0, "i32"), a, "i32"),
-    "abs": lambda a: raw.binary("maximum", a, raw.binary("sub", constant(0, "i32"), a, "i32"),
-                                "i32"),
-    "relu": lambda a: raw.binary("maximum", a, constant(0, "i32"), "i32"),
+    "neg": _int_unary("neg", lambda a, zero: raw.binary("sub", zero, a)),
+    "abs": _int_unary("abs", lambda a, zero: raw.binary("maximum", a,
+                                                        raw.binary("sub", zero, a))),
+    "relu": _int_unary("relu", lambda a, zero: raw.binary("maximum", a, zero)),
 }
 
 # one op function per Unary Function (functions/elementwise.py declares them): torchic.exp,
@@ -268,10 +369,10 @@ globals().update(UNARY_OPS)
 
 
 def log10(a: Tensor | float) -> Tensor:
-    """The base-10 logarithm, elementwise (float32 result)."""
+    """The base-10 logarithm, elementwise (a float result)."""
     return UNARY_OPS["log"](a) * (1.0 / np.log(10.0))
 
 
 def log2(a: Tensor | float) -> Tensor:
-    """The base-2 logarithm, elementwise (float32 result)."""
+    """The base-2 logarithm, elementwise (a float result)."""
     return UNARY_OPS["log"](a) * (1.0 / np.log(2.0))

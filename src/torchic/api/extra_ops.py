@@ -3,8 +3,8 @@ chunk / roll, histc / histogram, erf.
 
 Each is built from existing primitives through the differentiable op functions (where,
 comparisons, arithmetic, views, cat), so it is correct on every backend at once and its
-gradient is the composition's. torchic has no bool dtype: masks and all / any / isclose
-results are float32 0/1 tensors (any nonzero mask value counts as True).
+gradient is the composition's. Masks are bool tensors; all / any / isclose / isin return
+bool tensors, as PyTorch's.
 """
 
 import builtins
@@ -13,10 +13,12 @@ from collections.abc import Sequence
 
 from .. import raw
 from ..creation import arange, linspace
+from ..dtypes import default_float
+from ..promotion import SCALAR_TYPE_NAMES, can_cast_code, is_floating
 from ..shape import normalize_axes, normalize_axis, numel
 from ..tensor import Tensor
 from .conversion import to_dtype
-from .elementwise import UNARY_OPS, maximum, minimum, where
+from .elementwise import UNARY_OPS, logical_not, maximum, minimum, promote, where
 from .inplace import copy_
 from .reductions import MaxResult, amax, amin
 from .shaping import cat, getitem, reshape
@@ -32,8 +34,8 @@ def _triangle_mask(a, diagonal, lower, what):
         raise TypeError(f"{what}(): argument 'diagonal' must be int, not "
                         f"{type(diagonal).__name__}")
     m, n = a.shape[-2:]
-    rows = arange(int(diagonal), m + int(diagonal), dtype="i32").reshape(m, 1)  # row + diagonal
-    cols = arange(n, dtype="i32")
+    rows = arange(int(diagonal), m + int(diagonal)).reshape(m, 1)   # row + diagonal
+    cols = arange(n)
     return cols <= rows if lower else cols >= rows
 
 
@@ -50,32 +52,29 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def _fill_value(value, dtype, what):
-    """value in the filled tensor's dtype: a 0-d tensor cast, a number as a Python float or
-    int (an int32 fill truncates toward zero; NaN, inf and values outside int32 are refused,
-    as PyTorch refuses them)."""
+    """value in the filled tensor's dtype code: a 0-d tensor cast, a number as it is
+    (raw.fill_value refuses one the dtype cannot hold: NaN, inf or out of range for an
+    integer dtype, as PyTorch refuses it)."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"{what} only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         return to_dtype(value, dtype)
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+    if not isinstance(value, numbers.Number):
         raise TypeError(f"{what}(): argument 'value' must be a Number or a 0-d Tensor, not "
                         f"{type(value).__name__}")
-    if dtype == "f32":
-        return float(value)
-    if not -2 ** 31 <= value < 2 ** 31:          # False for NaN too
-        raise RuntimeError(f"value cannot be converted to type int32 without overflow "
-                           f"({what} of an int32 tensor with {value!r})")
-    return int(value)
+    return raw.full((), raw.fill_value(dtype, value), dtype)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
-    """input with value where mask is nonzero (mask: a 0/1 float tensor or an int tensor,
-    broadcast against input); the result keeps input's dtype (an int32 input gets the value
-    truncated toward zero)."""
+    """input with value where the bool tensor `mask` is True (broadcast against input); the
+    result keeps input's dtype (an integer input gets the value truncated toward zero)."""
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not "
                         f"{type(mask).__name__}")
+    if mask._dtype != "b8":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                           f"dtype {mask.dtype}")
     return where(mask, _fill_value(value, input._dtype, "masked_fill"), input)
 
 
@@ -94,16 +93,15 @@ def clamp(input: Tensor, min: Tensor | float | None = None,
     """min(max(input, min), max) with PyTorch's gradient (1 where min <= x <= max, also at
     the bounds; tensor bounds get the rest). min > max gives max everywhere, NaN stays NaN.
 
-    An int32 input with int bounds (Python ints or int32 tensors) stays int32, clamped in
-    integers; a float bound makes the result float32 (PyTorch's promotion)."""
+    The result dtype is the promotion of input and the bounds (PyTorch's): an integer input
+    with int bounds stays integer, clamped in integers; a float bound makes it a float."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if input._dtype != "f32":
-        if builtins.all(_is_int_bound(v) for v in (min, max)):
-            out = input if min is None else maximum(input, min)
-            return out if max is None else minimum(out, max)
-        input = to_dtype(input, "f32")
-    out = input
+    _, code = promote(*(v for v in (input, min, max) if v is not None))
+    if not is_floating(code):
+        out = input if min is None else maximum(input, min)
+        return to_dtype(out if max is None else minimum(out, max), code)
+    out = to_dtype(input, code)
     if min is not None:
         out = where(out < min, min, out)
     if max is not None:
@@ -111,24 +109,17 @@ def clamp(input: Tensor, min: Tensor | float | None = None,
     return out
 
 
-def _is_int_bound(v):
-    """None, a Python / NumPy int or an int32 tensor: a bound that keeps an int clamp int."""
-    if isinstance(v, Tensor):
-        return v._dtype == "i32"
-    return v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool))
-
-
 clip = clamp
 
 
 def clamp_(input: Tensor, min: Tensor | float | None = None,
            max: Tensor | float | None = None) -> Tensor:
-    """In-place `clamp`: `input` limited to [min, max]; returns `input`. An int32 input
+    """In-place `clamp`: `input` limited to [min, max]; returns `input`. An integer input
     needs int bounds (a float bound's float result is refused, as PyTorch refuses it)."""
     out = clamp(input, min, max)
-    if out._dtype != input._dtype:
-        raise RuntimeError("result type Float can't be cast to the desired output type Int: "
-                           "clamp_ of an int32 tensor needs int bounds")
+    if not can_cast_code(out._dtype, input._dtype):
+        raise RuntimeError(f"result type {SCALAR_TYPE_NAMES[out._dtype]} can't be cast to the "
+                           f"desired output type {SCALAR_TYPE_NAMES[input._dtype]}")
     return copy_(input, out)
 
 
@@ -137,7 +128,7 @@ clip_ = clamp_
 
 # -- all / any / isclose ---------------------------------------------------------------------
 def _count_dims(input, dim, keepdim, truth):
-    """(count of truth elements over dim) as a float tensor."""
+    """(count of truth elements over dim) as an int64 tensor."""
     axes = normalize_axes(dim, input.ndim)
     t = truth.sum(axes) if not keepdim else truth.sum(axes, keepdim=True)
     return t
@@ -145,39 +136,55 @@ def _count_dims(input, dim, keepdim, truth):
 
 def all(input: Tensor, dim: int | Sequence[int] | None = None,
         keepdim: bool = False) -> Tensor:
-    """1.0 where every element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+    """True where every element over dim is nonzero (NaN counts as nonzero): a bool tensor."""
     return _count_dims(input, dim, keepdim, input == 0) == 0
 
 
 def any(input: Tensor, dim: int | Sequence[int] | None = None,
         keepdim: bool = False) -> Tensor:
-    """1.0 where some element over dim is nonzero (NaN counts as nonzero), else 0.0."""
+    """True where some element over dim is nonzero (NaN counts as nonzero): a bool tensor."""
     return _count_dims(input, dim, keepdim, input != 0) > 0
 
 
-def _as_float_tensor(x, name):
+def isin(elements: Tensor | float, test_elements: Tensor | float, *,
+         invert: bool = False) -> Tensor:
+    """True where an element of `elements` is among `test_elements` (compared in their
+    promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
+    of every pair (elements.numel() x test_elements.numel() work)."""
+    (a, b), _ = promote(elements, test_elements)
+    flat = reshape(b, (numel(b.shape),))
+    hits = reshape(a, a.shape + (1,)) == flat
+    found = any(hits, -1)
+    return logical_not(found) if invert else found
+
+
+def _check_tensor(x, name):
     if not isinstance(x, Tensor):
         raise TypeError(f"isclose(): argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x if x._dtype == "f32" else to_dtype(x, "f32")
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other| for finite values; infinities are close
-    only to themselves, NaN only with equal_nan. A 0/1 float tensor. Equal values are
-    compared exactly (int32 too); the difference is taken in float32, as PyTorch's."""
+    only to themselves, NaN only with equal_nan. A bool tensor. Equal values are compared
+    exactly (integers too); the difference is taken in the promoted float dtype (the default
+    float for integers), as PyTorch's."""
     if rtol < 0 or atol < 0:
         raise RuntimeError(f"{'rtol' if rtol < 0 else 'atol'} must be greater than or equal "
                            f"to zero, but got {rtol if rtol < 0 else atol}")
-    a, b = _as_float_tensor(input, "input"), _as_float_tensor(other, "other")
-    close = input == other             # exact for int32 too (no float32 rounding)
+    _check_tensor(input, "input"), _check_tensor(other, "other")
+    input, other = input.detach(), other.detach()
+    close = input == other             # exact for integers too (no float rounding)
+    (a, b), code = promote(input, other)
+    if not is_floating(code):
+        a, b = to_dtype(a, default_float()), to_dtype(b, default_float())
     if equal_nan:
-        close = close.maximum((a != a) * (b != b))
+        close = close | ((a != a) & (b != b))
     if rtol == 0 and atol == 0:        # PyTorch's rule: only equality then
-        return close.detach()
+        return close
     diff = a - b
     finite = (diff - diff) == 0        # false when either side is inf or NaN
-    return close.maximum(finite * (_abs(diff) <= atol + rtol * _abs(b))).detach()
+    return close | (finite & (_abs(diff) <= atol + rtol * _abs(b)))
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
@@ -266,8 +273,8 @@ def _bin_counts(x, lo, hi, bins, weight=None):
     flat = reshape(x.detach(), (numel(x.shape),))
     pos = minimum((flat - lo) * bins / (hi - lo), bins - 1.0)
     inside = (flat >= lo) * (flat <= hi)
-    idx = to_dtype(where(inside, pos, float(bins)), "i32")
-    src = raw.full((flat.shape[0], 1), 1.0) if weight is None else \
+    idx = to_dtype(where(inside, pos, float(bins)), "i64")
+    src = raw.full((flat.shape[0], 1), 1.0, flat._dtype) if weight is None else \
         raw.contiguous(reshape(weight.detach(), (flat.shape[0], 1)))
     counts = raw.scatter_add_rows(src, raw.contiguous(idx), bins + 1)
     return reshape(counts, (bins + 1,))[:bins]
@@ -283,8 +290,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
     data's min and max (widened by 1 each way if they are equal). Not differentiable."""
     bins = _check_bins(bins, "histc")
-    if input._dtype != "f32":
-        raise RuntimeError('"histogram_cpu" not implemented for \'Int\'')
+    if not is_floating(input._dtype):
+        raise RuntimeError(f'"histogram_cpu" not implemented for '
+                           f"'{SCALAR_TYPE_NAMES[input._dtype]}'")
     if min > max:
         raise RuntimeError("max must be larger than min")
     lo, hi = float(min), float(max)
@@ -345,7 +353,7 @@ def erf(input: Tensor) -> Tensor:
 
     Each branch runs on inputs clamped into its own range (where picks one), so the branch
     not taken never sees a value that would overflow (no inf * 0 in the gradient)."""
-    x = input if input._dtype == "f32" else to_dtype(input, "f32")
+    x = input if is_floating(input._dtype) else to_dtype(input, default_float())
     ax = _abs(x)
     small_mask = ax < 1
     xs = where(small_mask, x, 0.0)

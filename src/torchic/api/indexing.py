@@ -17,10 +17,9 @@ the key names a position twice the last value wins, as on PyTorch's CPU), writte
 t; when autograd records it, api/inplace.py records it as an in-place op on t (the gradient
 of the overwritten elements is 0). A basic key's assignment is a copy into the view.
 
-Boolean masks: torchic has no bool dtype; its masks are float32 0/1 tensors flagged as masks
-(comparisons, `~` / `&` / `|` of masks, bool data: dtypes.py says which). A mask indexes as a
-boolean mask; any other float tensor is refused with PyTorch's IndexError. Bool NumPy arrays
-and lists of bools are masks too.
+Index tensors, PyTorch's rules: bool and uint8 tensors (and bool NumPy arrays, lists of
+bools) are masks; int64 / int32 / int16 / int8 tensors are indices; a float tensor is
+refused with PyTorch's IndexError.
 """
 
 import builtins
@@ -32,7 +31,7 @@ import numpy as np
 from .. import raw
 from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
-from ..functions import Cat, GatherRows, IndexView, Permute, Reshape, as_strided, constant
+from ..functions import Cast, Cat, GatherRows, IndexView, Permute, Reshape, as_strided, constant
 from ..shape import numel, slice_meta
 from ..tensor import Tensor
 
@@ -47,21 +46,26 @@ def key_tuple(key):
     """The key as a tuple, a 0-d integer tensor in it read as an int (PyTorch's rule: it
     picks like an int, so the result is a view; reading it is a sync)."""
     key = key if isinstance(key, tuple) else (key,)
-    if builtins.any(isinstance(k, Tensor) and k.ndim == 0 and k._dtype == "i32" for k in key):
-        return tuple(k.item() if isinstance(k, Tensor) and k.ndim == 0 and k._dtype == "i32"
-                     else k for k in key)
+    if builtins.any(_is_int_scalar(k) for k in key):
+        return tuple(k.item() if _is_int_scalar(k) else k for k in key)
     return key
+
+
+_INDEX_CODES = ("i8", "i16", "i32", "i64")     # index tensors; bool and uint8 are masks
+_MASK_CODES = ("b8", "u8")
+
+
+def _is_int_scalar(k):
+    return isinstance(k, Tensor) and k.ndim == 0 and k._dtype in _INDEX_CODES
 
 
 def _index_array(k):
     """One advanced index as a NumPy int or bool array (reads a tensor: a sync)."""
     if isinstance(k, Tensor):
-        if k._dtype != "i32" and not k._mask:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
-                             "(torchic: int32 tensors, or masks, see dtypes.py; this is a "
-                             "float32 tensor)")
+        if k._dtype not in _INDEX_CODES and k._dtype not in _MASK_CODES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         values = k.detach().numpy()
-        return values if k._dtype == "i32" else values != 0
+        return values if k._dtype in _INDEX_CODES else values != 0
     if isinstance(k, range):
         return np.arange(k.start, k.stop, k.step)
     arr = np.asarray([x.item() if isinstance(x, Tensor) else x for x in k]
@@ -152,10 +156,10 @@ def _wrap_negative(idx, size):
     """idx with its entries in [-size, 0) moved up by size (PyTorch's rule: -1 is the last),
     on the device (no sync); the others are left as they are, so the gather refuses one out
     of range naming it and the size (an IndexError at the next read)."""
-    inside = raw.binary("mul", raw.binary("lt", idx, constant(0, "i32")),
-                        raw.binary("ge", idx, constant(-size, "i32")))
-    shift = raw.binary("mul", raw.cast(inside, "i32"), constant(size, "i32"), "i32")
-    return raw.binary("add", idx, shift, "i32")
+    code = idx._dtype
+    inside = raw.where(raw.binary("lt", idx, constant(0, code)),
+                       raw.binary("ge", idx, constant(-size, code)), constant(False, "b8"))
+    return raw.where(inside, raw.binary("add", idx, constant(size, code)), idx)
 
 
 def getitem(a: Tensor, key: Any) -> Tensor:
@@ -166,7 +170,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     if len(advanced) == 1:
         at = advanced[0]
         k = key[at]
-        if isinstance(k, Tensor) and k._dtype == "i32" and builtins.all(
+        if isinstance(k, Tensor) and k._dtype in ("i32", "i64") and builtins.all(
                 isinstance(x, slice) or x is Ellipsis for i, x in enumerate(key) if i != at):
             return _gather_axis(a, key, at)
     if advanced == list(range(len(key))) and len(key) <= a.ndim:
@@ -178,9 +182,11 @@ def getitem(a: Tensor, key: Any) -> Tensor:
 
 def _value_tensor(value, dtype):
     if isinstance(value, Tensor):
-        return value if value._dtype == dtype else raw.cast(value, dtype)
+        if value._dtype == dtype:
+            return value
+        return Cast.apply(value, dtype=dtype) if value.requires_grad else raw.cast(value, dtype)
     if isinstance(value, (bool, int, float, np.number)):
-        return raw.full((), float(value) if dtype == "f32" else int(value), dtype)
+        return raw.full((), value, dtype)
     return _tensor_from_data(value, dtype=dtype)
 
 

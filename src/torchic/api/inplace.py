@@ -20,11 +20,12 @@ import numpy as np
 from .. import raw
 from ..creation import tensor as _tensor_from_data
 from ..autograd import is_grad_enabled
+from ..dtypes import default_float
 from ..functions import AsStrided, Clone, CopySlices, as_operand
-from ..ops import INT_BINARY
+from ..promotion import SCALAR_TYPE_NAMES, can_cast_code, is_floating
 from ..shape import broadcast_shapes, broadcast_strides
 from ..tensor import Tensor
-from .elementwise import add, div, mul, pow, sub
+from .elementwise import add, cast_to, div, mul, pow, promote, sub
 from .indexing import assign, basic_target, getitem, graph_alias, is_advanced_key, \
     key_tuple, needs_recording
 
@@ -124,30 +125,36 @@ _RECORDED = {"add": (add, False), "sub": (sub, False), "mul": (mul, True), "div"
 
 
 def inplace_binary(op, t, other):
+    """`t op= other` (add_, sub_, mul_, div_, pow_): the result dtype is the promotion of t
+    and other (div: a float); PyTorch's RuntimeError when t's dtype cannot hold it
+    (`int_tensor += 1.5`)."""
     _check_no_overlap(t)
     record = _check_inplace(t, other)
-    other = as_operand(other, like=t)
-    if t._dtype == "i32":
-        if other._dtype != "i32" or op not in INT_BINARY:
-            raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"Int: {op}_ of an int32 tensor needs an int operand and an "
-                               f"integer op (convert the tensor with .float() first)")
-    elif other._dtype == "i32":
-        other = raw.cast(other, "f32")       # float += int: the int is promoted
+    fn, saves_input = _RECORDED[op]
+    (_, other), code = promote(t, other)
+    if op in ("div",) and not is_floating(code):
+        code = default_float()
+    if not can_cast_code(code, t._dtype):
+        raise RuntimeError(f"result type {SCALAR_TYPE_NAMES[code]} can't be cast to the "
+                           f"desired output type {SCALAR_TYPE_NAMES[t._dtype]}")
     shape = broadcast_shapes(t.shape, other.shape)
     if shape != t.shape:
         raise ValueError(f"{op}_: the result shape {list(shape)} of broadcasting "
                          f"{list(t.shape)} with {list(other.shape)} does not match the "
                          f"in-place target's shape {list(t.shape)}")
     if record:
-        fn, saves_input = _RECORDED[op]
-        return _record(t, lambda old: fn(Clone.apply(old) if saves_input else old, other))
-    if t.is_contiguous() and other._storage is not t._storage:
+        return _record(t, lambda old: cast_to(fn(Clone.apply(old) if saves_input else old,
+                                                  other), t._dtype))
+    if (code == t._dtype == other._dtype and code in _NATIVE and op != "pow"
+            and t.is_contiguous() and other._storage is not t._storage):
         # one op: the kernel writes its result over its own input (ops.py allows exact aliasing)
         raw.run(op, t, (raw.view_of(t), raw.broadcast_view(other, t.shape)))
         t._storage.version += 1
         return t
-    return _write_back(t, raw.binary(op, t, other, t._dtype))
+    return _write_back(t, fn(t, other))
+
+
+_NATIVE = ("f32", "f64", "i32", "i64")    # the codes every arithmetic row takes as they are
 
 
 def fill_(t: Tensor, value: Tensor | float) -> Tensor:
@@ -168,18 +175,20 @@ def fill_(t: Tensor, value: Tensor | float) -> Tensor:
 
 
 def _number(value, what):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+    """A Python number (bool, int or float; raw.fill converts it to the tensor's dtype)."""
+    if not isinstance(value, (int, float, np.number, np.bool_)):
         raise TypeError(f"{what} takes a number, got {type(value).__name__}")
-    return float(value)
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def copy_(t: Tensor, src: Tensor) -> Tensor:
     """Copy `src`'s values (broadcast to `t`'s shape, cast to its dtype) into `t` in place;
     returns `t`. Gradients flow to `src`."""
     record = _check_inplace(t, src)
-    src = as_operand(src, like=t)
+    src = as_operand(src, t._dtype)
     broadcast_strides(src.shape, src._strides, t.shape) if src.shape != t.shape else None
     if record:     # t's old values get no gradient: all of them are overwritten
+        src = cast_to(src, t._dtype)
         return _record(t, lambda old: Clone.apply(src.expand(t.shape) if src.shape != t.shape
                                                   else src))
     return _write_back(t, src)

@@ -20,7 +20,7 @@ from ..creation import tensor as _tensor_from_data
 from ..shape import inverse_permutation, normalize_axis
 from ..tensor import Tensor
 from .conversion import to_dtype
-from .reductions import MaxResult
+from .reductions import MaxResult, accumulate_dtype
 from .shaping import cat, contiguous, getitem, permute, reshape
 
 
@@ -60,7 +60,7 @@ def _sorted(input, dim, descending, stable, k=None, what="sort"):
     flat_index = rows * n + order                    # into the rows laid end to end
     table = reshape(contiguous(moved), (moved.numel(),))
     values = getitem(table, _tensor_from_data(flat_index.astype(np.int32), dtype="i32"))
-    indices = _tensor_from_data(np.ascontiguousarray(order.astype(np.int32)), dtype="i32")
+    indices = _tensor_from_data(np.ascontiguousarray(order.astype(np.int64)), dtype="i64")
     back = inverse_permutation(perm)
     return permute(values, back), permute(indices, back)
 
@@ -76,7 +76,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
             stable: bool = False) -> Tensor:
-    """The int32 indices that sort input along dim (a sync point, as sort)."""
+    """The int64 indices that sort input along dim (a sync point, as sort)."""
     return _sorted(input, dim, descending, stable, what="argsort")[1]
 
 
@@ -91,12 +91,11 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Running sums along dim, in input's dtype: int32 sums are integer adds, wrapping
-    around past 2^31 - 1 (as PyTorch's int32); `dtype` casts the input first (PyTorch's
+    """Running sums along dim: in int64 for bool and integer inputs (integer adds, wrapping
+    as PyTorch's), in the input's dtype for floats; `dtype` casts the input first (PyTorch's
     rule)."""
     _check(input, "cumsum")
-    if dtype is not None:
-        input = to_dtype(input, dtype)
+    input = to_dtype(input, accumulate_dtype(input, dtype))
     d = normalize_axis(dim, input.ndim)
     if input.ndim == 0:
         return input.clone()

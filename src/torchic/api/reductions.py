@@ -7,11 +7,13 @@ from typing import overload
 
 from .. import raw
 from ..creation import arange
+from ..dtypes import dtype_code
+from ..promotion import SCALAR_TYPE_NAMES, is_floating
 from ..functions import (CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum,
                          as_strided, constant, keepdim_shape, require_float, reshape_raw)
 from ..shape import normalize_axes, normalize_axis, numel, permute_meta
 from ..tensor import Tensor
-from .elementwise import int_where, maximum, minimum
+from .elementwise import cast_to, maximum, minimum
 
 
 def _keep(keepdim, keepdims):
@@ -25,8 +27,17 @@ def _pick_axis(dim, axis, name="dim"):
     return dim if dim is not None else axis
 
 
+def accumulate_dtype(a, dtype=None):
+    """The dtype a sum (cumsum ...) of `a` accumulates and returns: `dtype` when given,
+    else int64 for bool and integer inputs, the input's own for floats (PyTorch's)."""
+    if dtype is not None:
+        return dtype_code(dtype)
+    return a._dtype if is_floating(a._dtype) else "i64"
+
+
 def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-        axis: int | Sequence[int] | None = None, keepdims: bool | None = None) -> Tensor:
+        dtype: object = None, axis: int | Sequence[int] | None = None,
+        keepdims: bool | None = None) -> Tensor:
     """The sum of the elements over `dim` (every element by default).
 
     Args:
@@ -35,8 +46,10 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
             the end); None reduces every dim. `axis` is accepted as NumPy's spelling.
         keepdim (bool): keep each reduced dim with size 1 (`keepdims` is accepted too).
 
+        dtype (optional): the dtype to accumulate and return in (the input is cast first).
+
     Returns:
-        Tensor: the sums (int32 input gives int32 sums).
+        Tensor: the sums: int64 for bool and integer inputs, the input's dtype for floats.
 
     Example:
         >>> x = torchic.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -45,12 +58,14 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
     """
     keepdim = _keep(keepdim, keepdims)
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
-    return Sum.apply(a, axes=axes, keepdim=keepdim)
+    return Sum.apply(cast_to(a, accumulate_dtype(a, dtype)), axes=axes, keepdim=keepdim)
 
 
 def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-         axis: int | Sequence[int] | None = None, keepdims: bool | None = None) -> Tensor:
-    """The mean of the elements over `dim` (float32 inputs; nan over an empty dim).
+         dtype: object = None, axis: int | Sequence[int] | None = None,
+         keepdims: bool | None = None) -> Tensor:
+    """The mean of the elements over `dim` (floating inputs, or `dtype=` a floating dtype
+    to compute in; nan over an empty dim).
 
     Args:
         a (Tensor): the input.
@@ -59,7 +74,12 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
         keepdim (bool): keep each reduced dim with size 1 (`keepdims` is accepted too).
     """
     keepdim = _keep(keepdim, keepdims)
-    require_float(a, op="mean")
+    code = a._dtype if dtype is None else dtype_code(dtype)
+    if not is_floating(code):
+        raise RuntimeError(f"mean(): could not infer output dtype. "
+                           f"{'Input' if dtype is None else 'Optional'} dtype must be either "
+                           f"a floating point or complex dtype. Got: {SCALAR_TYPE_NAMES[code]}")
+    a = cast_to(a, code)
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     count = numel(a.shape[i] for i in axes)
     s = Sum.apply(a, axes=axes, keepdim=keepdim)
@@ -96,7 +116,7 @@ def _max_min(a, dim, keepdim, axis, op):
         if a.ndim and a.shape[ax] == 0:
             raise ValueError(f"{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
         indices = (argmax if op == "max" else argmin)(a, ax, keepdim=keepdim)
-        if not a.ndim or a._dtype != "f32":      # (ints: no gradient to route by indices)
+        if not a.ndim or not is_floating(a._dtype):   # (ints: no gradient to route by indices)
             axes = (ax,) if a.ndim else ()
             return MaxResult(MaxMin.apply(a, axes=axes, keepdim=keepdim, op=op), indices)
         values = MaxMinDim.apply(a, indices, axis=ax, keepdim=keepdim, op=op)
@@ -216,67 +236,60 @@ def amin(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
 
 def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
            axis: int | None = None) -> Tensor:
-    """The index of the largest element (int32): over the flattened tensor, or along `dim`;
-    the first one on ties.
+    """The index of the largest element (int64): over the flattened tensor, or along `dim`;
+    the first one on ties (NaN counts as the largest, as in PyTorch).
 
     Args:
-        a (Tensor): the input (float32, or int32: compared as integers).
+        a (Tensor): the input (any dtype but bool; integers compared as integers).
         dim (int, optional): the dim to reduce (`axis` too); None uses the flattened tensor.
         keepdim (bool): keep the reduced dim with size 1.
 
     Example:
         >>> torchic.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax(dim=1)
-        tensor([1, 0], dtype=torchic.int32)
+        tensor([1, 0])
     """
-    if a._dtype != "f32":
-        return _int_arg_extreme(a, _pick_axis(dim, axis), keepdim, "max")
-    d = _pick_axis(dim, axis)
-    if d is None:
-        if a.numel() == 0:
-            raise ValueError("argmax() of an empty tensor")
-        flat = reshape_raw(a, (a.numel(),))
-        return raw.rows_op("argmax", flat, out_shape=(), out_dtype="i32")
-    ax = normalize_axis(d, a.ndim)
-    if a.ndim == 0:
-        return raw.full((), 0, "i32")
-    if a.shape[ax] == 0:
-        raise ValueError(f"argmax(dim={d}) over an empty dimension of shape {list(a.shape)}")
-    perm = [i for i in range(a.ndim) if i != ax] + [ax]
-    moved = as_strided(a, a._offset, *permute_meta(a.shape, a._strides, perm)[:2])
-    out = raw.new_tensor(moved.shape[:-1], "i32")
-    raw.run("argmax", out, (raw.view_of(moved),))
-    if keepdim:
-        out = reshape_raw(out, keepdim_shape(a.shape, (ax,)))
-    return out
+    return _arg_extreme(a, _pick_axis(dim, axis), keepdim, "max")
 
 
 def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
            axis: int | None = None) -> Tensor:
-    """The index of the smallest element (int32): the mirror of `argmax`."""
-    if a._dtype != "f32":
-        return _int_arg_extreme(a, _pick_axis(dim, axis), keepdim, "min")
-    with_no_grad = -a.detach()
-    return argmax(with_no_grad, dim, keepdim, axis=axis)
+    """The index of the smallest element (int64): the mirror of `argmax`."""
+    return _arg_extreme(a, _pick_axis(dim, axis), keepdim, "min")
 
 
-def _int_arg_extreme(a, d, keepdim, op):
-    """argmax / argmin of an int32 tensor in integers (negating would wrap -2^31): the
-    smallest index whose value equals the amax / amin along the dim (d None: flattened)."""
+def _arg_extreme(a, d, keepdim, op):
+    """argmax / argmin over dim d (None: the flattened tensor), as int64 indices: floats
+    through the argmax primitive (argmin of -a), integers in integers (negating would wrap
+    the minimum): the first position whose value equals the amax / amin."""
+    if a._dtype == "b8":
+        raise NotImplementedError(f"\"arg{op}_cpu\" not implemented for 'Bool'")
     if d is None:
         if a.numel() == 0:
             raise ValueError(f"arg{op}() of an empty tensor")
-        return _int_arg_extreme(reshape_raw(a, (a.numel(),)), 0, False, op)
+        return _arg_extreme(reshape_raw(a, (a.numel(),)), 0, False, op)
     ax = normalize_axis(d, a.ndim)
     if a.ndim == 0:
-        return raw.full((), 0, "i32")
+        return raw.full((), 0, "i64")
     n = a.shape[ax]
     if n == 0:
         raise ValueError(f"arg{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
-    extreme = (amax if op == "max" else amin)(a.detach(), ax, keepdim=True)
-    positions = reshape_raw(arange(n, dtype="i32"), tuple(n if i == ax else 1
-                                                          for i in range(a.ndim)))
-    first = int_where(a == extreme, positions, constant(n, "i32"))
-    return amin(first, ax, keepdim=keepdim)
+    a = a.detach()
+    if not is_floating(a._dtype):
+        extreme = (amax if op == "max" else amin)(a, ax, keepdim=True)
+        positions = reshape_raw(arange(n), tuple(n if i == ax else 1 for i in range(a.ndim)))
+        first = raw.where(raw.binary("eq", a, extreme), positions, constant(n, "i64"))
+        return amin(first, ax, keepdim=keepdim)
+    if a._dtype in ("f16", "bf16"):
+        a = raw.cast(a, "f32")
+    if op == "min":
+        a = raw.unary("neg", a)
+    perm = [i for i in range(a.ndim) if i != ax] + [ax]
+    moved = as_strided(a, a._offset, *permute_meta(a.shape, a._strides, perm)[:2])
+    out = raw.new_tensor(moved.shape[:-1], "i64")
+    raw.run("argmax", out, (raw.view_of(moved),))
+    if keepdim:
+        out = reshape_raw(out, keepdim_shape(a.shape, (ax,)))
+    return out
 
 
 def softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
@@ -314,9 +327,9 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean",
         raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     ignore_index = _ignore_index(ignore_index)
     require_float(logits, op="cross_entropy logits")
-    if target._dtype != "i32":
-        raise TypeError("cross_entropy target must hold integer class indices "
-                        "(an int tensor, e.g. .long()), got a float32 tensor")
+    if target._dtype not in ("i32", "i64"):
+        raise TypeError(f"cross_entropy target must hold integer class indices "
+                        f"(an int tensor, e.g. .long()), got a {target.dtype} tensor")
     if logits.ndim == 1 and target.ndim == 0:
         logits, target = logits.reshape((1, logits.shape[0])), reshape_raw(target, (1,))
     if logits.ndim != 2 or target.ndim != 1 or target.shape[0] != logits.shape[0]:

@@ -9,6 +9,7 @@ from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_op
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
 from ..tensor import Tensor
+from .elementwise import promote
 from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
 
 
@@ -183,7 +184,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """The tensors joined along an existing dim (their shapes equal elsewhere).
 
     Args:
-        tensors (sequence of Tensor): the tensors, of one dtype.
+        tensors (sequence of Tensor): the tensors (of several dtypes: promoted as `add`'s).
         dim (int): the dim to join along.
 
     Example:
@@ -200,8 +201,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 i != d and x != y for i, (x, y) in enumerate(zip(t.shape, ref.shape))):
             raise ValueError(f"cat: shapes {[list(t.shape) for t in tensors]} differ outside "
                              f"dim {d}")
-        if t._dtype != ref._dtype:
-            raise TypeError("cat: all tensors must have the same dtype")
+    if builtins.any(t._dtype != ref._dtype for t in tensors):
+        tensors, _ = promote(*tensors)
     return Cat.apply(*tensors, dim=d)
 
 

@@ -9,7 +9,9 @@ import numpy as np
 
 from .. import raw, scopes
 from ..creation import tensor as _tensor_from_data
-from ..dispatcher import runtime
+from ..dispatcher import DTYPES, runtime
+from ..dtypes import to_host
+from ..promotion import scalar_code
 from ..shape import contiguous_strides, reshape_strides
 from ..tensor import Tensor
 
@@ -18,21 +20,24 @@ MAX_CONSTANTS = 256
 
 
 def constant(value, dtype="f32"):
-    """A cached 0-d tensor holding a Python scalar (so `x * 2` costs no upload).
+    """A cached 0-d tensor of dtype code `dtype` holding a Python scalar (so `x * 2` costs
+    no upload); the value is cast as NumPy casts (an int into a narrow int wraps).
 
     The cache keeps the MAX_CONSTANTS most recently created values (first in, first
     out), so a value that changes every step (a decaying learning rate) costs one
     small upload per step and no growth.
     """
     rt = runtime()
-    key = (value, dtype)
+    key = (value, type(value), dtype)
     t = _constants.get(key)
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
         while len(_constants) >= MAX_CONSTANTS:
             del _constants[next(iter(_constants))]
         active, scopes.active = scopes.active, 0   # never disposed by a scope
         try:
-            arr = np.array(value, dtype=np.float32 if dtype == "f32" else np.int32)
+            with np.errstate(over="ignore"):
+                arr = to_host(np.array(value).astype(DTYPES[dtype] if dtype != "bf16"
+                                                     else np.float32), dtype)
             t = raw.write(raw.new_tensor((), dtype), arr)
         finally:
             scopes.active = active
@@ -40,19 +45,17 @@ def constant(value, dtype="f32"):
     return t
 
 
-def as_operand(x, like=None):
-    """Tensors pass through; Python / NumPy numbers become cached constants."""
+def as_operand(x, code=None):
+    """Tensors pass through; a Python / NumPy number becomes a cached constant of dtype code
+    `code` (its own weak dtype when None: promotion.scalar_code); lists and arrays become
+    tensors of their own dtype (ints int64, floats the default float)."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (bool, int, float, np.number)):
-        if like is not None and like._dtype == "i32" and isinstance(x, (int, np.integer)) \
-                and not isinstance(x, bool):
-            return constant(int(x), "i32")
-        return constant(float(x))
+    if isinstance(x, (bool, int, float, np.number, np.bool_)):
+        return constant(x.item() if isinstance(x, np.generic) else x,
+                        scalar_code(x) if code is None else code)
     if isinstance(x, (list, tuple, np.ndarray)):
-        # `x + [1, 2]` means float data, unless the other operand holds integers
-        return _tensor_from_data(x, dtype=None if like is not None and like._dtype == "i32"
-                                 else "f32")
+        return _tensor_from_data(x)
     raise TypeError(f"unsupported operand type {type(x).__name__}; expected a Tensor or a number")
 
 
@@ -87,7 +90,9 @@ def keepdim_shape(shape, axes):
 
 
 def require_float(*tensors, op):
+    """TypeError unless every tensor is floating (raw computes float16 / bfloat16 in
+    float32 and rounds back)."""
     for t in tensors:
-        if t._dtype != "f32":
-            raise TypeError(f"{op} expects float32 tensors, got an int32 tensor "
-                            f"(convert with .float())")
+        if t._dtype not in ("f32", "f64", "f16", "bf16"):
+            raise TypeError(f"{op} expects floating tensors, got {t.dtype} "
+                            f"(convert with .float() or .double())")

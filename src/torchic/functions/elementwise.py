@@ -12,6 +12,12 @@ from ..autograd import Function
 from .common import constant, sum_to_shape
 
 
+def like(mask, t):
+    """A bool mask as 0 / 1 values of t's dtype (a derivative's factor, in the gradient's
+    dtype: float64 gradients stay float64)."""
+    return raw.cast(mask, t._dtype)
+
+
 UNARY = {}   # op name -> its Unary Function; each is also torchic.<name> and Tensor.<name>
 
 
@@ -70,7 +76,7 @@ class Sqrt(Unary):
 
 class Abs(Unary):
     op, saves = "abs", "input"
-    def grad(self, g, a): return g * ((a > 0) - (a < 0))
+    def grad(self, g, a): return g * (like(a > 0, g) - like(a < 0, g))
 
 
 class Sin(Unary):
@@ -137,10 +143,10 @@ class Pow(Binary):
         self.save(a, b, y)
 
     def grad_a(self, g, a, b, y):
-        return Where.apply(b == 0, constant(0.0), g * b * a ** (b - 1))
+        return Where.apply(b == 0, constant(0.0, g._dtype), g * b * a ** (b - 1))
 
     def grad_b(self, g, a, b, y):
-        return Where.apply((a == 0) * (b >= 0), constant(0.0), g * y * a.log())
+        return Where.apply((a == 0) * (b >= 0), constant(0.0, g._dtype), g * y * a.log())
 
 
 class Maximum(Binary):
@@ -149,7 +155,7 @@ class Maximum(Binary):
 
     def share_a(self, a, b):
         wins = (a > b) if self.op == "maximum" else (a < b)
-        return wins + 0.5 * (a == b)
+        return like(wins, a) + like(a == b, a) * 0.5
 
     def grad_a(self, g, a, b): return g * self.share_a(a, b)
     def grad_b(self, g, a, b): return g * (1 - self.share_a(a, b))
@@ -167,7 +173,7 @@ class Where(Function):
 
     def backward(self, g):
         (cond,) = self.saved
-        zero = constant(0.0)
+        zero = constant(0.0, g._dtype)
         ga = sum_to_shape(Where.apply(cond, g, zero), self.a_shape) \
             if self.needs_grad[1] else None
         gb = sum_to_shape(Where.apply(cond, zero, g), self.b_shape) \

@@ -6,12 +6,19 @@ from ..shape import numel
 from .common import require_float, reshape_raw, sum_to_shape
 
 
+# the dtypes a product takes (the half ones computed in float32 by raw.matmul)
+_FLOATS = ("f32", "f64", "f16", "bf16")
+
+
 class MatMul(Function):
     @staticmethod
     def compute(a, b):
         """The product with its checks: what forward runs, and what api.matmul runs
         without a node when no input requires grad (as the elementwise op functions do)."""
-        if a._dtype != "f32" or b._dtype != "f32":
+        if a._dtype != b._dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{a.dtype} != {b.dtype}")
+        if a._dtype not in _FLOATS:
             require_float(a, b, op="matmul")     # (raises, naming the dtype)
         if a.shape[-1] != b.shape[-2]:
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
@@ -49,11 +56,11 @@ class Linear(Function):
 
     def forward(self, x, weight, bias):
         n, k = weight.shape
-        if x._dtype != "f32" or weight._dtype != "f32" or x.shape[-1] != k:
+        if x._dtype != weight._dtype or x._dtype not in _FLOATS or x.shape[-1] != k:
             MatMul.compute(x, weight.T)     # (raises, naming the dtype or the shapes)
         if bias is not None:
-            if bias._dtype != "f32":
-                require_float(bias, op="linear")
+            if bias._dtype != x._dtype:
+                raise RuntimeError(f"linear: the bias is {bias.dtype}, the input {x.dtype}")
             if bias.shape != (n,):
                 raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} for "
                                    f"{n} output features")

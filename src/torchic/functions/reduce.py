@@ -35,10 +35,10 @@ class MaxMin(Function):
 
     def backward(self, g):
         a, y_keep = self.saved
-        mask = a == y_keep
-        count = Sum.apply(mask, axes=self.axes, keepdim=True)
+        mask = raw.cast(a == y_keep, g._dtype)          # 1 at the tied extremes
+        count = raw.reduce("sum", mask, self.axes)
         g = g.reshape(keepdim_shape(self.in_shape, self.axes))
-        return (g * mask / count,)
+        return (g * mask / reshape_raw(count, keepdim_shape(self.in_shape, self.axes)),)
 
 
 class MaxMinDim(Function):

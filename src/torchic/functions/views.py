@@ -22,8 +22,7 @@ def mark_view(node, a, out):
     a view of a leaf that requires grad is not listed (no in-place op may be recorded on
     that leaf). A view made under no_grad (or of such a view) holds a weak reference to its
     base instead: PyTorch refuses to record an in-place op on it, as its base's graph would
-    not see the change. A view (or reshape's copy) of a mask is a mask. Returns out."""
-    out._mask = a._mask
+    not see the change. Returns out."""
     if out._storage is not a._storage:
         return out          # reshape copied
     base = a._view_base
@@ -132,8 +131,8 @@ class SliceGrad(LazyGrad):
             if copy:
                 raw.copy_into(region, g)
                 continue
-            if g._dtype != "f32":
-                g = raw.cast(g, "f32")
+            if g._dtype != buf._dtype:
+                g = raw.cast(g, buf._dtype)
             if region.is_contiguous():     # in place: exact aliasing of out and a (ops.py)
                 v = raw.view_of(region)
                 raw.run("add", region, (v, raw.broadcast_view(g, region.shape)))
@@ -195,7 +194,7 @@ class AsStrided(Function):
         if repeated:       # one storage element seen many times: its gradient is their sum
             g = g.sum(dim=repeated, keepdim=True)
             shape = g.shape
-        buf, whole, region = _laid_out(self.base_meta, (offset, shape, strides))
+        buf, whole, region = _laid_out(self.base_meta, (offset, shape, strides), g._dtype)
         raw.fill(buf, 0.0)
         raw.copy_into(region, g)
         return (whole,)
@@ -213,10 +212,11 @@ class CopySlices(Function):
         return as_strided(base, *self.base_meta)
 
     def backward(self, g):
-        buf, whole, region = _laid_out(self.base_meta, self.meta)
+        buf, whole, region = _laid_out(self.base_meta, self.meta, g._dtype)
         raw.copy_into(whole, g)
         need_base, need_value = self.needs_grad
-        g_value = raw.copy_into(raw.new_tensor(region.shape), region) if need_value else None
+        g_value = raw.copy_into(raw.new_tensor(region.shape, g._dtype), region) if need_value \
+            else None
         if need_base:
             raw.fill(region, 0.0)      # issued after the copy above: stream order
         return (whole if need_base else None), g_value
@@ -226,13 +226,13 @@ def _meta(t):
     return t._offset, t.shape, t._strides
 
 
-def _laid_out(base_meta, meta):
-    """A new float32 buffer laid out as the base was (its strides over a span of its own:
+def _laid_out(base_meta, meta, dtype):
+    """A new `dtype` buffer laid out as the base was (its strides over a span of its own:
     PyTorch's new_empty_strided), the base's place in it and the region `meta` (offset,
     shape, strides in the base's storage) names in it."""
     b_offset, b_shape, b_strides = base_meta
     span = 1 + sum((n - 1) * s for n, s in zip(b_shape, b_strides)) if numel(b_shape) else 0
-    buf = raw.new_tensor((span,))
+    buf = raw.new_tensor((span,), dtype)
     offset, shape, strides = meta
     return buf, as_strided(buf, 0, b_shape, b_strides), as_strided(buf, offset - b_offset,
                                                                      shape, strides)
@@ -240,9 +240,7 @@ def _laid_out(base_meta, meta):
 
 class Contiguous(Function):
     def forward(self, a):
-        out = raw.contiguous(a)
-        out._mask = a._mask
-        return out
+        return raw.contiguous(a)
 
     def backward(self, g):
         return (g,)
@@ -250,9 +248,7 @@ class Contiguous(Function):
 
 class Clone(Function):
     def forward(self, a):
-        out = raw.copy_into(raw.new_tensor(a.shape, a._dtype), a)
-        out._mask = a._mask
-        return out
+        return raw.copy_into(raw.new_tensor(a.shape, a._dtype), a)
 
     def backward(self, g):
         return (g,)
@@ -270,7 +266,6 @@ class GatherRows(Function):
         out = raw.gather_rows(t2, raw.contiguous(i1))
         shape = idx.shape + table.shape[1:]
         out = out if shape == out.shape else as_strided(out, 0, shape, contiguous_strides(shape))
-        out._mask = table._mask           # rows of a mask are a mask
         return out
 
     def backward(self, g):
@@ -294,7 +289,6 @@ class Cat(Function):
         for t, size in zip(tensors, self.sizes):
             raw.copy_into(narrow(out, dim, start, size), t)
             start += size
-        out._mask = all(t._mask for t in tensors)
         return out
 
     def backward(self, g):
@@ -312,10 +306,12 @@ def narrow(t, dim, start, length):
 
 
 class Cast(Function):
-    """float <-> int copies; only float -> float carries a gradient (identity)."""
+    """A copy in another dtype; only float -> float carries a gradient: the gradient cast
+    back to the input's dtype (a float32 input of a float64 op gets a float32 gradient)."""
 
     def forward(self, a, dtype):
+        self.in_dtype = a._dtype
         return raw.cast(a, dtype)
 
     def backward(self, g):
-        return (g,)
+        return (g if g._dtype == self.in_dtype else Cast.apply(g, dtype=self.in_dtype),)

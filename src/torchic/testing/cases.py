@@ -54,6 +54,8 @@ DOMAINS = {
     "ties": Domain(_ints(-2, 3), _ints(-2, 3)),                    # comparisons: many ties
     "int32": Domain(_ints(-2 ** 31, 2 ** 31), _ints(-2 ** 31, 2 ** 31)),  # int cases: wraps
     "count": Domain(_ints(-50, 51), _ints(-50, 51)),
+    # int inputs whose int64 sums (up to 60 terms) stay inside int32: webgpu's int64 rule
+    "int26": Domain(_ints(-2 ** 25, 2 ** 25), _ints(-2 ** 25, 2 ** 25)),
     "mask": Domain(lambda r, s: r.choice([0.0, 1.0, -2.0, 0.5], s),   # where's condition
                    lambda r, s: r.choice([0.0, 1.0], s)),
 }
@@ -270,20 +272,23 @@ integer("abs_int", torchic.abs, np.abs, ("sub", "maximum"), shapes=((4, 3),))
 integer("int_times_float", lambda a: a * 0.5, lambda a: a * 0.5, ("copy", "mul"),
         shapes=((4, 3),), domain=("count",))
 integer("int_div_int", lambda a, b: a / b, np.divide, ("copy", "div"), domain=("count", "count"))
-integer("sum_int_all", lambda a: a.sum(), lambda a: a.sum(dtype=np.int32), ("sum",),
-        shapes=((3, 4, 5),), domain=("int32",))
+# sums of integers are int64, as PyTorch's (past int32: tests/backend/test_int_exact.py)
+integer("sum_int_all", lambda a: a.sum(), lambda a: a.sum(dtype=np.int64), ("copy", "sum"),
+        shapes=((3, 4, 5),), domain=("int26",))
 integer("sum_int_dim1_keepdim", lambda a: a.sum(1, keepdim=True),
-        lambda a: a.sum(1, keepdims=True, dtype=np.int32), ("sum",), shapes=((3, 4, 5),),
-        domain=("int32",))
-integer("sum_int_dims", lambda a: torchic.sum(a, (0, 2)), lambda a: a.sum((0, 2), dtype=np.int32),
-        ("sum",), shapes=((3, 4, 5),), domain=("int32",))
+        lambda a: a.sum(1, keepdims=True, dtype=np.int64), ("copy", "sum"), shapes=((3, 4, 5),),
+        domain=("int26",))
+integer("sum_int_dims", lambda a: torchic.sum(a, (0, 2)), lambda a: a.sum((0, 2), dtype=np.int64),
+        ("copy", "sum"), shapes=((3, 4, 5),), domain=("int26",))
+integer("sum_int_dtype_int32", lambda a: a.sum(1, dtype=torchic.int32),
+        lambda a: a.sum(1, dtype=np.int32), ("sum",), shapes=((3, 4, 5),), domain=("int32",))
 integer("max_int_all", lambda a: a.max(), lambda a: a.max(), ("max",), shapes=((3, 4, 5),),
         domain=("int32",))
 integer("min_int_dims", lambda a: a.amin((1, 2)), lambda a: a.min((1, 2)), ("min",),
         shapes=((3, 4, 5),), domain=("int32",))
 
-case("where", lambda c, a, b: torchic.where(c, a, b), lambda c, a, b: np.where(c != 0, a, b),
-     "other", ("where",), [(3, 4), (3, 4), (4,)], domain=("mask",), grad=(1, 2), kernel="where",
+case("where", lambda c, a, b: torchic.where(c != 0, a, b),
+     lambda c, a, b: np.where(c != 0, a, b), "other", ("ne", "where"), [(3, 4), (3, 4), (4,)], domain=("mask",), grad=(1, 2), kernel="where",
      special=Special((SPECIAL, SPECIAL[::-1].copy(), np.roll(SPECIAL, 3))),
      big=(BIG, BIG, BIG[1:]))
 
@@ -638,8 +643,8 @@ case("tril_batched_diag", lambda a: a.tril(-1), lambda a: _tril_mask_ref(a, -1),
 case("triu_diag", lambda a: torchic.triu(a, diagonal=1),
      lambda a: np.where(~np.tri(a.shape[-2], a.shape[-1], 0, bool), a, 0.0), "other",
      ("ge", "where"), [(5, 4)])
-case("masked_fill", lambda a, m: a.masked_fill(m, -1.5), lambda a, m: np.where(m != 0, -1.5, a),
-     "other", ("where",), [(3, 4), (4,)], domain=("real", "mask"), grad=(0,))
+case("masked_fill", lambda a, m: a.masked_fill(m != 0, -1.5),
+     lambda a, m: np.where(m != 0, -1.5, a), "other", ("ne", "where"), [(3, 4), (4,)], domain=("real", "mask"), grad=(0,))
 case("masked_fill_causal_softmax",       # the GPT lecture's attention mask
      lambda a: a.masked_fill(torchic.tril(torchic.ones(4, 4))[:4, :4] == 0,
                              float("-inf")).softmax(dim=-1),

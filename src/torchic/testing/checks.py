@@ -213,17 +213,18 @@ def issued_ops(fn):
 
 def check_ints(tc_fn, np_fn, arrays, layout="contiguous"):
     """tc_fn on int32 tensors holding `arrays` (int32) against np_fn on the same int32 arrays
-    (NumPy's int32 arithmetic wraps around, as torchic's does): an int result must be int32 and
-    equal; a float one (int / int, int * 0.5) float32 and within float32 rounding."""
+    (NumPy's int32 arithmetic wraps around, as torchic's does): an int result must have the
+    reference's dtype (int32, or int64 where PyTorch's gives it: sums) and be equal; a float
+    one (int / int, int * 0.5) float32 and within float32 rounding."""
     inputs = [make_input(a, layout, False)[0] for a in arrays]
     out = tc_fn(*inputs)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         ref = np.asarray(np_fn(*[a.copy() for a in arrays]))
     got = out.numpy()
     if ref.dtype.kind in "iu":
-        if out.dtype.name != "int32":
-            raise ParityFailure(f"int op gave {out.dtype}, expected torchic.int32")
-        if got.shape != ref.shape or not np.array_equal(got, ref.astype(np.int32)):
+        if out.dtype.name != ref.dtype.name:
+            raise ParityFailure(f"int op gave {out.dtype}, expected torchic.{ref.dtype.name}")
+        if got.shape != ref.shape or not np.array_equal(got, ref):
             raise ParityFailure(f"int result {got.tolist()} != reference {ref.tolist()}")
         return {"max_err": 0.0}
     if out.dtype.name != "float32":
