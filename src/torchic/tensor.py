@@ -142,6 +142,24 @@ class Tensor(_Methods):
         """Whether the dtype is a floating one (float16, bfloat16, float32, float64)."""
         return self._dtype in FLOAT_CODES
 
+    def is_signed(self) -> bool:
+        """Whether the dtype is signed (all but bool and uint8)."""
+        return self.dtype.is_signed
+
+    def element_size(self) -> int:
+        """Bytes per element of the dtype (PyTorch's; the backend may store it wider)."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element of the dtype (`element_size()`)."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """numel() * itemsize, as PyTorch's."""
+        return self.numel() * self.dtype.itemsize
+
     @property
     def ndim(self) -> int:
         """The number of dims (`len(shape)`)."""

@@ -327,6 +327,8 @@ def test_reads(backend, dtype):
             t.numpy()
     else:
         assert t.numpy().dtype == dtype.numpy
+    assert (t.element_size(), t.itemsize, t.nbytes) == (dtype.itemsize,) * 2 + (4 * dtype.itemsize,)
+    assert t.is_floating_point() == dtype.is_floating_point and t.is_signed() == dtype.is_signed
     py = bool if dtype is torchic.bool else float if dtype.is_floating_point else int
     assert type(t[0, 0].item()) is py
     assert all(type(v) is py for row in t.tolist() for v in row)
