@@ -441,3 +441,21 @@ def test_new_codes_are_cut_past_a_binding(small):
              naxes=1)
     with pytest.raises(OverflowError):
         heap.rt.sync()
+
+
+def test_a_compiled_programs_int64_overflow_raises_naming_the_op(rt):
+    """A recorded program's overflow checks share one fixed tag per op name (300 checked
+    adds take one of the 256 a program may hold), and a replay's overflow raises as an
+    eager one does."""
+    def f(a, b):
+        x = a
+        for _ in range(300):
+            x = x + b
+        return x
+    compiled = torchic.compile(f)
+    a, b = torchic.tensor([0, 5]), torchic.tensor([1, -1])
+    for _ in range(3):
+        assert compiled(a, b).tolist() == [300, -295]
+    with pytest.raises(OverflowError, match="op 'add'"):
+        compiled(torchic.tensor([2 ** 31 - 100, 0]), b).numpy()
+    assert compiled(a, b).tolist() == [300, -295]

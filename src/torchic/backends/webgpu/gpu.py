@@ -180,6 +180,7 @@ class GPU:
         self.fixed_tags = {}
         self.free_fixed_tags = list(range(MAX_TAGS - FIXED_TAGS, MAX_TAGS))
         self.capturing = None         # replay.capture's list while it collects dispatches
+        self.capture_tags = {}        # ... and its shared tags (new_tag), while it does
         self.profiling = None         # profiled(): (query set, capacity, program keys)
         self.replayed = 0             # dispatches replayed into the pending batch
         self.failures = []            # (op, message) collected but not yet reported
@@ -392,10 +393,14 @@ class GPU:
         flag per op name is all the error says, and the tags last longer)."""
         entry = (op, message, error)
         if self.capturing is not None:      # a recorded program's tag lives as long as it
+            if shared and entry in self.capture_tags:   # (one capture's: replay._collect)
+                return self.capture_tags[entry]
             if not self.free_fixed_tags:
                 raise RuntimeError("no fixed tag left for a recorded program")
             tag = self.free_fixed_tags.pop()
             self.fixed_tags[tag] = entry
+            if shared:
+                self.capture_tags[entry] = tag
             return tag
         if shared:
             tag = self.shared_tags.get(entry)

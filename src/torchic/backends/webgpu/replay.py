@@ -11,8 +11,10 @@ compute pass as three wgpu-native calls per dispatch (set pipeline, set bind gro
 dispatch), with no uniform upload, and submits it in chunks of doubling size so the GPU
 starts on the first dispatches while the rest are encoded.
 
-Index-checked kernels (gather, scatter, cross-entropy targets) get fixed status tags
-(gpu.FIXED_TAGS) while captured: a replay's failure is reported like an eager one.
+Index-checked kernels (gather, scatter, cross-entropy targets) and the int64 rule's
+overflow checks get fixed status tags (gpu.FIXED_TAGS) while captured: a replay's failure
+is reported like an eager one. (The overflow checks share one tag per op name within a
+program, as they share one between eager reads.)
 
 Slots (torchic.compile's zero-copy arguments and outputs): a replay may run the program
 on other blocks in place of some recorded ones (the caller's argument tensors, the
@@ -68,6 +70,7 @@ class Recording:
 def _collect(gpu, issue):
     """The dispatches issue() makes ([(program, buffers, words, groups)]), None if it raised."""
     gpu.capturing = dispatches = []
+    gpu.capture_tags = {}     # (each collection draws its tags anew, in the same order)
     try:
         issue()
     except Exception:
