@@ -17,7 +17,7 @@ it).
 import numpy as np
 
 from .. import raw
-from ..dispatcher import DTYPES
+from ..dispatcher import DTYPES, runtime, storage_code
 from ..dtypes import default_float
 from ..functions import (UNARY, Add, Cast, Div, Maximum, Minimum, Mul, Pow, Sub, Where,
                          as_operand, constant)
@@ -148,7 +148,12 @@ def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
 
 
 def _int_bits(code):
-    """The value bits of an integer code (its width less the sign bit)."""
+    """The value bits of an integer code (its width less the sign bit), at most those of
+    the word the backend stores it in (webgpu's int64 is a 32-bit word)."""
+    return min(_value_bits(code), _value_bits(storage_code(runtime().backend, code)))
+
+
+def _value_bits(code):
     info = np.iinfo(DTYPES[code])
     return info.bits - (1 if info.min < 0 else 0)
 
@@ -358,7 +363,8 @@ _BOOL_UNARY = {
 _INT_UNARY = {
     "neg": _int_unary("neg", lambda a, zero: raw.binary("sub", zero, a)),
     "abs": _int_unary("abs", lambda a, zero: raw.binary("maximum", a,
-                                                        raw.binary("sub", zero, a))),
+                                                        raw.binary("sub", zero, a))
+                      if a._dtype != "u8" else raw.copy_into(raw.new_tensor(a.shape, "u8"), a)),
     "relu": _int_unary("relu", lambda a, zero: raw.binary("maximum", a, zero)),
 }
 

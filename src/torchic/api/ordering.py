@@ -33,6 +33,8 @@ def _order(values, descending, stable):
     """Per-row indices (last axis) that sort values; ties keep their order (always stable)."""
     if not descending:
         return np.argsort(values, axis=-1, kind="stable")
+    if values.dtype.kind in "iu":       # ~x = -x - 1 reverses the order and never overflows
+        return np.argsort(~values, axis=-1, kind="stable")
     # NaN first, then largest first; np.lexsort is stable and sorts by its last key first
     return np.lexsort((-values, ~np.isnan(values)), axis=-1)
 
@@ -51,8 +53,7 @@ def _sorted(input, dim, descending, stable, k=None, what="sort"):
     perm = [i for i in range(input.ndim) if i != d] + [d]
     moved = permute(input, perm)                     # dim last (a view)
     host = moved.detach().numpy()                    # the sync point
-    # float64 / int64: exact, and -values never wraps (-(-2^31) in int32 is -2^31)
-    host = host.astype(np.float64 if host.dtype.kind == "f" else np.int64)
+    host = host.astype(np.float64) if host.dtype.kind == "f" else host   # (ints: exact)
     order = _order(host, descending, stable)
     if k is not None:
         order = order[..., :k]
