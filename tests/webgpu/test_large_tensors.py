@@ -12,7 +12,7 @@ import torchic
 import torchic.nn.functional as F
 from torchic import dispatcher, ops, testing
 from torchic.backends.webgpu import windows
-from torchic.testing import CASES
+from torchic.testing import CASES, checks
 
 WINDOW = 16384          # bytes: 4096 floats a binding; the tensors below span 5 to 60
 
@@ -351,3 +351,32 @@ def test_case_past_a_binding(webgpu_available, monkeypatch, name, layout):
             torchic.shutdown()
         for g, w in zip(got[1:], want[1:]):
             testing.compare(g, w, tol["grad_atol"], tol["grad_rtol"], "grad")
+
+
+# each big case in every dtype its row lists that webgpu holds (float64 is refused), in its
+# stored form past a binding: halves as f32 words, narrow ints / int64 / bool as i32 words
+BIG_DTYPES = [(name, code) for name in sorted(BIG_CASES) for code in BIG_CASES[name].dtypes
+              if code in dispatcher.backend_class("webgpu").dtypes]
+
+
+@pytest.mark.parametrize("name, code", BIG_DTYPES)
+def test_case_past_a_binding_in_its_dtypes(webgpu_available, monkeypatch, name, code):
+    """A `big` case with a 16 KiB binding and inputs of dtype `code` (testing.check_dtype:
+    against NumPy in that dtype), some operand past the binding: cut as in float32."""
+    case = BIG_CASES[name]
+    ints = code not in ("f16", "bf16", "f32", "f64")
+    arrays = case.draw(np.random.default_rng(0), case.big, ints=ints)
+    cut, run = set(), windows.run
+
+    def recording(be, op, out, ins, params, depth=0):
+        if any(windows.too_big(be.gpu, v) for v in (out, *ins)):
+            cut.add(op)
+        return run(be, op, out, ins, params, depth)
+    monkeypatch.setattr(windows, "run", recording)
+    torchic.init("webgpu", max_binding=WINDOW)
+    try:
+        checks.check_dtype(case.fn, case.ref, arrays, code,
+                            out_code="b8" if case.family == "compare" else None)
+    finally:
+        torchic.shutdown()
+    assert cut, f"{name} in {code}: nothing ran past the binding"
