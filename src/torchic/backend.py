@@ -10,8 +10,6 @@ current Runtime.
 import os
 import threading
 
-import numpy as np
-
 
 class KernelError(RuntimeError):
     """A kernel failed on the backend; raised at the next read or sync (at the op itself
@@ -207,29 +205,16 @@ class Backend:
             f"multiprocessing's 'fork' start method) after torchic.init(); use "
             f"multiprocessing.get_context('spawn') or call torchic.init() in the child")
 
-    # dtypes: host conversions for a backend whose storage differs --------------
+    # dtypes: host conversions for a backend whose storage differs ------------------------
     def to_storage(self, array, code):
-        """A host array of `code` (its logical NumPy dtype) as the physical code's array."""
-        physical = self.storage.get(code, code)
-        if physical == code:
-            return array
-        from .dispatcher import DTYPES as _DTYPES
-        from .dtypes import to_float32
-        values = to_float32(array, code) if code == "bf16" else array
-        return np.ascontiguousarray(values, dtype=_DTYPES[physical])
+        """A host array of `code` (dispatcher.DTYPES's NumPy dtype) as the words the backend
+        stores it in; the identity here (a backend with a `storage` map overrides it)."""
+        return array
 
     def from_storage(self, array, code):
-        """A host array read from a `code` view's storage, back in the logical code."""
-        physical = self.storage.get(code, code)
-        if physical == code:
-            return array
-        from .dispatcher import DTYPES as _DTYPES
-        from .dtypes import from_float32
-        if code == "bf16":
-            return from_float32(np.asarray(array, np.float32), "bf16")
-        if code == "b8":
-            return array != 0
-        return array.astype(_DTYPES[code])
+        """A host array read from a `code` view's storage, back in code's NumPy dtype; the
+        identity here (a backend with a `storage` map overrides it)."""
+        return array
 
     # error plumbing shared by backends ---------------------------------------
     def record_error(self, op, exc):

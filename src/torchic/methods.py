@@ -360,7 +360,7 @@ METHODS = {
     "normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
     "random_": random_,     # PyTorch's generator's numbers (creation.py)
     # reads and autograd
-    "numpy": raw.numpy, "to_array": raw.numpy, "backward": _backward,
+    "numpy": raw.numpy, "to_array": raw.numpy, "_read": raw.values, "backward": _backward,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "from_data": staticmethod(_from_data),
     "zeros": _static(creation.zeros), "ones": _static(creation.ones),

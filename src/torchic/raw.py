@@ -11,6 +11,7 @@ import numpy as np
 
 from . import dispatcher, scopes
 from .dispatcher import ITEMSIZE, View, runtime, storage_code
+from .dtypes import host_values
 from .ops import COMPUTE_AS, OUT, SIGNATURES, out_dtype
 from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, matmul_layout,
                     numel, transposed_meta)
@@ -382,6 +383,12 @@ def numpy(t: Tensor) -> np.ndarray:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
     return read(t)
+
+
+def values(t: Tensor) -> np.ndarray:
+    """The tensor's values as a new NumPy array (bf16 as float32), whether or not it
+    requires grad: `Tensor._read` (item, tolist, printing). A sync point."""
+    return host_values(read(t), t._dtype)
 
 
 def read(t: Tensor) -> np.ndarray:

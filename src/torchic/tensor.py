@@ -19,7 +19,7 @@ import numpy as np
 from . import dispatcher
 from .devices import CPU, device as _Device
 from .dispatcher import FLOAT_CODES, INT_CODES
-from .dtypes import DType, default_float, dtype_of, host_values
+from .dtypes import DType, default_float, dtype_of
 from .shape import is_contiguous, normalize_axis, numel
 
 # C++ type names PyTorch's messages use
@@ -330,11 +330,9 @@ class Tensor(_Methods):
             a = self.numpy()        # refused for a tensor that requires grad, as in PyTorch
         return a if dtype is None else a.astype(dtype)
 
-    def _read(self) -> np.ndarray:
-        """The values as a NumPy array, also of a tensor that requires grad: `numpy()`
-        refuses that one (PyTorch's rule), but item, tolist and printing read it."""
-        from .raw import read      # (raw is above this module)
-        return host_values(read(self), self._dtype)
+    # _read(): the values as a NumPy array (bf16 as float32), also of a tensor that requires
+    # grad (numpy() refuses that one, PyTorch's rule; item, tolist and printing read it):
+    # raw.values, bound by methods.py (raw is above this module)
 
     def item(self) -> int | float:
         """The value of a one-element tensor as a Python number (waits for the queued ops).

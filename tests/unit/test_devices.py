@@ -158,11 +158,17 @@ def test_num_threads_and_default_dtype(backend):
     finally:
         devices._num_threads = old
     assert torchic.get_default_dtype() is torchic.float32
-    for d in (torchic.float32, torchic.float, "float32", np.float32):
-        torchic.set_default_dtype(d)
-    for d in (torchic.int32, np.float64, "float64"):
-        with pytest.raises(TypeError, match="float32 only"):
+    try:
+        for d in (torchic.float64, np.float64, "float64", torchic.float32, torchic.float,
+                  "float32", np.float32):
             torchic.set_default_dtype(d)
+            assert torchic.get_default_dtype() is torchic.tensor([1.5]).dtype
+        for d in (torchic.int32, torchic.bool, "long", np.int64):
+            with pytest.raises(TypeError, match="only floating-point types"):
+                torchic.set_default_dtype(d)
+    finally:
+        torchic.set_default_dtype(torchic.float32)
+    assert torchic.get_default_dtype() is torchic.float32
 
 
 # -- inference_mode ------------------------------------------------------------------------------

@@ -231,12 +231,12 @@ def test_dlpack_copy_argument(backend):
 
 
 def test_from_dlpack_imports_numpy_and_torchic(backend):
-    for arr, dtype in ((np.arange(6.0).reshape(2, 3), torchic.float32),
-                       (np.arange(6, dtype=np.int64)[::2], torchic.int32),
-                       (np.array([True, False]), torchic.float32)):
+    for arr, dtype in ((np.arange(6.0).reshape(2, 3), torchic.float64),
+                       (np.arange(6, dtype=np.int64)[::2], torchic.int64),
+                       (np.array([True, False]), torchic.bool)):
         t = torchic.from_dlpack(arr)
         assert t.dtype == dtype and t.shape == arr.shape
-        np.testing.assert_array_equal(t.numpy(), arr.astype(np.float64))
+        np.testing.assert_array_equal(t.numpy(), arr)
     t = torchic.tensor([1.0, 2.0])
     u = torchic.from_dlpack(t)
     assert u._storage is t._storage and not u.requires_grad
@@ -257,7 +257,7 @@ def test_dlpack_both_ways_with_torch(backend):
         tt[0, 0] = -1.0
         assert t.numpy()[0, 0] == -1.0
     back = torchic.from_dlpack(torch.arange(12, dtype=torch.int64).reshape(3, 4)[:, 1:])
-    assert back.dtype == torchic.int32
+    assert back.dtype == torchic.int64
     np.testing.assert_array_equal(back.numpy(), np.arange(12).reshape(3, 4)[:, 1:])
 
 
@@ -295,7 +295,7 @@ def test_torch_tensors_load_directly(backend):
     model.load_state_dict(dict(tmodel.named_parameters()))
     w = torch.ones(2, 3, requires_grad=True)
     np.testing.assert_array_equal(torchic.tensor(w).numpy(), np.ones((2, 3)))
-    assert torchic.tensor(torch.arange(3)).dtype == torchic.int32
+    assert torchic.tensor(torch.arange(3)).dtype == torchic.int64
 
 
 # -- memory(): the live-tensor count ---------------------------------------------------------

@@ -27,7 +27,7 @@ LAYERS = [
     ["raw"],
     ["generator"],
     ["creation"],
-    ["random_fills", "grad_mode"],
+    ["random_fills", "grad_mode", "legacy_types"],
     ["autograd"],
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
