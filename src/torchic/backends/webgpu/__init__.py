@@ -154,20 +154,27 @@ def _unary(expr):
 
 
 def _binary(op):
+    f32 = elementwise.BINARY[op]
+
     def kernel(be, out, ins, params):
-        elementwise.binary(be.gpu, op, out, ins, buffers=be.buffers)
+        if out.dtype == "f32":
+            elementwise.run(be.gpu, op, f32, out, ins, buffers=be.buffers)
+        else:
+            elementwise.binary(be.gpu, op, out, ins, buffers=be.buffers)
     return kernel
 
 
 def _compare(op):
     """a, b (one dtype: f32 words compared as floats, NaN unequal to all; i32 words as
     ints) -> out: bool (i32 words 0 / 1), or f32 0.0 / 1.0."""
+    conds = {"f32": elementwise.COMPARE_F32[op], "i32": elementwise.COMPARE[op]}
+    exprs = {(a, o): f"select(0, 1, {c})" if o == "i32" else f"select(T(0.0), T(1.0), {c})"
+             for a, c in conds.items() for o in ("f32", "i32")}
+    storage = wgsl.STORAGE
+
     def kernel(be, out, ins, params):
-        floats = wgsl.storage(ins[0].dtype) == "f32"
-        cond = (elementwise.COMPARE_F32 if floats else elementwise.COMPARE)[op]
-        expr = (f"select(0, 1, {cond})" if wgsl.storage(out.dtype) == "i32"
-                else f"select(T(0.0), T(1.0), {cond})")
-        elementwise.run(be.gpu, op, expr, out, ins, buffers=be.buffers)
+        elementwise.run(be.gpu, op, exprs[storage[ins[0].dtype], storage[out.dtype]], out, ins,
+                        buffers=be.buffers)
     return kernel
 
 
@@ -176,7 +183,7 @@ def _fill(be, out, ins, params):
 
 
 def _copy(be, out, ins, params):
-    expr, checked = casts.cast(ins[0].dtype, out.dtype)
+    expr, checked = casts.CASTS[ins[0].dtype, out.dtype]
     extra = (elementwise.overflow_tag(be.gpu, "copy"),) if checked else ()
     elementwise.run(be.gpu, "copy", expr, out, ins, buffers=be.buffers, extra=extra)
 

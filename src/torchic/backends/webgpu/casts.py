@@ -206,3 +206,7 @@ def cast(src, dst):
         return "a", False   # (every value fits)
     assert d == "i32"
     return narrow(dst, "a"), False
+
+
+# every pair of codes webgpu holds -> cast(src, dst)
+CASTS = {(s, d): cast(s, d) for s in STORAGE for d in STORAGE}
