@@ -142,7 +142,7 @@ def test_the_script_is_valid_pytorch():
 def test_pytorch_script_runs_unchanged_with_torchic(backend):
     out = run_script(TORCHIC_IMPORTS)
     check_results(out)
-    assert out["long"] == "torchic.int32" and out["float"] == "torchic.float32"
+    assert out["long"] == "torchic.int64" and out["float"] == "torchic.float32"
 
 
 def test_pytorch_script_with_host_side_batch_gather(backend):
@@ -153,13 +153,13 @@ def test_pytorch_script_with_host_side_batch_gather(backend):
     assert script != SCRIPT
     out = run_script(TORCHIC_IMPORTS, script=script)
     check_results(out)
-    assert out["long"] == "torchic.int32" and out["float"] == "torchic.float32"
+    assert out["long"] == "torchic.int64" and out["float"] == "torchic.float32"
 
 
 def test_int_tensor_row_gather(backend):
     X = torchic.tensor([[1, 2], [3, 4], [5, 6]])
     rows = X[torchic.tensor([2, 0])]
-    assert rows.dtype == torchic.int32
+    assert rows.dtype == torchic.int64
     assert rows.tolist() == [[5, 6], [1, 2]]
 
 
@@ -183,7 +183,7 @@ def test_common_tensor_spellings(backend):
     assert isinstance(x.sum().item(), float) and isinstance(x.tolist(), list)
     idx = torchic.randint(0, 27, (32,), generator=torchic.Generator().manual_seed(2))
     assert idx.dtype == torchic.long and idx.shape == (32,)
-    assert idx.float().dtype == torchic.float32 and idx.float().long().dtype == torchic.int32
+    assert idx.float().dtype == torchic.float32 and idx.float().long().dtype == torchic.int64
     w = torchic.randn(3, requires_grad=True)
     (w * w).sum().backward()
     assert w.grad is not None
