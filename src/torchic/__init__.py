@@ -22,7 +22,7 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, from_dlp
                        from_numpy, full, full_like, linspace, manual_seed, multinomial, ones,
                        ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
                        zeros, zeros_like, default_generator)
-from .creation import get_rng_state, initial_seed, seed, set_rng_state
+from .creation import eye, get_rng_state, initial_seed, seed, set_rng_state
 from .legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
                            FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .dispatcher import BackendUnavailableError, KernelError, init, shutdown
@@ -116,6 +116,7 @@ __all__ = [
     "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
     "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones",
     "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
+    "eye",
     "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",
     "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     "default_generator", "no_grad", "enable_grad", "inference_mode", "is_grad_enabled",

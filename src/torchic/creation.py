@@ -496,6 +496,16 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
                             if code in INT_CODES else values, code, requires_grad)
 
 
+def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
+        device: Any = None) -> Tensor:
+    """The n x m (m defaults to n) identity matrix: ones on the diagonal, in `dtype` (the
+    default float dtype unless given)."""
+    check_device(device, "eye(): ")
+    n, m = (_shape_args((n,) if m is None else (n, m)) * 2)[:2]
+    _check_host_size(n * m, f"eye({n}, {m})")
+    return from_numpy_array(np.eye(n, m), _dtype_code(dtype), requires_grad)
+
+
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Sample category indices from (rows of) non-negative weights."""

@@ -169,6 +169,8 @@ def test_creation_functions(backend, dtype):
         assert like(t).dtype is dtype and like(t).shape == (2, 3)
         assert like(torchic.zeros(2), dtype=dtype).dtype is dtype
     check(torchic.full_like(t, 1), dtype, np.ones((2, 3)))
+    check(torchic.eye(3, dtype=dtype), dtype, np.eye(3))
+    check(torchic.eye(2, 4, dtype=dtype), dtype, np.eye(2, 4))
     if dtype is not torchic.bool:
         check(torchic.arange(5, dtype=dtype), dtype, np.arange(5))
         check(torchic.arange(1, 7, 2, dtype=dtype), dtype, [1, 3, 5])
