@@ -110,19 +110,18 @@ def numel(t: Tensor) -> _builtins.int:
 # tests/unit/test_docs.py checks that it lists every public name)
 __all__ = [
     "Tensor", "DType", "Generator", "device", "BackendUnavailableError", "HeapFullError",
-    "KernelError", "float32", "int32", "float", "long", "int64", "int", "float64", "double",
-    "bool", "uint8", "int8", "int16", "short", "float16", "half", "bfloat16", "finfo", "iinfo",
-    "init", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "BoolTensor",
-    "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "shutdown", "get_backend", "backend_names", "memory", "sync", "dispose",
-    "keep", "track_tensors", "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones",
-    "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
-    "eye",
-    "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",
-    "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-    "default_generator", "no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
-    "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype", "get_num_threads",
-    "set_num_threads", "is_tensor", "numel", "save", "load", "cuda", "nn", "optim", "utils",
-    "compile", "CompileError",
+    "KernelError", "float32", "int32", "float", "long", "int64", "int", "float64", "double", "bool",
+    "uint8", "int8", "int16", "short", "float16", "half", "bfloat16", "finfo", "iinfo", "init",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "BoolTensor", "ByteTensor",
+    "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "shutdown", "get_backend",
+    "backend_names", "memory", "sync", "dispose", "keep", "track_tensors", "tensor", "as_tensor",
+    "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn", "rand_like",
+    "randn_like", "randint", "randperm", "multinomial", "manual_seed", "seed", "initial_seed",
+    "get_rng_state", "set_rng_state", "default_generator", "no_grad", "enable_grad",
+    "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype",
+    "set_default_dtype", "get_num_threads", "set_num_threads", "is_tensor", "numel", "save", "load",
+    "cuda", "nn", "optim", "utils", "compile", "CompileError",
 ]
 __all__ += _api.__all__     # the op functions
 
