@@ -142,14 +142,14 @@ pub unsafe extern "C" fn tk_write(
         if starts.len() != 1 || words[0] != OP_WRITE {
             return Err("tk_write takes exactly one write record".into());
         }
-        if src.is_null() || nbytes < 0 || nbytes % 4 != 0 {
+        if src.is_null() || nbytes < 0 {
             return Err(format!("bad write source ({nbytes} bytes)"));
         }
-        let count = (nbytes / 4) as usize;
-        let mut data = Vec::<u32>::with_capacity(count);
+        let count = nbytes as usize;
+        let mut data = Vec::<u8>::with_capacity(count);
         // SAFETY: Python passes the address and size of a contiguous array it holds
         // for the duration of this call; all elements are written before set_len
-        std::ptr::copy_nonoverlapping(src, data.as_mut_ptr() as *mut u8, nbytes as usize);
+        std::ptr::copy_nonoverlapping(src, data.as_mut_ptr(), nbytes as usize);
         data.set_len(count);
         Ok(data)
     })
@@ -163,7 +163,7 @@ unsafe fn queue(
     ctx: &Ctx,
     rec: *const u8,
     n: i64,
-    data: impl FnOnce(&[i64], &[usize]) -> Result<Vec<u32>, String>,
+    data: impl FnOnce(&[i64], &[usize]) -> Result<Vec<u8>, String>,
 ) -> i64 {
     let batch = (|| {
         if rec.is_null() || !(1..=MAX_PUSH_WORDS).contains(&n) {

@@ -1,7 +1,33 @@
-//! copy (with f32 <-> i32 casts), fill, and host writes: all to strided outs.
+//! copy (casting between any two dtype codes: elem.rs), fill (any code), and host
+//! writes: all to strided outs.
+
+use crate::elem::Elem;
+use crate::with_elem;
 
 use crate::runtime::{KResult, Pool, SendPtr};
 use crate::view::{chunk, contiguous_strides, split_count, Arr, DType, Nest};
+
+/// one run of a same-dtype copy: elements of `T`'s size, moved as bits
+#[inline(always)]
+unsafe fn move_run<T: Copy>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    let (s, d) = (src as *const T, dst as *mut T);
+    if ss == 1 && ds == 1 {
+        std::ptr::copy(s, d, n);
+    } else {
+        for i in 0..n as isize {
+            d.offset(i * ds)
+                .write_unaligned(s.offset(i * ss).read_unaligned());
+        }
+    }
+}
+
+/// one run of a casting copy (elem.rs: PyTorch's casts)
+#[inline(always)]
+unsafe fn cast_run<S: Elem, D: Elem>(n: usize, src: *const u8, ss: isize, dst: *mut u8, ds: isize) {
+    for i in 0..n as isize {
+        D::put(dst, i * ds, D::cast(S::get(src, i * ss)));
+    }
+}
 
 #[inline(always)]
 unsafe fn copy_run(
@@ -13,30 +39,19 @@ unsafe fn copy_run(
     ddt: DType,
     ds: isize,
 ) {
-    match (sdt, ddt) {
-        (DType::F32, DType::F32) | (DType::I32, DType::I32) => {
-            let (s, d) = (src as *const u32, dst as *mut u32);
-            if ss == 1 && ds == 1 {
-                std::ptr::copy(s, d, n);
-            } else {
-                for i in 0..n as isize {
-                    *d.offset(i * ds) = *s.offset(i * ss);
-                }
-            }
+    if sdt == ddt {
+        match sdt.size() {
+            8 => move_run::<u64>(n, src, ss, dst, ds),
+            4 => move_run::<u32>(n, src, ss, dst, ds),
+            2 => move_run::<u16>(n, src, ss, dst, ds),
+            _ => move_run::<u8>(n, src, ss, dst, ds),
         }
-        (DType::F32, DType::I32) => {
-            let (s, d) = (src as *const f32, dst as *mut i32);
-            for i in 0..n as isize {
-                // truncates toward zero (saturating; NaN -> 0)
-                *d.offset(i * ds) = *s.offset(i * ss) as i32;
-            }
-        }
-        (DType::I32, DType::F32) => {
-            let (s, d) = (src as *const i32, dst as *mut f32);
-            for i in 0..n as isize {
-                *d.offset(i * ds) = *s.offset(i * ss) as f32;
-            }
-        }
+    } else {
+        with_elem!(
+            sdt,
+            S,
+            with_elem!(ddt, D, cast_run::<S, D>(n, src, ss, dst, ds))
+        )
     }
 }
 
@@ -67,10 +82,10 @@ pub fn copy(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
             unsafe {
                 copy_run(
                     len,
-                    p.0 .1.offset(off[1] * 4),
+                    p.0 .1.offset(off[1] * adt.size() as isize),
                     adt,
                     s[1],
-                    p.0 .0.offset(off[0] * 4),
+                    p.0 .0.offset(off[0] * odt.size() as isize),
                     odt,
                     s[0],
                 );
@@ -87,23 +102,24 @@ pub fn write(pool: &Pool, out: &Arr, src: *const u8) -> KResult {
     copy(pool, out, &a)
 }
 
+/// out = value, cast to out's dtype as a float64 is (elem.rs)
 pub fn fill(out: &Arr, value: f64) -> KResult {
+    with_elem!(out.dtype, T, fill_t::<T>(out, T::from_f64(value)))
+}
+
+fn fill_t<T: Elem>(out: &Arr, v: T) -> KResult {
     let nest = Nest::<1>::new(out.shape(), [out.strides()]);
     let (_, s) = nest.inner();
-    let bits = match out.dtype {
-        DType::F32 => (value as f32).to_bits(),
-        DType::I32 => (value as i32) as u32,
-    };
     let mut runs = nest.runs(0, nest.total);
     while let Some((off, len)) = runs.next_run() {
         // SAFETY: the Nest's runs stay inside the validated out view
         unsafe {
-            let d = (out.ptr as *mut u32).offset(off[0]);
-            if s[0] == 1 {
-                std::slice::from_raw_parts_mut(d, len).fill(bits);
+            let d = (out.ptr as *mut T).offset(off[0]);
+            if s[0] == 1 && (d as usize).is_multiple_of(std::mem::align_of::<T>()) {
+                std::slice::from_raw_parts_mut(d, len).fill(v);
             } else {
                 for i in 0..len as isize {
-                    *d.offset(i * s[0]) = bits;
+                    d.offset(i * s[0]).write_unaligned(v);
                 }
             }
         }

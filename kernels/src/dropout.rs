@@ -158,8 +158,8 @@ impl Kernel for DropK<'_> {
 pub fn dropout(pool: &Pool, out: &Arr, x: &Arr, key: &Arr, threshold: u32, scale: f32) -> KResult {
     let nest = Nest::<2>::new(out.shape(), [out.strides(), x.strides()]);
     let n = nest.total;
-    // SAFETY: key is the validated key view and k is below its length
-    let word = |k: isize| unsafe { *key.i().offset(k * key.st[0]) } as u32;
+    // (an i32 or i64 view of two words: each read as its low 32 bits)
+    let word = |k: usize| key.index(k) as u32;
     let base = DropK {
         nest: &nest,
         out: out.f(),

@@ -21,7 +21,7 @@ use crate::cpuinfo;
 use crate::ops::Contract;
 use crate::record::Op;
 use crate::runtime::{KernelError, Pool};
-use crate::view::Arr;
+use crate::view::{Arr, DType};
 
 /// A run below this many bytes of views is left to the ops one by one: its data stays in
 /// the caches anyway, and slicing costs a kernel call per op and tile.
@@ -54,7 +54,11 @@ pub fn stage(contract: Contract) -> bool {
 /// strides) and whose out does not overlap itself
 fn elementwise(op: &Op) -> bool {
     let out = &op.v[0];
+    // (the tiles run the f32 / i32 kernels: other dtypes run op by op)
     stage(op.def.contract)
+        && views(op)
+            .iter()
+            .all(|v| matches!(v.dtype, DType::F32 | DType::I32))
         && out.nd >= 1
         && out.shape[0] >= 2
         && out

@@ -6,7 +6,7 @@
 
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::runtime::{KResult, Pool};
-use crate::view::{check_indices, chunk, split_count, Arr};
+use crate::view::{check_indices, chunk, idx_i32, split_count, Arr};
 
 #[derive(Clone, Copy)]
 struct RowsK {
@@ -107,9 +107,14 @@ impl Kernel for RowsK {
     }
 }
 
-/// out (R, D) = table[idx]   (table (V, D) any strides, idx (R,))
+/// out (R, D) = table[idx]   (table (V, D) any strides and dtype, idx (R,) i32 or i64)
 pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
     check_indices(idx, table.shape[0], "index")?;
+    if table.itemsize() != 4 {
+        return gather_bytes(out, table, idx);
+    }
+    let mut keep = Vec::new();
+    let idx = &idx_i32(idx, &mut keep);
     let (r, d) = (out.shape[0], out.shape[1]);
     let k = RowsK::new(table, out, idx, r, false);
     let n = split_count(r * d, pool.threads(), crate::elementwise::PAR_MIN).min(r.max(1));
@@ -121,9 +126,51 @@ pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
     Ok(())
 }
 
+/// gather_rows of a table whose elements are not 32-bit: rows copied as bytes
+fn gather_bytes(out: &Arr, table: &Arr, idx: &Arr) -> KResult {
+    let (r, d, item) = (out.shape[0], out.shape[1], table.itemsize());
+    let (rs, cs) = (table.st[0], table.st[1]);
+    for row in 0..r {
+        let i = idx.index(row) as isize;
+        // SAFETY: idx was range-checked, so table row i and out row `row` (contiguous, d
+        // elements of `item` bytes) lie inside their validated views
+        unsafe {
+            let dst = out.ptr.add(row * d * item);
+            let src = table.ptr.offset(i * rs * item as isize);
+            if cs == 1 {
+                std::ptr::copy_nonoverlapping(src, dst, d * item);
+            } else {
+                for j in 0..d {
+                    std::ptr::copy_nonoverlapping(
+                        src.offset(j as isize * cs * item as isize),
+                        dst.add(j * item),
+                        item,
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// out (V, D)[idx[r]] += src[r]   (rows can collide: one thread, in order)
 pub fn scatter_add_rows(out: &Arr, src: &Arr, idx: &Arr) -> KResult {
     check_indices(idx, out.shape[0], "index")?;
+    if out.dtype == crate::view::DType::F64 {
+        let (d, rs, cs) = (out.shape[1], src.st[0], src.st[1]);
+        for r in 0..src.shape[0] {
+            let i = idx.index(r) as usize;
+            for j in 0..d {
+                // SAFETY: idx was range-checked: out row i and src row r lie in their views
+                unsafe {
+                    *out.d().add(i * d + j) += *src.d().offset(r as isize * rs + j as isize * cs);
+                }
+            }
+        }
+        return Ok(());
+    }
+    let mut keep = Vec::new();
+    let idx = &idx_i32(idx, &mut keep);
     dispatch(RowsK::new(src, out, idx, src.shape[0], true));
     Ok(())
 }

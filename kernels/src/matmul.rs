@@ -720,7 +720,11 @@ pub fn add_bias(pool: &Pool, out: &Arr, bias: &Arr) -> KResult {
         return Ok(());
     }
     let (op, bp, bs) = (out.f() as usize, bias.f() as usize, bias.st[0]);
-    let ntasks = if rows * n >= 1 << 18 { pool.threads().min(rows) } else { 1 };
+    let ntasks = if rows * n >= 1 << 18 {
+        pool.threads().min(rows)
+    } else {
+        1
+    };
     pool.run(ntasks, &|t| {
         let (lo, hi) = crate::view::chunk(rows, ntasks, t, 1);
         // SAFETY: the record's views were checked: out holds rows * n contiguous floats,

@@ -5,12 +5,17 @@
 //! inserted anywhere. The contract kind says what `record` checks of the op's
 //! views (one check per kind) and how many inputs it takes.
 
+use crate::elem::{Bool, Elem};
 use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
-use crate::{adam, copy, dropout, elementwise as ew, gather, matmul, norm, reduce, softmax};
+use crate::{
+    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, reduce, softmax,
+    typed,
+};
 use reduce::Red;
 use softmax::Kind;
+use std::cmp::Ordering::{Equal, Greater, Less};
 
 /// The shapes / dtypes / strides an op's views must have (ops.py's contract),
 /// checked by `record::check_contract`, one arm per kind.
@@ -91,23 +96,182 @@ fn binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O) -> KResult {
     ew::map(pool, f, [&op.v[0], &op.v[1], &op.v[2]])
 }
 
-/// f32 operands through the SIMD kernel `f`, i32 ones through `i` (wrapping).
-fn int_binary<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> i32) -> KResult {
+/// a float op: f32 through the SIMD kernel `f`, f64 through `d` (typed.rs)
+fn unary_f<O: ew::EwOp<1>>(pool: &Pool, op: &Op, f: O, d: impl Fn(f64) -> f64 + Sync) -> KResult {
+    let [o, a, ..] = &op.v;
+    if a.dtype == DType::F64 {
+        typed::map1::<f64, f64>(pool, o, a, d)
+    } else {
+        unary(pool, op, f)
+    }
+}
+
+/// a float op of two operands: f32 through the SIMD kernel `f`, f64 through `d`
+fn binary_f<O: ew::EwOp<2>>(
+    pool: &Pool,
+    op: &Op,
+    f: O,
+    d: impl Fn(f64, f64) -> f64 + Sync,
+) -> KResult {
     let [o, a, b, ..] = &op.v;
-    if a.dtype == DType::I32 {
-        ew::binary_i32(i, o, a, b)
+    if a.dtype == DType::F64 {
+        typed::map2::<f64, f64, f64>(pool, o, a, b, d)
     } else {
         binary(pool, op, f)
     }
 }
 
-/// f32 operands through the SIMD kernel `f`, i32 ones through `i`.
-fn compare<O: ew::EwOp<2>>(pool: &Pool, op: &Op, f: O, i: fn(i32, i32) -> bool) -> KResult {
+/// arithmetic: f32 through the SIMD kernel `f`, f64 through `d`, i32 / i64 through `i`
+/// (wrapping)
+fn int_binary<O: ew::EwOp<2>>(
+    pool: &Pool,
+    op: &Op,
+    f: O,
+    d: impl Fn(f64, f64) -> f64 + Sync,
+    i: fn(i32, i32) -> i32,
+    l: fn(i64, i64) -> i64,
+) -> KResult {
     let [o, a, b, ..] = &op.v;
-    if a.dtype == DType::I32 {
-        ew::compare_i32(i, o, a, b)
+    match a.dtype {
+        DType::I32 => typed::map2::<i32, i32, i32>(pool, o, a, b, i),
+        DType::I64 => typed::map2::<i64, i64, i64>(pool, o, a, b, l),
+        _ => binary_f(pool, op, f, d),
+    }
+}
+
+/// NaN-propagating maximum / minimum (torch.maximum)
+fn fmax(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
     } else {
-        binary(pool, op, f)
+        x.max(y)
+    }
+}
+fn fmin(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.min(y)
+    }
+}
+
+/// the order of two elements by value (None: a NaN)
+#[inline(always)]
+fn order<T: Elem>(x: T, y: T) -> Option<std::cmp::Ordering> {
+    if T::FLOAT {
+        x.to_f64().partial_cmp(&y.to_f64())
+    } else {
+        Some(x.to_i64().cmp(&y.to_i64()))
+    }
+}
+
+/// a comparison: f32 operands into an f32 out through the SIMD kernel `f`; any other
+/// (operand dtype, f32 or b8 out) through typed.rs, `c` deciding from the order
+fn compare<O: ew::EwOp<2>>(
+    pool: &Pool,
+    op: &Op,
+    f: O,
+    c: fn(Option<std::cmp::Ordering>) -> bool,
+) -> KResult {
+    let [o, a, b, ..] = &op.v;
+    if a.dtype == DType::F32 && o.dtype == DType::F32 {
+        return binary(pool, op, f);
+    }
+    crate::with_elem!(a.dtype, T, {
+        if o.dtype == DType::B8 {
+            typed::map2::<T, T, Bool>(pool, o, a, b, move |x, y| Bool(c(order(x, y)) as u8))
+        } else {
+            typed::map2::<T, T, f32>(pool, o, a, b, move |x, y| c(order(x, y)) as u8 as f32)
+        }
+    })
+}
+
+/// where(cond, a, b): all f32 through the SIMD kernel; else any value dtype, any cond
+fn select(pool: &Pool, op: &Op) -> KResult {
+    let [o, cond, a, b, _] = &op.v;
+    if [cond, a, b].iter().all(|v| v.dtype == DType::F32) {
+        return ew::map(pool, ew::Where, [o, cond, a, b]);
+    }
+    crate::with_elem!(o.dtype, T, {
+        if cond.dtype == DType::B8 {
+            typed::map3::<Bool, T, T, T>(
+                pool,
+                o,
+                cond,
+                a,
+                b,
+                |c, x, y| if c.0 != 0 { x } else { y },
+            )
+        } else {
+            crate::with_elem!(cond.dtype, C, {
+                typed::map3::<C, T, T, T>(pool, o, cond, a, b, |c, x, y| {
+                    if Bool::cast(c).0 != 0 {
+                        x
+                    } else {
+                        y
+                    }
+                })
+            })
+        }
+    })
+}
+
+#[derive(Clone, Copy)]
+struct Fold(Red);
+impl typed::Fold<f64> for Fold {
+    fn identity(self) -> f64 {
+        match self.0 {
+            Red::Sum => 0.0,
+            Red::Max => f64::NEG_INFINITY,
+            Red::Min => f64::INFINITY,
+        }
+    }
+    #[inline(always)]
+    fn fold(self, acc: f64, x: f64) -> f64 {
+        match self.0 {
+            Red::Sum => acc + x,
+            Red::Max => fmax(acc, x),
+            Red::Min => fmin(acc, x),
+        }
+    }
+}
+impl typed::Fold<i64> for Fold {
+    fn identity(self) -> i64 {
+        match self.0 {
+            Red::Sum => 0,
+            Red::Max => i64::MIN,
+            Red::Min => i64::MAX,
+        }
+    }
+    #[inline(always)]
+    fn fold(self, acc: i64, x: i64) -> i64 {
+        match self.0 {
+            Red::Sum => acc.wrapping_add(x),
+            Red::Max => acc.max(x),
+            Red::Min => acc.min(x),
+        }
+    }
+}
+
+/// sum / max / min: f32 and i32 through reduce.rs, f64 and i64 through typed.rs
+fn reduction(pool: &Pool, op: &Op, red: Red) -> KResult {
+    let [o, a, ..] = &op.v;
+    match a.dtype {
+        DType::F64 => typed::reduce::<f64, _>(pool, Fold(red), o, a, op.naxes),
+        DType::I64 => typed::reduce::<i64, _>(pool, Fold(red), o, a, op.naxes),
+        _ => reduce::reduce(pool, red, o, a, op.naxes),
+    }
+}
+
+/// argmax: f32 into i32 through reduce.rs; f32 / f64 / i32 / i64 into i32 / i64 here
+fn argmax(pool: &Pool, op: &Op) -> KResult {
+    let [o, a, ..] = &op.v;
+    match a.dtype {
+        DType::F32 if o.dtype == DType::I32 => reduce::argmax(pool, o, a),
+        DType::F32 => typed::argmax::<f32>(pool, o, a),
+        DType::F64 => typed::argmax::<f64>(pool, o, a),
+        DType::I32 => typed::argmax::<i32>(pool, o, a),
+        _ => typed::argmax::<i64>(pool, o, a),
     }
 }
 
@@ -128,69 +292,91 @@ use Contract as C;
 /// One row per op of ops.py (the set of names must be ops.ALL_OPS: checked at
 /// load on the Python side).
 pub static OPS: &[OpDef] = &[
-    row("neg", C::Unary, |p, op| unary(p, op, ew::Neg)),
-    row("exp", C::Unary, |p, op| unary(p, op, ew::Exp)),
-    row("log", C::Unary, |p, op| unary(p, op, ew::Log)),
-    row("relu", C::Unary, |p, op| unary(p, op, ew::Relu)),
-    row("tanh", C::Unary, |p, op| unary(p, op, ew::Tanh)),
-    row("sin", C::Unary, |p, op| unary(p, op, ew::Sin)),
-    row("cos", C::Unary, |p, op| unary(p, op, ew::Cos)),
-    row("sigmoid", C::Unary, |p, op| unary(p, op, ew::Sigmoid)),
-    row("sqrt", C::Unary, |p, op| unary(p, op, ew::Sqrt)),
-    row("abs", C::Unary, |p, op| unary(p, op, ew::Abs)),
+    row("neg", C::Unary, |p, op| unary_f(p, op, ew::Neg, |x| -x)),
+    row("exp", C::Unary, |p, op| unary_f(p, op, ew::Exp, f64::exp)),
+    row("log", C::Unary, |p, op| unary_f(p, op, ew::Log, f64::ln)),
+    row("relu", C::Unary, |p, op| {
+        unary_f(p, op, ew::Relu, |x| if x < 0.0 { 0.0 } else { x })
+    }),
+    row("tanh", C::Unary, |p, op| {
+        unary_f(p, op, ew::Tanh, f64::tanh)
+    }),
+    row("sin", C::Unary, |p, op| unary_f(p, op, ew::Sin, f64::sin)),
+    row("cos", C::Unary, |p, op| unary_f(p, op, ew::Cos, f64::cos)),
+    row("sigmoid", C::Unary, |p, op| {
+        unary_f(p, op, ew::Sigmoid, math64::sigmoid)
+    }),
+    row("sqrt", C::Unary, |p, op| {
+        unary_f(p, op, ew::Sqrt, f64::sqrt)
+    }),
+    row("abs", C::Unary, |p, op| unary_f(p, op, ew::Abs, f64::abs)),
     row("add", C::IntBinary, |p, op| {
-        int_binary(p, op, ew::Add, i32::wrapping_add)
+        int_binary(
+            p,
+            op,
+            ew::Add,
+            |x, y| x + y,
+            i32::wrapping_add,
+            i64::wrapping_add,
+        )
     }),
     row("sub", C::IntBinary, |p, op| {
-        int_binary(p, op, ew::Sub, i32::wrapping_sub)
+        int_binary(
+            p,
+            op,
+            ew::Sub,
+            |x, y| x - y,
+            i32::wrapping_sub,
+            i64::wrapping_sub,
+        )
     }),
     row("mul", C::IntBinary, |p, op| {
-        int_binary(p, op, ew::Mul, i32::wrapping_mul)
+        int_binary(
+            p,
+            op,
+            ew::Mul,
+            |x, y| x * y,
+            i32::wrapping_mul,
+            i64::wrapping_mul,
+        )
     }),
-    row("div", C::Binary, |p, op| binary(p, op, ew::Div)),
-    row("pow", C::Binary, |p, op| binary(p, op, ew::Pow)),
+    row("div", C::Binary, |p, op| {
+        binary_f(p, op, ew::Div, |x, y| x / y)
+    }),
+    row("pow", C::Binary, |p, op| {
+        binary_f(p, op, ew::Pow, f64::powf)
+    }),
     row("maximum", C::IntBinary, |p, op| {
-        int_binary(p, op, ew::Maximum, i32::max)
+        int_binary(p, op, ew::Maximum, fmax, i32::max, i64::max)
     }),
     row("minimum", C::IntBinary, |p, op| {
-        int_binary(p, op, ew::Minimum, i32::min)
+        int_binary(p, op, ew::Minimum, fmin, i32::min, i64::min)
     }),
     row("eq", C::Compare, |p, op| {
-        compare(p, op, ew::Eq, |x, y| x == y)
+        compare(p, op, ew::Eq, |o| o == Some(Equal))
     }),
     row("ne", C::Compare, |p, op| {
-        compare(p, op, ew::Ne, |x, y| x != y)
+        compare(p, op, ew::Ne, |o| o != Some(Equal))
     }),
     row("lt", C::Compare, |p, op| {
-        compare(p, op, ew::Lt, |x, y| x < y)
+        compare(p, op, ew::Lt, |o| o == Some(Less))
     }),
     row("le", C::Compare, |p, op| {
-        compare(p, op, ew::Le, |x, y| x <= y)
+        compare(p, op, ew::Le, |o| matches!(o, Some(Less | Equal)))
     }),
     row("gt", C::Compare, |p, op| {
-        compare(p, op, ew::Gt, |x, y| x > y)
+        compare(p, op, ew::Gt, |o| o == Some(Greater))
     }),
     row("ge", C::Compare, |p, op| {
-        compare(p, op, ew::Ge, |x, y| x >= y)
+        compare(p, op, ew::Ge, |o| matches!(o, Some(Greater | Equal)))
     }),
-    row("sum", C::Reduce, |p, op| {
-        reduce::reduce(p, Red::Sum, &op.v[0], &op.v[1], op.naxes)
-    }),
-    row("max", C::Reduce, |p, op| {
-        reduce::reduce(p, Red::Max, &op.v[0], &op.v[1], op.naxes)
-    }),
-    row("min", C::Reduce, |p, op| {
-        reduce::reduce(p, Red::Min, &op.v[0], &op.v[1], op.naxes)
-    }),
+    row("sum", C::Reduce, |p, op| reduction(p, op, Red::Sum)),
+    row("max", C::Reduce, |p, op| reduction(p, op, Red::Max)),
+    row("min", C::Reduce, |p, op| reduction(p, op, Red::Min)),
     row("fill", C::Fill, |_, op| copy::fill(&op.v[0], op.value)),
     row("copy", C::Copy, |p, op| copy::copy(p, &op.v[0], &op.v[1])),
-    row("where", C::Where, |p, op| {
-        let [o, cond, a, b, _] = &op.v;
-        ew::map(p, ew::Where, [o, cond, a, b])
-    }),
-    row("argmax", C::Argmax, |p, op| {
-        reduce::argmax(p, &op.v[0], &op.v[1])
-    }),
+    row("where", C::Where, select),
+    row("argmax", C::Argmax, argmax),
     row("softmax", C::Rowwise, |p, op| rows(p, op, Kind::Softmax)),
     row("log_softmax", C::Rowwise, |p, op| {
         rows(p, op, Kind::LogSoftmax)
@@ -202,10 +388,19 @@ pub static OPS: &[OpDef] = &[
         rows(p, op, Kind::CrossEntropyGrad)
     }),
     row("matmul", C::Matmul, |p, op| {
-        matmul::matmul(p, &op.v[0], &op.v[1], &op.v[2])
+        let [o, a, b, ..] = &op.v;
+        if o.dtype == DType::F64 {
+            dgemm::matmul(p, o, a, b)
+        } else {
+            matmul::matmul(p, o, a, b)
+        }
     }),
     row("matmul_bias", C::MatmulBias, |p, op| {
         let [o, a, b, bias, _] = &op.v;
+        if o.dtype == DType::F64 {
+            dgemm::matmul(p, o, a, b)?;
+            return dgemm::add_bias(o, bias);
+        }
         matmul::matmul(p, o, a, b)?;
         matmul::add_bias(p, o, bias)
     }),
@@ -215,13 +410,17 @@ pub static OPS: &[OpDef] = &[
     row("scatter_add_rows", C::ScatterAdd, |_, op| {
         gather::scatter_add_rows(&op.v[0], &op.v[1], &op.v[2])
     }),
-    row("gelu", C::Unary, |p, op| unary(p, op, norm::Gelu)),
-    row("gelu_tanh", C::Unary, |p, op| unary(p, op, norm::GeluTanh)),
+    row("gelu", C::Unary, |p, op| {
+        unary_f(p, op, norm::Gelu, math64::gelu)
+    }),
+    row("gelu_tanh", C::Unary, |p, op| {
+        unary_f(p, op, norm::GeluTanh, math64::gelu_tanh)
+    }),
     row("gelu_grad", C::Binary, |p, op| {
-        binary(p, op, norm::GeluGrad)
+        binary_f(p, op, norm::GeluGrad, math64::gelu_grad)
     }),
     row("gelu_tanh_grad", C::Binary, |p, op| {
-        binary(p, op, norm::GeluTanhGrad)
+        binary_f(p, op, norm::GeluTanhGrad, math64::gelu_tanh_grad)
     }),
     row("layer_norm", C::LayerNorm, |p, op| {
         let [o, x, w, b, _] = &op.v;
@@ -251,7 +450,7 @@ pub static OPS: &[OpDef] = &[
 pub const OP_WRITE: i64 = 100;
 
 pub static WRITE: OpDef = row("write", C::Write, |p, op| {
-    copy::write(p, &op.v[0], op.src.as_ptr() as *const u8)
+    copy::write(p, &op.v[0], op.src.as_ptr())
 });
 
 /// The row of op code `code` (an index in OPS, or OP_WRITE).

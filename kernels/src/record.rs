@@ -42,7 +42,7 @@ pub struct Op<'a> {
     /// dropout: an element is kept where its random word >> 8 is >= threshold
     pub threshold: u32,
     /// a host write's data (copied into the batch at `tk_write`)
-    pub src: &'a [u32],
+    pub src: &'a [u8],
 }
 
 pub type Arenas = Arc<Mutex<Vec<(usize, usize)>>>;
@@ -54,7 +54,7 @@ pub struct Batch {
     pub words: Vec<i64>,
     /// where each record starts in `words` (the framing was checked at push)
     pub starts: Vec<usize>,
-    pub data: Vec<u32>,
+    pub data: Vec<u8>,
     pub arenas: Arenas,
     /// a prepared program to run instead of the records (`words` is empty then)
     pub program: Option<Arc<Program>>,
@@ -130,6 +130,7 @@ pub fn prepare(
         let mut pos = HEADER;
         for k in 0..rec[1] as usize {
             let (arena, boff, offset, nd) = (rec[pos], rec[pos + 1], rec[pos + 3], rec[pos + 5]);
+            let item = ops[i].v[k].dtype.size();
             let nd = nd as usize;
             if let Some(slot) = slots.iter().position(|&s| s == (arena, boff)) {
                 let dims = &rec[pos + 6..pos + 6 + 2 * nd];
@@ -143,8 +144,8 @@ pub fn prepare(
                     }
                 }
                 if !empty {
-                    patches.push((i, k, slot, offset as usize * 4));
-                    reach[slot] = reach[slot].max((hi as usize + 1) * 4);
+                    patches.push((i, k, slot, offset as usize * item));
+                    reach[slot] = reach[slot].max((hi as usize + 1) * item);
                 }
             }
             pos += 6 + 2 * nd;
@@ -330,7 +331,7 @@ pub fn frame_records(words: &[i64]) -> Result<Vec<usize>, String> {
 pub fn decode<'a>(
     rec: &[i64],
     arenas: &[(usize, usize)],
-    data: &'a [u32],
+    data: &'a [u8],
 ) -> Result<Op<'a>, String> {
     if rec.len() < HEADER {
         return Err("op record too short".into());
@@ -402,11 +403,15 @@ fn decode_view(
             "block [{boff}, +{bsize}) is outside arena {arena} of {alen} bytes"
         ));
     }
-    let dtype = match dtype {
-        0 => DType::F32,
-        1 => DType::I32,
-        _ => return Err(format!("unknown dtype code {dtype}")),
-    };
+    let dtype = DType::from_code(dtype).ok_or_else(|| format!("unknown dtype code {dtype}"))?;
+    let item = dtype.size() as i128;
+    // (the allocator aligns every block: a misaligned one is a corrupt record)
+    if (aaddr as i128 + boff as i128) % item != 0 {
+        return Err(format!(
+            "block at byte {boff} is not aligned for {} ({item} bytes)",
+            dtype.name()
+        ));
+    }
     let mut numel: i128 = 1;
     let (mut lo, mut hi) = (offset as i128, offset as i128);
     for (&n, &s) in shape.iter().zip(strides) {
@@ -423,17 +428,17 @@ fn decode_view(
             }
         }
     }
-    if numel > 0 && (lo < 0 || (hi + 1) * 4 > bsize as i128) {
+    if numel > 0 && (lo < 0 || (hi + 1) * item > bsize as i128) {
         return Err(format!(
             "view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches elements [{lo}, {hi}] \
              outside its block of {bsize} bytes"));
     }
-    if numel > (isize::MAX as i128) / 4 {
+    if numel > (isize::MAX as i128) / 8 {
         return Err("view too large".into());
     }
     let ptr = (aaddr as *mut u8)
         .wrapping_add(boff as usize)
-        .wrapping_offset((offset as isize).wrapping_mul(4));
+        .wrapping_offset((offset as isize).wrapping_mul(item as isize));
     arr.ptr = ptr;
     arr.dtype = dtype;
     arr.nd = nd;
@@ -444,19 +449,49 @@ fn decode_view(
     Ok(pos + 6 + 2 * nd)
 }
 
-// the checks every contract kind is built from
-const F: u8 = 1; // f32 allowed
-const I: u8 = 2; // i32 allowed
+// the checks every contract kind is built from: sets of allowed dtypes (DType::bit)
+const F: u16 = DType::F32.bit(); // f32
+const I: u16 = DType::I32.bit(); // i32
+const D: u16 = DType::F64.bit(); // f64
+const L: u16 = DType::I64.bit(); // i64
+const B: u16 = DType::B8.bit(); // bool
+/// the floating dtypes kernels compute in (docs/DTYPES.md: halves are computed in f32
+/// by the frontend)
+const FLOAT: u16 = F | D;
+/// integer arithmetic computes in i32 and i64 (narrow ints are cast to i64 first)
+const INT: u16 = I | L;
+/// every numeric dtype a kernel computes in
+const NUM: u16 = FLOAT | INT;
+/// every dtype code (copy, fill, where's values, gather's table)
+const ANY: u16 = (1 << DType::ALL.len()) - 1;
 
-fn dt(x: &Arr, allowed: u8, what: &str) -> Result<(), String> {
-    let ok = match x.dtype {
-        DType::F32 => allowed & F != 0,
-        DType::I32 => allowed & I != 0,
-    };
-    if ok {
+fn dt(x: &Arr, allowed: u16, what: &str) -> Result<(), String> {
+    if allowed & x.dtype.bit() != 0 {
         Ok(())
     } else {
-        Err(format!("{what} has dtype {:?}", x.dtype))
+        let names: Vec<&str> = DType::ALL
+            .iter()
+            .filter(|d| allowed & d.bit() != 0)
+            .map(|d| d.name())
+            .collect();
+        Err(format!(
+            "{what} has dtype {}, the op takes {}",
+            x.dtype.name(),
+            names.join(" | ")
+        ))
+    }
+}
+
+/// `y` has `x`'s dtype
+fn same_dt(x: &Arr, y: &Arr, what: &str) -> Result<(), String> {
+    if x.dtype == y.dtype {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} has dtype {}, want {}",
+            y.dtype.name(),
+            x.dtype.name()
+        ))
     }
 }
 
@@ -493,23 +528,23 @@ fn nd(x: &Arr, n: usize, what: &str) -> Result<(), String> {
 }
 
 /// ops.py's contract for the op's kind: one arm per `Contract`.
-fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(), String> {
+fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<(), String> {
     let [o, a, b, c, _] = &op.v;
     let kind = op.def.contract;
     match kind {
-        Contract::Fill => dt(o, F | I, "out")?,
+        Contract::Fill => dt(o, ANY, "out")?,
         Contract::Copy => same(o, a, "input")?,
         Contract::Unary | Contract::Binary => {
-            dt(o, F, "out")?;
-            dt(a, F, "a")?;
+            dt(o, FLOAT, "out")?;
+            same_dt(o, a, "a")?;
             same(o, a, "a")?;
             if kind == Contract::Binary {
-                dt(b, F, "b")?;
+                same_dt(o, b, "b")?;
                 same(o, b, "b")?;
             }
         }
         Contract::IntBinary => {
-            dt(o, F | I, "out")?;
+            dt(o, NUM, "out")?;
             for (x, w) in [(a, "a"), (b, "b")] {
                 if x.dtype != o.dtype {
                     return Err(format!("{w} has dtype {:?}, out {:?}", x.dtype, o.dtype));
@@ -518,7 +553,8 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             }
         }
         Contract::Compare => {
-            dt(o, F, "out")?;
+            // (b8 out; f32 0/1 as before the dtype rows)
+            dt(o, B | F, "out")?;
             if a.dtype != b.dtype {
                 return Err("operands have different dtypes".into());
             }
@@ -526,13 +562,16 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             same(o, b, "b")?;
         }
         Contract::Where => {
+            // cond any dtype (b8; f32 0/1 as before), a and b out's dtype
             for (x, w) in [(o, "out"), (a, "cond"), (b, "a"), (c, "b")] {
-                dt(x, F, w)?;
+                if w != "cond" {
+                    same_dt(o, x, w)?;
+                }
                 same(o, x, w)?;
             }
         }
         Contract::Reduce => {
-            dt(o, F | I, "out")?;
+            dt(o, NUM, "out")?;
             if a.dtype != o.dtype {
                 return Err(format!("a has dtype {:?}, out {:?}", a.dtype, o.dtype));
             }
@@ -551,8 +590,8 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             }
         }
         Contract::Argmax => {
-            dt(o, I, "out")?;
-            dt(a, F, "a")?;
+            dt(o, I | L, "out")?;
+            dt(a, NUM, "a")?;
             contig(o)?;
             if a.nd == 0 || a.shape[a.nd - 1] == 0 {
                 return Err(format!(
@@ -582,7 +621,7 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
         Contract::CrossEntropy | Contract::CrossEntropyGrad => {
             dt(o, F, "out")?;
             dt(a, F, "logits")?;
-            dt(b, I, "target")?;
+            dt(b, INT, "target")?;
             nd(a, 2, "logits")?;
             nd(b, 1, "target")?;
             contig(o)?;
@@ -627,14 +666,15 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             // (B, M, K) @ (B, K, N), or with two batch dims (B1, B2, ...)
             let rank = if o.nd == 4 { 4 } else { 3 };
             if kind == Contract::MatmulBias {
-                dt(c, F, "bias")?;
+                same_dt(o, c, "bias")?;
                 nd(c, 1, "bias")?;
                 if c.shape() != &o.shape()[rank - 1..] {
                     return Err(format!("bias {:?} for out {:?}", c.shape(), o.shape()));
                 }
             }
+            dt(o, FLOAT, "out")?;
             for (x, w) in [(o, "out"), (a, "a"), (b, "b")] {
-                dt(x, F, w)?;
+                same_dt(o, x, w)?;
                 nd(x, rank, w)?;
             }
             contig(o)?;
@@ -652,16 +692,14 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
             // gather: out (R, D), table (V, D), idx (R,);  scatter: out (V, D), src (R, D), idx (R,)
             let gather = kind == Contract::Gather;
             if gather {
-                // a pure copy of 32-bit words: the table may be f32 or i32
-                dt(a, F | I, "table")?;
-                if o.dtype != a.dtype {
-                    return Err("out dtype differs from the table's".into());
-                }
+                // a pure copy of rows: the table may have any dtype
+                dt(a, ANY, "table")?;
+                same_dt(o, a, "table")?;
             } else {
-                dt(o, F, "out")?;
-                dt(a, F, "src")?;
+                dt(o, FLOAT, "out")?;
+                same_dt(o, a, "src")?;
             }
-            dt(b, I, "idx")?;
+            dt(b, INT, "idx")?;
             nd(o, 2, "out")?;
             nd(a, 2, "table/src")?;
             nd(b, 1, "idx")?;
@@ -721,7 +759,7 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
         Contract::Dropout => {
             dt(o, F, "out")?;
             dt(a, F, "x")?;
-            dt(b, I, "key")?;
+            dt(b, INT, "key")?;
             same(o, a, "x")?;
             contig(o)?;
             if b.shape() != [2] {
@@ -740,11 +778,12 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u32]) -> Result<(
         }
         Contract::AdamUpdate => crate::adam::check_views(&op.v)?,
         Contract::Write => {
-            if data.len() as i128 != o.numel() as i128 {
+            if data.len() as i128 != o.numel() as i128 * o.itemsize() as i128 {
                 return Err(format!(
-                    "source of {} bytes for a view of {} elements",
-                    data.len() * 4,
-                    o.numel()
+                    "source of {} bytes for a view of {} {} elements",
+                    data.len(),
+                    o.numel(),
+                    o.dtype.name()
                 ));
             }
             op.src = data;
@@ -790,7 +829,10 @@ mod tests {
             Box::new(|r| r[6] = 1),       // no such arena
             Box::new(|r| r[6 + 3] = -1),  // negative offset
             Box::new(|r| r[6 + 8] = -4),  // negative stride reaching before the block
-            Box::new(|r| r[6 + 4] = 7),   // bad dtype
+            Box::new(|r| r[6 + 4] = 10),  // bad dtype
+            Box::new(|r| r[6 + 4] = -1),  // bad dtype
+            Box::new(|r| r[6 + 4] = 3),   // i64 out, f32 inputs
+            Box::new(|r| r[6 + 1] = 2),   // a block misaligned for f32
             Box::new(|r| r[0] = 99),      // bad op
             Box::new(|r| r[1] = 2),       // wrong input count
             Box::new(|r| r[6 + 6] = 5),   // out shape differs from inputs

@@ -287,11 +287,9 @@ unsafe impl Sync for RowsK {}
 
 /// Every target in [0, c) or equal to `ignore`, else an error naming the first bad one.
 fn check_targets(t: &Arr, c: usize, ignore: Option<i64>) -> KResult {
-    let (n, s) = (t.shape[0], t.st[0]);
-    for r in 0..n {
-        // SAFETY: r < shape[0] of the validated targets view
-        let v = unsafe { *t.i().offset(r as isize * s) };
-        if (v < 0 || v as usize >= c) && Some(v as i64) != ignore {
+    for r in 0..t.shape[0] {
+        let v = t.index(r);
+        if (v < 0 || v as usize >= c) && Some(v) != ignore {
             return Err(KernelError::index(format!(
                 "target class {v} is out of range [0, {c})"
             )));
@@ -313,6 +311,9 @@ pub fn rows(
     if let Some(t) = t {
         check_targets(t, c, ignore)?;
     }
+    let mut keep = Vec::new();
+    let t32 = t.map(|t| crate::view::idx_i32(t, &mut keep));
+    let t = t32.as_ref();
     if r == 0 || (c == 0 && kind != Kind::CrossEntropy) {
         return Ok(());
     }

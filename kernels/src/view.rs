@@ -11,13 +11,12 @@ use crate::runtime::{KResult, KernelError};
 
 pub const MAXD: usize = 16;
 
-/// Every element of the 1-D i32 view `idx` in [0, bound), else an IndexError
+/// Every element of the 1-D i32 / i64 view `idx` in [0, bound), else an IndexError
 /// naming `what` (checked before an op writes anything).
 pub fn check_indices(idx: &Arr, bound: usize, what: &str) -> KResult {
-    let (n, s) = (idx.shape[0], idx.st[0]);
+    let n = idx.shape[0];
     for r in 0..n {
-        // SAFETY: r < shape[0] of the validated index view
-        let v = unsafe { *idx.i().offset(r as isize * s) };
+        let v = idx.index(r);
         if v < 0 || v as usize >= bound {
             return Err(KernelError::index(format!(
                 "{what} {v} is out of range [0, {bound})"
@@ -27,10 +26,83 @@ pub fn check_indices(idx: &Arr, bound: usize, what: &str) -> KResult {
     Ok(())
 }
 
+/// The dtype codes of docs/DTYPES.md; the discriminant is the record's dtype word
+/// (simd/__init__.py `_DTYPE_CODES`).
+/// An i32 copy of an index view (i64 indices for the kernels that read i32: values outside
+/// int32 become i32::MIN, which no bound admits), and a contiguous view of it; an i32
+/// view is returned as it is. Call after the range check on the original values.
+pub fn idx_i32(idx: &Arr, keep: &mut Vec<i32>) -> Arr {
+    if idx.dtype == DType::I32 {
+        return *idx;
+    }
+    keep.clear();
+    keep.extend((0..idx.shape[0]).map(|r| i32::try_from(idx.index(r)).unwrap_or(i32::MIN)));
+    let n = keep.len();
+    Arr::i32s(keep, &[n])
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum DType {
     F32 = 0,
     I32 = 1,
+    F64 = 2,
+    I64 = 3,
+    B8 = 4,
+    U8 = 5,
+    I8 = 6,
+    I16 = 7,
+    F16 = 8,
+    BF16 = 9,
+}
+
+impl DType {
+    pub const ALL: [DType; 10] = [
+        DType::F32,
+        DType::I32,
+        DType::F64,
+        DType::I64,
+        DType::B8,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::F16,
+        DType::BF16,
+    ];
+    /// the dtype of a record's dtype word
+    pub fn from_code(code: i64) -> Option<DType> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|c| DType::ALL.get(c).copied())
+    }
+    /// bytes per element
+    #[inline]
+    pub const fn size(self) -> usize {
+        match self {
+            DType::F64 | DType::I64 => 8,
+            DType::F32 | DType::I32 => 4,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::B8 | DType::U8 | DType::I8 => 1,
+        }
+    }
+    /// the bit of this dtype in a set of allowed dtypes (record.rs)
+    #[inline]
+    pub const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::I32 => "i32",
+            DType::F64 => "f64",
+            DType::I64 => "i64",
+            DType::B8 => "b8",
+            DType::U8 => "u8",
+            DType::I8 => "i8",
+            DType::I16 => "i16",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -98,6 +170,27 @@ impl Arr {
     #[inline]
     pub fn i(&self) -> *mut i32 {
         self.ptr as *mut i32
+    }
+    /// element `r` of a 1-D i32 or i64 index view (record.rs admits no other dtype)
+    #[inline(always)]
+    pub fn index(&self, r: usize) -> i64 {
+        let off = r as isize * self.st[0];
+        // SAFETY: r < shape[0] of the validated 1-D view, read at its own dtype's size
+        unsafe {
+            if self.dtype == DType::I64 {
+                (self.ptr as *const i64).offset(off).read_unaligned()
+            } else {
+                (self.ptr as *const i32).offset(off).read_unaligned() as i64
+            }
+        }
+    }
+    #[inline]
+    pub fn d(&self) -> *mut f64 {
+        self.ptr as *mut f64
+    }
+    #[inline]
+    pub fn itemsize(&self) -> usize {
+        self.dtype.size()
     }
     /// row-major contiguous (size-1 dims may have any stride)
     pub fn is_contiguous(&self) -> bool {

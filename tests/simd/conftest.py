@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from torchic import dispatcher
-from torchic.dispatcher import View
+from torchic.dispatcher import DTYPES, ITEMSIZE, View
 
 REQUIRE_ALL = os.environ.get("TORCHIC_REQUIRE_ALL_BACKENDS") == "1"
 
@@ -39,7 +39,7 @@ class Harness:
 
     def empty(self, shape, dtype="f32"):
         n = int(np.prod(shape)) if len(shape) else 1
-        blk = self.rt.alloc(max(n, 1) * 4)
+        blk = self.rt.alloc(max(n, 1) * max(ITEMSIZE[dtype], 4))
         strides = tuple(int(s) for s in np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1])
         return View(blk, 0, tuple(shape), strides, dtype)
 
@@ -47,7 +47,7 @@ class Harness:
         """A view holding x (values), laid out as: contiguous | transposed | strided | offset."""
         x = np.asarray(x)
         dt = dtype or ("i32" if x.dtype.kind in "iu" else "f32")
-        x = x.astype(np.int32 if dt == "i32" else np.float32)
+        x = x.astype(DTYPES[dt])
         if layout == "contiguous" or x.ndim == 0:
             v = self.empty(x.shape, dt)
             self.rt.write(v, x)

@@ -66,6 +66,10 @@ class _FakeLib:
     def op_names(self):
         return self.names
 
+    def op_fuses(self, code):    # (as the rows say: the library's check passes)
+        from torchic import ops
+        return int(self.names[code] in ops.STAGES)
+
 
 def test_library_op_codes_are_looked_up_by_name(monkeypatch):
     """The Python side asks the library for its op names: a library listing the same ops

@@ -52,7 +52,11 @@ from . import native
 # the library implements exactly ops.py's ops. No op is identified by its position.
 KERNEL_TABLE = dict.fromkeys(_ops.ALL_OPS)
 OP_WRITE = 100
-_DTYPE_CODES = {"f32": 0, "i32": 1}
+# dtype code (docs/DTYPES.md) -> the record's dtype word (kernels/src/view.rs DType)
+_DTYPE_CODES = {"f32": 0, "i32": 1, "f64": 2, "i64": 3, "b8": 4, "u8": 5, "i8": 6, "i16": 7,
+                "f16": 8, "bf16": 9}
+_ITEMSIZE = {"f32": 4, "i32": 4, "f64": 8, "i64": 8, "b8": 1, "u8": 1, "i8": 1, "i16": 2,
+             "f16": 2, "bf16": 2}
 # the kind of a kernel's error (KernelError in kernels/src/runtime.rs) -> the built-in
 # class the KernelError raised for it also derives from (dispatcher.kernel_error_class)
 _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
@@ -150,6 +154,7 @@ class _Prepared:
 
 class SimdBackend(Backend):
     name = "simd"
+    dtypes = tuple(DTYPES)   # every code of docs/DTYPES.md, stored natively
     program_slots = True     # pack / push_packed take slots (torchic.compile's arguments)
 
     @classmethod
@@ -359,7 +364,7 @@ class SimdBackend(Backend):
         if not own:
             self._check_view(view)
         self.sync()
-        item = 4
+        item = _ITEMSIZE[view.dtype]
         with self._flush_lock:      # (close empties heap.arenas under it)
             if self._closed:        # (closed during the wait: the op may never have run)
                 raise self.closed_error()
@@ -439,7 +444,7 @@ class SimdBackend(Backend):
                     lo += span
                 else:
                     hi += span
-        if size and (lo < 0 or (hi + 1) * 4 > view.block.size):
+        if size and (lo < 0 or (hi + 1) * _ITEMSIZE[view.dtype] > view.block.size):
             raise ValueError(f"view {view} reaches outside its block")
 
 
