@@ -10,6 +10,8 @@ against NumPy on primitive Views (no frontend), a few things through the API. Sm
 problems: lavapipe is slow.
 """
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -459,3 +461,28 @@ def test_a_compiled_programs_int64_overflow_raises_naming_the_op(rt):
     with pytest.raises(OverflowError, match="op 'add'"):
         compiled(torchic.tensor([2 ** 31 - 100, 0]), b).numpy()
     assert compiled(a, b).tolist() == [300, -295]
+
+
+def test_half_rounding_of_random_bits_and_ties(heap):
+    """f32 -> f16 / bf16 in the copy kernel against NumPy's float16 cast and PyTorch's
+    bfloat16 one (where torch is already imported; else the same rule in NumPy) on random bit
+    patterns over the whole float32 range and on the exact ties between half values."""
+    rng = np.random.default_rng(3)
+    bits = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
+    h = np.arange(0, 0x7C00, 7, dtype=np.uint16)               # f16 values, then the ties
+    lo, hi = h.view(np.float16).astype(np.float32), (h + 1).view(np.float16).astype(np.float32)
+    ties16 = ((lo.astype(np.float64) + hi) / 2).astype(np.float32)
+    b = np.arange(0, 0x7F80, 5, dtype=np.uint32)
+    ties_bf = ((b << 16) | 0x8000).view(np.float32)
+    x = np.concatenate([bits.view(np.float32), ties16, -ties16, ties_bf, -ties_bf])
+    xv = heap.put(x, "f32")
+    f16 = heap.run("copy", heap.empty(x.shape, "f16"), (xv,))
+    bf = heap.run("copy", heap.empty(x.shape, "bf16"), (xv,))
+    same(heap.read(f16), x.astype(np.float16))
+    torch = sys.modules.get("torch")        # (not imported for this alone: seconds)
+    want = (torch.from_numpy(x).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+            if torch is not None else bf16_bits(x))
+    got = heap.read(bf)
+    nan = np.isnan(x)
+    assert np.array_equal(got[~nan], want[~nan])
+    assert np.isnan(bf16_values(got[nan])).all()
