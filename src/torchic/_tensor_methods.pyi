@@ -365,6 +365,9 @@ class TensorMethods:
     def to_array(self) -> NDArray[Any]:
         """`Tensor.numpy()`: the tensor's values as a new NumPy array of its dtype and shape
         (bfloat16, which NumPy has not, is a TypeError as in PyTorch). Waits for every op queued before it (a sync point); `to_array` is the same."""
+    def _read(self) -> NDArray[Any]:
+        """The tensor's values as a new NumPy array (bf16 as float32), whether or not it
+        requires grad: `Tensor._read` (item, tolist, printing). A sync point."""
     def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
