@@ -119,12 +119,13 @@ def _fill_word(code, value):
     value outside int32 raises OverflowError (the int64 rule), at the fill."""
     st = wgsl.storage(code)
     if st == "f32":
-        x = np.float32(value)
-        if code == "f16":
-            x = np.float32(np.float16(x))
-        elif code == "bf16":
-            x = (np.array([_round_bf16_bits(np.array([x]))[0]], np.uint32) << 16).view(
-                np.float32)[0]
+        with np.errstate(over="ignore"):    # (past the type's range: inf, as PyTorch)
+            x = np.float32(value)
+            if code == "f16":
+                x = np.float32(np.float16(x))
+            elif code == "bf16":
+                x = (np.array([_round_bf16_bits(np.array([x]))[0]], np.uint32) << 16).view(
+                    np.float32)[0]
         return wgsl.f32_bits(x)
     if code == "b8":
         return int(value != 0)      # (NaN != 0: True, as PyTorch's bool(nan))
