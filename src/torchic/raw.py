@@ -149,29 +149,38 @@ def where(cond, a, b):
                               broadcast_view(b, shape)))
 
 
-_TYPE_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short",
-               "i32": "int", "i64": "long", "f16": "c10::Half", "bf16": "c10::BFloat16"}
+_TYPE_NAMES = {"b8": "bool", "u8": "uint8_t", "i8": "int8_t", "i16": "short", "i32": "int",
+               "i64": "long", "f16": "c10::Half", "bf16": "c10::BFloat16", "f32": "float",
+               "f64": "double"}
 
 
 def fill_value(code, value):
     """`value` as a fill of a `code` tensor: a Python int for an integer or bool code (a
-    float truncated toward zero), a float for a floating one; PyTorch's RuntimeError for a
-    number the dtype cannot hold (NaN / inf or out of range for an integer code)."""
+    float truncated toward zero; a negative one wraps into an unsigned code, as PyTorch's
+    c10::checked_convert allows), a float for a floating one; PyTorch's RuntimeError for a
+    number the dtype cannot hold (NaN / inf or out of range for an integer code, a finite
+    value past a float dtype's largest)."""
     if code == "b8":
         return int(bool(value))
+    exact = isinstance(value, (bool, int, np.integer))
+    v = int(value) if exact else float(value)
     if code in dispatcher.INT_CODES:
         info = np.iinfo(dispatcher.DTYPES[code])
-        if isinstance(value, (bool, int, np.integer)):
-            v = int(value)
-        else:
-            v = float(value)
-            v = int(v) if math.isfinite(v) else None
-        if v is None or not info.min <= v <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {_TYPE_NAMES[code]} without "
-                               f"overflow (cannot fill a {dispatcher._NAMES[code]} tensor with "
-                               f"{value!r})")
+        low = -info.max if info.min == 0 else info.min       # (unsigned: -255 wraps to 1)
+        if exact or math.isfinite(v):
+            if low <= v <= info.max:
+                return int(v) % (info.max + 1) if v < 0 and info.min == 0 else int(v)
+    elif not exact and (not math.isfinite(v) or abs(v) <= _FLOAT_MAX[code]):
         return v
-    return float(value)
+    elif exact and abs(v) <= _FLOAT_MAX[code]:
+        return float(v)
+    raise RuntimeError(f"value cannot be converted to type {_TYPE_NAMES[code]} without "
+                       f"overflow (cannot fill a {dispatcher._NAMES[code]} tensor with "
+                       f"{value!r})")
+
+
+_FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e+38,
+              "f32": 3.4028234663852886e+38, "f64": math.inf}
 
 
 def fill(dst, value):

@@ -366,3 +366,28 @@ def test_legacy_tensor_types(backend, name, dtype):
                                         else torchic.float32), cls)
     assert cls(2, 3).shape == (2, 3) and cls(2, 3).dtype is d
     assert t.type() == f"torch.{name}"
+
+
+FILLS = [("float16", 1e6), ("float32", 1e39), ("bfloat16", 1e39), ("float16", float("inf")),
+         ("uint8", -1), ("uint8", -255), ("uint8", -256), ("bool", 5), ("int32", 2.7),
+         ("uint8", 255.9), ("int8", -128), ("int8", 128), ("int16", -2.5), ("int32", 2 ** 31),
+         ("float32", -3), ("float64", 1e300), ("int32", float("nan")), ("bool", 0.0)]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,value", FILLS, ids=repr)
+def test_fill_values_are_torchs(backend, name, value):
+    """fill_ / full of a number: what each dtype holds, refused (RuntimeError) where PyTorch's
+    checked conversion refuses it."""
+    d = getattr(torchic, name)
+    if not held(d):
+        return
+    try:
+        want = torch.zeros(2, dtype=getattr(torch, name)).fill_(value)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="without overflow"):
+            torchic.zeros(2, dtype=d).fill_(value)
+        return
+    got = torchic.zeros(2, dtype=d).fill_(value)
+    np.testing.assert_array_equal(values_of(got), want.float().numpy() if d is torchic.bfloat16
+                                  else want.numpy())
