@@ -124,10 +124,17 @@ def _to_numpy(data, code):
     return arr, code        # (from_numpy_array casts it: bf16 rounded to its bits there)
 
 
+class IntegerOverflowError(OverflowError, RuntimeError):
+    """Integer data a dtype cannot hold: PyTorch's RuntimeError ("value cannot be converted
+    to type ... without overflow"), and an OverflowError."""
+
+
 def _as_int(values, code, what):
     """values (a NumPy array) as a C-ordered array of integer code `code`, refused where it
     cannot hold them: NaN / inf as PyTorch refuses them (RuntimeError), values outside its
-    range with OverflowError (never wrapped). Float values are truncated toward zero."""
+    range with IntegerOverflowError (never wrapped, but for negative values into uint8 down
+    to -255, which wrap as PyTorch's checked conversion lets them). Float values are
+    truncated toward zero."""
     name = dtype_of(code).name
     if values.dtype.kind == "f":
         if not np.all(np.isfinite(values)):
@@ -135,9 +142,13 @@ def _as_int(values, code, what):
                                f"({what}: nan or inf in the float data)")
         values = np.trunc(values)
     info = np.iinfo(DTYPES[code])
-    if values.size and (values.min() < info.min or values.max() > info.max):
-        raise OverflowError(f"integer data does not fit in {name} ({what}: values in "
-                            f"[{values.min()}, {values.max()}])")
+    low = -int(info.max) if info.min == 0 else info.min
+    if values.size and (values.min() < low or values.max() > info.max):
+        raise IntegerOverflowError(f"value cannot be converted to type {name} without "
+                                   f"overflow: integer data does not fit in {name} ({what}: "
+                                   f"values in [{values.min()}, {values.max()}])")
+    if info.min == 0 and values.size and values.min() < 0:
+        values = values.astype(np.int64) % (int(info.max) + 1)
     return np.asarray(values, dtype=DTYPES[code], order="C")
 
 
