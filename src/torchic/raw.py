@@ -321,8 +321,9 @@ def check_dropout_size(shape):
 
 
 def dropout(x, key, p):
-    """ops.py's dropout: x (float32, any strides) times dropout's mask for probability p in
-    (0, 1) from an int32 (2,) key, the mask never stored: float32(1 / (1 - p)) where
+    """ops.py's dropout: x (float32 or float64, any strides; float16 / bfloat16 through
+    float32) times dropout's mask for probability p in (0, 1) from an int32 (2,) key, the
+    mask never stored: (1 / (1 - p)) rounded to x's dtype where
     threefry2x32_20(key, (i >> 1, 0))[i & 1] >> 8 >= ceil(p 2^24) for flat index i (both
     words of each evaluation used), else 0 (the same bits on every backend; dropout(ones,
     key, p) is the bare mask)."""
@@ -342,8 +343,9 @@ def dropout(x, key, p):
 
 def adam_update(p, g, m, v, scalars):
     """ops.py's adam_update: p, m and v (exp_avg, exp_avg_sq) updated in place from the
-    gradient g with the step's 10 float32 scalars (its row lists them). All four are float32
-    tensors of one shape, contiguous, in separate storages; a RuntimeError says which is not."""
+    gradient g with the step's 10 scalars (its row lists them). All four are float32 or
+    float64 tensors of one dtype and shape (the scalars too), contiguous, in separate
+    storages; a RuntimeError says which is not."""
     for name, t in (("grad", g), ("exp_avg", m), ("exp_avg_sq", v)):
         if t.shape != p.shape:
             raise RuntimeError(f"adam_update: {name} has shape {list(t.shape)}, the parameter "

@@ -73,7 +73,8 @@ class Storage:
 
 
 class Tensor(_Methods):
-    """A multi-dimensional array of float32 or int32 values that can record gradients.
+    """A multi-dimensional array of one dtype's values (docs/DTYPES.md: bool, integers, float16
+    / bfloat16 / float32 / float64) that can record gradients (floating ones).
 
     Make tensors with the creation functions (`torchic.tensor`, `torchic.zeros`,
     `torchic.randn` ...) or `torchic.Tensor(data)`. Ops run on the current backend's

@@ -121,7 +121,7 @@ def argmax(out, ins, params):
 
 
 def _shifted(a):
-    """a - rowmax(a) in a new float32 array."""
+    """a - rowmax(a) in a new array of a's dtype."""
     return a - a.max(axis=1, keepdims=True)
 
 
@@ -314,7 +314,7 @@ def causal_softmax(out, ins, params):
 
 
 def softmax_grad(out, ins, params):
-    """y * (g - rowsum(g * y)): softmax's gradient from its output y (the row sum in float32,
+    """y * (g - rowsum(g * y)): softmax's gradient from its output y (the row sum in y's dtype,
     as softmax's own)."""
     y, g = ins
     np.subtract(g, (g * y).sum(axis=1, keepdims=True), out=out)
@@ -371,8 +371,9 @@ def dropout(out, ins, params):
 
 
 def adam_update(out, ins, params):
-    """ops.py's adam_update: out (the parameter), m and v updated in place, in float32
-    NumPy arithmetic in the row's order (the simd and webgpu kernels give the same bits)."""
+    """ops.py's adam_update: out (the parameter), m and v updated in place, in NumPy
+    arithmetic of their dtype in the row's order (the simd and webgpu kernels give the same
+    bits in float32)."""
     g, m, v, s = ins
     beta1, c1, beta2, c2, eps, inv_sqrt_bc2, neg_step, decay, l2, maximize = s.tolist()
     f = out.dtype.type
