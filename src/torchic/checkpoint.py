@@ -9,15 +9,15 @@ can read a torchic checkpoint, and torchic can read theirs.
 What can be saved: a dict of name -> Tensor, such as ``model.state_dict()``,
 or nested dicts of those (``{"model": model.state_dict(), "step":
 torchic.tensor(1000)}``), which are stored flattened with dots
-(``model.fc.weight``). float32 tensors are stored as F32, int32 tensors stay
-I32. The key order and nesting are recorded in the header metadata
+(``model.fc.weight``). Every dtype is stored as itself (F64, F32, F16, BF16, I64, I32,
+I16, I8, U8, BOOL), as PyTorch's safetensors stores it. The key order and nesting are recorded in the header metadata
 (``torchic.keys``) so that ``load`` gives back the same structure; files
 written by other tools load as one flat dict. Anything that is not a tensor
 (a Module, a number, a string) is refused with an error that names the key:
 store numbers as tensors, and strings in ``metadata=`` (str -> str).
 
-Loading converts what torchic cannot hold: float64 / float16 / bfloat16 become
-float32, int64 / int16 / int8 / uint8 / bool become int32 (values must fit).
+Loading keeps each tensor's dtype; the unsigned types torchic has no dtype for become the
+smallest signed one holding them (U16 -> int32, U32 / U64 -> int64: values must fit).
 A file is untrusted input: anything malformed raises CheckpointError (see the
 reader's header comment below).
 """
@@ -32,7 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from . import raw
 from .creation import from_numpy_array
+from .dispatcher import DTYPES
+from .dtypes import to_float32
 from .nn import Module
 from .tensor import Tensor
 
@@ -103,8 +106,9 @@ def _prepare(obj, metadata):
             raise ValueError("torchic.save: the name '__metadata__' is reserved by the "
                              "safetensors header; rename that entry")
         _check_utf8(name, "key")
-        a = t.detach().numpy()
-        arrays[name] = a if a.flags.c_contiguous else a.copy(order="C")   # (keeps 0-d)
+        a = raw.read(t.detach())                 # the host array (bfloat16: its bits)
+        arrays[name] = (_SAFETENSORS_DTYPE[t._dtype], np.ascontiguousarray(a) if a.ndim
+                        else a.copy())
     meta = dict(_FORMAT)
     if metadata is not None:
         if not isinstance(metadata, dict):
@@ -128,9 +132,8 @@ def save(obj: Any, path: str | os.PathLike, metadata: dict[str, str] | None = No
     rename) or a binary file object. metadata: optional str -> str entries stored in
     the header (read back with ``torchic.checkpoint.metadata(path)``).
     """
-    from safetensors.numpy import save as st_save
     arrays, meta = _prepare(obj, metadata)
-    data = st_save(arrays, metadata=meta)
+    data = _serialize(arrays, meta)
     if hasattr(path, "write"):
         path.write(data)
         return
@@ -143,6 +146,27 @@ def save(obj: Any, path: str | os.PathLike, metadata: dict[str, str] | None = No
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+# each code's safetensors dtype (PyTorch's safetensors names)
+_SAFETENSORS_DTYPE = {"b8": "BOOL", "u8": "U8", "i8": "I8", "i16": "I16", "i32": "I32",
+                      "i64": "I64", "f16": "F16", "bf16": "BF16", "f32": "F32", "f64": "F64"}
+
+
+def _serialize(arrays, meta):
+    """The safetensors bytes: an 8-byte little-endian header length, the JSON header
+    (name -> dtype, shape, data_offsets; __metadata__) padded with spaces to a multiple of
+    8, then each array's little-endian bytes in order."""
+    header, chunks, offset = {"__metadata__": meta}, [], 0
+    for name, (dtype, a) in arrays.items():
+        raw_bytes = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(raw_bytes)]}
+        chunks.append(raw_bytes)
+        offset += len(raw_bytes)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(chunks)
 
 
 # ---------------------------------------------------------------------------------
@@ -275,21 +299,26 @@ def _read_header(f, size, where):
     return entries, meta, 8 + n
 
 
-def _to_torchic_array(name, dtype, raw, shape, where):
-    """An owned C-contiguous float32 / int32 array from the entry's bytes."""
-    a = np.frombuffer(raw, dtype=_DTYPES[dtype][1]).reshape(shape)
+# a file's dtype -> the code torchic loads it as (the unsigned types it has no dtype for:
+# the smallest signed code holding them)
+_CODE_OF = {"BOOL": "b8", "U8": "u8", "I8": "i8", "I16": "i16", "I32": "i32", "I64": "i64",
+            "F16": "f16", "BF16": "bf16", "F32": "f32", "F64": "f64", "U16": "i32",
+            "U32": "i64", "U64": "i64"}
+
+
+def _to_torchic_array(name, dtype, raw_bytes, shape, where):
+    """(an owned C-contiguous array of the entry's values, the code to load it as); bfloat16
+    values as float32 (exact: from_numpy_array rounds them back to the same bits)."""
+    a = np.frombuffer(raw_bytes, dtype=_DTYPES[dtype][1]).reshape(shape)
+    code = _CODE_OF[dtype]
     if dtype == "BF16":                    # the upper half of a float32
-        return (a.astype(np.uint32) << 16).view(np.float32)
+        return to_float32(a).reshape(shape), code
     if dtype == "BOOL":
-        return (a != 0).astype(np.int32)
-    if dtype[0] == "F":
-        with np.errstate(over="ignore"):   # float64 beyond float32 becomes inf, as .float()
-            return a.astype(np.float32)
-    if a.size and dtype not in ("I32", "I16", "I8", "U16", "U8") and (
-            a.min() < -2**31 or a.max() > 2**31 - 1):
+        return a != 0, code
+    if dtype == "U64" and a.size and a.max() > 2 ** 63 - 1:
         raise CheckpointError(f"{where}: tensor {name!r} ({a.dtype}) has values that do "
-                              f"not fit in int32")
-    return a.astype(np.int32)
+                              f"not fit in int64")
+    return a.astype(DTYPES[code]), code
 
 
 class _Source:
@@ -321,7 +350,7 @@ class _Source:
 
 
 def _read_arrays(path):
-    """([(name, array)] in header order, metadata dict, file name)."""
+    """([(name, (array, code))] in header order, metadata dict, file name)."""
     with _Source(path) as src:
         entries, meta, start = _read_header(src.file, src.size, src.where)
         arrays = []
@@ -383,8 +412,8 @@ def load(path: str | os.PathLike, *, map_location: Any = None,
         node[p[-1]] = None
         leaves.append((node, p[-1], ".".join(p)))
     for node, key, name in leaves:
-        a = by_name.pop(name)
-        node[key] = from_numpy_array(a, "f32" if a.dtype == np.float32 else "i32")
+        a, code = by_name.pop(name)
+        node[key] = from_numpy_array(a, code)
     return out
 
 

@@ -51,7 +51,7 @@ import weakref
 import numpy as np
 
 from . import dispatcher, ops, raw, scopes
-from .dispatcher import View
+from .dispatcher import DTYPES, View
 from .functions.common import constant
 from .tensor import Storage, Tensor
 
@@ -75,17 +75,21 @@ def _user_line():
     return f"{frame.f_code.co_filename}:{lineno}: {line}"
 
 
-def host_values(compute):
-    """A float32 tensor of compute()'s value(s): a Python number gives a 0-d tensor, a
-    sequence a 1-D one. Library code uses it for numbers that change from step to step
-    (a learning rate, Adam's bias corrections): a compiled program calls compute again
-    at every replay, in record order (so compute may also advance state, like a step
-    count), instead of baking the first value in."""
-    arr = np.asarray(compute(), dtype=np.float32)
+def host_values(compute, dtype="f32"):
+    """A tensor of dtype code `dtype` (the tensor it updates: float64 parameters get float64
+    numbers) holding compute()'s value(s): a Python number gives a 0-d tensor, a sequence a
+    1-D one. Library code uses it for numbers that change from step to step (a learning
+    rate, Adam's bias corrections): a compiled program calls compute again at every replay,
+    in record order (so compute may also advance state, like a step count), instead of
+    baking the first value in. Half dtypes get float32 numbers (their ops compute in
+    float32, and promotion keeps a half tensor half against a 0-d float32 one)."""
+    dtype = dtype if dtype == "f64" else "f32"
+    host = DTYPES[dtype]
+    arr = np.asarray(compute(), dtype=host)
     if not recording_active() and arr.ndim == 0:
-        return constant(float(arr))          # eager: the cached 0-d constant
-    return raw.write(raw.new_tensor(arr.shape), arr,
-                     lambda: np.asarray(compute(), dtype=np.float32))
+        return constant(arr.item(), dtype)          # eager: the cached 0-d constant
+    return raw.write(raw.new_tensor(arr.shape, dtype), arr,
+                     lambda: np.asarray(compute(), dtype=host))
 
 
 class _Recorder:

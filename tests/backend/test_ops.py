@@ -303,6 +303,12 @@ def test_scaled_dot_product_attention_matches_torch(backend, is_causal):
         outs[lib] = [t.detach().numpy() for t in (y, q.grad, k.grad, v.grad)]
     for got, ref in zip(outs[torchic], outs[torch]):
         np.testing.assert_allclose(got, ref, atol=1e-4, rtol=1e-4)
-    with pytest.raises(NotImplementedError):
-        torchic.nn.functional.scaled_dot_product_attention(
-            *(torchic.tensor(a) for a in arrays), attn_mask=torchic.ones(6, 6))
+    # attn_mask, PyTorch's two kinds: a bool mask keeps keys, a float mask is added
+    keep = np.tril(np.ones((6, 6), bool), 1)
+    bias = rng.standard_normal((6, 6)).astype(np.float32)
+    for mask in (keep, bias):
+        want = torch.nn.functional.scaled_dot_product_attention(
+            *(torch.tensor(a) for a in arrays), attn_mask=torch.tensor(mask))
+        got = torchic.nn.functional.scaled_dot_product_attention(
+            *(torchic.tensor(a) for a in arrays), attn_mask=torchic.tensor(mask))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5, rtol=1e-5)

@@ -40,13 +40,13 @@ def test_file_is_plain_safetensors(backend, tmp_path):
     torchic.save({"a.b": torchic.ones(2, 2), "i": torchic.tensor([1, 2, 3])}, str(path))
     arrays = load_file(str(path))
     assert arrays["a.b"].dtype == np.float32 and arrays["a.b"].shape == (2, 2)
-    assert arrays["i"].dtype == np.int32
+    assert arrays["i"].dtype == np.int64          # torchic.tensor([1, 2, 3]) is int64
     np.testing.assert_array_equal(arrays["i"], [1, 2, 3])
     # and the header is what the format says: u64 length + JSON
     raw = path.read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8:8 + n])
-    assert header["i"]["dtype"] == "I32" and header["a.b"]["shape"] == [2, 2]
+    assert header["i"]["dtype"] == "I64" and header["a.b"]["shape"] == [2, 2]
 
 
 def test_nested_dicts_are_flattened_with_dots_and_restored(backend, tmp_path):
@@ -81,19 +81,55 @@ def test_model_round_trip(backend, tmp_path):
     assert dst[5].num_batches_tracked.item() == 1
 
 
-def test_reads_files_from_other_tools_and_converts_dtypes(backend, tmp_path):
+def test_reads_files_from_other_tools_and_keeps_dtypes(backend, tmp_path):
     path = tmp_path / "other.safetensors"
-    save_file({"f64": np.arange(3, dtype=np.float64), "f16": np.ones(2, np.float16),
-               "i64": np.array([5, -6], dtype=np.int64), "u8": np.array([255], np.uint8),
-               "flag": np.array([True, False])}, str(path))
+    arrays = {"f16": np.ones(2, np.float16), "i64": np.array([5, -6, 2**40], dtype=np.int64),
+              "u8": np.array([255], np.uint8), "flag": np.array([True, False]),
+              "u16": np.array([65535], np.uint16)}
+    if backend == "webgpu":
+        arrays["i64"] = arrays["i64"][:2]          # webgpu's int64 rule: within int32
+    else:
+        arrays["f64"] = np.arange(3, dtype=np.float64)
+    save_file(arrays, str(path))
     back = torchic.load(path)
-    assert {k: t.dtype for k, t in back.items()} == {
-        "f16": torchic.float32, "f64": torchic.float32, "flag": torchic.int32,
-        "i64": torchic.int32, "u8": torchic.int32}
-    assert back["i64"].tolist() == [5, -6] and back["flag"].tolist() == [1, 0]
-    save_file({"big": np.array([2**40], dtype=np.int64)}, str(path))
-    with pytest.raises(checkpoint.CheckpointError, match="do not fit in int32"):
+    want = {"f16": torchic.float16, "flag": torchic.bool, "i64": torchic.int64,
+            "u8": torchic.uint8, "u16": torchic.int32, "f64": torchic.float64}
+    assert {k: t.dtype for k, t in back.items()} == {k: want[k] for k in arrays}
+    for k, a in arrays.items():
+        np.testing.assert_array_equal(back[k].numpy(), a, err_msg=k)
+    save_file({"big": np.array([2**63], dtype=np.uint64)}, str(path))
+    with pytest.raises(checkpoint.CheckpointError, match="do not fit in int64"):
         torchic.load(path)
+
+
+# every dtype, written by torchic and read by PyTorch's safetensors, and back
+_ROUND_TRIP = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16",
+               "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8",
+               "b8": "bool"}
+
+
+def test_every_dtype_round_trips_with_pytorchs_safetensors(backend, tmp_path):
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file as torch_load, save_file as torch_save
+    values = [[1.5, -2.0, 0.0], [3.0, 65504.0 / 512, -0.25]]
+    theirs = {code: torch.tensor(values).to(getattr(torch, name))
+              for code, name in _ROUND_TRIP.items()}
+    if backend == "webgpu":            # no float64 there (WGSL has none): refused, named
+        with pytest.raises(TypeError, match="webgpu"):
+            torchic.tensor(values, dtype=torchic.float64)
+        del theirs["f64"]
+    path = tmp_path / "theirs.safetensors"
+    torch_save(theirs, str(path))
+    ours = torchic.load(path)
+    for code, t in theirs.items():
+        assert ours[code].dtype == getattr(torchic, _ROUND_TRIP[code]), code
+        np.testing.assert_array_equal(ours[code].float().numpy(), t.float().numpy(),
+                                      err_msg=code)
+    torchic.save(ours, tmp_path / "ours.safetensors")
+    again = torch_load(str(tmp_path / "ours.safetensors"))
+    assert set(again) == set(theirs)      # (safetensors.torch orders keys by dtype)
+    for code, t in theirs.items():
+        assert again[code].dtype == t.dtype and torch.equal(again[code], t), code
 
 
 def test_reads_pytorch_state_dicts(backend, tmp_path):
@@ -106,7 +142,7 @@ def test_reads_pytorch_state_dicts(backend, tmp_path):
     m = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
     m.load_state_dict(torchic.load(path))
     np.testing.assert_array_equal(m[0].weight.detach().numpy(), tm[0].weight.detach().numpy())
-    assert m[1].num_batches_tracked.item() == 1     # int64 in the file, int32 here
+    assert m[1].num_batches_tracked.item() == 1     # int64 in the file and here
 
 
 def test_file_objects_and_metadata(backend, tmp_path):
@@ -423,9 +459,9 @@ def test_reads_bfloat16_and_raw_bool_bytes(backend, tmp_path):
                                 "m": {"dtype": "BOOL", "shape": [3], "data_offsets": [8, 11]}},
                                bf16 + bytes([0, 1, 7])))
     back = torchic.load(path)
-    assert back["h"].dtype == torchic.float32
-    np.testing.assert_array_equal(back["h"].numpy(), values.reshape(2, 2))
-    assert back["m"].tolist() == [0, 1, 1]
+    assert back["h"].dtype == torchic.bfloat16
+    np.testing.assert_array_equal(back["h"].float().numpy(), values.reshape(2, 2))
+    assert back["m"].dtype == torchic.bool and back["m"].tolist() == [False, True, True]
 
 
 # ---------------------------------------------------------------------------------
@@ -451,7 +487,7 @@ def _disposed(shape):
 
 
 @pytest.mark.parametrize("last, match", [
-    (lambda: np.array(2**40), "num_batches_tracked.*does not fit in int32"),
+    (lambda: np.array(2.0**70), "num_batches_tracked.*does not fit in int64"),
     (lambda: np.array("3"), "num_batches_tracked.*cannot make a tensor"),
     (lambda: _disposed(()), "num_batches_tracked.*disposed"),
     (lambda: torchic.zeros(2), "size mismatch for 2.num_batches_tracked"),
@@ -471,7 +507,7 @@ def test_failing_load_state_dict_leaves_the_module_unchanged(backend, last, matc
     model.load_state_dict(sd)
     for k, t in model.state_dict().items():
         np.testing.assert_array_equal(t.numpy(), np.asarray(sd[k]), err_msg=k)
-    assert model[2].num_batches_tracked.dtype == torchic.int32
+    assert model[2].num_batches_tracked.dtype == torchic.int64
 
 
 def test_load_state_dict_reads_every_value_before_writing_any(backend):

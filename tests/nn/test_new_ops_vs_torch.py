@@ -130,17 +130,20 @@ def test_masked_fill_forms(backend):
     t, c = _pair(X)
     mask = (RNG.random((5,)) > 0.5).astype(np.float32)
     want = t.masked_fill(torch.tensor(mask).bool(), 2.5)
-    _same(c.masked_fill(torchic.tensor(mask), 2.5), want)             # float 0/1 mask
-    _same(c.masked_fill(torchic.tensor(mask.astype(np.int32)), 2.5), want)  # int mask
-    _same(c.masked_fill(torchic.tensor(mask), torchic.tensor(2.5)), want)   # 0-d value
+    bool_mask = torchic.tensor(mask.astype(bool))
+    _same(c.masked_fill(bool_mask, 2.5), want)
+    _same(c.masked_fill(bool_mask, torchic.tensor(2.5)), want)   # 0-d value
+    for lib, x, m in ((torch, t, torch.tensor(mask)), (torchic, c, torchic.tensor(mask))):
+        with pytest.raises(RuntimeError, match="only supports boolean masks"):
+            x.masked_fill(m, 2.5)                                # a float mask: refused
     c2 = torchic.tensor(X.copy())
-    assert c2.masked_fill_(torchic.tensor(mask), 2.5) is c2
+    assert c2.masked_fill_(bool_mask, 2.5) is c2
     _same(c2, want)
-    for lib, x, m in ((torch, t, torch.tensor(mask).bool()), (torchic, c, torchic.tensor(mask))):
+    for lib, x, m in ((torch, t, torch.tensor(mask).bool()), (torchic, c, bool_mask)):
         with pytest.raises(RuntimeError, match="0-dimensional value tensor"):
             x.masked_fill(m, lib.ones(2))
     _grads_match(lambda a: a.masked_fill(torch.tensor(mask).bool(), 0.0),
-                 lambda a: a.masked_fill(torchic.tensor(mask), 0.0), X)
+                 lambda a: a.masked_fill(torchic.tensor(mask.astype(bool)), 0.0), X)
 
 
 def test_tril_triu_match_torch(backend):
@@ -161,7 +164,7 @@ def test_sort_argsort_topk_match_torch(backend):
         vt, it = torch.sort(t, **kw)
         out = torchic.sort(c, **kw)
         _same(out.values, vt)
-        assert out.indices.tolist() == it.tolist() and out[1].dtype == torchic.int32
+        assert out.indices.tolist() == it.tolist() and out[1].dtype == torchic.int64
         assert c.argsort(**kw).tolist() == t.argsort(**kw).tolist()
     for kw in ({}, {"dim": 0}, {"largest": False}, {"k": 1, "dim": -1, "largest": False}):
         args = {"k": 3, **kw}
@@ -201,7 +204,7 @@ def test_cumsum_matches_torch(backend):
                      atol=1e-5)
     ints = torchic.tensor([[1, 2, 3], [4, 5, 6]])
     assert ints.cumsum(1).tolist() == [[1, 3, 6], [4, 9, 15]]
-    assert ints.cumsum(1).dtype == torchic.int32
+    assert ints.cumsum(1).dtype == torchic.int64
 
 
 def test_roll_split_chunk_match_torch(backend):

@@ -327,6 +327,9 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean",
         raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     ignore_index = _ignore_index(ignore_index)
     require_float(logits, op="cross_entropy logits")
+    if logits._dtype in ("f16", "bf16"):        # computed in float32, rounded back
+        loss = cross_entropy(cast_to(logits, "f32"), target, reduction, ignore_index)
+        return cast_to(loss, logits._dtype)
     if target._dtype not in ("i32", "i64"):
         raise TypeError(f"cross_entropy target must hold integer class indices "
                         f"(an int tensor, e.g. .long()), got a {target.dtype} tensor")

@@ -12,6 +12,7 @@ rows. Dropout saves only its 2-word key: the backward recomputes the same mask f
 from .. import raw
 from ..autograd import Function
 from ..shape import numel
+from ..ops import COMPUTE_AS
 from .common import as_strided, constant, require_float, reshape_raw
 
 
@@ -29,41 +30,58 @@ class Gelu(Function):
         return (raw.binary(self.op + "_grad", a, g),)
 
 
-def _vector(t, fill, n):
+def _vector(t, fill, n, code):
     """The View of a (C,) weight, or of a constant `fill` read with stride 0 when t is None."""
-    return raw.broadcast_view(constant(fill), (n,)) if t is None else raw.view_of(t)
+    return raw.broadcast_view(constant(fill, code), (n,)) if t is None else raw.view_of(t)
+
+
+def _computed(t):
+    """t in the dtype the fused kernels compute it in (float16 / bfloat16: float32)."""
+    code = COMPUTE_AS.get(t._dtype, t._dtype)
+    return t if t._dtype == code else raw.cast(t, code)
+
+
+def _back(t, code):
+    """A result computed in float32 back in its operand's dtype (a half one)."""
+    return t if t._dtype == code else raw.cast(t, code)
 
 
 class LayerNorm(Function):
-    """Layer norm over the rows of a (R, C) x, with optional (C,) weight and bias."""
+    """Layer norm over the rows of a (R, C) x, with optional (C,) weight and bias (float16 /
+    bfloat16 computed in float32 and rounded back)."""
 
     def forward(self, x, weight, bias, eps):
         require_float(x, *(t for t in (weight, bias) if t is not None), op="layer_norm")
         self.params = {"eps": float(eps)}
         self.has_weight = weight is not None
+        self.dtypes = (x._dtype, None if weight is None else weight._dtype)
+        x, weight, bias = (None if t is None else _computed(t) for t in (x, weight, bias))
         self.save(x, weight) if self.has_weight else self.save(x)
-        c = x.shape[1]
-        ins = (raw.view_of(x), _vector(weight, 1.0, c), _vector(bias, 0.0, c))
-        return raw.run("layer_norm", raw.new_tensor(x.shape), ins, self.params)
+        c, code = x.shape[1], x._dtype
+        ins = (raw.view_of(x), _vector(weight, 1.0, c, code), _vector(bias, 0.0, c, code))
+        out = raw.run("layer_norm", raw.new_tensor(x.shape, code), ins, self.params)
+        return _back(out, self.dtypes[0])
 
     def backward(self, g):
         x, *w = self.saved
-        c = x.shape[1]
+        c, code = x.shape[1], x._dtype
         need_x, need_w, need_b = self.needs_grad[:3]
+        g = _computed(g)
         xv, gv = raw.view_of(x), raw.view_of(g)
         dx = dw = db = None
         if need_w:    # one pass: dx and g * xhat, whose sum over rows is dw
             r = x.shape[0]
-            both = raw.run("layer_norm_grad", raw.new_tensor((2, r, c)),
+            both = raw.run("layer_norm_grad", raw.new_tensor((2, r, c), code),
                            (xv, raw.view_of(w[0]), gv), self.params)
             dx = as_strided(both, 0, x.shape, (c, 1)) if need_x else None
-            dw = as_strided(both, r * c, x.shape, (c, 1)).sum(0)
+            dw = _back(as_strided(both, r * c, x.shape, (c, 1)).sum(0), self.dtypes[1])
         elif need_x:
-            wv = raw.view_of(w[0]) if w else _vector(None, 1.0, c)
-            dx = raw.run("layer_norm_grad", raw.new_tensor(x.shape), (xv, wv, gv), self.params)
+            wv = raw.view_of(w[0]) if w else _vector(None, 1.0, c, code)
+            dx = raw.run("layer_norm_grad", raw.new_tensor(x.shape, code), (xv, wv, gv),
+                         self.params)
         if need_b:
             db = g.sum(0)
-        return dx, dw, db
+        return (None if dx is None else _back(dx, self.dtypes[0])), dw, db
 
 
 class CausalSoftmax(Function):
@@ -73,10 +91,11 @@ class CausalSoftmax(Function):
     def forward(self, a, diagonal):
         require_float(a, op="causal_softmax")
         tq, tk = a.shape[-2:]
+        code, a = a._dtype, _computed(a)
         a3 = reshape_raw(a, (numel(a.shape[:-2]), tq, tk))
-        y = raw.run("causal_softmax", raw.new_tensor(a3.shape), (raw.view_of(a3),),
+        y = raw.run("causal_softmax", raw.new_tensor(a3.shape, a._dtype), (raw.view_of(a3),),
                     {"diagonal": int(diagonal)})
-        y = reshape_raw(y, a.shape)
+        y = _back(reshape_raw(y, a.shape), code)
         self.save(y)
         return y
 

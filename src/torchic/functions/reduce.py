@@ -125,9 +125,9 @@ class CrossEntropy(Function):
         n = logits.shape[0]
         ins = (raw.view_of(logits), raw.view_of(target))
         if reduction != "mean":
-            losses = raw.run("cross_entropy", raw.new_tensor((n,)), ins, params)
+            losses = raw.run("cross_entropy", raw.new_tensor((n,), logits._dtype), ins, params)
             return losses if reduction == "none" else raw.reduce("sum", losses, (0,))
-        pairs = raw.run("cross_entropy", raw.new_tensor((n, 2)), ins, params)
+        pairs = raw.run("cross_entropy", raw.new_tensor((n, 2), logits._dtype), ins, params)
         sums = raw.reduce("sum", pairs, (0,))         # (total loss, rows counted)
         self.count = as_strided(sums, sums._offset + 1, (), ())
         return raw.binary("div", as_strided(sums, sums._offset, (), ()), self.count)
@@ -137,7 +137,7 @@ class CrossEntropy(Function):
         n = logits.shape[0]
         if self.reduction == "mean":
             g = g / self.count     # (1 / 0 when every row is ignored: the kernel writes 0)
-        out = raw.new_tensor(logits.shape)
+        out = raw.new_tensor(logits.shape, logits._dtype)
         # the per-row gradient is g read with stride 0 when the loss was reduced: no copy
         raw.run("cross_entropy_grad", out,
                 (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))),

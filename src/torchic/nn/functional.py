@@ -17,7 +17,7 @@ from .. import api as _ops, raw as _raw, scopes
 from ..autograd import no_grad
 from ..creation import _gen, arange, from_numpy_array, tensor as _tensor_from_data
 from ..dispatcher import runtime
-from ..dtypes import dtype_code
+from ..dtypes import bool_, dtype_code, get_default_dtype
 from ..functions import (CausalSoftmax as _CausalSoftmax, Dropout as _Dropout, Gelu as _Gelu,
                          GatherRows as _GatherRows, LayerNorm as _LayerNorm, Linear as _Linear)
 from ..generator import Generator
@@ -32,19 +32,19 @@ mse_loss = _ops.mse_loss
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim (default: the last)."""
-    _no_dtype(dtype, "softmax")
+    input = _in_dtype(input, dtype)
     return _ops.softmax(input, -1 if dim is None else dim)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along dim (default: the last), computed stably."""
-    _no_dtype(dtype, "log_softmax")
+    input = _in_dtype(input, dtype)
     return _ops.log_softmax(input, -1 if dim is None else dim)
 
 
-def _no_dtype(dtype, what):
-    if dtype is not None and dtype_code(dtype) != "f32":
-        raise TypeError(f"{what}: torchic computes in float32 only (dtype={dtype!r})")
+def _in_dtype(input, dtype):
+    """PyTorch's dtype= of softmax / log_softmax: the input cast to it first."""
+    return input if dtype is None else input.to(dtype_code(dtype))
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -179,7 +179,7 @@ def _eye(n):
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """Integer classes (any shape) -> int32 one-hot rows of length num_classes.
+    """Integer classes (any shape) -> int64 one-hot rows of length num_classes.
 
     ``F.one_hot(x, num_classes=27).float()`` gives float rows. Classes outside
     [0, num_classes) are an error (raised at the next read, like any kernel error).
@@ -188,8 +188,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"one_hot takes an integer tensor, got {type(tensor).__name__}")
     if tensor.is_floating_point():
-        raise TypeError("one_hot is only applicable to index tensors (int32 / .long()), "
-                        "got a float32 tensor")
+        raise TypeError(f"one_hot is only applicable to index tensors (.long()), got "
+                        f"{tensor.dtype}")
     if num_classes == -1:
         values = tensor.numpy()
         if values.size == 0:
@@ -215,8 +215,8 @@ def embedding(input: Tensor, weight: Tensor) -> Tensor:
     negative index is refused (an IndexError at the next read), as PyTorch refuses it
     (`weight[input]` would count it from the end)."""
     if not isinstance(input, Tensor) or input.is_floating_point():
-        raise TypeError("embedding indices must be an integer tensor (int32 / .long()), got "
-                        + ("a float32 tensor" if isinstance(input, Tensor)
+        raise TypeError("embedding indices must be an integer tensor (.long()), got "
+                        + (str(input.dtype) if isinstance(input, Tensor)
                            else type(input).__name__))
     return _GatherRows.apply(weight, input)
 
@@ -248,8 +248,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     if p == 1.0:
         return input * 0.0
     _raw.check_dropout_size(input.shape)
-    if not input.is_floating_point():   # (an int32 input gives float32, as `input * mask` did)
-        input = input.float()
+    if not input.is_floating_point():   # (an int input gives the default float)
+        input = input.to(get_default_dtype())
     return _Dropout.apply(input, _dropout_key(generator), p=float(p))
 
 
@@ -307,7 +307,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     if num_batches_tracked is None:
                         raise ValueError("batch_norm with momentum=None needs "
                                          "num_batches_tracked")
-                    factor = 1.0 / num_batches_tracked.float()
+                    factor = 1.0 / num_batches_tracked.to(running_mean.dtype)
                 else:
                     factor = float(momentum)
                 m = mean.reshape(c)
@@ -352,16 +352,20 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     where j <= i (PyTorch's top-left causal mask), with one fused masked softmax kernel.
     dropout_p drops attention weights (always, as PyTorch's function does).
 
-    attn_mask is not supported: torchic's bool tensors are float 0/1 tensors, which cannot
-    be told apart from an additive float mask; apply the mask with masked_fill before softmax.
+    attn_mask (broadcast to the (..., L, S) scores), PyTorch's: a bool mask keeps the keys
+    where it is True (the others -inf before the softmax), a float mask is added to the
+    scores.
     """
-    if attn_mask is not None:
-        raise NotImplementedError("scaled_dot_product_attention: attn_mask is not supported "
-                                  "(use is_causal=True, or masked_fill then softmax)")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
     if enable_gqa:
         raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
     e = query.shape[-1]
     att = _ops.matmul(query, key.transpose(-2, -1)) * (e ** -0.5 if scale is None else scale)
+    if attn_mask is not None:
+        att = _ops.masked_fill(att, _ops.logical_not(attn_mask), float("-inf")) \
+            if attn_mask.dtype == bool_ else att + attn_mask
     att = _CausalSoftmax.apply(att, diagonal=0) if is_causal else _ops.softmax(att, -1)
     if dropout_p > 0.0:
         att = dropout(att, dropout_p)

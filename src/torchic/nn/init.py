@@ -27,7 +27,7 @@ def _check(t, what):
     if not isinstance(t, Tensor):
         raise TypeError(f"{what} fills a torchic Tensor, got {type(t).__name__}")
     if not t.is_floating_point():
-        raise TypeError(f"{what} fills float32 tensors, got an int32 tensor")
+        raise TypeError(f"{what} fills floating point tensors, got {t.dtype}")
 
 
 def _no_op_if_empty(t):

@@ -216,7 +216,7 @@ class BatchNorm1d(Module):
     train(): normalize with the batch mean / biased variance and update
     running_mean / running_var (unbiased) with `momentum` (None: cumulative
     average). eval(): normalize with the running statistics. Buffers
-    running_mean, running_var and num_batches_tracked (int32) are saved in
+    running_mean, running_var and num_batches_tracked (int64, as PyTorch) are saved in
     state_dict().
     """
 
@@ -237,7 +237,7 @@ class BatchNorm1d(Module):
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features))
             self.register_buffer("running_var", creation.ones(num_features))
-            self.register_buffer("num_batches_tracked", creation.zeros((), dtype="int32"))
+            self.register_buffer("num_batches_tracked", creation.zeros((), dtype="int64"))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -264,9 +264,8 @@ class BatchNorm1d(Module):
                              f"{list(input.shape)}")
         use_batch_stats = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            with no_grad():   # int32 counter: += 1 through a float copy (no host read)
-                nbt = self.num_batches_tracked
-                nbt.copy_(nbt.float() + 1.0)
+            with no_grad():   # the int64 counter += 1, in integers (no host read)
+                self.num_batches_tracked.add_(1)
         return F.batch_norm(
             input,
             self.running_mean if not self.training or self.track_running_stats else None,

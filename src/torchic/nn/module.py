@@ -30,6 +30,7 @@ from ..autograd import no_grad, zero_grads
 from ..api import parse_to as _parse_to
 from ..devices import check_device as _check_device
 from ..creation import tensor as make_tensor
+from ..dtypes import dtype_code, dtype_of
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -44,6 +45,9 @@ def _registries(module, name):
         raise AttributeError(
             f"cannot assign {name!r} before {type(module).__name__}.__init__ has called "
             f"super().__init__()") from None
+
+
+_FLOAT_CODES = ("f16", "bf16", "f32", "f64")
 
 
 class _NoParameters:
@@ -292,21 +296,58 @@ class Module:
         zero_grads(self.parameters(), set_to_none)
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """PyTorch's model.to(device) / .to(torchic.float32): returns self.
+        """PyTorch's model.to(device) / .to(dtype) / .to(device, dtype): returns self.
 
-        A torchic runtime has one device (chosen by torchic.init) and modules hold
-        float32 parameters, so there is nothing to move. The arguments are checked as
-        Tensor.to checks them: an unavailable device ("cuda") raises RuntimeError, and a
-        dtype other than float32 raises TypeError.
+        A torchic runtime has one device (chosen by torchic.init), so a device moves
+        nothing (an unavailable one, "cuda", raises RuntimeError as Tensor.to does). A
+        floating dtype converts every floating parameter and buffer in place (`_cast`);
+        an integer or bool dtype is refused, as PyTorch refuses it (TypeError).
         """
         probe = next(iter(self.parameters()), None)
         if probe is None:
             probe = next(iter(self.buffers()), _NoParameters)
         code, _ = _parse_to(probe, args, kwargs)
-        if code not in (None, "f32"):
-            raise TypeError(f"Module.to({code}): torchic modules hold float32 parameters on "
-                            f"the current backend; only devices and torchic.float32 are "
-                            f"accepted")
+        if code is None:
+            return self
+        if code not in _FLOAT_CODES:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype_of(code)}")
+        return self._cast(code)
+
+    def double(self) -> Module:
+        """Every floating parameter and buffer as float64 (in place); returns the module."""
+        return self._cast("f64")
+
+    def float(self) -> Module:
+        """Every floating parameter and buffer as float32 (in place); returns the module."""
+        return self._cast("f32")
+
+    def half(self) -> Module:
+        """Every floating parameter and buffer as float16 (in place); returns the module."""
+        return self._cast("f16")
+
+    def bfloat16(self) -> Module:
+        """Every floating parameter and buffer as bfloat16 (in place); returns the module."""
+        return self._cast("bf16")
+
+    def type(self, dst_type: Any) -> Module:
+        """Every parameter and buffer as `dst_type` (PyTorch's Module.type); returns the
+        module."""
+        return self._cast(dtype_code(dst_type), floating_only=False)
+
+    def _cast(self, code: str, floating_only: bool = True) -> Module:
+        """PyTorch's Module._apply for a dtype: each (floating) parameter, its .grad and each
+        (floating) buffer takes a converted copy of its values as its `.data`, so the
+        Parameter objects stay the ones optimizers and hooks hold."""
+        with no_grad():
+            for t in list(self.parameters()) + list(self.buffers()):
+                if floating_only and not t.is_floating_point():
+                    continue
+                if t._dtype != code:
+                    t.data = t.detach().to(code)
+                g = t.grad if isinstance(t, Parameter) else None
+                if g is not None and g._dtype != code:
+                    t.grad = g.to(code)
         return self
 
     def cpu(self) -> Module:

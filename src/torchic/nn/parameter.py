@@ -16,7 +16,8 @@ class Parameter(Tensor):
     Args:
         data (Tensor): the initial values; the Parameter shares their storage (an empty
             tensor when omitted).
-        requires_grad (bool): whether it records gradients (float32 only when True).
+        requires_grad (bool): whether it records gradients (floating dtypes only when
+            True).
 
     Example:
         >>> class Scale(nn.Module):
@@ -35,9 +36,9 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(data) takes a torchic Tensor, got {type(data).__name__} "
                             f"(wrap it first: nn.Parameter(torchic.tensor(...)))")
-        if requires_grad and data._dtype != "f32":
-            raise TypeError("only float32 tensors can be Parameters that require grad; "
-                            "use register_buffer for integer state")
+        if requires_grad and not data.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         return cls._make(data._storage, data._offset, data.shape, data._strides, data._dtype,
                          bool(requires_grad))
 

@@ -26,8 +26,8 @@ class Adam(Optimizer):
 
     Each parameter's whole update is one primitive (ops.py's adam_update: p, m and v
     updated in place in one pass, the step's numbers in a small tensor written each step)
-    where p, its grad and its state are contiguous float32 tensors of one shape; the
-    others (and amsgrad) take the same formulas as separate ops, with the same float32
+    where p, its grad and its state are contiguous float32 (or float64) tensors of one
+    shape; the others (and amsgrad) take the same formulas as separate ops, with the same
     results. `foreach`, `fused`, `capturable` and `differentiable` are PyTorch's
     implementation choices; they are accepted and change nothing here.
     """
@@ -77,12 +77,13 @@ class Adam(Optimizer):
                         fused.append((p, g, state))
                     else:
                         self._step_unfused(group, p, -g if group["maximize"] else g, state)
-                if fused:
-                    # one row of the step's numbers per parameter; host_values re-computes
-                    # them (and counts the steps) at every replay of a compiled step
+                for dtype in sorted({p._dtype for p, _, _ in fused}):
+                    of_dtype = [f for f in fused if f[0]._dtype == dtype]
+                    # one row of the step's numbers per parameter, in its dtype; host_values
+                    # re-computes them (and counts the steps) at every replay of a compiled step
                     rows = host_values(functools.partial(
-                        self._fused_scalars, group, [st for _, _, st in fused]))
-                    for i, (p, g, state) in enumerate(fused):
+                        self._fused_scalars, group, [st for _, _, st in of_dtype]), dtype)
+                    for i, (p, g, state) in enumerate(of_dtype):
                         raw.adam_update(p, g, state["exp_avg"], state["exp_avg_sq"], rows[i])
         return loss
 
@@ -105,10 +106,12 @@ class Adam(Optimizer):
 
     @staticmethod
     def _fusable(p, g, state):
-        """Whether adam_update can take p: p, g and the state contiguous float32 tensors of
-        p's shape in four separate storages (else the unfused ops, same results)."""
+        """Whether adam_update can take p: p, g and the state contiguous float32 (or all
+        float64) tensors of p's shape in four separate storages (else the unfused ops, same
+        results)."""
         ts = (p, g, state["exp_avg"], state["exp_avg_sq"])
-        return (g.shape == p.shape and all(t._dtype == "f32" and t.is_contiguous() for t in ts)
+        return (g.shape == p.shape and p._dtype in ("f32", "f64") and
+                all(t._dtype == p._dtype and t.is_contiguous() for t in ts)
                 and len({id(t._storage) for t in ts}) == 4)
 
     def _is_decoupled(self, group):
@@ -137,7 +140,7 @@ class Adam(Optimizer):
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         # the step's numbers: host_values re-computes them (and counts the step) at every
         # replay of a compiled step
-        scalars = host_values(functools.partial(self._step_scalars, group, state))
+        scalars = host_values(functools.partial(self._step_scalars, group, state), p._dtype)
         if weight_decay:
             if self._is_decoupled(group):
                 p.mul_(scalars[2])

@@ -61,7 +61,8 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
             if not p.is_floating_point():
-                raise TypeError("optimizer can only optimize float32 tensors")
+                raise TypeError(f"optimizer can only optimize floating point tensors, got "
+                                f"{p.dtype}")
         group = dict(group)
         group["params"] = params
         for name, default in self.defaults.items():

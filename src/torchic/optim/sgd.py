@@ -52,5 +52,5 @@ class SGD(Optimizer):
                             buf.add_(g if dampening == 0 else g * (1.0 - dampening))
                         g = g + buf * momentum if nesterov else buf
                     # -lr read again at every replay of a compiled step (a scheduler changes it)
-                    p.add_(g * host_values(lambda group=group: -group["lr"]))
+                    p.add_(g * host_values(lambda group=group: -group["lr"], p._dtype))
         return loss
