@@ -18,9 +18,9 @@ uniform_, randint (every range), randperm, randn / normal_ / randn_like of any s
 (PyTorch's AVX2 kernel, which every x86 CPU with AVX2 runs; a CPU without AVX2 makes
 PyTorch itself give other last bits), exponential_, multinomial (with and without
 replacement, 1-D and 2-D), the scalar normal's cached second value, get_rng_state /
-set_rng_state bytes. Integers come back as int64, as PyTorch's. The random floats are
-PyTorch's float32 numbers; asked for in float64 they are those float32 numbers widened
-(PyTorch draws float64 ones with more bits: the same distribution, other values).
+set_rng_state bytes, in float32 and float64. Integers come back as int64, as PyTorch's.
+float16 / bfloat16 random tensors are the float32 numbers rounded (PyTorch draws them with
+its half kernels: the same distribution, other last bits).
 """
 
 from typing import Any, Sequence
@@ -33,7 +33,8 @@ from .devices import check_device
 from .generator import Generator
 from .shape import infer_shape, numel as _numel
 from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, ITEMSIZE
-from .dtypes import code_of_array, dtype_code, dtype_of, host_values, infer_code, to_host
+from .dtypes import (SCALAR_TYPE_NAMES, code_of_array, dtype_code, dtype_of, host_values,
+                     infer_code, to_host)
 from .tensor import Tensor
 
 default_generator = Generator()
@@ -318,15 +319,11 @@ def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
     return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-_KERNEL_TYPE_NAMES = {"b8": "Bool", "u8": "Byte", "i8": "Char", "i16": "Short", "i32": "Int",
-                      "i64": "Long"}
-
-
 def _float_code(dtype, kernel):
     code = _dtype_code(dtype)
     if code not in FLOAT_CODES:
         raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_KERNEL_TYPE_NAMES[code]}' (random floats need a floating "
+                                  f"'{SCALAR_TYPE_NAMES[code]}' (random floats need a floating "
                                   f"dtype)")
     return code
 
@@ -356,23 +353,23 @@ def _random_tensor(shape, dtype, requires_grad, device, what, values_of, kernel)
     code = _float_code(dtype, kernel)
     _check_host_size(_numel(shape), f"{what} of shape {list(shape)}")
     def draw():
-        return values_of(_numel(shape), True).reshape(shape)
+        return values_of(_numel(shape), True, code).reshape(shape)
     return from_numpy_array(draw(), code, requires_grad, draw)
 
 
 def randn(*shape: int | Sequence[int], generator: Generator | None = None, dtype: Any = None,
           requires_grad: bool = False, device: Any = None) -> Tensor:
-    """Standard normal float32 samples (PyTorch's numbers for the same seed)."""
+    """Standard normal samples (PyTorch's numbers for the same seed)."""
     return _random_tensor(shape, dtype, requires_grad, device, "randn",
-                          lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
+                          lambda n, c, code: _gen(generator).normal(n, 0.0, 1.0, c, code),
                           "normal_kernel_cpu")
 
 
 def rand(*shape: int | Sequence[int], generator: Generator | None = None, dtype: Any = None,
          requires_grad: bool = False, device: Any = None) -> Tensor:
-    """Uniform [0, 1) float32 samples (PyTorch's numbers for the same seed)."""
+    """Uniform [0, 1) samples (PyTorch's numbers for the same seed)."""
     return _random_tensor(shape, dtype, requires_grad, device, "rand",
-                          lambda n, c: _gen(generator).uniform_float(n),
+                          lambda n, c, code: _gen(generator).uniform(n, 0.0, 1.0, code),
                           "check_uniform_bounds")
 
 
@@ -383,7 +380,8 @@ def _like(t, dtype, requires_grad, device, what, values_of, kernel):
     code = _float_code(dtype or t.dtype, kernel)
     _check_host_size(t.numel(), f"{what} of shape {list(t.shape)}")
     def draw():
-        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides, values_of))
+        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides,
+                                                     lambda n, c: values_of(n, c, code)))
     return from_numpy_array(draw(), code, requires_grad, draw)
 
 
@@ -391,7 +389,7 @@ def randn_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
                requires_grad: bool = False, device: Any = None) -> Tensor:
     """Standard normal samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "randn_like",
-                 lambda n, c: _gen(generator).normal_float(n, 0.0, 1.0, c),
+                 lambda n, c, code: _gen(generator).normal(n, 0.0, 1.0, c, code),
                  "normal_kernel_cpu")
 
 
@@ -399,7 +397,8 @@ def rand_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
               requires_grad: bool = False, device: Any = None) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "rand_like",
-                 lambda n, c: _gen(generator).uniform_float(n), "check_uniform_bounds")
+                 lambda n, c, code: _gen(generator).uniform(n, 0.0, 1.0, code),
+                 "check_uniform_bounds")
 
 
 def _int_arg(name, v):

@@ -67,6 +67,10 @@ ALIASES = {"long": int64, "int": int32, "short": int16, "half": float16, "float"
 _NAMES = {d.name: d.code for d in _DTYPE_OF_CODE.values()}
 _NAMES.update({name: d.code for name, d in ALIASES.items()})
 _NAMES.update({code: code for code in DTYPES})
+# PyTorch's ScalarType names (its "not implemented for 'Long'" messages)
+SCALAR_TYPE_NAMES = {"b8": "Bool", "u8": "Byte", "i8": "Char", "i16": "Short", "i32": "Int",
+                     "i64": "Long", "f16": "Half", "bf16": "BFloat16", "f32": "Float",
+                     "f64": "Double"}
 _NUMPY_CODES = {dt: code for code, dt in DTYPES.items() if code != "bf16"}   # uint16 is no dtype
 _PYTHON_TYPES = {bool: "b8", int: "i64", float: "f64"}      # PyTorch's: dtype=float is double
 

@@ -10,7 +10,11 @@ tests/unit/test_torch_rng.py). What PyTorch does, and so what this module does:
   NumPy's MT19937 with the seeded state written into it (our seeding, its twist).
 - float uniform [from, to): the low 24 bits of one random() times 2^-24, then
   fma(x, to - from, from) in float32 (the AVX2 build fuses it); a result equal to `to`
-  becomes `from`. double uniform: the low 53 bits of random64() times 2^-53.
+  becomes `from`. double uniform: the low 53 bits of random64() times 2^-53, then
+  fma(x, to - from, from) in double.
+- normal of a float64 tensor: as the float32 block kernel's plan (>= 16 contiguous
+  elements: double uniforms, Box-Muller on blocks of 16, the tail recomputed) in double
+  with libm's log / cos / sin; fewer elements: the per-element double Box-Muller below.
 - normal, float32 tensor of >= 16 elements, contiguous: uniforms for the whole tensor
   first, then Box-Muller on blocks of 16 (u1 = 1 - data[0:8], u2 = data[8:16];
   data[0:8] = r cos, data[8:16] = r sin), then, when 16 does not divide n, 16 fresh
@@ -207,9 +211,13 @@ class Generator:
         out[out == hi] = lo
         return out
 
-    def uniform_double(self, n: int) -> np.ndarray:
-        """n double uniforms in [0, 1) from the low 53 bits of random64()."""
-        return (self.random64(n) & np.uint64(2 ** 53 - 1)).astype(_f64) * 2.0 ** -53
+    def uniform_double(self, n: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+        """n double uniforms in [low, high) from the low 53 bits of random64(): x * (high -
+        low) + low, fused (uniform_ / rand of a float64 tensor)."""
+        x = (self.random64(n) & np.uint64(2 ** 53 - 1)).astype(_f64) * 2.0 ** -53
+        if low == 0.0 and high == 1.0:
+            return x
+        return fma64(x, float(high) - float(low), float(low))
 
     def normal_float(self, n: int, mean: float = 0.0, std: float = 1.0,
                      contiguous: bool = True) -> np.ndarray:
@@ -217,6 +225,41 @@ class Generator:
         if n >= 16 and contiguous:
             return _normal_fill(self, n, mean, std)
         return np.array([self._scalar_normal(mean, std) for _ in range(n)], dtype=_f32)
+
+    def normal_double(self, n: int, mean: float = 0.0, std: float = 1.0,
+                      contiguous: bool = True) -> np.ndarray:
+        """n float64 normals (randn / normal_ of a float64 tensor): PyTorch's normal_fill in
+        double from >= 16 contiguous elements (double uniforms, Box-Muller on blocks of 16
+        with libm's log / cos / sin, the tail's 16 recomputed), else per element as
+        normal_distribution<double>."""
+        if not (n >= 16 and contiguous):
+            return np.array([self._scalar_normal(mean, std) for _ in range(n)], dtype=_f64)
+        out = self.uniform_double(n)
+        blocks = [(i, out[i:i + 16]) for i in range(0, n - 15, 16)]
+        if n % 16:
+            blocks.append((n - 16, self.uniform_double(16)))
+        for start, u in blocks:
+            u = u.tolist()
+            for j in range(8):
+                radius = math.sqrt(-2.0 * math.log(1.0 - u[j]))
+                theta = 2.0 * math.pi * u[j + 8]
+                out[start + j] = radius * math.cos(theta) * std + mean
+                out[start + j + 8] = radius * math.sin(theta) * std + mean
+        return out
+
+    def normal(self, n: int, mean: float, std: float, contiguous: bool,
+               code: str) -> np.ndarray:
+        """n normals for a tensor of dtype `code`: float64's kernel for "f64", else float32's
+        (a float16 / bfloat16 tensor gets them rounded)."""
+        if code == "f64":
+            return self.normal_double(n, mean, std, contiguous)
+        return self.normal_float(n, mean, std, contiguous)
+
+    def uniform(self, n: int, low: float, high: float, code: str) -> np.ndarray:
+        """n uniforms in [low, high) for a tensor of dtype `code` (as `normal`)."""
+        if code == "f64":
+            return self.uniform_double(n, low, high)
+        return self.uniform_float(n, low, high)
 
     def _scalar_normal(self, mean, std):
         """normal_distribution<double>: one Box-Muller pair per two calls (sin cached)."""
@@ -307,6 +350,34 @@ def _fma64(a, b, c):
     if b == 1.0 and c == 0.0:
         return a
     return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def fma64(a, b, c):
+    """Arrays of double a * b + c rounded once (uniform_'s x * (to - from) + from, fused),
+    vectorized: a * b exactly as p + e (Dekker), p + c exactly as s + t (Knuth), then
+    s + (t + e) rounded once; the elements whose rounding the last steps could have decided
+    (a remainder within their error of half an ulp) are redone exactly (_fma64)."""
+    a = np.asarray(a, _f64)
+    b, c = np.broadcast_to(np.asarray(b, _f64), a.shape), np.broadcast_to(np.asarray(c, _f64),
+                                                                           a.shape)
+    p = a * b
+    split = 134217729.0                       # 2^27 + 1
+    ah = a * split - (a * split - a)
+    bh = b * split - (b * split - b)
+    e = ((ah * bh - p) + ah * (b - bh) + (a - ah) * bh) + (a - ah) * (b - bh)
+    s = p + c
+    z = s - p
+    t = (p - (s - z)) + (c - z)
+    u = t + e
+    v = (t - (u - (u - t))) + (e - (u - t))     # t + e == u + v exactly
+    r = s + u
+    z = r - s
+    w = (s - (r - z)) + (u - z)                 # s + u == r + w exactly
+    half = np.spacing(np.abs(r)) / 2
+    risky = np.abs(np.abs(w) - half) <= np.abs(v)
+    for i in np.flatnonzero(risky):
+        r.flat[i] = _fma64(float(a.flat[i]), float(b.flat[i]), float(c.flat[i]))
+    return r
 
 
 # -- the AVX2 normal kernel, emulated --------------------------------------------------------

@@ -6,9 +6,9 @@ order: the filled tensor's memory order); the values are drawn on the host and c
 
 import numpy as np
 
-from .creation import (_KERNEL_TYPE_NAMES, _gen, _in_memory_order, _int_arg, _integers,
-                       from_numpy_array)
+from .creation import _gen, _in_memory_order, _int_arg, _integers, from_numpy_array
 from .dispatcher import FLOAT_CODES
+from .dtypes import SCALAR_TYPE_NAMES
 from .generator import Generator
 from .tensor import Tensor
 
@@ -30,7 +30,7 @@ def _fill_random(t, values_of, kernel):
 def _require_float(t, kernel):
     if t._dtype not in FLOAT_CODES:
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_KERNEL_TYPE_NAMES[t._dtype]}'")
+                                  f"'{SCALAR_TYPE_NAMES[t._dtype]}'")
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
@@ -39,7 +39,7 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     _require_float(t, "normal_kernel_cpu")
-    return _fill_random(t, lambda n, c: _gen(generator).normal_float(n, mean, std, c),
+    return _fill_random(t, lambda n, c: _gen(generator).normal(n, mean, std, c, t._dtype),
                         "normal_")
 
 
@@ -50,7 +50,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *,
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
     _require_float(t, "check_uniform_bounds")
-    return _fill_random(t, lambda n, c: _gen(generator).uniform_float(n, a, b), "uniform_")
+    return _fill_random(t, lambda n, c: _gen(generator).uniform(n, a, b, t._dtype), "uniform_")
 
 
 def exponential_(t: Tensor, lambd: float = 1.0, *,
