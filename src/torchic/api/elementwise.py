@@ -62,6 +62,8 @@ def _binary_fn(cls, name, doc, example=""):
     floating_only = primitive not in INT_BINARY
 
     def op(a: Tensor | float, b: Tensor | float) -> Tensor:
+        if primitive == "sub":
+            _check_bool_sub(a, b)
         if a.__class__ is Tensor and b.__class__ is Tensor and a._dtype == b._dtype:
             code = a._dtype
         else:
@@ -78,13 +80,21 @@ def _binary_fn(cls, name, doc, example=""):
     return op
 
 
-def _bool_arithmetic(primitive, a, b):
-    """add / mul / maximum / minimum of two bools: PyTorch's bool results (or, and);
-    computed in int64, then != 0. sub is refused, as PyTorch refuses it."""
-    if primitive == "sub":
+def _check_bool_sub(a, b):
+    """PyTorch refuses `-` with a bool operand (a bool tensor or a Python bool)."""
+    bools = [x._dtype == BOOL if isinstance(x, Tensor) else isinstance(x, bool) for x in (a, b)]
+    if all(bools):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
                            "supported. If you are trying to invert a mask, use the `~` or "
                            "`logical_not()` operator instead.")
+
+
+def _bool_arithmetic(primitive, a, b):
+    """add / mul / maximum / minimum of two bools: PyTorch's bool results (or, and);
+    computed in int64, then != 0."""
     return raw.cast(raw.binary(primitive, raw.cast(a, "i64"), raw.cast(b, "i64")), BOOL)
 
 
