@@ -10,12 +10,14 @@ The design, in the order a run goes:
    (`lambda x: x.T`, `wrapper_set_seed(torch.normal, ...)`) is run as that same lambda with
    its global `torch` bound to torchic. No variant resolved: "missing" (reported, not failed).
    skips.py declares the entries out of scope.
-2. **dtypes.** torchic holds float32 and int32. The float32 column takes op_db's float32
-   samples; the int32 column its int32 samples, else its int64 samples read as int32 (their
-   values fit: op_db draws small integers; a value that does not fit drops the sample).
-   Inside a sample, int64 index tensors become int32, bool tensors torchic's float32 masks,
-   float64 tensors float32; a sample needing any other dtype (complex, float16, uint8,
-   `dtype=torch.half` ...) is left out and counted.
+2. **dtypes.** The columns are float32, float64, int32, int64 and bool (DTYPES), each on
+   the backends that hold it (`Backend.dtypes`): the entry's op_db samples in that dtype,
+   given to torchic in the same dtype, and torchic's results must have torch's dtype.
+   Where a backend does not hold a dtype, a tensor in it is read in its FALLBACK (int64 as
+   int32 where the values fit, float64 as float32; then only the result's kind is
+   checked), and the int32 column takes op_db's int64 samples for an entry with no int32;
+   a sample needing any other dtype the backend lacks (complex; bool, float16, uint8,
+   `dtype=torch.half` ... where not held) is left out and counted in `dropped`.
 3. **Samples are torch's**, never re-drawn: `op.sample_inputs("cpu", dtype,
    requires_grad=...)` (torch's and Python's generators seeded per entry first: the
    same samples in every run) converted with `torchic.tensor(t.detach().numpy())`, keeping
@@ -55,16 +57,21 @@ import numpy as np
 import torch
 
 import torchic
-from skips import DTYPE_RULE, skip_reason
+from skips import skip_reason
 
 SEED = 1234                  # the manual_seed both generators get before every call
-DTYPES = ("float32", "int32")
+# the dtype columns walked, each on the backends that hold it (the half and narrow dtypes
+# are not walked: where a backend holds them, a sample's tensors and results in them are
+# compared all the same)
+DTYPES = ("float32", "float64", "int32", "int64", "bool")
 # float32 tolerances. Values: torch.testing's float32 atol 1e-5 (times the sample's largest
 # input magnitude: sums and products of inputs up to 9 cancel to that scale) and 4 x its rtol
 # 1.3e-6 (webgpu's pow is 1.4e-6 off on lavapipe). Gradients: rtol 1e-4 (a backward chains
 # several float32 ops; pow's exponent gradient x^y log x differs by 4e-5 between the two)
 ATOL, RTOL = 1e-5, 5.2e-6
 GRAD_ATOL, GRAD_RTOL = 1e-5, 1e-4
+# the other float dtypes: torch.testing's (atol, rtol) for them
+OTHER_TOLERANCES = {"float64": (1e-7, 1e-7), "float16": (1e-5, 1e-3), "bfloat16": (1e-5, 1.6e-2)}
 WEBGPU_SAMPLE = 3            # webgpu on lavapipe runs 1 entry in 3 unless TORCHIC_OPINFO=full
 
 _OP_DB = None
@@ -198,30 +205,47 @@ def variants(op):
 
 # ---------------------------------------------------------------- 2-3. converting samples
 
-_DTYPE_MAP = {torch.float32: "float32", torch.float64: "float64", torch.int32: "int32",
-              torch.int64: "int64", torch.bool: "bool"}
+_NAMES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+          "uint8", "bool")
+_DTYPE_MAP = {getattr(torch, n): n for n in _NAMES}      # torch dtype -> its name
+# a tensor of a dtype the backend does not hold is read in this one, where it holds that
+FALLBACK = {"int64": "int32", "float64": "float32"}
 _INT_RANGE = (-2 ** 31, 2 ** 31 - 1)
+NARROW = ("float16", "bfloat16", "uint8", "int8", "int16")   # a result in one: dropped
+GRAD_DTYPES = (torch.float32, torch.float64)      # where gradients are compared
+
+
+def held():
+    """The names of the dtypes the current backend holds (`Backend.dtypes`, by code)."""
+    from torchic import dispatcher
+    codes = set(getattr(dispatcher.runtime().backend, "dtypes", ("f32", "i32")))
+    return {n for n in _NAMES if isinstance(getattr(torchic, n, None), torchic.DType)
+            and getattr(torchic, n).code in codes}
 
 
 def _torch_dtypes(op):
     return sorted(str(d).replace("torch.", "") for d in op.supported_dtypes("cpu"))
 
 
-def sample_dtype(op, dtype):
-    """The torch dtype whose samples feed torchic's `dtype` column, or None."""
+def sample_dtype(op, dtype, holds):
+    """The torch dtype whose samples feed torchic's `dtype` column on a backend holding
+    `holds`, or None: the column's own, where both have it; for int32, op_db's int64
+    samples read as int32 where the entry has no int32 and the backend no int64."""
     supported = op.supported_dtypes("cpu")
-    if dtype == "float32":
-        return torch.float32 if torch.float32 in supported else None
-    for d in (torch.int32, torch.int64):
-        if d in supported:
-            return d
+    own = getattr(torch, dtype)
+    if dtype in holds and own in supported:
+        return own
+    if dtype == "int32" and "int32" in holds and "int64" not in holds \
+            and torch.int64 in supported:
+        return torch.int64
     return None
 
 
 class Converted:
     """A sample's arguments as torchic values, with the leaves gradients are compared on."""
 
-    def __init__(self):
+    def __init__(self, holds):
+        self.holds = holds      # the dtype names the backend holds
         self.leaves = []        # [(torch tensor, torchic tensor)] that require grad
         self.noncontiguous = 0  # torch tensors rebuilt contiguous
         self.scale = 1.0        # the largest |value| of the float inputs (at least 1)
@@ -233,23 +257,24 @@ def to_torchic(x, conv, grad=True):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided or x.is_quantized:
             raise Unsupported(f"a {x.layout} tensor")
-        if x.dtype not in _DTYPE_MAP:
-            raise Unsupported(f"a {x.dtype} tensor")
-        a = x.detach().resolve_neg().numpy()
+        name = _DTYPE_MAP.get(x.dtype)
+        if name not in conv.holds:
+            name = FALLBACK.get(name)
+            if name not in conv.holds:
+                raise Unsupported(f"a {x.dtype} tensor")
+        x0 = x.detach().resolve_neg()
+        a = (x0.float() if x.dtype == torch.bfloat16 else x0).numpy()
         if not x.is_contiguous():
             conv.noncontiguous += 1
-        if x.dtype in (torch.int64, torch.int32):
+        if name == "int32" and x.dtype == torch.int64:
             if a.size and (a.min() < _INT_RANGE[0] or a.max() > _INT_RANGE[1]):
                 raise Unsupported("an int64 value past int32")
-            a = a.astype(np.int32)
-        elif x.dtype == torch.float64:
-            a = a.astype(np.float32)
         if x.is_floating_point() and a.size:
             finite = np.abs(a[np.isfinite(a)])
             if finite.size:
                 conv.scale = max(conv.scale, float(finite.max()))
         rg = bool(grad and x.requires_grad and x.is_floating_point())
-        t = torchic.tensor(a.copy(), requires_grad=rg)   # (a copy keeps a 0-d shape)
+        t = torchic.tensor(a.copy(), dtype=getattr(torchic, name), requires_grad=rg)
         if rg:
             conv.leaves.append((x, t))
         return t
@@ -261,7 +286,7 @@ def to_torchic(x, conv, grad=True):
     if isinstance(x, dict):
         return {k: to_torchic(v, conv, grad) for k, v in x.items()}
     if isinstance(x, torch.dtype):
-        if x not in _DTYPE_MAP:
+        if _DTYPE_MAP.get(x) not in conv.holds:
             raise Unsupported(f"dtype={x}")
         return getattr(torchic, _DTYPE_MAP[x])
     if isinstance(x, torch.device):
@@ -318,22 +343,36 @@ def _close(got, ref, atol, rtol, what):
                        f"torchic {got[i]!r} vs torch {ref[i]!r} (atol {atol:.2g}, rtol {rtol:g})")
 
 
-def compare(got, ref, atol, rtol, what="output"):
-    """Raise Mismatch unless torchic's result `got` matches torch's `ref` (nested)."""
+def _expected_dtype(ref_dtype, holds):
+    """The dtype name torchic's result must have for a torch result of `ref_dtype`: the
+    same where the backend holds it, else its FALLBACK (None: only the kind is checked)."""
+    name = _DTYPE_MAP.get(ref_dtype)
+    return name if name in holds else FALLBACK.get(name)
+
+
+def compare(got, ref, atol, rtol, holds, what="output"):
+    """Raise Mismatch unless torchic's result `got` matches torch's `ref` (nested), on a
+    backend holding the dtypes `holds`. `atol` / `rtol` are float32's; a float64, float16
+    or bfloat16 result gets its own (OTHER_TOLERANCES, atol scaled as float32's)."""
     if isinstance(ref, torch.Tensor):
         if not isinstance(got, torchic.Tensor):
             raise Mismatch(f"{what}: torch returns a tensor, torchic {type(got).__name__}")
         if tuple(got.shape) != tuple(ref.shape):
             raise Mismatch(f"{what}: shape {tuple(got.shape)}, torch {tuple(ref.shape)}")
+        want = _expected_dtype(ref.dtype, holds)
+        have = got.dtype.name
+        if want is not None and have != want or want is None and ref.dtype != torch.bool \
+                and ref.is_floating_point() != got.dtype.is_floating_point:
+            raise Mismatch(f"{what}: dtype {got.dtype}, torch {ref.dtype}")
         g = got.detach().numpy()
-        r = ref.detach().resolve_neg().numpy()
+        r = ref.detach().resolve_neg()
+        r = (r.float() if r.dtype == torch.bfloat16 else r).numpy()
         if ref.is_floating_point():
-            if got.dtype != torchic.float32:
-                raise Mismatch(f"{what}: dtype {got.dtype}, torch {ref.dtype}")
+            if have in OTHER_TOLERANCES:
+                a64, rtol = OTHER_TOLERANCES[have]
+                atol = atol / ATOL * a64
             _close(g, r, atol, rtol, what)
         else:
-            if ref.dtype != torch.bool and got.dtype != torchic.int32:
-                raise Mismatch(f"{what}: dtype {got.dtype}, torch {ref.dtype}")
             if not np.array_equal(g.astype(np.int64), r.astype(np.int64)):
                 bad = np.argwhere(g.astype(np.int64) != r.astype(np.int64))
                 i = tuple(int(k) for k in bad[0]) if len(bad) else ()
@@ -343,7 +382,7 @@ def compare(got, ref, atol, rtol, what="output"):
         if not isinstance(got, (tuple, list)) or len(got) != len(ref):
             raise Mismatch(f"{what}: torch returns a sequence of {len(ref)}, torchic {got!r:.80}")
         for k, (g, r) in enumerate(zip(got, ref)):
-            compare(g, r, atol, rtol, f"{what}[{k}]")
+            compare(g, r, atol, rtol, holds, f"{what}[{k}]")
     elif isinstance(ref, float) and not isinstance(ref, bool):
         if not isinstance(got, (int, float)) or isinstance(got, bool):
             raise Mismatch(f"{what}: torch returns {ref!r}, torchic {got!r:.80}")
@@ -397,7 +436,8 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
         leaves = [t for t in _flat([sample.input, list(sample.args),
                                     list(sample.kwargs.values())])
                   if isinstance(t, torch.Tensor) and t.requires_grad]
-        pairs = [(o, torch.from_numpy(w)) for o, w in zip(outs, cot) if w is not None]
+        pairs = [(o, torch.from_numpy(w).to(o.dtype)) for o, w in zip(outs, cot)
+                 if w is not None]
         if pairs and leaves:
             try:
                 grads = torch.autograd.grad([o for o, _ in pairs], leaves,
@@ -411,12 +451,12 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
     return Reference(sample, index, value, grads, cot)
 
 
-def _samples(op, dtype):
-    """op_db's samples for torchic's `dtype` column (requires_grad where it has gradients),
-    drawn once per process: every variant and backend gets the same ones."""
-    key = (entry_id(op), dtype)
+def _samples(op, tdt):
+    """op_db's samples in torch dtype `tdt` (requires_grad where it has gradients), drawn
+    once per process: every variant and backend gets the same ones."""
+    key = (entry_id(op), str(tdt))
     if key not in _SAMPLE_CACHE:
-        grad = dtype == "float32" and op.supports_autograd
+        grad = tdt in GRAD_DTYPES and op.supports_autograd
         # op_db draws its samples from torch's global generator (and a few from Python's
         # `random`): both seeded per entry (the same samples in every session, whatever
         # ran before), their states put back after
@@ -426,29 +466,32 @@ def _samples(op, dtype):
         try:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                _SAMPLE_CACHE[key] = list(op.sample_inputs("cpu", sample_dtype(op, dtype),
-                                                           requires_grad=grad))
+                _SAMPLE_CACHE[key] = list(op.sample_inputs("cpu", tdt, requires_grad=grad))
         finally:
             random.setstate(py_state)
     return _SAMPLE_CACHE[key]
 
 
-def references(op, dtype, kind, fn, grads):
-    """[Reference] of torch's variant `fn` (`kind`) over the entry's samples in `dtype`,
-    with gradients if `grads` (cached per process: each backend reuses them)."""
-    key = (entry_id(op), dtype, kind)
+def references(op, tdt, kind, fn, grads):
+    """[Reference] of torch's variant `fn` (`kind`) over the entry's samples in torch dtype
+    `tdt`, with gradients if `grads` (cached per process: each backend reuses them)."""
+    key = (entry_id(op), str(tdt), kind)
     if key not in _REF_CACHE:
-        want_grad = grads and dtype == "float32" and op.supports_autograd
+        want_grad = grads and tdt in GRAD_DTYPES and op.supports_autograd
         _REF_CACHE[key] = [r for r in (_torch_reference(op, kind, fn, s, i, want_grad)
-                                       for i, s in enumerate(_samples(op, dtype)))
+                                       for i, s in enumerate(_samples(op, tdt)))
                            if r is not None]
     return _REF_CACHE[key]
 
 
-def _run_sample(kind, tc_fn, ref):
+def _run_sample(kind, tc_fn, ref, holds):
     """Run torchic's variant on one sample and compare; raises Unsupported or an error."""
     s = ref.sample
-    conv = Converted()
+    for r in _flat(ref.value):
+        if isinstance(r, torch.Tensor) and _DTYPE_MAP.get(r.dtype) in NARROW \
+                and _DTYPE_MAP[r.dtype] not in holds:
+            raise Unsupported(f"a {r.dtype} result")
+    conv = Converted(holds)
     grad = ref.grads is not None
     inp = to_torchic(s.input, conv, grad)
     args = to_torchic(list(s.args), conv, grad)
@@ -458,7 +501,7 @@ def _run_sample(kind, tc_fn, ref):
             got = _call(tc_fn, inp, args, kwargs)
     else:
         got = _call(tc_fn, inp, args, kwargs)
-    compare(got, ref.value, ATOL * conv.scale, RTOL)
+    compare(got, ref.value, ATOL * conv.scale, RTOL, holds)
     if grad:
         outs = _flat(got)
         loss = None
@@ -468,7 +511,7 @@ def _run_sample(kind, tc_fn, ref):
             o = outs[k]
             if not getattr(o, "requires_grad", False):
                 raise Mismatch(f"output[{k}] has no gradient (torch's has)")
-            term = (o * torchic.tensor(w)).sum()
+            term = (o * torchic.tensor(w, dtype=o.dtype)).sum()
             loss = term if loss is None else loss + term
         loss.backward()
         tc_leaves = [t for _, t in conv.leaves]
@@ -483,7 +526,7 @@ def _run_sample(kind, tc_fn, ref):
                 continue
             if g is None:
                 raise Mismatch(f"grad of input {k}: torchic has none")
-            compare(g, g_ref, GRAD_ATOL * conv.scale, GRAD_RTOL, f"grad of input {k}")
+            compare(g, g_ref, GRAD_ATOL * conv.scale, GRAD_RTOL, holds, f"grad of input {k}")
     torchic.sync()
     return conv.noncontiguous
 
@@ -510,20 +553,22 @@ def run_entry(op, dtypes=DTYPES):
                          if fn is not None and kind not in result["variants"]]
     # gradients through the function variant, else the method (in place: none)
     grad_kind = next((kind for kind, _, _ in found if kind != "inplace"), None)
+    holds = held()
     for dtype in dtypes:
-        if sample_dtype(op, dtype) is None:
+        tdt = sample_dtype(op, dtype, holds)
+        if tdt is None:
             continue
         status, ran, dropped = "pass", 0, result["dropped"]
         for kind, fn, tc in found:
             try:
-                refs = references(op, dtype, kind, fn, grads=kind == grad_kind)
+                refs = references(op, tdt, kind, fn, grads=kind == grad_kind)
             except Exception as e:       # op_db's sample generator itself failed
                 status = "fail"
                 result["reason"] = result["reason"] or f"{dtype}: sample_inputs raised {e!r:.200}"
                 break
             for ref in refs:
                 try:
-                    result["noncontiguous"] += _run_sample(kind, tc, ref)
+                    result["noncontiguous"] += _run_sample(kind, tc, ref, holds)
                     ran += 1
                 except Unsupported:
                     result["dropped"] += 1
@@ -539,8 +584,9 @@ def run_entry(op, dtypes=DTYPES):
                     break
         if status == "pass" and ran == 0:    # nothing compared: say why
             status = "skip"
-            why = DTYPE_RULE if result["dropped"] > dropped else "torch raises"
-            result["reason"] = result["reason"] or f"{dtype}: {why} in every sample"
+            why = (f"needs a dtype {torchic.get_backend()} does not hold"
+                   if result["dropped"] > dropped else "torch raises")
+            result["reason"] = result["reason"] or f"{dtype}: every sample {why}"
         result["samples"] += ran
         result["dtypes"][dtype] = status
     statuses = set(result["dtypes"].values())

@@ -10,11 +10,11 @@ Four kinds of rows, all read by `skip_reason` (the one function the harness asks
 - `SKIP_PREFIXES`: a whole namespace of op_db (`fft.*`, `sparse.*` ...);
 - `SKIPS`: single entries, by op_db name (every variant of that name);
 - `PRIVATE_RULE`: an entry named with a leading underscore (`_softmax_backward_data`);
-- `DTYPE_RULE`: an entry whose supported dtypes include none torchic holds (float32, and
-  int32 or int64 read as int32) is skipped, its dtypes named in the reason. A sample that
-  needs such a dtype somewhere (a complex or float16 tensor, `dtype=torch.uint8`) is left
-  out of the entry's samples; a (entry, dtype) whose every sample needs one is reported
-  "skip" by the harness with this same rule's reason.
+- `DTYPE_RULE`: an entry whose supported dtypes include none of TORCHIC_DTYPES is
+  skipped, its dtypes named in the reason. A sample that needs a dtype the backend does
+  not hold (a complex tensor; a float16 one, or `dtype=torch.uint8`, on a backend without
+  them) is left out of the entry's samples; a (entry, dtype) whose every sample needs one
+  is reported "skip" by the harness with this same rule's reason.
 """
 
 SKIP_PREFIXES = {
@@ -27,7 +27,6 @@ _DECOMP = ("a linalg decomposition, or computed through one (LU, QR, SVD, eigen,
            "a solve): out of torchic's scope")
 _UNDEFINED = "returns uninitialized memory: no defined value to compare"
 _SPARSE = "sparse tensors: torchic tensors are dense"
-_NO_DTYPE = "converts to a dtype torchic lacks"
 
 SKIPS = {
     # complex numbers (on a real tensor most are the identity, or raise: imag)
@@ -58,13 +57,11 @@ SKIPS = {
     "resize_": _UNDEFINED, "resize_as_": _UNDEFINED,
     # sparse layouts
     "to_sparse": _SPARSE,
-    # conversions to a dtype torchic lacks (torchic's .half() says why it refuses)
-    "half": _NO_DTYPE + " (float16)", "bfloat16": _NO_DTYPE + " (bfloat16)",
-    "byte": _NO_DTYPE + " (uint8)", "char": _NO_DTYPE + " (int8)",
-    "short": _NO_DTYPE + " (int16)",
 }
 PRIVATE_RULE = "a private aten entry point (a leading underscore), not a public API"
-DTYPE_RULE = "needs a dtype torchic lacks (torchic holds float32 and int32)"
+TORCHIC_DTYPES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
+                  "int8", "uint8", "bool"}
+DTYPE_RULE = "needs a dtype torchic lacks (complex, float8 ...)"
 
 
 def skip_reason(name, torch_dtypes):
@@ -79,6 +76,6 @@ def skip_reason(name, torch_dtypes):
         return PRIVATE_RULE
     if not torch_dtypes:
         return f"{DTYPE_RULE}: op_db gives it no dtype on CPU (a CUDA-only entry)"
-    if not {"float32", "int32", "int64"} & set(torch_dtypes):
+    if not TORCHIC_DTYPES & set(torch_dtypes):
         return f"{DTYPE_RULE}: it supports {', '.join(sorted(torch_dtypes))}"
     return None

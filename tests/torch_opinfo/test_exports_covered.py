@@ -34,9 +34,8 @@ UNCOVERED = {
     "manual_seed": "generator state", "seed": "generator state",
     "initial_seed": "generator state", "get_rng_state": "generator state",
     "set_rng_state": "generator state",
-    # op_db's entries are skipped (skips.py: uninitialized memory, a dtype torchic lacks)
+    # op_db's entries are skipped (skips.py: uninitialized memory)
     "empty": "undefined values", "empty_like": "undefined values",
-    "Tensor.half": "refused (no float16)", "Tensor.bfloat16": "refused (no bfloat16)",
     # random ops op_db has no entry for (tests/unit/test_torch_rng.py compares them with
     # PyTorch's generator)
     "rand": "no op_db entry", "randperm": "no op_db entry", "Tensor.rand": "no op_db entry",
@@ -44,9 +43,11 @@ UNCOVERED = {
     # ops with no op_db entry and no CASES row yet
     "Tensor.copy_": "no op_db entry (tests/nn/test_new_ops_vs_torch.py compares it)",
     "Tensor.type_as": "no op_db entry, no case",
+    "Tensor.type": "no op_db entry, no case (the dtype's name, or a cast by it)",
     # metadata, reads and autograd plumbing: not ops
     **{f"Tensor.{n}": "not an op" for n in (
-        "backward", "cpu", "cuda", "detach", "dim", "dispose", "is_contiguous",
+        "backward", "cpu", "cuda", "detach", "dim", "dispose", "element_size",
+        "is_signed", "is_contiguous",
         "is_floating_point", "item_async", "nelement", "numel", "numpy", "numpy_async",
         "register_post_accumulate_grad_hook", "requires_grad_", "retain_grad", "set", "size",
         "storage_offset", "stride", "to_array", "tolist", "tolist_async")},
