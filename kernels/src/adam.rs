@@ -87,9 +87,14 @@ impl Kernel for AdamK {
 /// m, v f32 of one shape, contiguous and pairwise disjoint; s f32 (10,).
 pub fn check_views(v: &[Arr]) -> Result<(), String> {
     let names = ["out", "g", "m", "v", "s"];
+    // (all f32, or all f64: rows64.rs)
     for (x, name) in v.iter().zip(names) {
-        if x.dtype != DType::F32 {
-            return Err(format!("{name} has dtype {:?}", x.dtype));
+        if x.dtype != v[0].dtype || !matches!(x.dtype, DType::F32 | DType::F64) {
+            return Err(format!(
+                "{name} has dtype {}, out {} (f32 or f64, all alike)",
+                x.dtype.name(),
+                v[0].dtype.name()
+            ));
         }
     }
     for (x, name) in v[..4].iter().zip(names) {

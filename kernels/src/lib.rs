@@ -50,6 +50,7 @@ pub mod norm;
 pub mod ops;
 pub mod record;
 pub mod reduce;
+pub mod rows64;
 pub mod runtime;
 pub mod softmax;
 pub mod typed;

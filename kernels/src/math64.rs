@@ -2,7 +2,7 @@
 //! (correctly rounded or within 1 ULP) and the C library's erf / erfc, which std does not
 //! expose (glibc's are within 1 ULP).
 
-use std::f64::consts::{FRAC_1_SQRT_2, PI};
+use std::f64::consts::{PI, SQRT_2};
 
 extern "C" {
     fn erfc(x: f64) -> f64;
@@ -25,7 +25,7 @@ pub fn sigmoid(x: f64) -> f64 {
 
 /// the normal cdf, accurate in both tails: erfc(-x / sqrt 2) / 2
 pub fn phi_cdf(x: f64) -> f64 {
-    0.5 * erfc64(-x * FRAC_1_SQRT_2)
+    0.5 * erfc64(-x / SQRT_2)
 }
 
 /// x Phi(x)
@@ -42,9 +42,10 @@ pub fn gelu_grad(x: f64, g: f64) -> f64 {
 const K: f64 = 0.797_884_560_802_865_4; // sqrt(2 / pi)
 const C: f64 = 0.044715;
 
-/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+/// 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), as x / (1 + exp(-2u)) (the
+/// same value without 1 + tanh's cancellation for negative x)
 pub fn gelu_tanh(x: f64) -> f64 {
-    0.5 * x * (1.0 + (K * (x + C * x * x * x)).tanh())
+    x / (1.0 + (-2.0 * K * (x + C * x * x * x)).exp())
 }
 
 /// g d/dx gelu_tanh(x)

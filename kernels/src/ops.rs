@@ -10,8 +10,8 @@ use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
 use crate::{
-    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, reduce, softmax,
-    typed,
+    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, reduce, rows64,
+    softmax, typed,
 };
 use reduce::Red;
 use softmax::Kind;
@@ -284,6 +284,9 @@ fn rows(pool: &Pool, op: &Op, kind: Kind) -> KResult {
         Kind::CrossEntropy => (Some(b), None),
         Kind::CrossEntropyGrad => (Some(b), Some(c)),
     };
+    if o.dtype == DType::F64 {
+        return rows64::rows(pool, kind, o, a, target, g, op.ignore);
+    }
     softmax::rows(pool, kind, o, a, target, g, op.ignore)
 }
 
@@ -424,16 +427,28 @@ pub static OPS: &[OpDef] = &[
     }),
     row("layer_norm", C::LayerNorm, |p, op| {
         let [o, x, w, b, _] = &op.v;
+        if o.dtype == DType::F64 {
+            return rows64::layer_norm(p, o, x, w, b, op.value, false);
+        }
         norm::layer_norm(p, o, x, w, b, op.value, false)
     }),
     row("layer_norm_grad", C::LayerNormGrad, |p, op| {
         let [o, x, w, g, _] = &op.v;
+        if o.dtype == DType::F64 {
+            return rows64::layer_norm(p, o, x, w, g, op.value, true);
+        }
         norm::layer_norm(p, o, x, w, g, op.value, true)
     }),
     row("causal_softmax", C::CausalSoftmax, |p, op| {
+        if op.v[0].dtype == DType::F64 {
+            return rows64::causal_softmax(p, &op.v[0], &op.v[1], op.diagonal);
+        }
         norm::causal_softmax(p, &op.v[0], &op.v[1], op.diagonal)
     }),
     row("softmax_grad", C::SoftmaxGrad, |p, op| {
+        if op.v[0].dtype == DType::F64 {
+            return rows64::softmax_grad(p, &op.v[0], &op.v[1], &op.v[2]);
+        }
         norm::softmax_grad(p, &op.v[0], &op.v[1], &op.v[2])
     }),
     row("dropout", C::Dropout, |p, op| {
@@ -442,6 +457,9 @@ pub static OPS: &[OpDef] = &[
     }),
     row("adam_update", C::AdamUpdate, |p, op| {
         let [o, g, m, v, s] = &op.v;
+        if o.dtype == DType::F64 {
+            return rows64::adam_update(p, o, g, m, v, s);
+        }
         adam::adam_update(p, o, g, m, v, s)
     }),
 ];

@@ -608,19 +608,19 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
             }
         }
         Contract::Rowwise | Contract::SoftmaxGrad => {
-            dt(o, F, "out")?;
-            dt(a, F, "a")?;
+            dt(o, FLOAT, "out")?;
+            same_dt(o, a, "a")?;
             nd(a, 2, "a")?;
             same(o, a, "a")?;
             contig(o)?;
             if kind == Contract::SoftmaxGrad {
-                dt(b, F, "g")?;
+                same_dt(o, b, "g")?;
                 same(o, b, "g")?;
             }
         }
         Contract::CrossEntropy | Contract::CrossEntropyGrad => {
-            dt(o, F, "out")?;
-            dt(a, F, "logits")?;
+            dt(o, FLOAT, "out")?;
+            same_dt(o, a, "logits")?;
             dt(b, INT, "target")?;
             nd(a, 2, "logits")?;
             nd(b, 1, "target")?;
@@ -651,7 +651,7 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
                     ));
                 }
             } else {
-                dt(c, F, "g")?;
+                same_dt(o, c, "g")?;
                 same(o, a, "logits")?;
                 if c.shape() != &a.shape()[..1] {
                     return Err(format!(
@@ -715,8 +715,9 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
             }
         }
         Contract::LayerNorm | Contract::LayerNormGrad => {
-            for (x, w) in [(o, "out"), (a, "x"), (b, "w"), (c, "b/g")] {
-                dt(x, F, w)?;
+            dt(o, FLOAT, "out")?;
+            for (x, w) in [(a, "x"), (b, "w"), (c, "b/g")] {
+                same_dt(o, x, w)?;
             }
             nd(a, 2, "x")?;
             nd(b, 1, "w")?;
@@ -749,8 +750,8 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
             }
         }
         Contract::CausalSoftmax => {
-            dt(o, F, "out")?;
-            dt(a, F, "a")?;
+            dt(o, FLOAT, "out")?;
+            same_dt(o, a, "a")?;
             nd(a, 3, "a")?;
             same(o, a, "a")?;
             contig(o)?;
