@@ -145,6 +145,10 @@ def _fill_word(code, value):
 
 
 _NARROW_BITS = {"u8": 8, "i8": 8, "i16": 16}
+# what `python -m torchic info` says of them (docs/DTYPES.md, "Per backend")
+DTYPES_TEXT = ("float32, int32; bool, uint8, int8, int16 and int64 as int32 words (int64 "
+               "within int32: OverflowError outside); float16, bfloat16 as float32 words; "
+               "no float64")
 
 
 # -- the kernel table: one encoder function per primitive op ------------------------------
@@ -541,7 +545,8 @@ class WebGPUBackend(Backend):
                 f"{limits.get('max-compute-workgroup-storage-size')}; features: "
                 f"{', '.join(sorted(a.get('features', [])))}")
         return {"kernels": "WGSL compute shaders through wgpu-native", "adapters": lines,
-                "choose": f"init('webgpu', adapter=NAME) or {ENV_ADAPTER}=NAME"}
+                "choose": f"init('webgpu', adapter=NAME) or {ENV_ADAPTER}=NAME",
+                "dtypes": DTYPES_TEXT}
 
     def describe(self):
         from .device import describe_adapter
