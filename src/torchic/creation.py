@@ -74,9 +74,6 @@ def _gen(generator):
     return generator
 
 
-_dtype_code = dtype_code     # the one dtype parser (dtypes.py)
-
-
 def _check_host_size(numel, what, code="f32"):
     """Refuse a tensor larger than the heap cap before its values are built on the host
     (a NumPy array of gigabytes), with HeapFullError naming the sizes."""
@@ -184,7 +181,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, NumPy array, scalar, tensor)."""
     check_device(device, "tensor(): ")
-    code = None if dtype is None else _dtype_code(dtype)
+    code = None if dtype is None else dtype_code(dtype)
     if isinstance(data, (list, tuple)):
         _check_host_size(_nested_numel(data), "a tensor from a list")
     elif isinstance(data, np.ndarray):
@@ -205,7 +202,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """`data` itself when it is a tensor of that dtype, else `tensor(data, dtype=dtype)`."""
     check_device(device, "as_tensor(): ")
-    if isinstance(data, Tensor) and (dtype is None or _dtype_code(dtype) == data._dtype):
+    if isinstance(data, Tensor) and (dtype is None or dtype_code(dtype) == data._dtype):
         return data
     return tensor(data, dtype=dtype)
 
@@ -235,11 +232,13 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     if not hasattr(ext_tensor, "__dlpack__"):
         raise TypeError(f"from_dlpack() takes an object with __dlpack__ (a DLPack producer), "
                         f"got {type(ext_tensor).__name__}")
+    if str(getattr(ext_tensor, "dtype", "")) == "torch.bfloat16":     # NumPy has none
+        return tensor(np.from_dlpack(ext_tensor.float()), dtype="bf16")   # (exact)
     return tensor(np.from_dlpack(ext_tensor))
 
 
 def _filled(shape, value, dtype, requires_grad):
-    code = _dtype_code(dtype)
+    code = dtype_code(dtype)
     t = raw.full(_shape_args(shape), value, code)
     t._mask = code == "b8"
     if requires_grad:
@@ -285,7 +284,7 @@ def empty(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = 
           device: Any = None) -> Tensor:
     """A tensor whose values are whatever its heap block held (arguments as `zeros`)."""
     check_device(device, "empty(): ")
-    t = raw.new_tensor(_shape_args(shape), _dtype_code(dtype))
+    t = raw.new_tensor(_shape_args(shape), dtype_code(dtype))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -320,7 +319,7 @@ def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
 
 
 def _float_code(dtype, kernel):
-    code = _dtype_code(dtype)
+    code = dtype_code(dtype)
     if code not in FLOAT_CODES:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{SCALAR_TYPE_NAMES[code]}' (random floats need a floating "
@@ -433,7 +432,7 @@ def randint(low: int, high: int | Sequence[int] | None = None,
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
     check_device(device, "randint(): ")
     shape = _shape_args(size if isinstance(size, (tuple, list)) else (size,))
-    code = _dtype_code(dtype, "i64")
+    code = dtype_code(dtype, "i64")
     if code in INT_CODES and not (np.iinfo(DTYPES[code]).min <= low and
                                   high - 1 <= np.iinfo(DTYPES[code]).max):
         raise RuntimeError(f"randint: [{low}, {high}) does not fit {dtype_of(code).name}")
@@ -452,7 +451,7 @@ def randperm(n: int, generator: Generator | None = None, dtype: Any = None,
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
     check_device(device, "randperm(): ")
-    code = _dtype_code(dtype, "i64")
+    code = dtype_code(dtype, "i64")
     _check_host_size(int(n), f"randperm({n})", code)
     perm = _gen(generator).randperm(int(n))
     return from_numpy_array(_integers(perm, code, "randperm"), code, requires_grad)
@@ -477,7 +476,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         raise ValueError("arange step must be nonzero")
     if not all(np.isfinite(float(v)) for v in values):
         raise ValueError(f"arange needs finite start, end and step, got {start}, {end}, {step}")
-    code = _dtype_code(dtype, "i64" if all_int else None)
+    code = dtype_code(dtype, "i64" if all_int else None)
     _check_host_size(max(0, int(np.ceil((float(end) - float(start)) / float(step)))),
                      f"arange({start}, {end}, {step})")
     if all_int:     # exact integers (float64 rounds past 2^53)
@@ -500,7 +499,7 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
     if steps < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
     _check_host_size(int(steps), f"linspace of {steps} steps")
-    code = _dtype_code(dtype)
+    code = dtype_code(dtype)
     values = np.linspace(start, end, steps)
     return from_numpy_array(_as_int(values, code, f"linspace({start}, {end}, {steps})")
                             if code in INT_CODES else values, code, requires_grad)
@@ -513,7 +512,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     check_device(device, "eye(): ")
     n, m = (_shape_args((n,) if m is None else (n, m)) * 2)[:2]
     _check_host_size(n * m, f"eye({n}, {m})")
-    return from_numpy_array(np.eye(n, m), _dtype_code(dtype), requires_grad)
+    return from_numpy_array(np.eye(n, m), dtype_code(dtype), requires_grad)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,

@@ -147,7 +147,7 @@ def _reduce_ex(self: Tensor, protocol: SupportsIndex) -> tuple[Any, ...]:
     and requires_grad, as PyTorch's pickle does (a non-leaf comes back a leaf, .grad is
     dropped); unpickling allocates on the current runtime. Two views of one storage come
     back as two separate tensors."""
-    return _rebuild_tensor, (type(self), self.detach().numpy(),
+    return _rebuild_tensor, (type(self), self.detach()._read(),     # (bf16: float32 values)
                              self._dtype, self.requires_grad)
 
 
@@ -185,6 +185,9 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | 
     tensor that requires grad."""
     if self.requires_grad:
         raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    if self._dtype == "bf16":       # exported through NumPy, which has no bfloat16
+        raise BufferError("bfloat16 tensors have no DLPack export in torchic (NumPy has no "
+                          "bfloat16): export t.float() instead")
     a = None if copy else _host_alias(self)
     if a is None:
         if copy is False:

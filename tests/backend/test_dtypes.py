@@ -3,6 +3,7 @@ creation function and conversion in every dtype against NumPy (and torch where i
 on every backend; a dtype a backend declares it does not hold (Backend.dtypes, refusals)
 is a TypeError naming the backend."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -410,3 +411,24 @@ def test_float64_random_numbers_are_torchs(backend, n):
         torch.manual_seed(11)
         torchic.manual_seed(11)
         np.testing.assert_array_equal(draw(torchic).numpy(), draw(torch).numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=NAMES)
+def test_pickle_deepcopy_and_dlpack_keep_the_dtype(backend, dtype):
+    if not held(dtype):
+        return
+    x = torchic.tensor([[1, 0], [2, 3]], dtype=dtype)
+    for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x)):
+        assert y.dtype is dtype and y.tolist() == x.tolist()
+    if dtype is torchic.bfloat16:        # NumPy has no bfloat16: export refused, import works
+        with pytest.raises(BufferError, match="bfloat16"):
+            np.from_dlpack(x)
+    else:
+        a = np.from_dlpack(x)
+        assert a.dtype == dtype.numpy and a.tolist() == x.tolist()
+        back = torchic.from_dlpack(a)
+        assert back.dtype is dtype and back.tolist() == x.tolist()
+    if torch is not None:
+        t = torch.tensor([[1, 0], [2, 3]], dtype=getattr(torch, dtype.name))
+        back = torchic.from_dlpack(t)
+        assert back.dtype is dtype and back.tolist() == t.tolist()
