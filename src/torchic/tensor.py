@@ -323,7 +323,7 @@ class Tensor(_Methods):
     # -- reads ---------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
         if copy is False:   # np.asarray(t, copy=False): the heap's memory itself, or refused
-            a = self._host_alias()
+            a = self._host_alias() if self._dtype != "bf16" else self.numpy()   # (bf16 refused)
             if a is None:
                 raise ValueError(f"the {self._storage.runtime.backend.name!r} backend's heap "
                                  f"is not host memory: a NumPy array of it needs a copy")
