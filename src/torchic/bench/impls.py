@@ -378,7 +378,7 @@ class NumpyImpl(Impl):
         a = xs[0]
         if name == "matmul":
             b = xs[1]
-            out = np.empty((a.shape[0], b.shape[1]), np.float32)
+            out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))   # (f32, f64 rows)
             return lambda: np.matmul(a, b, out=out)
         if name in ("add", "mul"):
             fn, b, out = getattr(np, "add" if name == "add" else "multiply"), xs[1], np.empty_like(a)

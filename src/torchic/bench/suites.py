@@ -101,6 +101,22 @@ def matmul_suite(ctx):
             if n <= 1024 else None
         cases.append(Case("matmul", "matmul", str(n), {"n": n}, "GFLOPS", 2.0 * n ** 3, build,
                           expected, rtol=1e-4, atol=1e-3 * np.sqrt(n)))
+    # float64 (issue 40: simd's dgemm against NumPy's, 1024^3 and 2048^3 on 1 and 2 threads)
+    for n in [64] if ctx["quick"] else [1024, 2048]:
+        data64 = functools.lru_cache(None)(lambda n=n: (_randn(_rng(3, n), n, n).astype(np.float64),
+                                                        _randn(_rng(4, n), n, n).astype(np.float64)))
+
+        def build64(impl, data=data64):
+            if getattr(impl, "kind", "") == "torchic" and impl.name == "webgpu":
+                from .impls import NotSupported     # (impls imports this module)
+                raise NotSupported("webgpu has no float64 (docs/DTYPES.md)")
+            a, b = data()
+            return impl.kernel("matmul", impl.tensor(a), impl.tensor(b))
+
+        cases.append(Case("matmul", "matmul_f64", str(n), {"n": n, "dtype": "float64"},
+                          "GFLOPS", 2.0 * n ** 3, build64,
+                          (lambda data=data64: data()[0] @ data()[1]) if n <= 1024 else None,
+                          rtol=1e-10, atol=1e-10 * np.sqrt(n)))
     return cases
 
 

@@ -44,6 +44,11 @@ def issue_targets():
             goal = (1.0 if n <= 256 else 0.9) if threads == 1 else (0.9 if n >= 1024 else None)
             t.append(Target(5, f"matmul {n}³ vs NumPy", "simd", "matmul", "matmul", str(n),
                             goal, ">=", "numpy", threads=threads))
+    # issue 40: simd's float64 matmul (a dgemm) >= 0.8x NumPy's dgemm
+    for threads in (1, 2):
+        for n in (1024, 2048):
+            t.append(Target(40, f"matmul float64 {n}³ vs NumPy", "simd", "matmul", "matmul_f64",
+                            str(n), 0.8, ">=", "numpy", threads=threads))
     t.append(Target(5, "softmax 4096x1024 vs NumPy", "simd", "reduce", "softmax", "4096x1024",
                     2.0, ">=", "numpy"))
     t.append(Target(5, "softmax 4096x1024 vs PyTorch", "simd", "reduce", "softmax", "4096x1024",
