@@ -194,9 +194,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
     if requires_grad and code not in FLOAT_CODES:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
-    t = from_numpy_array(arr, code, requires_grad)
-    t._mask = code == "b8"
-    return t
+    return from_numpy_array(arr, code, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -240,7 +238,6 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
 def _filled(shape, value, dtype, requires_grad):
     code = dtype_code(dtype)
     t = raw.full(_shape_args(shape), value, code)
-    t._mask = code == "b8"
     if requires_grad:
         t.requires_grad_(True)
     return t

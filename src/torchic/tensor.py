@@ -95,7 +95,7 @@ class Tensor(_Methods):
     """
 
     __slots__ = ("_storage", "_offset", "shape", "_strides", "_dtype", "requires_grad",
-                 "_grad", "grad_fn", "_view", "_bview", "_view_base", "_views", "_mask",
+                 "_grad", "grad_fn", "_view", "_bview", "_view_base", "_views",
                  "__weakref__")
 
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
@@ -130,7 +130,6 @@ class Tensor(_Methods):
         t._bview = None     # the last broadcast view made of it (a bias is broadcast every step)
         t._view_base = None     # a view's base (functions/views.py's mark_view)
         t._views = None         # a base's grad-mode views, weakly (ditto)
-        t._mask = False         # a 0/1 mask, torchic's bool (dtypes.py): indexes as one
         return t
 
     # -- metadata ----------------------------------------------------------------
@@ -295,7 +294,6 @@ class Tensor(_Methods):
         """The same storage, cut from the graph (no gradient flows through it)."""
         t = Tensor._make(self._storage, self._offset, self.shape, self._strides, self._dtype)
         t._view = self._view   # the same memory: share the (immutable) kernel view
-        t._mask = self._mask
         return t
 
     @property
