@@ -4,7 +4,8 @@ One generator covers them all. An op is a WGSL expression over the loaded
 inputs ``a``, ``b``, ``c`` (snippet tables below); the generator wraps it in
 one of three index schemes, picked per call after collapsing dims:
 
-* ``v4``: every operand contiguous, 16-byte aligned, f32, length % 4 == 0:
+* ``v4``: every operand contiguous, 16-byte aligned, f32, length % 4 == 0 (or every one
+  i32 words, the expression one of ``V4_INT``: ``vec4<i32>``):
   one ``vec4<f32>`` per invocation (the expression is evaluated on vec4s:
   snippets use ``T`` for the value type, ``f32`` or ``vec4<f32>``);
 * ``c``: every operand contiguous: ``x[base + i]``;
@@ -125,6 +126,10 @@ COMPARE_F32 = {op: f"({e}) & !(isn(a) | isn(b))" for op, e in COMPARE.items()}
 COMPARE_F32["ne"] = "(a != b) | isn(a) | isn(b)"
 
 WHERE = "select(c, b, (a != T(0.0)) | isn(a))"
+
+# i32 expressions that are the same on vec4<i32> (int arithmetic and copies of i32 words:
+# int32 / int64's max, min and unchecked ops, every narrow int and bool copied as is)
+V4_INT = {"a", "a + b", "a - b", "a * b", "max(a, b)", "min(a, b)"}
 
 # ops whose snippet only works on scalars
 SCALAR_ONLY = {"tpow", "tsin", *casts.SCALAR_ONLY}
@@ -308,7 +313,8 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     """WGSL source for one (expression, dtypes, scheme)."""
     names = "abc"[:len(in_ts)]
     v4 = scheme == "v4"
-    bind = [("O", "v4" if v4 else out_t)] + [(n.upper(), "v4" if v4 else t)
+    vt = {"f32": "v4", "i32": "v4i"}
+    bind = [("O", vt[out_t] if v4 else out_t)] + [(n.upper(), vt[t] if v4 else t)
                                              for n, t in zip(names, in_ts)]
     src = wgsl.header(bind) + wgsl.FLOAT_FNS + prelude(expr, v4)
     body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"]
@@ -381,8 +387,9 @@ def _scheme(expr, dtypes, shape, strides, bases, vec_ok):
     for s in shape:
         n *= s
     contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
-    if (contiguous and vec_ok and n % 4 == 0 and all(d == "f32" for d in dtypes)
-            and all(b % 4 == 0 for b in bases) and not any(f in expr for f in SCALAR_ONLY)):
+    if (contiguous and vec_ok and n % 4 == 0 and all(b % 4 == 0 for b in bases) and (
+            (all(d == "f32" for d in dtypes) and not any(f in expr for f in SCALAR_ONLY))
+            or (expr in V4_INT and all(d == "i32" for d in dtypes)))):
         return "v4", [n // 4] + [b // 4 for b in bases], n // 4
     if contiguous:
         return "c", [n] + list(bases), n

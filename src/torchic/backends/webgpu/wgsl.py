@@ -36,7 +36,7 @@ STORAGE = {"f32": "f32", "f16": "f32", "bf16": "f32",
            "i32": "i32", "i64": "i32", "i16": "i32", "i8": "i32", "u8": "i32", "b8": "i32"}
 F64_REFUSAL = ("webgpu has no float64 (WGSL has no 64-bit floats): use float32, or the "
                "workers / simd backend")
-TYPES = {**STORAGE, "u32": "u32", "v4": "vec4<f32>"}
+TYPES = {**STORAGE, "u32": "u32", "v4": "vec4<f32>", "v4i": "vec4<i32>"}
 
 
 def storage(code):
