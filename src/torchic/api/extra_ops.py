@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .. import raw
 from ..creation import arange, linspace
 from ..dtypes import default_float
+from ..functions import constant
 from ..promotion import SCALAR_TYPE_NAMES, can_cast_code, is_floating
 from ..shape import normalize_axes, normalize_axis, numel
 from ..tensor import Tensor
@@ -63,7 +64,7 @@ def _fill_value(value, dtype, what):
     if not isinstance(value, numbers.Number):
         raise TypeError(f"{what}(): argument 'value' must be a Number or a 0-d Tensor, not "
                         f"{type(value).__name__}")
-    return raw.full((), raw.fill_value(dtype, value), dtype)
+    return constant(raw.fill_value(dtype, value), dtype)     # (a host write: exact in int64)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
@@ -298,7 +299,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     lo, hi = float(min), float(max)
     if lo == hi and input.numel():
         lo, hi = amin(input.detach()), amax(input.detach())
-        same = lo == hi
+        same = to_dtype(lo == hi, lo._dtype)       # 1 where every value is equal
         lo, hi = lo - same, hi + same
     elif lo == hi:
         lo, hi = lo - 1, hi + 1
