@@ -70,14 +70,17 @@ def copy(out, ins, params):
         # float -> int as on every backend (Rust's `as`): truncate toward zero, saturate to
         # int32's range for int32, int64's for the others (u8 / i8 / i16 then wrap), NaN -> 0
         # (NumPy's own cast leaves these undefined)
-        wide = _SATURATE.get(out.dtype, np.int64)
+        wide = np.dtype(_SATURATE.get(out.dtype, np.int64))
+        r = out if out.dtype == wide else np.empty(out.shape, wide)
         info = np.iinfo(wide)
-        t = np.asarray(a, np.float64)
-        high, low = t >= 2.0 ** (info.bits - 1), t < -2.0 ** (info.bits - 1)
-        r = np.where(high | low | np.isnan(t), 0, t).astype(wide)     # (truncates)
-        r[high] = info.max
-        r[low] = info.min
-        np.copyto(out, r, casting="unsafe")
+        edge = np.float64(2.0 ** (info.bits - 1))       # (exact; float16 compares widened)
+        with np.errstate(invalid="ignore"):
+            np.copyto(r, a, casting="unsafe")                  # truncates; the rest fixed:
+        np.copyto(r, info.max, where=a >= edge)
+        np.copyto(r, info.min, where=a < -edge)
+        np.copyto(r, 0, where=np.isnan(a))
+        if r is not out:
+            np.copyto(out, r, casting="unsafe")               # (u8 / i8 / i16: wraps)
     else:
         np.copyto(out, a, casting="unsafe")
 
