@@ -173,8 +173,9 @@ def _compare(op):
     """a, b (one dtype: f32 words compared as floats, NaN unequal to all; i32 words as
     ints) -> out: bool (i32 words 0 / 1), or f32 0.0 / 1.0."""
     conds = {"f32": elementwise.COMPARE_F32[op], "i32": elementwise.COMPARE[op]}
-    exprs = {(a, o): f"select(0, 1, {c})" if o == "i32" else f"select(T(0.0), T(1.0), {c})"
+    exprs = {(a, o): f"select(IT(0), IT(1), {c})" if o == "i32" else f"select(T(0.0), T(1.0), {c})"
              for a, c in conds.items() for o in ("f32", "i32")}
+    elementwise.V4_ANY.update(exprs.values())       # (vec4s: contiguous operands)
     storage = wgsl.STORAGE
 
     def kernel(be, out, ins, params):
@@ -193,10 +194,13 @@ def _copy(be, out, ins, params):
     elementwise.run(be.gpu, "copy", expr, out, ins, buffers=be.buffers, extra=extra)
 
 
+WHERE_BOOL = "select(c, b, a != IT(0))"      # (a bool condition: i32 words 0 / 1)
+elementwise.V4_ANY.add(WHERE_BOOL)
+
+
 def _where(be, out, ins, params):
     """cond (bool: i32 words; or an f32 0 / 1 mask, NaN true), a, b of out's dtype."""
-    expr = ("select(c, b, a != 0)" if wgsl.storage(ins[0].dtype) == "i32"
-            else elementwise.WHERE)
+    expr = WHERE_BOOL if wgsl.STORAGE[ins[0].dtype] == "i32" else elementwise.WHERE
     elementwise.run(be.gpu, "where", expr, out, ins, buffers=be.buffers)
 
 

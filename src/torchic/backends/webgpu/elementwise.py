@@ -130,6 +130,9 @@ WHERE = "select(c, b, (a != T(0.0)) | isn(a))"
 # i32 expressions that are the same on vec4<i32> (int arithmetic and copies of i32 words:
 # int32 / int64's max, min and unchecked ops, every narrow int and bool copied as is)
 V4_INT = {"a", "a + b", "a - b", "a * b", "max(a, b)", "min(a, b)"}
+# expressions over f32 and i32 words that are the same on vec4s (T and IT: a compare into
+# bool, where on a bool condition), whatever the operands' storage (the kernels add them)
+V4_ANY = set()
 
 # ops whose snippet only works on scalars
 SCALAR_ONLY = {"tpow", "tsin", *casts.SCALAR_ONLY}
@@ -272,6 +275,7 @@ def prelude(text, v4):
     src += f"alias T = {'vec4<f32>' if v4 else 'f32'};\n"
     src += f"alias UT = {'vec4<u32>' if v4 else 'u32'};\n"
     src += f"alias BT = {'vec4<bool>' if v4 else 'bool'};\n"
+    src += f"alias IT = {'vec4<i32>' if v4 else 'i32'};\n"
     src += "fn isn(x: T) -> BT { return (bitcast<UT>(x) & UT(0x7fffffffu)) > UT(0x7f800000u); }\n"
     return src
 
@@ -389,7 +393,7 @@ def _scheme(expr, dtypes, shape, strides, bases, vec_ok):
     contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
     if (contiguous and vec_ok and n % 4 == 0 and all(b % 4 == 0 for b in bases) and (
             (all(d == "f32" for d in dtypes) and not any(f in expr for f in SCALAR_ONLY))
-            or (expr in V4_INT and all(d == "i32" for d in dtypes)))):
+            or (expr in V4_INT and all(d == "i32" for d in dtypes)) or expr in V4_ANY)):
         return "v4", [n // 4] + [b // 4 for b in bases], n // 4
     if contiguous:
         return "c", [n] + list(bases), n
