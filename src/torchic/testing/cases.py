@@ -120,6 +120,8 @@ class Case:
     dtypes: tuple = ()                   # the dtype codes besides float32 it runs in
                                          # (check_dtype: against NumPy in that dtype; every
                                          # input in it; docs/DTYPES.md)
+    out_dtype: Optional[Callable] = None  # input code -> the output's code (PyTorch's: sums
+                                          # of ints are int64, ...); None: the input's
 
     def domain_of(self, k):
         """The DOMAINS key of input `k` ("real" where the case names none)."""
@@ -149,8 +151,9 @@ class Case:
         (bool for a comparison), float64 gradients too where the case has them."""
         ints = code not in ("f16", "bf16", "f32", "f64")
         arrays = self.draw(np.random.default_rng(seed), ints=ints)
+        out_code = self.out_dtype(code) if self.out_dtype else None
         return check_dtype(self.fn, self.ref, arrays, code, layout,
-                           out_code="b8" if self.family == "compare" else None,
+                           out_code="b8" if self.family == "compare" else out_code,
                            grad=self.grad is True and not self.kinks)
 
 
@@ -300,10 +303,21 @@ def reduction(name, fn, ref, ops, **kw):
 
 
 _ROWS = Special((SPECIAL_ROWS,))
+def _accumulated(code):
+    """PyTorch's sum / cumsum dtype: int64 for bool and integers, the input's for floats."""
+    return code if code in FLOAT_DTYPES else "i64"
+
+
+def _bool_out(code):
+    return "b8"
+
+
 reduction("sum_all", lambda a: a.sum(), lambda a: a.sum(), ("sum",),
           dims=(lambda x, d, k: x.sum(d, keepdim=k), lambda a, ax, k: a.sum(ax, keepdims=k), False),
-          special=Special((SPECIAL_ROWS[1:4],), lambda x: x.T.sum()))
-reduction("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0), ("sum",), big=((30, 20, 10),))
+          special=Special((SPECIAL_ROWS[1:4],), lambda x: x.T.sum()), dtypes=ALL_DTYPES,
+          out_dtype=_accumulated)
+reduction("sum_dim0", lambda a: a.sum(0), lambda a: a.sum(0), ("sum",), big=((30, 20, 10),),
+          dtypes=ALL_DTYPES, out_dtype=_accumulated)
 reduction("sum_dim-1_keepdim", lambda a: a.sum(dim=-1, keepdim=True),
           lambda a: a.sum(-1, keepdims=True), ("sum",), special=_ROWS)
 reduction("sum_axis_tuple", lambda a: a.sum(axis=(0, 2)), lambda a: a.sum((0, 2)), ("sum",))
@@ -341,7 +355,8 @@ reduction("sum_keepdims_alias", lambda a: a.sum(1, keepdims=True),
           lambda a: a.sum(1, keepdims=True), ("sum",))
 
 case("argmax", lambda a: a.argmax(-1), lambda a: np.argmax(a, -1), "other", ("argmax",),
-     [(4, 6)], grad=False, special=_ROWS, big=(BIG,))
+     [(4, 6)], grad=False, special=_ROWS, big=(BIG,), dtypes=FLOAT_DTYPES + INT_DTYPES,
+     out_dtype=lambda code: "i64")
 
 _TARGET = np.array([0, 3, 2, 4, 4, 1])
 case("cross_entropy", lambda x: torchic.cross_entropy(x, torchic.tensor(_TARGET)),
@@ -660,7 +675,8 @@ reduction("var_correction0", lambda a: a.var(dim=(0, 2), correction=0),
           lambda a: a.var((0, 2)), ("sum",))
 reduction("std_unbiased_positional", lambda a: a.std(1, False, True),
           lambda a: a.std(1, keepdims=True), ("sum", "sqrt"))
-reduction("cumsum_last", lambda a: a.cumsum(-1), lambda a: np.cumsum(a, -1), ("add", "copy"))
+reduction("cumsum_last", lambda a: a.cumsum(-1), lambda a: np.cumsum(a, -1), ("add", "copy"),
+          dtypes=ALL_DTYPES, out_dtype=_accumulated)
 reduction("cumsum_dim0", lambda a: torchic.cumsum(a, dim=0), lambda a: np.cumsum(a, 0),
           ("add", "copy"))
 reduction("all_dim", lambda a: a.all(1).float(), lambda a: np.all(a != 0, 1).astype(float),
@@ -676,6 +692,26 @@ case("isclose_equal_nan", lambda a, b: a.isclose(b, equal_nan=True),
      lambda a, b: np.isclose(a, b, equal_nan=True).astype(float), "other",
      ("sub", "eq", "ne"), [(4, 5), (4, 5)], domain=("ties", "ties"), grad=False,
      special=Special(SPECIAL_PAIRS))
+# bool results of every dtype (PyTorch's logical ops and float classes)
+case("logical_and", torchic.logical_and, lambda a, b: (a != 0) & (b != 0), "other", ("ne", "where"),
+     [(4, 5), (5,)], domain=("ties", "ties"), grad=False, dtypes=ALL_DTYPES, out_dtype=_bool_out)
+case("logical_or", lambda a, b: a.logical_or(b), lambda a, b: (a != 0) | (b != 0), "other",
+     ("ne", "where"), [(4, 5), (4, 5)], domain=("ties", "ties"), grad=False,
+     dtypes=ALL_DTYPES, out_dtype=_bool_out)
+case("logical_xor", torchic.logical_xor, lambda a, b: (a != 0) ^ (b != 0), "other", ("ne",),
+     [(4, 5), (4, 5)], domain=("ties", "ties"), grad=False, dtypes=ALL_DTYPES,
+     out_dtype=_bool_out)
+case("logical_not", torchic.logical_not, lambda a: a == 0, "other", ("ne", "eq"), [(3, 5)],
+     domain=("ties",), grad=False, dtypes=ALL_DTYPES, out_dtype=_bool_out)
+case("isnan", torchic.isnan, np.isnan, "other", ("ne",), [(3, 5)], grad=False,
+     special=Special((SPECIAL,)), dtypes=ALL_DTYPES, out_dtype=_bool_out)
+case("isinf", lambda a: a.isinf(), np.isinf, "other", ("abs", "eq"), [(3, 5)], grad=False,
+     special=Special((SPECIAL,)), dtypes=ALL_DTYPES, out_dtype=_bool_out)
+case("isfinite", torchic.isfinite, np.isfinite, "other", ("sub", "eq"), [(3, 5)], grad=False,
+     special=Special((SPECIAL,)), dtypes=ALL_DTYPES, out_dtype=_bool_out)
+case("isin", torchic.isin, lambda a, b: np.isin(a, b), "other", ("eq", "ne", "sum", "gt"),
+     [(3, 4), (5,)], domain=("ties", "ties"), grad=False, dtypes=ALL_DTYPES,
+     out_dtype=_bool_out)
 case("histc", lambda a: torchic.histc(a, bins=4, min=-2, max=2),
      lambda a: np.histogram(a, 4, (-2, 2))[0].astype(float), "other", ("scatter_add_rows",),
      [(5, 7)], grad=False)
