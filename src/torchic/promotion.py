@@ -20,9 +20,11 @@ The rules (PyTorch's c10 promoteTypes and ResultTypeState):
   into an integer or a non-bool into bool.
 """
 
+from typing import Any
+
 import numpy as np
 
-from .dtypes import default_float, dtype_code, dtype_of
+from .dtypes import DType, default_float, dtype_code, dtype_of
 from .tensor import Tensor
 
 BOOL = "b8"
@@ -128,7 +130,7 @@ def result_code(*operands):
     return _combine(dims, _combine(zero_dim, weak))
 
 
-def promote_types(type1, type2):
+def promote_types(type1: Any, type2: Any) -> DType:
     """The smallest dtype both `type1` and `type2` can be converted to without losing their
     category (PyTorch's `torch.promote_types`).
 
@@ -141,7 +143,7 @@ def promote_types(type1, type2):
     return dtype_of(_PROMOTED[dtype_code(type1), dtype_code(type2)])
 
 
-def result_type(*operands):
+def result_type(*operands: Tensor | bool | int | float) -> DType:
     """The dtype an arithmetic op over `operands` (tensors, Python numbers) gives, by
     PyTorch's promotion (module doc): tensors with dims outrank 0-d tensors, which outrank
     Python scalars, whose dtype counts only where its category is higher.
@@ -157,7 +159,7 @@ def result_type(*operands):
     return dtype_of(result_code(*operands))
 
 
-def can_cast(from_, to):
+def can_cast(from_: Any, to: Any) -> bool:
     """Whether a value of dtype `from_` may be cast to `to` by PyTorch's casting rules (what
     an in-place op checks): not a float into an integer, not a non-bool into bool.
 
