@@ -152,7 +152,9 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *,
     """True where an element of `elements` is among `test_elements` (compared in their
     promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
     of every pair (elements.numel() x test_elements.numel() work)."""
-    (a, b), _ = promote(elements, test_elements)
+    (a, b), code = promote(elements, test_elements)
+    if code == "b8":
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     flat = reshape(b, (numel(b.shape),))
     hits = reshape(a, a.shape + (1,)) == flat
     found = any(hits, -1)
