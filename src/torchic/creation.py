@@ -111,6 +111,9 @@ def _to_numpy(data, code):
             arr = np.asarray(data)
         except ValueError as exc:
             raise ValueError(f"cannot make a tensor from ragged nested sequences: {exc}") from None
+        if arr.dtype.kind == "O" and all(isinstance(v, int) for v in arr.ravel()):
+            raise IntegerOverflowError("value cannot be converted to type int64 without "
+                                       "overflow (Python ints past int64 in the data)")
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"cannot make a tensor from data of type {arr.dtype} "
                             f"({type(data).__name__}): torchic holds bool, integer and float "
@@ -347,7 +350,7 @@ def _random_tensor(shape, dtype, requires_grad, device, what, values_of, kernel)
     check_device(device, f"{what}(): ")
     shape = _shape_args(shape)
     code = _float_code(dtype, kernel)
-    _check_host_size(_numel(shape), f"{what} of shape {list(shape)}")
+    _check_host_size(_numel(shape), f"{what} of shape {list(shape)}", code)
     def draw():
         return values_of(_numel(shape), True, code).reshape(shape)
     return from_numpy_array(draw(), code, requires_grad, draw)
@@ -374,7 +377,7 @@ def _like(t, dtype, requires_grad, device, what, values_of, kernel):
     keeps t's dim order), so a transposed t gets its values in t's memory order."""
     check_device(device, f"{what}(): ")
     code = _float_code(dtype or t.dtype, kernel)
-    _check_host_size(t.numel(), f"{what} of shape {list(t.shape)}")
+    _check_host_size(t.numel(), f"{what} of shape {list(t.shape)}", code)
     def draw():
         return np.ascontiguousarray(_in_memory_order(t.shape, t._strides,
                                                      lambda n, c: values_of(n, c, code)))
@@ -433,7 +436,7 @@ def randint(low: int, high: int | Sequence[int] | None = None,
     if code in INT_CODES and not (np.iinfo(DTYPES[code]).min <= low and
                                   high - 1 <= np.iinfo(DTYPES[code]).max):
         raise RuntimeError(f"randint: [{low}, {high}) does not fit {dtype_of(code).name}")
-    _check_host_size(_numel(shape), f"randint of shape {list(shape)}")
+    _check_host_size(_numel(shape), f"randint of shape {list(shape)}", code)
     def draw():
         return _integers(_gen(generator).randint(_numel(shape), low, high).reshape(shape), code,
                          "randint")
@@ -475,7 +478,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         raise ValueError(f"arange needs finite start, end and step, got {start}, {end}, {step}")
     code = dtype_code(dtype, "i64" if all_int else None)
     _check_host_size(max(0, int(np.ceil((float(end) - float(start)) / float(step)))),
-                     f"arange({start}, {end}, {step})")
+                     f"arange({start}, {end}, {step})", code)
     if all_int:     # exact integers (float64 rounds past 2^53)
         arr = np.arange(int(start), int(end), int(step), dtype=np.int64)
     else:
@@ -495,8 +498,8 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
         raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__}")
     if steps < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
-    _check_host_size(int(steps), f"linspace of {steps} steps")
     code = dtype_code(dtype)
+    _check_host_size(int(steps), f"linspace of {steps} steps", code)
     values = np.linspace(start, end, steps)
     return from_numpy_array(_as_int(values, code, f"linspace({start}, {end}, {steps})")
                             if code in INT_CODES else values, code, requires_grad)
@@ -508,8 +511,9 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     default float dtype unless given)."""
     check_device(device, "eye(): ")
     n, m = (_shape_args((n,) if m is None else (n, m)) * 2)[:2]
-    _check_host_size(n * m, f"eye({n}, {m})")
-    return from_numpy_array(np.eye(n, m), dtype_code(dtype), requires_grad)
+    code = dtype_code(dtype)
+    _check_host_size(n * m, f"eye({n}, {m})", code)
+    return from_numpy_array(np.eye(n, m), code, requires_grad)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
@@ -531,7 +535,7 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
     rows = w.reshape(-1, w.shape[-1])
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise ValueError("multinomial weights must be finite and non-negative")
-    _check_host_size(rows.shape[0] * num_samples, f"{num_samples} multinomial samples")
+    _check_host_size(rows.shape[0] * num_samples, f"{num_samples} multinomial samples", "i64")
     for row in rows:
         if row.sum() <= 0:
             raise ValueError("multinomial weights of a row sum to zero")

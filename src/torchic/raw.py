@@ -175,8 +175,8 @@ def fill_value(code, value):
     elif exact and abs(v) <= _FLOAT_MAX[code]:
         return float(v)
     raise RuntimeError(f"value cannot be converted to type {_TYPE_NAMES[code]} without "
-                       f"overflow (cannot fill a {dispatcher._NAMES[code]} tensor with "
-                       f"{value!r})")
+                       f"overflow (cannot fill a tensor of dtype {dispatcher._NAMES[code]} "
+                       f"with {value!r})")
 
 
 _FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e+38,

@@ -324,22 +324,22 @@ def sync_mode_raises_at_the_indexing_line(B):
 
 
 # -- integer tensors where floats are needed ---------------------------------------------
-@case(TypeError, r"mean expects float32 tensors, got an int32 tensor", "dtypes")
+@case(RuntimeError, r"mean\(\): could not infer output dtype.*Got: Long", "dtypes")
 def mean_of_int(B):
     tc.tensor([1, 2]).mean()
 
 
-@case(TypeError, r"matmul expects float32 tensors, got an int32 tensor", "dtypes")
+@case(TypeError, r"matmul expects floating tensors, got torchic.int64", "dtypes")
 def matmul_of_int(B):
     tc.tensor([[1, 2]]) @ tc.tensor([[1], [2]])
 
 
-@case(TypeError, r"softmax expects float32", "dtypes")
+@case(TypeError, r"softmax expects floating tensors", "dtypes")
 def softmax_of_int(B):
     tc.tensor([1, 2]).softmax(0)
 
 
-@case(TypeError, r"only float32 tensors can require gradients", "dtypes")
+@case(RuntimeError, r"only Tensors of floating point dtype can require gradients", "dtypes")
 def int_requires_grad(B):
     tc.zeros(3, dtype="i32").requires_grad_()
 
@@ -349,12 +349,13 @@ def cross_entropy_float_target(B):
     tc.cross_entropy(tc.zeros(2, 3), tc.zeros(2))
 
 
-@case(TypeError, r"cross_entropy logits expects float32", "dtypes")
+@case(TypeError, r"cross_entropy logits expects floating tensors", "dtypes")
 def cross_entropy_int_logits(B):
     tc.cross_entropy(tc.zeros(2, 3, dtype="i32"), tc.zeros(2, dtype="i32"))
 
 
-@case(TypeError, r"multinomial expects float32 weights, got an int32", "dtypes")
+@case(RuntimeError, r"multinomial only supports floating-point dtypes for input, got: "
+                    r"torchic.int64", "dtypes")
 def multinomial_int_weights(B):
     tc.multinomial(tc.tensor([1, 2]), 1)
 
@@ -362,11 +363,6 @@ def multinomial_int_weights(B):
 @case(RuntimeError, r"result type Float can't be cast to the desired output type Int", "dtypes")
 def inplace_on_int(B):
     tc.ones(3, dtype="i32").add_(1.5)
-
-
-@case(TypeError, r"cat: all tensors must have the same dtype", "dtypes")
-def cat_mixed_dtypes(B):
-    tc.cat([tc.ones(2), tc.ones(2, dtype="i32")])
 
 
 @case(TypeError, r"unsupported operand type str", "dtypes")
@@ -436,14 +432,14 @@ def int_tensor_from_nan(B):
     tc.tensor([1.0, NAN], dtype="i32")
 
 
-@case(RuntimeError, r"cannot be converted to type int32.*cannot fill an int32 tensor with nan",
-      "non-finite")
+@case(RuntimeError, r"cannot be converted to type int without overflow.*cannot fill a tensor "
+                    r"of dtype int32 with nan", "non-finite")
 def fill_int_with_nan(B):
     tc.zeros(3, dtype="i32").fill_(NAN)
 
 
-@case(RuntimeError, r"cannot be converted to type int32.*cannot fill an int32 tensor with inf",
-      "non-finite")
+@case(RuntimeError, r"cannot be converted to type int without overflow.*cannot fill a tensor "
+                    r"of dtype int32 with inf", "non-finite")
 def full_int_with_inf(B):
     tc.full((2,), INF, dtype="i32")
 
@@ -553,7 +549,7 @@ def tensor_from_list_past_cap(B):
     tc.tensor([[0.5] * 1000] * 1000)
 
 
-@case(tc.HeapFullError, r"requested 400000000 bytes for arange\(0, 100000000, 1\)", "heap")
+@case(tc.HeapFullError, r"requested 800000000 bytes for arange\(0, 100000000, 1\)", "heap")
 def arange_past_cap(B):
     tc.init(B, heap_cap=1 << 20)
     tc.arange(10 ** 8)
@@ -809,9 +805,9 @@ def ragged_list(B):
     tc.tensor([[1, 2], [3]])
 
 
-@case(OverflowError, r"integer data does not fit in int32", "misc")
+@case(OverflowError, r"value cannot be converted to type int64 without overflow", "misc")
 def int_overflow(B):
-    tc.tensor([2 ** 40])
+    tc.tensor([2 ** 70])
 
 
 @case(ValueError, r"reduction must be 'mean', 'sum' or 'none', got 'avg'", "misc")
