@@ -20,12 +20,17 @@ trait DSimd: Copy {
     type V: Copy;
     const W: usize;
     const MR: usize;
+    /// vectors per tile row (NR = NV W columns)
+    const NV: usize;
     unsafe fn zero() -> Self::V;
     unsafe fn splat(x: f64) -> Self::V;
     unsafe fn load(p: *const f64) -> Self::V;
     unsafe fn store(p: *mut f64, v: Self::V);
     unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    /// a hint that the line at `p` is read soon (x86: prefetcht0; elsewhere nothing)
+    #[inline(always)]
+    unsafe fn prefetch(_p: *const f64) {}
 }
 
 #[derive(Clone, Copy)]
@@ -34,6 +39,7 @@ impl DSimd for Scalar {
     type V = f64;
     const W: usize = 1;
     const MR: usize = 4;
+    const NV: usize = 2;
     #[inline(always)]
     unsafe fn zero() -> f64 {
         0.0
@@ -70,7 +76,8 @@ mod x86 {
     impl DSimd for Avx512 {
         type V = __m512d;
         const W: usize = 8;
-        const MR: usize = 12;
+        const MR: usize = 8;
+        const NV: usize = 3;
         #[inline(always)]
         unsafe fn zero() -> __m512d {
             _mm512_setzero_pd()
@@ -95,6 +102,10 @@ mod x86 {
         unsafe fn add(a: __m512d, b: __m512d) -> __m512d {
             _mm512_add_pd(a, b)
         }
+        #[inline(always)]
+        unsafe fn prefetch(p: *const f64) {
+            _mm_prefetch::<_MM_HINT_T0>(p as *const i8)
+        }
     }
 
     #[derive(Clone, Copy)]
@@ -103,6 +114,7 @@ mod x86 {
         type V = __m256d;
         const W: usize = 4;
         const MR: usize = 6;
+        const NV: usize = 2;
         #[inline(always)]
         unsafe fn zero() -> __m256d {
             _mm256_setzero_pd()
@@ -127,13 +139,17 @@ mod x86 {
         unsafe fn add(a: __m256d, b: __m256d) -> __m256d {
             _mm256_add_pd(a, b)
         }
+        #[inline(always)]
+        unsafe fn prefetch(p: *const f64) {
+            _mm_prefetch::<_MM_HINT_T0>(p as *const i8)
+        }
     }
 }
 
 /// the blocking of a tile of `mr` x 2 vectors of `w` f64 on this machine's caches
-fn blocking(w: usize, mr: usize) -> Blocking {
+fn blocking(w: usize, nv: usize, mr: usize) -> Blocking {
     let c = crate::cpuinfo::caches();
-    let nr = 2 * w;
+    let nr = nv * w;
     // a K slice of 256: the B micro-panel (256 x NR) streams from L2 beside the A one in
     // L1 (matmul.rs KC_MIN: the same bytes per B row as the f32 kernel's)
     let kc = 256;
@@ -157,10 +173,10 @@ fn blocking(w: usize, mr: usize) -> Blocking {
 pub fn active_blocking() -> Blocking {
     match active() {
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => blocking(x86::Avx512::W, x86::Avx512::MR),
+        Isa::Avx512 => blocking(x86::Avx512::W, x86::Avx512::NV, x86::Avx512::MR),
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => blocking(x86::Avx2::W, x86::Avx2::MR),
-        _ => blocking(Scalar::W, Scalar::MR),
+        Isa::Avx2 => blocking(x86::Avx2::W, x86::Avx2::NV, x86::Avx2::MR),
+        _ => blocking(Scalar::W, Scalar::NV, Scalar::MR),
     }
 }
 
@@ -189,7 +205,8 @@ thread_local! {
 /// `a`: MR x kc packed (a[p MR + i]), `b`: kc x NR packed, `c` an MR x NR tile, rows ldc
 /// apart (first: overwrite, else add)
 #[inline(always)]
-unsafe fn micro<S: DSimd, const MR: usize>(
+#[allow(clippy::needless_range_loop)] // v indexes the row's accumulators and B's vectors
+unsafe fn micro<S: DSimd, const MR: usize, const NV: usize>(
     kc: usize,
     a: *const f64,
     b: *const f64,
@@ -197,26 +214,29 @@ unsafe fn micro<S: DSimd, const MR: usize>(
     ldc: usize,
     first: bool,
 ) {
-    let nr = 2 * S::W;
-    let mut acc = [[S::zero(); 2]; MR];
+    let nr = S::NV * S::W;
+    // the C tile's lines are loaded at the end: ask for them now (they are cold in L1 /
+    // L2 once per K slice), while the K loop runs
+    for i in 0..MR {
+        S::prefetch(c.add(i * ldc));
+        S::prefetch(c.add(i * ldc + nr - 1));
+    }
+    let mut acc = [[S::zero(); NV]; MR];
     for p in 0..kc {
-        let b0 = S::load(b.add(p * nr));
-        let b1 = S::load(b.add(p * nr + S::W));
+        let bv: [S::V; NV] = core::array::from_fn(|v| S::load(b.add(p * nr + v * S::W)));
         let ap = a.add(p * MR);
         for (i, row) in acc.iter_mut().enumerate() {
             let av = S::splat(*ap.add(i));
-            row[0] = S::fma(av, b0, row[0]);
-            row[1] = S::fma(av, b1, row[1]);
+            for v in 0..NV {
+                row[v] = S::fma(av, bv[v], row[v]);
+            }
         }
     }
     for (i, row) in acc.iter().enumerate() {
         let cp = c.add(i * ldc);
-        if first {
-            S::store(cp, row[0]);
-            S::store(cp.add(S::W), row[1]);
-        } else {
-            S::store(cp, S::add(S::load(cp), row[0]));
-            S::store(cp.add(S::W), S::add(S::load(cp.add(S::W)), row[1]));
+        for (v, &x) in row.iter().enumerate() {
+            let q = cp.add(v * S::W);
+            S::store(q, if first { x } else { S::add(S::load(q), x) });
         }
     }
 }
@@ -224,9 +244,9 @@ unsafe fn micro<S: DSimd, const MR: usize>(
 /// # Safety
 /// the matrices of `g` at their strides
 #[inline(always)]
-unsafe fn gemm<S: DSimd, const MR: usize>(g: G) {
+unsafe fn gemm<S: DSimd, const MR: usize, const NV: usize>(g: G) {
     let G { m, n, k, .. } = g;
-    let nr = 2 * S::W;
+    let nr = NV * S::W;
     if m == 0 || n == 0 {
         return;
     }
@@ -300,9 +320,9 @@ unsafe fn gemm<S: DSimd, const MR: usize>(g: G) {
                             let bpan = bp.as_ptr().add(jp * kb * nr);
                             let c = g.c.add(i0 * g.ldc + j0);
                             if h == MR && w == nr {
-                                micro::<S, MR>(kb, apan, bpan, c, g.ldc, pc == 0);
+                                micro::<S, MR, NV>(kb, apan, bpan, c, g.ldc, pc == 0);
                             } else {
-                                micro::<S, MR>(kb, apan, bpan, tile.as_mut_ptr(), nr, true);
+                                micro::<S, MR, NV>(kb, apan, bpan, tile.as_mut_ptr(), nr, true);
                                 for ii in 0..h {
                                     for jj in 0..w {
                                         let cp = c.add(ii * g.ldc + jj);
@@ -322,13 +342,13 @@ unsafe fn gemm<S: DSimd, const MR: usize>(g: G) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn gemm_avx512(g: G) {
-    gemm::<x86::Avx512, 12>(g)
+    gemm::<x86::Avx512, 8, 3>(g)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn gemm_avx2(g: G) {
-    gemm::<x86::Avx2, 6>(g)
+    gemm::<x86::Avx2, 6, 2>(g)
 }
 
 /// # Safety
@@ -339,7 +359,7 @@ unsafe fn run(isa: Isa, g: G) {
         Isa::Avx512 => gemm_avx512(g),
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => gemm_avx2(g),
-        _ => gemm::<Scalar, 4>(g),
+        _ => gemm::<Scalar, 4, 2>(g),
     }
 }
 
@@ -462,12 +482,12 @@ mod tests {
                 }
             }
             for &isa in &isas {
-                let (w, mr) = match isa {
+                let (w, nv, mr) = match isa {
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512 => (x86::Avx512::W, x86::Avx512::MR),
+                    Isa::Avx512 => (x86::Avx512::W, x86::Avx512::NV, x86::Avx512::MR),
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx2 => (x86::Avx2::W, x86::Avx2::MR),
-                    _ => (Scalar::W, Scalar::MR),
+                    Isa::Avx2 => (x86::Avx2::W, x86::Avx2::NV, x86::Avx2::MR),
+                    _ => (Scalar::W, Scalar::NV, Scalar::MR),
                 };
                 // row-major b, and b read transposed from a column-major copy
                 let bt: Vec<f64> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
@@ -486,7 +506,7 @@ mod tests {
                         bcs,
                         c: c.as_mut_ptr(),
                         ldc: n,
-                        blk: blocking(w, mr),
+                        blk: blocking(w, nv, mr),
                     };
                     // SAFETY: the vectors hold the matrices at these strides
                     unsafe { run(isa, g) };
