@@ -375,8 +375,9 @@ def test_case_past_a_binding_in_its_dtypes(webgpu_available, monkeypatch, name, 
     monkeypatch.setattr(windows, "run", recording)
     torchic.init("webgpu", max_binding=WINDOW)
     try:
+        out_code = case.out_dtype(code) if case.out_dtype else None     # (as Case.check_dtype)
         checks.check_dtype(case.fn, case.ref, arrays, code,
-                            out_code="b8" if case.family == "compare" else None)
+                           out_code="b8" if case.family == "compare" else out_code)
     finally:
         torchic.shutdown()
     assert cut, f"{name} in {code}: nothing ran past the binding"
