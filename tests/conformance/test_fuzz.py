@@ -124,10 +124,10 @@ def _compare(case):
         scalar = data.draw(st.sampled_from((None, 0, 1, -2)), label="scalar")
         if scalar is None:
             check(tc_fn, lambda x, y: np_fn(x, y).astype(np.float64), [a, b], grad=False,
-                  out_dtype=torchic.float32)
+                  out_dtype=torchic.bool)
         else:
             check(lambda x: tc_fn(x, scalar), lambda x: np_fn(x, scalar).astype(np.float64),
-                  [a], grad=False, out_dtype=torchic.float32)
+                  [a], grad=False, out_dtype=torchic.bool)
     return example
 
 
@@ -217,7 +217,7 @@ def _max_min_dim(op):
         idx = getattr(x.make()[1], op)(dim=d, keepdim=keepdim).indices
         ref = np_idx(arr32, axis=d)
         ref = np.expand_dims(ref, d) if keepdim else ref
-        assert idx.dtype == torchic.int32
+        assert idx.dtype == torchic.int64
         np.testing.assert_array_equal(idx.numpy(), ref, err_msg=f"{op}(dim).indices")
     return example
 
@@ -247,7 +247,7 @@ def _argmax(op):
         if keepdim:
             ref = np.expand_dims(ref, dim)
         got = fn(dim, keepdim)
-        assert got.dtype == torchic.int32
+        assert got.dtype == torchic.int64
         np.testing.assert_array_equal(got.numpy(), ref)
     return example
 
@@ -549,7 +549,9 @@ def _casts(data, rng):
     x = draw_input(data, rng, draw_shape(data), grad=False, label="x",
                    values=lambda r, s: r.uniform(-50, 50, s))
     note(describe([x]))
-    check(lambda t: t.long(), lambda a: a.astype(np.float32).astype(np.int32), [x],
+    check(lambda t: t.long(), lambda a: a.astype(np.float32).astype(np.int64), [x],
+          out_dtype=torchic.int64)
+    check(lambda t: t.int(), lambda a: a.astype(np.float32).astype(np.int32), [x],
           out_dtype=torchic.int32)
     check(lambda t: t.long().float() * 1.5, lambda a: np.trunc(a.astype(np.float32)) * 1.5, [x])
     check(lambda t: (t.long() == t.long()), lambda a: np.ones(a.shape), [x])
@@ -575,7 +577,7 @@ def _fill(data, rng):
          "zeros": lambda: torchic.zeros(shape), "ones": lambda: torchic.ones(*shape),
          "full_like": lambda: torchic.full_like(x.make()[1], value)}[how]()
     ref = {"full": value, "zeros": 0, "ones": 1, "full_like": value}[how]
-    want_dtype = torchic.int32 if how == "full" and isinstance(value, int) else torchic.float32
+    want_dtype = torchic.int64 if how == "full" and isinstance(value, int) else torchic.float32
     assert t.dtype == want_dtype or how == "full_like"
     np.testing.assert_array_equal(t.numpy(), np.full(shape, ref, t.dtype.numpy))
 

@@ -103,7 +103,7 @@ def test_float_to_int_cast_rule(backend):
 
 def test_float_to_int_cast_strided_and_broadcast(backend):
     grid = np.resize(CAST_VALUES, (6, 7)).astype(np.float32)
-    got = T(grid).t().long()                    # a transposed (strided) source
+    got = T(grid).t().int()                     # a transposed (strided) source
     np.testing.assert_array_equal(got.numpy().astype(np.int64), cast_rule(grid.T))
     row = T(CAST_VALUES[:7])
     dst = torchic.zeros(3, 7, dtype=torchic.int32)
