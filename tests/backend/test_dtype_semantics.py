@@ -77,6 +77,7 @@ def test_bool_results(backend, dtype):
             torch.isin(t, torch.tensor([1, 3], dtype=t.dtype)).numpy())
 
 
+@pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8")   # (torch's deprecation)
 def test_indexing_by_masks_and_integer_tensors(backend):
     x = torchic.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     t = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
