@@ -128,8 +128,8 @@ fn int_binary<O: ew::EwOp<2>>(
     op: &Op,
     f: O,
     d: impl Fn(f64, f64) -> f64 + Sync,
-    i: fn(i32, i32) -> i32,
-    l: fn(i64, i64) -> i64,
+    i: impl Fn(i32, i32) -> i32 + Sync,
+    l: impl Fn(i64, i64) -> i64 + Sync,
 ) -> KResult {
     let [o, a, b, ..] = &op.v;
     match a.dtype {
@@ -171,7 +171,7 @@ fn compare<O: ew::EwOp<2>>(
     pool: &Pool,
     op: &Op,
     f: O,
-    c: fn(Option<std::cmp::Ordering>) -> bool,
+    c: impl Fn(Option<std::cmp::Ordering>) -> bool + Sync + Copy,
 ) -> KResult {
     let [o, a, b, ..] = &op.v;
     if a.dtype == DType::F32 && o.dtype == DType::F32 {
