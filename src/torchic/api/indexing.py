@@ -132,7 +132,8 @@ def _leading_points(a, key):
 
 
 def _gather_axis(a, key, at):
-    """a[..., idx, ...] for one int32 tensor idx at key position `at`, slices elsewhere."""
+    """a[..., idx, ...] for one int32 / int64 tensor idx at key position `at`, slices
+    elsewhere."""
     idx = key[at]
     basic = key[:at] + (slice(None),) + key[at + 1:]
     n_real = builtins.sum(1 for k in key if k is not Ellipsis)

@@ -2,13 +2,14 @@
 
 There is no sort primitive. sort reads the input to the host (a sync point: it waits for
 every queued op, like .item()), orders each row with NumPy's stable argsort and uploads
-the int32 indices; the values are then gathered on the device from the input (one
+the int64 indices; the values are then gathered on the device from the input (one
 gather_rows), so their gradient flows back to the picked elements (a scatter-add).
-NaN sorts as the largest value, as in PyTorch. Indices are int32 (PyTorch: int64).
+NaN sorts as the largest value, as in PyTorch. Indices are int64, as PyTorch's.
 
 cumsum is a Hillis-Steele scan of shifted adds on the device: log2(n) steps, each adding
 the tensor shifted by 1, 2, 4, ... along dim (differentiable through the adds and views);
-the adds are in the input's dtype, so an int32 scan is exact (wrapping as int32 does).
+the adds are in int64 for bool and integer inputs (PyTorch's), so an integer scan is exact
+(wrapping as int64 does).
 """
 
 import numbers

@@ -167,7 +167,7 @@ def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
     """The largest element, or `(values, indices)` over one dim, or the elementwise maximum.
 
     `max(a)` is a 0-d tensor; `max(a, dim)` returns a named tuple `(values, indices)`
-    (the indices int32); `max(a, other)` with a tensor `other` is `maximum(a, other)`.
+    (the indices int64); `max(a, other)` with a tensor `other` is `maximum(a, other)`.
 
     Args:
         a (Tensor): the input.
@@ -178,7 +178,7 @@ def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
     Example:
         >>> values, indices = torchic.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1)
         >>> values, indices
-        (tensor([5., 7.]), tensor([1, 0], dtype=torchic.int32))
+        (tensor([5., 7.]), tensor([1, 0]))
     """
     keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
@@ -296,7 +296,7 @@ def softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Te
     """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted).
 
     Args:
-        a (Tensor): the input (float32).
+        a (Tensor): the input (a floating dtype).
         dim (int, optional): the dim the probabilities sum to 1 over (`axis` too); the
             last dim when omitted.
     """

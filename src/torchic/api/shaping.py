@@ -61,7 +61,7 @@ def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     Example:
         >>> torchic.arange(6).reshape(2, -1)
         tensor([[0, 1, 2],
-                [3, 4, 5]], dtype=torchic.int32)
+                [3, 4, 5]])
     """
     shape = _target_shape(a, shape)
     if shape == a.shape:

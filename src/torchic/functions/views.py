@@ -284,7 +284,7 @@ class Cat(Function):
         self.sizes = [t.shape[dim] for t in tensors]
         shape = list(tensors[0].shape)
         shape[dim] = sum(self.sizes)
-        out = raw.new_tensor(tuple(shape), tensors[0]._dtype)   # int32 stays int32
+        out = raw.new_tensor(tuple(shape), tensors[0]._dtype)   # (one dtype: api.cat promotes)
         start = 0
         for t, size in zip(tensors, self.sizes):
             raw.copy_into(narrow(out, dim, start, size), t)
