@@ -209,6 +209,11 @@ class TensorMethods:
         """Running sums along dim: in int64 for bool and integer inputs (integer adds, wrapping
         as PyTorch's), in the input's dtype for floats; `dtype` casts the input first (PyTorch's
         rule)."""
+    def prod(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, dtype: Any = ...) -> Tensor:
+        """The product of the elements over `dim` (every element when None): in int64 for bool
+        and integer inputs (integer products, wrapping as PyTorch's), in the input's dtype for
+        floats; `dtype` casts the input first. A pairwise tree of multiplies on the device
+        (log2(n) steps, differentiable through them)."""
     def histc(self, bins: builtins.int = ..., min: builtins.float = ..., max: builtins.float = ...) -> Tensor:
         """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
         data's min and max (widened by 1 each way if they are equal). Not differentiable."""

@@ -337,7 +337,7 @@ METHODS = {
     "min": api.min, "amax": api.amax, "amin": api.amin, "argmax": api.argmax,
     "argmin": api.argmin, "softmax": api.softmax, "log_softmax": api.log_softmax,
     "all": api.all, "any": api.any, "isclose": api.isclose, "allclose": api.allclose,
-    "cumsum": api.cumsum, "histc": api.histc,
+    "cumsum": api.cumsum, "prod": api.prod, "histc": api.histc,
     # ordering (sync points: see api/ordering.py), masks, clamps, pieces (api/extra_ops.py)
     "sort": api.sort, "argsort": api.argsort, "topk": api.topk,
     "tril": api.tril, "triu": api.triu, "masked_fill": api.masked_fill,

@@ -97,6 +97,13 @@ def test_reductions_dtypes(backend):
     b = torchic.tensor([[True, False, True], [True, True, False]])
     assert b.sum().dtype == torchic.int64 and b.sum().item() == 4
     assert b.sum(1).tolist() == [2, 2] and b.cumsum(1).dtype == torchic.int64
+    assert b.prod(1).tolist() == [0, 0] and b.prod().dtype == torchic.int64
+    f = torchic.tensor([[1.5, -2.0, 4.0], [0.5, 3.0, 2.0]], requires_grad=True)
+    tf = torch.tensor([[1.5, -2.0, 4.0], [0.5, 3.0, 2.0]], requires_grad=True)
+    f.prod(1).sum().backward()
+    tf.prod(1).sum().backward()
+    _same(f.prod(0, keepdim=True).detach(), tf.prod(0, keepdim=True).detach())
+    _same(f.grad, tf.grad)
     i = torchic.tensor([[1, 2], [3, 4]], dtype=torchic.int32)
     assert i.sum().dtype == torchic.int64 and i.sum(dtype=torchic.int32).dtype == torchic.int32
     assert i.sum(0, dtype=torchic.float32).tolist() == [4.0, 6.0]

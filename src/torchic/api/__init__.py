@@ -15,7 +15,7 @@ from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, isfinite, isinf, isna
                           log2, log10, logical_and, logical_not, logical_or, logical_xor, lt,
                           maximum, minimum, mul, ne, pow, sub, where)
 from .inplace import copy_, fill_, inplace_binary, setitem
-from .ordering import argsort, cumsum, sort, topk
+from .ordering import argsort, cumsum, prod, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
 from .indexing import getitem
@@ -39,5 +39,5 @@ __all__ = [
     "stack", "cat", "unbind",
     "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
     "all", "any", "isclose", "isin", "allclose", "histc", "histogram", "erf",
-    "sort", "argsort", "topk", "cumsum"]
+    "sort", "argsort", "topk", "cumsum", "prod"]
 __all__ += sorted(UNARY_OPS)
