@@ -29,8 +29,9 @@ before a kernel is called:
   combinations its row lists. The frontend computes float16 / bfloat16 in float32 and
   uint8 / int8 / int16 in int64 (``COMPUTE_AS``, raw does it): no row but copy, fill,
   where and gather_rows names them. Bool is in those, in compare's inputs and output and
-  where's condition only: arithmetic on bool is the frontend's promotion to do (raw
-  refuses it).
+  where's condition only; raw computes the others in int64 and casts back (max of bools is
+  any, a sum or product is or / and, as PyTorch's bool ops; which ones PyTorch allows on
+  bool, `-` not, is the api layer's promotion to say).
 
 A row's ``dtypes`` is one or more signatures separated by ``;``: input codes, ``->``,
 the output code. A code is one of dispatcher.DTYPES's, or a type class (``CLASSES``):
@@ -125,7 +126,8 @@ CLASSES = {"F": ("f32", "f64"), "I": ("i32", "i64"), "K": ("i32", "i64"),
            "N": ("i32", "i64", "f32", "f64"), "C": ("b8", "i32", "i64", "f32", "f64"),
            "X": CODES}
 # the code the frontend computes a code in where a row does not take it (docs/DTYPES.md)
-COMPUTE_AS = {"f16": "f32", "bf16": "f32", "u8": "i64", "i8": "i64", "i16": "i64"}
+COMPUTE_AS = {"f16": "f32", "bf16": "f32", "u8": "i64", "i8": "i64", "i16": "i64",
+              "b8": "i64"}     # (bool: max / min / add / mul, cast back: any / all / or / and)
 
 # a simd record header's slots for params (kernels/src/record.rs): the int64 words i0 and
 # i1 (i1's param may be None: i2 is then 0, else 1) and the float64 word "value"
