@@ -10,7 +10,7 @@ Four kinds of rows, all read by `skip_reason` (the one function the harness asks
 - `SKIP_PREFIXES`: a whole namespace of op_db (`fft.*`, `sparse.*` ...);
 - `SKIPS`: single entries, by op_db name (every variant of that name);
 - `PRIVATE_RULE`: an entry named with a leading underscore (`_softmax_backward_data`);
-- `DTYPE_RULE`: an entry whose supported dtypes include none of TORCHIC_DTYPES is
+- `DTYPE_RULE`: an entry whose supported dtypes include none of HELD_DTYPES is
   skipped, its dtypes named in the reason. A sample that needs a dtype the backend does
   not hold (a complex tensor; a float16 one, or `dtype=torch.uint8`, on a backend without
   them) is left out of the entry's samples; a (entry, dtype) whose every sample needs one
@@ -59,7 +59,7 @@ SKIPS = {
     "to_sparse": _SPARSE,
 }
 PRIVATE_RULE = "a private aten entry point (a leading underscore), not a public API"
-TORCHIC_DTYPES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
+HELD_DTYPES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
                   "int8", "uint8", "bool"}
 DTYPE_RULE = "needs a dtype torchic lacks (complex, float8 ...)"
 
@@ -76,6 +76,6 @@ def skip_reason(name, torch_dtypes):
         return PRIVATE_RULE
     if not torch_dtypes:
         return f"{DTYPE_RULE}: op_db gives it no dtype on CPU (a CUDA-only entry)"
-    if not TORCHIC_DTYPES & set(torch_dtypes):
+    if not HELD_DTYPES & set(torch_dtypes):
         return f"{DTYPE_RULE}: it supports {', '.join(sorted(torch_dtypes))}"
     return None
