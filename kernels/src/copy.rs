@@ -102,9 +102,16 @@ pub fn write(pool: &Pool, out: &Arr, src: *const u8) -> KResult {
     copy(pool, out, &a)
 }
 
-/// out = value, cast to out's dtype as a float64 is (elem.rs)
-pub fn fill(out: &Arr, value: f64) -> KResult {
-    with_elem!(out.dtype, T, fill_t::<T>(out, T::from_f64(value)))
+/// out = value, cast to out's dtype as a float64 is (elem.rs); an integer out takes
+/// `exact` (the int Python gave) where there is one
+pub fn fill(out: &Arr, value: f64, exact: Option<i64>) -> KResult {
+    with_elem!(out.dtype, T, {
+        let v = match exact {
+            Some(i) if !T::FLOAT => T::from_i64(i),
+            _ => T::from_f64(value),
+        };
+        fill_t::<T>(out, v)
+    })
 }
 
 fn fill_t<T: Elem>(out: &Arr, v: T) -> KResult {

@@ -216,6 +216,7 @@ mod tests {
             naxes: 0,
             value: 0.0,
             ignore: None,
+            int_value: None,
             diagonal: 0,
             threshold: 0,
             src: &[],

@@ -376,7 +376,9 @@ pub static OPS: &[OpDef] = &[
     row("sum", C::Reduce, |p, op| reduction(p, op, Red::Sum)),
     row("max", C::Reduce, |p, op| reduction(p, op, Red::Max)),
     row("min", C::Reduce, |p, op| reduction(p, op, Red::Min)),
-    row("fill", C::Fill, |_, op| copy::fill(&op.v[0], op.value)),
+    row("fill", C::Fill, |_, op| {
+        copy::fill(&op.v[0], op.value, op.int_value)
+    }),
     row("copy", C::Copy, |p, op| copy::copy(p, &op.v[0], &op.v[1])),
     row("where", C::Where, select),
     row("argmax", C::Argmax, argmax),

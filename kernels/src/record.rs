@@ -37,6 +37,9 @@ pub struct Op<'a> {
     pub value: f64,
     /// cross_entropy(_grad): rows whose target equals it add nothing
     pub ignore: Option<i64>,
+    /// fill: the value as an exact int64 (i1, with i2 = 1) where Python gave an int, so
+    /// integer outs get it exactly (an int64 beyond 2^53 does not survive the f64 value)
+    pub int_value: Option<i64>,
     /// causal_softmax: column j of row i is kept where j <= i + diagonal
     pub diagonal: i64,
     /// dropout: an element is kept where its random word >> 8 is >= threshold
@@ -354,6 +357,7 @@ pub fn decode<'a>(
         naxes: 0,
         value: f64::from_bits(rec[5] as u64),
         ignore: None,
+        int_value: None,
         diagonal: 0,
         threshold: 0,
         src: &[],
@@ -532,7 +536,19 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
     let [o, a, b, c, _] = &op.v;
     let kind = op.def.contract;
     match kind {
-        Contract::Fill => dt(o, ANY, "out")?,
+        Contract::Fill => {
+            dt(o, ANY, "out")?;
+            op.int_value = match (rec[4], rec[3]) {
+                (0, _) => None,
+                (1, v) if v as f64 == op.value => Some(v),
+                (f, v) => {
+                    return Err(format!(
+                        "int value {v} with flag {f} for value {}",
+                        op.value
+                    ))
+                }
+            };
+        }
         Contract::Copy => same(o, a, "input")?,
         Contract::Unary | Contract::Binary => {
             dt(o, FLOAT, "out")?;
@@ -849,6 +865,31 @@ mod tests {
                 "case {i} accepted"
             );
         }
+    }
+
+    #[test]
+    fn fill_takes_an_exact_int64_beside_the_float_value() {
+        let mut mem = vec![0i64; 4];
+        let arenas = [(mem.as_mut_ptr() as usize, 32)];
+        let big = (1i64 << 62) + 1;
+        let rec = |i1: i64, i2: i64, value: f64| {
+            let mut r = vec![ops::code_of("fill").unwrap(), 1, 0, i1, i2];
+            r.push(value.to_bits() as i64);
+            view(&mut r, 0, 0, 32, 0, DType::I64 as i64, &[4], &[1]);
+            r
+        };
+        let op = decode(&rec(big, 1, big as f64), &arenas, &[]).unwrap();
+        assert_eq!(op.int_value, Some(big));
+        let pool = Pool::new(1);
+        execute(&pool, &op).unwrap();
+        assert_eq!(mem, [big; 4]);
+        // an int that is not the value, a bad flag: refused
+        assert!(decode(&rec(3, 1, 2.0), &arenas, &[]).is_err());
+        assert!(decode(&rec(2, 2, 2.0), &arenas, &[]).is_err());
+        assert_eq!(
+            decode(&rec(0, 0, 2.5), &arenas, &[]).unwrap().int_value,
+            None
+        );
     }
 
     #[test]

@@ -105,6 +105,10 @@ def _plain_header(op, inputs):
 
 def _param_header(op, inputs, params):
     """The header of an op record with params, each in the slot its ops.py row names."""
+    if op == "fill":    # an int also goes exactly in i1 (i2 = 1): int64 beyond 2^53
+        v = params["value"]
+        if isinstance(v, (int, np.integer)) and -2**63 <= v < 2**63:
+            return _HEADER.pack(KERNEL_TABLE[op], inputs + 1, 0, int(v), 1, float(v))
     slot = {"i0": 0, "i1": 0, "value": 0.0}
     present = 0
     for name, where in _RECORD[op]:
