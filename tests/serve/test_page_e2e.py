@@ -135,11 +135,13 @@ def test_page_runs_suites_and_streams_results(page, server, tmp_path):
     only(page, "matmul", "size", "64")
     card(page, "matmul").locator('.param[data-param="size"] .choice[data-value="128"]').click()
     c = run_and_wait(page, "matmul")
-    assert column(c, "impl") == ["workers", "workers", "numpy", "numpy"]
-    assert column(c, "size") == ["64", "128", "64", "128"]
+    # float32 at both sizes, then the float64 twin (its sizes: 64 in quick runs, 1024, 2048)
+    assert column(c, "case") == ["matmul", "matmul", "matmul_f64"] * 2
+    assert column(c, "impl") == ["workers"] * 3 + ["numpy"] * 3
+    assert column(c, "size") == ["64", "128", "64"] * 2
     assert all(float(v) > 0 for v in column(c, "value"))
-    assert c.locator("circle.plot-point").count() == 4
-    assert c.locator("g.plot-series").count() == 2
+    assert c.locator("circle.plot-point").count() == 6
+    assert c.locator("g.plot-series").count() == 2      # one per impl
 
     shot = tmp_path / "serve-page.png"
     page.screenshot(path=str(shot), full_page=True)
