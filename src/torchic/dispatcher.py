@@ -364,7 +364,8 @@ def _init(backend, threads, heap_cap, sync, options, replace):
                 return _runtime
             old, _runtime = _runtime, None
             try:
-                if old.pid == os.getpid():    # (one inherited through fork has no threads here)
+                # (one inherited through fork has no threads here; one closed has nothing left)
+                if old.pid == os.getpid() and not old.closed:
                     old.sync()
             except KernelError:
                 pass

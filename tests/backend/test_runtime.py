@@ -254,3 +254,13 @@ def test_describe_platform_default_and_info_command():
     for name, entry in report.items():
         if entry["available"]:
             assert PLATFORM_KEYS.get(name, {"kernels"}) <= set(entry), (name, entry)
+
+
+def test_init_after_the_runtime_was_closed_directly(backend_name):
+    """A runtime closed by its own close() (not torchic.shutdown) is replaced by the next
+    init: init has nothing of it to wait for (it used to sync it and raise its closed error)."""
+    rt = dispatcher.init(backend_name)
+    rt.close()
+    fresh = dispatcher.init(backend_name)
+    assert fresh is not rt and not fresh.closed
+    assert torchic.ones(3).sum().item() == 3.0
