@@ -57,7 +57,7 @@ def test_masks_and_their_operators(backend):
     with pytest.raises(TypeError, match="bool tensors"):
         torchic.tensor([1]) & torchic.tensor([3])
     with pytest.raises(TypeError, match="integer and Boolean"):
-        ~x
+        _ = ~x
 
 
 def test_deepcopy_of_modules_optimizers_and_leaves(backend):
