@@ -11,7 +11,7 @@
 use core::cell::RefCell;
 
 use crate::arch::{active, Isa};
-use crate::matmul::{Blocking, Split, HANDOFF_CYCLES, PART_FMA_CYCLES};
+use crate::matmul::{Batches, Blocking, Split, HANDOFF_CYCLES, PART_FMA_CYCLES};
 use crate::runtime::{KResult, Pool};
 use crate::view::Arr;
 
@@ -366,23 +366,11 @@ unsafe fn run(isa: Isa, g: G) {
 /// out (B, M, N) = a (B, M, K) @ b (B, K, N) in float64, or with two batch dims (as
 /// matmul.rs's `matmul`)
 pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let d = a.nd - 3;
-    let nb2 = if d == 1 { a.shape[1] } else { 1 };
-    let (nb, m, k, n) = (
-        a.shape[0] * nb2,
-        a.shape[d + 1],
-        a.shape[d + 2],
-        b.shape[d + 2],
-    );
+    let bt = Batches::of(a, b);
+    let Batches { nb, m, k, n, d, .. } = bt;
     if nb == 0 {
         return Ok(());
     }
-    let (ab, bb) = (
-        (a.st[0], if d == 1 { a.st[1] } else { 0 }),
-        (b.st[0], if d == 1 { b.st[1] } else { 0 }),
-    );
-    let batch =
-        |bi: usize, (s0, s1): (isize, isize)| (bi / nb2) as isize * s0 + (bi % nb2) as isize * s1;
     let isa = active();
     let blk = active_blocking();
     let Split {
@@ -403,8 +391,8 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         if lo >= hi {
             return;
         }
-        let a0 = (ap as *const f64).wrapping_offset(batch(bi, ab));
-        let b0 = (bp as *const f64).wrapping_offset(batch(bi, bb));
+        let a0 = (ap as *const f64).wrapping_offset(bt.a_offset(bi));
+        let b0 = (bp as *const f64).wrapping_offset(bt.b_offset(bi));
         let c0 = (cp as *mut f64).wrapping_add(bi * m * n);
         let (mm, nn, a_off, b_off, c_off) = if split_n {
             (m, hi - lo, 0, lo as isize * bcs, lo)

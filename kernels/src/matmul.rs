@@ -635,29 +635,61 @@ impl Split {
     }
 }
 
-/// out (B, M, N) = a (B, M, K) @ b (B, K, N), or with two batch dims (B1, B2, ...): batch
-/// item bi lies at (bi / B2) * stride0 + (bi % B2) * stride1 (B2 = 1, stride1 = 0 in 3-d).
+/// The batch geometry of a product a (B, M, K) @ b (B, K, N), or with two batch dims
+/// (B1, B2, ...): batch item bi lies at (bi / B2) * stride0 + (bi % B2) * stride1 of each
+/// operand (B2 = 1, stride1 = 0 in 3-d). Shared by every element type's GEMM.
+pub struct Batches {
+    pub nb: usize, // B (B1 * B2)
+    nb2: usize,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub d: usize, // 0, or 1 with a second batch dim: the row / column dims are d + 1, d + 2
+    ab: (isize, isize),
+    bb: (isize, isize),
+}
+
+impl Batches {
+    pub fn of(a: &Arr, b: &Arr) -> Self {
+        let d = a.nd - 3;
+        let nb2 = if d == 1 { a.shape[1] } else { 1 };
+        let second = |x: &Arr| if d == 1 { x.st[1] } else { 0 };
+        Batches {
+            nb: a.shape[0] * nb2,
+            nb2,
+            m: a.shape[d + 1],
+            k: a.shape[d + 2],
+            n: b.shape[d + 2],
+            d,
+            ab: (a.st[0], second(a)),
+            bb: (b.st[0], second(b)),
+        }
+    }
+
+    fn offset(&self, bi: usize, (s0, s1): (isize, isize)) -> isize {
+        (bi / self.nb2) as isize * s0 + (bi % self.nb2) as isize * s1
+    }
+
+    /// Element offset of batch item bi in a / in b.
+    pub fn a_offset(&self, bi: usize) -> isize {
+        self.offset(bi, self.ab)
+    }
+
+    pub fn b_offset(&self, bi: usize) -> isize {
+        self.offset(bi, self.bb)
+    }
+}
+
+/// out (B, M, N) = a (B, M, K) @ b (B, K, N), or with two batch dims (B1, B2, ...) (Batches).
 pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
-    let d = a.nd - 3; // 0, or 1 with a second batch dim
-    let nb2 = if d == 1 { a.shape[1] } else { 1 };
-    let (nb, m, k, n) = (
-        a.shape[0] * nb2,
-        a.shape[d + 1],
-        a.shape[d + 2],
-        b.shape[d + 2],
-    );
+    let bt = Batches::of(a, b);
+    let Batches { nb, m, k, n, d, .. } = bt;
     if nb == 0 {
         return Ok(());
     }
-    // per operand: batch strides (outer, inner) and the row / column strides
-    let (ab, bb) = (
-        (a.st[0], if d == 1 { a.st[1] } else { 0 }),
-        (b.st[0], if d == 1 { b.st[1] } else { 0 }),
-    );
+    // per operand: the row / column strides
     let asd = [0, a.st[d + 1], a.st[d + 2]];
     let bsd = [0, b.st[d + 1], b.st[d + 2]];
-    let batch =
-        |bi: usize, (s0, s1): (isize, isize)| (bi / nb2) as isize * s0 + (bi % nb2) as isize * s1;
     let blk = dispatch(Derived);
     let Split {
         tasks: ntasks,
@@ -676,8 +708,8 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         if lo >= hi && len > 0 {
             return;
         }
-        let a0 = (ap as *const f32).wrapping_offset(batch(bi, ab));
-        let b0 = (bp as *const f32).wrapping_offset(batch(bi, bb));
+        let a0 = (ap as *const f32).wrapping_offset(bt.a_offset(bi));
+        let b0 = (bp as *const f32).wrapping_offset(bt.b_offset(bi));
         let c0 = (cp as *mut f32).wrapping_add(bi * m * n);
         // this task's part: columns lo..hi of C (split_n) or rows lo..hi
         let (mm, nn, a_off, b_off, c_off) = if split_n {

@@ -18,15 +18,8 @@ import pytest
 import torchic
 from torchic.backend import KernelError
 from torchic.dispatcher import View
+from torchic.shape import contiguous_strides as c_strides
 
-
-
-def c_strides(shape):
-    strides, acc = [], 1
-    for n in reversed(tuple(shape)):
-        strides.append(acc)
-        acc *= n
-    return tuple(reversed(strides))
 
 # (NumPy warns where a reference overflows a half type: inf is the value wanted)
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
