@@ -134,7 +134,8 @@ def capture(gpu, issue, slots=()):
         if bg is None:
             bg = bind_groups[key] = gpu.new_bind_group(prog.nbind, bufs, params_buf)
             keep.append((bg, bufs))
-        offset = gpu._ffi.new("uint32_t[1]", [i * stride])
+        with gpu.guard:     # (cffi's type parser takes its lock outside a try: see gpu.guard)
+            offset = gpu._ffi.new("uint32_t[1]", [i * stride])
         keep.append((prog.pipeline, offset))
         calls.append((prog.pipeline._internal, bg._internal, offset, groups))
     assert PARAM_WORDS * 4 <= stride
