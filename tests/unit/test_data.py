@@ -218,7 +218,7 @@ def test_default_collate_matches_torch(backend, i):
 
 
 def test_default_collate_dtypes_and_errors(backend):
-    assert default_collate([1, 2]).dtype is torchic.int32
+    assert default_collate([1, 2]).dtype is torchic.int64      # as PyTorch's
     assert default_collate([1.0, 2.0]).dtype is torchic.float32
     t = default_collate([torchic.tensor([1.0, 2.0]), torchic.tensor([3.0, 4.0])])
     assert t.shape == (2, 2)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import creation
 from ...api import stack
-from ...dtypes import float32, int32
+from ...dtypes import float32, int64
 from ...tensor import Tensor
 
 _STR_OR_OBJECT = re.compile(r"[SaUO]")      # NumPy dtype kinds default_collate refuses
@@ -23,8 +23,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
     """PyTorch's default_collate: a list of samples -> one batch, by the first sample's type.
 
     Tensors are stacked on a new dim 0; NumPy arrays become tensors and are stacked; NumPy
-    scalars, ints and floats become a 1-D tensor (int -> int32, float -> float32, torchic's
-    dtypes for PyTorch's int64 / float64); strings stay a list; mappings, namedtuples and
+    scalars, ints and floats become a 1-D tensor (int -> int64 as PyTorch; float -> float32,
+    where PyTorch makes float64: webgpu holds no float64); strings stay a list; mappings, namedtuples and
     sequences are collated field by field (a tuple of fields gives a list, as in PyTorch).
     """
     elem = batch[0]
@@ -41,7 +41,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, bool):
         return creation.tensor(list(batch))
     if isinstance(elem, int):
-        return creation.tensor(list(batch), dtype=int32)
+        return creation.tensor(list(batch), dtype=int64)
     if isinstance(elem, float):
         return creation.tensor(list(batch), dtype=float32)
     if isinstance(elem, (str, bytes)):
