@@ -24,8 +24,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
     Tensors are stacked on a new dim 0; NumPy arrays become tensors and are stacked; NumPy
     scalars, ints and floats become a 1-D tensor (int -> int64 as PyTorch; float -> float32,
-    where PyTorch makes float64: webgpu holds no float64); strings stay a list; mappings, namedtuples and
-    sequences are collated field by field (a tuple of fields gives a list, as in PyTorch).
+    where PyTorch makes float64: webgpu holds no float64); strings stay a list; mappings,
+    namedtuples and sequences are collated field by field (a tuple of fields gives a list,
+    as in PyTorch).
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
