@@ -39,6 +39,7 @@ from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
 from .checkpoint import load, save
+from . import serialization
 from .compile import CompileError, compile
 from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
@@ -121,7 +122,7 @@ __all__ = [
     "get_rng_state", "set_rng_state", "default_generator", "no_grad", "enable_grad",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype",
     "set_default_dtype", "get_num_threads", "set_num_threads", "is_tensor", "numel", "save", "load",
-    "cuda", "nn", "optim", "utils", "compile", "CompileError",
+    "cuda", "nn", "optim", "utils", "serialization", "compile", "CompileError",
 ]
 __all__ += _api.__all__     # the op functions
 

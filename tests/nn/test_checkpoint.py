@@ -1,4 +1,4 @@
-"""torchic.save / torchic.load: safetensors round trips on every backend, interop, errors."""
+"""torchic.save / torchic.load of .safetensors files: round trips on every backend, interop, errors."""
 
 import io
 import json
@@ -185,13 +185,14 @@ def test_save_refuses_non_tensors_with_clear_errors(backend, tmp_path, obj, matc
         torchic.save(obj, tmp_path / "x.safetensors")
 
 
-def test_save_refuses_modules_and_bare_tensors(backend, tmp_path):
+def test_safetensors_refuses_modules_and_bare_tensors(backend, tmp_path):
     with pytest.raises(TypeError, match="model.state_dict\\(\\)"):
-        torchic.save(nn.Linear(1, 1), tmp_path / "m")
+        torchic.save(nn.Linear(1, 1), tmp_path / "m.safetensors")
     with pytest.raises(TypeError, match="not a bare tensor"):
-        torchic.save(torchic.ones(1), tmp_path / "t")
+        torchic.save(torchic.ones(1), tmp_path / "t.safetensors")
     with pytest.raises(ValueError, match="same name"):
-        torchic.save({"a.b": torchic.ones(1), "a": {"b": torchic.ones(1)}}, tmp_path / "c")
+        torchic.save({"a.b": torchic.ones(1), "a": {"b": torchic.ones(1)}},
+                     tmp_path / "c.safetensors")
 
 
 def test_load_errors(backend, tmp_path):
@@ -332,7 +333,7 @@ def test_header_over_the_maximum_is_refused_before_reading(backend, tmp_path, mo
     path = tmp_path / "big_header.safetensors"
     path.write_bytes(_raw_file({"x": _f32(1)}, bytes(4)))
     assert torchic.load(path)["x"].tolist() == [0.0]
-    monkeypatch.setattr(checkpoint, "_MAX_HEADER", 16)
+    monkeypatch.setattr(checkpoint.safetensors, "_MAX_HEADER", 16)
     with pytest.raises(checkpoint.CheckpointError, match="over the 16-byte maximum"):
         torchic.load(path)
 

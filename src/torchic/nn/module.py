@@ -295,6 +295,26 @@ class Module:
         """Drop (or zero, with set_to_none=False) the .grad of every parameter."""
         zero_grads(self.parameters(), set_to_none)
 
+    # -- pickling (torchic.save(model) / torchic.load(..., weights_only=False)) ------------
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild from a pickled __dict__: torchic's own, or a torch.nn module's (PyTorch's
+        keys: `_parameters` / `_buffers` / `_modules` / `_non_persistent_buffers_set` and its
+        hook tables), each parameter, buffer and child also set as an attribute."""
+        Module.__init__(self)
+        d = self.__dict__
+        for key, value in state.items():
+            if key == "_non_persistent_buffers_set":
+                d["_non_persistent"] = set(value)
+            elif key.startswith("_") and key.endswith(("hooks", "hook", "hooks_with_kwargs",
+                                                       "hooks_always_called")) \
+                    and key not in d:
+                continue          # PyTorch's hook tables (empty in a saved model)
+            else:
+                d[key] = value
+        for registry in ("_parameters", "_buffers", "_modules"):
+            for name, value in d[registry].items():
+                object.__setattr__(self, name, value)
+
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """PyTorch's model.to(device) / .to(dtype) / .to(device, dtype): returns self.
 

@@ -32,18 +32,18 @@ from typing import Any
 
 import numpy as np
 
-from . import raw
-from .creation import from_numpy_array
-from .dispatcher import DTYPES
-from .dtypes import to_float32
-from .nn import Module
-from .tensor import Tensor
+from .. import raw
+from ..creation import from_numpy_array
+from ..dispatcher import DTYPES
+from ..dtypes import to_float32
+from ..nn import Module
+from ..tensor import Tensor
 
 _KEYS = "torchic.keys"          # JSON list of key paths (lists of str), in save order
 _FORMAT = {"format": "torchic"}
 
 
-class CheckpointError(ValueError):
+class CheckpointError(ValueError, RuntimeError):
     """The file is not a safetensors checkpoint torchic can read (the message says why)."""
 
 
