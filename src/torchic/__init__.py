@@ -43,6 +43,9 @@ from . import serialization
 from .compile import CompileError, compile
 from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
+from . import accelerator, amp, jit, onnx
+from .amp import autocast
+from .cuda import amp as _cuda_amp  # noqa: F401  (torch.cuda.amp.GradScaler without an import)
 
 __version__ = "0.1.0"
 
@@ -123,6 +126,7 @@ __all__ = [
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype",
     "set_default_dtype", "get_num_threads", "set_num_threads", "is_tensor", "numel", "save", "load",
     "cuda", "nn", "optim", "utils", "serialization", "compile", "CompileError",
+    "accelerator", "amp", "autocast", "jit", "onnx",
 ]
 __all__ += _api.__all__     # the op functions
 

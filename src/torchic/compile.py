@@ -387,15 +387,25 @@ class Compiled:
         self.programs.clear()
 
 
-def compile(fn: Callable[..., Any] | None = None) -> Any:
+def compile(fn: Callable[..., Any] | None = None, *, fullgraph: bool = False,
+            dynamic: bool | None = None, backend: Any = "inductor", mode: str | None = None,
+            options: dict[str, Any] | None = None, disable: bool = False) -> Any:
     """Record fn's ops once per signature and replay them (see the module docstring).
-    Use as `step = torchic.compile(step)` or `@torchic.compile`.
+    Use as `step = torchic.compile(step)`, `@torchic.compile` or `@torchic.compile(...)`.
+
+    PyTorch's keyword arguments are accepted: `fullgraph`, `dynamic`, `backend`, `mode` and
+    `options` choose among torch.compile's compilers and change nothing here (torchic has one
+    recorder); `disable=True` returns fn itself (eager), as PyTorch's.
 
     Example:
         >>> step = torchic.compile(lambda x: x * 2.0 + 1.0)
         >>> [step(torchic.ones(2)).numpy().tolist() for _ in range(3)][-1]
         [3.0, 3.0]
     """
+    if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune",
+                                         "max-autotune-no-cudagraphs"):
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, "
+                           f"reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
     if fn is None:
-        return compile
-    return Compiled(fn)
+        return lambda f: f if disable else Compiled(f)
+    return fn if disable else Compiled(fn)

@@ -6,7 +6,7 @@ without wgpu) registers what it can and says why at init.
 """
 
 from . import cpu  # noqa: F401
-from . import cudnn, mps  # noqa: F401  (torch.backends.cudnn / .mps shims, no backends)
+from . import cuda, cudnn, mps  # noqa: F401  (torch.backends.cuda / .cudnn / .mps shims)
 try:
     from . import simd  # noqa: F401
 except ImportError:

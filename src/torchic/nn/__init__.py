@@ -13,7 +13,7 @@
             return self.fc2(F.tanh(self.fc1(x)))
 """
 
-from . import functional, init, parallel, utils
+from . import functional, init, modules, parallel, utils
 from .activation import ELU, GELU, LeakyReLU, SiLU
 from .layers import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten, Identity,
                      LayerNorm, Linear, LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)

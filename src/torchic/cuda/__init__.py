@@ -8,7 +8,7 @@ accepted and do nothing (torchic.manual_seed seeds torchic's one generator); syn
 waits for the queued ops of the current runtime, whatever its backend.
 """
 
-from . import dispatcher
+from .. import dispatcher
 
 
 def is_available() -> bool:
@@ -64,3 +64,14 @@ def current_device() -> int:
     raise RuntimeError("torchic.cuda.current_device(): there is no CUDA device; torchic picks "
                        "where ops run with the backend (torchic.init(backend=\"webgpu\") runs "
                        "them on the GPU), and torch.cuda.is_available() is False")
+
+
+def set_device(device: object) -> None:
+    """Accepted and ignored: torchic has one device per backend (the script's
+    `torch.cuda.set_device(local_rank)` line passes; where ops run is torchic.init's backend)."""
+
+
+def get_device_name(device: object = None) -> str:
+    """Raises RuntimeError: there is no CUDA device to name."""
+    raise RuntimeError("torchic.cuda.get_device_name(): there is no CUDA device "
+                       "(torch.cuda.is_available() is False)")
