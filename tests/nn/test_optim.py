@@ -408,6 +408,7 @@ def test_scheduler_state_dict_resume(backend):
     state = sched.state_dict()
     opt2 = optim.SGD([T([1.0], requires_grad=True)], lr=0.1)
     sched2 = lr_scheduler.StepLR(opt2, step_size=2)
+    opt2.load_state_dict(opt.state_dict())       # (PyTorch's resume: the rates live there)
     sched2.load_state_dict(state)
     sched.step()
     sched2.step()

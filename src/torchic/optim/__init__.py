@@ -16,7 +16,10 @@ plain Python numbers, so a step never reads a tensor back to the host.
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adaptive import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop, Rprop
+from .lbfgs import LBFGS, Adafactor
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad",
+           "Adadelta", "RMSprop", "Rprop", "ASGD", "LBFGS", "Adafactor", "lr_scheduler"]

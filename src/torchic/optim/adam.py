@@ -9,7 +9,7 @@ from .. import raw
 from ..autograd import no_grad
 from ..compile import host_values
 from ..creation import zeros_like
-from .optimizer import Optimizer
+from .optimizer import Optimizer, checked_lr
 
 
 class Adam(Optimizer):
@@ -40,8 +40,7 @@ class Adam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
-        if not isinstance(lr, (int, float)) or lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr!r}")
+        lr = checked_lr(lr)
         if eps < 0:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:

@@ -17,12 +17,34 @@ class _Required:
 required = _Required()
 
 
+def _number_lr(group: dict[str, Any]) -> dict[str, Any]:
+    """A one-element tensor lr (PyTorch's "Tensor lr") as the Python number it holds: the
+    updates read lr on the host (host_values), so a group keeps a number."""
+    lr = group.get("lr")
+    if isinstance(lr, Tensor):
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        group["lr"] = float(lr.item())
+    return group
+
+
+def checked_lr(lr: Any) -> Any:
+    """`lr` as the optimizers hold it: a number >= 0 (a one-element tensor gives its value),
+    or ValueError naming it."""
+    lr = _number_lr({"lr": lr})["lr"]
+    if lr is required:
+        return lr
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr < 0:
+        raise ValueError(f"Invalid learning rate: {lr!r}")
+    return lr
+
+
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and
     ``state`` (per-parameter dicts such as momentum buffers). Subclasses define step()."""
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
-        self.defaults = defaults
+        self.defaults = _number_lr(defaults)
         self.state = {}        # param -> dict (Tensor hashes by identity)
         self.param_groups = []
         if isinstance(params, Tensor):
@@ -63,7 +85,7 @@ class Optimizer:
             if not p.is_floating_point():
                 raise TypeError(f"optimizer can only optimize floating point tensors, got "
                                 f"{p.dtype}")
-        group = dict(group)
+        group = _number_lr(dict(group))
         group["params"] = params
         for name, default in self.defaults.items():
             if default is required and name not in group:

@@ -5,7 +5,7 @@ from typing import Any
 
 from ..autograd import no_grad
 from ..compile import host_values
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, checked_lr
 
 
 class SGD(Optimizer):
@@ -21,8 +21,7 @@ class SGD(Optimizer):
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                  *, maximize: bool = False) -> None:
-        if lr is not required and (not isinstance(lr, (int, float)) or lr < 0):
-            raise ValueError(f"Invalid learning rate: {lr!r}")
+        lr = checked_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
