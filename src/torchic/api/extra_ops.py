@@ -43,13 +43,15 @@ def _triangle_mask(a, diagonal, lower, what):
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere (in
     input's dtype)."""
-    return where(_triangle_mask(input, diagonal, True, "tril"), input, 0)
+    return where(_triangle_mask(input, diagonal, True, "tril"), input,
+                 constant(0, input._dtype))
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere (in
     input's dtype)."""
-    return where(_triangle_mask(input, diagonal, False, "triu"), input, 0)
+    return where(_triangle_mask(input, diagonal, False, "triu"), input,
+                 constant(0, input._dtype))
 
 
 def _fill_value(value, dtype, what):
