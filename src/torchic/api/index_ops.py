@@ -46,7 +46,7 @@ def _index_tensor(x):
 def _read_index(index, what, int64_only=False):
     if not isinstance(index, Tensor):
         raise TypeError(f"{what}(): argument 'index' must be Tensor, not {type(index).__name__}")
-    if index._dtype != "i64" and (int64_only or index._dtype not in ("i32", "i64")):
+    if index._dtype != "i64" and index.numel() and (int64_only or index._dtype not in ("i32", "i64")):
         raise RuntimeError(f"{what}(): Expected dtype int64 for index" if int64_only else
                            f"{what}(): Expected dtype int32/int64 for index")
     return index.detach().numpy().astype(np.int64)
@@ -55,6 +55,8 @@ def _read_index(index, what, int64_only=False):
 def _dim_positions(shape, dim, idx, what):
     """Flat positions in a tensor of `shape` of idx's elements read along `dim` (gather /
     scatter's rule: out[i][j][k] is self[i][idx[i][j][k]][k] for dim 1)."""
+    if not idx.size:            # an empty index: no checks (PyTorch's rule), no positions
+        return np.zeros(idx.shape, np.int64)
     nd = max(len(shape), 1)
     if idx.ndim != nd and not (idx.ndim <= 1 and len(shape) <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input "
@@ -77,6 +79,8 @@ def _dim_positions(shape, dim, idx, what):
 
 
 def _check_sizes(index_shape, shape, dim, other_shape=None, other="src"):
+    if not numel(index_shape):
+        return
     for d, n in enumerate(index_shape):
         if d != dim and len(shape) > 1 and n > shape[d]:
             raise RuntimeError(f"Size does not match at dimension {d} expected index "
@@ -101,8 +105,6 @@ def write_at(base, positions, values):
     if values.shape != positions.shape:
         values = expand(values, positions.shape)
     n, m = numel(base.shape), flat.size
-    if not m:
-        return base.clone()
     select = np.arange(n, dtype=np.int64)
     last, first_from_end = np.unique(flat[::-1], return_index=True)
     select[last] = n + (m - 1 - first_from_end)
@@ -137,8 +139,8 @@ def add_at(base, positions, values):
     values = to_dtype(values, base._dtype) if base._dtype != "b8" else values
     if values.shape != positions.shape:
         values = expand(values, positions.shape)
-    if not positions.size:
-        return base.clone()
+    if not positions.size:      # nothing added (values still get their zero gradient)
+        return write_at(base, positions, values)
     sums = reshape(_scatter_sum(positions, values, numel(base.shape)), base.shape)
     if base._dtype == "b8":
         return to_dtype(to_dtype(base, "i64") + sums, "b8")
@@ -210,7 +212,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
                 [4, 3]])
     """
     d = normalize_axis(dim, input.ndim)
-    idx = _read_index(index, "gather", int64_only=True)
+    idx = _read_index(index, "gather")
     _check_sizes(idx.shape, input.shape, d)
     pos = _dim_positions(input.shape, d, idx, "gather").reshape(idx.shape)
     return _gather_positions(input, pos)
@@ -236,6 +238,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
                            f"{list(input.shape)} and {list(indices.shape)}") from None
     a_shape, i_shape = list(common), list(common)
     a_shape[d], i_shape[d] = input.shape[d], indices.shape[d]
+    n = input.shape[d]
+    indices = where(indices < 0, indices + n, indices)      # -1 is the last, as PyTorch's
     return gather(expand(input, tuple(a_shape)), d, expand(indices, tuple(i_shape)))
 
 
@@ -270,7 +274,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def _scatter_args(input, dim, index, src, what):
     d = normalize_axis(dim, input.ndim)
-    idx = _read_index(index, what, int64_only=True)
+    idx = _read_index(index, what)
     if isinstance(src, Tensor) and idx.ndim != src.ndim and not (idx.ndim <= 1 and
                                                                  src.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as src "

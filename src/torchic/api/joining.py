@@ -82,9 +82,8 @@ def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     for k, t in enumerate(ts):
         view = (1,) * k + (shape[k],) + (1,) * (len(ts) - k - 1)
         out.append(expand(reshape(t, view), shape))
-    if swap:
+    if swap:       # the grids of (b, a, ...) in ij order are those of (a, b, ...) in xy
         out[0], out[1] = out[1], out[0]
-        out = [o.transpose(0, 1) for o in out]
     return tuple(out)
 
 
@@ -309,8 +308,6 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     make = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     picks = np.array(list(make(range(input.shape[0]), r)), np.int64).reshape(-1, r)
-    if r == 1:
-        return index_select(input, 0, _tensor_from_data(picks.reshape(-1), dtype="i64"))
     return stack([index_select(input, 0, _tensor_from_data(picks[:, k].copy(), dtype="i64"))
                   for k in range(r)], 1)
 

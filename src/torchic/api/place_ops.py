@@ -141,8 +141,11 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` with `source`'s first elements (row-major) written where the bool
-    `mask` (broadcast to input) is True, in order."""
-    m = _mask_array(mask, input.shape, "masked_scatter").reshape(-1)
+    `mask` is True, in order (input and mask broadcast against each other)."""
+    shape = tuple(np.broadcast_shapes(input.shape, mask.shape))
+    if shape != input.shape:
+        input = input.expand(shape)
+    m = _mask_array(mask, shape, "masked_scatter").reshape(-1)
     pos = np.flatnonzero(m)
     if numel(source.shape) < pos.size:
         raise RuntimeError("masked_scatter: expected source to have at least as many elements "
@@ -152,7 +155,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 
 def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """In-place `masked_scatter`; returns `input`."""
+    """In-place `masked_scatter` (mask broadcast to input's shape); returns `input`."""
+    _mask_array(mask, input.shape, "masked_scatter_")
     return copy_(input, masked_scatter(input, mask, source))
 
 
@@ -166,7 +170,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
             return (_tensor_from_data(np.zeros(int(bool(a != 0)), np.int64), dtype="i64"),)
         return tuple(_tensor_from_data(found[:, k].copy(), dtype="i64")
                      for k in range(a.ndim))
-    return _tensor_from_data(found.reshape(-1, a.ndim), dtype="i64")
+    return _tensor_from_data(found.reshape(found.shape[0], a.ndim), dtype="i64")
 
 
 def argwhere(input: Tensor) -> Tensor:

@@ -200,7 +200,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             builtins.any(t.shape != (0,) for t in tensors):   # PyTorch's legacy rule: a 1-D
         if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):  # empty tensor is
             tensors, _ = promote(*tensors)                                # skipped
-        tensors = [t for t in tensors if t.shape != (0,)]
+        skipped = [t for t in tensors if t.shape == (0,) and t.requires_grad]
+        out = cat([t for t in tensors if t.shape != (0,)], dim)
+        for t in skipped:          # each still gets its (empty) gradient
+            out = out + t.sum()
+        return out
     ref = tensors[0]
     d = normalize_axis(dim, ref.ndim)
     for t in tensors:

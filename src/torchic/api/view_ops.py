@@ -59,7 +59,8 @@ def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     start = start + n if start < 0 else start
     if length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return IndexView.apply(input, key=(slice(None),) * d + (slice(start, start + length),))
+    return IndexView.apply(input, key=(builtins.slice(None),) * d +
+                           (builtins.slice(start, start + length),))
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -77,7 +78,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
-    return IndexView.apply(input, key=(slice(None),) * d + (index,))
+    return IndexView.apply(input, key=(builtins.slice(None),) * d + (index,))
 
 
 def slice(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
@@ -343,6 +344,8 @@ def sum_to_size(input: Tensor, *size: int | Sequence[int]) -> Tensor:
     """`input` summed down to `size` (which must broadcast to input's shape): the leading
     dims and the dims where `size` is 1 are summed."""
     size = _sizes(size)
+    if not size:            # PyTorch's sum_to: an empty size sums everything
+        return input.sum()
     lead = input.ndim - len(size)
     if lead < 0 or builtins.any(s != 1 and s != input.shape[lead + i]
                                 for i, s in enumerate(size)):
@@ -352,7 +355,7 @@ def sum_to_size(input: Tensor, *size: int | Sequence[int]) -> Tensor:
                                       if s == 1 and input.shape[lead + i] != 1)
     if not axes:
         return input
-    out = input.sum(dim=axes, keepdim=True)
+    out = input.sum(dim=axes, keepdim=True)     # (integers and bools: int64, as PyTorch's)
     return reshape(out, size)
 
 
