@@ -124,7 +124,6 @@ __all__ = [
     "cuda", "nn", "optim", "utils", "compile", "CompileError",
 ]
 __all__ += _api.__all__     # the op functions
-globals()["slice"] = _api.slice  # aten's slice (op_db's `slice`): an attribute, not exported
 
 
 _atexit.register(shutdown)

@@ -13,7 +13,7 @@ from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, e
                         triu)
 from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, isfinite, isinf, isnan, le,
                           log2, log10, logical_and, logical_not, logical_or, logical_xor, lt,
-                          maximum, minimum, mul, ne, pow, sub, where)
+                          maximum, minimum, mul, ne, pow, sub)
 from .inplace import copy_, fill_, inplace_binary, setitem
 from .ordering import argsort, cumsum, prod, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
@@ -27,7 +27,7 @@ from .view_ops import (as_strided, as_strided_copy, atleast_1d, atleast_2d, atle
                        broadcast_shapes, broadcast_tensors, broadcast_to, diagonal,
                        diagonal_copy, expand_copy, flip, fliplr, flipud, matrix_transpose,
                        movedim, moveaxis, narrow, narrow_copy, permute_copy, ravel, reshape_as,
-                       rot90, select, slice, squeeze_copy, sum_to_size, swapaxes, swapdims,
+                       rot90, select, squeeze_copy, sum_to_size, swapaxes, swapdims,
                        transpose_copy, unflatten, unfold, unfold_copy, unsqueeze_copy,
                        view_as, view_copy)
 from .index_ops import (gather, index_add, index_add_, index_copy, index_copy_, index_fill,
@@ -36,7 +36,8 @@ from .index_ops import (gather, index_add, index_add_, index_copy, index_copy_, 
                         scatter_reduce, scatter_reduce_, take, take_along_dim)
 from .place_ops import (argwhere, as_strided_scatter, diag, diag_embed, diagonal_scatter,
                         masked_scatter, masked_scatter_, masked_select, nonzero,
-                        nonzero_static, select_scatter, slice_scatter, unravel_index, where)
+                        nonzero_static, select_scatter, slice_scatter, unravel_index,
+                        where)   # (elementwise's, or with the condition alone: nonzero)
 from .joining import (block_diag, cartesian_prod, column_stack, combinations, dsplit, dstack,
                       hsplit, hstack, meshgrid, repeat, repeat_interleave, row_stack,
                       split_with_sizes, split_with_sizes_copy, tensor_split, tile,

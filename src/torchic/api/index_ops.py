@@ -59,8 +59,8 @@ def _dim_positions(shape, dim, idx, what):
         return np.zeros(idx.shape, np.int64)
     nd = max(len(shape), 1)
     if idx.ndim != nd and not (idx.ndim <= 1 and len(shape) <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input "
-                           f"tensor")
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
     shape1 = shape if shape else (1,)
     idx = idx.reshape(idx.shape if idx.ndim else (1,)) if len(shape) <= 1 else idx
     n = shape1[dim]
@@ -428,25 +428,62 @@ def index_put(input: Tensor, indices: tuple[Tensor, ...], values: Tensor,
     return add_at(input, pos, values)
 
 
-def _inplace(fn):
-    def method(self, *args, **kwargs):
-        out = fn(self, *args, **kwargs)
-        if out.shape != self.shape:
-            raise RuntimeError(f"{fn.__name__}_: the result's shape {list(out.shape)} differs "
-                               f"from the tensor's {list(self.shape)}")
-        return copy_(self, out)
-    method.__name__ = f"{fn.__name__}_"
-    method.__doc__ = f"In-place `{fn.__name__}`: the result written into `self`; returns `self`."
-    return method
+def _write_result(self, out, what):
+    if out.shape != self.shape:
+        raise RuntimeError(f"{what}: the result's shape {list(out.shape)} differs from the "
+                           f"tensor's {list(self.shape)}")
+    return copy_(self, out)
 
 
-scatter_ = _inplace(scatter)
-scatter_add_ = _inplace(scatter_add)
-scatter_reduce_ = _inplace(scatter_reduce)
-index_add_ = _inplace(index_add)
-index_copy_ = _inplace(index_copy)
-index_fill_ = _inplace(index_fill)
-index_reduce_ = _inplace(index_reduce)
-index_put_ = _inplace(index_put)
-put_ = _inplace(put)
+def scatter_(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None, *,
+             value: float | None = None, reduce: str | None = None) -> Tensor:
+    """In-place `scatter`; returns `input`."""
+    return _write_result(input, scatter(input, dim, index, src, value=value, reduce=reduce),
+                         "scatter_")
 
+
+def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In-place `scatter_add`; returns `input`."""
+    return _write_result(input, scatter_add(input, dim, index, src), "scatter_add_")
+
+
+def scatter_reduce_(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    """In-place `scatter_reduce`; returns `input`."""
+    out = scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
+    return _write_result(input, out, "scatter_reduce_")
+
+
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+               alpha: float = 1) -> Tensor:
+    """In-place `index_add`; returns `input`."""
+    return _write_result(input, index_add(input, dim, index, source, alpha=alpha),
+                         "index_add_")
+
+
+def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """In-place `index_copy`; returns `input`."""
+    return _write_result(input, index_copy(input, dim, index, source), "index_copy_")
+
+
+def index_fill_(input: Tensor, dim: int, index: Tensor, value: float | Tensor) -> Tensor:
+    """In-place `index_fill`; returns `input`."""
+    return _write_result(input, index_fill(input, dim, index, value), "index_fill_")
+
+
+def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    """In-place `index_reduce`; returns `input`."""
+    out = index_reduce(input, dim, index, source, reduce, include_self=include_self)
+    return _write_result(input, out, "index_reduce_")
+
+
+def index_put_(input: Tensor, indices: tuple[Tensor, ...], values: Tensor,
+               accumulate: bool = False) -> Tensor:
+    """In-place `index_put`; returns `input`."""
+    return _write_result(input, index_put(input, indices, values, accumulate), "index_put_")
+
+
+def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """In-place `put`; returns `input`."""
+    return _write_result(input, put(input, index, source, accumulate), "put_")

@@ -10,6 +10,7 @@ import builtins
 import itertools
 import numbers
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -323,15 +324,15 @@ def _tri_indices(fn, row, col, offset, dtype):
     return _tensor_from_data(np.stack([i, j]).astype(np.int64).reshape(2, -1), dtype=code)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None, layout: Any = None) -> Tensor:
     """The (2, N) row and column indices of the upper triangle (j >= i + offset) of a
     row x col matrix, row by row."""
     return _tri_indices(np.triu_indices, row, col, offset, dtype)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
-                 layout=None) -> Tensor:
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None, layout: Any = None) -> Tensor:
     """The (2, N) row and column indices of the lower triangle (j <= i + offset) of a
     row x col matrix, row by row."""
     return _tri_indices(np.tril_indices, row, col, offset, dtype)

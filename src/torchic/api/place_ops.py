@@ -11,6 +11,7 @@ result's size depends on the data, as in PyTorch).
 import builtins
 import numbers
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -187,6 +188,14 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     out = np.full((size, a.ndim), fill_value, np.int64)
     out[:found.shape[0]] = found
     return _tensor_from_data(out, dtype="i64")
+
+
+@overload
+def where(condition: Tensor) -> tuple[Tensor, ...]: ...
+
+
+@overload
+def where(condition: Tensor, input: Tensor | float, other: Tensor | float) -> Tensor: ...
 
 
 def where(condition: Tensor, input: Tensor | float | None = None,

@@ -1,4 +1,4 @@
-"""View ops (issue 41): narrow, select, slice, movedim, swapaxes, diagonal, unfold,
+"""View ops (issue 41): narrow, select, movedim, swapaxes, diagonal, unfold,
 as_strided, broadcast_to, unflatten, atleast_nd, mT ..., their `_copy` twins, and the flips.
 
 Every view here is zero-copy: a new (offset, shape, strides) over the input's storage, the
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..functions import Clone, IndexView, StridedView
 from ..shape import (broadcast_shapes as _broadcast_shapes, diagonal_meta, normalize_axes,
-                     normalize_axis, numel, slice_meta, unfold_meta)
+                     normalize_axis, numel, unfold_meta)
 from ..tensor import Tensor
 from .indexing import _gather_positions
 from .shaping import expand, permute, reshape, transpose, view
@@ -59,8 +59,8 @@ def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     start = start + n if start < 0 else start
     if length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return IndexView.apply(input, key=(builtins.slice(None),) * d +
-                           (builtins.slice(start, start + length),))
+    return IndexView.apply(input, key=(slice(None),) * d +
+                           (slice(start, start + length),))
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -78,17 +78,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
-    return IndexView.apply(input, key=(builtins.slice(None),) * d + (index,))
-
-
-def slice(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
-          step: int = 1) -> Tensor:
-    """aten's slice: a view of `input[..., start:end:step, ...]` along dim `dim`."""
-    d = normalize_axis(dim, input.ndim)
-    if step <= 0:
-        raise RuntimeError("slice step must be positive")
-    return IndexView.apply(input, key=(builtins.slice(None),) * d +
-                           (builtins.slice(start, end, step),))
+    return IndexView.apply(input, key=(slice(None),) * d + (index,))
 
 
 def movedim(input: Tensor, source: int | Sequence[int],
@@ -208,22 +198,24 @@ def as_strided_copy(input: Tensor, size: Sequence[int], stride: Sequence[int],
     return Clone.apply(as_strided(input, size, stride, storage_offset))
 
 
-def _copy_of(view_fn, doc):
-    def copy(input, *args, **kwargs):
-        return Clone.apply(view_fn(input, *args, **kwargs))
-    copy.__name__ = f"{view_fn.__name__}_copy"
-    copy.__doc__ = doc
-    return copy
-
-
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
     """`input.expand(size)`, copied into new storage."""
     return Clone.apply(expand(input, tuple(size)))
 
 
-view_copy = _copy_of(view, "`input.view(size)` (or `.view(dtype)`), copied into new storage.")
-permute_copy = _copy_of(permute, "`input.permute(dims)`, copied into new storage.")
-transpose_copy = _copy_of(transpose, "`input.transpose(dim0, dim1)`, copied into new storage.")
+def view_copy(input: Tensor, *size: int | Sequence[int]) -> Tensor:
+    """`input.view(size)`, copied into new storage."""
+    return Clone.apply(view(input, *size))
+
+
+def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """`input.permute(dims)`, copied into new storage."""
+    return Clone.apply(permute(input, tuple(dims)))
+
+
+def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """`input.transpose(dim0, dim1)`, copied into new storage."""
+    return Clone.apply(transpose(input, dim0, dim1))
 
 
 def squeeze_copy(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -373,7 +365,7 @@ def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
                            f"unique flip dims size={len(set(axes))}")
-    key = tuple(builtins.slice(None, None, -1) if d in axes else builtins.slice(None)
+    key = tuple(slice(None, None, -1) if d in axes else slice(None)
                 for d in range(input.ndim))
     positions = np.arange(numel(input.shape), dtype=np.int64).reshape(input.shape)[key]
     return _gather_positions(input, positions)
@@ -413,8 +405,3 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     if k == 3:
         return flip(transpose(input, d0, d1), (d1,))
     return Clone.apply(input)
-
-
-def slice_meta_of(input, key):
-    """(offset, shape, strides) of input[key] (the *_scatter ops' regions)."""
-    return slice_meta(input._offset, input.shape, input._strides, key)
