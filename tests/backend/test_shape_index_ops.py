@@ -11,7 +11,8 @@ import torchic
 
 
 def _t(a, **kw):
-    return torchic.tensor(np.asarray(a), **kw)
+    a = np.asarray(a)
+    return torchic.tensor(a.astype(np.float32) if a.dtype == np.float64 else a, **kw)
 
 
 def test_views_share_storage(backend):
