@@ -69,12 +69,11 @@ def _dim_positions(shape, dim, idx, what):
         raise RuntimeError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} "
                            f"with size {n}")
     strides = contiguous_strides(shape1)
-    coords = np.indices(idx.shape, dtype=np.int64) if idx.size else \
-        np.zeros((idx.ndim,) + idx.shape, np.int64)
     pos = idx * strides[dim]
-    for d in range(idx.ndim):
+    for d, n in enumerate(idx.shape):      # + each other coordinate times its stride
         if d != dim:
-            pos = pos + coords[d] * strides[d]
+            pos += (np.arange(n, dtype=np.int64) * strides[d]).reshape(
+                (n,) + (1,) * (idx.ndim - d - 1))
     return pos
 
 
