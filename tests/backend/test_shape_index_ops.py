@@ -116,3 +116,19 @@ def test_index_put_accumulate_and_nonzero(backend):
     rows, cols = torchic.where(got != 0)
     np.testing.assert_array_equal(rows.numpy(), [0, 2])
     np.testing.assert_array_equal(cols.numpy(), [1, 0])
+
+
+def test_inplace_through_strided_views(backend):
+    x = torchic.zeros(3, 3)
+    x.diagonal().fill_(1.0)
+    np.testing.assert_array_equal(x.numpy(), np.eye(3))
+    a = torchic.ones(3, 3, requires_grad=True)
+    y = a * 2
+    y.diagonal().mul_(5)
+    y.sum().backward()
+    at = torch.ones(3, 3, requires_grad=True)
+    yt = at * 2
+    yt.diagonal().mul_(5)
+    yt.sum().backward()
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(a.grad.numpy(), at.grad.numpy())
