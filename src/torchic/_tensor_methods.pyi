@@ -613,3 +613,7 @@ class TensorMethods:
         """`tensor_split` along dim 0 of a tensor of at least 2 dims."""
     def dsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
         """`tensor_split` along dim 2 of a tensor of at least 3 dims."""
+    def tril_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
+    def triu_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""

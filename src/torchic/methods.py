@@ -412,6 +412,7 @@ METHODS.update({
     "split_with_sizes": api.split_with_sizes, "unsafe_split": api.unsafe_split,
     "unsafe_chunk": api.unsafe_chunk, "tensor_split": api.tensor_split,
     "hsplit": api.hsplit, "vsplit": api.vsplit, "dsplit": api.dsplit,
+    "tril_": api.tril_, "triu_": api.triu_,
 })
 
 for _name, _method in METHODS.items():

@@ -38,6 +38,7 @@ from .place_ops import (argwhere, as_strided_scatter, diag, diag_embed, diagonal
                         masked_scatter, masked_scatter_, masked_select, nonzero,
                         nonzero_static, select_scatter, slice_scatter, unravel_index,
                         where)   # (elementwise's, or with the condition alone: nonzero)
+from .extra_ops import tril_, triu_
 from .joining import (block_diag, cartesian_prod, column_stack, combinations, dsplit, dstack,
                       hsplit, hstack, meshgrid, repeat, repeat_interleave, row_stack,
                       split_with_sizes, split_with_sizes_copy, tensor_split, tile,

@@ -54,6 +54,16 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
                  constant(0, input._dtype))
 
 
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
+    return copy_(input, tril(input, diagonal))
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""
+    return copy_(input, triu(input, diagonal))
+
+
 def _fill_value(value, dtype, what):
     """value in the filled tensor's dtype code: a 0-d tensor cast, a number as it is
     (raw.fill_value refuses one the dtype cannot hold: NaN, inf or out of range for an
