@@ -384,6 +384,37 @@ METHODS = {
     "isnan": api.isnan, "isinf": api.isinf, "isfinite": api.isfinite, "isin": api.isin,
 }
 
+# shaping and indexing ops (issue 41): api/view_ops.py, index_ops.py, place_ops.py, joining.py
+METHODS.update({
+    "narrow": api.narrow, "narrow_copy": api.narrow_copy, "select": api.select,
+    "movedim": api.movedim, "moveaxis": api.moveaxis, "swapaxes": api.swapaxes,
+    "swapdims": api.swapdims, "diagonal": api.diagonal, "unfold": api.unfold,
+    "as_strided": api.as_strided, "unflatten": api.unflatten, "ravel": api.ravel,
+    "reshape_as": api.reshape_as, "view_as": api.view_as, "broadcast_to": api.broadcast_to,
+    "mT": property(api.matrix_transpose), "sum_to_size": api.sum_to_size,
+    "flip": api.flip, "fliplr": api.fliplr, "flipud": api.flipud, "rot90": api.rot90,
+    "gather": api.gather, "take_along_dim": api.take_along_dim, "take": api.take,
+    "put": api.put, "put_": api.put_, "scatter": api.scatter, "scatter_": api.scatter_,
+    "scatter_add": api.scatter_add, "scatter_add_": api.scatter_add_,
+    "scatter_reduce": api.scatter_reduce, "scatter_reduce_": api.scatter_reduce_,
+    "index_select": api.index_select, "index_add": api.index_add,
+    "index_add_": api.index_add_, "index_copy": api.index_copy,
+    "index_copy_": api.index_copy_, "index_fill": api.index_fill,
+    "index_fill_": api.index_fill_, "index_reduce": api.index_reduce,
+    "index_reduce_": api.index_reduce_, "index_put": api.index_put,
+    "index_put_": api.index_put_, "diag": api.diag, "diag_embed": api.diag_embed,
+    "diagonal_scatter": api.diagonal_scatter, "select_scatter": api.select_scatter,
+    "slice_scatter": api.slice_scatter, "as_strided_scatter": api.as_strided_scatter,
+    "masked_select": api.masked_select, "masked_scatter": api.masked_scatter,
+    "masked_scatter_": api.masked_scatter_, "nonzero": api.nonzero,
+    "nonzero_static": api.nonzero_static, "argwhere": api.argwhere,
+    "repeat": api.repeat, "tile": api.tile, "repeat_interleave": api.repeat_interleave,
+    "split_with_sizes": api.split_with_sizes, "unsafe_split": api.unsafe_split,
+    "unsafe_chunk": api.unsafe_chunk, "tensor_split": api.tensor_split,
+    "hsplit": api.hsplit, "vsplit": api.vsplit, "dsplit": api.dsplit,
+    "tril_": api.tril_, "triu_": api.triu_,
+})
+
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)
 del _name, _method

@@ -11,6 +11,8 @@ import operator
 import numbers
 from typing import NamedTuple
 
+import numpy as np
+
 
 def numel(shape):
     return math.prod(shape)
@@ -304,3 +306,50 @@ def slice_meta(offset, shape, strides, key):
             offset += (k % size) * stride
         dim += 1
     return offset, tuple(new_shape), tuple(new_strides)
+
+
+# -- shaping and indexing ops (issue 41): the strided views diagonal / unfold, and where a
+#    view's elements sit in its input (what a general view's gradient scatters back to)
+def diagonal_meta(offset, shape, strides, diag, d1, d2):
+    """(offset, shape, strides) of the diagonal `diag` of dims d1, d2 (normalized, distinct):
+    those dims dropped, the diagonal's length last (0 when it lies outside)."""
+    n1, n2 = shape[d1], shape[d2]
+    length = max(0, min(n1 - max(0, -diag), n2 - max(0, diag)))
+    if length:
+        offset += diag * strides[d2] if diag >= 0 else -diag * strides[d1]
+    keep = [d for d in range(len(shape)) if d not in (d1, d2)]
+    return (offset, tuple(shape[d] for d in keep) + (length,),
+            tuple(strides[d] for d in keep) + (strides[d1] + strides[d2],))
+
+
+def unfold_meta(shape, strides, dim, size, step):
+    """(shape, strides) of Tensor.unfold(dim, size, step): windows of `size` every `step`
+    along dim (normalized), the window's elements as a new last dim. 0-d: one window."""
+    if not shape:
+        return (size,), (1,)
+    n = shape[dim]
+    count = (n - size) // step + 1
+    return (shape[:dim] + (count,) + shape[dim + 1:] + (size,),
+            strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],))
+
+
+def strided_positions(offset, shape, strides):
+    """The storage positions of a strided view's elements, row-major (NumPy int64)."""
+    pos = np.full((), offset, np.int64)
+    for n, s in zip(shape, strides):
+        pos = pos[..., None] + np.arange(n, dtype=np.int64) * s
+    return pos.reshape(shape)
+
+
+def logical_positions(base_meta, view_meta):
+    """For each element of the view `view_meta` (offset, shape, strides in a storage), the
+    flat row-major index of the same storage element in the tensor `base_meta`, or -1 where
+    the base does not hold it (NumPy int64 of the view's shape)."""
+    base = strided_positions(*base_meta).reshape(-1)
+    view = strided_positions(*view_meta)
+    if not base.size or not view.size:
+        return np.full(view.shape, -1, np.int64)
+    lo = min(int(base.min()), int(view.min()))
+    table = np.full(max(int(base.max()), int(view.max())) - lo + 1, -1, np.int64)
+    table[base - lo] = np.arange(base.size)
+    return table[view - lo]

@@ -21,10 +21,12 @@ The design, in the order a run goes:
 3. **Samples are torch's**, never re-drawn: `op.sample_inputs("cpu", dtype,
    requires_grad=...)` (torch's and Python's generators seeded per entry first: the
    same samples in every run) converted with `torchic.tensor(t.detach().numpy())`, keeping
-   requires_grad. torchic has no public `as_strided`, so a non-contiguous torch sample would
-   be rebuilt contiguous (same values) and counted in the result's `noncontiguous`; in
-   torch 2.13 `sample_inputs` gives none (the non-contiguous ones are in op_db's
-   `reference_inputs`, which this walk does not run), so the count is 0.
+   requires_grad. A contiguous torch tensor that starts inside its storage (`base[5:15]`: the
+   samples of as_strided's partial views) becomes torchic's view of a copy of that whole
+   storage (`torchic.as_strided`), so an op reading around it sees the same elements; a
+   non-contiguous one would be rebuilt contiguous (same values) and counted in the
+   result's `noncontiguous`; in torch 2.13 `sample_inputs` gives none (the non-contiguous
+   ones are in op_db's `reference_inputs`, which this walk does not run), so the count is 0.
 4. **Compare.** Values: float32 with `atol = ATOL * scale` (scale: the largest |value| of
    the sample's float inputs, at least 1) and `rtol = RTOL` (torch.testing's float32 figures,
    see ATOL), NaN where torch has NaN, infinities of the same sign; integers and bools
@@ -57,7 +59,7 @@ import numpy as np
 import torch
 
 import torchic
-from skips import skip_reason
+from skips import GRAD_SKIPS, skip_reason
 
 SEED = 1234                  # the manual_seed both generators get before every call
 # the dtype columns walked, each on the backends that hold it (the half and narrow dtypes
@@ -274,7 +276,11 @@ def to_torchic(x, conv, grad=True):
             if finite.size:
                 conv.scale = max(conv.scale, float(finite.max()))
         rg = bool(grad and x.requires_grad and x.is_floating_point())
-        t = torchic.tensor(a.copy(), dtype=getattr(torchic, name), requires_grad=rg)
+        t = _in_storage(x, x0, name) if x.storage_offset() and x.is_contiguous() else None
+        if t is None:
+            t = torchic.tensor(a.copy(), dtype=getattr(torchic, name), requires_grad=rg)
+        elif rg:
+            t.requires_grad_(True)
         if rg:
             conv.leaves.append((x, t))
         return t
@@ -301,6 +307,22 @@ def to_torchic(x, conv, grad=True):
     if isinstance(x, torch.Generator):
         raise Unsupported("a torch.Generator argument")
     return x
+
+
+def _in_storage(x, x0, name):
+    """A contiguous torch tensor that starts inside its storage (`base[5:15]`, as_strided's
+    partial views) as torchic's view of a copy of that whole storage (a leaf, like torch's
+    detached view), so an op reading the storage around it (as_strided) sees the same
+    elements; None where a storage element is not representable (bfloat16)."""
+    if x.dtype == torch.bfloat16:
+        return None
+    n = x.untyped_storage().nbytes() // x.element_size()
+    whole = torch.as_strided(x0, (n,), (1,), 0).numpy().copy()
+    if name == "int32" and x.dtype == torch.int64 and n and \
+            (whole.min() < _INT_RANGE[0] or whole.max() > _INT_RANGE[1]):
+        return None
+    base = torchic.tensor(whole, dtype=getattr(torchic, name))
+    return torchic.as_strided(base, tuple(x.shape), x.stride(), x.storage_offset()).detach()
 
 
 def _clone_args(sample):
@@ -561,7 +583,8 @@ def run_entry(op, dtypes=DTYPES):
         status, ran, dropped = "pass", 0, result["dropped"]
         for kind, fn, tc in found:
             try:
-                refs = references(op, tdt, kind, fn, grads=kind == grad_kind)
+                refs = references(op, tdt, kind, fn,
+                                  grads=kind == grad_kind and op.name not in GRAD_SKIPS)
             except Exception as e:       # op_db's sample generator itself failed
                 status = "fail"
                 result["reason"] = result["reason"] or f"{dtype}: sample_inputs raised {e!r:.200}"

@@ -54,6 +54,7 @@ def test_skip_table_names_op_db_entries():
     assert not [n for n in skips.SKIPS if n not in names], \
         f"skips.SKIPS names no op_db entry: {[n for n in skips.SKIPS if n not in names]}"
     assert all(any(n.startswith(p) for n in names) for p in skips.SKIP_PREFIXES)
+    assert not [n for n in skips.GRAD_SKIPS if n not in names]
 
 
 def test_baseline_still_passes(backend):

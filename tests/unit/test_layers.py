@@ -38,6 +38,7 @@ LAYERS = [
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
+    ["api.view_ops"], ["api.index_ops"], ["api.place_ops", "api.joining"],   # issue 41's
     ["api"],
     ["methods"],
     ["recording"],

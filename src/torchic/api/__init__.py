@@ -13,7 +13,7 @@ from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, e
                         triu)
 from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, isfinite, isinf, isnan, le,
                           log2, log10, logical_and, logical_not, logical_or, logical_xor, lt,
-                          maximum, minimum, mul, ne, pow, sub, where)
+                          maximum, minimum, mul, ne, pow, sub)
 from .inplace import copy_, fill_, inplace_binary, setitem
 from .ordering import argsort, cumsum, prod, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
@@ -21,6 +21,29 @@ from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, l
 from .indexing import getitem
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
+
+# shaping and indexing ops (issue 41)
+from .view_ops import (as_strided, as_strided_copy, atleast_1d, atleast_2d, atleast_3d,
+                       broadcast_shapes, broadcast_tensors, broadcast_to, diagonal,
+                       diagonal_copy, expand_copy, flip, fliplr, flipud, matrix_transpose,
+                       movedim, moveaxis, narrow, narrow_copy, permute_copy, ravel, reshape_as,
+                       rot90, select, squeeze_copy, sum_to_size, swapaxes, swapdims,
+                       transpose_copy, unflatten, unfold, unfold_copy, unsqueeze_copy,
+                       view_as, view_copy)
+from .index_ops import (gather, index_add, index_add_, index_copy, index_copy_, index_fill,
+                        index_fill_, index_put, index_put_, index_reduce, index_reduce_,
+                        index_select, put, put_, scatter, scatter_, scatter_add, scatter_add_,
+                        scatter_reduce, scatter_reduce_, take, take_along_dim)
+from .place_ops import (argwhere, as_strided_scatter, diag, diag_embed, diagonal_scatter,
+                        masked_scatter, masked_scatter_, masked_select, nonzero,
+                        nonzero_static, select_scatter, slice_scatter, unravel_index,
+                        where)   # (elementwise's, or with the condition alone: nonzero)
+from .extra_ops import tril_, triu_
+from .joining import (block_diag, cartesian_prod, column_stack, combinations, dsplit, dstack,
+                      hsplit, hstack, meshgrid, repeat, repeat_interleave, row_stack,
+                      split_with_sizes, split_with_sizes_copy, tensor_split, tile,
+                      tril_indices, triu_indices, unbind_copy, unsafe_chunk, unsafe_split,
+                      vsplit, vstack)
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
 if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
@@ -40,4 +63,20 @@ __all__ = [
     "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
     "all", "any", "isclose", "isin", "allclose", "histc", "histogram", "erf",
     "sort", "argsort", "topk", "cumsum", "prod"]
+# shaping and indexing ops (issue 41)
+__all__ += [
+    "narrow", "narrow_copy", "select", "movedim", "moveaxis", "swapaxes", "swapdims",
+    "diagonal", "diagonal_copy", "unfold_copy", "as_strided", "as_strided_copy",
+    "expand_copy", "view_copy", "permute_copy", "transpose_copy", "squeeze_copy",
+    "unsqueeze_copy", "broadcast_shapes", "broadcast_to", "broadcast_tensors", "unflatten",
+    "ravel", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud", "rot90",
+    "gather", "take_along_dim", "take", "put", "scatter", "scatter_add", "scatter_reduce",
+    "index_select", "index_add", "index_copy", "index_fill", "index_reduce", "index_put",
+    "diag", "diag_embed", "diagonal_scatter", "select_scatter", "slice_scatter",
+    "as_strided_scatter", "masked_select", "masked_scatter", "nonzero", "argwhere",
+    "nonzero_static", "unravel_index",
+    "hstack", "vstack", "row_stack", "dstack", "column_stack", "meshgrid", "repeat_interleave",
+    "tile", "split_with_sizes", "split_with_sizes_copy", "unsafe_split", "unsafe_chunk",
+    "unbind_copy", "tensor_split", "hsplit", "vsplit", "dsplit", "block_diag",
+    "cartesian_prod", "combinations", "triu_indices", "tril_indices"]
 __all__ += sorted(UNARY_OPS)

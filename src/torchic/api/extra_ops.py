@@ -43,13 +43,25 @@ def _triangle_mask(a, diagonal, lower, what):
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims (j <= i + diagonal), zeros elsewhere (in
     input's dtype)."""
-    return where(_triangle_mask(input, diagonal, True, "tril"), input, 0)
+    return where(_triangle_mask(input, diagonal, True, "tril"), input,
+                 constant(0, input._dtype))
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims (j >= i + diagonal), zeros elsewhere (in
     input's dtype)."""
-    return where(_triangle_mask(input, diagonal, False, "triu"), input, 0)
+    return where(_triangle_mask(input, diagonal, False, "triu"), input,
+                 constant(0, input._dtype))
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
+    return copy_(input, tril(input, diagonal))
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""
+    return copy_(input, triu(input, diagonal))
 
 
 def _fill_value(value, dtype, what):

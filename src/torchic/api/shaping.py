@@ -110,6 +110,8 @@ def transpose(a: Tensor, dim0: int | None = None, dim1: int | None = None) -> Te
     if dim0 is None or dim1 is None:
         raise TypeError("transpose needs both dim0 and dim1 (or neither, for 2-D)")
     d0, d1 = normalize_axis(dim0, a.ndim), normalize_axis(dim1, a.ndim)
+    if a.ndim == 0:
+        return a
     dims = list(range(a.ndim))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return permute(a, dims)
@@ -194,6 +196,15 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = [as_operand(t) for t in tensors]
     if not tensors:
         raise ValueError("cat needs a non-empty sequence of tensors")
+    if builtins.any(t.shape == (0,) for t in tensors) and \
+            builtins.any(t.shape != (0,) for t in tensors):   # PyTorch's legacy rule: a 1-D
+        if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):  # empty tensor is
+            tensors, _ = promote(*tensors)                                # skipped
+        skipped = [t for t in tensors if t.shape == (0,) and t.requires_grad]
+        out = cat([t for t in tensors if t.shape != (0,)], dim)
+        for t in skipped:          # each still gets its (empty) gradient
+            out = out + t.sum()
+        return out
     ref = tensors[0]
     d = normalize_axis(dim, ref.ndim)
     for t in tensors:

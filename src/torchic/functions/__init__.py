@@ -17,4 +17,5 @@ from .fused import CausalSoftmax, Dropout, Gelu, LayerNorm
 from .matmul import Linear, MatMul
 from .reduce import CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum
 from .views import (AsStrided, Cast, Cat, Clone, Contiguous, CopySlices, Expand,
-                    GatherRows, IndexView, Permute, Reshape, narrow)
+                    GatherRows, IndexView, Permute, Reshape, ScatterAddRows, StridedView,
+                    narrow)

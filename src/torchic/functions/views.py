@@ -7,10 +7,12 @@ the base as PyTorch records it (`CopySlices`, api/inplace.py).
 import operator
 import weakref
 
+import numpy as np
+
 from .. import raw
 from ..autograd import Function, LazyGrad, is_grad_enabled
-from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation, numel,
-                     permute_meta, slice_meta)
+from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation,
+                     logical_positions, numel, permute_meta, slice_meta)
 from .common import as_strided, reshape_raw, sum_to_shape
 
 
@@ -315,3 +317,41 @@ class Cast(Function):
 
     def backward(self, g):
         return (g if g._dtype == self.in_dtype else Cast.apply(g, dtype=self.in_dtype),)
+
+
+# -- shaping and indexing ops (issue 41) -------------------------------------------------------
+class StridedView(Function):
+    """Any strided view of `a` (diagonal, unfold, as_strided): (offset, shape, strides) in
+    a's storage. Its gradient is g scattered back to where each element sits in `a` (summed
+    where the view sees an element more than once: overlapping windows, stride 0)."""
+
+    def forward(self, a, offset, shape, strides):
+        self.base_meta, self.meta = _meta(a), (offset, shape, strides)
+        return mark_view(self, a, as_strided(a, offset, shape, strides))
+
+    def backward(self, g):
+        pos = logical_positions(self.base_meta, self.meta).reshape(-1)
+        n = numel(self.base_meta[1])
+        keep = pos >= 0
+        g2 = g.reshape((numel(g.shape), 1))
+        if not keep.all():                 # storage elements outside a: no gradient to a
+            g2 = GatherRows.apply(g2, _index(np.nonzero(keep)[0]))
+            pos = pos[keep]
+        out = ScatterAddRows.apply(g2, _index(pos), rows=n)
+        return (out.reshape(self.base_meta[1]),)
+
+
+def _index(positions):
+    return raw.write(raw.new_tensor(positions.shape, "i64"), positions.astype(np.int64))
+
+
+class ScatterAddRows(Function):
+    """out (rows, D) = zeros with src's rows added at idx: out[idx[r]] += src[r] (float)."""
+
+    def forward(self, src, idx, rows):
+        self.save(idx)
+        return raw.scatter_add_rows(raw.contiguous(src), raw.contiguous(idx), rows)
+
+    def backward(self, g):
+        (idx,) = self.saved
+        return GatherRows.apply(g, idx), None

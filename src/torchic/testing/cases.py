@@ -762,6 +762,10 @@ case("cross_entropy_ignore_index",
                 + np_cross_entropy_rows(x, _IGNORE_DEFAULT).sum() / 3), "other",
      ("cross_entropy", "cross_entropy_grad"), [(6, 5)], domain=("wide",))
 
+# shaping and indexing (issue 41): the names op_db has no entry for (the others: OpInfo walk)
+view("swapaxes", lambda a: torchic.swapaxes(a, 0, 2), lambda a: a.swapaxes(0, 2))
+view("swapdims", lambda a: a.swapdims(-1, 1), lambda a: a.swapaxes(-1, 1))
+
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
                     ((), (3,)), ((0, 4), (1, 4))]
