@@ -14,7 +14,7 @@ on whatever backend is current; the step counters and bias corrections are
 plain Python numbers, so a step never reads a tensor back to the host.
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adam import Adam, AdamW
 from .adaptive import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop, Rprop
 from .lbfgs import LBFGS, Adafactor
@@ -22,4 +22,5 @@ from .optimizer import Optimizer
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad",
-           "Adadelta", "RMSprop", "Rprop", "ASGD", "LBFGS", "Adafactor", "lr_scheduler"]
+           "Adadelta", "RMSprop", "Rprop", "ASGD", "LBFGS", "Adafactor", "lr_scheduler",
+           "swa_utils"]
