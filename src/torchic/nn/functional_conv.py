@@ -206,11 +206,14 @@ class _Conv2d(Function):
         if bias is not None:
             out = _raw.binary("add", out, _reshape_raw(bias, (co, 1, 1)))
         self.meta = (x.shape, stride, dilation, groups)
-        self.save(cols if self.needs_grad and self.needs_grad[1] else None, weight)
+        if self.needs_grad and self.needs_grad[1]:
+            self.save(weight, cols)
+        else:
+            self.save(weight)
         return out
 
     def backward(self, g):
-        cols, weight = self.saved
+        weight, *cols = self.saved
         (n, c, h, w), stride, dilation, groups = self.meta
         co, cg, kh, kw = weight.shape
         need_x, need_w, need_b = (self.needs_grad + (False,) * 3)[:3]
@@ -223,7 +226,7 @@ class _Conv2d(Function):
                                  groups, dilation)
         if need_w:
             gg = g.reshape((n, groups, co // groups, g.shape[2] * g.shape[3]))
-            gw = _ops.matmul(gg, cols.transpose(-1, -2)).sum(0).reshape(weight.shape)
+            gw = _ops.matmul(gg, cols[0].transpose(-1, -2)).sum(0).reshape(weight.shape)
         if need_b:
             gb = g.sum((0, 2, 3))
         return gx, gw, gb
