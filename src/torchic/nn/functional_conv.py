@@ -177,20 +177,21 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
 
 
 def _windows(x, k, stride, dilation, groups):
-    """The columns of a padded (N, C, H, W) x: (N, G, C/G*kh*kw, Ho*Wo), one strided copy."""
+    """The columns of a padded (N, C, H, W) x: (G, C/G*kh*kw, N*Ho*Wo), one strided copy
+    (the batch inside the columns: one product per group, and the weight's gradient one
+    product over every window of the batch)."""
     n, c, h, w = x.shape
     kh, kw = k
     ho = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     wo = (w - dilation[1] * (kw - 1) - 1) // stride[1] + 1
     sn, sc, sh, sw = x._strides
     cg = c // groups
-    view = _as_strided(x, x._offset, (n, groups, cg, kh, kw, ho, wo),
-                       (sn, cg * sc, sc, dilation[0] * sh, dilation[1] * sw, stride[0] * sh,
+    view = _as_strided(x, x._offset, (groups, cg, kh, kw, n, ho, wo),
+                       (cg * sc, sc, dilation[0] * sh, dilation[1] * sw, sn, stride[0] * sh,
                         stride[1] * sw))
     cols = _raw.contiguous(view)
-    return _as_strided(cols, 0, (n, groups, cg * kh * kw, ho * wo),
-                       (groups * cg * kh * kw * ho * wo, cg * kh * kw * ho * wo, ho * wo, 1)), \
-        (ho, wo)
+    kk, nl = cg * kh * kw, n * ho * wo
+    return _as_strided(cols, 0, (groups, kk, nl), (kk * nl, nl, 1)), (ho, wo)
 
 
 class _Conv2d(Function):
@@ -201,10 +202,11 @@ class _Conv2d(Function):
         co, cg, kh, kw = weight.shape
         cols, (ho, wo) = _windows(x, (kh, kw), stride, dilation, groups)
         wv = _reshape_raw(weight, (groups, co // groups, cg * kh * kw))
-        out = _raw.matmul(wv, cols)                       # (N, G, Co/G, L)
-        out = _as_strided(out, 0, (n, co, ho, wo), (co * ho * wo, ho * wo, wo, 1))
-        if bias is not None:
-            out = _raw.binary("add", out, _reshape_raw(bias, (co, 1, 1)))
+        prod = _raw.matmul(wv, cols)                      # (G, Co/G, N*L)
+        l_ = ho * wo
+        prod = _as_strided(prod, 0, (n, co, ho, wo), (l_, n * l_, wo, 1))   # a permuted view
+        out = _raw.contiguous(prod) if bias is None else \
+            _raw.binary("add", prod, _reshape_raw(bias, (co, 1, 1)))   # (the add lays it out)
         self.meta = (x.shape, stride, dilation, groups)
         if self.needs_grad and self.needs_grad[1]:
             self.save(weight, cols)
@@ -224,9 +226,9 @@ class _Conv2d(Function):
                     for i in range(2)]
             gx = _conv_transpose(g, weight, stride, (0, 0), (h - base[0], w - base[1]),
                                  groups, dilation)
-        if need_w:
-            gg = g.reshape((n, groups, co // groups, g.shape[2] * g.shape[3]))
-            gw = _ops.matmul(gg, cols[0].transpose(-1, -2)).sum(0).reshape(weight.shape)
+        if need_w:     # one product over every window of the batch: (Co/G, N*L) @ (N*L, K)
+            gg = g.permute(1, 0, 2, 3).reshape((groups, co // groups, n * g.shape[2] * g.shape[3]))
+            gw = _ops.matmul(gg, cols[0].transpose(-1, -2)).reshape(weight.shape)
         if need_b:
             gb = g.sum((0, 2, 3))
         return gx, gw, gb
