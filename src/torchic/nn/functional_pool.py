@@ -17,6 +17,7 @@ from .. import raw as _raw, scopes
 from ..autograd import Function, no_grad
 from ..creation import tensor as _tensor_from_data
 from ..dispatcher import runtime
+from ..api import maximum as _ops_maximum
 from ..functions import as_strided as _as_strided
 from ..tensor import Tensor
 from .functional_conv import _Conv2d, _batched, _gather_dim, _tuple, constant_pad_nd
@@ -557,14 +558,16 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 class _ScatterPlanes(Function):
-    """src (M,) values written (added) at the flat positions idx of zeros of `size`."""
+    """src (M,) values added at the flat positions idx of zeros of `size` (divided by `count`,
+    each position's number of writers, when given: max_unpool's write; each src value's
+    gradient is g at its position)."""
 
-    def forward(self, src, idx, size):
+    def forward(self, src, idx, size, count=None):
         self.idx = idx
         flat = _raw.contiguous(src).reshape((src.numel(), 1)) if not src.is_contiguous() else \
             _as_strided(src, src._offset, (src.numel(), 1), (1, 1))
-        out = _raw.scatter_add_rows(flat, idx, size)
-        return _as_strided(out, 0, (size,), (1,))
+        out = _as_strided(_raw.scatter_add_rows(flat, idx, size), 0, (size,), (1,))
+        return out if count is None else _raw.binary("div", out, count)
 
     def backward(self, g):
         return (g[self.idx], None)
@@ -599,7 +602,10 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, dims,
         offs = _const(("unpool", n, c, plane), lambda: (np.arange(n * c) * plane).reshape(
             (n, c) + (1,) * dims))
         flat_idx = (idx + offs).reshape(-1)
-    res = _ScatterPlanes.apply(x.reshape(-1), flat_idx, size=n * c * plane)
+    with no_grad():   # an index met twice (overlapping windows: the same maximum) is written once
+        ones = _ScatterPlanes.apply(x.reshape(-1) * 0 + 1, flat_idx, size=n * c * plane)
+        count = _ops_maximum(ones, 1.0)
+    res = _ScatterPlanes.apply(x.reshape(-1), flat_idx, size=n * c * plane, count=count)
     res = res.reshape((n, c) + out)
     return res.squeeze(0) if unbatched else res
 
