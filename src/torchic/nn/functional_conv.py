@@ -128,10 +128,12 @@ def _mode_index(n, a, b, mode):
         pos = np.where(pos >= n, period - pos, pos)
     elif mode == "replicate":
         pos = np.clip(pos, 0, n - 1)
-    else:
-        if a > n or b > n:
+    else:     # PyTorch crops the negative pads first, then wraps around what is left
+        lo, hi = max(-a, 0), n + min(b, 0)
+        a, b, m = max(a, 0), max(b, 0), hi - lo
+        if a > m or b > m:
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        pos = pos % n
+        pos = lo + np.arange(-a, m + b) % m
     return pos
 
 

@@ -49,10 +49,15 @@ def _const(key, build, dtype=None):
     return t
 
 
-def _check_input(input, op):
+_INTS = ("i8", "u8", "i16", "i32", "i64")
+_INT_MIN = {code: int(np.iinfo(code.replace("i", "int").replace("u", "uint")).min)
+            for code in _INTS}
+
+
+def _check_input(input, op, ints=False):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if input._dtype not in ("f32", "f64", "f16", "bf16"):
+    if input._dtype not in ("f32", "f64", "f16", "bf16") + (_INTS if ints else ()):
         raise RuntimeError(f"\"{op}\" not implemented for '{input.dtype}'")
 
 
@@ -67,8 +72,8 @@ def _out_size(n, k, s, p, d, ceil_mode):
     return o
 
 
-def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, dims, op):
-    _check_input(input, op)
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, dims, op, ints=False):
+    _check_input(input, op, ints)
     x, unbatched = _batched(input, dims, op)
     k = _tuple(kernel_size, dims, "kernel_size")
     s = k if stride is None or (isinstance(stride, Sequence) and not len(stride)) else \
@@ -96,14 +101,15 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, dims, o
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, dims,
               op):
     x, unbatched, k, s, p, d, o = _pool_args(input, kernel_size, stride, padding, dilation,
-                                             ceil_mode, dims, op)
+                                             ceil_mode, dims, op, ints=True)
     n, c, h, w = x.shape
+    low = -math.inf if x.is_floating_point() else _INT_MIN[x._dtype]
     # pad with -inf so that windows past the edge (padding, ceil_mode) never win
     extra = [(oo - 1) * ss + dd * (kk - 1) + 1 - size - pp
              for oo, ss, dd, kk, size, pp in zip(o, s, d, k, (h, w), p)]
     xp = x
     if any(p) or any(e != p_ for e, p_ in zip(extra, p)):
-        xp = constant_pad_nd(x, (p[1], extra[1], p[0], extra[0]), -math.inf)
+        xp = constant_pad_nd(x, (p[1], extra[1], p[0], extra[0]), low)
     hp, wp = xp.shape[2:]
     kk = k[0] * k[1]
     with no_grad():
@@ -264,10 +270,21 @@ def _output_size(output_size, sizes, dims, op):
 
 
 def _separable(x, mats):
-    """x (..., H, W) [or (..., L)] times one matrix (out, in) per trailing dim."""
-    if len(mats) == 2:
-        x = mats[0] @ x
-    return x @ mats[-1].T
+    """x (..., n1, ..., nk) times one matrix (out, in) per trailing dim, the last dim first."""
+    k = len(mats)
+    for i in range(k - 1, -1, -1):
+        m = mats[i]
+        if i == k - 1:
+            x = x @ m.T
+            continue
+        shape = x.shape
+        d = len(shape) - k + i
+        rest = 1
+        for size in shape[d + 1:]:
+            rest *= size
+        x = (m @ x.reshape(shape[:d] + (shape[d], rest))).reshape(
+            shape[:d] + (m.shape[0],) + shape[d + 1:])
+    return x
 
 
 def _adaptive_avg(input, output_size, dims, op):
@@ -444,14 +461,15 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported in torchic")
     dims = input.ndim - 2
-    if dims not in (1, 2):
-        raise NotImplementedError(f"interpolate: {input.ndim}-d inputs are not supported "
-                                  f"(3-d and 4-d are)")
+    if dims not in (1, 2, 3):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.ndim}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact")
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
                              "modes: linear | bilinear | bicubic | trilinear")
-    elif (mode == "linear") != (dims == 1) or mode == "trilinear" or \
+    elif (mode == "linear") != (dims == 1) or (mode == "trilinear") != (dims == 3) or \
             (mode in ("bilinear", "bicubic") and dims != 2):
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_MODES[mode] + 2}D input")
