@@ -16,7 +16,7 @@ import numpy as np
 from .. import raw as _raw, scopes
 from ..autograd import Function, no_grad
 from ..creation import tensor as _tensor_from_data
-from ..dispatcher import runtime
+from ..dispatcher import runtime, storage_code
 from ..api import maximum as _ops_maximum
 from ..functions import as_strided as _as_strided
 from ..tensor import Tensor
@@ -103,7 +103,9 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     x, unbatched, k, s, p, d, o = _pool_args(input, kernel_size, stride, padding, dilation,
                                              ceil_mode, dims, op, ints=True)
     n, c, h, w = x.shape
-    low = -math.inf if x.is_floating_point() else _INT_MIN[x._dtype]
+    # (the backend's own minimum: webgpu holds int64 in 32-bit words)
+    low = -math.inf if x.is_floating_point() else \
+        _INT_MIN[storage_code(runtime().backend, x._dtype)]
     # pad with -inf so that windows past the edge (padding, ceil_mode) never win
     extra = [(oo - 1) * ss + dd * (kk - 1) + 1 - size - pp
              for oo, ss, dd, kk, size, pp in zip(o, s, d, k, (h, w), p)]
