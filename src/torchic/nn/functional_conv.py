@@ -179,21 +179,39 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
 
 
 def _windows(x, k, stride, dilation, groups):
-    """The columns of a padded (N, C, H, W) x: (G, C/G*kh*kw, N*Ho*Wo), one strided copy
+    """The columns of a padded (N, C, H, W) x: (G, C/G*kh*kw, N*Ho*Wr), one strided copy
     (the batch inside the columns: one product per group, and the weight's gradient one
-    product over every window of the batch)."""
+    product over every window of the batch), and (Ho, Wo, Wr).
+
+    A stride-1 convolution takes full-width rows (Wr = W, not Wo): the columns of one (c, ki,
+    kj, n) are then one contiguous run of Ho*W input elements instead of Ho runs of Wo (the
+    copy's cost is per run: LeNet's 8- and 12-wide rows cost 3-5x more), and the W - Wo extra
+    columns are dropped from the product (they hold the next row's first elements; the
+    weight's gradient meets them with zeros of g). x is copied into a buffer whose tail
+    (kw-1)*dilation zeros the last plane's last windows run into."""
     n, c, h, w = x.shape
     kh, kw = k
     ho = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     wo = (w - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    sn, sc, sh, sw = x._strides
     cg = c // groups
-    view = _as_strided(x, x._offset, (groups, cg, kh, kw, n, ho, wo),
-                       (cg * sc, sc, dilation[0] * sh, dilation[1] * sw, sn, stride[0] * sh,
-                        stride[1] * sw))
+    if stride == (1, 1) and wo < w:
+        tail = (kw - 1) * dilation[1]
+        size = n * c * h * w
+        buf = _raw.new_tensor((size + tail,), x._dtype)
+        _raw.fill(_as_strided(buf, size, (tail,), (1,)), 0.0)
+        _raw.copy_into(_as_strided(buf, 0, x.shape, (c * h * w, h * w, w, 1)), x)
+        view = _as_strided(buf, 0, (groups, cg, kh, kw, n, ho * w),
+                           (cg * h * w, h * w, dilation[0] * w, dilation[1], c * h * w, 1))
+        wr = w
+    else:
+        sn, sc, sh, sw = x._strides
+        view = _as_strided(x, x._offset, (groups, cg, kh, kw, n, ho, wo),
+                           (cg * sc, sc, dilation[0] * sh, dilation[1] * sw, sn,
+                            stride[0] * sh, stride[1] * sw))
+        wr = wo
     cols = _raw.contiguous(view)
-    kk, nl = cg * kh * kw, n * ho * wo
-    return _as_strided(cols, 0, (groups, kk, nl), (kk * nl, nl, 1)), (ho, wo)
+    kk, nl = cg * kh * kw, n * ho * wr
+    return _as_strided(cols, 0, (groups, kk, nl), (kk * nl, nl, 1)), (ho, wo, wr)
 
 
 class _Conv2d(Function):
@@ -202,14 +220,14 @@ class _Conv2d(Function):
     def forward(self, x, weight, bias, stride, dilation, groups):
         n, c, h, w = x.shape
         co, cg, kh, kw = weight.shape
-        cols, (ho, wo) = _windows(x, (kh, kw), stride, dilation, groups)
+        cols, (ho, wo, wr) = _windows(x, (kh, kw), stride, dilation, groups)
         wv = _reshape_raw(weight, (groups, co // groups, cg * kh * kw))
-        prod = _raw.matmul(wv, cols)                      # (G, Co/G, N*L)
-        l_ = ho * wo
-        prod = _as_strided(prod, 0, (n, co, ho, wo), (l_, n * l_, wo, 1))   # a permuted view
+        prod = _raw.matmul(wv, cols)                      # (G, Co/G, N*Ho*Wr)
+        l_ = ho * wr
+        prod = _as_strided(prod, 0, (n, co, ho, wo), (l_, n * l_, wr, 1))   # a permuted view
         out = _raw.contiguous(prod) if bias is None else \
             _raw.binary("add", prod, _reshape_raw(bias, (co, 1, 1)))   # (the add lays it out)
-        self.meta = (x.shape, stride, dilation, groups)
+        self.meta = (x.shape, stride, dilation, groups, wr)
         if self.needs_grad and self.needs_grad[1]:
             self.save(weight, cols)
         else:
@@ -218,22 +236,73 @@ class _Conv2d(Function):
 
     def backward(self, g):
         weight, *cols = self.saved
-        (n, c, h, w), stride, dilation, groups = self.meta
+        (n, c, h, w), stride, dilation, groups, wr = self.meta
         co, cg, kh, kw = weight.shape
         need_x, need_w, need_b = (self.needs_grad + (False,) * 3)[:3]
         gx = gw = gb = None
         if need_x:
-            # the adjoint of the windows: the transposed convolution of g, sized to x
-            base = [(g.shape[2 + i] - 1) * stride[i] + dilation[i] * ((kh, kw)[i] - 1) + 1
-                    for i in range(2)]
-            gx = _conv_transpose(g, weight, stride, (0, 0), (h - base[0], w - base[1]),
-                                 groups, dilation)
+            gx = _input_grad(g, weight, (h, w), stride, dilation, groups)
         if need_w:     # one product over every window of the batch: (Co/G, N*L) @ (N*L, K)
-            gg = g.permute(1, 0, 2, 3).reshape((groups, co // groups, n * g.shape[2] * g.shape[3]))
+            gt = g.permute(1, 0, 2, 3)
+            if wr != g.shape[3]:       # zeros against the full-width rows' extra columns
+                gt = constant_pad_nd(gt, (0, wr - g.shape[3]))
+            gg = gt.reshape((groups, co // groups, n * g.shape[2] * wr))
             gw = _ops.matmul(gg, cols[0].transpose(-1, -2)).reshape(weight.shape)
         if need_b:
             gb = g.sum((0, 2, 3))
         return gx, gw, gb
+
+
+def _input_grad(g, weight, hw, stride, dilation, groups):
+    """conv2d's input gradient (N, C, H, W): the columns' gradient W^T @ g (one product on g
+    as it is, never on windows of it), summed back into the image by _Col2Im. g is laid out
+    (Co, N, H, W) first, on the input's grid (dilated by the stride, zeros past Ho / Wo), so
+    that each (ki, kj) of the sum is one shifted add of whole planes."""
+    n, co, ho, wo = g.shape
+    h, w = hw
+    cin, cg, kh, kw = weight.shape[1] * groups, weight.shape[1], weight.shape[2], weight.shape[3]
+    gt = g.permute(1, 0, 2, 3)
+    if stride != (1, 1):
+        gt = _Dilate.apply(gt, stride=stride)
+    gt = constant_pad_nd(gt, (0, w - gt.shape[3], 0, h - gt.shape[2]))      # (Co, N, H, W)
+    wt = weight.reshape((groups, co // groups, cg * kh * kw)).transpose(1, 2)
+    gcols = _ops.matmul(wt, gt.reshape((groups, co // groups, n * h * w)))   # (G, Cg*K, NHW)
+    gx = _Col2Im.apply(gcols, c=cin, k=(kh, kw), dilation=dilation, nhw=(n, h, w))
+    return gx.permute(1, 0, 2, 3)
+
+
+class _Col2Im(Function):
+    """Columns (G, C/G*kh*kw, N*H*W) on the input's grid summed into (C, N, H, W): for each
+    (ki, kj) one add of all C*N planes, shifted by ki*d*W + kj*d in a flat buffer (what
+    leaves a plane there is zeros of g past the valid windows: it adds nothing)."""
+
+    def forward(self, gcols, c, k, dilation, nhw):
+        n, h, w = nhw
+        kh, kw = k
+        size = c * n * h * w
+        tail = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1]
+        buf = _raw.new_tensor((size + tail,), gcols._dtype)
+        _raw.fill(buf, 0.0)
+        kk, p = kh * kw, n * h * w
+        self.meta = (c, k, dilation, nhw, gcols.shape)
+        src = gcols if gcols.is_contiguous() else _raw.contiguous(gcols)
+        for ki in range(kh):
+            for kj in range(kw):
+                shift = ki * dilation[0] * w + kj * dilation[1]
+                region = _as_strided(buf, shift, (c, p), (p, 1))
+                part = _as_strided(src, src._offset + (ki * kw + kj) * p, (c, p), (kk * p, 1))
+                v = _raw.view_of(region)
+                _raw.run("add", region, (v, _raw.view_of(part)))
+        return _as_strided(buf, 0, (c, n, h, w), (n * h * w, h * w, w, 1))
+
+    def backward(self, g):
+        c, (kh, kw), dilation, (n, h, w), shape = self.meta
+        tail = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1]
+        flat = constant_pad_nd(g.reshape((c * n * h * w,)), (0, tail))
+        p = n * h * w
+        cols = _as_strided(flat, flat._offset, (c, kh, kw, p),
+                           (p, dilation[0] * w, dilation[1], 1))
+        return (cols.reshape(shape),)
 
 
 class _Dilate(Function):
