@@ -11,6 +11,8 @@ from . import impls as _impls   # (a partly loaded module here: impls imports su
 
 LENET = {"batch": 64, "lr": 0.01}
 RESNET = {"batch": 8, "channels": 64, "size": 56, "kernel": 3}
+QUICK_LENET = {"batch": 8, "lr": 0.01}          # --quick (CI): toy sizes
+QUICK_RESNET = {"batch": 1, "channels": 8, "size": 14, "kernel": 3}
 
 
 def _lib(impl):
@@ -114,15 +116,15 @@ def resnet_conv_expected(cfg):
 
 def conv_suite(ctx, case_cls):
     """The cases; `case_cls` is suites.Case (passed in: suites imports this module)."""
-    b = RESNET
+    lenet, b = (QUICK_LENET, QUICK_RESNET) if ctx.get("quick") else (LENET, RESNET)
     flops = 3 * 2 * b["batch"] * b["channels"] ** 2 * b["kernel"] ** 2 * b["size"] ** 2
     return [
-        case_cls("conv", "lenet", f"b{LENET['batch']} 28x28", dict(LENET), "ms/step", 1,
-                 lambda impl: lenet_step(impl, LENET), lambda: lenet_first_loss(LENET),
+        case_cls("conv", "lenet", f"b{lenet['batch']} 28x28", dict(lenet), "ms/step", 1,
+                 lambda impl: lenet_step(impl, lenet), lambda: lenet_first_loss(lenet),
                  rtol=1e-4, atol=1e-4),
         case_cls("conv", "conv2d_fwd_bwd",
                  f"b{b['batch']} {b['channels']}->{b['channels']} {b['kernel']}x{b['kernel']} "
                  f"{b['size']}x{b['size']}", dict(b), "GFLOPS", flops,
-                 lambda impl: resnet_conv_step(impl, RESNET), lambda: resnet_conv_expected(RESNET),
+                 lambda impl: resnet_conv_step(impl, b), lambda: resnet_conv_expected(b),
                  rtol=1e-3, atol=1e-4),
     ]

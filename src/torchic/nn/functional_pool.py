@@ -17,7 +17,7 @@ from .. import raw as _raw, scopes
 from ..autograd import Function, no_grad
 from ..creation import tensor as _tensor_from_data
 from ..dispatcher import runtime, storage_code
-from ..api import maximum as _ops_maximum
+from ..api import maximum as _ops_maximum, where as _where
 from ..functions import as_strided as _as_strided
 from ..tensor import Tensor
 from .functional_conv import _Conv2d, _batched, _gather_dim, _tuple, constant_pad_nd
@@ -120,14 +120,25 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
                                           (sn, sc, s[0] * sh, s[1] * sw, d[0] * sh, d[1] * sw)))
         arg = _as_strided(win, 0, (n, c, o[0], o[1], kk), win._strides[:4] + (1,)).argmax(-1)
         geo = (n, c, h, w, k, s, p, d, o, hp, wp)
-        koff = _const(("koff", geo), lambda: (np.arange(k[0])[:, None] * d[0] * wp +
-                                             np.arange(k[1])[None, :] * d[1]).reshape(-1))
-        base = _const(("base", geo), lambda: (
-            np.arange(n * c)[:, None, None] * (hp * wp) +
-            (np.arange(o[0])[:, None] * s[0] * wp + np.arange(o[1])[None, :] * s[1])[None]
-        ).reshape(n, c, o[0], o[1]))
-        pos = koff[arg] + base                        # flat positions in xp
-    out = xp.reshape(-1)[pos]
+        pos = None
+    # windows apart (stride >= the dilated kernel) on webgpu: the gradient placed by a where,
+    # not scattered (its scatter of single elements took seconds for a LeNet batch); the CPU
+    # backends' scatter is faster than that where over (..., kh, kw) runs (docs in the class)
+    apart = all(ss >= dd * (kk_ - 1) + 1 for ss, dd, kk_ in zip(s, d, k)) and \
+        xp.is_floating_point() and runtime().backend.name == "webgpu"
+    if apart:
+        out = _MaxPoolApart.apply(xp, win=win, arg=arg, k=k, s=s, d=d)
+    if not apart or return_indices:
+        with no_grad():
+            koff = _const(("koff", geo), lambda: (np.arange(k[0])[:, None] * d[0] * wp +
+                                                 np.arange(k[1])[None, :] * d[1]).reshape(-1))
+            base = _const(("base", geo), lambda: (
+                np.arange(n * c)[:, None, None] * (hp * wp) +
+                (np.arange(o[0])[:, None] * s[0] * wp + np.arange(o[1])[None, :] * s[1])[None]
+            ).reshape(n, c, o[0], o[1]))
+            pos = koff[arg] + base                        # flat positions in xp
+    if not apart:
+        out = xp.reshape(-1)[pos]
     if dims == 1:
         out = out.squeeze(2)
     out = out.squeeze(0) if unbatched else out
@@ -144,6 +155,33 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
             idx = idx.squeeze(2)
         idx = idx.squeeze(0) if unbatched else idx
     return out, idx
+
+
+class _MaxPoolApart(Function):
+    """Max pooling whose windows do not overlap (stride >= the dilated kernel: LeNet's, VGG's
+    2x2 / 2): each window's maximum, and a gradient that goes to the window's first maximum
+    (its argmax) by one where over the windows and one strided copy into zeros of x, no
+    scatter (webgpu's scatter of single elements took seconds for a LeNet batch)."""
+
+    def forward(self, xp, win, arg, k, s, d):
+        n, c, ho, wo = arg.shape
+        self.arg, self.geo = arg, (xp.shape, k, s, d)
+        return _as_strided(win, 0, (n, c, ho, wo, k[0] * k[1]),
+                           win._strides[:4] + (1,)).amax(-1)
+
+    def backward(self, g):
+        (n, c, hp, wp), k, s, d = self.geo
+        ho, wo = g.shape[2:]
+        grid = _const(("apart", k), lambda: np.arange(k[0] * k[1]).reshape(k))
+        gw = _where(self.arg.reshape((n, c, ho, wo, 1, 1)) == grid,
+                    g.reshape((n, c, ho, wo, 1, 1)), 0.0)         # (N, C, Ho, Wo, kh, kw)
+        buf = _raw.new_tensor((n, c, hp, wp), g._dtype)
+        if (ho * s[0], wo * s[1]) != (hp, wp) or k != s or d != (1, 1):
+            _raw.fill(buf, 0.0)
+        _raw.copy_into(_as_strided(buf, 0, (n, c, ho, wo, k[0], k[1]),
+                                   (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1])),
+                       gw)
+        return (buf,)
 
 
 def max_pool2d(input: Tensor, kernel_size: int | Sequence[int],
