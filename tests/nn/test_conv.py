@@ -199,3 +199,21 @@ def test_errors_like_torch(backend):
         TF.max_pool2d(x, 2, padding=2)                    # pad more than half the kernel
     with pytest.raises(ValueError):
         tnn.Conv2d(3, 4, 3, groups=2)
+
+
+def test_same_padding_with_modes_and_transpose_output_size(backend):
+    x = np.random.default_rng(4).standard_normal((2, 3, 6, 7)).astype(np.float32)
+    for mode in ("reflect", "circular"):
+        torch.manual_seed(1)
+        torchic.manual_seed(1)
+        ref = torch.nn.Conv2d(3, 4, (3, 4), padding="same", padding_mode=mode)
+        mod = tnn.Conv2d(3, 4, (3, 4), padding="same", padding_mode=mode)
+        np.testing.assert_allclose(mod(torchic.tensor(x)).detach().numpy(),
+                                   ref(torch.tensor(x)).detach().numpy(), atol=1e-5)
+    ref = torch.nn.ConvTranspose2d(3, 2, 3, stride=2)
+    mod = tnn.ConvTranspose2d(3, 2, 3, stride=2)
+    mod.load_state_dict({k: torchic.tensor(v.numpy()) for k, v in ref.state_dict().items()})
+    want = ref(torch.tensor(x), output_size=(14, 16))
+    got = mod(torchic.tensor(x), output_size=(14, 16))
+    assert tuple(got.shape) == (2, 2, 14, 16)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-5)
