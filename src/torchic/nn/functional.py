@@ -400,6 +400,7 @@ from .functional_conv import (constant_pad_nd, conv1d, conv2d, conv_transpose1d,
                               conv_transpose2d, fold, pad, unfold)
 from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402, F401
                               adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
-                              interpolate, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d,
-                              pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
-                              upsample_nearest)
+                              max_pool1d, max_pool2d, max_unpool1d, max_unpool2d)
+from .functional_resample import (interpolate, pixel_shuffle,  # noqa: E402, F401
+                                  pixel_unshuffle, upsample, upsample_bilinear,
+                                  upsample_nearest)

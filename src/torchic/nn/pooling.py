@@ -7,6 +7,7 @@ from typing import Any
 from ..tensor import Tensor
 from . import functional_conv as FC
 from . import functional_pool as FP
+from . import functional_resample as FR
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
@@ -197,7 +198,7 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return FP.interpolate(input, self.size, self.scale_factor, self.mode,
+        return FR.interpolate(input, self.size, self.scale_factor, self.mode,
                               self.align_corners, self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
@@ -228,7 +229,7 @@ class PixelShuffle(Module):
         self.upscale_factor = upscale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return FP.pixel_shuffle(input, self.upscale_factor)
+        return FR.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self) -> str:
         return f"upscale_factor={self.upscale_factor}"
@@ -242,7 +243,7 @@ class PixelUnshuffle(Module):
         self.downscale_factor = downscale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return FP.pixel_unshuffle(input, self.downscale_factor)
+        return FR.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
