@@ -17,6 +17,9 @@ SUITE_TITLES = {
     "compile": "compile: torchic.compile'd chain and makemore step (torchic) vs the references' "
                "eager code",
     "memory": "memory: torchic heap across a short training run (torchic.memory())",
+    # issue 42 (bench/conv.py)
+    "conv": "conv: LeNet training step (b64 28x28, SGD, incl. loss.item()) and a ResNet-shaped "
+            "conv2d forward + backward",
 }
 
 UNIT_NOTES = {

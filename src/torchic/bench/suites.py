@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import gpt
+from . import conv, gpt
 
 SEED = 1234
 
@@ -536,4 +536,6 @@ SUITES = {
     "train": train_suite,
     "compile": compile_suite,
     "memory": memory_suite,
+    # issue 42: LeNet training step and a ResNet-shaped conv2d (bench/conv.py)
+    "conv": lambda ctx: conv.conv_suite(ctx, Case),
 }

@@ -393,3 +393,14 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     positive = input > 0
     negative = alpha * (_ops.exp(_ops.where(positive, 0.0, input)) - 1.0)
     return _maybe_inplace(input, _ops.where(positive, input, negative), inplace)
+
+
+# convolution, pooling, padding and resampling (issue 42: functional_conv / functional_pool)
+from .functional_conv import (constant_pad_nd, conv1d, conv2d, conv_transpose1d,  # noqa: E402, F401
+                              conv_transpose2d, fold, pad, unfold)
+from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402, F401
+                              adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+                              max_pool1d, max_pool2d, max_unpool1d, max_unpool2d)
+from .functional_resample import (interpolate, pixel_shuffle,  # noqa: E402, F401
+                                  pixel_unshuffle, upsample, upsample_bilinear,
+                                  upsample_nearest)

@@ -1,0 +1,506 @@
+"""Pooling and max_unpool: torch.nn.functional's spellings (resampling: functional_resample).
+
+Max pooling reads the windows through strides (one copy), takes their argmax, and gathers
+the winners from the input (so the gradient goes to the first maximum of each window, as
+PyTorch's, through the gather's scatter-add). Average pooling is a one-channel convolution
+with a ones kernel divided by each window's count; adaptive average pooling is separable: a
+product by a small (out, in) averaging matrix per spatial dim (as functional_resample's
+interpolations); adaptive max pooling gathers padded windows from an index table.
+"""
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import raw as _raw, scopes
+from ..autograd import Function, no_grad
+from ..creation import tensor as _tensor_from_data
+from ..dispatcher import runtime, storage_code
+from ..api import maximum as _ops_maximum, where as _where
+from ..functions import as_strided as _as_strided
+from ..tensor import Tensor
+from .functional_conv import _Conv2d
+from .functional_pad import _batched, _tuple, constant_pad_nd
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d",
+           "max_unpool2d"]
+
+_CACHE: dict = {}
+
+
+def _const(key, build, dtype=None):
+    """A tensor built from the NumPy array build() gives, cached per runtime and key (index
+    tables and interpolation matrices repeat every step); never disposed by a scope."""
+    rt = runtime()
+    full = (key, dtype)
+    t = _CACHE.get(full)
+    if t is None or t._storage.runtime is not rt or t._storage.block is None:
+        if len(_CACHE) >= 256:
+            _CACHE.clear()
+        active, scopes.active = scopes.active, 0
+        try:
+            arr = build()
+            t = _tensor_from_data(arr) if dtype is None else _tensor_from_data(arr, dtype=dtype)
+        finally:
+            scopes.active = active
+        _CACHE[full] = t
+    return t
+
+
+_INTS = ("i8", "u8", "i16", "i32", "i64")
+_INT_MIN = {code: int(np.iinfo(code.replace("i", "int").replace("u", "uint")).min)
+            for code in _INTS}
+
+
+def _check_input(input, op, ints=False):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input._dtype not in ("f32", "f64", "f16", "bf16") + (_INTS if ints else ()):
+        raise RuntimeError(f"\"{op}\" not implemented for '{input.dtype}'")
+
+
+def _out_size(n, k, s, p, d, ceil_mode):
+    eff = d * (k - 1) + 1
+    if ceil_mode:
+        o = -(-(n + 2 * p - eff) // s) + 1
+        if (o - 1) * s >= n + p:
+            o -= 1
+    else:
+        o = (n + 2 * p - eff) // s + 1
+    return o
+
+
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, dims, op, ints=False):
+    _check_input(input, op, ints)
+    x, unbatched = _batched(input, dims, op)
+    k = _tuple(kernel_size, dims, "kernel_size")
+    s = k if stride is None or (isinstance(stride, Sequence) and not len(stride)) else \
+        _tuple(stride, dims, "stride")
+    p, d = _tuple(padding, dims, "padding"), _tuple(dilation, dims, "dilation")
+    if any(v <= 0 for v in k + s + d):
+        raise RuntimeError(f"{op}: kernel_size, stride and dilation must be greater than zero")
+    for kk, pp, dd in zip(k, p, d):
+        if pp < 0 or 2 * pp > dd * (kk - 1) + 1:
+            raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, "
+                               f"but got pad={pp}, kernel_size={kk} and dilation={dd}")
+    sizes = x.shape[2:]
+    o = tuple(_out_size(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in
+              zip(sizes, k, s, p, d))
+    if any(v <= 0 for v in o):
+        raise RuntimeError(f"{op}: Given input size: ({'x'.join(map(str, x.shape[1:]))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (x.shape[1],) + o))})."
+                           f" Output size is too small")
+    if dims == 1:
+        x = x.unsqueeze(2)
+        k, s, p, d, o = (1,) + k, (1,) + s, (0,) + p, (1,) + d, (1,) + o
+    return x, unbatched, k, s, p, d, o
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, dims,
+              op):
+    x, unbatched, k, s, p, d, o = _pool_args(input, kernel_size, stride, padding, dilation,
+                                             ceil_mode, dims, op, ints=True)
+    n, c, h, w = x.shape
+    # (the backend's own minimum: webgpu holds int64 in 32-bit words)
+    low = -math.inf if x.is_floating_point() else \
+        _INT_MIN[storage_code(runtime().backend, x._dtype)]
+    # pad with -inf so that windows past the edge (padding, ceil_mode) never win
+    extra = [(oo - 1) * ss + dd * (kk - 1) + 1 - size - pp
+             for oo, ss, dd, kk, size, pp in zip(o, s, d, k, (h, w), p)]
+    xp = x
+    if any(p) or any(e != p_ for e, p_ in zip(extra, p)):
+        xp = constant_pad_nd(x, (p[1], extra[1], p[0], extra[0]), low)
+    hp, wp = xp.shape[2:]
+    kk = k[0] * k[1]
+    with no_grad():
+        sn, sc, sh, sw = xp._strides
+        win = _raw.contiguous(_as_strided(xp, xp._offset, (n, c, o[0], o[1], k[0], k[1]),
+                                          (sn, sc, s[0] * sh, s[1] * sw, d[0] * sh, d[1] * sw)))
+        arg = _as_strided(win, 0, (n, c, o[0], o[1], kk), win._strides[:4] + (1,)).argmax(-1)
+        geo = (n, c, h, w, k, s, p, d, o, hp, wp)
+        pos = None
+    # windows apart (stride >= the dilated kernel) on webgpu: the gradient placed by a where,
+    # not scattered (its scatter of single elements took seconds for a LeNet batch); the CPU
+    # backends' scatter is faster than that where over (..., kh, kw) runs (docs in the class)
+    apart = all(ss >= dd * (kk_ - 1) + 1 for ss, dd, kk_ in zip(s, d, k)) and \
+        xp.is_floating_point() and runtime().backend.name == "webgpu"
+    if apart:
+        out = _MaxPoolApart.apply(xp, win=win, arg=arg, k=k, s=s, d=d)
+    if not apart or return_indices:
+        with no_grad():
+            koff = _const(("koff", geo), lambda: (np.arange(k[0])[:, None] * d[0] * wp +
+                                                 np.arange(k[1])[None, :] * d[1]).reshape(-1))
+            base = _const(("base", geo), lambda: (
+                np.arange(n * c)[:, None, None] * (hp * wp) +
+                (np.arange(o[0])[:, None] * s[0] * wp + np.arange(o[1])[None, :] * s[1])[None]
+            ).reshape(n, c, o[0], o[1]))
+            pos = koff[arg] + base                        # flat positions in xp
+    if not apart:
+        out = xp.reshape(-1)[pos]
+    if dims == 1:
+        out = out.squeeze(2)
+    out = out.squeeze(0) if unbatched else out
+    if not return_indices:
+        return out
+    with no_grad():    # PyTorch's indices: the flat position in the input's own plane
+        table = _const(("unpad", geo), lambda: (
+            (np.arange(hp)[:, None] - p[0]) * w + np.arange(wp)[None, :] - p[1]
+        ).reshape(-1))
+        plane = _const(("plane", geo), lambda: (np.arange(n * c) * (hp * wp)).reshape(
+            n, c, 1, 1))
+        idx = table[pos - plane]
+        if dims == 1:
+            idx = idx.squeeze(2)
+        idx = idx.squeeze(0) if unbatched else idx
+    return out, idx
+
+
+class _MaxPoolApart(Function):
+    """Max pooling whose windows do not overlap (stride >= the dilated kernel: LeNet's, VGG's
+    2x2 / 2): each window's maximum, and a gradient that goes to the window's first maximum
+    (its argmax) by one where over the windows and one strided copy into zeros of x, no
+    scatter (webgpu's scatter of single elements took seconds for a LeNet batch)."""
+
+    def forward(self, xp, win, arg, k, s, d):
+        n, c, ho, wo = arg.shape
+        self.arg, self.geo = arg, (xp.shape, k, s, d)
+        return _as_strided(win, 0, (n, c, ho, wo, k[0] * k[1]),
+                           win._strides[:4] + (1,)).amax(-1)
+
+    def backward(self, g):
+        (n, c, hp, wp), k, s, d = self.geo
+        ho, wo = g.shape[2:]
+        grid = _const(("apart", k), lambda: np.arange(k[0] * k[1]).reshape(k))
+        gw = _where(self.arg.reshape((n, c, ho, wo, 1, 1)) == grid,
+                    g.reshape((n, c, ho, wo, 1, 1)), 0.0)         # (N, C, Ho, Wo, kh, kw)
+        buf = _raw.new_tensor((n, c, hp, wp), g._dtype)
+        if (ho * s[0], wo * s[1]) != (hp, wp) or k != s or d != (1, 1):
+            _raw.fill(buf, 0.0)
+        _raw.copy_into(_as_strided(buf, 0, (n, c, ho, wo, k[0], k[1]),
+                                   (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1])),
+                       gw)
+        return (buf,)
+
+
+def max_pool2d(input: Tensor, kernel_size: int | Sequence[int],
+               stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+               dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The maximum of each (kh, kw) window of input (N, C, H, W) or (C, H, W).
+
+    Args:
+        stride: default kernel_size. padding: implicit -inf on both sides (at most half the
+            kernel). ceil_mode: round the output size up (windows may overhang the right
+            edge, never start past it). return_indices: also return each maximum's flat
+            index in its (H, W) plane (for max_unpool2d).
+
+    Example:
+        >>> F.max_pool2d(torchic.randn(1, 1, 4, 4), 2).shape
+        (1, 1, 2, 2)
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2, "max_pool2d")
+
+
+def max_pool1d(input: Tensor, kernel_size: int | Sequence[int],
+               stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+               dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The maximum of each window of input (N, C, L) or (C, L); arguments as max_pool2d's.
+
+    Example:
+        >>> F.max_pool1d(torchic.randn(1, 2, 6), 3).shape
+        (1, 2, 2)
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     1, "max_pool1d")
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, dims, op):
+    x, unbatched, k, s, p, _, o = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode,
+                                             dims, op)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("divisor must be not zero")
+    n, c, h, w = x.shape
+    extra = [(oo - 1) * ss + kk - size - pp for oo, ss, kk, size, pp in zip(o, s, k, (h, w), p)]
+    xp = x.reshape((n * c, 1, h, w))
+    if any(p) or any(extra):
+        xp = constant_pad_nd(xp, (p[1], extra[1], p[0], extra[0]), 0.0)
+    ones = _const(("ones", k, x._dtype), lambda: np.ones((1, 1) + k), dtype=x.dtype)
+    out = _Conv2d.apply(xp, ones, None, stride=s, dilation=(1, 1), groups=1)
+    out = out.reshape((n, c, o[0], o[1]))
+    if divisor_override is not None:
+        out = out / float(divisor_override)
+    else:
+        def divisors():
+            counts = []
+            for oo, ss, kk, size, pp in zip(o, s, k, (h, w), p):
+                start = np.arange(oo) * ss - pp
+                end = np.minimum(start + kk, size + pp)
+                if not count_include_pad:
+                    start, end = np.maximum(start, 0), np.minimum(end, size)
+                counts.append(end - start)
+            return np.outer(counts[0], counts[1])
+        div = _const(("div", k, s, p, o, h, w, bool(count_include_pad), x._dtype), divisors,
+                     dtype=x.dtype)
+        out = out / div
+    if dims == 1:
+        out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int],
+               stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each (kh, kw) window of input (N, C, H, W) or (C, H, W).
+
+    Args:
+        stride: default kernel_size. padding: implicit zeros (at most half the kernel).
+        ceil_mode: round the output size up. count_include_pad: count the padding zeros in
+            the mean's divisor. divisor_override: divide every window's sum by this instead.
+
+    Example:
+        >>> F.avg_pool2d(torchic.ones(1, 1, 4, 4), 2).shape
+        (1, 1, 2, 2)
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int],
+               stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of input (N, C, L) or (C, L); arguments as avg_pool2d's.
+
+    Example:
+        >>> F.avg_pool1d(torchic.ones(1, 1, 6), 2).shape
+        (1, 1, 3)
+    """
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     1, "avg_pool1d")
+
+
+def _adaptive_bounds(n, o):
+    start = (np.arange(o) * n) // o
+    end = -((-(np.arange(1, o + 1) * n)) // o)
+    return start, end
+
+
+def _avg_matrix(n, o):
+    m = np.zeros((o, n))
+    for i, (a, b) in enumerate(zip(*_adaptive_bounds(n, o))):
+        m[i, a:b] = 1.0 / (b - a)
+    return m
+
+
+def _output_size(output_size, sizes, dims, op):
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * dims
+    output_size = tuple(output_size)
+    if len(output_size) != dims:
+        raise ValueError(f"{op}: output_size must be {dims} ints, got {output_size}")
+    out = tuple(n if v is None else int(v) for v, n in zip(output_size, sizes))
+    if any(v < 0 for v in out):
+        raise RuntimeError(f"{op}: output_size must be non-negative, got {out}")
+    return out
+
+
+def _separable(x, mats):
+    """x (..., n1, ..., nk) times one matrix (out, in) per trailing dim, the last dim first."""
+    k = len(mats)
+    for i in range(k - 1, -1, -1):
+        m = mats[i]
+        if i == k - 1:
+            x = x @ m.T
+            continue
+        shape = x.shape
+        d = len(shape) - k + i
+        rest = 1
+        for size in shape[d + 1:]:
+            rest *= size
+        x = (m @ x.reshape(shape[:d] + (shape[d], rest))).reshape(
+            shape[:d] + (m.shape[0],) + shape[d + 1:])
+    return x
+
+
+def _adaptive_avg(input, output_size, dims, op):
+    _check_input(input, op)
+    x, unbatched = _batched(input, dims, op)
+    o = _output_size(output_size, x.shape[2:], dims, op)
+    mats = [_const(("avg", nn, oo, x._dtype), lambda nn=nn, oo=oo: _avg_matrix(nn, oo),
+                   dtype=x.dtype) for nn, oo in zip(x.shape[2:], o)]
+    out = _separable(x, mats)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Averages over adaptive windows so the output is (N, C, *output_size) (window i of n
+    inputs spans [floor(i*n/o), ceil((i+1)*n/o))); None keeps the input's size.
+
+    Example:
+        >>> F.adaptive_avg_pool2d(torchic.randn(2, 3, 7, 5), 1).shape
+        (2, 3, 1, 1)
+    """
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """adaptive_avg_pool2d's 1-d form: input (N, C, L) or (C, L).
+
+    Example:
+        >>> F.adaptive_avg_pool1d(torchic.randn(2, 3, 7), 3).shape
+        (2, 3, 3)
+    """
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def _adaptive_max(input, output_size, return_indices, dims, op):
+    _check_input(input, op)
+    x, unbatched = _batched(input, dims, op)
+    if dims == 1:
+        x = x.unsqueeze(2)
+    n, c, h, w = x.shape
+    o = _output_size(output_size, (h, w)[2 - dims:], dims, op)
+    if dims == 1:
+        o = (1,) + o
+    if any(v == 0 for v in o) or h * w == 0:
+        raise RuntimeError(f"{op}: input and output sizes must be non-empty")
+    (hs, he), (ws, we) = _adaptive_bounds(h, o[0]), _adaptive_bounds(w, o[1])
+    kmax = int((he - hs).max() * (we - ws).max())
+
+    def table():     # (oh*ow, kmax) flat positions, h*w (a -inf slot) past a window's end
+        t = np.full((o[0], o[1], kmax), h * w, dtype=np.int64)
+        for i in range(o[0]):
+            for j in range(o[1]):
+                cells = (np.arange(hs[i], he[i])[:, None] * w +
+                         np.arange(ws[j], we[j])[None, :]).reshape(-1)
+                t[i, j, :cells.size] = cells
+        return t.reshape(-1)
+    geo = (h, w, o)
+    tab = _const(("amax", geo), table)
+    xe = constant_pad_nd(x.reshape((n * c, h * w)), (0, 1), -math.inf)     # (NC, HW+1)
+    with no_grad():
+        win = xe[:, tab].reshape((n * c, o[0] * o[1], kmax))
+        arg = win.argmax(-1)                                              # (NC, L)
+        lidx = _const(("aml", geo), lambda: (np.arange(o[0] * o[1]) * kmax)[None, :])
+        pos = tab[arg + lidx]                                             # (NC, L) in h*w
+        plane = _const(("amp", n * c, h * w), lambda: (np.arange(n * c) * (h * w + 1))[:, None])
+    out = xe.reshape(-1)[pos + plane].reshape((n, c) + o)
+    if dims == 1:
+        out = out.squeeze(2)
+    out = out.squeeze(0) if unbatched else out
+    if not return_indices:
+        return out
+    idx = pos.reshape((n, c) + o)
+    if dims == 1:
+        idx = idx.squeeze(2)
+    return out, (idx.squeeze(0) if unbatched else idx)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None],
+                        return_indices: bool = False):
+    """The maximum over adaptive windows (as adaptive_avg_pool2d's) of input (N, C, H, W);
+    return_indices: also each maximum's flat index in its plane.
+
+    Example:
+        >>> F.adaptive_max_pool2d(torchic.randn(2, 3, 7, 5), (2, 2)).shape
+        (2, 3, 2, 2)
+    """
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int],
+                        return_indices: bool = False):
+    """adaptive_max_pool2d's 1-d form: input (N, C, L) or (C, L).
+
+    Example:
+        >>> F.adaptive_max_pool1d(torchic.randn(2, 3, 7), 3).shape
+        (2, 3, 3)
+    """
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+class _ScatterPlanes(Function):
+    """src (M,) values added at the flat positions idx of zeros of `size` (divided by `count`,
+    each position's number of writers, when given: max_unpool's write; each src value's
+    gradient is g at its position)."""
+
+    def forward(self, src, idx, size, count=None):
+        self.idx = idx
+        flat = _raw.contiguous(src).reshape((src.numel(), 1)) if not src.is_contiguous() else \
+            _as_strided(src, src._offset, (src.numel(), 1), (1, 1))
+        out = _as_strided(_raw.scatter_add_rows(flat, idx, size), 0, (size,), (1,))
+        return out if count is None else _raw.binary("div", out, count)
+
+    def backward(self, g):
+        return (g[self.idx], None)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, dims, op):
+    _check_input(input, op)
+    x, unbatched = _batched(input, dims, op)
+    if not isinstance(indices, Tensor) or indices._dtype != "i64":
+        raise RuntimeError(f"{op}: expected indices to be an int64 Tensor")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"{op}: Expected shape of indices to be same as that of the input "
+                           f"tensor ({list(input.shape)}) but got {list(indices.shape)}")
+    k = _tuple(kernel_size, dims, "kernel_size")
+    s = k if stride is None else _tuple(stride, dims, "stride")
+    p = _tuple(padding, dims, "padding")
+    sizes = x.shape[2:]
+    default = tuple((n - 1) * ss - 2 * pp + kk for n, ss, pp, kk in zip(sizes, s, p, k))
+    if output_size is None:
+        out = default
+    else:
+        out = tuple(int(v) for v in output_size)[-dims:]
+        for o, dflt, ss in zip(out, default, s):
+            if not dflt - ss < o < dflt + ss:
+                raise ValueError(f"invalid output_size {tuple(output_size)} (dim should be "
+                                 f"between {tuple(dd - ss for dd in default)} and "
+                                 f"{tuple(dd + ss for dd in default)})")
+    n, c = x.shape[:2]
+    plane = int(np.prod(out))
+    with no_grad():
+        idx = indices if not unbatched else indices.unsqueeze(0)
+        offs = _const(("unpool", n, c, plane), lambda: (np.arange(n * c) * plane).reshape(
+            (n, c) + (1,) * dims))
+        flat_idx = (idx + offs).reshape(-1)
+    with no_grad():   # an index met twice (overlapping windows: the same maximum) is written once
+        ones = _ScatterPlanes.apply(x.reshape(-1) * 0 + 1, flat_idx, size=n * c * plane)
+        count = _ops_maximum(ones, 1.0)
+    res = _ScatterPlanes.apply(x.reshape(-1), flat_idx, size=n * c * plane, count=count)
+    res = res.reshape((n, c) + out)
+    return res.squeeze(0) if unbatched else res
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int],
+                 stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """max_pool2d's partial inverse: each value put back at its index (from return_indices=True)
+    in zeros of the pooled input's size.
+
+    Example:
+        >>> y, i = F.max_pool2d(torchic.randn(1, 1, 4, 4), 2, return_indices=True)
+        >>> F.max_unpool2d(y, i, 2).shape
+        (1, 1, 4, 4)
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int],
+                 stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """max_unpool2d's 1-d form: input and indices (N, C, L) or (C, L).
+
+    Example:
+        >>> y, i = F.max_pool1d(torchic.randn(1, 1, 6), 2, return_indices=True)
+        >>> F.max_unpool1d(y, i, 2).shape
+        (1, 1, 6)
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                       "max_unpool1d")

@@ -1,0 +1,332 @@
+"""Pooling, padding, resampling and pixel-shuffle modules: thin Modules over
+functional_pool / functional_conv with PyTorch's constructor arguments."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..tensor import Tensor
+from . import functional_conv as FC
+from . import functional_pool as FP
+from . import functional_resample as FR
+from .module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
+           "MaxUnpool2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "PixelShuffle", "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d",
+           "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+           "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+
+
+class _MaxPool(Module):
+    _fn: Any = None
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPool):
+    """F.max_pool2d as a module (stride defaults to kernel_size).
+
+    Example:
+        >>> nn.MaxPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
+        (1, 3, 4, 4)
+    """
+    _fn = staticmethod(FP.max_pool2d)
+
+
+class MaxPool1d(_MaxPool):
+    """F.max_pool1d as a module (stride defaults to kernel_size)."""
+    _fn = staticmethod(FP.max_pool1d)
+
+
+class AvgPool2d(Module):
+    """F.avg_pool2d as a module (stride defaults to kernel_size).
+
+    Example:
+        >>> nn.AvgPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
+        (1, 3, 4, 4)
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return FP.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                             self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(Module):
+    """F.avg_pool1d as a module (stride defaults to kernel_size)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = FC._tuple(kernel_size, 1, "kernel_size")
+        self.stride = FC._tuple(stride if stride is not None else kernel_size, 1, "stride")
+        self.padding = FC._tuple(padding, 1, "padding")
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return FP.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                             self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _Adaptive(Module):
+    _fn: Any = None
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_Adaptive):
+    """F.adaptive_avg_pool2d as a module (output_size: int, pair, None keeps a dim).
+
+    Example:
+        >>> nn.AdaptiveAvgPool2d(1)(torchic.randn(2, 8, 7, 7)).shape
+        (2, 8, 1, 1)
+    """
+    _fn = staticmethod(FP.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool1d(_Adaptive):
+    """F.adaptive_avg_pool1d as a module."""
+    _fn = staticmethod(FP.adaptive_avg_pool1d)
+
+
+class _AdaptiveMax(Module):
+    _fn: Any = None
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor):
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(_AdaptiveMax):
+    """F.adaptive_max_pool2d as a module."""
+    _fn = staticmethod(FP.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMax):
+    """F.adaptive_max_pool1d as a module."""
+    _fn = staticmethod(FP.adaptive_max_pool1d)
+
+
+class _MaxUnpool(Module):
+    _fn: Any = None
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor, indices: Tensor,
+                output_size: Sequence[int] | None = None) -> Tensor:
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """F.max_unpool2d as a module: forward(input, indices, output_size=None)."""
+    _fn = staticmethod(FP.max_unpool2d)
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """F.max_unpool1d as a module: forward(input, indices, output_size=None)."""
+    _fn = staticmethod(FP.max_unpool1d)
+
+
+class Upsample(Module):
+    """F.interpolate as a module (size or scale_factor, mode, align_corners).
+
+    Example:
+        >>> nn.Upsample(scale_factor=2, mode="nearest")(torchic.randn(1, 1, 3, 3)).shape
+        (1, 1, 6, 6)
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None:
+        super().__init__()
+        self.size = size
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) \
+            else (tuple(float(f) for f in scale_factor) if scale_factor else None)
+        self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return FR.interpolate(input, self.size, self.scale_factor, self.mode,
+                              self.align_corners, self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        what = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else \
+            f"size={self.size!r}"
+        return f"{what}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample(mode="nearest")."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample(mode="bilinear", align_corners=True)."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class PixelShuffle(Module):
+    """F.pixel_shuffle as a module: (*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return FR.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """F.pixel_unshuffle as a module: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return FR.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class _Pad(Module):
+    _dims = 1
+    _mode = "constant"
+
+    def __init__(self, padding: Any, value: float = 0.0) -> None:
+        super().__init__()
+        self.padding = FC._tuple(padding, 2 * self._dims, "padding")
+        self.value = value
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self._mode == "constant":
+            return FC.pad(input, self.padding, "constant", self.value)
+        return FC.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+
+
+class ConstantPad1d(_Pad):
+    """Pads the last dim with `value`: padding int or (left, right)."""
+
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
+
+
+class ConstantPad2d(_Pad):
+    """Pads the last two dims with `value`: padding int or (left, right, top, bottom)."""
+    _dims = 2
+
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
+
+
+class ZeroPad1d(_Pad):
+    """Pads the last dim with zeros: padding int or (left, right)."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+
+class ZeroPad2d(_Pad):
+    """Pads the last two dims with zeros: padding int or (left, right, top, bottom).
+
+    Example:
+        >>> nn.ZeroPad2d(1)(torchic.ones(1, 1, 2, 2)).shape
+        (1, 1, 4, 4)
+    """
+    _dims = 2
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+
+class ReflectionPad1d(_Pad):
+    """Pads the last dim with its reflection (the edge not repeated)."""
+    _mode = "reflect"
+
+
+class ReflectionPad2d(_Pad):
+    """Pads the last two dims with their reflection (the edge not repeated)."""
+    _dims, _mode = 2, "reflect"
+
+
+class ReplicationPad1d(_Pad):
+    """Pads the last dim by repeating its edge values."""
+    _mode = "replicate"
+
+
+class ReplicationPad2d(_Pad):
+    """Pads the last two dims by repeating their edge values."""
+    _dims, _mode = 2, "replicate"
+
+
+class CircularPad1d(_Pad):
+    """Pads the last dim by wrapping around."""
+    _mode = "circular"
+
+
+class CircularPad2d(_Pad):
+    """Pads the last two dims by wrapping around."""
+    _dims, _mode = 2, "circular"
