@@ -42,6 +42,7 @@ from .checkpoint import load, save
 from .compile import CompileError, compile
 from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
+from . import linalg     # products (issue 41)
 
 __version__ = "0.1.0"
 
@@ -122,6 +123,7 @@ __all__ = [
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype",
     "set_default_dtype", "get_num_threads", "set_num_threads", "is_tensor", "numel", "save", "load",
     "cuda", "nn", "optim", "utils", "compile", "CompileError",
+    "linalg",     # products (issue 41)
 ]
 __all__ += _api.__all__     # the op functions
 

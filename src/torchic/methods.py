@@ -317,6 +317,15 @@ def _init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """`torch.Tensor(data)` / `torch.Tensor(2, 3)`: made by `__new__`."""
 
 
+def _into_self(fn: Callable) -> Callable:
+    """The in-place form of an `input`-first op (addmm_ ...): fn(self, ...) copied into self."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return api.copy_(self, fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place {fn.__name__}: the result written into `self`; returns `self`."
+    return method
+
+
 METHODS = {
     # arithmetic and comparisons
     "__add__": api.add, "__sub__": api.sub, "__mul__": api.mul, "__truediv__": api.div,
@@ -382,6 +391,13 @@ METHODS = {
     "logical_and": api.logical_and, "logical_or": api.logical_or,
     "logical_xor": api.logical_xor, "logical_not": api.logical_not,
     "isnan": api.isnan, "isinf": api.isinf, "isfinite": api.isfinite, "isin": api.isin,
+    # products (issue 41: api/products.py); the in-place forms write the result into self
+    "mm": api.mm, "bmm": api.bmm, "mv": api.mv, "dot": api.dot, "vdot": api.vdot,
+    "inner": api.inner, "outer": api.outer, "ger": api.ger, "kron": api.kron,
+    "cross": api.cross, "addmm": api.addmm, "addmv": api.addmv, "baddbmm": api.baddbmm,
+    "addbmm": api.addbmm, "addr": api.addr, "addmm_": _into_self(api.addmm),
+    "addmv_": _into_self(api.addmv), "baddbmm_": _into_self(api.baddbmm),
+    "addbmm_": _into_self(api.addbmm), "addr_": _into_self(api.addr),
 }
 
 for _name, _method in METHODS.items():

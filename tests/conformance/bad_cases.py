@@ -44,7 +44,7 @@ def add_zero_size_vs_two(B):
     tc.zeros(0, 3) * tc.zeros(2, 3)
 
 
-@case(ValueError, r"shapes \(2, 3\) and \(2, 3\) cannot be multiplied \(3 columns vs 2 rows\)",
+@case(RuntimeError, r"shapes \(2, 3\) and \(2, 3\) cannot be multiplied \(3 columns vs 2 rows\)",
       "shapes")
 def matmul_inner_mismatch(B):
     tc.ones(2, 3) @ tc.ones(2, 3)
@@ -55,7 +55,7 @@ def matmul_batch_mismatch(B):
     tc.ones(2, 3, 4) @ tc.ones(3, 4, 5)
 
 
-@case(ValueError, r"matmul: both arguments need at least 1 dimension.*\[\]", "shapes")
+@case(RuntimeError, r"matmul: both arguments need at least 1 dimension.*\[\]", "shapes")
 def matmul_zero_dim(B):
     tc.ones(2, 3) @ tc.tensor(1.0)
 

@@ -38,7 +38,9 @@ LAYERS = [
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
+    ["api.products", "api.einsum"],     # products (issue 41): composites over matmul
     ["api"],
+    ["linalg"],     # products (issue 41): torchic.linalg
     ["methods"],
     ["recording"],
     ["compile_autograd"],

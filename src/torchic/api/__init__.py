@@ -19,6 +19,11 @@ from .ordering import argsort, cumsum, prod, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
 from .indexing import getitem
+# products (issue 41): composites over the one matmul primitive
+from .products import (addbmm, addmm, addmv, addr, baddbmm, bilinear, bmm, cdist,
+                       chain_matmul, cross, dot, ger, inner, kron, linalg_cross, mm,
+                       multi_dot, mv, outer, tensordot, vdot, vecdot)
+from .einsum import einsum
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
@@ -41,3 +46,7 @@ __all__ = [
     "all", "any", "isclose", "isin", "allclose", "histc", "histogram", "erf",
     "sort", "argsort", "topk", "cumsum", "prod"]
 __all__ += sorted(UNARY_OPS)
+# products (issue 41)
+__all__ += ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
+            "baddbmm", "addbmm", "addr", "kron", "tensordot", "cross", "chain_matmul", "cdist",
+            "einsum"]

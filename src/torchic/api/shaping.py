@@ -13,8 +13,18 @@ from .elementwise import promote
 from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+    product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+    added dim removed from the result); more dims are batches, broadcast. Integer tensors
+    multiply exactly in their dtype; bool is refused.
+
+    Example::
+
+        >>> torchic.matmul(torchic.ones(5, 2, 3), torchic.ones(3)).shape
+        torchic.Size([5, 2])
+    """
+    a, b = input, other
     if a.__class__ is Tensor and b.__class__ is Tensor and len(a.shape) >= 2 and \
             len(b.shape) >= 2:
         if a.requires_grad or b.requires_grad:
@@ -27,7 +37,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                             f"{type(b).__name__} (use * to scale by a number)")
         a, b = as_operand(a), as_operand(b)     # array-likes (x @ ndarray) become tensors
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
+        raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes "
                          f"{list(a.shape)} and {list(b.shape)}")
     squeeze_first = a.ndim == 1
     squeeze_last = b.ndim == 1
