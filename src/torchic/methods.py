@@ -320,7 +320,12 @@ def _init(self: Tensor, *args: Any, **kwargs: Any) -> None:
 def _into_self(fn: Callable) -> Callable:
     """The in-place form of an `input`-first op (addmm_ ...): fn(self, ...) copied into self."""
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return api.copy_(self, fn(self, *args, **kwargs))
+        out = fn(self, *args, **kwargs)
+        if out.shape != self.shape:     # PyTorch resizes a 1-element self (deprecated)
+            raise RuntimeError(f"{fn.__name__}_: the result's shape {list(out.shape)} is not "
+                               f"self's {list(self.shape)} (torchic never resizes a tensor "
+                               f"in place: use {fn.__name__}(), which returns a new one)")
+        return api.copy_(self, out)
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place {fn.__name__}: the result written into `self`; returns `self`."
     return method

@@ -21,6 +21,7 @@ sum); integer operands multiply exactly (functions/matmul.int_matmul).
 import string
 
 from ..creation import eye
+from ..promotion import promote_types
 from ..tensor import Tensor
 from .elementwise import mul
 from .reductions import sum
@@ -164,7 +165,7 @@ def _diagonal(t, ls):
         mask_shape = [1] * t.ndim
         mask_shape[i] = mask_shape[j] = n
         mask = reshape(eye(n, dtype=t.dtype), tuple(mask_shape))
-        t = sum(mul(t, mask), dim=j)
+        t = sum(mul(t, mask), dim=j, dtype=t.dtype)
         ls = ls[:j] + ls[j + 1:]
     return t, ls
 
@@ -177,7 +178,7 @@ def _contract(labels, output, operands):
         later = set(output).union(*(set(x) for x in labels[:k] + labels[k + 1:]))
         alone = [i for i, c in enumerate(ls) if c not in later]
         if alone:
-            t = sum(t, dim=alone)
+            t = sum(t, dim=alone)     # (an integer sum is int64, as PyTorch's)
             ls = [c for c in ls if c in later]
         items.append((t, ls))
     t, ls = items[0]
@@ -201,6 +202,9 @@ def _pair(a, la, b, lb, needed, size):
     right = [c for c in lb if c not in la]
     a = _broadcast(a, la, size)
     b = _broadcast(b, lb, size)
+    if a.dtype != b.dtype:      # (an operand summed alone became int64: promoted, as PyTorch)
+        code = promote_types(a.dtype, b.dtype)
+        a, b = a.to(code), b.to(code)
     a = permute(a, [la.index(c) for c in batch + left + contracted])
     b = permute(b, [lb.index(c) for c in batch + contracted + right])
 

@@ -122,11 +122,10 @@ ger = outer
 
 def _scaled_sum(name, input, product, beta, alpha):
     """beta * input + alpha * product, as PyTorch's addmm family: beta == 0 ignores input
-    (its NaNs too), a float beta / alpha with an integer input is refused."""
-    if not input.dtype.is_floating_point and (isinstance(beta, float) or
-                                              isinstance(alpha, float)):
-        raise RuntimeError(f"{name}: for integral input tensors, arguments beta and alpha "
-                           f"must not be a floating point number.")
+    (its NaNs too). With integer tensors a float beta / alpha is truncated to an int, as
+    PyTorch's addmm / addmv / baddbmm / addbmm do (addr refuses it: see addr)."""
+    if not input.dtype.is_floating_point:
+        beta, alpha = _int(beta), _int(alpha)
     _same_dtype(name, input, product)
     out = product if alpha == 1 else mul(product, alpha)
     if beta == 0:
@@ -204,6 +203,11 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
     _dims("addr", vec1, 1, "vec1")
     _dims("addr", vec2, 1, "vec2")
     _check_input("addr", input, (vec1.shape[0], vec2.shape[0]))
+    if not input.dtype.is_floating_point:
+        for arg, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, float):
+                raise RuntimeError(f"For integral input tensors, argument {arg} must not be "
+                                   f"a floating point number.")
     if input.dtype == bool_:
         prod = logical_and(logical_and(reshape(vec1, (-1, 1)), vec2), builtins.bool(alpha))
         return logical_or(logical_and(input, builtins.bool(beta)), prod)
@@ -244,11 +248,15 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) 
         raise RuntimeError(f"both dimension lists should have same length, got {da} and {db}")
     da = [normalize_axis(d, a.ndim) for d in da]
     db = [normalize_axis(d, b.ndim) for d in db]
-    for x, y in zip(da, db):
-        if a.shape[x] != b.shape[y]:
+    sa, sb = list(a.shape), list(b.shape)
+    for x, y in zip(da, db):     # a size-1 dim broadcasts against its partner, as PyTorch's
+        if sa[x] != sb[y] and 1 not in (sa[x], sb[y]):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} "
                                f"in dim {y}")
+        sa[x] = sb[y] = builtins.max(sa[x], sb[y])
+    a = a if tuple(sa) == a.shape else a.expand(tuple(sa))
+    b = b if tuple(sb) == b.shape else b.expand(tuple(sb))
     _same_dtype("tensordot", a, b)
     ra = [d for d in range(a.ndim) if d not in da]
     rb = [d for d in range(b.ndim) if d not in db]
@@ -359,8 +367,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = sub(x1.unsqueeze(-2), x2.unsqueeze(-3))      # (..., P, R, M)
-    if p == 0:
-        return sum(ne(diff, 0).to(x1.dtype), dim=-1)
+    if p == 0:      # a count: its gradient is zero (kept on the graph, as PyTorch's)
+        return add(sum(ne(diff, 0).to(x1.dtype), dim=-1), mul(sum(diff, dim=-1), 0))
     if p == float("inf"):
         return amax(abs(diff), dim=-1)
     if p == 1:
@@ -390,7 +398,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     lead = tuple(input1.shape[:-1])
     x1 = reshape(input1, (_prod(lead), i))
     t = matmul(x1, reshape(permute(weight, (1, 0, 2)), (i, o * j)))   # (rows, o * j)
-    y = sum(mul(reshape(t, (-1, o, j)), reshape(input2, (-1, 1, j))), dim=-1)
+    y = sum(mul(reshape(t, (-1, o, j)), reshape(input2, (-1, 1, j))), dim=-1,
+            dtype=t.dtype)
     if bias is not None:
         y = add(y, bias)
     return reshape(y, lead + (o,))
