@@ -20,7 +20,7 @@ LAYERS = [
     ["backend"],
     ["dispatcher"],
     ["dtypes"],
-    ["devices", "cuda"],
+    ["devices", "cuda", "formats"],
     ["tensor"],
     ["promotion"],
     ["scopes"],
