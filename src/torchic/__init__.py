@@ -18,10 +18,13 @@ from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad)
-from .creation import (Generator, arange, as_tensor, empty, empty_like, from_dlpack,
-                       from_numpy, full, full_like, linspace, manual_seed, multinomial, ones,
-                       ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
-                       zeros, zeros_like, default_generator)
+from .creation import (Generator, arange, as_tensor, empty, from_dlpack,
+                       from_numpy, full, linspace, manual_seed, multinomial, ones,
+                       rand, rand_like, randint, randn, randn_like, randperm, tensor,
+                       zeros, default_generator)
+from .api.creation_ops import empty_like, full_like, ones_like, zeros_like
+from .formats import (channels_last, channels_last_3d, contiguous_format, layout,
+                      memory_format, preserve_format, strided)
 from .creation import eye, get_rng_state, initial_seed, seed, set_rng_state
 from .legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
                            FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
@@ -124,6 +127,8 @@ __all__ = [
     "set_default_dtype", "get_num_threads", "set_num_threads", "is_tensor", "numel", "save", "load",
     "cuda", "nn", "optim", "utils", "compile", "CompileError",
     "linalg",     # products (issue 41)
+    "memory_format", "layout", "preserve_format", "contiguous_format", "channels_last",
+    "channels_last_3d", "strided",
 ]
 __all__ += _api.__all__     # the op functions
 

@@ -51,8 +51,11 @@ class TensorMethods:
         """`a / b`, elementwise (true division: `x / 0` is inf)."""
     def __pow__(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
-    def __matmul__(self, b: Tensor) -> Tensor:
-        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def __matmul__(self, other: Tensor) -> Tensor:
+        """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+        product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+        added dim removed from the result); more dims are batches, broadcast. Integer tensors
+        multiply exactly in their dtype; bool is refused."""
     def __neg__(self) -> Tensor:
         """`-a`, elementwise."""
     def __abs__(self) -> Tensor:
@@ -99,8 +102,11 @@ class TensorMethods:
         """`a / b`, elementwise (true division: `x / 0` is inf)."""
     def pow(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
-    def matmul(self, b: Tensor) -> Tensor:
-        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def matmul(self, other: Tensor) -> Tensor:
+        """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+        product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+        added dim removed from the result); more dims are batches, broadcast. Integer tensors
+        multiply exactly in their dtype; bool is refused."""
     def maximum(self, b: Tensor | builtins.float) -> Tensor:
         """The elementwise maximum of `a` and `b` (a tie sends half the gradient to each)."""
     def minimum(self, b: Tensor | builtins.float) -> Tensor:
@@ -307,25 +313,25 @@ class TensorMethods:
     def cuda(self, device: Any = ..., non_blocking: builtins.bool = ...) -> Tensor:
         """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
         pick a faster backend with `torchic.init(backend=...)` instead)."""
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float32 (itself when it is one already)."""
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float64 (itself when it is one already)."""
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float16 (itself when it is one already)."""
-    def bfloat16(self) -> Tensor:
+    def bfloat16(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.bfloat16 (itself when it is one already)."""
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.bool (itself when it is one already)."""
-    def byte(self) -> Tensor:
+    def byte(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.uint8 (itself when it is one already)."""
-    def char(self) -> Tensor:
+    def char(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int8 (itself when it is one already)."""
-    def short(self) -> Tensor:
+    def short(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int16 (itself when it is one already)."""
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int32 (itself when it is one already)."""
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int64 (itself when it is one already)."""
     def type(self, dtype: Any = ..., non_blocking: builtins.bool = ...) -> Any:
         """Tensor.type(): the type's name ("torch.FloatTensor") without an argument; with a
@@ -447,3 +453,64 @@ class TensorMethods:
         """True where an element of `elements` is among `test_elements` (compared in their
         promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
         of every pair (elements.numel() x test_elements.numel() work)."""
+    def mm(self, mat2: Tensor) -> Tensor:
+        """The matrix product of `input` (n, m) and `mat2` (m, p): an (n, p) tensor."""
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Batched matrix product of (b, n, m) and (b, m, p) tensors: (b, n, p), no broadcast."""
+    def mv(self, vec: Tensor) -> Tensor:
+        """The product of matrix `input` (n, m) and vector `vec` (m,): an (n,) tensor."""
+    def dot(self, tensor: Tensor) -> Tensor:
+        """The inner product of two 1-D tensors of one size and dtype: a 0-d tensor."""
+    def vdot(self, other: Tensor) -> Tensor:
+        """dot(conj(input), other): for torchic's real dtypes, dot."""
+    def inner(self, other: Tensor) -> Tensor:
+        """The sum of products over the last dims of `input` and `other`: shape
+        input.shape[:-1] + other.shape[:-1] (a product with a 0-d operand is `input * other`)."""
+    def outer(self, vec2: Tensor) -> Tensor:
+        """The outer product of 1-D tensors `input` (n,) and `vec2` (m,): (n, m), promoted as
+        `*` promotes. `ger` is its old name."""
+    def ger(self, vec2: Tensor) -> Tensor:
+        """The outer product of 1-D tensors `input` (n,) and `vec2` (m,): (n, m), promoted as
+        `*` promotes. `ger` is its old name."""
+    def kron(self, other: Tensor) -> Tensor:
+        """The Kronecker product: out[i * other.shape + j] = input[i] * other[j] over every dim
+        (the shorter shape padded with leading 1s), shape the product of the two shapes."""
+    def cross(self, other: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """The 3-D cross product of vectors along `dim` (of size 3; broadcast elsewhere). With
+        dim=None, PyTorch's old default: the first dim of size 3."""
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input broadcast to
+        (n, p). With beta = 0, input is ignored (NaN in it does not propagate)."""
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,), input broadcast to (n,)."""
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * bmm(batch1, batch2), input broadcast to (b, n, p)."""
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * sum over b of batch1[b] @ batch2[b], input broadcast to
+        (n, p): the batch summed inside one product, (n, b*m) @ (b*m, p)."""
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * outer(vec1, vec2), input broadcast to (n, m). For bool
+        tensors, PyTorch's logical form: (beta and input) or (alpha and the outer product)."""
+    def addmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addmm: the result written into `self`; returns `self`."""
+    def addmv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addmv: the result written into `self`; returns `self`."""
+    def baddbmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place baddbmm: the result written into `self`; returns `self`."""
+    def addbmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addbmm: the result written into `self`; returns `self`."""
+    def addr_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addr: the result written into `self`; returns `self`."""
+    def new_zeros(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """Zeros of the given size in `self`'s dtype (unless dtype= is given)."""
+    def new_ones(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """Ones of the given size in `self`'s dtype (unless dtype= is given)."""
+    def new_full(self, size: Sequence[builtins.int], fill_value: builtins.float, *, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """`fill_value` in a tensor of `size`, in `self`'s dtype (unless dtype= is given)."""
+    def new_empty(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """An uninitialized tensor of the given size in `self`'s dtype."""
+    def new_tensor(self, data: Any, *, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """A new tensor of `data` (copied, detached) in `self`'s dtype unless dtype= is given."""
+    def equal(self, other: Tensor) -> builtins.bool:
+        """True when both tensors have the same shape and the same values (no broadcast; the
+        dtypes promoted as == promotes; NaN is never equal)."""

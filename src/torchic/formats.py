@@ -56,3 +56,19 @@ def check_layout(lay: Any, what: str) -> None:
     if lay is None or lay is strided or str(lay) == "torch.strided":
         return
     raise RuntimeError(f"{what}: layout {lay} is not supported: torchic tensors are strided")
+
+
+def check_like_kwargs(kwargs: dict, what: str) -> None:
+    """The keywords of PyTorch's *_like / new_* functions that change no value here:
+    layout=, memory_format=, pin_memory= (False); any other is a TypeError."""
+    for key, value in kwargs.items():
+        if key == "memory_format":
+            check_memory_format(value, f"{what}()")
+        elif key == "layout":
+            check_layout(value, f"{what}()")
+        elif key == "pin_memory":
+            if value:
+                raise RuntimeError(f"{what}(): pin_memory=True needs an accelerator; "
+                                   f"torchic has none")
+        else:
+            raise TypeError(f"{what}() got an unexpected keyword argument {key!r}")

@@ -403,6 +403,9 @@ METHODS = {
     "addbmm": api.addbmm, "addr": api.addr, "addmm_": _into_self(api.addmm),
     "addmv_": _into_self(api.addmv), "baddbmm_": _into_self(api.baddbmm),
     "addbmm_": _into_self(api.addbmm), "addr_": _into_self(api.addr),
+    # creation in self's image (issue 41: api/creation_ops.py)
+    "new_zeros": api.new_zeros, "new_ones": api.new_ones, "new_full": api.new_full,
+    "new_empty": api.new_empty, "new_tensor": api.new_tensor, "equal": api.equal,
 }
 
 for _name, _method in METHODS.items():

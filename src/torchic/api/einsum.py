@@ -91,8 +91,8 @@ def _parse(equation, operands):
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                           f"equation" if len(operands) > len(terms) else
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the "
                            "equation")
     for term in terms + ([rhs] if arrow else []):

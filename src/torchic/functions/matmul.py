@@ -3,7 +3,7 @@
 from .. import raw
 from ..autograd import Function
 from ..shape import numel
-from .common import as_strided, require_float, reshape_raw, sum_to_shape
+from .common import as_strided, reshape_raw, sum_to_shape
 
 
 # the dtypes a product takes (the half ones computed in float32 by raw.matmul)
