@@ -514,3 +514,13 @@ class TensorMethods:
     def equal(self, other: Tensor) -> builtins.bool:
         """True when both tensors have the same shape and the same values (no broadcast; the
         dtypes promoted as == promotes; NaN is never equal)."""
+    def bernoulli(self, p: builtins.float | None = ..., *, generator: Any = ..., out: None = ...) -> Tensor:
+        """0 / 1 draws with the probabilities in `input` (in [0, 1]), in input's dtype."""
+    def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with 0 / 1 draws of probability p (a float, or a tensor broadcast to self)."""
+    def cauchy_(self, median: builtins.float = ..., sigma: builtins.float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with Cauchy(median, sigma) draws: PyTorch's numbers for the same seed."""
+    def geometric_(self, p: builtins.float, *, generator: Any = ...) -> Tensor:
+        """Fill self with Geometric(p) draws (the number of trials to the first success)."""
+    def log_normal_(self, mean: builtins.float = ..., std: builtins.float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with exp(N(mean, std^2)) draws: PyTorch's numbers for the same seed."""

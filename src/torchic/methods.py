@@ -406,6 +406,8 @@ METHODS = {
     # creation in self's image (issue 41: api/creation_ops.py)
     "new_zeros": api.new_zeros, "new_ones": api.new_ones, "new_full": api.new_full,
     "new_empty": api.new_empty, "new_tensor": api.new_tensor, "equal": api.equal,
+    "bernoulli": api.bernoulli, "bernoulli_": api.bernoulli_, "cauchy_": api.cauchy_,
+    "geometric_": api.geometric_, "log_normal_": api.log_normal_,
 }
 
 for _name, _method in METHODS.items():

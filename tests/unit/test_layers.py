@@ -38,7 +38,7 @@ LAYERS = [
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
-    ["api.products", "api.einsum", "api.creation_ops"],     # products (issue 41): composites over matmul
+    ["api.products", "api.einsum", "api.creation_ops", "api.random_ops"],     # products (issue 41): composites over matmul
     ["api"],
     ["linalg"],     # products (issue 41): torchic.linalg
     ["methods"],

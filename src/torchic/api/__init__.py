@@ -27,6 +27,7 @@ from .einsum import einsum
 from .creation_ops import (empty_like, equal, full_like, new_empty, new_full, new_ones,
                            new_tensor, new_zeros, ones_like, randint_like, scalar_tensor,
                            zeros_like)
+from .random_ops import bernoulli, bernoulli_, cauchy_, geometric_, log_normal_, normal
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
@@ -52,4 +53,4 @@ __all__ += sorted(UNARY_OPS)
 # products (issue 41)
 __all__ += ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
             "baddbmm", "addbmm", "addr", "kron", "tensordot", "cross", "chain_matmul", "cdist",
-            "einsum", "randint_like", "scalar_tensor", "equal"]
+            "einsum", "randint_like", "scalar_tensor", "equal", "normal", "bernoulli"]
