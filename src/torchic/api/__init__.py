@@ -24,7 +24,7 @@ from .products import (addbmm, addmm, addmv, addr, baddbmm, bilinear, bmm, cdist
                        chain_matmul, cross, dot, ger, inner, kron, linalg_cross, mm,
                        multi_dot, mv, outer, tensordot, vdot, vecdot)
 from .einsum import einsum
-from .creation_ops import (empty_like, equal, full_like, new_empty, new_full, new_ones,
+from .creation_ops import (empty_like, equal, full_like, logspace, new_empty, new_full, new_ones,
                            new_tensor, new_zeros, ones_like, randint_like, scalar_tensor,
                            zeros_like)
 from .random_ops import bernoulli, bernoulli_, cauchy_, geometric_, log_normal_, normal
@@ -53,4 +53,4 @@ __all__ += sorted(UNARY_OPS)
 # products (issue 41)
 __all__ += ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
             "baddbmm", "addbmm", "addr", "kron", "tensordot", "cross", "chain_matmul", "cdist",
-            "einsum", "randint_like", "scalar_tensor", "equal", "normal", "bernoulli"]
+            "einsum", "randint_like", "scalar_tensor", "equal", "normal", "bernoulli", "logspace"]

@@ -10,8 +10,11 @@ memory_format= / pin_memory= keywords are accepted where they change no value
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..creation import _shape_args, empty, full, ones, randint, tensor, zeros
 from ..devices import check_device
+from ..dispatcher import INT_CODES
 from ..dtypes import dtype_code
 from ..formats import check_like_kwargs
 from ..tensor import Tensor
@@ -108,6 +111,34 @@ def scalar_tensor(s: float, *, dtype: Any = None, device: Any = None,
     return full((), s, dtype=dtype_code(dtype), requires_grad=requires_grad)
 
 
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
+             requires_grad: bool = False, device: Any = None, **fmt: Any) -> Tensor:
+    """`steps` values base ** e for e evenly spaced from `start` to `end` (both included),
+    in the default float dtype unless dtype= is given. As PyTorch computes it: an integer
+    dtype truncates start and end first and the values last; each half of the exponents
+    is stepped from its own end. `start` / `end` may be 0-d tensors."""
+    check_device(device, "logspace(): ")
+    check_like_kwargs(fmt, "logspace")
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(f"logspace: steps must be an int, got {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    code = dtype_code(dtype)
+    integral = code in INT_CODES
+    if integral:
+        start, end = int(start), int(end)
+    i = np.arange(steps)
+    step = (end - start) / max(steps - 1, 1)
+    exps = np.where((i < steps // 2) | (steps == 1), start + step * i,
+                    end - step * (steps - 1 - i))
+    with np.errstate(all="ignore"):
+        values = np.power(float(base), exps)
+    if integral:
+        values = np.trunc(values)
+    return tensor(values, dtype=code, requires_grad=requires_grad)
+
+
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and the same values (no broadcast; the
     dtypes promoted as == promotes; NaN is never equal)."""
@@ -120,4 +151,4 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 
 __all__ = ["zeros_like", "ones_like", "full_like", "empty_like", "randint_like",
-           "scalar_tensor", "equal"]
+           "scalar_tensor", "equal", "logspace"]
