@@ -41,6 +41,7 @@ from .devices import device, get_num_threads, set_num_threads
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
+from .size import Size
 from .checkpoint import load, save
 from .compile import CompileError, compile
 from .compile import memory_of_programs as _memory_of_programs
@@ -128,7 +129,7 @@ __all__ = [
     "cuda", "nn", "optim", "utils", "compile", "CompileError",
     "linalg",     # products (issue 41)
     "memory_format", "layout", "preserve_format", "contiguous_format", "channels_last",
-    "channels_last_3d", "strided",
+    "channels_last_3d", "strided", "Size",
 ]
 __all__ += _api.__all__     # the op functions
 

@@ -15,7 +15,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "src" / "torchic"
 
 # bottom-up; modules on one line form one layer (they may not import each other either)
 LAYERS = [
-    ["shape", "ops", "interrupts"],
+    ["shape", "ops", "interrupts", "size"],
     ["allocator"],
     ["backend"],
     ["dispatcher"],
