@@ -37,7 +37,8 @@ if _TYPE_CHECKING:   # the unary ops (exp, tanh ...) as a checker sees them (a g
 from .dtypes import (DType, bool_ as _bool_, bfloat16, finfo, float16, float32, float64,
                      get_default_dtype, iinfo, int8, int16, int32, int64,
                      set_default_dtype, uint8)
-from .devices import device, get_num_threads, set_num_threads
+from .devices import (device, get_default_device, get_num_threads, set_default_device,
+                      set_num_threads)
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
@@ -106,6 +107,14 @@ def is_tensor(obj: object) -> _builtins.bool:
     return isinstance(obj, Tensor)
 
 
+def is_floating_point(input: Tensor) -> _builtins.bool:
+    """Whether `input`'s dtype is a floating one (float16, bfloat16, float32, float64)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_floating_point()
+
+
 def numel(t: Tensor) -> _builtins.int:
     """The number of elements of tensor `t`."""
     return t.numel()
@@ -129,7 +138,8 @@ __all__ = [
     "cuda", "nn", "optim", "utils", "compile", "CompileError",
     "linalg",     # products (issue 41)
     "memory_format", "layout", "preserve_format", "contiguous_format", "channels_last",
-    "channels_last_3d", "strided", "Size",
+    "channels_last_3d", "strided", "Size", "is_floating_point", "set_default_device",
+    "get_default_device",
 ]
 __all__ += _api.__all__     # the op functions
 

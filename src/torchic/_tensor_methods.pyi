@@ -289,10 +289,12 @@ class TensorMethods:
     def flatten(self, start_dim: builtins.int = ..., end_dim: builtins.int = ...) -> Tensor:
         """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
         becomes 1-D."""
-    def contiguous(self) -> Tensor:
-        """`a` itself when its elements are row-major without gaps, else a row-major copy."""
-    def clone(self) -> Tensor:
-        """A copy of the values in new storage; gradients flow back to `self`."""
+    def contiguous(self, memory_format: object = ...) -> Tensor:
+        """`a` itself when its elements are row-major without gaps, else a row-major copy
+        (memory_format= is accepted: torchic's layout is row-major whatever it says)."""
+    def clone(self, *, memory_format: Any = ...) -> Tensor:
+        """A copy of the values in new storage; gradients flow back to `self`. memory_format=
+        is accepted (torchic's copies are row-major whatever it says: the values are the same)."""
     def unbind(self, dim: builtins.int = ...) -> tuple[Tensor, ...]:
         """The slices of a along dim, as a tuple of views."""
     def __getitem__(self, key: Any) -> Tensor: ...

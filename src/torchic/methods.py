@@ -21,6 +21,7 @@ from .creation import tensor as _tensor_from_data
 from .random_fills import exponential_, normal_, random_, uniform_
 from .devices import check_device
 from .dtypes import dtype_code
+from .formats import check_memory_format
 from .functions import Clone
 from .tensor import Tensor
 
@@ -287,8 +288,10 @@ def _expand_as(self: Tensor, other: Tensor) -> Tensor:
     return api.expand(self, other.shape)
 
 
-def _clone(self: Tensor) -> Tensor:
-    """A copy of the values in new storage; gradients flow back to `self`."""
+def _clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy of the values in new storage; gradients flow back to `self`. memory_format=
+    is accepted (torchic's copies are row-major whatever it says: the values are the same)."""
+    check_memory_format(memory_format, "clone()")
     return Clone.apply(self)
 
 

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..formats import check_memory_format
 from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_operand
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
@@ -177,8 +178,10 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(a, a.shape[:s] + (numel(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
-def contiguous(a: Tensor) -> Tensor:
-    """`a` itself when its elements are row-major without gaps, else a row-major copy."""
+def contiguous(a: Tensor, memory_format: object = None) -> Tensor:
+    """`a` itself when its elements are row-major without gaps, else a row-major copy
+    (memory_format= is accepted: torchic's layout is row-major whatever it says)."""
+    check_memory_format(memory_format, "contiguous()")
     if a.is_contiguous():
         return a
     return Contiguous.apply(a)
