@@ -482,10 +482,12 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
     code = dtype_code(dtype)
     _check_host_size(int(steps), f"linspace of {steps} steps", code)
     if code in INT_CODES:   # PyTorch: the ends truncated, a float step, each half stepped
-        start, end = int(start), int(end)               # from its own end, truncated
+        start, end = (int(v) for v in _as_int(np.array([start, end], np.float64), code,
+                                              f"linspace({start}, {end}, {steps})"))
         i = np.arange(steps)
         step = (end - start) / max(steps - 1, 1)
-        values = np.where((i < steps // 2) | (steps == 1), start + step * i, end - step * (steps - 1 - i))
+        values = np.where((i < steps // 2) | (steps == 1), start + step * i,
+                          end - step * (steps - 1 - i))
     else:
         values = np.linspace(start, end, steps)
     return from_numpy_array(_as_int(values, code, f"linspace({start}, {end}, {steps})")
