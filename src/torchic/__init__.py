@@ -18,10 +18,13 @@ from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad)
-from .creation import (Generator, arange, as_tensor, empty, empty_like, from_dlpack,
-                       from_numpy, full, full_like, linspace, manual_seed, multinomial, ones,
-                       ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
-                       zeros, zeros_like, default_generator)
+from .creation import (Generator, arange, as_tensor, empty, from_dlpack,
+                       from_numpy, full, linspace, manual_seed, multinomial, ones,
+                       rand, rand_like, randint, randn, randn_like, randperm, tensor,
+                       zeros, default_generator)
+from .api.creation_ops import empty_like, full_like, ones_like, zeros_like
+from .formats import (channels_last, channels_last_3d, contiguous_format, layout,
+                      memory_format, preserve_format, strided)
 from .creation import eye, get_rng_state, initial_seed, seed, set_rng_state
 from .legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
                            FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
@@ -34,10 +37,12 @@ if _TYPE_CHECKING:   # the unary ops (exp, tanh ...) as a checker sees them (a g
 from .dtypes import (DType, bool_ as _bool_, bfloat16, finfo, float16, float32, float64,
                      get_default_dtype, iinfo, int8, int16, int32, int64,
                      set_default_dtype, uint8)
-from .devices import device, get_num_threads, set_num_threads
+from .devices import (device, get_default_device, get_num_threads, set_default_device,
+                      set_num_threads)
 from . import methods as _methods  # noqa: F401  (binds Tensor's op methods)
 from .scopes import _iter_tensors, keep, track_tensors
 from .tensor import Tensor
+from .size import Size
 from .checkpoint import load, save
 from . import serialization
 from .compile import CompileError, compile
@@ -46,6 +51,7 @@ from . import cuda, nn, optim, utils
 from . import accelerator, amp, jit, onnx
 from .amp import autocast
 from .cuda import amp as _cuda_amp  # noqa: F401  (torch.cuda.amp.GradScaler without an import)
+from . import linalg     # products (issue 41)
 
 __version__ = "0.1.0"
 
@@ -105,6 +111,14 @@ def is_tensor(obj: object) -> _builtins.bool:
     return isinstance(obj, Tensor)
 
 
+def is_floating_point(input: Tensor) -> _builtins.bool:
+    """Whether `input`'s dtype is a floating one (float16, bfloat16, float32, float64)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_floating_point()
+
+
 def numel(t: Tensor) -> _builtins.int:
     """The number of elements of tensor `t`."""
     return t.numel()
@@ -127,6 +141,10 @@ __all__ = [
     "set_default_dtype", "get_num_threads", "set_num_threads", "is_tensor", "numel", "save", "load",
     "cuda", "nn", "optim", "utils", "serialization", "compile", "CompileError",
     "accelerator", "amp", "autocast", "jit", "onnx",
+    "linalg",     # products (issue 41)
+    "memory_format", "layout", "preserve_format", "contiguous_format", "channels_last",
+    "channels_last_3d", "strided", "Size", "is_floating_point", "set_default_device",
+    "get_default_device",
 ]
 __all__ += _api.__all__     # the op functions
 

@@ -30,6 +30,7 @@ import numpy as np
 from . import dispatcher, raw
 from .allocator import HeapFullError
 from .devices import check_device
+from .formats import check_like_kwargs
 from .generator import Generator
 from .shape import infer_shape, numel as _numel
 from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, ITEMSIZE
@@ -290,34 +291,6 @@ def empty(*shape: int | Sequence[int], dtype: Any = None, requires_grad: bool = 
     return t
 
 
-def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
-               device: Any = None) -> Tensor:
-    """Zeros of `t`'s shape (and dtype, unless `dtype` is given)."""
-    check_device(device, "zeros_like(): ")
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def ones_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
-              device: Any = None) -> Tensor:
-    """Ones of `t`'s shape (and dtype, unless `dtype` is given)."""
-    check_device(device, "ones_like(): ")
-    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def full_like(t: Tensor, fill_value: float, dtype: Any = None, requires_grad: bool = False,
-              device: Any = None) -> Tensor:
-    """`fill_value` in `t`'s shape (and dtype, unless `dtype` is given)."""
-    check_device(device, "full_like(): ")
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False,
-               device: Any = None) -> Tensor:
-    """An uninitialized tensor of `t`'s shape (and dtype, unless `dtype` is given)."""
-    check_device(device, "empty_like(): ")
-    return empty(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
 def _float_code(dtype, kernel):
     code = dtype_code(dtype)
     if code not in FLOAT_CODES:
@@ -372,32 +345,34 @@ def rand(*shape: int | Sequence[int], generator: Generator | None = None, dtype:
                           "check_uniform_bounds")
 
 
-def _like(t, dtype, requires_grad, device, what, values_of, kernel):
+def _like(t, dtype, requires_grad, device, what, values_of, kernel, fmt):
     """randn_like / rand_like: PyTorch fills a new tensor laid out like t (empty_like
-    keeps t's dim order), so a transposed t gets its values in t's memory order."""
+    keeps t's dim order), so a transposed t gets its values in t's memory order.
+    `fmt`: layout= / memory_format= / pin_memory=, which change no value."""
     check_device(device, f"{what}(): ")
+    check_like_kwargs(fmt, what)
     code = _float_code(dtype or t.dtype, kernel)
     _check_host_size(t.numel(), f"{what} of shape {list(t.shape)}", code)
     def draw():
-        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides,
-                                                     lambda n, c: values_of(n, c, code)))
+        return np.ascontiguousarray(_in_memory_order(t.shape, t._strides, lambda n, c:
+                                                     values_of(n, c, code))).reshape(t.shape)
     return from_numpy_array(draw(), code, requires_grad, draw)
 
 
 def randn_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
-               requires_grad: bool = False, device: Any = None) -> Tensor:
+               requires_grad: bool = False, device: Any = None, **fmt: Any) -> Tensor:
     """Standard normal samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "randn_like",
                  lambda n, c, code: _gen(generator).normal(n, 0.0, 1.0, c, code),
-                 "normal_kernel_cpu")
+                 "normal_kernel_cpu", fmt)
 
 
 def rand_like(t: Tensor, generator: Generator | None = None, dtype: Any = None,
-              requires_grad: bool = False, device: Any = None) -> Tensor:
+              requires_grad: bool = False, device: Any = None, **fmt: Any) -> Tensor:
     """Uniform [0, 1) samples in `t`'s shape, drawn in its memory order (as PyTorch)."""
     return _like(t, dtype, requires_grad, device, "rand_like",
                  lambda n, c, code: _gen(generator).uniform(n, 0.0, 1.0, code),
-                 "check_uniform_bounds")
+                 "check_uniform_bounds", fmt)
 
 
 def _int_arg(name, v):
@@ -481,6 +456,12 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
                      f"arange({start}, {end}, {step})", code)
     if all_int:     # exact integers (float64 rounds past 2^53)
         arr = np.arange(int(start), int(end), int(step), dtype=np.int64)
+    elif code in INT_CODES:     # PyTorch: start + i * step in ints (each truncated); the
+        a, e, st = int(start), int(end), int(step)      # size from the ints for int64,
+        if st == 0:                                     # else from the floats
+            raise RuntimeError("step must be nonzero")
+        n = -(-(e - a) // st) if code == "i64" else int(np.ceil((end - start) / step))
+        arr = a + st * np.arange(max(n, 0), dtype=np.int64)
     else:
         arr = np.arange(start, end, step, dtype=np.float64)
     if code in INT_CODES:
@@ -500,7 +481,15 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False,
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
     code = dtype_code(dtype)
     _check_host_size(int(steps), f"linspace of {steps} steps", code)
-    values = np.linspace(start, end, steps)
+    if code in INT_CODES:   # PyTorch: the ends truncated, a float step, each half stepped
+        start, end = (int(v) for v in _as_int(np.array([start, end], np.float64), code,
+                                              f"linspace({start}, {end}, {steps})"))
+        i = np.arange(steps)
+        step = (end - start) / max(steps - 1, 1)
+        values = np.where((i < steps // 2) | (steps == 1), start + step * i,
+                          end - step * (steps - 1 - i))
+    else:
+        values = np.linspace(start, end, steps)
     return from_numpy_array(_as_int(values, code, f"linspace({start}, {end}, {steps})")
                             if code in INT_CODES else values, code, requires_grad)
 

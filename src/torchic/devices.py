@@ -185,3 +185,16 @@ def get_default_dtype() -> DType:
 def set_default_dtype(d: Any) -> None:
     """dtypes.set_default_dtype (kept here for old imports)."""
     dtypes.set_default_dtype(d)
+
+
+# torch.set_default_device / get_default_device (issue 41): torchic's one device is "cpu"
+def set_default_device(device: Any) -> None:
+    """PyTorch's default device for new tensors: "cpu" (or None) is accepted and changes
+    nothing; an accelerator is refused (pick a backend with torchic.init instead)."""
+    if device is not None:
+        check_device(device, "set_default_device(): ")
+
+
+def get_default_device() -> device:
+    """The device new tensors are made on: always `device("cpu")` in torchic."""
+    return globals()["device"]("cpu")

@@ -279,6 +279,30 @@ class Generator:
         u = self.uniform_double(n).tolist()
         return np.array([scale * math.log1p(-v) for v in u], dtype=_f32)
 
+    # PyTorch's serial CPU kernels (one double uniform from random64() per element, then
+    # at::cauchy / geometric / log_normal / bernoulli's transformation, libm's math)
+    def cauchy_double(self, n: int, median: float, sigma: float) -> np.ndarray:
+        """n Cauchy draws: median + sigma * tan(pi * (u - 0.5)), in double."""
+        return np.array([median + sigma * math.tan(math.pi * (u - 0.5))
+                         for u in self.uniform_double(n).tolist()], dtype=_f64)
+
+    def geometric_double(self, n: int, p: float) -> np.ndarray:
+        """n geometric draws: ceil(log(u) / log1p(-p)), in double."""
+        d = math.log1p(-p)
+        return np.array([math.ceil(math.log(u) / d) if u > 0 else math.inf
+                         for u in self.uniform_double(n).tolist()], dtype=_f64)
+
+    def log_normal_double(self, n: int, mean: float, std: float) -> np.ndarray:
+        """n log-normal draws: exp of normal_distribution<double>(mean, std)."""
+        return np.array([math.exp(self._scalar_normal(mean, std)) for _ in range(n)],
+                        dtype=_f64)
+
+    def bernoulli(self, p: np.ndarray) -> np.ndarray:
+        """One draw per element of p (flat, in order): u < p, u a float32 uniform (24 bits)
+        for a float32 p and a double one (53 bits) for a float64 p."""
+        u = self.uniform_double(p.size) if p.dtype == _f64 else self.uniform_float(p.size)
+        return u < p
+
     def randint(self, n: int, low: int, high: int) -> np.ndarray:
         """n integers in [low, high) (int64)."""
         span = high - low

@@ -21,6 +21,7 @@ from .creation import tensor as _tensor_from_data
 from .random_fills import exponential_, normal_, random_, uniform_
 from .devices import check_device
 from .dtypes import dtype_code
+from .formats import check_memory_format
 from .functions import Clone
 from .tensor import Tensor
 
@@ -287,8 +288,10 @@ def _expand_as(self: Tensor, other: Tensor) -> Tensor:
     return api.expand(self, other.shape)
 
 
-def _clone(self: Tensor) -> Tensor:
-    """A copy of the values in new storage; gradients flow back to `self`."""
+def _clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy of the values in new storage; gradients flow back to `self`. memory_format=
+    is accepted (torchic's copies are row-major whatever it says: the values are the same)."""
+    check_memory_format(memory_format, "clone()")
     return Clone.apply(self)
 
 
@@ -315,6 +318,20 @@ def _transpose_all(self: Tensor) -> Tensor:
 
 def _init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """`torch.Tensor(data)` / `torch.Tensor(2, 3)`: made by `__new__`."""
+
+
+def _into_self(fn: Callable) -> Callable:
+    """The in-place form of an `input`-first op (addmm_ ...): fn(self, ...) copied into self."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = fn(self, *args, **kwargs)
+        if out.shape != self.shape:     # PyTorch resizes a 1-element self (deprecated)
+            raise RuntimeError(f"{fn.__name__}_: the result's shape {list(out.shape)} is not "
+                               f"self's {list(self.shape)} (torchic never resizes a tensor "
+                               f"in place: use {fn.__name__}(), which returns a new one)")
+        return api.copy_(self, out)
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place {fn.__name__}: the result written into `self`; returns `self`."
+    return method
 
 
 METHODS = {
@@ -382,6 +399,18 @@ METHODS = {
     "logical_and": api.logical_and, "logical_or": api.logical_or,
     "logical_xor": api.logical_xor, "logical_not": api.logical_not,
     "isnan": api.isnan, "isinf": api.isinf, "isfinite": api.isfinite, "isin": api.isin,
+    # products (issue 41: api/products.py); the in-place forms write the result into self
+    "mm": api.mm, "bmm": api.bmm, "mv": api.mv, "dot": api.dot, "vdot": api.vdot,
+    "inner": api.inner, "outer": api.outer, "ger": api.ger, "kron": api.kron,
+    "cross": api.cross, "addmm": api.addmm, "addmv": api.addmv, "baddbmm": api.baddbmm,
+    "addbmm": api.addbmm, "addr": api.addr, "addmm_": _into_self(api.addmm),
+    "addmv_": _into_self(api.addmv), "baddbmm_": _into_self(api.baddbmm),
+    "addbmm_": _into_self(api.addbmm), "addr_": _into_self(api.addr),
+    # creation in self's image (issue 41: api/creation_ops.py)
+    "new_zeros": api.new_zeros, "new_ones": api.new_ones, "new_full": api.new_full,
+    "new_empty": api.new_empty, "new_tensor": api.new_tensor, "equal": api.equal,
+    "bernoulli": api.bernoulli, "bernoulli_": api.bernoulli_, "cauchy_": api.cauchy_,
+    "geometric_": api.geometric_, "log_normal_": api.log_normal_,
 }
 
 # shaping and indexing ops (issue 41): api/view_ops.py, index_ops.py, place_ops.py, joining.py

@@ -73,6 +73,8 @@ def random_(t: Tensor, from_: int | None = None, to: int | None = None, *,
     random() for the others, as PyTorch does."""
     if from_ is not None and to is None:
         from_, to = 0, from_
+    elif from_ is None and to is not None:      # random_(to=n): [0, n)
+        from_ = 0
     g = _gen(generator)
     if from_ is None:
         draw = g.random64 if t._dtype in ("i64", "f64") else g.random

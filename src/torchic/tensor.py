@@ -21,6 +21,7 @@ from .devices import CPU, device as _Device
 from .dispatcher import FLOAT_CODES, INT_CODES
 from .dtypes import DType, default_float, dtype_of
 from .shape import is_contiguous, normalize_axis, numel
+from .size import Size
 
 # C++ type names PyTorch's messages use
 _C_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short",
@@ -120,7 +121,7 @@ class Tensor(_Methods):
         t = object.__new__(cls)
         t._storage = storage
         t._offset = offset
-        t.shape = shape
+        t.shape = shape if shape.__class__ is Size else tuple.__new__(Size, shape)
         t._strides = strides
         t._dtype = dtype
         t.requires_grad = requires_grad
@@ -308,7 +309,7 @@ class Tensor(_Methods):
             raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
         self._storage = other._storage
         self._offset = other._offset
-        self.shape = other.shape
+        self.shape = other.shape    # (a Size)
         self._strides = other._strides
         self._dtype = other._dtype
         self._view = other._view

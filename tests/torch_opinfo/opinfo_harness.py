@@ -386,7 +386,7 @@ def compare(got, ref, atol, rtol, holds, what="output"):
         if want is not None and have != want or want is None and ref.dtype != torch.bool \
                 and ref.is_floating_point() != got.dtype.is_floating_point:
             raise Mismatch(f"{what}: dtype {got.dtype}, torch {ref.dtype}")
-        g = got.detach().numpy()
+        g = (got.detach().float() if have == "bfloat16" else got.detach()).numpy()
         r = ref.detach().resolve_neg()
         r = (r.float() if r.dtype == torch.bfloat16 else r).numpy()
         if ref.is_floating_point():

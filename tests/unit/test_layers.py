@@ -15,12 +15,12 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "src" / "torchic"
 
 # bottom-up; modules on one line form one layer (they may not import each other either)
 LAYERS = [
-    ["shape", "ops", "interrupts"],
+    ["shape", "ops", "interrupts", "size"],
     ["allocator"],
     ["backend"],
     ["dispatcher"],
     ["dtypes"],
-    ["devices", "cuda"],
+    ["devices", "cuda", "formats"],
     ["tensor"],
     ["promotion"],
     ["scopes"],
@@ -39,7 +39,9 @@ LAYERS = [
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
     ["api.view_ops"], ["api.index_ops"], ["api.place_ops", "api.joining"],   # issue 41's
+    ["api.products", "api.einsum", "api.creation_ops", "api.random_ops"],     # products (issue 41): composites over matmul
     ["api"],
+    ["linalg"],     # products (issue 41): torchic.linalg
     ["methods"],
     ["recording"],
     ["compile_autograd"],

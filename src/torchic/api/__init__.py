@@ -19,6 +19,15 @@ from .ordering import argsort, cumsum, prod, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
 from .indexing import getitem
+# products (issue 41): composites over the one matmul primitive
+from .products import (addbmm, addmm, addmv, addr, baddbmm, bilinear, bmm, cdist,
+                       chain_matmul, cross, dot, ger, inner, kron, linalg_cross, mm,
+                       multi_dot, mv, outer, tensordot, vdot, vecdot)
+from .einsum import einsum
+from .creation_ops import (empty_like, equal, full_like, logspace, new_empty, new_full, new_ones,
+                           new_tensor, new_zeros, ones_like, randint_like, scalar_tensor,
+                           zeros_like)
+from .random_ops import bernoulli, bernoulli_, cauchy_, geometric_, log_normal_, normal
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
@@ -80,3 +89,7 @@ __all__ += [
     "unbind_copy", "tensor_split", "hsplit", "vsplit", "dsplit", "block_diag",
     "cartesian_prod", "combinations", "triu_indices", "tril_indices"]
 __all__ += sorted(UNARY_OPS)
+# products (issue 41)
+__all__ += ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
+            "baddbmm", "addbmm", "addr", "kron", "tensordot", "cross", "chain_matmul", "cdist",
+            "einsum", "randint_like", "scalar_tensor", "equal", "normal", "bernoulli", "logspace"]

@@ -13,6 +13,7 @@ from .. import raw
 from ..devices import DEVICE_TYPES, check_device as check
 from ..dispatcher import FLOAT_CODES
 from ..dtypes import dtype_code, dtype_of, is_dtype
+from ..formats import check_memory_format
 from ..functions import Cast
 from ..tensor import Tensor
 
@@ -49,9 +50,11 @@ def parse_to(t, args, kwargs):
     to(dtype, non_blocking=False, copy=False), to(device=None, dtype=None, non_blocking=False,
     copy=False), to(other, non_blocking=False, copy=False).
     """
-    unknown = sorted(set(kwargs) - {"device", "dtype", "non_blocking", "copy"})
+    unknown = sorted(set(kwargs) - {"device", "dtype", "non_blocking", "copy",
+                                    "memory_format"})
     if unknown:
         raise TypeError(f"to() got an unexpected keyword argument {unknown[0]!r}")
+    check_memory_format(kwargs.get("memory_format"), "to()")
     args = list(args)
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
     if args:
@@ -106,7 +109,8 @@ CONVERSIONS = {"float": "f32", "double": "f64", "half": "f16", "bfloat16": "bf16
 
 
 def _conversion(name, code):
-    def method(self: Tensor) -> Tensor:
+    def method(self: Tensor, memory_format: Any = None) -> Tensor:
+        check_memory_format(memory_format, f"{name}()")
         return to_dtype(self, code)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"This tensor as {dtype_of(code)} (itself when it is one already)."

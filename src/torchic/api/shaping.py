@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..formats import check_memory_format
 from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_operand
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
@@ -13,8 +14,18 @@ from .elementwise import promote
 from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+    product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+    added dim removed from the result); more dims are batches, broadcast. Integer tensors
+    multiply exactly in their dtype; bool is refused.
+
+    Example::
+
+        >>> torchic.matmul(torchic.ones(5, 2, 3), torchic.ones(3)).shape
+        torchic.Size([5, 2])
+    """
+    a, b = input, other
     if a.__class__ is Tensor and b.__class__ is Tensor and len(a.shape) >= 2 and \
             len(b.shape) >= 2:
         if a.requires_grad or b.requires_grad:
@@ -27,7 +38,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                             f"{type(b).__name__} (use * to scale by a number)")
         a, b = as_operand(a), as_operand(b)     # array-likes (x @ ndarray) become tensors
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
+        raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes "
                          f"{list(a.shape)} and {list(b.shape)}")
     squeeze_first = a.ndim == 1
     squeeze_last = b.ndim == 1
@@ -169,8 +180,10 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(a, a.shape[:s] + (numel(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
-def contiguous(a: Tensor) -> Tensor:
-    """`a` itself when its elements are row-major without gaps, else a row-major copy."""
+def contiguous(a: Tensor, memory_format: object = None) -> Tensor:
+    """`a` itself when its elements are row-major without gaps, else a row-major copy
+    (memory_format= is accepted: torchic's layout is row-major whatever it says)."""
+    check_memory_format(memory_format, "contiguous()")
     if a.is_contiguous():
         return a
     return Contiguous.apply(a)

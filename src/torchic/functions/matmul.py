@@ -3,11 +3,44 @@
 from .. import raw
 from ..autograd import Function
 from ..shape import numel
-from .common import require_float, reshape_raw, sum_to_shape
+from .common import as_strided, reshape_raw, sum_to_shape
 
 
 # the dtypes a product takes (the half ones computed in float32 by raw.matmul)
 _FLOATS = ("f32", "f64", "f16", "bf16")
+# the integer dtypes PyTorch CPU multiplies (exactly, wrapping as the dtype wraps): a
+# composite of mul and sum here, no matmul kernel (bool is refused, as PyTorch refuses it)
+_INTS = ("i64", "i32", "i16", "i8", "u8")
+# the largest (..., M, k, N) product of one K chunk of an integer product, in elements
+_INT_CHUNK = 1 << 22
+
+
+def int_matmul(a, b):
+    """(..., M, K) @ (..., K, N) of integer tensors, exact in their dtype: a[..., :, k, None]
+    * b[..., None, k, :] summed over k (raw mul and sum, which every backend computes in
+    i32 / i64 and wraps, as PyTorch's integer GEMM wraps), in chunks of K so that the
+    temporary product stays under _INT_CHUNK elements."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch = numel(a.shape[:-2]) if a.ndim >= b.ndim else numel(b.shape[:-2])
+    step = max(1, _INT_CHUNK // max(1, batch * m * n))
+    out = None
+    for k0 in range(0, k, step):
+        kc = min(step, k - k0)
+        sa, sb = a._strides, b._strides
+        a4 = as_strided(a, a._offset + k0 * sa[-1], a.shape[:-1] + (kc, 1),
+                        sa[:-1] + (sa[-1], 0))
+        b4 = as_strided(b, b._offset + k0 * sb[-2], b.shape[:-2] + (1, kc, n),
+                        sb[:-2] + (0,) + sb[-2:])
+        prod = raw.binary("mul", a4, b4)
+        part = raw.reduce("sum", prod, (prod.ndim - 2,))
+        if part._dtype != a._dtype:         # sum of a narrow int is int64: cast back (wraps)
+            part = raw.cast(part, a._dtype)
+        out = part if out is None else raw.binary("add", out, part)
+    if out is None:                          # K == 0: zeros
+        shape = (a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]) + (m, n)
+        out = raw.full(shape, 0, a._dtype)
+    return out
 
 
 class MatMul(Function):
@@ -18,11 +51,14 @@ class MatMul(Function):
         if a._dtype != b._dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{a.dtype} != {b.dtype}")
-        if a._dtype not in _FLOATS:
-            require_float(a, b, op="matmul")     # (raises, naming the dtype)
+        if a._dtype not in _FLOATS and a._dtype not in _INTS:
+            raise NotImplementedError(f"matmul is not implemented for {a.dtype} (PyTorch's "
+                                      f"\"addmm_impl_cpu_\" not implemented for 'Bool')")
         if a.shape[-1] != b.shape[-2]:
-            raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
-                             f"multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")
+            raise RuntimeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot "
+                               f"be multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")
+        if a._dtype in _INTS:
+            return int_matmul(a, b)
         return raw.matmul(a, b)
 
     def forward(self, a, b):

@@ -28,6 +28,7 @@ relu = _ops.relu
 tanh = _ops.tanh
 sigmoid = _ops.sigmoid
 mse_loss = _ops.mse_loss
+bilinear = _ops.bilinear     # products (issue 41): api/products.py
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
@@ -52,7 +53,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     input makes one op (the bias added as the product is stored) and gets the weight's
     gradient in the weight's layout, as PyTorch's addmm."""
     if (isinstance(input, Tensor) and input.ndim >= 2 and isinstance(weight, Tensor) and
-            weight.ndim == 2 and (bias is None or isinstance(bias, Tensor) and bias.ndim == 1)):
+            weight.ndim == 2 and (bias is None or isinstance(bias, Tensor) and bias.ndim == 1)
+            and input.dtype.is_floating_point):
         return _Linear.apply(input, weight, bias)
     out = _ops.matmul(input, weight.T)
     return out if bias is None else out + bias

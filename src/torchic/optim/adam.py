@@ -8,7 +8,7 @@ from typing import Any
 from .. import raw
 from ..autograd import no_grad
 from ..compile import host_values
-from ..creation import zeros_like
+from ..api.creation_ops import zeros_like
 from .optimizer import Optimizer, checked_lr
 
 

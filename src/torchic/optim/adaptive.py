@@ -19,7 +19,7 @@ import numpy as np
 from .. import api
 from ..autograd import no_grad
 from ..compile import host_values
-from ..creation import full_like, zeros_like
+from ..api.creation_ops import full_like, zeros_like
 from .optimizer import Optimizer, checked_lr
 
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import api
 from ..autograd import enable_grad, no_grad
-from ..creation import zeros, zeros_like
+from ..api.creation_ops import zeros_like
+from ..creation import zeros
 from ..dtypes import finfo, float64
 from .optimizer import Optimizer, checked_lr
 
