@@ -526,3 +526,173 @@ class TensorMethods:
         """Fill self with Geometric(p) draws (the number of trials to the first success)."""
     def log_normal_(self, mean: builtins.float = ..., std: builtins.float = ..., *, generator: Any = ...) -> Tensor:
         """Fill self with exp(N(mean, std^2)) draws: PyTorch's numbers for the same seed."""
+    def narrow(self, dim: builtins.int, start: builtins.int | Tensor, length: builtins.int) -> Tensor:
+        """A view of `input` keeping `length` elements of dim `dim` from `start` (negative:
+        counted from the end; a 0-d integer tensor is read)."""
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        """`narrow`, copied into new storage."""
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A view of `input` at `index` of dim `dim`, that dim removed (`x.select(1, i)` is
+        `x[:, i]`)."""
+    def movedim(self, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `input` with dims `source` moved to positions `destination` (the others keep
+        their order)."""
+    def moveaxis(self, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `input` with dims `source` moved to positions `destination` (the others keep
+        their order)."""
+    def swapaxes(self, axis0: builtins.int, axis1: builtins.int) -> Tensor:
+        """`transpose(input, axis0, axis1)` (NumPy's name)."""
+    def swapdims(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """`transpose(input, dim0, dim1)`."""
+    def diagonal(self, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """A view of the diagonal `offset` (> 0: above the main one) of the 2-D slices over dims
+        dim1, dim2; those dims are removed and the diagonal is the last dim."""
+    def unfold(self, dimension: builtins.int, size: builtins.int, step: builtins.int) -> Tensor:
+        """A view of every window of `size` elements, `step` apart, along `dimension`: that dim
+        counts the windows and a new last dim holds each window (windows may overlap)."""
+    def as_strided(self, size: Sequence[builtins.int], stride: Sequence[builtins.int], storage_offset: builtins.int | None = ...) -> Tensor:
+        """A view of `input`'s storage with the given size, stride (in elements) and storage
+        offset (default: input's own). Every element it names must lie in the storage."""
+    def unflatten(self, dim: builtins.int, sizes: Sequence[builtins.int]) -> Tensor:
+        """`input` with dim `dim` split into `sizes` (one may be -1)."""
+    def ravel(self) -> Tensor:
+        """`input` as one dim (a view when the strides allow)."""
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """`input.reshape(other.shape)`."""
+    def view_as(self, other: Tensor) -> Tensor:
+        """`input.view(other.shape)`."""
+    def broadcast_to(self, size: Sequence[builtins.int]) -> Tensor:
+        """A view of `input` broadcast to `size` (`input.expand(size)`)."""
+    @property
+    def mT(self) -> Tensor:
+        """`x.mT`: a view with the last two dims swapped (a batch of transposed matrices)."""
+    def sum_to_size(self, *size: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`input` summed down to `size` (which must broadcast to input's shape): the leading
+        dims and the dims where `size` is 1 are summed."""
+    def flip(self, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A copy of `input` with the order of its elements reversed along each dim in `dims`."""
+    def fliplr(self) -> Tensor:
+        """`input` flipped along dim 1 (left / right); needs at least 2 dims."""
+    def flipud(self) -> Tensor:
+        """`input` flipped along dim 0 (up / down); needs at least 1 dim."""
+    def rot90(self, k: builtins.int = ..., dims: Sequence[builtins.int] = ...) -> Tensor:
+        """`input` rotated by 90 degrees `k` times in the plane of `dims`, from the first dim
+        towards the second."""
+    def gather(self, dim: builtins.int, index: Tensor, *, sparse_grad: builtins.bool = ...) -> Tensor:
+        """Values of `input` picked along `dim` by an int64 `index` of the same number of dims:
+        `out[i][j][k] = input[i][index[i][j][k]][k]` for dim 1 (index's sizes at most input's
+        elsewhere). The result has index's shape; the gradient adds up at repeated indices."""
+    def take_along_dim(self, indices: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """`gather` along `dim` with input and indices broadcast against each other elsewhere;
+        dim None: indices into the flattened input."""
+    def take(self, index: Tensor) -> Tensor:
+        """`input` seen flat (row-major), read at `index` (negative: from the end); the result
+        has index's shape."""
+    def put(self, index: Tensor, source: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `source`'s values written at flat positions `index` (negative:
+        from the end); accumulate=True adds them instead."""
+    def put_(self, index: Tensor, source: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """In-place `put`; returns `input`."""
+    def scatter(self, dim: builtins.int, index: Tensor, src: Tensor | builtins.float | None = ..., *, value: builtins.float | None = ..., reduce: str | None = ...) -> Tensor:
+        """A copy of `input` with `src`'s values (or the number `value`) written along `dim` at
+        `index`: `out[i][index[i][j][k]][k] = src[i][j][k]` for dim 1. Where index names one
+        position twice PyTorch leaves the result undefined; torchic's last value wins.
+        reduce="add" / "multiply" combines instead of writing."""
+    def scatter_(self, dim: builtins.int, index: Tensor, src: Tensor | builtins.float | None = ..., *, value: builtins.float | None = ..., reduce: str | None = ...) -> Tensor:
+        """In-place `scatter`; returns `input`."""
+    def scatter_add(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+        """A copy of `input` with `src`'s values added along `dim` at `index` (repeated indices
+        add up): `out[i][index[i][j][k]][k] += src[i][j][k]` for dim 1."""
+    def scatter_add_(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+        """In-place `scatter_add`; returns `input`."""
+    def scatter_reduce(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `src`'s values combined along `dim` at `index` by `reduce`
+        ("sum", "prod", "mean", "amax", "amin"); include_self=False leaves input's own value
+        out where some value lands (integer means round down, as PyTorch's)."""
+    def scatter_reduce_(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """In-place `scatter_reduce`; returns `input`."""
+    def index_select(self, dim: builtins.int, index: Tensor) -> Tensor:
+        """The slices of `input` along `dim` at the 1-D `index` (in index's order; an index out
+        of range is an IndexError at the next read). Stays on the device."""
+    def index_add(self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: builtins.float = ...) -> Tensor:
+        """A copy of `input` with `alpha * source`'s slices along `dim` added at slices
+        `index` (repeated indices add up)."""
+    def index_add_(self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: builtins.float = ...) -> Tensor:
+        """In-place `index_add`; returns `input`."""
+    def index_copy(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """A copy of `input` with `source`'s slices along `dim` written at slices `index`."""
+    def index_copy_(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """In-place `index_copy`; returns `input`."""
+    def index_fill(self, dim: builtins.int, index: Tensor, value: builtins.float | Tensor) -> Tensor:
+        """A copy of `input` with the slices `index` along `dim` set to `value` (a number or a
+        0-d tensor; negative indices count from the end)."""
+    def index_fill_(self, dim: builtins.int, index: Tensor, value: builtins.float | Tensor) -> Tensor:
+        """In-place `index_fill`; returns `input`."""
+    def index_reduce(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `source`'s slices along `dim` combined into slices `index` by
+        `reduce` ("prod", "mean", "amax", "amin"); include_self=False leaves input's own value
+        out where some slice lands."""
+    def index_reduce_(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """In-place `index_reduce`; returns `input`."""
+    def index_put(self, indices: tuple[Tensor, ...], values: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `values` written at `input[indices]` (a tuple of index or
+        mask tensors, PyTorch's advanced indexing); accumulate=True adds them instead."""
+    def index_put_(self, indices: tuple[Tensor, ...], values: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """In-place `index_put`; returns `input`."""
+    def diag(self, diagonal: builtins.int = ...) -> Tensor:
+        """1-D input: a square matrix with input on its diagonal `diagonal` (> 0: above the main
+        one), zeros elsewhere. 2-D input: a copy of its diagonal `diagonal`, as a 1-D tensor."""
+    def diag_embed(self, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """Matrices (in dims dim1, dim2 of a result with one dim more) whose diagonal `offset`
+        holds input's last dim, zeros elsewhere."""
+    def diagonal_scatter(self, src: Tensor, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """A copy of `input` with `src` written into its diagonal (as `diagonal` sees it)."""
+    def select_scatter(self, src: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A copy of `input` with `src` written at `index` of dim `dim` (`x[:, index] = src`)."""
+    def slice_scatter(self, src: Tensor, dim: builtins.int = ..., start: builtins.int | None = ..., end: builtins.int | None = ..., step: builtins.int = ...) -> Tensor:
+        """A copy of `input` with `src` written into `input[..., start:end:step, ...]` (dim)."""
+    def as_strided_scatter(self, src: Tensor, size: Sequence[builtins.int], stride: Sequence[builtins.int], storage_offset: builtins.int | None = ...) -> Tensor:
+        """A copy of `input` (contiguous) with `src` written where `as_strided(size, stride,
+        storage_offset)` of that copy looks."""
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements of `input` where the bool `mask` is True (both broadcast), as 1-D."""
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """A copy of `input` with `source`'s first elements (row-major) written where the bool
+        `mask` is True, in order (input and mask broadcast against each other)."""
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """In-place `masked_scatter` (mask broadcast to input's shape); returns `input`."""
+    def nonzero(self, *, as_tuple: builtins.bool = ...) -> Tensor | tuple[Tensor, ...]:
+        """The indices of input's nonzero elements: an int64 (n, ndim) tensor, row-major order;
+        as_tuple=True: one 1-D tensor per dim. Reads input (a sync)."""
+    def nonzero_static(self, *, size: builtins.int, fill_value: builtins.int = ...) -> Tensor:
+        """`nonzero(input)` cut or padded (with `fill_value`) to exactly `size` rows."""
+    def argwhere(self) -> Tensor:
+        """`nonzero(input)`: the (n, ndim) indices of the nonzero elements."""
+    def repeat(self, *sizes: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`input` repeated `sizes[i]` times along each dim (new dims in front when `sizes` is
+        longer): a copy."""
+    def tile(self, dims: Sequence[builtins.int]) -> Tensor:
+        """`input` repeated along each dim (`dims` shorter than input's dims: ones in front)."""
+    def repeat_interleave(self, repeats: Tensor | builtins.int | None = ..., dim: builtins.int | None = ..., *, output_size: builtins.int | None = ...) -> Tensor:
+        """Each element (slice along `dim`; None: of the flattened input) repeated `repeats`
+        times in place; `repeats` an int or a tensor (one count per element). With a tensor as
+        the only argument: the indices `arange(n)` each repeated that many times."""
+    def split_with_sizes(self, split_sizes: Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of `input` along dim of the listed sizes (which add up to the dim's size)."""
+    def unsafe_split(self, split_size: builtins.int | Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """`split` (PyTorch's unsafe twin skips a view check torchic has no need of)."""
+    def unsafe_chunk(self, chunks: builtins.int, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """`chunk` (see unsafe_split)."""
+    def tensor_split(self, indices_or_sections: builtins.int | Sequence[builtins.int] | Tensor, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of `input` along dim: `sections` nearly equal pieces (the first ones one longer),
+        or the pieces between the listed indices (NumPy's array_split)."""
+    def hsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 1 (dim 0 for a 1-D tensor); sections must divide evenly."""
+    def vsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 0 of a tensor of at least 2 dims."""
+    def dsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 2 of a tensor of at least 3 dims."""
+    def tril_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
+    def triu_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""
