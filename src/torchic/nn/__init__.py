@@ -19,8 +19,12 @@ from .layers import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten,
                      LayerNorm, Linear, LogSoftmax, MSELoss, ReLU, Sigmoid, Softmax, Tanh)
 from .module import Module, ModuleDict, ModuleList, Sequential
 from .parameter import Parameter
+# recurrent layers and attention
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
            "Linear", "Embedding", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
            "Flatten", "Dropout", "LayerNorm", "BatchNorm1d", "CrossEntropyLoss", "MSELoss",
-           "GELU", "SiLU", "LeakyReLU", "ELU", "functional", "init", "parallel", "utils"]
+           "GELU", "SiLU", "LeakyReLU", "ELU", "functional", "init", "parallel", "utils",
+           # recurrent layers and attention
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
