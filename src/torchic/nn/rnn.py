@@ -17,6 +17,8 @@ import warnings
 from typing import Any
 
 from .. import api as _ops, creation
+from ..autograd import Function
+from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -61,6 +63,71 @@ def _tanh_step(xp, h, w_hh, b_hh, w_hr):
 def _relu_step(xp, h, w_hh, b_hh, w_hr):
     h = _ops.relu(xp + F.linear(h, w_hh, b_hh))
     return h, h
+
+
+class _LSTMRecurrence(Function):
+    """The recurrent part of one LSTM layer-direction over a full (unpacked) sequence, as one
+    autograd node: xp (T, N, 4H) (the input projection, both biases in), h0 / c0 (N, H),
+    w_hh (4H, H) -> Y (T + 1, N, H): the outputs h_1..h_T, then c_T.
+
+    Forward and backward are loops of ordinary tensor ops (one matmul per step each way);
+    the node exists so the backward can form the weight gradient as ONE product over all
+    T * N rows (dW_hh = dgates^T @ [h_0 .. h_{T-1}]) instead of T small ones, each added
+    into dW_hh: a measured 2x of the step on the 2-layer LSTM benchmark (bench suite
+    "lstm"). Its backward is not itself differentiable (double backward raises)."""
+
+    def forward(self, xp, h0, c0, w_hh, reverse=False):
+        hs = h0.shape[-1]
+        steps = xp.shape[0]
+        w_t = w_hh.T
+        h, c = h0, c0
+        outs = [None] * steps
+        acts, cells, tanhs = [None] * steps, [None] * steps, [None] * steps
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        for t in order:
+            gates = xp[t] + h @ w_t
+            sig = _ops.sigmoid(gates)
+            g = _ops.tanh(gates[:, 2 * hs:3 * hs])
+            c = sig[:, hs:2 * hs] * c + sig[:, :hs] * g
+            tc = _ops.tanh(c)
+            h = sig[:, 3 * hs:] * tc
+            outs[t], acts[t], cells[t], tanhs[t] = h, (sig, g), c, tc
+        self.reverse = reverse
+        self.save(xp, h0, c0, w_hh)
+        if self.needs_grad:
+            self.keep = (outs, acts, cells, tanhs)
+        return _ops.stack([*outs, c], 0)
+
+    def backward(self, grad):
+        if is_grad_enabled():
+            raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
+        xp, h0, c0, w_hh = self.saved
+        outs, acts, cells, tanhs = self.keep
+        del self.keep
+        steps, hs = xp.shape[0], h0.shape[-1]
+        order = range(steps) if self.reverse else range(steps - 1, -1, -1)
+        dh_next, dc_next = None, grad[steps]
+        dgates = [None] * steps
+        prev_h = (lambda t: outs[t + 1] if t + 1 < steps else h0) if self.reverse else \
+            (lambda t: outs[t - 1] if t > 0 else h0)
+        prev_c = (lambda t: cells[t + 1] if t + 1 < steps else c0) if self.reverse else \
+            (lambda t: cells[t - 1] if t > 0 else c0)
+        for t in order:
+            (sig, g), tc = acts[t], tanhs[t]
+            i, f, o = sig[:, :hs], sig[:, hs:2 * hs], sig[:, 3 * hs:]
+            dh = grad[t] if dh_next is None else grad[t] + dh_next
+            dc = dh * o * (1.0 - tc * tc) + dc_next
+            d = _ops.cat([dc * g, dc * prev_c(t), dc * i, dh * tc], -1)
+            fac = _ops.cat([sig[:, :2 * hs] * (1.0 - sig[:, :2 * hs]), 1.0 - g * g,
+                            o * (1.0 - o)], -1)
+            dg = d * fac
+            dgates[t] = dg
+            dc_next = dc * f
+            dh_next = dg @ w_hh
+        dxp = _ops.stack(dgates, 0)
+        hprev = _ops.stack([prev_h(t) for t in range(steps)], 0)
+        dw = dxp.reshape(-1, 4 * hs).T @ hprev.reshape(-1, hs)
+        return dxp, dh_next, dc_next, dw
 
 
 _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
@@ -240,6 +307,16 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected {what} size {tuple(expected)}, got "
                                f"{list(hx.shape)}")
 
+    def _lstm_direction(self, x, w_ih, b_ih, rest, state0, steps, reverse):
+        """One LSTM layer-direction over a full sequence through _LSTMRecurrence."""
+        w_hh, b_hh, _ = rest
+        bias = b_ih if b_hh is None else (b_hh if b_ih is None else b_ih + b_hh)
+        xp = F.linear(x, w_ih, bias)
+        y = _LSTMRecurrence.apply(xp.reshape(steps, -1, xp.shape[-1]), state0[0], state0[1],
+                                  w_hh, reverse=reverse)
+        out = y[:steps].reshape(-1, y.shape[-1])
+        return out, (y[0 if reverse else steps - 1], y[steps])
+
     def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> Any:
         is_lstm = self.mode == "LSTM"
         d = 2 if self.bidirectional else 1
@@ -310,8 +387,12 @@ class RNNBase(Module):
                 w_ih, b_ih, rest = self._layer_weights(layer, direction)
                 k = layer * d + direction
                 state0 = (h0[k], c0[k]) if is_lstm else h0[k]
-                xp = F.linear(layer_in, w_ih, b_ih)
-                out, final = _scan(step, xp, sizes, state0, rest, reverse=direction == 1)
+                if is_lstm and not packed and self.proj_size == 0:
+                    out, final = self._lstm_direction(layer_in, w_ih, b_ih, rest, state0,
+                                                      steps, direction == 1)
+                else:
+                    xp = F.linear(layer_in, w_ih, b_ih)
+                    out, final = _scan(step, xp, sizes, state0, rest, reverse=direction == 1)
                 outs.append(out)
                 if is_lstm:
                     finals_h.append(final[0])
