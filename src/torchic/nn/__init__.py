@@ -21,10 +21,19 @@ from .module import Module, ModuleDict, ModuleList, Sequential
 from .parameter import Parameter
 # recurrent layers and attention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .attention import MultiheadAttention, multi_head_attention_forward
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
+
+# F.multi_head_attention_forward lives in attention.py (which builds on functional.py: importing
+# it from there would be a cycle); it joins nn.functional here, where both are loaded
+functional.multi_head_attention_forward = multi_head_attention_forward
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
            "Linear", "Embedding", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
            "Flatten", "Dropout", "LayerNorm", "BatchNorm1d", "CrossEntropyLoss", "MSELoss",
            "GELU", "SiLU", "LeakyReLU", "ELU", "functional", "init", "parallel", "utils",
            # recurrent layers and attention
-           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+           "TransformerEncoderLayer", "TransformerDecoderLayer"]
