@@ -17,6 +17,8 @@ SUITE_TITLES = {
     "compile": "compile: torchic.compile'd chain and makemore step (torchic) vs the references' "
                "eager code",
     "memory": "memory: torchic heap across a short training run (torchic.memory())",
+    "lstm": "lstm: character LSTM LM step (embedding, 2-layer LSTM, linear head, cross "
+            "entropy, Adam; incl. loss.item())",
 }
 
 UNIT_NOTES = {
