@@ -16,8 +16,9 @@ import numbers
 import warnings
 from typing import Any
 
-from .. import api as _ops, creation
+from .. import api as _ops, creation, raw
 from ..autograd import Function
+from ..functions.common import as_strided
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import functional as F
@@ -65,69 +66,116 @@ def _relu_step(xp, h, w_hh, b_hh, w_hr):
     return h, h
 
 
+def _row_range(t, first, count):
+    """Rows first..first+count of a contiguous tensor's dim 0, as a view (no op)."""
+    inner = t._strides[0]
+    return as_strided(t, t._offset + first * inner, (count,) + t.shape[1:], t._strides)
+
+
+def _row(t, i):
+    """Row i of a contiguous tensor's dim 0 (its trailing dims), as a view."""
+    return as_strided(t, t._offset + i * t._strides[0], t.shape[1:], t._strides[1:])
+
+
+def _gate(t, k, hs):
+    """Gate block k ((N, H) columns k*H..(k+1)*H) of a contiguous (N, 4H) tensor, a view."""
+    return as_strided(t, t._offset + k * hs, (t.shape[0], hs), (t._strides[0], 1))
+
+
+def _into(op, out, *inputs):
+    """op of same-shaped inputs written into `out` (a view of a buffer this node owns)."""
+    return raw.run(op, out, tuple(raw.view_of(x) for x in inputs))
+
+
 class _LSTMRecurrence(Function):
     """The recurrent part of one LSTM layer-direction over a full (unpacked) sequence, as one
     autograd node: xp (T, N, 4H) (the input projection, both biases in), h0 / c0 (N, H),
-    w_hh (4H, H) -> Y (T + 1, N, H): the outputs h_1..h_T, then c_T.
+    w_hh (4H, H) -> Y (T + 2, N, H): the hidden states in time order with the initial one
+    beside them (forward: [h0, h_1 .. h_T]; reverse: [h_0 .. h_{T-1}, h0]), then c at the
+    end of the sequence.
 
-    Forward and backward are loops of ordinary tensor ops (one matmul per step each way);
-    the node exists so the backward can form the weight gradient as ONE product over all
-    T * N rows (dW_hh = dgates^T @ [h_0 .. h_{T-1}]) instead of T small ones, each added
-    into dW_hh: a measured 2x of the step on the 2-layer LSTM benchmark (bench suite
-    "lstm"). Its backward is not itself differentiable (double backward raises)."""
+    Forward and backward are loops of raw ops (one product and a few elementwise ops per
+    step each way) writing into buffers the node owns, so a step costs no autograd node and
+    no copies; the backward forms the weight gradient as ONE product over all T * N rows
+    (dW_hh = dgates^T @ [previous h]) instead of T small ones each added into dW_hh. Its
+    backward is not itself differentiable (double backward raises)."""
 
     def forward(self, xp, h0, c0, w_hh, reverse=False):
-        hs = h0.shape[-1]
-        steps = xp.shape[0]
-        w_t = w_hh.T
-        h, c = h0, c0
-        outs = [None] * steps
-        acts, cells, tanhs = [None] * steps, [None] * steps, [None] * steps
+        steps, n, hs = xp.shape[0], h0.shape[0], h0.shape[1]
+        code = xp._dtype
+        xp = raw.contiguous(xp)
+        ys = raw.new_tensor((steps + 2, n, hs), code)       # hidden states, then c_T
+        acts = raw.new_tensor((steps, n, 4 * hs), code)     # i, f, g, o after activation
+        cells = raw.new_tensor((steps, n, hs), code)
+        tanhs = raw.new_tensor((steps, n, hs), code)
+        init = steps if reverse else 0
+        raw.copy_into(_row(ys, init), h0)
+        h, c = _row(ys, init), c0
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         for t in order:
-            gates = xp[t] + h @ w_t
-            sig = _ops.sigmoid(gates)
-            g = _ops.tanh(gates[:, 2 * hs:3 * hs])
-            c = sig[:, hs:2 * hs] * c + sig[:, :hs] * g
-            tc = _ops.tanh(c)
-            h = sig[:, 3 * hs:] * tc
-            outs[t], acts[t], cells[t], tanhs[t] = h, (sig, g), c, tc
+            gates = raw.binary("add", _row(xp, t), raw.matmul(h, w_hh, transpose_b=True))
+            a = _row(acts, t)
+            _into("sigmoid", a, gates)
+            _into("tanh", _gate(a, 2, hs), _gate(gates, 2, hs))
+            c_t = _row(cells, t)
+            _into("add", c_t, raw.binary("mul", _gate(a, 1, hs), c),
+                  raw.binary("mul", _gate(a, 0, hs), _gate(a, 2, hs)))
+            tc = _row(tanhs, t)
+            _into("tanh", tc, c_t)
+            h = _row(ys, t if reverse else t + 1)
+            _into("mul", h, _gate(a, 3, hs), tc)
+            c = c_t
+        raw.copy_into(_row(ys, steps + 1), c)
         self.reverse = reverse
-        self.save(xp, h0, c0, w_hh)
+        self.save(h0, c0, w_hh)
         if self.needs_grad:
-            self.keep = (outs, acts, cells, tanhs)
-        return _ops.stack([*outs, c], 0)
+            self.keep = (ys, acts, cells, tanhs)
+        return ys
 
     def backward(self, grad):
         if is_grad_enabled():
             raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
-        xp, h0, c0, w_hh = self.saved
-        outs, acts, cells, tanhs = self.keep
+        h0, c0, w_hh = self.saved
+        ys, acts, cells, tanhs = self.keep
         del self.keep
-        steps, hs = xp.shape[0], h0.shape[-1]
-        order = range(steps) if self.reverse else range(steps - 1, -1, -1)
-        dh_next, dc_next = None, grad[steps]
-        dgates = [None] * steps
-        prev_h = (lambda t: outs[t + 1] if t + 1 < steps else h0) if self.reverse else \
-            (lambda t: outs[t - 1] if t > 0 else h0)
-        prev_c = (lambda t: cells[t + 1] if t + 1 < steps else c0) if self.reverse else \
-            (lambda t: cells[t - 1] if t > 0 else c0)
+        steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
+        code = acts._dtype
+        grad = raw.contiguous(grad)
+        one = raw.full((1,), 1.0, code)
+        dgates = raw.new_tensor((steps, n, 4 * hs), code)
+        d = raw.new_tensor((n, 4 * hs), code)
+        fac = raw.new_tensor((n, 4 * hs), code)
+        reverse = self.reverse
+        order = range(steps) if reverse else range(steps - 1, -1, -1)
+        dh_next, dc_next = None, _row(grad, steps + 1)
         for t in order:
-            (sig, g), tc = acts[t], tanhs[t]
-            i, f, o = sig[:, :hs], sig[:, hs:2 * hs], sig[:, 3 * hs:]
-            dh = grad[t] if dh_next is None else grad[t] + dh_next
-            dc = dh * o * (1.0 - tc * tc) + dc_next
-            d = _ops.cat([dc * g, dc * prev_c(t), dc * i, dh * tc], -1)
-            fac = _ops.cat([sig[:, :2 * hs] * (1.0 - sig[:, :2 * hs]), 1.0 - g * g,
-                            o * (1.0 - o)], -1)
-            dg = d * fac
-            dgates[t] = dg
-            dc_next = dc * f
-            dh_next = dg @ w_hh
-        dxp = _ops.stack(dgates, 0)
-        hprev = _ops.stack([prev_h(t) for t in range(steps)], 0)
-        dw = dxp.reshape(-1, 4 * hs).T @ hprev.reshape(-1, hs)
-        return dxp, dh_next, dc_next, dw
+            a, tc = _row(acts, t), _row(tanhs, t)
+            i, f, g, o = (_gate(a, k, hs) for k in range(4))
+            g_t = _row(grad, t if reverse else t + 1)
+            dh = g_t if dh_next is None else raw.binary("add", g_t, dh_next)
+            dtc = raw.binary("mul", dh, o)
+            dc = raw.binary("add", raw.binary("mul", dtc, raw.binary(
+                "sub", one, raw.binary("mul", tc, tc))), dc_next)
+            prev_c = c0 if t == (steps - 1 if reverse else 0) else \
+                _row(cells, t + 1 if reverse else t - 1)
+            _into("mul", _gate(d, 0, hs), dc, g)
+            _into("mul", _gate(d, 1, hs), dc, prev_c)
+            _into("mul", _gate(d, 2, hs), dc, i)
+            _into("mul", _gate(d, 3, hs), dh, tc)
+            _into("mul", fac, a, raw.binary("sub", one, a))
+            _into("sub", _gate(fac, 2, hs), one.expand(n, hs), raw.binary("mul", g, g))
+            dg = _row(dgates, t)
+            _into("mul", dg, d, fac)
+            dc_next = raw.binary("mul", dc, f)
+            dh_next = raw.matmul(dg, w_hh)
+        init = steps if reverse else 0
+        dh0 = raw.binary("add", dh_next, _row(grad, init))
+        dw = None
+        if self.needs_grad[3]:
+            prev = _row_range(ys, 1 if reverse else 0, steps)       # h_{t-1} of every step t
+            dw = raw.matmul(dgates.reshape(steps * n, 4 * hs), prev.reshape(steps * n, hs),
+                            transpose_a=True)
+        return dgates, dh0, dc_next, dw
 
 
 _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
@@ -314,8 +362,8 @@ class RNNBase(Module):
         xp = F.linear(x, w_ih, bias)
         y = _LSTMRecurrence.apply(xp.reshape(steps, -1, xp.shape[-1]), state0[0], state0[1],
                                   w_hh, reverse=reverse)
-        out = y[:steps].reshape(-1, y.shape[-1])
-        return out, (y[0 if reverse else steps - 1], y[steps])
+        out = (y[:steps] if reverse else y[1:steps + 1]).reshape(-1, y.shape[-1])
+        return out, (y[0 if reverse else steps], y[steps + 1])
 
     def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> Any:
         is_lstm = self.mode == "LSTM"
