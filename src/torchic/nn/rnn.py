@@ -331,6 +331,8 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
+        """The parameters of each layer-direction, in PyTorch's order (w_ih, w_hh, b_ih,
+        b_hh, w_hr)."""
         return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     def _layer_weights(self, layer, direction):
