@@ -94,23 +94,28 @@ class _LSTMRecurrence(Function):
     beside them (forward: [h0, h_1 .. h_T]; reverse: [h_0 .. h_{T-1}, h0]), then c at the
     end of the sequence.
 
-    Forward and backward are loops of raw ops (one product and a few elementwise ops per
-    step each way) writing into buffers the node owns, so a step costs no autograd node and
-    no copies; the backward forms the weight gradient as ONE product over all T * N rows
-    (dW_hh = dgates^T @ [previous h]) instead of T small ones each added into dW_hh. Its
-    backward is not itself differentiable (double backward raises)."""
+    Forward and backward are loops of raw ops writing into contiguous rows of buffers the
+    node owns (ops.py's contract: outs contiguous), so a step costs no autograd node, stack
+    or cat: 8 ops a step forward, 9 backward. The backward computes the activations'
+    derivatives for all steps at once before its loop, keeps the gate gradients gate-major
+    (T, 4, N, H) so one op writes three gates of a step, and forms the weight gradient as ONE
+    product over all T * N rows (dW_hh = dgates^T @ [previous h]) instead of T small ones
+    each added into dW_hh. Its backward is not itself differentiable (double backward
+    raises)."""
 
     def forward(self, xp, h0, c0, w_hh, reverse=False):
         steps, n, hs = xp.shape[0], h0.shape[0], h0.shape[1]
         code = xp._dtype
         xp = raw.contiguous(xp)
         ys = raw.new_tensor((steps + 2, n, hs), code)       # hidden states, then c_T
-        acts = raw.new_tensor((steps, n, 4 * hs), code)     # i, f, g, o after activation
-        cells = raw.new_tensor((steps, n, hs), code)
+        acts = raw.new_tensor((steps, n, 4 * hs), code)     # sigmoid of every gate
+        gs = raw.new_tensor((steps, n, hs), code)           # tanh of the cell gate
+        cells = raw.new_tensor((steps + 1, n, hs), code)    # c, the initial one beside them
         tanhs = raw.new_tensor((steps, n, hs), code)
         init = steps if reverse else 0
         raw.copy_into(_row(ys, init), h0)
-        h, c = _row(ys, init), c0
+        raw.copy_into(_row(cells, init), c0)
+        h, c = _row(ys, init), _row(cells, init)
         # w_hh^T laid out once: the product per step reads it row-major (a measured 1.5x
         # over reading w_hh through swapped strides at (32, 256) @ (256, 1024))
         w_t = raw.contiguous(as_strided(w_hh, w_hh._offset, (hs, 4 * hs),
@@ -118,12 +123,12 @@ class _LSTMRecurrence(Function):
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         for t in order:
             gates = raw.binary("add", _row(xp, t), raw.matmul(h, w_t))
-            a = _row(acts, t)
+            a, g = _row(acts, t), _row(gs, t)
             _into("sigmoid", a, gates)
-            _into("tanh", _gate(a, 2, hs), _gate(gates, 2, hs))
-            c_t = _row(cells, t)
+            _into("tanh", g, _gate(gates, 2, hs))
+            c_t = _row(cells, t if reverse else t + 1)
             _into("add", c_t, raw.binary("mul", _gate(a, 1, hs), c),
-                  raw.binary("mul", _gate(a, 0, hs), _gate(a, 2, hs)))
+                  raw.binary("mul", _gate(a, 0, hs), g))
             tc = _row(tanhs, t)
             _into("tanh", tc, c_t)
             h = _row(ys, t if reverse else t + 1)
@@ -133,56 +138,63 @@ class _LSTMRecurrence(Function):
         self.reverse = reverse
         self.save(h0, c0, w_hh)
         if self.needs_grad:
-            self.keep = (ys, acts, cells, tanhs)
+            self.keep = (ys, acts, gs, cells, tanhs)
         return ys
 
     def backward(self, grad):
         if is_grad_enabled():
             raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
         h0, c0, w_hh = self.saved
-        ys, acts, cells, tanhs = self.keep
+        ys, acts, gs, cells, tanhs = self.keep
         del self.keep
         steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
         code = acts._dtype
+        reverse = self.reverse
         grad = raw.contiguous(grad)
         one = raw.full((1,), 1.0, code)
-        dgates = raw.new_tensor((steps, n, 4 * hs), code)
-        d = raw.new_tensor((n, 4 * hs), code)
-        # the activations' derivatives for every step at once: s (1 - s) for the sigmoid
-        # gates, 1 - g^2 for the tanh gate, 1 - tanh(c)^2
+        rows = steps * n
+
+        def gate_of_all(t, k):     # gate k of every step: (T * N, H), strided
+            return as_strided(t, t._offset + k * hs, (rows, hs), (4 * hs, 1))
+
+        # every step's d(gate pre-activation) / d(c) factors, gate-major (4, T, N, H):
+        # i: g s_i (1 - s_i), f: c_prev s_f (1 - s_f), g: s_i (1 - g^2), o: tanh(c) s_o (1 - s_o)
         facs = raw.binary("mul", acts, raw.binary("sub", one, acts))
-        g_all = as_strided(acts, acts._offset + 2 * hs, (steps * n, hs), (4 * hs, 1))
-        _into("sub", as_strided(facs, 2 * hs, (steps * n, hs), (4 * hs, 1)),
-              one.expand(steps * n, hs), raw.binary("mul", g_all, g_all))
+        p = raw.new_tensor((4, rows, hs), code)
+        prev_c = _row_range(cells, 1 if reverse else 0, steps).reshape(rows, hs)
+        g_all = gs.reshape(rows, hs)
+        _into("mul", _row(p, 0), g_all, gate_of_all(facs, 0))
+        _into("mul", _row(p, 1), prev_c, gate_of_all(facs, 1))
+        _into("mul", _row(p, 2), gate_of_all(acts, 0),
+              raw.binary("sub", one, raw.binary("mul", g_all, g_all)))
+        _into("mul", _row(p, 3), tanhs.reshape(rows, hs), gate_of_all(facs, 3))
         dtanhs = raw.binary("sub", one, raw.binary("mul", tanhs, tanhs))
-        reverse = self.reverse
+        dgm = raw.new_tensor((4, n, hs), code)             # one step's gate gradients
+        dxp = raw.new_tensor((steps, n, 4 * hs), code)     # all of them, (T, N, 4H)
         order = range(steps) if reverse else range(steps - 1, -1, -1)
         dh_next, dc_next = None, _row(grad, steps + 1)
         for t in order:
-            a, tc = _row(acts, t), _row(tanhs, t)
-            i, f, g, o = (_gate(a, k, hs) for k in range(4))
+            a = _row(acts, t)
             g_t = _row(grad, t if reverse else t + 1)
             dh = g_t if dh_next is None else raw.binary("add", g_t, dh_next)
-            dc = raw.binary("add", raw.binary("mul", raw.binary("mul", dh, o),
+            dc = raw.binary("add", raw.binary("mul", raw.binary("mul", dh, _gate(a, 3, hs)),
                                               _row(dtanhs, t)), dc_next)
-            prev_c = c0 if t == (steps - 1 if reverse else 0) else \
-                _row(cells, t + 1 if reverse else t - 1)
-            _into("mul", _gate(d, 0, hs), dc, g)
-            _into("mul", _gate(d, 1, hs), dc, prev_c)
-            _into("mul", _gate(d, 2, hs), dc, i)
-            _into("mul", _gate(d, 3, hs), dh, tc)
-            dg = _row(dgates, t)
-            _into("mul", dg, d, _row(facs, t))
-            dc_next = raw.binary("mul", dc, f)
-            dh_next = raw.matmul(dg, w_hh)
+            p_t = as_strided(p, t * n * hs, (4, n, hs), (rows * hs, hs, 1))
+            _into("mul", _row_range(dgm, 0, 3), dc.expand(3, n, hs), _row_range(p_t, 0, 3))
+            _into("mul", _row(dgm, 3), dh, _row(p_t, 3))
+            dx = _row(dxp, t)                              # (N, 4H) <- (4, N, H)
+            raw.copy_into(as_strided(dx, dx._offset, (n, 4, hs), (4 * hs, hs, 1)),
+                          as_strided(dgm, 0, (n, 4, hs), (hs, n * hs, 1)))
+            dc_next = raw.binary("mul", dc, _gate(a, 1, hs))
+            dh_next = raw.matmul(dx, w_hh)
         init = steps if reverse else 0
         dh0 = raw.binary("add", dh_next, _row(grad, init))
         dw = None
         if self.needs_grad[3]:
             prev = _row_range(ys, 1 if reverse else 0, steps)       # h_{t-1} of every step t
-            dw = raw.matmul(dgates.reshape(steps * n, 4 * hs), prev.reshape(steps * n, hs),
+            dw = raw.matmul(dxp.reshape(rows, 4 * hs), prev.reshape(rows, hs),
                             transpose_a=True)
-        return dgates, dh0, dc_next, dw
+        return dxp, dh0, dc_next, dw
 
 
 _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
