@@ -20,7 +20,8 @@ from .layers import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten,
 from .module import Module, ModuleDict, ModuleList, Sequential
 from .parameter import Parameter
 # recurrent layers and attention
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .rnn import GRU, LSTM, RNN, RNNBase
+from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .attention import MultiheadAttention, multi_head_attention_forward
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)

@@ -1,4 +1,4 @@
-"""The recurrent layers: RNN (tanh / relu), LSTM (with proj_size), GRU and their cells.
+"""The recurrent layers: RNN (tanh / relu), LSTM (with proj_size), GRU (rnn_cells.py: their cells).
 
 PyTorch's constructors, parameter names (weight_ih_l0, weight_hh_l0_reverse, bias_ih_l1,
 weight_hr_l0 ...), shapes, gate order (LSTM: input, forget, cell, output; GRU: reset, update,
@@ -16,18 +16,16 @@ import numbers
 import warnings
 from typing import Any
 
-from .. import api as _ops, creation, raw
-from ..autograd import Function
-from ..functions.common import as_strided
-from ..grad_mode import is_grad_enabled
+from .. import api as _ops, creation
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .lstm_recurrence import LSTMRecurrence
 from .module import Module
 from .parameter import Parameter
 from .utils.rnn import PackedSequence
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -64,137 +62,6 @@ def _tanh_step(xp, h, w_hh, b_hh, w_hr):
 def _relu_step(xp, h, w_hh, b_hh, w_hr):
     h = _ops.relu(xp + F.linear(h, w_hh, b_hh))
     return h, h
-
-
-def _row_range(t, first, count):
-    """Rows first..first+count of a contiguous tensor's dim 0, as a view (no op)."""
-    inner = t._strides[0]
-    return as_strided(t, t._offset + first * inner, (count,) + t.shape[1:], t._strides)
-
-
-def _row(t, i):
-    """Row i of a contiguous tensor's dim 0 (its trailing dims), as a view."""
-    return as_strided(t, t._offset + i * t._strides[0], t.shape[1:], t._strides[1:])
-
-
-def _gate(t, k, hs):
-    """Gate block k ((N, H) columns k*H..(k+1)*H) of a contiguous (N, 4H) tensor, a view."""
-    return as_strided(t, t._offset + k * hs, (t.shape[0], hs), (t._strides[0], 1))
-
-
-def _into(op, out, *inputs):
-    """op of same-shaped inputs written into `out` (a view of a buffer this node owns)."""
-    return raw.run(op, out, tuple(raw.view_of(x) for x in inputs))
-
-
-class _LSTMRecurrence(Function):
-    """The recurrent part of one LSTM layer-direction over a full (unpacked) sequence, as one
-    autograd node: xp (T, N, 4H) (the input projection, both biases in), h0 / c0 (N, H),
-    w_hh (4H, H) -> Y (T + 2, N, H): the hidden states in time order with the initial one
-    beside them (forward: [h0, h_1 .. h_T]; reverse: [h_0 .. h_{T-1}, h0]), then c at the
-    end of the sequence.
-
-    Forward and backward are loops of raw ops writing into contiguous rows of buffers the
-    node owns (ops.py's contract: outs contiguous), so a step costs no autograd node, stack
-    or cat: 8 ops a step forward, 9 backward. The backward computes the activations'
-    derivatives for all steps at once before its loop, keeps the gate gradients gate-major
-    (T, 4, N, H) so one op writes three gates of a step, and forms the weight gradient as ONE
-    product over all T * N rows (dW_hh = dgates^T @ [previous h]) instead of T small ones
-    each added into dW_hh. Its backward is not itself differentiable (double backward
-    raises)."""
-
-    def forward(self, xp, h0, c0, w_hh, reverse=False):
-        steps, n, hs = xp.shape[0], h0.shape[0], h0.shape[1]
-        code = xp._dtype
-        xp = raw.contiguous(xp)
-        ys = raw.new_tensor((steps + 2, n, hs), code)       # hidden states, then c_T
-        acts = raw.new_tensor((steps, n, 4 * hs), code)     # sigmoid of every gate
-        gs = raw.new_tensor((steps, n, hs), code)           # tanh of the cell gate
-        cells = raw.new_tensor((steps + 1, n, hs), code)    # c, the initial one beside them
-        tanhs = raw.new_tensor((steps, n, hs), code)
-        init = steps if reverse else 0
-        raw.copy_into(_row(ys, init), h0)
-        raw.copy_into(_row(cells, init), c0)
-        h, c = _row(ys, init), _row(cells, init)
-        # w_hh^T laid out once: the product per step reads it row-major (a measured 1.5x
-        # over reading w_hh through swapped strides at (32, 256) @ (256, 1024))
-        w_t = raw.contiguous(as_strided(w_hh, w_hh._offset, (hs, 4 * hs),
-                                        (w_hh._strides[1], w_hh._strides[0])))
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        for t in order:
-            gates = raw.binary("add", _row(xp, t), raw.matmul(h, w_t))
-            a, g = _row(acts, t), _row(gs, t)
-            _into("sigmoid", a, gates)
-            _into("tanh", g, _gate(gates, 2, hs))
-            c_t = _row(cells, t if reverse else t + 1)
-            _into("add", c_t, raw.binary("mul", _gate(a, 1, hs), c),
-                  raw.binary("mul", _gate(a, 0, hs), g))
-            tc = _row(tanhs, t)
-            _into("tanh", tc, c_t)
-            h = _row(ys, t if reverse else t + 1)
-            _into("mul", h, _gate(a, 3, hs), tc)
-            c = c_t
-        raw.copy_into(_row(ys, steps + 1), c)
-        self.reverse = reverse
-        self.save(h0, c0, w_hh)
-        if self.needs_grad:
-            self.keep = (ys, acts, gs, cells, tanhs)
-        return ys
-
-    def backward(self, grad):
-        if is_grad_enabled():
-            raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
-        h0, c0, w_hh = self.saved
-        ys, acts, gs, cells, tanhs = self.keep
-        del self.keep
-        steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
-        code = acts._dtype
-        reverse = self.reverse
-        grad = raw.contiguous(grad)
-        one = raw.full((1,), 1.0, code)
-        rows = steps * n
-
-        def gate_of_all(t, k):     # gate k of every step: (T * N, H), strided
-            return as_strided(t, t._offset + k * hs, (rows, hs), (4 * hs, 1))
-
-        # every step's d(gate pre-activation) / d(c) factors, gate-major (4, T, N, H):
-        # i: g s_i (1 - s_i), f: c_prev s_f (1 - s_f), g: s_i (1 - g^2), o: tanh(c) s_o (1 - s_o)
-        facs = raw.binary("mul", acts, raw.binary("sub", one, acts))
-        p = raw.new_tensor((4, rows, hs), code)
-        prev_c = _row_range(cells, 1 if reverse else 0, steps).reshape(rows, hs)
-        g_all = gs.reshape(rows, hs)
-        _into("mul", _row(p, 0), g_all, gate_of_all(facs, 0))
-        _into("mul", _row(p, 1), prev_c, gate_of_all(facs, 1))
-        _into("mul", _row(p, 2), gate_of_all(acts, 0),
-              raw.binary("sub", one, raw.binary("mul", g_all, g_all)))
-        _into("mul", _row(p, 3), tanhs.reshape(rows, hs), gate_of_all(facs, 3))
-        dtanhs = raw.binary("sub", one, raw.binary("mul", tanhs, tanhs))
-        dgm = raw.new_tensor((4, n, hs), code)             # one step's gate gradients
-        dxp = raw.new_tensor((steps, n, 4 * hs), code)     # all of them, (T, N, 4H)
-        order = range(steps) if reverse else range(steps - 1, -1, -1)
-        dh_next, dc_next = None, _row(grad, steps + 1)
-        for t in order:
-            a = _row(acts, t)
-            g_t = _row(grad, t if reverse else t + 1)
-            dh = g_t if dh_next is None else raw.binary("add", g_t, dh_next)
-            dc = raw.binary("add", raw.binary("mul", raw.binary("mul", dh, _gate(a, 3, hs)),
-                                              _row(dtanhs, t)), dc_next)
-            p_t = as_strided(p, t * n * hs, (4, n, hs), (rows * hs, hs, 1))
-            _into("mul", _row_range(dgm, 0, 3), dc.expand(3, n, hs), _row_range(p_t, 0, 3))
-            _into("mul", _row(dgm, 3), dh, _row(p_t, 3))
-            dx = _row(dxp, t)                              # (N, 4H) <- (4, N, H)
-            raw.copy_into(as_strided(dx, dx._offset, (n, 4, hs), (4 * hs, hs, 1)),
-                          as_strided(dgm, 0, (n, 4, hs), (hs, n * hs, 1)))
-            dc_next = raw.binary("mul", dc, _gate(a, 1, hs))
-            dh_next = raw.matmul(dx, w_hh)
-        init = steps if reverse else 0
-        dh0 = raw.binary("add", dh_next, _row(grad, init))
-        dw = None
-        if self.needs_grad[3]:
-            prev = _row_range(ys, 1 if reverse else 0, steps)       # h_{t-1} of every step t
-            dw = raw.matmul(dxp.reshape(rows, 4 * hs), prev.reshape(rows, hs),
-                            transpose_a=True)
-        return dxp, dh0, dc_next, dw
 
 
 _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
@@ -381,7 +248,7 @@ class RNNBase(Module):
         w_hh, b_hh, _ = rest
         bias = b_ih if b_hh is None else (b_hh if b_ih is None else b_ih + b_hh)
         xp = F.linear(x, w_ih, bias)
-        y = _LSTMRecurrence.apply(xp.reshape(steps, -1, xp.shape[-1]), state0[0], state0[1],
+        y = LSTMRecurrence.apply(xp.reshape(steps, -1, xp.shape[-1]), state0[0], state0[1],
                                   w_hh, reverse=reverse)
         out = (y[:steps] if reverse else y[1:steps + 1]).reshape(-1, y.shape[-1])
         return out, (y[0 if reverse else steps], y[steps + 1])
@@ -562,132 +429,3 @@ class GRU(RNNBase):
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
-
-
-# -- cells ------------------------------------------------------------------------------------
-
-
-class RNNCellBase(Module):
-    """The parameters of one recurrent step: weight_ih (G, input_size), weight_hh
-    (G, hidden_size), bias_ih / bias_hh (G,), all ~ U(-1/sqrt(hidden), 1/sqrt(hidden))."""
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__()
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.bias = bias
-        self.weight_ih = Parameter(creation.empty(num_chunks * hidden_size, input_size,
-                                                  dtype=dtype))
-        self.weight_hh = Parameter(creation.empty(num_chunks * hidden_size, hidden_size,
-                                                  dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(creation.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(creation.empty(num_chunks * hidden_size, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Draw every parameter again from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
-
-    def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        nonlinearity = getattr(self, "nonlinearity", "tanh")
-        if nonlinearity != "tanh":
-            s += f", nonlinearity={nonlinearity}"
-        return s
-
-    def _prepare(self, input, hx, count):
-        """(batched input, the states (count of them, zeros when hx is None), unbatched)."""
-        name = type(self).__name__
-        if input.ndim not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
-                               f"expected {self.input_size}")
-        unbatched = input.ndim == 1
-        if unbatched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            z = creation.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
-            states = [z] * count
-        else:
-            states = list(hx) if count == 2 else [hx]
-            if len(states) != count:
-                raise RuntimeError(f"{name} expects hx as a tuple (h_0, c_0)")
-            for s in states:
-                want = 1 if unbatched else 2
-                if s.ndim != want:
-                    raise RuntimeError(f"{name}: Expected hidden to be {want}D, got {s.ndim}D "
-                                       f"instead")
-            states = [s.unsqueeze(0) if unbatched else s for s in states]
-            for s in states:
-                if tuple(s.shape) != (input.shape[0], self.hidden_size):
-                    raise RuntimeError(f"hidden has inconsistent shape: got {list(s.shape)} "
-                                       f"expected {[input.shape[0], self.hidden_size]}")
-        return input, states, unbatched
-
-
-class RNNCell(RNNCellBase):
-    """One Elman RNN step: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu).
-
-    Shape: input (N, input_size) or (input_size,); hx likewise with hidden_size (zeros when
-    omitted). Returns h' of hx's shape.
-    """
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
-        self.nonlinearity = nonlinearity
-
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        input, (h,), unbatched = self._prepare(input, hx, 1)
-        step = _tanh_step if self.nonlinearity == "tanh" else _relu_step
-        h, _ = step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh,
-                    self.bias_hh, None)
-        return h.squeeze(0) if unbatched else h
-
-
-class LSTMCell(RNNCellBase):
-    """One LSTM step (gates i, f, g, o as nn.LSTM). Returns (h', c').
-
-    Shape: input (N, input_size) or (input_size,); hx = (h, c) likewise with hidden_size
-    (zeros when omitted).
-    """
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
-
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, Tensor]:
-        input, (h, c), unbatched = self._prepare(input, hx, 2)
-        _, (h, c) = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), (h, c),
-                               self.weight_hh, self.bias_hh, None)
-        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
-
-
-class GRUCell(RNNCellBase):
-    """One GRU step (gates r, z, n as nn.GRU). Returns h'.
-
-    Shape: input (N, input_size) or (input_size,); hx likewise with hidden_size.
-    """
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
-
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        input, (h,), unbatched = self._prepare(input, hx, 1)
-        h, _ = _gru_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh,
-                         self.bias_hh, None)
-        return h.squeeze(0) if unbatched else h
