@@ -86,17 +86,15 @@ class LSTMRecurrence(Function):
             c = c_t
         raw.copy_into(_row(ys, steps + 1), c)
         self.reverse = reverse
-        self.save(h0, c0, w_hh)
-        if self.needs_grad:
-            self.keep = (ys, acts, gs, cells, tanhs)
+        # (the buffers are saved tensors: freed with the graph, kept by retain_graph=True,
+        # and an in-place change of the output is caught at backward)
+        self.save(h0, c0, w_hh, ys, acts, gs, cells, tanhs)
         return ys
 
     def backward(self, grad):
         if is_grad_enabled():
             raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
-        h0, c0, w_hh = self.saved
-        ys, acts, gs, cells, tanhs = self.keep
-        del self.keep
+        h0, c0, w_hh, ys, acts, gs, cells, tanhs = self.saved
         steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
         code = acts._dtype
         reverse = self.reverse
