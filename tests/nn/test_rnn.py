@@ -197,3 +197,14 @@ def test_dropout_between_layers(backend):
     assert not np.allclose(a, b)             # fresh masks each call in training mode
     m.eval()
     np.testing.assert_array_equal(m(x)[0].detach().numpy(), m(x)[0].detach().numpy())
+
+
+def test_lstm_retain_graph(backend):
+    tm, m = pair("LSTM", 3, 4)
+    x = torch.randn(5, 2, 3)
+    o, _ = tm(x)
+    oi, _ = m(tt(x))
+    for _ in range(2):          # the second backward adds the same gradients again
+        o.sum().backward(retain_graph=True)
+        oi.sum().backward(retain_graph=True)
+    close(m.weight_hh_l0.grad, tm.weight_hh_l0.grad, "weight_hh_l0.grad after two backwards")
