@@ -28,6 +28,7 @@ MODULES = {
     "torch.nn.functional": "torchic.nn.functional",
     "torch.nn.init": "torchic.nn.init",
     "torch.nn.utils": "torchic.nn.utils",
+    "torch.nn.utils.rnn": "torchic.nn.utils.rnn",     # recurrent layers (issue 42)
     "torch.optim": "torchic.optim",
     "torch.optim.lr_scheduler": "torchic.optim.lr_scheduler",
     "torch.utils": "torchic.utils",

@@ -43,7 +43,9 @@ MAKEMORE_MODELS = ("bigram", "mlp", "rnn", "gru", "bow", "transformer")
 PROGRAMS = [("bigram_counts", {}), ("bigram_nn", {}), ("mlp", {}), ("batchnorm_stats", {}),
             ("backprop_ninja", {}), ("wavenet", {})] + \
            [(f"makemore[{m}]", {"model_type": m}) for m in MAKEMORE_MODELS] + \
-           [("gpt", {}), ("chargpt", {}), ("nanogpt_resume", {})]
+           [("gpt", {}), ("chargpt", {}), ("nanogpt_resume", {})] + \
+           [("lstm_tagger", {})] + \
+           [(f"word_lm[{m}]", {"model": m}) for m in ("LSTM", "GRU", "Transformer")]  # issue 42
 
 _count = itertools.count()
 

@@ -39,7 +39,7 @@ import statistics
 
 import numpy as np
 
-from . import gpt, suites
+from . import gpt, lstm, suites
 
 OPS = ("matmul", "add", "mul", "exp", "tanh", "copy", "sum", "softmax", "cross_entropy")
 
@@ -133,6 +133,9 @@ class Impl:
 
     def gpt_step(self, cfg, compiled=False):
         raise NotSupported("train gpt")
+
+    def lstm_step(self, cfg):           # the LSTM language model (bench/lstm.py)
+        raise NotSupported("train lstm")
 
     def gpt_size_check(self, cfg):
         if cfg == gpt.FULL and not self.gpu:
@@ -337,6 +340,10 @@ class TorchicImpl(Impl):
         params = [tc.tensor(w, requires_grad=True) for w in data["weights"]]
         return transformer_step(tc, params, cfg, data["X"], data["Y"],
                                 np.random.default_rng(data["seed"]), tc.tensor)
+
+    def lstm_step(self, cfg):           # the LSTM language model (bench/lstm.py)
+        import torchic as tc
+        return lstm.training_step(tc, cfg)
 
     def gpt_step(self, cfg, compiled=False):
         import torchic as tc
@@ -603,6 +610,10 @@ class TorchImpl(Impl):
             with torch.enable_grad():
                 return step()
         return step_with_grad
+
+    def lstm_step(self, cfg):           # the LSTM language model (bench/lstm.py)
+        import torch
+        return lstm.training_step(torch, cfg, None if self.device == "cpu" else self.device)
 
     def gpt_step(self, cfg, compiled=False):
         import torch

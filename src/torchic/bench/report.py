@@ -20,6 +20,8 @@ SUITE_TITLES = {
     # issue 42 (bench/conv.py)
     "conv": "conv: LeNet training step (b64 28x28, SGD, incl. loss.item()) and a ResNet-shaped "
             "conv2d forward + backward",
+    "lstm": "lstm: character LSTM LM step (embedding, 2-layer LSTM, linear head, cross "
+            "entropy, Adam; incl. loss.item())",
 }
 
 UNIT_NOTES = {

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import conv, gpt
+from . import conv, gpt, lstm
 
 SEED = 1234
 
@@ -528,6 +528,16 @@ def _memory_run(cfg, steps, warm, impl, budget):
     }
 
 
+# -- lstm: the LSTM language model (issue 42) ----------------------------------------------------
+def lstm_suite(ctx):
+    """One Adam step of bench/lstm.py's character LSTM LM (2 layers, hidden 256, T 64, b 32),
+    torchic beside PyTorch CPU at the same thread counts."""
+    cfg = lstm.QUICK if ctx["quick"] else lstm.CFG
+    return [Case("lstm", "lstm_lm", lstm.label(cfg), dict(cfg), "ms/step", 1,
+                 lambda impl, cfg=cfg: impl.lstm_step(cfg), lambda cfg=cfg: lstm.first_loss(cfg),
+                 rtol=1e-4, atol=1e-5)]
+
+
 SUITES = {
     "matmul": matmul_suite,
     "elementwise": elementwise_suite,
@@ -538,4 +548,5 @@ SUITES = {
     "memory": memory_suite,
     # issue 42: LeNet training step and a ResNet-shaped conv2d (bench/conv.py)
     "conv": lambda ctx: conv.conv_suite(ctx, Case),
+    "lstm": lstm_suite,
 }

@@ -27,6 +27,16 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, A
                       PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
                       ReplicationPad2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
                       ZeroPad1d, ZeroPad2d)
+# recurrent layers and attention
+from .rnn import GRU, LSTM, RNN, RNNBase
+from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
+from .attention import MultiheadAttention, multi_head_attention_forward
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
+
+# F.multi_head_attention_forward lives in attention.py (which builds on functional.py: importing
+# it from there would be a cycle); it joins nn.functional here, where both are loaded
+functional.multi_head_attention_forward = multi_head_attention_forward
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
            "Linear", "Embedding", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
@@ -39,4 +49,8 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Ide
            "ConstantPad2d", "MaxPool1d", "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "PixelShuffle",
            "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
            "ReplicationPad2d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
-           "ZeroPad1d", "ZeroPad2d"]
+           "ZeroPad1d", "ZeroPad2d",
+           # recurrent layers and attention
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+           "TransformerEncoderLayer", "TransformerDecoderLayer"]

@@ -352,7 +352,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     """softmax(query @ key^T * scale) @ value over (..., L, E) query, (..., S, E) key and
     (..., S, Ev) value; scale defaults to 1 / sqrt(E). is_causal keeps key j for query i
     where j <= i (PyTorch's top-left causal mask), with one fused masked softmax kernel.
-    dropout_p drops attention weights (always, as PyTorch's function does).
+    dropout_p drops attention weights (always, as PyTorch's function does). enable_gqa lets
+    key / value have fewer heads (dim -3) than query, each serving a group of query heads.
 
     attn_mask (broadcast to the (..., L, S) scores), PyTorch's: a bool mask keeps the keys
     where it is True (the others -inf before the softmax), a float mask is added to the
@@ -361,8 +362,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if attn_mask is not None and is_causal:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
-    if enable_gqa:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = _gqa_expand(query, key), _gqa_expand(query, value)
     e = query.shape[-1]
     att = _ops.matmul(query, key.transpose(-2, -1)) * (e ** -0.5 if scale is None else scale)
     if attn_mask is not None:
@@ -372,6 +373,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if dropout_p > 0.0:
         att = dropout(att, dropout_p)
     return _ops.matmul(att, value)
+
+
+def _gqa_expand(query, kv):
+    """Grouped-query attention: each of kv's Hk heads serves Hq / Hk query heads in turn
+    (PyTorch's repeat_interleave over dim -3)."""
+    hq, hk = query.shape[-3], kv.shape[-3]
+    if hk == 0 or hq % hk:
+        raise RuntimeError(f"scaled_dot_product_attention: number of heads in key/value "
+                           f"({hk}) must divide number of heads in query ({hq})")
+    lead = tuple(kv.shape[:-3])
+    return kv.unsqueeze(-3).expand(*lead, hk, hq // hk, *kv.shape[-2:]).reshape(
+        *lead, hq, *kv.shape[-2:])
 
 
 def _maybe_inplace(input, out, inplace):
