@@ -22,6 +22,7 @@ from .random_fills import exponential_, normal_, random_, uniform_
 from .devices import check_device
 from .dtypes import dtype_code
 from .functions import Clone
+from .promotion import SCALAR_TYPE_NAMES, can_cast_code
 from .tensor import Tensor
 
 
@@ -35,12 +36,35 @@ def _reflected(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 
 def _inplace(op: str) -> Callable[..., Tensor]:
-    def method(self: Tensor, other: Tensor | float) -> Tensor:
+    def method(self: Tensor, other: Tensor | float, **kwargs: Any) -> Tensor:
+        if kwargs:      # add_ / sub_'s alpha, div_'s rounding_mode
+            return _write_result(self, getattr(api, op)(self, other, **kwargs))
         return api.inplace_binary(op, self, other)
     method.__name__ = f"{op}_"
     method.__doc__ = (f"In-place `{op}`: writes `self {op} other` into `self` and returns "
                       f"`self`.\n\nArgs:\n    other (Tensor or number): the second operand, "
                       f"broadcast to `self`'s shape.")
+    return method
+
+
+def _write_result(self: Tensor, result: Tensor) -> Tensor:
+    """An in-place op's end: `result` (computed out of place) written into `self`, refused
+    as PyTorch refuses it where self's dtype cannot hold it or its shape is not self's."""
+    if not can_cast_code(result._dtype, self._dtype):
+        raise RuntimeError(f"result type {SCALAR_TYPE_NAMES[result._dtype]} can't be cast to "
+                           f"the desired output type {SCALAR_TYPE_NAMES[self._dtype]}")
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)}")
+    return api.copy_(self, result)
+
+
+def _inplace_of(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """`x.<op>_(...)`: `fn(x, ...)` written into x (_write_result)."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return _write_result(self, fn(self, *args, **kwargs))
+    method.__name__ = f"{fn.__name__}_"
+    method.__doc__ = f"In-place `{fn.__name__}`: writes `{fn.__name__}(self, ...)` into `self` and returns `self`."
     return method
 
 
@@ -317,6 +341,16 @@ def _init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """`torch.Tensor(data)` / `torch.Tensor(2, 3)`: made by `__new__`."""
 
 
+# elementwise math: methods, and those of them with an in-place x.<op>_()
+_MATH_INPLACE = (
+    "ceil", "fix", "floor", "floor_divide", "fmod", "frac", "remainder", "round", "sgn",
+    "sign", "true_divide", "trunc", "acosh", "addcdiv", "addcmul", "asinh", "atanh",
+    "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
+    "float_power", "heaviside", "hypot", "ldexp", "lerp", "log1p", "logit", "nan_to_num",
+    "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy")
+_MATH = _MATH_INPLACE + ("positive", "signbit", "fmax", "fmin", "isneginf", "isposinf",
+                         "isreal", "logaddexp", "logaddexp2")
+
 METHODS = {
     # arithmetic and comparisons
     "__add__": api.add, "__sub__": api.sub, "__mul__": api.mul, "__truediv__": api.div,
@@ -382,6 +416,13 @@ METHODS = {
     "logical_and": api.logical_and, "logical_or": api.logical_or,
     "logical_xor": api.logical_xor, "logical_not": api.logical_not,
     "isnan": api.isnan, "isinf": api.isinf, "isfinite": api.isfinite, "isin": api.isin,
+    # elementwise math (api/rounding.py, api/math_ops.py): the functions and their x.<op>_()
+    **{name: getattr(api, name) for name in _MATH},
+    **{f"{name}_": _inplace_of(getattr(api, name)) for name in _MATH_INPLACE},
+    "__mod__": api.remainder, "__rmod__": _reflected(api.remainder),
+    "__floordiv__": api.floor_divide, "__rfloordiv__": _reflected(api.floor_divide),
+    "__rdiv__": _reflected(api.div), "__div__": api.div,
+    "__imod__": _inplace_of(api.remainder), "__ifloordiv__": _inplace_of(api.floor_divide),
 }
 
 for _name, _method in METHODS.items():

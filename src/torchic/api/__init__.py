@@ -22,6 +22,15 @@ from .indexing import getitem
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
+# elementwise math (rounding.py, math_ops.py)
+from .rounding import (ceil, div, fix, floor, floor_divide, fmod, frac, positive, remainder,
+                       round, sgn, sign, signbit, true_divide, trunc)
+from .math_ops import (acosh, addcdiv, addcmul, asinh, atanh, clamp_max, clamp_min, copysign,
+                       cosh, deg2rad, erfc, exp2, expm1, float_power, fmax, fmin, heaviside,
+                       hypot, isneginf, isposinf, isreal, ldexp, lerp, log1p, logaddexp,
+                       logaddexp2, logit, nan_to_num, rad2deg, reciprocal, rsqrt, rsub, sinc,
+                       sinh, square, tan, xlogy)
+
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
 if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
     from .._tensor_methods import *  # noqa: F403
@@ -41,3 +50,11 @@ __all__ = [
     "all", "any", "isclose", "isin", "allclose", "histc", "histogram", "erf",
     "sort", "argsort", "topk", "cumsum", "prod"]
 __all__ += sorted(UNARY_OPS)
+# elementwise math
+__all__ += [
+    "ceil", "fix", "floor", "floor_divide", "fmod", "frac", "positive", "remainder", "round",
+    "sgn", "sign", "signbit", "true_divide", "trunc", "acosh", "addcdiv", "addcmul", "asinh",
+    "atanh", "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
+    "float_power", "fmax", "fmin", "heaviside", "hypot", "isneginf", "isposinf", "isreal",
+    "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "nan_to_num", "rad2deg",
+    "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy"]

@@ -16,5 +16,6 @@ from .elementwise import (UNARY, Abs, Add, Binary, Div, Exp, Log, Maximum, Minim
 from .fused import CausalSoftmax, Dropout, Gelu, LayerNorm
 from .matmul import Linear, MatMul
 from .reduce import CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum
+from .stepwise import Modulo, Pointwise, Stepwise    # (elementwise math: rounding ops)
 from .views import (AsStrided, Cast, Cat, Clone, Contiguous, CopySlices, Expand,
                     GatherRows, IndexView, Permute, Reshape, narrow)
