@@ -346,6 +346,8 @@ pub static OPS: &[OpDef] = &[
     row("div", C::Binary, |p, op| {
         binary_f(p, op, ew::Div, |x, y| x / y)
     }),
+    // elementwise math
+    row("atan2", C::Binary, |p, op| binary_f(p, op, ew::Atan2, f64::atan2)),
     row("pow", C::Binary, |p, op| {
         binary_f(p, op, ew::Pow, f64::powf)
     }),

@@ -41,14 +41,17 @@ def tanh(a: Tensor | builtins.float) -> Tensor:
 class TensorMethods:
     """The methods methods.METHODS binds onto Tensor (its base for checkers)."""
 
-    def __add__(self, b: Tensor | builtins.float) -> Tensor:
+    def __add__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a + b`, elementwise."""
-    def __sub__(self, b: Tensor | builtins.float) -> Tensor:
+    def __sub__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a - b`, elementwise."""
-    def __mul__(self, b: Tensor | builtins.float) -> Tensor:
+    def __mul__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a * b`, elementwise."""
-    def __truediv__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a / b`, elementwise (true division: `x / 0` is inf)."""
+    def __truediv__(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
+        """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
+        or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
+        `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
+        zero raises). Rounded quotients have a zero gradient."""
     def __pow__(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
     def __matmul__(self, b: Tensor) -> Tensor:
@@ -89,21 +92,24 @@ class TensorMethods:
     def __ge__(self, b: Tensor | builtins.float) -> Tensor:
         """`a >= b`, elementwise, as a bool tensor (the operands promoted as
         `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def add(self, b: Tensor | builtins.float) -> Tensor:
+    def add(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a + b`, elementwise."""
-    def sub(self, b: Tensor | builtins.float) -> Tensor:
+    def sub(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a - b`, elementwise."""
-    def mul(self, b: Tensor | builtins.float) -> Tensor:
+    def mul(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a * b`, elementwise."""
-    def div(self, b: Tensor | builtins.float) -> Tensor:
-        """`a / b`, elementwise (true division: `x / 0` is inf)."""
+    def div(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
+        """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
+        or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
+        `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
+        zero raises). Rounded quotients have a zero gradient."""
     def pow(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
     def matmul(self, b: Tensor) -> Tensor:
         """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
-    def maximum(self, b: Tensor | builtins.float) -> Tensor:
+    def maximum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise maximum of `a` and `b` (a tie sends half the gradient to each)."""
-    def minimum(self, b: Tensor | builtins.float) -> Tensor:
+    def minimum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise minimum of `a` and `b` (a tie sends half the gradient to each)."""
     def eq(self, b: Tensor | builtins.float) -> Tensor:
         """`a == b`, elementwise, as a bool tensor (the operands promoted as
@@ -330,21 +336,21 @@ class TensorMethods:
     def type(self, dtype: Any = ..., non_blocking: builtins.bool = ...) -> Any:
         """Tensor.type(): the type's name ("torch.FloatTensor") without an argument; with a
         dtype or a type name ("torch.LongTensor"), this tensor in that dtype."""
-    def __iadd__(self, other: Tensor | builtins.float) -> Tensor:
+    def __iadd__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `add`: writes `self add other` into `self` and returns `self`."""
-    def __isub__(self, other: Tensor | builtins.float) -> Tensor:
+    def __isub__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `sub`: writes `self sub other` into `self` and returns `self`."""
-    def __imul__(self, other: Tensor | builtins.float) -> Tensor:
+    def __imul__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `mul`: writes `self mul other` into `self` and returns `self`."""
-    def __itruediv__(self, other: Tensor | builtins.float) -> Tensor:
+    def __itruediv__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `div`: writes `self div other` into `self` and returns `self`."""
-    def add_(self, other: Tensor | builtins.float) -> Tensor:
+    def add_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `add`: writes `self add other` into `self` and returns `self`."""
-    def sub_(self, other: Tensor | builtins.float) -> Tensor:
+    def sub_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `sub`: writes `self sub other` into `self` and returns `self`."""
-    def mul_(self, other: Tensor | builtins.float) -> Tensor:
+    def mul_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `mul`: writes `self mul other` into `self` and returns `self`."""
-    def div_(self, other: Tensor | builtins.float) -> Tensor:
+    def div_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `div`: writes `self div other` into `self` and returns `self`."""
     def zero_(self) -> Tensor:
         """Fill `self` with zeros, in place; returns `self`."""
@@ -447,3 +453,248 @@ class TensorMethods:
         """True where an element of `elements` is among `test_elements` (compared in their
         promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
         of every pair (elements.numel() x test_elements.numel() work)."""
+    def ceil(self) -> Tensor:
+        """The smallest integer not below `input`, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def fix(self) -> Tensor:
+        """The integer part of `input`, rounded toward zero, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def floor(self) -> Tensor:
+        """The largest integer not above `input`, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def floor_divide(self, other: Tensor | builtins.float) -> Tensor:
+        """`input // other`: `div(input, other, rounding_mode="floor")`."""
+    def fmod(self, other: Tensor | builtins.float) -> Tensor:
+        """The remainder of `input / other` truncated toward zero (C's fmod: the result has `input`'s sign), elementwise."""
+    def frac(self) -> Tensor:
+        """The fractional part `input - trunc(input)`, elementwise (its gradient is 1)."""
+    def remainder(self, other: Tensor | builtins.float) -> Tensor:
+        """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
+    def round(self, *, decimals: builtins.int = ...) -> Tensor:
+        """`input` rounded to the nearest integer, halves to the even one (as PyTorch's
+        `nearbyint`), or to `decimals` decimal places (`round(x * 10**d) / 10**d`; negative
+        `decimals` round to tens, hundreds ...). The gradient is zero."""
+    def sgn(self) -> Tensor:
+        """The sign of `input`: -1, 0 or 1 (0 for NaN), elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def sign(self) -> Tensor:
+        """The sign of `input`: -1, 0 or 1 (0 for NaN), elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def true_divide(self, other: Tensor | builtins.float) -> Tensor:
+        """`input / other`, true division: `div(input, other)`."""
+    def trunc(self) -> Tensor:
+        """The integer part of `input`, rounded toward zero, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def acosh(self) -> Tensor:
+        """The inverse hyperbolic cosine (NaN below 1), elementwise."""
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: builtins.float = ...) -> Tensor:
+        """`input + value * tensor1 / tensor2`, elementwise (integer tensors are refused)."""
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: builtins.float = ...) -> Tensor:
+        """`input + value * tensor1 * tensor2`, elementwise."""
+    def asinh(self) -> Tensor:
+        """The inverse hyperbolic sine, elementwise."""
+    def atanh(self) -> Tensor:
+        """The inverse hyperbolic tangent (+-inf at +-1, NaN past them), elementwise."""
+    def clamp_max(self, max: Tensor | builtins.float) -> Tensor:
+        """`clamp(input, max=max)`."""
+    def clamp_min(self, min: Tensor | builtins.float) -> Tensor:
+        """`clamp(input, min=min)`."""
+    def copysign(self, other: Tensor | builtins.float) -> Tensor:
+        """`|input|` with the sign of `other` (-0.0 counts as negative), elementwise."""
+    def cosh(self) -> Tensor:
+        """The hyperbolic cosine, elementwise."""
+    def deg2rad(self) -> Tensor:
+        """Degrees to radians (`input * pi / 180`), elementwise."""
+    def erfc(self) -> Tensor:
+        """The complementary error function `1 - erf(input)`, elementwise."""
+    def exp2(self) -> Tensor:
+        """`2 ** input`, elementwise (a float result)."""
+    def expm1(self) -> Tensor:
+        """`exp(input) - 1`, accurate for small `input` (Kahan's correction), elementwise."""
+    def float_power(self, exponent: Tensor | builtins.float) -> Tensor:
+        """`input ** exponent` computed in float64, elementwise (a float64 result)."""
+    def heaviside(self, values: Tensor) -> Tensor:
+        """The Heaviside step: 0 where input < 0, `values` where input == 0, 1 where input > 0."""
+    def hypot(self, other: Tensor) -> Tensor:
+        """`sqrt(input**2 + other**2)`, elementwise."""
+    def ldexp(self, other: Tensor) -> Tensor:
+        """`input * 2 ** other`, elementwise (a float result)."""
+    def lerp(self, end: Tensor, weight: Tensor | builtins.float) -> Tensor:
+        """`input + weight * (end - input)`, elementwise (PyTorch's two-sided formula: exact at
+        weight 0 and 1)."""
+    def log1p(self) -> Tensor:
+        """`log(1 + input)`, accurate for small `input` (Kahan's correction), elementwise."""
+    def logit(self, eps: builtins.float | None = ...) -> Tensor:
+        """`log(p / (1 - p))`, elementwise; with `eps`, p is first clamped to [eps, 1 - eps]."""
+    def nan_to_num(self, nan: builtins.float = ..., posinf: builtins.float | None = ..., neginf: builtins.float | None = ...) -> Tensor:
+        """`input` with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (by
+        default the dtype's largest and smallest finite values); integers are returned as they
+        are."""
+    def rad2deg(self) -> Tensor:
+        """Radians to degrees (`input * 180 / pi`), elementwise."""
+    def reciprocal(self) -> Tensor:
+        """`1 / input`, elementwise (a float result)."""
+    def rsqrt(self) -> Tensor:
+        """`1 / sqrt(input)`, elementwise (a float result)."""
+    def sinc(self) -> Tensor:
+        """The normalized sinc, `sin(pi x) / (pi x)` (1 at 0), elementwise."""
+    def sinh(self) -> Tensor:
+        """The hyperbolic sine, elementwise."""
+    def square(self) -> Tensor:
+        """`input * input`, elementwise (integers stay integers)."""
+    def tan(self) -> Tensor:
+        """The tangent (radians), `sin / cos`, elementwise."""
+    def xlogy(self, other: Tensor | builtins.float) -> Tensor:
+        """`input * log(other)`, 0 where input is 0 (unless other is NaN), elementwise."""
+    def acos(self) -> Tensor:
+        """The inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]), elementwise."""
+    def arccos(self) -> Tensor:
+        """The inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]), elementwise."""
+    def arcsin(self) -> Tensor:
+        """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
+    def arctan(self) -> Tensor:
+        """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
+    def arctan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+        """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
+    def asin(self) -> Tensor:
+        """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
+    def atan(self) -> Tensor:
+        """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
+    def atan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+        """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
+    def positive(self) -> Tensor:
+        """`input` itself (`+input`); refused for bool tensors, as PyTorch."""
+    def signbit(self) -> Tensor:
+        """True where the sign bit of `input` is set (negative numbers and -0.0), a bool tensor."""
+    def fmax(self, other: Tensor) -> Tensor:
+        """The elementwise maximum, ignoring NaN (NaN only where both are); the gradient goes to
+        `input` on ties."""
+    def fmin(self, other: Tensor) -> Tensor:
+        """The elementwise minimum, ignoring NaN (NaN only where both are)."""
+    def isneginf(self) -> Tensor:
+        """True where `input` is -inf, a bool tensor."""
+    def isposinf(self) -> Tensor:
+        """True where `input` is +inf, a bool tensor."""
+    def isreal(self) -> Tensor:
+        """True everywhere (torchic has no complex dtypes), a bool tensor."""
+    def logaddexp(self, other: Tensor) -> Tensor:
+        """`log(exp(input) + exp(other))` without overflow, elementwise."""
+    def logaddexp2(self, other: Tensor) -> Tensor:
+        """`log2(2**input + 2**other)` without overflow, elementwise."""
+    def ceil_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `ceil`: writes `ceil(self, ...)` into `self` and returns `self`."""
+    def fix_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `trunc`: writes `trunc(self, ...)` into `self` and returns `self`."""
+    def floor_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `floor`: writes `floor(self, ...)` into `self` and returns `self`."""
+    def floor_divide_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `floor_divide`: writes `floor_divide(self, ...)` into `self` and returns `self`."""
+    def fmod_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `fmod`: writes `fmod(self, ...)` into `self` and returns `self`."""
+    def frac_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `frac`: writes `frac(self, ...)` into `self` and returns `self`."""
+    def remainder_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `remainder`: writes `remainder(self, ...)` into `self` and returns `self`."""
+    def round_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `round`: writes `round(self, ...)` into `self` and returns `self`."""
+    def sgn_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sign`: writes `sign(self, ...)` into `self` and returns `self`."""
+    def sign_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sign`: writes `sign(self, ...)` into `self` and returns `self`."""
+    def true_divide_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `true_divide`: writes `true_divide(self, ...)` into `self` and returns `self`."""
+    def trunc_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `trunc`: writes `trunc(self, ...)` into `self` and returns `self`."""
+    def acosh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `acosh`: writes `acosh(self, ...)` into `self` and returns `self`."""
+    def addcdiv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `addcdiv`: writes `addcdiv(self, ...)` into `self` and returns `self`."""
+    def addcmul_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `addcmul`: writes `addcmul(self, ...)` into `self` and returns `self`."""
+    def asinh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `asinh`: writes `asinh(self, ...)` into `self` and returns `self`."""
+    def atanh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atanh`: writes `atanh(self, ...)` into `self` and returns `self`."""
+    def clamp_max_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `clamp_max`: writes `clamp_max(self, ...)` into `self` and returns `self`."""
+    def clamp_min_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `clamp_min`: writes `clamp_min(self, ...)` into `self` and returns `self`."""
+    def copysign_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `copysign`: writes `copysign(self, ...)` into `self` and returns `self`."""
+    def cosh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `cosh`: writes `cosh(self, ...)` into `self` and returns `self`."""
+    def deg2rad_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `deg2rad`: writes `deg2rad(self, ...)` into `self` and returns `self`."""
+    def erfc_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `erfc`: writes `erfc(self, ...)` into `self` and returns `self`."""
+    def exp2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `exp2`: writes `exp2(self, ...)` into `self` and returns `self`."""
+    def expm1_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `expm1`: writes `expm1(self, ...)` into `self` and returns `self`."""
+    def float_power_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `float_power`: writes `float_power(self, ...)` into `self` and returns `self`."""
+    def heaviside_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `heaviside`: writes `heaviside(self, ...)` into `self` and returns `self`."""
+    def hypot_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `hypot`: writes `hypot(self, ...)` into `self` and returns `self`."""
+    def ldexp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `ldexp`: writes `ldexp(self, ...)` into `self` and returns `self`."""
+    def lerp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `lerp`: writes `lerp(self, ...)` into `self` and returns `self`."""
+    def log1p_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log1p`: writes `log1p(self, ...)` into `self` and returns `self`."""
+    def logit_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `logit`: writes `logit(self, ...)` into `self` and returns `self`."""
+    def nan_to_num_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `nan_to_num`: writes `nan_to_num(self, ...)` into `self` and returns `self`."""
+    def rad2deg_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `rad2deg`: writes `rad2deg(self, ...)` into `self` and returns `self`."""
+    def reciprocal_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `reciprocal`: writes `reciprocal(self, ...)` into `self` and returns `self`."""
+    def rsqrt_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `rsqrt`: writes `rsqrt(self, ...)` into `self` and returns `self`."""
+    def sinc_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sinc`: writes `sinc(self, ...)` into `self` and returns `self`."""
+    def sinh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sinh`: writes `sinh(self, ...)` into `self` and returns `self`."""
+    def square_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `square`: writes `square(self, ...)` into `self` and returns `self`."""
+    def tan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `tan`: writes `tan(self, ...)` into `self` and returns `self`."""
+    def xlogy_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `xlogy`: writes `xlogy(self, ...)` into `self` and returns `self`."""
+    def acos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `acos`: writes `acos(self, ...)` into `self` and returns `self`."""
+    def arccos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `acos`: writes `acos(self, ...)` into `self` and returns `self`."""
+    def arcsin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `asin`: writes `asin(self, ...)` into `self` and returns `self`."""
+    def arctan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan`: writes `atan(self, ...)` into `self` and returns `self`."""
+    def arctan2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan2`: writes `atan2(self, ...)` into `self` and returns `self`."""
+    def asin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `asin`: writes `asin(self, ...)` into `self` and returns `self`."""
+    def atan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan`: writes `atan(self, ...)` into `self` and returns `self`."""
+    def atan2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan2`: writes `atan2(self, ...)` into `self` and returns `self`."""
+    def __mod__(self, other: Tensor | builtins.float) -> Tensor:
+        """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
+    def __rmod__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other remainder self`: the reflected operator of `remainder`."""
+    def __floordiv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`input // other`: `div(input, other, rounding_mode="floor")`."""
+    def __rfloordiv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other floor_divide self`: the reflected operator of `floor_divide`."""
+    def __rdiv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other div self`: the reflected operator of `div`."""
+    def __div__(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
+        """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
+        or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
+        `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
+        zero raises). Rounded quotients have a zero gradient."""
+    def __imod__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `remainder`: writes `remainder(self, ...)` into `self` and returns `self`."""
+    def __ifloordiv__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `floor_divide`: writes `floor_divide(self, ...)` into `self` and returns `self`."""

@@ -347,7 +347,8 @@ _MATH_INPLACE = (
     "sign", "true_divide", "trunc", "acosh", "addcdiv", "addcmul", "asinh", "atanh",
     "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
     "float_power", "heaviside", "hypot", "ldexp", "lerp", "log1p", "logit", "nan_to_num",
-    "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy")
+    "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
+    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2")
 _MATH = _MATH_INPLACE + ("positive", "signbit", "fmax", "fmin", "isneginf", "isposinf",
                          "isreal", "logaddexp", "logaddexp2")
 

@@ -288,6 +288,8 @@ OPS = (
        "multiply-add), in this order: g = -g if maximize != 0; g = g + p * l2 if l2 != 0; "
        "p = p * decay if decay != 1; m = beta1 * m + g * (1 - beta1); v = beta2 * v + "
        "(g * g) * (1 - beta2); p = p + m / (sqrt(v) * s[5] + eps) * s[6]", writes=(1, 2)),
+    # -- elementwise math (api/math_ops.py): atan, asin, acos are composites of atan2
+    _binary("atan2"),
 )
 
 def signatures(spec):

@@ -11,7 +11,7 @@ from .conversion import check_device, parse_to, to, to_dtype, type_as
 from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, erf, histc,
                         histogram, isclose, isin, masked_fill, masked_fill_, roll, split, tril,
                         triu)
-from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, isfinite, isinf, isnan, le,
+from .elementwise import (UNARY_OPS, add, eq, ge, gt, isfinite, isinf, isnan, le,
                           log2, log10, logical_and, logical_not, logical_or, logical_xor, lt,
                           maximum, minimum, mul, ne, pow, sub, where)
 from .inplace import copy_, fill_, inplace_binary, setitem
@@ -25,7 +25,7 @@ from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape
 # elementwise math (rounding.py, math_ops.py)
 from .rounding import (ceil, div, fix, floor, floor_divide, fmod, frac, positive, remainder,
                        round, sgn, sign, signbit, true_divide, trunc)
-from .math_ops import (acosh, addcdiv, addcmul, asinh, atanh, clamp_max, clamp_min, copysign,
+from .math_ops import (acos, acosh, arccos, arcsin, arctan, arctan2, asin, atan, atan2, addcdiv, addcmul, asinh, atanh, clamp_max, clamp_min, copysign,
                        cosh, deg2rad, erfc, exp2, expm1, float_power, fmax, fmin, heaviside,
                        hypot, isneginf, isposinf, isreal, ldexp, lerp, log1p, logaddexp,
                        logaddexp2, logit, nan_to_num, rad2deg, reciprocal, rsqrt, rsub, sinc,
@@ -57,4 +57,5 @@ __all__ += [
     "atanh", "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
     "float_power", "fmax", "fmin", "heaviside", "hypot", "isneginf", "isposinf", "isreal",
     "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "nan_to_num", "rad2deg",
-    "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy"]
+    "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
+    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2"]

@@ -20,10 +20,10 @@ import numpy as np
 
 from .. import raw
 from ..dtypes import default_float
-from ..functions import Pointwise, as_operand
+from ..functions import Atan2, Pointwise, as_operand
 from ..promotion import BOOL, is_floating
 from ..tensor import Tensor
-from .elementwise import (UNARY_OPS, _to_float, div, isinf, isnan, maximum, mul, pow, promote,
+from .elementwise import (UNARY_OPS, _binary_fn, _to_float, div, isinf, isnan, maximum, mul, pow, promote,
                           sub, where)
 from .extra_ops import clamp, erf
 from .rounding import signbit
@@ -366,3 +366,38 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
 def rsub(input: Tensor, other: Tensor | float, alpha: float = 1) -> Tensor:
     """`other - alpha * input`, elementwise."""
     return sub(other, input, alpha=alpha)
+
+
+# -- inverse trigonometric: the atan2 primitive ----------------------------------------------
+atan2 = _binary_fn(Atan2, "atan2", "The angle (radians, in [-pi, pi]) of the point (other, "
+                   "input): `atan(input / other)` in the right quadrant, elementwise.")
+arctan2 = atan2
+
+
+def _atan_value(x):
+    return atan2(x, 1.0)
+
+
+def atan(input: Tensor) -> Tensor:
+    """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
+    return _pointwise(_float(input), _atan_value, lambda x: 1.0 / (x * x + 1.0))
+
+
+def _cathetus(x):
+    """sqrt(1 - x^2), as sqrt((1 - x)(1 + x)): no cancellation near |x| = 1."""
+    return UNARY_OPS["sqrt"]((1.0 - x) * (1.0 + x))
+
+
+def asin(input: Tensor) -> Tensor:
+    """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
+    return _pointwise(_float(input), lambda x: atan2(x, _cathetus(x)),
+                      lambda x: 1.0 / _cathetus(x))
+
+
+def acos(input: Tensor) -> Tensor:
+    """The inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]), elementwise."""
+    return _pointwise(_float(input), lambda x: atan2(_cathetus(x), x),
+                      lambda x: -1.0 / _cathetus(x))
+
+
+arctan, arcsin, arccos = atan, asin, acos

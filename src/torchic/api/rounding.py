@@ -18,7 +18,7 @@ from ..dispatcher import runtime
 from ..functions import Modulo, Stepwise, as_operand, constant
 from ..promotion import BOOL, is_floating
 from ..tensor import Tensor
-from .elementwise import _to_float, div as _true_div, promote
+from .elementwise import div as _true_div, promote
 
 _LIMIT = {"f64": 2.0 ** 52}   # at and past this magnitude a float is an integer (else 2^23)
 

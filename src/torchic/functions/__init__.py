@@ -11,7 +11,7 @@ arguments and apply these Functions: they live one layer up, in torchic.api.
 
 from .common import (MAX_CONSTANTS, as_operand, as_strided, constant, keepdim_shape,
                      require_float, reshape_raw, sum_to_shape)
-from .elementwise import (UNARY, Abs, Add, Binary, Div, Exp, Log, Maximum, Minimum, Mul, Neg, Pow,
+from .elementwise import (UNARY, Abs, Add, Atan2, Binary, Div, Exp, Log, Maximum, Minimum, Mul, Neg, Pow,
                           Relu, Sigmoid, Sqrt, Sub, Tanh, Unary, Where)
 from .fused import CausalSoftmax, Dropout, Gelu, LayerNorm
 from .matmul import Linear, MatMul

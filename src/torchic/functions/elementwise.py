@@ -149,6 +149,13 @@ class Pow(Binary):
         return Where.apply((a == 0) * (b >= 0), constant(0.0, g._dtype), g * y * a.log())
 
 
+class Atan2(Binary):
+    """atan2(a, b), the angle of the point (b, a): d/da = b / (a^2 + b^2), d/db = -a / (...)."""
+    op = "atan2"
+    def grad_a(self, g, a, b): return g * b / (a * a + b * b)
+    def grad_b(self, g, a, b): return -(g * a) / (a * a + b * b)
+
+
 class Maximum(Binary):
     """Ties send half the gradient to each side (as PyTorch does)."""
     op = "maximum"

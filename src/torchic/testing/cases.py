@@ -255,6 +255,14 @@ comparison("le", lambda a, b: a <= b, np.less_equal)
 comparison("gt", lambda a, b: a > b, np.greater)
 comparison("ge", lambda a, b: a >= b, np.greater_equal)
 
+# elementwise math: the atan2 primitive and the composites on it
+binary("atan2", torchic.atan2, np.arctan2)
+unary("atan", torchic.atan, np.arctan, ops=("atan2",), dfdx=lambda x: 1 / (1 + x * x))
+unary("asin", torchic.asin, np.arcsin, "unit", ops=("atan2", "sqrt"),
+      dfdx=lambda x: 1 / np.sqrt(1 - x * x))
+unary("acos", torchic.acos, np.arccos, "unit", ops=("atan2", "sqrt"),
+      dfdx=lambda x: -1 / np.sqrt(1 - x * x))
+
 # -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
 def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=None, **kw):
     """An int32 op's row: int32 inputs, no gradient."""

@@ -418,6 +418,7 @@ KERNELS = {
     "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
     "softmax_grad": softmax_grad,
     "dropout": dropout, "adam_update": adam_update,
+    "atan2": _binary(np.arctan2),     # elementwise math
 }
 
 

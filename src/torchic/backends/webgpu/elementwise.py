@@ -106,6 +106,7 @@ BINARY = {
     "pow": "tpow(a, b)",
     "maximum": "select(max(a, b), T(f32_nan()), isn(a) | isn(b))",
     "minimum": "select(min(a, b), T(f32_nan()), isn(a) | isn(b))",
+    "atan2": "atan2(a, b)",     # elementwise math
 }
 
 # the binary ops that also take int32 operands (ops.INT_BINARY): WGSL's i32 arithmetic wraps
