@@ -347,7 +347,9 @@ pub static OPS: &[OpDef] = &[
         binary_f(p, op, ew::Div, |x, y| x / y)
     }),
     // elementwise math
-    row("atan2", C::Binary, |p, op| binary_f(p, op, ew::Atan2, f64::atan2)),
+    row("atan2", C::Binary, |p, op| {
+        binary_f(p, op, ew::Atan2, f64::atan2)
+    }),
     row("pow", C::Binary, |p, op| {
         binary_f(p, op, ew::Pow, f64::powf)
     }),

@@ -256,11 +256,11 @@ comparison("gt", lambda a, b: a > b, np.greater)
 comparison("ge", lambda a, b: a >= b, np.greater_equal)
 
 # elementwise math: the atan2 primitive and the composites on it
-binary("atan2", torchic.atan2, np.arctan2)
+binary("atan2", torchic.atan2, np.arctan2, ("real", "pos"))   # (no branch cut)
 unary("atan", torchic.atan, np.arctan, ops=("atan2",), dfdx=lambda x: 1 / (1 + x * x))
-unary("asin", torchic.asin, np.arcsin, "unit", ops=("atan2", "sqrt"),
+unary("asin", torchic.asin, np.arcsin, "unit", ops=("atan2", "sqrt"), kinks=True,
       dfdx=lambda x: 1 / np.sqrt(1 - x * x))
-unary("acos", torchic.acos, np.arccos, "unit", ops=("atan2", "sqrt"),
+unary("acos", torchic.acos, np.arccos, "unit", ops=("atan2", "sqrt"), kinks=True,
       dfdx=lambda x: -1 / np.sqrt(1 - x * x))
 
 # -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
