@@ -562,6 +562,17 @@ class TensorMethods:
         """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
     def atan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
+    def digamma(self) -> Tensor:
+        """The digamma function psi(x) = d/dx lgamma(x), elementwise (-inf at 0, NaN at the
+        negative integers, as PyTorch's)."""
+    def erfinv(self) -> Tensor:
+        """The inverse error function on (-1, 1) (+-inf at +-1, NaN outside), elementwise."""
+    def lgamma(self) -> Tensor:
+        """The natural logarithm of the absolute value of the gamma function, elementwise (inf at
+        0 and the negative integers)."""
+    def mvlgamma(self, p: builtins.int) -> Tensor:
+        """The multivariate log-gamma of dimension p: sum_{i<p} lgamma(x - i/2) + p (p - 1) / 4
+        log(pi), elementwise; every element must exceed (p - 1) / 2 (a host check, as PyTorch's)."""
     def positive(self) -> Tensor:
         """`input` itself (`+input`); refused for bool tensors, as PyTorch."""
     def signbit(self) -> Tensor:
@@ -679,6 +690,14 @@ class TensorMethods:
         """In-place `atan`: writes `atan(self, ...)` into `self` and returns `self`."""
     def atan2_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `atan2`: writes `atan2(self, ...)` into `self` and returns `self`."""
+    def digamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `digamma`: writes `digamma(self, ...)` into `self` and returns `self`."""
+    def erfinv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `erfinv`: writes `erfinv(self, ...)` into `self` and returns `self`."""
+    def lgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `lgamma`: writes `lgamma(self, ...)` into `self` and returns `self`."""
+    def mvlgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `mvlgamma`: writes `mvlgamma(self, ...)` into `self` and returns `self`."""
     def __mod__(self, other: Tensor | builtins.float) -> Tensor:
         """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
     def __rmod__(self, other: Tensor | builtins.float) -> Tensor:
@@ -698,3 +717,7 @@ class TensorMethods:
         """In-place `remainder`: writes `remainder(self, ...)` into `self` and returns `self`."""
     def __ifloordiv__(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `floor_divide`: writes `floor_divide(self, ...)` into `self` and returns `self`."""
+    def polygamma(self, n: builtins.int) -> Tensor:
+        """`torchic.polygamma(n, self)`: the n-th derivative of digamma at `self`."""
+    def polygamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `_polygamma`: writes `_polygamma(self, ...)` into `self` and returns `self`."""

@@ -68,6 +68,11 @@ def _inplace_of(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return method
 
 
+def _polygamma(self: Tensor, n: int) -> Tensor:
+    """`torchic.polygamma(n, self)`: the n-th derivative of digamma at `self`."""
+    return api.polygamma(n, self)
+
+
 def _cuda(self, device):
     """Tensor.cuda(): refused with THE device check's message (torchic has no CUDA device)."""
     check_device("cuda", "cuda(): ")       # always raises
@@ -348,7 +353,8 @@ _MATH_INPLACE = (
     "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
     "float_power", "heaviside", "hypot", "ldexp", "lerp", "log1p", "logit", "nan_to_num",
     "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
-    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2")
+    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
+    "mvlgamma")
 _MATH = _MATH_INPLACE + ("positive", "signbit", "fmax", "fmin", "isneginf", "isposinf",
                          "isreal", "logaddexp", "logaddexp2")
 
@@ -424,6 +430,7 @@ METHODS = {
     "__floordiv__": api.floor_divide, "__rfloordiv__": _reflected(api.floor_divide),
     "__rdiv__": _reflected(api.div), "__div__": api.div,
     "__imod__": _inplace_of(api.remainder), "__ifloordiv__": _inplace_of(api.floor_divide),
+    "polygamma": _polygamma, "polygamma_": _inplace_of(_polygamma),
 }
 
 for _name, _method in METHODS.items():

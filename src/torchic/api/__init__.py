@@ -30,6 +30,7 @@ from .math_ops import (acos, acosh, arccos, arcsin, arctan, arctan2, asin, atan,
                        hypot, isneginf, isposinf, isreal, ldexp, lerp, log1p, logaddexp,
                        logaddexp2, logit, nan_to_num, rad2deg, reciprocal, rsqrt, rsub, sinc,
                        sinh, square, tan, xlogy)
+from .special import digamma, erfinv, lgamma, mvlgamma, polygamma
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
 if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
@@ -58,4 +59,5 @@ __all__ += [
     "float_power", "fmax", "fmin", "heaviside", "hypot", "isneginf", "isposinf", "isreal",
     "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "nan_to_num", "rad2deg",
     "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
-    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2"]
+    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
+    "mvlgamma", "polygamma"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import raw
 from ..dtypes import default_float
-from ..functions import Atan2, Pointwise, as_operand
+from ..functions import Atan2, Pointwise, Stepwise, as_operand
 from ..promotion import BOOL, is_floating
 from ..tensor import Tensor
 from .elementwise import (UNARY_OPS, _binary_fn, _to_float, div, isinf, isnan, maximum, mul, pow, promote,
@@ -285,7 +285,10 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 def copysign(input: Tensor | float, other: Tensor | float) -> Tensor:
     """`|input|` with the sign of `other` (-0.0 counts as negative), elementwise."""
     a, b = _floats(input, other)
-    return where(signbit(b), -a.abs(), a.abs())
+    y = where(signbit(b), -a.abs(), a.abs())
+    if b.requires_grad:     # PyTorch's gradient for `other`: zeros (y - 0 keeps -0.0)
+        y = y - Stepwise.apply(b, compute=lambda t: raw.full(t.shape, 0.0, t._dtype))
+    return y
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
