@@ -573,6 +573,30 @@ class TensorMethods:
     def mvlgamma(self, p: builtins.int) -> Tensor:
         """The multivariate log-gamma of dimension p: sum_{i<p} lgamma(x - i/2) + p (p - 1) / 4
         log(pi), elementwise; every element must exceed (p - 1) / 2 (a host check, as PyTorch's)."""
+    def bitwise_and(self, other: Tensor | builtins.int) -> Tensor:
+        """`input & other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_left_shift(self, other: Tensor | builtins.int) -> Tensor:
+        """`input << other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_not(self) -> Tensor:
+        """`~input`: the bitwise not of an integer tensor (`-input - 1`), the logical not of a
+        bool one; floats are refused."""
+    def bitwise_or(self, other: Tensor | builtins.int) -> Tensor:
+        """`input | other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_right_shift(self, other: Tensor | builtins.int) -> Tensor:
+        """`input >> other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_xor(self, other: Tensor | builtins.int) -> Tensor:
+        """`input ^ other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def gcd(self, other: Tensor) -> Tensor:
+        """The greatest common divisor of |input| and |other|, elementwise (gcd(0, 0) = 0), on
+        integer tensors."""
+    def lcm(self, other: Tensor) -> Tensor:
+        """The least common multiple of |input| and |other|, elementwise (0 where either is 0),
+        on integer tensors."""
     def positive(self) -> Tensor:
         """`input` itself (`+input`); refused for bool tensors, as PyTorch."""
     def signbit(self) -> Tensor:
@@ -698,6 +722,22 @@ class TensorMethods:
         """In-place `lgamma`: writes `lgamma(self, ...)` into `self` and returns `self`."""
     def mvlgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `mvlgamma`: writes `mvlgamma(self, ...)` into `self` and returns `self`."""
+    def bitwise_and_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_and`: writes `bitwise_and(self, ...)` into `self` and returns `self`."""
+    def bitwise_left_shift_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_left_shift`: writes `bitwise_left_shift(self, ...)` into `self` and returns `self`."""
+    def bitwise_not_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_not`: writes `bitwise_not(self, ...)` into `self` and returns `self`."""
+    def bitwise_or_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_or`: writes `bitwise_or(self, ...)` into `self` and returns `self`."""
+    def bitwise_right_shift_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_right_shift`: writes `bitwise_right_shift(self, ...)` into `self` and returns `self`."""
+    def bitwise_xor_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_xor`: writes `bitwise_xor(self, ...)` into `self` and returns `self`."""
+    def gcd_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `gcd`: writes `gcd(self, ...)` into `self` and returns `self`."""
+    def lcm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `lcm`: writes `lcm(self, ...)` into `self` and returns `self`."""
     def __mod__(self, other: Tensor | builtins.float) -> Tensor:
         """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
     def __rmod__(self, other: Tensor | builtins.float) -> Tensor:
@@ -721,3 +761,23 @@ class TensorMethods:
         """`torchic.polygamma(n, self)`: the n-th derivative of digamma at `self`."""
     def polygamma_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `_polygamma`: writes `_polygamma(self, ...)` into `self` and returns `self`."""
+    def __lshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`input << other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def __rshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`input >> other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def __rlshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`other bitwise_left_shift self`: the reflected operator of `bitwise_left_shift`."""
+    def __rrshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`other bitwise_right_shift self`: the reflected operator of `bitwise_right_shift`."""
+    def __ilshift__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_left_shift`: writes `bitwise_left_shift(self, ...)` into `self` and returns `self`."""
+    def __irshift__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_right_shift`: writes `bitwise_right_shift(self, ...)` into `self` and returns `self`."""
+    def __iand__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_and`: writes `bitwise_and(self, ...)` into `self` and returns `self`."""
+    def __ior__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_or`: writes `bitwise_or(self, ...)` into `self` and returns `self`."""
+    def __ixor__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_xor`: writes `bitwise_xor(self, ...)` into `self` and returns `self`."""

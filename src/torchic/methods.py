@@ -246,21 +246,17 @@ def _invert(self: Tensor) -> Tensor:
 
 def _bool_op(name: str, fn: Callable[..., Tensor], reflected: bool = False
              ) -> Callable[..., Tensor]:
-    """`&`, `|`, `^` (and their reflected forms) of bool tensors and Python bools: the
-    logical ops (a bool tensor). Integer operands are refused: torchic has no bitwise
-    integer kernels."""
+    """`&`, `|`, `^` (and their reflected forms): of bool tensors and Python bools the
+    logical ops (a bool tensor); with an integer operand the bitwise ones (api/bitwise.py)."""
+    bitwise = getattr(api, f"bitwise_{name}")
+
     def method(self: Tensor, other: Tensor | bool) -> Tensor:
         for t in (self, other):
             if not (t._dtype == "b8" if isinstance(t, Tensor) else isinstance(t, bool)):
-                raise TypeError(f"bitwise {name} is supported in torchic for bool tensors "
-                                f"(and Python bools) only, got {_dtype_name(t)}")
+                return bitwise(other, self) if reflected else bitwise(self, other)
         return fn(other, self) if reflected else fn(self, other)
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     return method
-
-
-def _dtype_name(x):
-    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
 
 
 def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
@@ -354,7 +350,8 @@ _MATH_INPLACE = (
     "float_power", "heaviside", "hypot", "ldexp", "lerp", "log1p", "logit", "nan_to_num",
     "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
     "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
-    "mvlgamma")
+    "mvlgamma", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm")
 _MATH = _MATH_INPLACE + ("positive", "signbit", "fmax", "fmin", "isneginf", "isposinf",
                          "isreal", "logaddexp", "logaddexp2")
 
@@ -431,6 +428,13 @@ METHODS = {
     "__rdiv__": _reflected(api.div), "__div__": api.div,
     "__imod__": _inplace_of(api.remainder), "__ifloordiv__": _inplace_of(api.floor_divide),
     "polygamma": _polygamma, "polygamma_": _inplace_of(_polygamma),
+    "__lshift__": api.bitwise_left_shift, "__rshift__": api.bitwise_right_shift,
+    "__rlshift__": _reflected(api.bitwise_left_shift),
+    "__rrshift__": _reflected(api.bitwise_right_shift),
+    "__ilshift__": _inplace_of(api.bitwise_left_shift),
+    "__irshift__": _inplace_of(api.bitwise_right_shift),
+    "__iand__": _inplace_of(api.bitwise_and), "__ior__": _inplace_of(api.bitwise_or),
+    "__ixor__": _inplace_of(api.bitwise_xor),
 }
 
 for _name, _method in METHODS.items():

@@ -38,7 +38,7 @@ LAYERS = [
     ["api.reductions", "api.shaping", "api.rounding"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
-    ["api.math_ops", "api.special"],
+    ["api.math_ops", "api.special", "api.bitwise"],
     ["api"],
     ["methods"],
     ["recording"],

@@ -30,6 +30,8 @@ from .math_ops import (acos, acosh, arccos, arcsin, arctan, arctan2, asin, atan,
                        hypot, isneginf, isposinf, isreal, ldexp, lerp, log1p, logaddexp,
                        logaddexp2, logit, nan_to_num, rad2deg, reciprocal, rsqrt, rsub, sinc,
                        sinh, square, tan, xlogy)
+from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                      bitwise_right_shift, bitwise_xor, gcd, lcm)
 from .special import digamma, erfinv, lgamma, mvlgamma, polygamma
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
@@ -60,4 +62,5 @@ __all__ += [
     "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "nan_to_num", "rad2deg",
     "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
     "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
-    "mvlgamma", "polygamma"]
+    "mvlgamma", "polygamma", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm"]

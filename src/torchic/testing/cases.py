@@ -275,6 +275,16 @@ integer("sub_int", lambda a, b: a - b, np.subtract, ("sub",))
 integer("mul_int", lambda a, b: a * b, np.multiply, ("mul",))
 integer("maximum_int", torchic.maximum, np.maximum, ("maximum",))
 integer("minimum_int", torchic.minimum, np.minimum, ("minimum",))
+# elementwise math: the bitwise primitives (shifts by 0..40: past int32's width too)
+integer("bitwise_and", torchic.bitwise_and, np.bitwise_and, ("bitwise_and",), domain=("int32", "int32"))
+integer("bitwise_or", torchic.bitwise_or, np.bitwise_or, ("bitwise_or",), domain=("int32", "int32"))
+integer("bitwise_xor", torchic.bitwise_xor, np.bitwise_xor, ("bitwise_xor",), domain=("int32", "int32"))
+integer("shift_left", lambda a, b: a << (b.abs() % 40),
+        lambda a, b: np.where(np.abs(b) % 40 < 32, np.left_shift(a, np.abs(b) % 40 % 32), 0),
+        ("shift_left", "sub", "maximum", "copy", "div", "mul"), domain=("int32", "count"))
+integer("shift_right", lambda a, b: a >> (b.abs() % 40),
+        lambda a, b: np.right_shift(a, np.minimum(np.abs(b) % 40, 31)),
+        ("shift_right", "sub", "maximum", "copy", "div", "mul"), domain=("int32", "count"))
 integer("add_int_broadcast", lambda a, b: a + b, np.add, ("add",), shapes=((4, 1, 3), (5, 3)))
 integer("add_int_scalar", lambda a: 3 + a * 2 - 1, lambda a: 3 + a * np.int32(2) - np.int32(1),
         ("add", "mul", "sub"), shapes=((4, 3),))

@@ -118,6 +118,14 @@ BINARY_I32 = {
     "minimum": "min(a, b)",
 }
 
+# elementwise math: the integer bitwise ops on i32 words (a shift by b outside [0, 32): 0 to
+# the left, the sign to the right, as PyTorch's for int32)
+BITWISE = {
+    "bitwise_and": "a & b", "bitwise_or": "a | b", "bitwise_xor": "a ^ b",
+    "shift_left": "select(0, a << u32(b), b >= 0 && b < 32)",
+    "shift_right": "select(a >> 31u, a >> u32(b), b >= 0 && b < 32)",
+}
+
 COMPARE = {
     "eq": "a == b", "ne": "a != b", "lt": "a < b",
     "le": "a <= b", "gt": "a > b", "ge": "a >= b",
