@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 from typing import Any, SupportsIndex, overload
 from typing_extensions import Self
 from .api.reductions import MaxResult
+from .api.special import FrexpResult
 from .autograd import RemovableHandle
 from .generator import Generator
 from .tensor import Tensor
@@ -597,6 +598,11 @@ class TensorMethods:
     def lcm(self, other: Tensor) -> Tensor:
         """The least common multiple of |input| and |other|, elementwise (0 where either is 0),
         on integer tensors."""
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind, order 0, elementwise."""
+    def nextafter(self, other: Tensor) -> Tensor:
+        """The next floating-point value after `input` toward `other`, elementwise (`other`
+        where they are equal, NaN where either is)."""
     def positive(self) -> Tensor:
         """`input` itself (`+input`); refused for bool tensors, as PyTorch."""
     def signbit(self) -> Tensor:
@@ -738,6 +744,10 @@ class TensorMethods:
         """In-place `gcd`: writes `gcd(self, ...)` into `self` and returns `self`."""
     def lcm_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `lcm`: writes `lcm(self, ...)` into `self` and returns `self`."""
+    def i0_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `i0`: writes `i0(self, ...)` into `self` and returns `self`."""
+    def nextafter_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `nextafter`: writes `nextafter(self, ...)` into `self` and returns `self`."""
     def __mod__(self, other: Tensor | builtins.float) -> Tensor:
         """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
     def __rmod__(self, other: Tensor | builtins.float) -> Tensor:
@@ -761,6 +771,10 @@ class TensorMethods:
         """`torchic.polygamma(n, self)`: the n-th derivative of digamma at `self`."""
     def polygamma_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `_polygamma`: writes `_polygamma(self, ...)` into `self` and returns `self`."""
+    def frexp(self) -> FrexpResult:
+        """`input` as mantissa * 2^exponent, the mantissa in [0.5, 1) in magnitude (0, inf and
+        NaN: themselves, exponent 0), elementwise: a (mantissa, exponent) named tuple, the
+        exponent int32. The mantissa's gradient is 2^-exponent."""
     def __lshift__(self, other: Tensor | builtins.int) -> Tensor:
         """`input << other`, elementwise, on integer or bool tensors (and Python
         ints / bools; floats are refused, as PyTorch)."""

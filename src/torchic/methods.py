@@ -351,7 +351,7 @@ _MATH_INPLACE = (
     "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
     "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
     "mvlgamma", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm")
+    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "i0", "nextafter")
 _MATH = _MATH_INPLACE + ("positive", "signbit", "fmax", "fmin", "isneginf", "isposinf",
                          "isreal", "logaddexp", "logaddexp2")
 
@@ -427,7 +427,7 @@ METHODS = {
     "__floordiv__": api.floor_divide, "__rfloordiv__": _reflected(api.floor_divide),
     "__rdiv__": _reflected(api.div), "__div__": api.div,
     "__imod__": _inplace_of(api.remainder), "__ifloordiv__": _inplace_of(api.floor_divide),
-    "polygamma": _polygamma, "polygamma_": _inplace_of(_polygamma),
+    "polygamma": _polygamma, "polygamma_": _inplace_of(_polygamma), "frexp": api.frexp,
     "__lshift__": api.bitwise_left_shift, "__rshift__": api.bitwise_right_shift,
     "__rlshift__": _reflected(api.bitwise_left_shift),
     "__rrshift__": _reflected(api.bitwise_right_shift),

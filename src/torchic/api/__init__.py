@@ -32,7 +32,8 @@ from .math_ops import (acos, acosh, arccos, arcsin, arctan, arctan2, asin, atan,
                        sinh, square, tan, xlogy)
 from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
                       bitwise_right_shift, bitwise_xor, gcd, lcm)
-from .special import digamma, erfinv, lgamma, mvlgamma, polygamma
+from .special import (FrexpResult, digamma, erfinv, frexp, i0, lgamma, mvlgamma, nextafter,
+                      polygamma)
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
 if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
@@ -63,4 +64,4 @@ __all__ += [
     "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
     "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
     "mvlgamma", "polygamma", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm"]
+    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "frexp", "i0", "nextafter"]

@@ -15,12 +15,13 @@ function", GPU Computing Gems, 2011) and takes two Newton steps on erf (api/extr
 """
 
 import math
+from typing import NamedTuple
 
 from .. import raw
-from ..functions import Pointwise, as_operand
-from ..promotion import is_floating
+from ..functions import FirstPasses, Pointwise, as_operand, constant
+from ..promotion import SCALAR_TYPE_NAMES, is_floating
 from ..tensor import Tensor
-from .elementwise import UNARY_OPS, _to_float, where
+from .elementwise import UNARY_OPS, _to_float, isnan, maximum, promote, where
 from .extra_ops import erf
 from .rounding import round_raw
 
@@ -221,3 +222,115 @@ def erfinv(input: Tensor) -> Tensor:
     return _pointwise(_float(input), _erfinv_value,
                       lambda x: math.sqrt(math.pi) / 2.0 * UNARY_OPS["exp"](
                           _erfinv_value(x) ** 2.0))
+
+
+# -- i0 --------------------------------------------------------------------------------------
+_I0_TERMS = 40          # the power series up to |x| = 15 (terms past 40 below 1e-26 of it)
+_I0_SWITCH = 15.0       # past it the asymptotic series, 12 terms
+
+
+def _bessel_i(nu, x):
+    """I_nu(x) for nu = 0 or 1: the power series (x/2)^nu sum (x^2/4)^k / (k! (k+nu)!) up
+    to |x| = 15, then e^|x| / sqrt(2 pi |x|) sum_k (-1)^k a_k(nu) / |x|^k, a_k = prod_{j<=k}
+    (4 nu^2 - (2j-1)^2) / (k! 8^k) (Abramowitz and Stegun 9.7.1); I_1 is odd."""
+    a = x.abs()
+    small = a <= _I0_SWITCH
+    s = where(small, a, 0.0)
+    q = s * s * 0.25
+    term = q * 0.0 + 1.0
+    total = term
+    for k in range(1, _I0_TERMS):
+        term = term * q / float(k * (k + nu))
+        total = total + term
+    if nu == 1:
+        total = total * s * 0.5
+    big = where(small, _I0_SWITCH, a)
+    inv = 1.0 / big
+    c, series = 1.0, inv * 0.0 + 1.0
+    power = series
+    for k in range(1, 12):
+        c = c * -(4 * nu * nu - (2 * k - 1) ** 2) / (k * 8.0)
+        power = power * inv
+        series = series + power * c
+    half = UNARY_OPS["exp"](big * 0.5)
+    asym = half * (half / UNARY_OPS["sqrt"](big * (2.0 * math.pi))) * series
+    y = where(small, total, asym)
+    return where(x < 0, -y, y) if nu == 1 else y
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 0, elementwise."""
+    return _pointwise(_float(input), lambda x: _bessel_i(0, x), lambda x: _bessel_i(1, x))
+
+
+# -- frexp, nextafter ------------------------------------------------------------------------
+_MANTISSA = {"f64": (52, -1074)}        # (mantissa bits, the least exponent); else float32's
+_F32_MANTISSA = (23, -149)
+
+
+def _exponent(a):
+    """(e, 2^e) with 2^e <= |a| < 2^(e+1), for finite nonzero a (ints: a's dtype is float):
+    log2 rounded down, then corrected by one either way."""
+    m = a.abs()
+    e = round_raw(_log(where(m == 0, 1.0, m)) * (1.0 / math.log(2.0)))
+    e = where(e.abs() == math.inf, 0.0, e)
+    for _ in range(2):
+        p = 2.0 ** e
+        e = where(p > m, e - 1.0, where(p * 2.0 <= m, e + 1.0, e))
+    return e, 2.0 ** e
+
+
+class FrexpResult(NamedTuple):
+    """frexp's result: (mantissa, exponent), as PyTorch's torch.return_types.frexp."""
+    mantissa: Tensor
+    exponent: Tensor
+
+
+def frexp(input: Tensor) -> FrexpResult:
+    """`input` as mantissa * 2^exponent, the mantissa in [0.5, 1) in magnitude (0, inf and
+    NaN: themselves, exponent 0), elementwise: a (mantissa, exponent) named tuple, the
+    exponent int32. The mantissa's gradient is 2^-exponent.
+
+    Example:
+        >>> torchic.frexp(torchic.tensor([8.0, 0.3]))
+    """
+    x = as_operand(input)
+    if not is_floating(x._dtype):
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    d = x.detach()
+    finite = (d - d == 0).logical_and(d != 0)
+    e, _ = _exponent(where(finite, d, 1.0))
+    e = where(finite, e + 1.0, 0.0)
+    return FrexpResult(x * (2.0 ** (-e)), raw.cast(e, "i32"))
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point value after `input` toward `other`, elementwise (`other`
+    where they are equal, NaN where either is)."""
+    (a, b), code = promote(input, other)
+    if not is_floating(code):
+        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{SCALAR_TYPE_NAMES[code]}'")
+    if a.requires_grad or b.requires_grad:      # (d/da = 1, d/db = 0: PyTorch's)
+        return FirstPasses.apply(a, b, compute=_nextafter)
+    return _nextafter(a, b)
+
+
+def _nextafter(a, b):
+    code = a._dtype
+    bits, least = _MANTISSA.get(code, _F32_MANTISSA)
+    finite = (a - a == 0).logical_and(a != 0)
+    e, p = _exponent(where(finite, a, 1.0))
+    away = (b > a) == (a > 0)
+    # a step away from zero is 2^(e - bits); toward zero from a power of two, half that
+    step_e = where(away.logical_or(a.abs() != p), e - bits, e - bits - 1.0)
+    step = 2.0 ** maximum(step_e, float(least))
+    y = where(away, a + where(a < 0, -step, step), a - where(a < 0, -step, step))
+    tiny = constant(2.0 ** float(least), code)
+    y = where(a == 0, where(b > a, tiny, -tiny), y)
+    y = where(a.abs() == math.inf, where(a > 0, _FLOAT_MAX[code], -_FLOAT_MAX[code]), y)
+    y = where(a == b, b, y)
+    return where(isnan(a).logical_or(isnan(b)), a + b, y)
+
+
+_FLOAT_MAX = {"f64": 1.7976931348623157e308, "f32": 3.4028234663852886e38,
+              "f16": 65504.0, "bf16": 3.3895313892515355e38}

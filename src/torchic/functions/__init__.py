@@ -16,6 +16,6 @@ from .elementwise import (UNARY, Abs, Add, Atan2, Binary, Div, Exp, Log, Maximum
 from .fused import CausalSoftmax, Dropout, Gelu, LayerNorm
 from .matmul import Linear, MatMul
 from .reduce import CrossEntropy, LogSoftmax, MaxMin, MaxMinDim, Softmax, Sum
-from .stepwise import Modulo, Pointwise, Stepwise    # (elementwise math: rounding ops)
+from .stepwise import FirstPasses, Modulo, Pointwise, Stepwise    # (elementwise math: rounding ops)
 from .views import (AsStrided, Cast, Cat, Clone, Contiguous, CopySlices, Expand,
                     GatherRows, IndexView, Permute, Reshape, narrow)

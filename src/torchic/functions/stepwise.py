@@ -52,3 +52,16 @@ class Pointwise(Function):
     def backward(self, g):
         (x,) = self.saved
         return (g * self.derivative(x),)
+
+
+class FirstPasses(Function):
+    """`compute(a, b)` whose derivative is 1 for a and 0 for b (PyTorch's for nextafter)."""
+
+    def forward(self, a, b, compute):
+        self.a_shape, self.b_shape = a.shape, b.shape
+        return compute(a, b)
+
+    def backward(self, g):
+        need_a, need_b = self.needs_grad
+        return (sum_to_shape(g, self.a_shape) if need_a else None,
+                raw.full(self.b_shape, 0.0, g._dtype) if need_b else None)
