@@ -748,6 +748,30 @@ class TensorMethods:
         """In-place `i0`: writes `i0(self, ...)` into `self` and returns `self`."""
     def nextafter_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `nextafter`: writes `nextafter(self, ...)` into `self` and returns `self`."""
+    def neg_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `neg`: writes `neg(self, ...)` into `self` and returns `self`."""
+    def exp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `exp`: writes `exp(self, ...)` into `self` and returns `self`."""
+    def log_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log`: writes `log(self, ...)` into `self` and returns `self`."""
+    def tanh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `tanh`: writes `tanh(self, ...)` into `self` and returns `self`."""
+    def sigmoid_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sigmoid`: writes `sigmoid(self, ...)` into `self` and returns `self`."""
+    def sqrt_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sqrt`: writes `sqrt(self, ...)` into `self` and returns `self`."""
+    def abs_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `abs`: writes `abs(self, ...)` into `self` and returns `self`."""
+    def sin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sin`: writes `sin(self, ...)` into `self` and returns `self`."""
+    def cos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `cos`: writes `cos(self, ...)` into `self` and returns `self`."""
+    def log2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log2`: writes `log2(self, ...)` into `self` and returns `self`."""
+    def log10_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log10`: writes `log10(self, ...)` into `self` and returns `self`."""
+    def erf_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `erf`: writes `erf(self, ...)` into `self` and returns `self`."""
     def __mod__(self, other: Tensor | builtins.float) -> Tensor:
         """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
     def __rmod__(self, other: Tensor | builtins.float) -> Tensor:

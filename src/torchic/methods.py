@@ -60,12 +60,20 @@ def _write_result(self: Tensor, result: Tensor) -> Tensor:
 
 
 def _inplace_of(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """`x.<op>_(...)`: `fn(x, ...)` written into x (_write_result)."""
+    """`x.<op>_(...)`: `fn(x, ...)` written into x (_write_result); one method per function
+    (an alias's, `arccos_`, is the same object as `acos_`)."""
+    if fn in _INPLACE_MADE:
+        return _INPLACE_MADE[fn]
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return _write_result(self, fn(self, *args, **kwargs))
     method.__name__ = f"{fn.__name__}_"
     method.__doc__ = f"In-place `{fn.__name__}`: writes `{fn.__name__}(self, ...)` into `self` and returns `self`."
+    _INPLACE_MADE[fn] = method
     return method
+
+
+_INPLACE_MADE: dict = {}
 
 
 def _polygamma(self: Tensor, n: int) -> Tensor:
@@ -423,6 +431,10 @@ METHODS = {
     # elementwise math (api/rounding.py, api/math_ops.py): the functions and their x.<op>_()
     **{name: getattr(api, name) for name in _MATH},
     **{f"{name}_": _inplace_of(getattr(api, name)) for name in _MATH_INPLACE},
+    **{f"{name}_": _inplace_of(fn) for name, fn in api.UNARY_OPS.items()
+       if name != "relu"},  # exp_, abs_ ... (relu_: nn/functional's)
+    "log2_": _inplace_of(api.log2), "log10_": _inplace_of(api.log10),
+    "erf_": _inplace_of(api.erf),
     "__mod__": api.remainder, "__rmod__": _reflected(api.remainder),
     "__floordiv__": api.floor_divide, "__rfloordiv__": _reflected(api.floor_divide),
     "__rdiv__": _reflected(api.div), "__div__": api.div,
