@@ -23,7 +23,7 @@ from ..dtypes import default_float
 from ..functions import Atan2, Pointwise, Stepwise, as_operand
 from ..promotion import BOOL, is_floating
 from ..tensor import Tensor
-from .elementwise import (UNARY_OPS, _binary_fn, _to_float, div, isinf, isnan, maximum, mul, pow, promote,
+from .elementwise import (UNARY_OPS, _binary_fn, _to_float, cast_to, div, isinf, isnan, maximum, mul, pow, promote,
                           sub, where)
 from .extra_ops import clamp, erf
 from .rounding import signbit
@@ -47,9 +47,18 @@ def _floats(*xs):
 
 
 def _pointwise(x, value, derivative):
+    """value(x) with `derivative` (a Pointwise Function where x requires grad); float16 and
+    bfloat16 computed in float32 and rounded back, as PyTorch CPU's."""
+    if x._dtype in _HALF:
+        return cast_to(_pointwise(cast_to(x, "f32"), value, derivative), x._dtype)
     if x.requires_grad:
         return Pointwise.apply(x, value=value, derivative=derivative)
     return value(x)
+
+
+_HALF = ("f16", "bf16")
+_TAYLOR = 1e-5      # below it log1p / expm1 are their cubic Taylor polynomials (exact to
+                    # float64's precision there; no reliance on exp / log near 1)
 
 
 def _safe(cond, x, fill):
@@ -81,6 +90,7 @@ def _log1p_value(x):
     u = x + 1.0
     ratio = x / _safe(u == 1.0, u - 1.0, 1.0)
     y = where(u == 1.0, x, UNARY_OPS["log"](u) * ratio)
+    y = where(x.abs() < _TAYLOR, x * (1.0 - x * (0.5 - x * (1.0 / 3.0))), y)
     return where(u == math.inf, u, y)
 
 
@@ -99,6 +109,7 @@ def _expm1_value(x):
     log_u = UNARY_OPS["log"](u)
     y = (u - 1.0) * (x / _safe(log_u == 0.0, log_u, 1.0))
     y = where(u == 1.0, x, where(u - 1.0 == -1.0, u - 1.0, y))
+    y = where(x.abs() < _TAYLOR, x * (1.0 + x * (0.5 + x * (1.0 / 6.0))), y)
     return where(u == math.inf, u, y)
 
 

@@ -21,7 +21,7 @@ from .. import raw
 from ..functions import FirstPasses, Pointwise, as_operand, constant
 from ..promotion import SCALAR_TYPE_NAMES, is_floating
 from ..tensor import Tensor
-from .elementwise import UNARY_OPS, _to_float, isnan, maximum, promote, where
+from .elementwise import UNARY_OPS, _to_float, cast_to, isnan, maximum, promote, where
 from .extra_ops import erf
 from .rounding import round_raw
 
@@ -41,6 +41,8 @@ def _float(x):
 
 
 def _pointwise(x, value, derivative):
+    if x._dtype in ("f16", "bf16"):     # computed in float32, rounded back (PyTorch CPU's)
+        return cast_to(_pointwise(cast_to(x, "f32"), value, derivative), x._dtype)
     if x.requires_grad:
         return Pointwise.apply(x, value=value, derivative=derivative)
     return value(x)

@@ -262,6 +262,26 @@ unary("asin", torchic.asin, np.arcsin, "unit", ops=("atan2", "sqrt"), kinks=True
       dfdx=lambda x: 1 / np.sqrt(1 - x * x))
 unary("acos", torchic.acos, np.arccos, "unit", ops=("atan2", "sqrt"), kinks=True,
       dfdx=lambda x: -1 / np.sqrt(1 - x * x))
+unary("log1p", torchic.log1p, np.log1p, "pos", ops=("add", "log", "div"),
+      dfdx=lambda x: 1 / (1 + x))
+unary("expm1", torchic.expm1, np.expm1, ops=("exp", "log", "mul"), dfdx=np.exp)
+unary("sinh", torchic.sinh, np.sinh, ops=("exp",), dfdx=np.cosh)
+unary("cosh", torchic.cosh, np.cosh, ops=("exp",), dfdx=np.sinh)
+unary("asinh", torchic.asinh, np.arcsinh, ops=("sqrt", "log"),
+      dfdx=lambda x: 1 / np.sqrt(x * x + 1))
+def _lgamma_ref(a):
+    def one(v):
+        try:
+            return math.lgamma(v)
+        except ValueError:      # (the poles)
+            return math.inf
+    return np.vectorize(one, otypes=[float])(a)
+
+
+unary("lgamma", torchic.lgamma, _lgamma_ref, "pos",
+      ops=("log", "sin"))
+unary("floor", torchic.floor, np.floor, ops=("copy", "where"), kinks=True)
+unary("round", torchic.round, np.round, ops=("copy", "where"), kinks=True)
 
 # -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
 def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=None, **kw):
