@@ -68,6 +68,17 @@ ew_op!(Pow, |a, b| {
     }
     S::load(x.as_ptr())
 });
+// elementwise math: no vector atan2, the std one lane by lane (atan, asin, acos are built on it)
+ew_op!(Atan2, |a, b| {
+    let mut x = [0f32; 16];
+    let mut y = [0f32; 16];
+    S::store(x.as_mut_ptr(), a);
+    S::store(y.as_mut_ptr(), b);
+    for i in 0..S::W {
+        x[i] = x[i].atan2(y[i]);
+    }
+    S::load(x.as_ptr())
+});
 ew_op!(Eq, |a, b| S::select(S::eq(a, b), S::splat(1.0), S::zero()));
 ew_op!(Ne, |a, b| S::select(S::eq(a, b), S::zero(), S::splat(1.0)));
 ew_op!(Lt, |a, b| S::select(S::lt(a, b), S::splat(1.0), S::zero()));

@@ -54,6 +54,9 @@ pub enum Contract {
     AdamUpdate,
     /// a host write (not an op of ops.py: `tk_write`)
     Write,
+    /// an integer-only binary op (the bitwise ones): i32 / i64, all three views one dtype;
+    /// never fused
+    Bitwise,
 }
 
 impl Contract {
@@ -64,7 +67,7 @@ impl Contract {
             Fill | Write => 0,
             Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
-            | SoftmaxGrad | Dropout => 2,
+            | SoftmaxGrad | Dropout | Bitwise => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad | MatmulBias => 3,
             AdamUpdate => 4,
         }
@@ -136,6 +139,75 @@ fn int_binary<O: ew::EwOp<2>>(
         DType::I32 => typed::map2::<i32, i32, i32>(pool, o, a, b, i),
         DType::I64 => typed::map2::<i64, i64, i64>(pool, o, a, b, l),
         _ => binary_f(pool, op, f, d),
+    }
+}
+
+/// an integer-only op: i32 through `i`, i64 through `l`
+fn bitwise(
+    pool: &Pool,
+    op: &Op,
+    i: impl Fn(i32, i32) -> i32 + Sync,
+    l: impl Fn(i64, i64) -> i64 + Sync,
+) -> KResult {
+    let [o, a, b, ..] = &op.v;
+    match a.dtype {
+        DType::I32 => typed::map2::<i32, i32, i32>(pool, o, a, b, i),
+        _ => typed::map2::<i64, i64, i64>(pool, o, a, b, l),
+    }
+}
+
+/// PyTorch's shifts: by b outside [0, width), 0 to the left and the sign to the right
+trait Shift: Copy {
+    const WIDTH: i64;
+    fn shl(self, s: u32) -> Self;
+    fn shr(self, s: u32) -> Self;
+    fn zero() -> Self;
+    fn to_i64(self) -> i64;
+}
+impl Shift for i32 {
+    const WIDTH: i64 = 32;
+    fn shl(self, s: u32) -> Self {
+        self.wrapping_shl(s)
+    }
+    fn shr(self, s: u32) -> Self {
+        self >> s
+    }
+    fn zero() -> Self {
+        0
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+impl Shift for i64 {
+    const WIDTH: i64 = 64;
+    fn shl(self, s: u32) -> Self {
+        self.wrapping_shl(s)
+    }
+    fn shr(self, s: u32) -> Self {
+        self >> s
+    }
+    fn zero() -> Self {
+        0
+    }
+    fn to_i64(self) -> i64 {
+        self
+    }
+}
+fn shift_left<T: Shift>(x: T, y: T) -> T {
+    let s = y.to_i64();
+    if (0..T::WIDTH).contains(&s) {
+        x.shl(s as u32)
+    } else {
+        T::zero()
+    }
+}
+fn shift_right<T: Shift>(x: T, y: T) -> T {
+    let s = y.to_i64();
+    if (0..T::WIDTH).contains(&s) {
+        x.shr(s as u32)
+    } else {
+        x.shr((T::WIDTH - 1) as u32)
     }
 }
 
@@ -345,6 +417,25 @@ pub static OPS: &[OpDef] = &[
     }),
     row("div", C::Binary, |p, op| {
         binary_f(p, op, ew::Div, |x, y| x / y)
+    }),
+    // elementwise math: the integer bitwise ops
+    row("bitwise_and", C::Bitwise, |p, op| {
+        bitwise(p, op, |x, y| x & y, |x, y| x & y)
+    }),
+    row("bitwise_or", C::Bitwise, |p, op| {
+        bitwise(p, op, |x, y| x | y, |x, y| x | y)
+    }),
+    row("bitwise_xor", C::Bitwise, |p, op| {
+        bitwise(p, op, |x, y| x ^ y, |x, y| x ^ y)
+    }),
+    row("shift_left", C::Bitwise, |p, op| {
+        bitwise(p, op, shift_left, shift_left)
+    }),
+    row("shift_right", C::Bitwise, |p, op| {
+        bitwise(p, op, shift_right, shift_right)
+    }),
+    row("atan2", C::Binary, |p, op| {
+        binary_f(p, op, ew::Atan2, f64::atan2)
     }),
     row("pow", C::Binary, |p, op| {
         binary_f(p, op, ew::Pow, f64::powf)

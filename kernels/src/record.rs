@@ -559,8 +559,8 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
                 same(o, b, "b")?;
             }
         }
-        Contract::IntBinary => {
-            dt(o, NUM, "out")?;
+        Contract::IntBinary | Contract::Bitwise => {
+            dt(o, if kind == Contract::Bitwise { INT } else { NUM }, "out")?;
             for (x, w) in [(a, "a"), (b, "b")] {
                 if x.dtype != o.dtype {
                     return Err(format!("{w} has dtype {:?}, out {:?}", x.dtype, o.dtype));

@@ -23,6 +23,7 @@ from .devices import check_device
 from .dtypes import dtype_code
 from .formats import check_memory_format
 from .functions import Clone
+from .promotion import SCALAR_TYPE_NAMES, can_cast_code
 from .tensor import Tensor
 
 
@@ -36,13 +37,49 @@ def _reflected(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 
 def _inplace(op: str) -> Callable[..., Tensor]:
-    def method(self: Tensor, other: Tensor | float) -> Tensor:
+    def method(self: Tensor, other: Tensor | float, **kwargs: Any) -> Tensor:
+        if kwargs:      # add_ / sub_'s alpha, div_'s rounding_mode
+            return _write_result(self, getattr(api, op)(self, other, **kwargs))
         return api.inplace_binary(op, self, other)
     method.__name__ = f"{op}_"
     method.__doc__ = (f"In-place `{op}`: writes `self {op} other` into `self` and returns "
                       f"`self`.\n\nArgs:\n    other (Tensor or number): the second operand, "
                       f"broadcast to `self`'s shape.")
     return method
+
+
+def _write_result(self: Tensor, result: Tensor) -> Tensor:
+    """An in-place op's end: `result` (computed out of place) written into `self`, refused
+    as PyTorch refuses it where self's dtype cannot hold it or its shape is not self's."""
+    if not can_cast_code(result._dtype, self._dtype):
+        raise RuntimeError(f"result type {SCALAR_TYPE_NAMES[result._dtype]} can't be cast to "
+                           f"the desired output type {SCALAR_TYPE_NAMES[self._dtype]}")
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)}")
+    return api.copy_(self, result)
+
+
+def _inplace_of(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """`x.<op>_(...)`: `fn(x, ...)` written into x (_write_result); one method per function
+    (an alias's, `arccos_`, is the same object as `acos_`)."""
+    if fn in _INPLACE_MADE:
+        return _INPLACE_MADE[fn]
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return _write_result(self, fn(self, *args, **kwargs))
+    method.__name__ = f"{fn.__name__}_"
+    method.__doc__ = f"In-place `{fn.__name__}`: writes `{fn.__name__}(self, ...)` into `self` and returns `self`."
+    _INPLACE_MADE[fn] = method
+    return method
+
+
+_INPLACE_MADE: dict = {}
+
+
+def _polygamma(self: Tensor, n: int) -> Tensor:
+    """`torchic.polygamma(n, self)`: the n-th derivative of digamma at `self`."""
+    return api.polygamma(n, self)
 
 
 def _cuda(self, device):
@@ -218,21 +255,17 @@ def _invert(self: Tensor) -> Tensor:
 
 def _bool_op(name: str, fn: Callable[..., Tensor], reflected: bool = False
              ) -> Callable[..., Tensor]:
-    """`&`, `|`, `^` (and their reflected forms) of bool tensors and Python bools: the
-    logical ops (a bool tensor). Integer operands are refused: torchic has no bitwise
-    integer kernels."""
+    """`&`, `|`, `^` (and their reflected forms): of bool tensors and Python bools the
+    logical ops (a bool tensor); with an integer operand the bitwise ones (api/bitwise.py)."""
+    bitwise = getattr(api, f"bitwise_{name}")
+
     def method(self: Tensor, other: Tensor | bool) -> Tensor:
         for t in (self, other):
             if not (t._dtype == "b8" if isinstance(t, Tensor) else isinstance(t, bool)):
-                raise TypeError(f"bitwise {name} is supported in torchic for bool tensors "
-                                f"(and Python bools) only, got {_dtype_name(t)}")
+                return bitwise(other, self) if reflected else bitwise(self, other)
         return fn(other, self) if reflected else fn(self, other)
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     return method
-
-
-def _dtype_name(x):
-    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
 
 
 def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
@@ -333,6 +366,18 @@ def _into_self(fn: Callable) -> Callable:
     method.__doc__ = f"In-place {fn.__name__}: the result written into `self`; returns `self`."
     return method
 
+# elementwise math: methods, and those of them with an in-place x.<op>_()
+_MATH_INPLACE = (
+    "ceil", "fix", "floor", "floor_divide", "fmod", "frac", "remainder", "round", "sgn",
+    "sign", "true_divide", "trunc", "acosh", "addcdiv", "addcmul", "asinh", "atanh",
+    "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
+    "float_power", "heaviside", "hypot", "ldexp", "lerp", "log1p", "logit", "nan_to_num",
+    "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
+    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
+    "mvlgamma", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "i0", "nextafter")
+_MATH = _MATH_INPLACE + ("positive", "signbit", "fmax", "fmin", "isneginf", "isposinf",
+                         "isreal", "logaddexp", "logaddexp2")
 
 METHODS = {
     # arithmetic and comparisons
@@ -411,6 +456,25 @@ METHODS = {
     "new_empty": api.new_empty, "new_tensor": api.new_tensor, "equal": api.equal,
     "bernoulli": api.bernoulli, "bernoulli_": api.bernoulli_, "cauchy_": api.cauchy_,
     "geometric_": api.geometric_, "log_normal_": api.log_normal_,
+    # elementwise math (api/rounding.py, api/math_ops.py): the functions and their x.<op>_()
+    **{name: getattr(api, name) for name in _MATH},
+    **{f"{name}_": _inplace_of(getattr(api, name)) for name in _MATH_INPLACE},
+    **{f"{name}_": _inplace_of(fn) for name, fn in api.UNARY_OPS.items()
+       if name != "relu"},  # exp_, abs_ ... (relu_: nn/functional's)
+    "log2_": _inplace_of(api.log2), "log10_": _inplace_of(api.log10),
+    "erf_": _inplace_of(api.erf),
+    "__mod__": api.remainder, "__rmod__": _reflected(api.remainder),
+    "__floordiv__": api.floor_divide, "__rfloordiv__": _reflected(api.floor_divide),
+    "__rdiv__": _reflected(api.div), "__div__": api.div,
+    "__imod__": _inplace_of(api.remainder), "__ifloordiv__": _inplace_of(api.floor_divide),
+    "polygamma": _polygamma, "polygamma_": _inplace_of(_polygamma), "frexp": api.frexp,
+    "__lshift__": api.bitwise_left_shift, "__rshift__": api.bitwise_right_shift,
+    "__rlshift__": _reflected(api.bitwise_left_shift),
+    "__rrshift__": _reflected(api.bitwise_right_shift),
+    "__ilshift__": _inplace_of(api.bitwise_left_shift),
+    "__irshift__": _inplace_of(api.bitwise_right_shift),
+    "__iand__": _inplace_of(api.bitwise_and), "__ior__": _inplace_of(api.bitwise_or),
+    "__ixor__": _inplace_of(api.bitwise_xor),
 }
 
 # shaping and indexing ops (issue 41): api/view_ops.py, index_ops.py, place_ops.py, joining.py

@@ -288,6 +288,14 @@ OPS = (
        "multiply-add), in this order: g = -g if maximize != 0; g = g + p * l2 if l2 != 0; "
        "p = p * decay if decay != 1; m = beta1 * m + g * (1 - beta1); v = beta2 * v + "
        "(g * g) * (1 - beta2); p = p + m / (sqrt(v) * s[5] + eps) * s[6]", writes=(1, 2)),
+    # -- elementwise math (api/math_ops.py): atan, asin, acos are composites of atan2
+    _binary("atan2"),
+    *(Op(name, "other", 2, "I, I -> I", (), ROWS, CUT_ELEMENTWISE, NEVER,
+         "a, b (same integer dtype, broadcast) -> out: " + what) for name, what in (
+        ("bitwise_and", "a & b"), ("bitwise_or", "a | b"), ("bitwise_xor", "a ^ b"),
+        ("shift_left", "a << b, 0 where b < 0 or b >= the width (wrapping)"),
+        ("shift_right", "a >> b (arithmetic), a >> (width - 1) where b < 0 or b >= "
+                                "the width"))),
 )
 
 def signatures(spec):

@@ -464,6 +464,9 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
             try:
                 grads = torch.autograd.grad([o for o, _ in pairs], leaves,
                                             [w for _, w in pairs], allow_unused=True)
+                # (sgn's gradient is a ZeroTensor, which has no numpy(): real zeros)
+                grads = [torch.zeros_like(g) if g is not None and g._is_zerotensor() else g
+                         for g in grads]
             except Exception:
                 grads = cot = None
         else:

@@ -32,14 +32,15 @@ LAYERS = [
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
     ["functions.reduce", "functions.matmul"],
-    ["functions.fused"],
+    ["functions.fused", "functions.stepwise"],
     ["functions"],
     ["api.elementwise", "api.conversion", "api.indexing"],
-    ["api.reductions", "api.shaping"],
+    ["api.reductions", "api.shaping", "api.rounding"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
     ["api.view_ops"], ["api.index_ops"], ["api.place_ops", "api.joining"],   # issue 41's
     ["api.products", "api.einsum", "api.creation_ops", "api.random_ops"],     # products (issue 41): composites over matmul
+    ["api.math_ops", "api.special", "api.bitwise"],
     ["api"],
     ["linalg"],     # products (issue 41): torchic.linalg
     ["methods"],

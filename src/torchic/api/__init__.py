@@ -11,7 +11,7 @@ from .conversion import check_device, parse_to, to, to_dtype, type_as
 from .extra_ops import (all, allclose, any, chunk, clamp, clamp_, clip, clip_, erf, histc,
                         histogram, isclose, isin, masked_fill, masked_fill_, roll, split, tril,
                         triu)
-from .elementwise import (UNARY_OPS, add, div, eq, ge, gt, isfinite, isinf, isnan, le,
+from .elementwise import (UNARY_OPS, add, eq, ge, gt, isfinite, isinf, isnan, le,
                           log2, log10, logical_and, logical_not, logical_or, logical_xor, lt,
                           maximum, minimum, mul, ne, pow, sub)
 from .inplace import copy_, fill_, inplace_binary, setitem
@@ -53,6 +53,18 @@ from .joining import (block_diag, cartesian_prod, column_stack, combinations, ds
                       split_with_sizes, split_with_sizes_copy, tensor_split, tile,
                       tril_indices, triu_indices, unbind_copy, unsafe_chunk, unsafe_split,
                       vsplit, vstack)
+# elementwise math (rounding.py, math_ops.py)
+from .rounding import (ceil, div, fix, floor, floor_divide, fmod, frac, positive, remainder,
+                       round, sgn, sign, signbit, true_divide, trunc)
+from .math_ops import (acos, acosh, arccos, arcsin, arctan, arctan2, asin, atan, atan2, addcdiv, addcmul, asinh, atanh, clamp_max, clamp_min, copysign,
+                       cosh, deg2rad, erfc, exp2, expm1, float_power, fmax, fmin, heaviside,
+                       hypot, isneginf, isposinf, isreal, ldexp, lerp, log1p, logaddexp,
+                       logaddexp2, logit, nan_to_num, rad2deg, reciprocal, rsqrt, rsub, sinc,
+                       sinh, square, tan, xlogy)
+from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                      bitwise_right_shift, bitwise_xor, gcd, lcm)
+from .special import (FrexpResult, digamma, erfinv, frexp, i0, lgamma, mvlgamma, nextafter,
+                      polygamma)
 
 globals().update(UNARY_OPS)    # exp, log, relu, ...: one per Unary Function
 if TYPE_CHECKING:   # ...as a checker sees them: the stub scripts/gen_tensor_stub.py writes
@@ -93,3 +105,14 @@ __all__ += sorted(UNARY_OPS)
 __all__ += ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
             "baddbmm", "addbmm", "addr", "kron", "tensordot", "cross", "chain_matmul", "cdist",
             "einsum", "randint_like", "scalar_tensor", "equal", "normal", "bernoulli", "logspace"]
+# elementwise math
+__all__ += [
+    "ceil", "fix", "floor", "floor_divide", "fmod", "frac", "positive", "remainder", "round",
+    "sgn", "sign", "signbit", "true_divide", "trunc", "acosh", "addcdiv", "addcmul", "asinh",
+    "atanh", "clamp_max", "clamp_min", "copysign", "cosh", "deg2rad", "erfc", "exp2", "expm1",
+    "float_power", "fmax", "fmin", "heaviside", "hypot", "isneginf", "isposinf", "isreal",
+    "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "nan_to_num", "rad2deg",
+    "reciprocal", "rsqrt", "rsub", "sinc", "sinh", "square", "tan", "xlogy", "acos", "arccos",
+    "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv", "lgamma",
+    "mvlgamma", "polygamma", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "frexp", "i0", "nextafter"]

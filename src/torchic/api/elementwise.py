@@ -61,9 +61,11 @@ def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     floating_only = primitive not in INT_BINARY
 
-    def op(a: Tensor | float, b: Tensor | float) -> Tensor:
+    def op(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
         if primitive == "sub":
             _check_bool_sub(a, b)
+        if alpha.__class__ is not int or alpha != 1:
+            a, b = _alpha_scaled(primitive, a, b, alpha)
         if a.__class__ is Tensor and b.__class__ is Tensor and a._dtype == b._dtype:
             code = a._dtype
         else:
@@ -78,6 +80,25 @@ def _binary_fn(cls, name, doc, example=""):
     op.__name__ = name
     op.__doc__ = _OPERANDS_DOC.format(what=doc, example=example)
     return op
+
+
+def _alpha_scaled(primitive, a, b, alpha):
+    """(a, alpha * b) for add / sub's `alpha` (PyTorch's checks: a float alpha needs a
+    float result, a bool one bool operands)."""
+    if primitive not in ("add", "sub"):
+        raise TypeError(f"{primitive}() got an unexpected keyword argument 'alpha'")
+    _, code = promote(a, b)
+    if isinstance(alpha, bool) and code != BOOL:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not is_floating(code):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                           "floating point number.")
+    b = as_operand(b)
+    if code == BOOL:
+        return a, b if alpha else raw.full(b.shape, False, BOOL)
+    if is_floating(code) and not is_floating(b._dtype):
+        b = cast_to(b, code)
+    return a, mul(b, alpha)
 
 
 def _check_bool_sub(a, b):

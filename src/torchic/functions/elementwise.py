@@ -149,6 +149,26 @@ class Pow(Binary):
         return Where.apply((a == 0) * (b >= 0), constant(0.0, g._dtype), g * y * a.log())
 
 
+class Atan2(Binary):
+    """atan2(a, b), the angle of the point (b, a): d/da = b / (a^2 + b^2), d/db = -a / (...)."""
+    op = "atan2"
+
+    def grad_a(self, g, a, b):
+        m, sa, sb = self.scaled(a, b)
+        return g * sb / ((sa * sa + sb * sb) * m)
+
+    def grad_b(self, g, a, b):
+        m, sa, sb = self.scaled(a, b)
+        return -(g * sa) / ((sa * sa + sb * sb) * m)
+
+    @staticmethod
+    def scaled(a, b):
+        """(m, a / m, b / m), m = max(|a|, |b|): a^2 + b^2 neither underflows nor
+        overflows."""
+        m = a.abs().maximum(b.abs())
+        return m, a / m, b / m
+
+
 class Maximum(Binary):
     """Ties send half the gradient to each side (as PyTorch does)."""
     op = "maximum"

@@ -255,6 +255,34 @@ comparison("le", lambda a, b: a <= b, np.less_equal)
 comparison("gt", lambda a, b: a > b, np.greater)
 comparison("ge", lambda a, b: a >= b, np.greater_equal)
 
+# elementwise math: the atan2 primitive and the composites on it
+binary("atan2", torchic.atan2, np.arctan2, ("real", "pos"))   # (no branch cut)
+unary("atan", torchic.atan, np.arctan, ops=("atan2",), dfdx=lambda x: 1 / (1 + x * x))
+unary("asin", torchic.asin, np.arcsin, "unit", ops=("atan2", "sqrt"), kinks=True,
+      dfdx=lambda x: 1 / np.sqrt(1 - x * x))
+unary("acos", torchic.acos, np.arccos, "unit", ops=("atan2", "sqrt"), kinks=True,
+      dfdx=lambda x: -1 / np.sqrt(1 - x * x))
+unary("log1p", torchic.log1p, np.log1p, "pos", ops=("add", "log", "div"),
+      dfdx=lambda x: 1 / (1 + x))
+unary("expm1", torchic.expm1, np.expm1, ops=("exp", "log", "mul"), dfdx=np.exp)
+unary("sinh", torchic.sinh, np.sinh, ops=("exp",), dfdx=np.cosh)
+unary("cosh", torchic.cosh, np.cosh, ops=("exp",), dfdx=np.sinh)
+unary("asinh", torchic.asinh, np.arcsinh, ops=("sqrt", "log"),
+      dfdx=lambda x: 1 / np.sqrt(x * x + 1))
+def _lgamma_ref(a):
+    def one(v):
+        try:
+            return math.lgamma(v)
+        except ValueError:      # (the poles)
+            return math.inf
+    return np.vectorize(one, otypes=[float])(a)
+
+
+unary("lgamma", torchic.lgamma, _lgamma_ref, "pos",
+      ops=("log", "sin"))
+unary("floor", torchic.floor, np.floor, ops=("copy", "where"), kinks=True)
+unary("round", torchic.round, np.round, ops=("copy", "where"), kinks=True)
+
 # -- int32 tensors: exact, wrapping around as NumPy's int32 (family "int": check_ints) ---------
 def integer(name, fn, ref, ops, shapes=((4, 3), (4, 3)), domain=None, **kw):
     """An int32 op's row: int32 inputs, no gradient."""
@@ -267,6 +295,16 @@ integer("sub_int", lambda a, b: a - b, np.subtract, ("sub",))
 integer("mul_int", lambda a, b: a * b, np.multiply, ("mul",))
 integer("maximum_int", torchic.maximum, np.maximum, ("maximum",))
 integer("minimum_int", torchic.minimum, np.minimum, ("minimum",))
+# elementwise math: the bitwise primitives (shifts by 0..40: past int32's width too)
+integer("bitwise_and", torchic.bitwise_and, np.bitwise_and, ("bitwise_and",), domain=("int32", "int32"))
+integer("bitwise_or", torchic.bitwise_or, np.bitwise_or, ("bitwise_or",), domain=("int32", "int32"))
+integer("bitwise_xor", torchic.bitwise_xor, np.bitwise_xor, ("bitwise_xor",), domain=("int32", "int32"))
+integer("shift_left", lambda a, b: a << (b.abs() % 40),
+        lambda a, b: np.where(np.abs(b) % 40 < 32, np.left_shift(a, np.abs(b) % 40 % 32), 0),
+        ("shift_left", "sub", "maximum", "copy", "div", "mul"), domain=("int32", "count"))
+integer("shift_right", lambda a, b: a >> (b.abs() % 40),
+        lambda a, b: np.right_shift(a, np.minimum(np.abs(b) % 40, 31)),
+        ("shift_right", "sub", "maximum", "copy", "div", "mul"), domain=("int32", "count"))
 integer("add_int_broadcast", lambda a, b: a + b, np.add, ("add",), shapes=((4, 1, 3), (5, 3)))
 integer("add_int_scalar", lambda a: 3 + a * 2 - 1, lambda a: 3 + a * np.int32(2) - np.int32(1),
         ("add", "mul", "sub"), shapes=((4, 3),))

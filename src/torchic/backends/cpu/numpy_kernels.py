@@ -39,6 +39,20 @@ def _binary(fn):
     return kernel
 
 
+def _shift(left):
+    """PyTorch's shifts: a shift by b outside [0, width) gives 0 (left) or the sign (right)."""
+    def kernel(out, ins, params):
+        a, b = ins
+        width = a.dtype.itemsize * 8
+        inside = (b >= 0) & (b < width)
+        s = np.where(inside, b, 0).astype(a.dtype)
+        if left:
+            np.copyto(out, np.where(inside, np.left_shift(a, s), 0))
+        else:
+            np.copyto(out, np.where(inside, np.right_shift(a, s), np.right_shift(a, width - 1)))
+    return kernel
+
+
 def _compare(fn):
     def kernel(out, ins, params):
         fn(ins[0], ins[1], out=out, casting="unsafe")
@@ -418,6 +432,10 @@ KERNELS = {
     "layer_norm_grad": layer_norm_grad, "causal_softmax": causal_softmax,
     "softmax_grad": softmax_grad,
     "dropout": dropout, "adam_update": adam_update,
+    "atan2": _binary(np.arctan2),     # elementwise math
+    "bitwise_and": _binary(np.bitwise_and), "bitwise_or": _binary(np.bitwise_or),
+    "bitwise_xor": _binary(np.bitwise_xor), "shift_left": _shift(True),
+    "shift_right": _shift(False),
 }
 
 

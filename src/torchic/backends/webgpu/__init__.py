@@ -169,6 +169,18 @@ def _binary(op):
     return kernel
 
 
+def _int_only(op, expr):
+    """An integer-only binary op (the bitwise ones): i32 words, narrow ints narrowed; int64's
+    left shift checked for a result outside int32 (the int64 rule: OverflowError)."""
+    def kernel(be, out, ins, params):
+        if out.dtype == "i64" and op == "shift_left":
+            elementwise.run(be.gpu, op, "ck_shl(a, b, {p0})", out, ins, buffers=be.buffers,
+                            extra=(elementwise.overflow_tag(be.gpu, op),))
+            return
+        elementwise.run(be.gpu, "", casts.narrow(out.dtype, expr), out, ins, buffers=be.buffers)
+    return kernel
+
+
 def _compare(op):
     """a, b (one dtype: f32 words compared as floats, NaN unequal to all; i32 words as
     ints) -> out: bool (i32 words 0 / 1), or f32 0.0 / 1.0."""
@@ -270,6 +282,8 @@ KERNEL_TABLE.update({
     "layer_norm": norm.kernel("layer_norm"), "layer_norm_grad": norm.kernel("layer_norm_grad"),
     "softmax_grad": norm.kernel("softmax_grad"),
     "dropout": dropout.kernel, "adam_update": adam.kernel,
+    # elementwise math: integer bitwise ops (i32 words; int64's values are int32's here)
+    **{op: _int_only(op, expr) for op, expr in elementwise.BITWISE.items()},
 })
 
 

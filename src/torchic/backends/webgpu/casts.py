@@ -64,6 +64,16 @@ fn ck_mul(a: i32, b: i32, tag: u32) -> i32 {
   if (p.x != 0u || p.y > limit) { report_error(tag, r); }
   return r;
 }
+fn ck_shl(a: i32, b: i32, tag: u32) -> i32 {      // int64's a << b (0 past the width)
+  if (b < 0 || b >= 64) { return 0; }
+  if (b >= 32) {
+    if (a != 0) { report_error(tag, 0); }
+    return 0;
+  }
+  let r = a << u32(b);
+  if ((r >> u32(b)) != a) { report_error(tag, r); }
+  return r;
+}
 """
 
 # float -> int: truncate toward zero, saturate to int32, NaN -> 0 (Rust's `as`, the simd

@@ -106,6 +106,7 @@ BINARY = {
     "pow": "tpow(a, b)",
     "maximum": "select(max(a, b), T(f32_nan()), isn(a) | isn(b))",
     "minimum": "select(min(a, b), T(f32_nan()), isn(a) | isn(b))",
+    "atan2": "tatan2(a, b)",     # elementwise math
 }
 
 # the binary ops that also take int32 operands (ops.INT_BINARY): WGSL's i32 arithmetic wraps
@@ -115,6 +116,14 @@ BINARY_I32 = {
     "mul": "a * b",
     "maximum": "max(a, b)",
     "minimum": "min(a, b)",
+}
+
+# elementwise math: the integer bitwise ops on i32 words (a shift by b outside [0, 32): 0 to
+# the left, the sign to the right, as PyTorch's for int32)
+BITWISE = {
+    "bitwise_and": "a & b", "bitwise_or": "a | b", "bitwise_xor": "a ^ b",
+    "shift_left": "select(0, a << u32(b), b >= 0 && b < 32)",
+    "shift_right": "select(a >> 31u, a >> u32(b), b >= 0 && b < 32)",
 }
 
 COMPARE = {
@@ -135,7 +144,7 @@ V4_INT = {"a", "a + b", "a - b", "a * b", "max(a, b)", "min(a, b)"}
 V4_ANY = set()
 
 # ops whose snippet only works on scalars
-SCALAR_ONLY = {"tpow", "tsin", *casts.SCALAR_ONLY}
+SCALAR_ONLY = {"tpow", "tsin", "tatan2", *casts.SCALAR_ONLY}
 
 # sin / cos without the driver's own range reduction (GPUs' fast sin is accurate only near
 # [-pi, pi]; lavapipe's gives -1 for sin(1e30)): x = k * pi/2 + r with |r| <= pi/4, where
@@ -193,6 +202,42 @@ fn tsin(x: f32, shift: u32) -> f32 {          // sin(x), or cos(x) = sin(x + pi/
   if (quadrant >= 2u) { y = -y; }
   let negative = (bitcast<u32>(x) >> 31u) == 1u;   // (-0.0 too: sin(-0) = -0)
   return select(y, -y, negative && shift == 0u);
+}
+"""
+
+# atan2 written out (lavapipe's atan2 is 4e-6 off at (inf, inf) and wrong on NaN, zeros and
+# infinities): atan of t = min / max of |a|, |b| by Cephes' atanf (reduction at tan(pi/8) and
+# tan(3pi/8), an odd degree-9 polynomial: 2 ulp), then the quadrant from the sign bits (so
+# atan2(+-0, -0) is +-pi, as C's)
+TATAN2 = """
+fn tatan_pos(x: f32) -> f32 {
+  var y = 0.0;
+  var z = x;
+  if (x > 2.414213562373095) {
+    y = 1.5707963267948966;
+    z = -1.0 / x;
+  } else if (x > 0.41421356237309503) {
+    y = 0.7853981633974483;
+    z = (x - 1.0) / (x + 1.0);
+  }
+  let s = z * z;
+  return y + ((((8.05374449538e-2 * s - 1.38776856032e-1) * s + 1.99777106478e-1) * s
+    - 3.33329491539e-1) * s * z + z);
+}
+fn tatan2(a: f32, b: f32) -> f32 {
+  if (isnan1(a) || isnan1(b)) { return f32_nan(); }
+  let ya = abs(a);
+  let xb = abs(b);
+  var r: f32;
+  if (ya == f32_inf() && xb == f32_inf()) {
+    r = 0.7853981633974483;
+  } else if (ya == 0.0 && xb == 0.0) {
+    r = 0.0;
+  } else {
+    r = tatan_pos(ya / xb);
+  }
+  if ((bitcast<u32>(b) & 0x80000000u) != 0u) { r = 3.141592653589793 - r; }
+  return select(r, -r, (bitcast<u32>(a) & 0x80000000u) != 0u);
 }
 """
 
@@ -268,7 +313,7 @@ def prelude(text, v4):
     helper functions the text calls, and the T / UT / BT aliases (vec4 ones when v4)."""
     src = ""
     for name, snippet in (("tpow", TPOW), ("tsin", TSIN), ("tgelu", TGELU), ("ttanh", TTANH),
-                          ("texp", TEXP), ("tlog", TLOG)):
+                          ("texp", TEXP), ("tlog", TLOG), ("tatan2", TATAN2)):
         if name in text:
             src += snippet
     src += casts.prelude(text + (" mul_wide" if "tsin" in text else ""))   # (tsin's too)
