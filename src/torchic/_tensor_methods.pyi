@@ -55,8 +55,11 @@ class TensorMethods:
         zero raises). Rounded quotients have a zero gradient."""
     def __pow__(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
-    def __matmul__(self, b: Tensor) -> Tensor:
-        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def __matmul__(self, other: Tensor) -> Tensor:
+        """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+        product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+        added dim removed from the result); more dims are batches, broadcast. Integer tensors
+        multiply exactly in their dtype; bool is refused."""
     def __neg__(self) -> Tensor:
         """`-a`, elementwise."""
     def __abs__(self) -> Tensor:
@@ -106,8 +109,11 @@ class TensorMethods:
         zero raises). Rounded quotients have a zero gradient."""
     def pow(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
-    def matmul(self, b: Tensor) -> Tensor:
-        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def matmul(self, other: Tensor) -> Tensor:
+        """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+        product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+        added dim removed from the result); more dims are batches, broadcast. Integer tensors
+        multiply exactly in their dtype; bool is refused."""
     def maximum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise maximum of `a` and `b` (a tie sends half the gradient to each)."""
     def minimum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
@@ -290,10 +296,12 @@ class TensorMethods:
     def flatten(self, start_dim: builtins.int = ..., end_dim: builtins.int = ...) -> Tensor:
         """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
         becomes 1-D."""
-    def contiguous(self) -> Tensor:
-        """`a` itself when its elements are row-major without gaps, else a row-major copy."""
-    def clone(self) -> Tensor:
-        """A copy of the values in new storage; gradients flow back to `self`."""
+    def contiguous(self, memory_format: object = ...) -> Tensor:
+        """`a` itself when its elements are row-major without gaps, else a row-major copy
+        (memory_format= is accepted: torchic's layout is row-major whatever it says)."""
+    def clone(self, *, memory_format: Any = ...) -> Tensor:
+        """A copy of the values in new storage; gradients flow back to `self`. memory_format=
+        is accepted (torchic's copies are row-major whatever it says: the values are the same)."""
     def unbind(self, dim: builtins.int = ...) -> tuple[Tensor, ...]:
         """The slices of a along dim, as a tuple of views."""
     def __getitem__(self, key: Any) -> Tensor: ...
@@ -314,25 +322,25 @@ class TensorMethods:
     def cuda(self, device: Any = ..., non_blocking: builtins.bool = ...) -> Tensor:
         """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
         pick a faster backend with `torchic.init(backend=...)` instead)."""
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float32 (itself when it is one already)."""
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float64 (itself when it is one already)."""
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float16 (itself when it is one already)."""
-    def bfloat16(self) -> Tensor:
+    def bfloat16(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.bfloat16 (itself when it is one already)."""
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.bool (itself when it is one already)."""
-    def byte(self) -> Tensor:
+    def byte(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.uint8 (itself when it is one already)."""
-    def char(self) -> Tensor:
+    def char(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int8 (itself when it is one already)."""
-    def short(self) -> Tensor:
+    def short(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int16 (itself when it is one already)."""
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int32 (itself when it is one already)."""
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int64 (itself when it is one already)."""
     def type(self, dtype: Any = ..., non_blocking: builtins.bool = ...) -> Any:
         """Tensor.type(): the type's name ("torch.FloatTensor") without an argument; with a
@@ -454,6 +462,77 @@ class TensorMethods:
         """True where an element of `elements` is among `test_elements` (compared in their
         promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
         of every pair (elements.numel() x test_elements.numel() work)."""
+    def mm(self, mat2: Tensor) -> Tensor:
+        """The matrix product of `input` (n, m) and `mat2` (m, p): an (n, p) tensor."""
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Batched matrix product of (b, n, m) and (b, m, p) tensors: (b, n, p), no broadcast."""
+    def mv(self, vec: Tensor) -> Tensor:
+        """The product of matrix `input` (n, m) and vector `vec` (m,): an (n,) tensor."""
+    def dot(self, tensor: Tensor) -> Tensor:
+        """The inner product of two 1-D tensors of one size and dtype: a 0-d tensor."""
+    def vdot(self, other: Tensor) -> Tensor:
+        """dot(conj(input), other): for torchic's real dtypes, dot."""
+    def inner(self, other: Tensor) -> Tensor:
+        """The sum of products over the last dims of `input` and `other`: shape
+        input.shape[:-1] + other.shape[:-1] (a product with a 0-d operand is `input * other`)."""
+    def outer(self, vec2: Tensor) -> Tensor:
+        """The outer product of 1-D tensors `input` (n,) and `vec2` (m,): (n, m), promoted as
+        `*` promotes. `ger` is its old name."""
+    def ger(self, vec2: Tensor) -> Tensor:
+        """The outer product of 1-D tensors `input` (n,) and `vec2` (m,): (n, m), promoted as
+        `*` promotes. `ger` is its old name."""
+    def kron(self, other: Tensor) -> Tensor:
+        """The Kronecker product: out[i * other.shape + j] = input[i] * other[j] over every dim
+        (the shorter shape padded with leading 1s), shape the product of the two shapes."""
+    def cross(self, other: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """The 3-D cross product of vectors along `dim` (of size 3; broadcast elsewhere). With
+        dim=None, PyTorch's old default: the first dim of size 3."""
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input broadcast to
+        (n, p). With beta = 0, input is ignored (NaN in it does not propagate)."""
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,), input broadcast to (n,)."""
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * bmm(batch1, batch2), input broadcast to (b, n, p)."""
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * sum over b of batch1[b] @ batch2[b], input broadcast to
+        (n, p): the batch summed inside one product, (n, b*m) @ (b*m, p)."""
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * outer(vec1, vec2), input broadcast to (n, m). For bool
+        tensors, PyTorch's logical form: (beta and input) or (alpha and the outer product)."""
+    def addmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addmm: the result written into `self`; returns `self`."""
+    def addmv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addmv: the result written into `self`; returns `self`."""
+    def baddbmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place baddbmm: the result written into `self`; returns `self`."""
+    def addbmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addbmm: the result written into `self`; returns `self`."""
+    def addr_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addr: the result written into `self`; returns `self`."""
+    def new_zeros(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """Zeros of the given size in `self`'s dtype (unless dtype= is given)."""
+    def new_ones(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """Ones of the given size in `self`'s dtype (unless dtype= is given)."""
+    def new_full(self, size: Sequence[builtins.int], fill_value: builtins.float, *, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """`fill_value` in a tensor of `size`, in `self`'s dtype (unless dtype= is given)."""
+    def new_empty(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """An uninitialized tensor of the given size in `self`'s dtype."""
+    def new_tensor(self, data: Any, *, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """A new tensor of `data` (copied, detached) in `self`'s dtype unless dtype= is given."""
+    def equal(self, other: Tensor) -> builtins.bool:
+        """True when both tensors have the same shape and the same values (no broadcast; the
+        dtypes promoted as == promotes; NaN is never equal)."""
+    def bernoulli(self, p: builtins.float | None = ..., *, generator: Any = ..., out: None = ...) -> Tensor:
+        """0 / 1 draws with the probabilities in `input` (in [0, 1]), in input's dtype."""
+    def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with 0 / 1 draws of probability p (a float, or a tensor broadcast to self)."""
+    def cauchy_(self, median: builtins.float = ..., sigma: builtins.float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with Cauchy(median, sigma) draws: PyTorch's numbers for the same seed."""
+    def geometric_(self, p: builtins.float, *, generator: Any = ...) -> Tensor:
+        """Fill self with Geometric(p) draws (the number of trials to the first success)."""
+    def log_normal_(self, mean: builtins.float = ..., std: builtins.float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with exp(N(mean, std^2)) draws: PyTorch's numbers for the same seed."""
     def ceil(self) -> Tensor:
         """The smallest integer not below `input`, elementwise (integer inputs are returned as they are; the
         gradient is zero, as PyTorch's)."""
@@ -819,3 +898,173 @@ class TensorMethods:
         """In-place `bitwise_or`: writes `bitwise_or(self, ...)` into `self` and returns `self`."""
     def __ixor__(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place `bitwise_xor`: writes `bitwise_xor(self, ...)` into `self` and returns `self`."""
+    def narrow(self, dim: builtins.int, start: builtins.int | Tensor, length: builtins.int) -> Tensor:
+        """A view of `input` keeping `length` elements of dim `dim` from `start` (negative:
+        counted from the end; a 0-d integer tensor is read)."""
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        """`narrow`, copied into new storage."""
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A view of `input` at `index` of dim `dim`, that dim removed (`x.select(1, i)` is
+        `x[:, i]`)."""
+    def movedim(self, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `input` with dims `source` moved to positions `destination` (the others keep
+        their order)."""
+    def moveaxis(self, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `input` with dims `source` moved to positions `destination` (the others keep
+        their order)."""
+    def swapaxes(self, axis0: builtins.int, axis1: builtins.int) -> Tensor:
+        """`transpose(input, axis0, axis1)` (NumPy's name)."""
+    def swapdims(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """`transpose(input, dim0, dim1)`."""
+    def diagonal(self, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """A view of the diagonal `offset` (> 0: above the main one) of the 2-D slices over dims
+        dim1, dim2; those dims are removed and the diagonal is the last dim."""
+    def unfold(self, dimension: builtins.int, size: builtins.int, step: builtins.int) -> Tensor:
+        """A view of every window of `size` elements, `step` apart, along `dimension`: that dim
+        counts the windows and a new last dim holds each window (windows may overlap)."""
+    def as_strided(self, size: Sequence[builtins.int], stride: Sequence[builtins.int], storage_offset: builtins.int | None = ...) -> Tensor:
+        """A view of `input`'s storage with the given size, stride (in elements) and storage
+        offset (default: input's own). Every element it names must lie in the storage."""
+    def unflatten(self, dim: builtins.int, sizes: Sequence[builtins.int]) -> Tensor:
+        """`input` with dim `dim` split into `sizes` (one may be -1)."""
+    def ravel(self) -> Tensor:
+        """`input` as one dim (a view when the strides allow)."""
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """`input.reshape(other.shape)`."""
+    def view_as(self, other: Tensor) -> Tensor:
+        """`input.view(other.shape)`."""
+    def broadcast_to(self, size: Sequence[builtins.int]) -> Tensor:
+        """A view of `input` broadcast to `size` (`input.expand(size)`)."""
+    @property
+    def mT(self) -> Tensor:
+        """`x.mT`: a view with the last two dims swapped (a batch of transposed matrices)."""
+    def sum_to_size(self, *size: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`input` summed down to `size` (which must broadcast to input's shape): the leading
+        dims and the dims where `size` is 1 are summed."""
+    def flip(self, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A copy of `input` with the order of its elements reversed along each dim in `dims`."""
+    def fliplr(self) -> Tensor:
+        """`input` flipped along dim 1 (left / right); needs at least 2 dims."""
+    def flipud(self) -> Tensor:
+        """`input` flipped along dim 0 (up / down); needs at least 1 dim."""
+    def rot90(self, k: builtins.int = ..., dims: Sequence[builtins.int] = ...) -> Tensor:
+        """`input` rotated by 90 degrees `k` times in the plane of `dims`, from the first dim
+        towards the second."""
+    def gather(self, dim: builtins.int, index: Tensor, *, sparse_grad: builtins.bool = ...) -> Tensor:
+        """Values of `input` picked along `dim` by an int64 `index` of the same number of dims:
+        `out[i][j][k] = input[i][index[i][j][k]][k]` for dim 1 (index's sizes at most input's
+        elsewhere). The result has index's shape; the gradient adds up at repeated indices."""
+    def take_along_dim(self, indices: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """`gather` along `dim` with input and indices broadcast against each other elsewhere;
+        dim None: indices into the flattened input."""
+    def take(self, index: Tensor) -> Tensor:
+        """`input` seen flat (row-major), read at `index` (negative: from the end); the result
+        has index's shape."""
+    def put(self, index: Tensor, source: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `source`'s values written at flat positions `index` (negative:
+        from the end); accumulate=True adds them instead."""
+    def put_(self, index: Tensor, source: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """In-place `put`; returns `input`."""
+    def scatter(self, dim: builtins.int, index: Tensor, src: Tensor | builtins.float | None = ..., *, value: builtins.float | None = ..., reduce: str | None = ...) -> Tensor:
+        """A copy of `input` with `src`'s values (or the number `value`) written along `dim` at
+        `index`: `out[i][index[i][j][k]][k] = src[i][j][k]` for dim 1. Where index names one
+        position twice PyTorch leaves the result undefined; torchic's last value wins.
+        reduce="add" / "multiply" combines instead of writing."""
+    def scatter_(self, dim: builtins.int, index: Tensor, src: Tensor | builtins.float | None = ..., *, value: builtins.float | None = ..., reduce: str | None = ...) -> Tensor:
+        """In-place `scatter`; returns `input`."""
+    def scatter_add(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+        """A copy of `input` with `src`'s values added along `dim` at `index` (repeated indices
+        add up): `out[i][index[i][j][k]][k] += src[i][j][k]` for dim 1."""
+    def scatter_add_(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+        """In-place `scatter_add`; returns `input`."""
+    def scatter_reduce(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `src`'s values combined along `dim` at `index` by `reduce`
+        ("sum", "prod", "mean", "amax", "amin"); include_self=False leaves input's own value
+        out where some value lands (integer means round down, as PyTorch's)."""
+    def scatter_reduce_(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """In-place `scatter_reduce`; returns `input`."""
+    def index_select(self, dim: builtins.int, index: Tensor) -> Tensor:
+        """The slices of `input` along `dim` at the 1-D `index` (in index's order; an index out
+        of range is an IndexError at the next read). Stays on the device."""
+    def index_add(self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: builtins.float = ...) -> Tensor:
+        """A copy of `input` with `alpha * source`'s slices along `dim` added at slices
+        `index` (repeated indices add up)."""
+    def index_add_(self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: builtins.float = ...) -> Tensor:
+        """In-place `index_add`; returns `input`."""
+    def index_copy(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """A copy of `input` with `source`'s slices along `dim` written at slices `index`."""
+    def index_copy_(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """In-place `index_copy`; returns `input`."""
+    def index_fill(self, dim: builtins.int, index: Tensor, value: builtins.float | Tensor) -> Tensor:
+        """A copy of `input` with the slices `index` along `dim` set to `value` (a number or a
+        0-d tensor; negative indices count from the end)."""
+    def index_fill_(self, dim: builtins.int, index: Tensor, value: builtins.float | Tensor) -> Tensor:
+        """In-place `index_fill`; returns `input`."""
+    def index_reduce(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `source`'s slices along `dim` combined into slices `index` by
+        `reduce` ("prod", "mean", "amax", "amin"); include_self=False leaves input's own value
+        out where some slice lands."""
+    def index_reduce_(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """In-place `index_reduce`; returns `input`."""
+    def index_put(self, indices: tuple[Tensor, ...], values: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `values` written at `input[indices]` (a tuple of index or
+        mask tensors, PyTorch's advanced indexing); accumulate=True adds them instead."""
+    def index_put_(self, indices: tuple[Tensor, ...], values: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """In-place `index_put`; returns `input`."""
+    def diag(self, diagonal: builtins.int = ...) -> Tensor:
+        """1-D input: a square matrix with input on its diagonal `diagonal` (> 0: above the main
+        one), zeros elsewhere. 2-D input: a copy of its diagonal `diagonal`, as a 1-D tensor."""
+    def diag_embed(self, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """Matrices (in dims dim1, dim2 of a result with one dim more) whose diagonal `offset`
+        holds input's last dim, zeros elsewhere."""
+    def diagonal_scatter(self, src: Tensor, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """A copy of `input` with `src` written into its diagonal (as `diagonal` sees it)."""
+    def select_scatter(self, src: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A copy of `input` with `src` written at `index` of dim `dim` (`x[:, index] = src`)."""
+    def slice_scatter(self, src: Tensor, dim: builtins.int = ..., start: builtins.int | None = ..., end: builtins.int | None = ..., step: builtins.int = ...) -> Tensor:
+        """A copy of `input` with `src` written into `input[..., start:end:step, ...]` (dim)."""
+    def as_strided_scatter(self, src: Tensor, size: Sequence[builtins.int], stride: Sequence[builtins.int], storage_offset: builtins.int | None = ...) -> Tensor:
+        """A copy of `input` (contiguous) with `src` written where `as_strided(size, stride,
+        storage_offset)` of that copy looks."""
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements of `input` where the bool `mask` is True (both broadcast), as 1-D."""
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """A copy of `input` with `source`'s first elements (row-major) written where the bool
+        `mask` is True, in order (input and mask broadcast against each other)."""
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """In-place `masked_scatter` (mask broadcast to input's shape); returns `input`."""
+    def nonzero(self, *, as_tuple: builtins.bool = ...) -> Tensor | tuple[Tensor, ...]:
+        """The indices of input's nonzero elements: an int64 (n, ndim) tensor, row-major order;
+        as_tuple=True: one 1-D tensor per dim. Reads input (a sync)."""
+    def nonzero_static(self, *, size: builtins.int, fill_value: builtins.int = ...) -> Tensor:
+        """`nonzero(input)` cut or padded (with `fill_value`) to exactly `size` rows."""
+    def argwhere(self) -> Tensor:
+        """`nonzero(input)`: the (n, ndim) indices of the nonzero elements."""
+    def repeat(self, *sizes: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`input` repeated `sizes[i]` times along each dim (new dims in front when `sizes` is
+        longer): a copy."""
+    def tile(self, dims: Sequence[builtins.int]) -> Tensor:
+        """`input` repeated along each dim (`dims` shorter than input's dims: ones in front)."""
+    def repeat_interleave(self, repeats: Tensor | builtins.int | None = ..., dim: builtins.int | None = ..., *, output_size: builtins.int | None = ...) -> Tensor:
+        """Each element (slice along `dim`; None: of the flattened input) repeated `repeats`
+        times in place; `repeats` an int or a tensor (one count per element). With a tensor as
+        the only argument: the indices `arange(n)` each repeated that many times."""
+    def split_with_sizes(self, split_sizes: Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of `input` along dim of the listed sizes (which add up to the dim's size)."""
+    def unsafe_split(self, split_size: builtins.int | Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """`split` (PyTorch's unsafe twin skips a view check torchic has no need of)."""
+    def unsafe_chunk(self, chunks: builtins.int, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """`chunk` (see unsafe_split)."""
+    def tensor_split(self, indices_or_sections: builtins.int | Sequence[builtins.int] | Tensor, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of `input` along dim: `sections` nearly equal pieces (the first ones one longer),
+        or the pieces between the listed indices (NumPy's array_split)."""
+    def hsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 1 (dim 0 for a 1-D tensor); sections must divide evenly."""
+    def vsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 0 of a tensor of at least 2 dims."""
+    def dsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 2 of a tensor of at least 3 dims."""
+    def tril_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
+    def triu_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""
