@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
-                       is_inference_mode_enabled, no_grad)
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .creation import (Generator, arange, as_tensor, empty, empty_like, from_dlpack,
                        from_numpy, full, full_like, linspace, manual_seed, multinomial, ones,
                        ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
@@ -42,6 +42,11 @@ from .checkpoint import load, save
 from .compile import CompileError, compile
 from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
+from . import autograd
+from .autograd import functional as _functional, graph as _graph  # noqa: F401
+from .autograd import gradcheck as _gradcheck_module
+autograd.gradcheck, autograd.gradgradcheck = (_gradcheck_module.gradcheck,
+                                              _gradcheck_module.gradgradcheck)
 
 __version__ = "0.1.0"
 
@@ -124,6 +129,7 @@ __all__ = [
     "cuda", "nn", "optim", "utils", "compile", "CompileError",
 ]
 __all__ += _api.__all__     # the op functions
+__all__ += ["set_grad_enabled", "autograd"]    # autograd (torchic/autograd/)
 
 
 _atexit.register(shutdown)

@@ -8,7 +8,7 @@ gradients nobody needs is written once, in Binary.backward.
 """
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from .common import constant, sum_to_shape
 
 
@@ -18,10 +18,10 @@ def like(mask, t):
     return raw.cast(mask, t._dtype)
 
 
-UNARY = {}   # op name -> its Unary Function; each is also torchic.<name> and Tensor.<name>
+UNARY = {}   # op name -> its Unary Primitive; each is also torchic.<name> and Tensor.<name>
 
 
-class Unary(Function):
+class Unary(Primitive):
     op = None
     saves = None          # "input", "output" or None
 
@@ -89,7 +89,7 @@ class Cos(Unary):
     def grad(self, g, a): return -(g * a.sin())
 
 
-class Binary(Function):
+class Binary(Primitive):
     op = None
     saves = True          # keep (a, b) for the derivatives
 
@@ -165,7 +165,7 @@ class Minimum(Maximum):
     op = "minimum"
 
 
-class Where(Function):
+class Where(Primitive):
     def forward(self, cond, a, b):
         self.a_shape, self.b_shape = a.shape, b.shape
         self.save(cond)

@@ -10,13 +10,13 @@ rows. Dropout saves only its 2-word key: the backward recomputes the same mask f
 """
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from ..shape import numel
 from ..ops import COMPUTE_AS
 from .common import as_strided, constant, require_float, reshape_raw
 
 
-class Gelu(Function):
+class Gelu(Primitive):
     """x * Phi(x) (approximate "none") or its tanh approximation ("tanh")."""
 
     def forward(self, a, approximate):
@@ -46,7 +46,7 @@ def _back(t, code):
     return t if t._dtype == code else raw.cast(t, code)
 
 
-class LayerNorm(Function):
+class LayerNorm(Primitive):
     """Layer norm over the rows of a (R, C) x, with optional (C,) weight and bias (float16 /
     bfloat16 computed in float32 and rounded back)."""
 
@@ -84,7 +84,7 @@ class LayerNorm(Function):
         return (None if dx is None else _back(dx, self.dtypes[0])), dw, db
 
 
-class CausalSoftmax(Function):
+class CausalSoftmax(Primitive):
     """softmax over the last dim of (..., Tq, Tk), column j of row i kept where
     j <= i + diagonal (PyTorch's tril(diagonal) mask, then softmax)."""
 
@@ -106,7 +106,7 @@ class CausalSoftmax(Function):
         return (reshape_raw(dx, y.shape),)
 
 
-class Dropout(Function):
+class Dropout(Primitive):
     """x times dropout's mask for probability p, the mask drawn from an int32 (2,) key by
     the dropout primitive. The gradient is the same op on g with the same key: the mask is
     recomputed, never stored (a GPT step saved ~1 GB of masks)."""

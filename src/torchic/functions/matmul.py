@@ -1,7 +1,7 @@
 """MatMul: (..., M, K) @ (..., K, N) with broadcast batch dims (raw.matmul does the work)."""
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from ..shape import numel
 from .common import require_float, reshape_raw, sum_to_shape
 
@@ -10,7 +10,7 @@ from .common import require_float, reshape_raw, sum_to_shape
 _FLOATS = ("f32", "f64", "f16", "bf16")
 
 
-class MatMul(Function):
+class MatMul(Primitive):
     @staticmethod
     def compute(a, b):
         """The product with its checks: what forward runs, and what api.matmul runs
@@ -45,7 +45,7 @@ class MatMul(Function):
         return ga, gb
 
 
-class Linear(Function):
+class Linear(Primitive):
     """x @ weight^T (+ bias) for a 2-D weight (N, K), as PyTorch's linear / addmm.
 
     With a bias, one op (matmul_bias): the bias is added where the product is stored, not by

@@ -1,7 +1,7 @@
 """Reductions and row-wise Functions: sum, max / min, softmax, log_softmax, cross_entropy."""
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from ..creation import arange
 from ..shape import inverse_permutation, numel, permute_meta
 from .common import as_strided, keepdim_shape, require_float, reshape_raw
@@ -12,7 +12,7 @@ def _permuted(t, perm):
     return as_strided(t, t._offset, shape, strides)
 
 
-class Sum(Function):
+class Sum(Primitive):
     def forward(self, a, axes, keepdim):
         self.in_shape, self.axes = a.shape, axes
         y = raw.reduce("sum", a, axes)
@@ -23,7 +23,7 @@ class Sum(Function):
         return (g.expand(self.in_shape),)
 
 
-class MaxMin(Function):
+class MaxMin(Primitive):
     """max / min over axes; the gradient is shared evenly among tied extremes."""
 
     def forward(self, a, axes, keepdim, op):
@@ -41,7 +41,7 @@ class MaxMin(Function):
         return (g * mask / reshape_raw(count, keepdim_shape(self.in_shape, self.axes)),)
 
 
-class MaxMinDim(Function):
+class MaxMinDim(Primitive):
     """max / min over one dim with indices: the whole gradient goes to the returned index
     (PyTorch's rule for max(dim) / min(dim); amax / amax and max() share it among ties)."""
 
@@ -61,7 +61,7 @@ class MaxMinDim(Function):
         return g.reshape(keepdim_shape(self.in_shape, (self.axis,))) * hit, None
 
 
-class _RowsOnLastAxis(Function):
+class _RowsOnLastAxis(Primitive):
     """Softmax-like ops: the primitive (`op`) runs on a (rows, n) matrix with the axis
     last; the input is permuted and flattened to that (a view when the strides allow),
     the output moved back. A subclass gives its `op` and `grad(g, y)`."""
@@ -109,7 +109,7 @@ class LogSoftmax(_RowsOnLastAxis):
         return g - y.exp() * Sum.apply(g, axes=self.axes, keepdim=True)
 
 
-class CrossEntropy(Function):
+class CrossEntropy(Primitive):
     """Fused, stable log-softmax + negative log-likelihood over (N, C) logits.
 
     A row whose target is ignore_index (None: none is) adds loss 0 and gradient 0, and

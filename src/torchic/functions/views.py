@@ -8,7 +8,7 @@ import operator
 import weakref
 
 from .. import raw
-from ..autograd import Function, LazyGrad, is_grad_enabled
+from ..autograd import Primitive, LazyGrad, is_grad_enabled
 from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation, numel,
                      permute_meta, slice_meta)
 from .common import as_strided, reshape_raw, sum_to_shape
@@ -46,7 +46,7 @@ def mark_view(node, a, out):
     return out
 
 
-class Reshape(Function):
+class Reshape(Primitive):
     def forward(self, a, shape, strides=None):
         self.in_shape = a.shape
         if strides is not None:   # already worked out by view()
@@ -57,7 +57,7 @@ class Reshape(Function):
         return (g.reshape(self.in_shape),)
 
 
-class Permute(Function):
+class Permute(Primitive):
     def forward(self, a, dims):
         self.dims = dims
         shape, strides, _ = permute_meta(a.shape, a._strides, dims)
@@ -67,7 +67,7 @@ class Permute(Function):
         return (g.permute(inverse_permutation(self.dims)),)
 
 
-class Expand(Function):
+class Expand(Primitive):
     def forward(self, a, shape):
         self.in_shape = a.shape
         return mark_view(self, a, as_strided(a, a._offset, shape,
@@ -77,7 +77,7 @@ class Expand(Function):
         return (sum_to_shape(g, self.in_shape),)
 
 
-class IndexView(Function):
+class IndexView(Primitive):
     """Basic indexing (ints, slices, None, ...): a strided view of the input."""
 
     def forward(self, a, key):
@@ -178,7 +178,7 @@ def _ranges_meet(a, b):
     return False
 
 
-class AsStrided(Function):
+class AsStrided(Primitive):
     """The elements of base's storage at (offset, shape, strides), as a view: the grad_fn a
     view gets from its base after an in-place op (PyTorch's AsStridedBackward). Its
     gradient is g placed in that region of zeros of base's layout (summed over the
@@ -200,7 +200,7 @@ class AsStrided(Function):
         return (whole,)
 
 
-class CopySlices(Function):
+class CopySlices(Primitive):
     """An in-place op on a view of `base` (PyTorch's CopySlices): `value`, the view's new
     contents, is written into base's storage at (offset, shape, strides); the result stands
     for base's new contents. Base's gradient goes to the old base outside that region and
@@ -238,7 +238,7 @@ def _laid_out(base_meta, meta, dtype):
                                                                      shape, strides)
 
 
-class Contiguous(Function):
+class Contiguous(Primitive):
     def forward(self, a):
         return raw.contiguous(a)
 
@@ -246,7 +246,7 @@ class Contiguous(Function):
         return (g,)
 
 
-class Clone(Function):
+class Clone(Primitive):
     def forward(self, a):
         return raw.copy_into(raw.new_tensor(a.shape, a._dtype), a)
 
@@ -254,7 +254,7 @@ class Clone(Function):
         return (g,)
 
 
-class GatherRows(Function):
+class GatherRows(Primitive):
     """table[idx] for an integer tensor idx: rows of table picked along axis 0."""
 
     def forward(self, table, idx):
@@ -278,7 +278,7 @@ class GatherRows(Function):
         return reshape_raw(out, self.table_shape), None
 
 
-class Cat(Function):
+class Cat(Primitive):
     def forward(self, *tensors, dim):
         self.dim = dim
         self.sizes = [t.shape[dim] for t in tensors]
@@ -305,7 +305,7 @@ def narrow(t, dim, start, length):
     return as_strided(t, offset, shape, strides)
 
 
-class Cast(Function):
+class Cast(Primitive):
     """A copy in another dtype; only float -> float carries a gradient: the gradient cast
     back to the input's dtype (a float32 input of a float64 op gets a float32 gradient)."""
 
