@@ -43,7 +43,8 @@ MAKEMORE_MODELS = ("bigram", "mlp", "rnn", "gru", "bow", "transformer")
 PROGRAMS = [("bigram_counts", {}), ("bigram_nn", {}), ("mlp", {}), ("batchnorm_stats", {}),
             ("backprop_ninja", {}), ("wavenet", {})] + \
            [(f"makemore[{m}]", {"model_type": m}) for m in MAKEMORE_MODELS] + \
-           [("gpt", {}), ("chargpt", {})]
+           [("gpt", {}), ("chargpt", {})] + \
+           [("custom_function_fit", {})]     # autograd.Function (PyTorch's tutorial)
 
 _count = itertools.count()
 
