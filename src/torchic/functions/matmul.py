@@ -1,7 +1,7 @@
 """MatMul: (..., M, K) @ (..., K, N) with broadcast batch dims (raw.matmul does the work)."""
 
 from .. import raw
-from ..autograd import Primitive
+from ..autograd import Primitive, create_graph_on
 from ..shape import numel
 from .common import require_float, reshape_raw, sum_to_shape
 
@@ -31,6 +31,11 @@ class MatMul(Primitive):
 
     def backward(self, g):
         a, b = self.saved
+        if create_graph_on():      # recorded: the products are MatMul nodes themselves
+            return (sum_to_shape(g @ b.transpose(-1, -2), a.shape) if self.needs_grad[0]
+                    else None,
+                    sum_to_shape(a.transpose(-1, -2) @ g, b.shape) if self.needs_grad[1]
+                    else None)
         ga = sum_to_shape(raw.matmul(g, b, transpose_b=True), a.shape) \
             if self.needs_grad[0] else None
         gb = None
@@ -70,6 +75,11 @@ class Linear(Primitive):
     def backward(self, g):
         x, weight = self.saved
         need_x, need_w, need_b = self.needs_grad[:3]
+        if create_graph_on():
+            n, k = weight.shape
+            return (g @ weight if need_x else None,
+                    g.reshape((-1, n)).transpose(0, 1) @ x.reshape((-1, k)) if need_w else None,
+                    sum_to_shape(g, (n,)) if need_b else None)
         gx = raw.matmul(g, weight) if need_x else None
         gw = raw.matmul(_rows(g), _rows(x), transpose_a=True) if need_w else None
         gb = sum_to_shape(g, (g.shape[-1],)) if need_b else None

@@ -1,7 +1,7 @@
 """Reductions and row-wise Functions: sum, max / min, softmax, log_softmax, cross_entropy."""
 
 from .. import raw
-from ..autograd import Primitive
+from ..autograd import Primitive, create_graph_on
 from ..creation import arange
 from ..shape import inverse_permutation, numel, permute_meta
 from .common import as_strided, keepdim_shape, require_float, reshape_raw
@@ -97,6 +97,8 @@ class Softmax(_RowsOnLastAxis):
     op = "softmax"
 
     def grad(self, g, y):
+        if create_graph_on():
+            return y * (g - Sum.apply(g * y, axes=self.axes, keepdim=True))
         # y * (g - sum(g * y)) in one kernel (the composite took 4 ops): y and g moved alike
         return self._from_rows(raw.rows_op("softmax_grad", self._rows(y), self._rows(g)),
                                y.shape)
@@ -137,9 +139,23 @@ class CrossEntropy(Primitive):
         n = logits.shape[0]
         if self.reduction == "mean":
             g = g / self.count     # (1 / 0 when every row is ignored: the kernel writes 0)
+        if create_graph_on():
+            return self.recorded_grad(g, logits, target), None
         out = raw.new_tensor(logits.shape, logits._dtype)
         # the per-row gradient is g read with stride 0 when the loss was reduced: no copy
         raw.run("cross_entropy_grad", out,
                 (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))),
                 self.params)
         return out, None
+
+    def recorded_grad(self, g, logits, target):
+        """The kernel's gradient as recorded ops: (softmax - one_hot) * g per counted row."""
+        n, c = logits.shape
+        p = LogSoftmax.apply(logits, 1).exp()
+        picked = arange(c, dtype=target._dtype).reshape((1, c)) == target.reshape((n, 1))
+        ignore = self.params["ignore_index"]
+        rows = g.reshape((n, 1)) if self.reduction == "none" else g
+        d = (p - raw.cast(picked, p._dtype)) * rows
+        if ignore is not None:
+            d = d * raw.cast(target.reshape((n, 1)) != ignore, p._dtype)
+        return d

@@ -8,7 +8,7 @@ import operator
 import weakref
 
 from .. import raw
-from ..autograd import Primitive, LazyGrad, is_grad_enabled
+from ..autograd import LazyGrad, Primitive, create_graph_on, is_grad_enabled
 from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation, numel,
                      permute_meta, slice_meta)
 from .common import as_strided, reshape_raw, sum_to_shape
@@ -86,7 +86,26 @@ class IndexView(Primitive):
         return mark_view(self, a, as_strided(a, offset, shape, strides))
 
     def backward(self, g):
+        if create_graph_on():      # recorded: g placed in zeros, whose derivative slices
+            return (SliceBackward.apply(g, self.in_shape, self.key),)
         return (SliceGrad(self.in_shape, self.key, g),)
+
+
+class SliceBackward(Primitive):
+    """IndexView's gradient as a recorded op (create_graph): g in the region `key` selects
+    of zeros of shape `shape`; its own gradient is that region of the incoming one."""
+
+    def forward(self, g, shape, key):
+        self.key = key
+        buf = raw.new_tensor(shape, g._dtype)
+        raw.fill(buf, 0.0)
+        offset, rshape, strides = slice_meta(0, shape, contiguous_strides(shape), key)
+        if numel(rshape):
+            raw.copy_into(as_strided(buf, offset, rshape, strides), g)
+        return buf
+
+    def backward(self, gg):
+        return IndexView.apply(gg, self.key), None, None
 
 
 class SliceGrad(LazyGrad):
@@ -270,12 +289,31 @@ class GatherRows(Primitive):
 
     def backward(self, g):
         (idx,) = self.saved
-        row = numel(self.table_shape[1:])
+        if create_graph_on():
+            return ScatterAddRows.apply(g, idx, self.table_shape), None
+        return self.scatter(g, idx, self.table_shape), None
+
+    @staticmethod
+    def scatter(g, idx, table_shape):
+        row = numel(table_shape[1:])
         n = numel(idx.shape)
         g2 = raw.contiguous(g.reshape((n, row)))
         i1 = raw.contiguous(reshape_raw(idx, (n,)))
-        out = raw.scatter_add_rows(g2, i1, self.table_shape[0])
-        return reshape_raw(out, self.table_shape), None
+        out = raw.scatter_add_rows(g2, i1, table_shape[0])
+        return reshape_raw(out, table_shape)
+
+
+class ScatterAddRows(Primitive):
+    """GatherRows' gradient as a recorded op (create_graph): g's rows added into the rows
+    of a zero table that idx names; its own gradient gathers those rows again."""
+
+    def forward(self, g, idx, table_shape):
+        self.save(idx)
+        return GatherRows.scatter(g, idx, table_shape)
+
+    def backward(self, gg):
+        (idx,) = self.saved
+        return GatherRows.apply(gg, idx), None, None
 
 
 class Cat(Primitive):
@@ -293,8 +331,11 @@ class Cat(Primitive):
 
     def backward(self, g):
         grads, start = [], 0
+        record = create_graph_on()
         for size, need in zip(self.sizes, self.needs_grad):
-            grads.append(narrow(g, self.dim, start, size) if need else None)
+            key = (slice(None),) * self.dim + (slice(start, start + size),)
+            grads.append(None if not need else IndexView.apply(g, key) if record
+                         else narrow(g, self.dim, start, size))
             start += size
         return tuple(grads)
 
