@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from typing import Any, SupportsIndex, overload
 from typing_extensions import Self
 from .api.reductions import MaxResult
-from .autograd import RemovableHandle
+from .autograd.hooks import RemovableHandle
 from .generator import Generator
 from .tensor import Tensor
 
@@ -373,11 +373,18 @@ class TensorMethods:
     def _read(self) -> NDArray[Any]:
         """The tensor's values as a new NumPy array (bf16 as float32), whether or not it
         requires grad: `Tensor._read` (item, tolist, printing). A sync point."""
-    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None:
+    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool | None = ..., create_graph: builtins.bool = ..., inputs: Any = ...) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
-    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
         gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only."""
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """Register `hook(grad) -> Tensor or None`, called with this tensor's gradient each time
+        it is computed; a returned tensor replaces the gradient (PyTorch's
+        `Tensor.register_hook`). Returns a handle whose `remove()` unregisters it."""
+    @property
+    def retains_grad(self) -> builtins.bool:
+        """Whether this non-leaf keeps its gradient in `.grad` (after `retain_grad()`)."""
     @staticmethod
     def from_data(data: Any, shape: builtins.int | Sequence[builtins.int] | None = ..., dtype: Any = ..., requires_grad: builtins.bool = ...) -> Tensor:
         """The original's fromData: float32 (whatever the data) unless dtype says otherwise;

@@ -264,6 +264,12 @@ def _backward(self, gradient: Tensor | None = None, retain_graph: bool | None = 
     run_backward(self, gradient, retain_graph, create_graph, inputs)
 
 
+def _retains_grad(self) -> bool:
+    """Whether this non-leaf keeps its gradient in `.grad` (after `retain_grad()`)."""
+    node = self.grad_fn
+    return node is not None and node.retained is not None and node.retained() is self
+
+
 def _from_data(data: Any, shape: int | Sequence[int] | None = None, dtype: Any = "f32",
                requires_grad: bool = False) -> Tensor:
     """The original's fromData: float32 (whatever the data) unless dtype says otherwise;
@@ -376,6 +382,7 @@ METHODS = {
     "numpy": raw.numpy, "to_array": raw.numpy, "_read": raw.values, "backward": _backward,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "register_hook": register_hook,     # autograd: Tensor.register_hook (autograd/hooks.py)
+    "retains_grad": property(_retains_grad),
     "from_data": staticmethod(_from_data),
     "zeros": _static(creation.zeros), "ones": _static(creation.ones),
     "randn": _static(creation.randn), "rand": _static(creation.rand),

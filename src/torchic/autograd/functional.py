@@ -147,10 +147,8 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     for o in outputs:
         per_input = [[] for _ in inputs]
         for j in range(o.numel()):
-            vs = tuple(_one_hot(o.shape, j, o.dtype) if p is o else zeros(p.shape, dtype=p.dtype)
-                       for p in outputs)
-            for k, g in enumerate(_grads((o,), inputs, (vs[outputs.index(o)],), create_graph,
-                                         strict, "jacobian")):
+            for k, g in enumerate(_grads((o,), inputs, (_one_hot(o.shape, j, o.dtype),),
+                                         create_graph, strict, "jacobian")):
                 per_input[k].append(g)
         jac = []
         for x, gs in zip(inputs, per_input):

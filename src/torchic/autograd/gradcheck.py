@@ -13,7 +13,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ..creation import tensor as _tensor
-from ..grad_mode import _GradMode
 from ..tensor import Tensor
 from . import grad as _grad
 
@@ -34,17 +33,17 @@ def _numerical(func, inputs, k, eps):
     base = x.detach().numpy().astype(np.float64)
     flat = base.reshape(-1)
     cols = []
-    with _GradMode(False):
-        for j in range(flat.size):
-            vals = []
-            for step in (eps, -eps):
-                pert = flat.copy()
-                pert[j] += step
-                args = list(inputs)
-                args[k] = _tensor(pert.reshape(base.shape), dtype=x.dtype)
-                vals.append([o.detach().numpy().astype(np.float64).reshape(-1)
-                             for o in _outputs(func(*args))])
-            cols.append([(p - m) / (2 * eps) for p, m in zip(*vals)])
+    for j in range(flat.size):       # (grad mode as it is: func may differentiate inside)
+        vals = []
+        for step in (eps, -eps):
+            pert = flat.copy()
+            pert[j] += step
+            args = list(inputs)
+            args[k] = _tensor(pert.reshape(base.shape), dtype=x.dtype,
+                              requires_grad=x.requires_grad)
+            vals.append([o.detach().numpy().astype(np.float64).reshape(-1)
+                         for o in _outputs(func(*args))])
+        cols.append([(p - m) / (2 * eps) for p, m in zip(*vals)])
     n_out = len(cols[0]) if cols else len(_outputs(func(*inputs)))
     return [np.stack([c[i] for c in cols], axis=1) if cols else None for i in range(n_out)]
 

@@ -14,7 +14,10 @@ every node and makes the engine check each backward's results for NaN.
 import contextvars
 import functools
 import weakref
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 _post_hooks = {}     # {id(leaf): [fn(leaf), ...]}
 _grad_hooks = {}     # {id(tensor): [fn(grad) -> grad or None, ...]} (leaves and non-leaves)
@@ -32,7 +35,7 @@ class RemovableHandle:
         if hooks is not None and self._hook in hooks:
             hooks.remove(self._hook)
             if not hooks:
-                del self._table[self._key]
+                del self._table[self._key]   # (a node's list: its class default, None, again)
 
     def __enter__(self) -> "RemovableHandle":
         return self
@@ -50,7 +53,7 @@ def _register(table, tensor, hook):
     return RemovableHandle(table, key, hook)
 
 
-def register_post_accumulate_grad_hook(leaf, hook: Callable) -> RemovableHandle:
+def register_post_accumulate_grad_hook(leaf: "Tensor", hook: Callable) -> RemovableHandle:
     """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
     gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only.
 
@@ -63,7 +66,7 @@ def register_post_accumulate_grad_hook(leaf, hook: Callable) -> RemovableHandle:
     return _register(_post_hooks, leaf, hook)
 
 
-def register_hook(tensor, hook: Callable) -> RemovableHandle:
+def register_hook(tensor: "Tensor", hook: Callable) -> RemovableHandle:
     """Register `hook(grad) -> Tensor or None`, called with this tensor's gradient each time
     it is computed; a returned tensor replaces the gradient (PyTorch's
     `Tensor.register_hook`). Returns a handle whose `remove()` unregisters it.
@@ -79,7 +82,13 @@ def register_hook(tensor, hook: Callable) -> RemovableHandle:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if not callable(hook):
         raise TypeError(f"register_hook expects a callable, got {type(hook).__name__}")
-    return _register(_grad_hooks, tensor, hook)
+    node = tensor.grad_fn
+    if node is None:
+        return _register(_grad_hooks, tensor, hook)
+    if node._tensor_hooks is None:       # a non-leaf: on its node (the gradient it gets)
+        node._tensor_hooks = []
+    node._tensor_hooks.append(hook)
+    return RemovableHandle(node.__dict__, "_tensor_hooks", hook)
 
 
 def run_grad_hooks(key, grad):
