@@ -161,7 +161,8 @@ def _record_backward(rt, forward, rec, roots, live):
     run one at a time, so each recording reuses the blocks the one before freed (one
     pool: their temporaries overlap; the last program owns them)."""
     saved = {id(t._storage): t._storage for node in _nodes(roots)
-             for t in node._saved if id(raw.view_of(t).block) not in rec.owned}
+             for t in node._saved
+             if t is not None and id(raw.view_of(t).block) not in rec.owned}
     sliced = {id(t) for t in _sliced_leaves(roots)}
     subsets = [s for n in range(1, len(roots) + 1)
                for s in itertools.combinations(range(len(roots)), n)]

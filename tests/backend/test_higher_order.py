@@ -177,3 +177,20 @@ def test_create_graph_keeps_graph_by_default(backend):
     torchic.autograd.grad(y, x)                 # retain_graph defaulted to create_graph
     with pytest.raises(RuntimeError, match="second time"):
         torchic.autograd.grad(y, x)
+
+
+def test_double_backward_through_in_place_ops_on_views(backend):
+    # CopySlices and the AsStrided grad_fn a view gets after it: their recorded gradients
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4))
+
+    def fn(lib, x):
+        h = x * 1
+        v = h[:, 1:3]
+        v.mul_(x[:, :2])
+        h[0] = h[1] * 2 + h[2].exp()
+        y = (h ** 3).sum() + (v * v).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (hh,) = lib.autograd.grad((g * g).sum(), x)
+        return [g, hh]
+    _close(_both(fn, x))

@@ -123,7 +123,14 @@ class Sub(Binary):
 
 
 class Mul(Binary):
+    """Saves only the operand the other's gradient needs (PyTorch's rule: x * c, c a
+    constant, keeps nothing of x, so x may change in place afterwards)."""
     op = "mul"
+
+    def keep(self, a, b, y):
+        if self.needs_grad:       # (empty: nothing is recorded)
+            need_a, need_b = self.needs_grad
+            self.save(a if need_b else None, b if need_a else None)
     def grad_a(self, g, a, b): return g * b
     def grad_b(self, g, a, b): return g * a
 

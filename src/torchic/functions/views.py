@@ -213,10 +213,43 @@ class AsStrided(Primitive):
         if repeated:       # one storage element seen many times: its gradient is their sum
             g = g.sum(dim=repeated, keepdim=True)
             shape = g.shape
-        buf, whole, region = _laid_out(self.base_meta, (offset, shape, strides), g._dtype)
+        if create_graph_on():
+            return (StridedScatter.apply(g, self.base_meta, (offset, shape, strides)),)
+        return (StridedScatter.scatter(g, self.base_meta, (offset, shape, strides)),)
+
+
+class StridedScatter(Primitive):
+    """g placed in the region `meta` (offset, shape, strides in a base's storage, no
+    repeated elements) of zeros laid out as the base (`base_meta`): AsStrided's gradient,
+    recorded (create_graph); its own gradient is StridedGather's."""
+
+    def forward(self, g, base_meta, meta):
+        self.metas = base_meta, meta
+        return self.scatter(g, base_meta, meta)
+
+    @staticmethod
+    def scatter(g, base_meta, meta):
+        buf, whole, region = _laid_out(base_meta, meta, g._dtype)
         raw.fill(buf, 0.0)
         raw.copy_into(region, g)
-        return (whole,)
+        return whole
+
+    def backward(self, gg):
+        return StridedGather.apply(gg, *self.metas), None, None
+
+
+class StridedGather(Primitive):
+    """The region `meta` of t (a tensor of the base's shape, any layout) as a contiguous
+    tensor: StridedScatter's gradient, and CopySlices' value gradient when recorded."""
+
+    def forward(self, t, base_meta, meta):
+        self.metas = base_meta, meta
+        buf, whole, region = _laid_out(base_meta, meta, t._dtype)
+        raw.copy_into(whole, t)
+        return raw.copy_into(raw.new_tensor(region.shape, t._dtype), region)
+
+    def backward(self, gg):
+        return StridedScatter.apply(gg, *self.metas), None, None
 
 
 class CopySlices(Primitive):
@@ -231,9 +264,14 @@ class CopySlices(Primitive):
         return as_strided(base, *self.base_meta)
 
     def backward(self, g):
+        need_base, need_value = self.needs_grad[:2]
+        if create_graph_on():      # recorded: the region's gradient, and g without it
+            region_g = StridedGather.apply(g, self.base_meta, self.meta)
+            g_base = g - StridedScatter.apply(region_g, self.base_meta, self.meta) \
+                if need_base else None
+            return g_base, (region_g if need_value else None)
         buf, whole, region = _laid_out(self.base_meta, self.meta, g._dtype)
         raw.copy_into(whole, g)
-        need_base, need_value = self.needs_grad
         g_value = raw.copy_into(raw.new_tensor(region.shape, g._dtype), region) if need_value \
             else None
         if need_base:
