@@ -279,3 +279,25 @@ def test_internal_primitive_protocol_still_works_under_the_old_name(backend):
     assert isinstance(y.grad_fn, Primitive)
     y.sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_saved_outputs_of_several_outputs_under_create_graph(backend):
+    # outputs saved for backward come back connected to their node: a double backward
+    # through them sees their own derivatives
+    def fn(lib, x):
+        class TwoExps(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                e1, e2 = a.exp(), (2 * a).exp()
+                ctx.save_for_backward(e1, e2)
+                return e1, e2
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                e1, e2 = ctx.saved_tensors
+                return g1 * e1 + 2 * g2 * e2
+        e1, e2 = TwoExps.apply(x)
+        (g,) = lib.autograd.grad((e1 * e2).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        return [e1, e2, g, h, e1.grad_fn.name()]
+    _same(fn, [0.1, -0.3, 0.5], tol=1e-4)

@@ -267,7 +267,8 @@ def _record(node, args, edges, needs, out):
         o.grad_fn = node if single else _slot_node(node, k)
         node._out_index[id(o._storage)] = k
     saved = node.to_save or ()
-    by_id = {id(o): k for k, o in enumerate(out if multi else [out]) if isinstance(o, Tensor)}
+    by_id = {id(o) for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None
+             and (o.grad_fn is node or o.grad_fn.edges[0] is node)}    # (outputs of node)
     node._saved_out = tuple(i for i, t in enumerate(saved) if id(t) in by_id)
     node._saved = tuple(t.detach() if id(t) in by_id else t for t in saved)
     node._versions = tuple(t._storage.version if t is not None else None for t in saved)
