@@ -301,3 +301,26 @@ def test_saved_outputs_of_several_outputs_under_create_graph(backend):
         (h,) = lib.autograd.grad(g.sum(), x)
         return [e1, e2, g, h, e1.grad_fn.name()]
     _same(fn, [0.1, -0.3, 0.5], tol=1e-4)
+
+
+def test_backward_that_runs_autograd_itself(backend):
+    # a backward that recomputes forward with grad on and calls autograd.grad (the engine
+    # is re-entered from inside a pass, as torch.utils.checkpoint's reentrant form does)
+    def fn(lib, x):
+        class Recompute(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return (a.sin() * a).sum()
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                with lib.enable_grad():
+                    ad = a.detach().requires_grad_(True)
+                    (ga,) = lib.autograd.grad((ad.sin() * ad).sum(), ad)
+                return g * ga
+        y = Recompute.apply(x)
+        (y * 3).backward()
+        return [y, x.grad]
+    _same(fn, [0.5, 1.0, 2.0])

@@ -32,7 +32,7 @@ from ..creation import ones, tensor as _tensor_from_data
 from ..grad_mode import _grad_enabled, _GradMode
 from ..tensor import Tensor
 from .grad_sum import LazyGrad, _GradSum
-from .hooks import _grad_hooks, _post_hooks, is_anomaly_enabled, run_grad_hooks
+from .hooks import _anomaly, _grad_hooks, _post_hooks, is_anomaly_enabled, run_grad_hooks
 
 
 def create_graph_on() -> bool:
@@ -90,7 +90,7 @@ class Primitive:
             # out -> node -> out would be a reference cycle, freed only by the cyclic GC
             node._saved_out = tuple(i for i, t in enumerate(saved) if t is out)
             node._saved = tuple(t.detach() if t is out else t for t in saved)
-        if is_anomaly_enabled():
+        if _anomaly.get():
             node._trace = traceback.format_stack()[:-1]
         out.requires_grad = True
         out.grad_fn = node
