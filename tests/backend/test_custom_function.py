@@ -324,3 +324,24 @@ def test_backward_that_runs_autograd_itself(backend):
         (y * 3).backward()
         return [y, x.grad]
     _same(fn, [0.5, 1.0, 2.0])
+
+
+def test_compiled_step_with_a_custom_function_matches_eager(backend):
+    P3 = legendre(torchic)
+    x = torchic.linspace(-3.0, 3.0, 50)
+    y = x.sin()
+
+    def run(compiled):
+        c = torchic.full((), 0.1, requires_grad=True)
+        d = torchic.full((), 0.3, requires_grad=True)
+        opt = torchic.optim.SGD([c, d], lr=1e-4)
+
+        def step():
+            opt.zero_grad()
+            loss = (P3.apply(c + d * x) - y).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        f = torchic.compile(step) if compiled else step
+        return [f().item() for _ in range(5)]
+    assert run(True) == run(False)

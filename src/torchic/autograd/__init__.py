@@ -21,6 +21,7 @@ from .engine import (AccumulateGrad as AccumulateGrad, Primitive as Primitive,
                      run as _run, run_backward as run_backward, zero_grads as zero_grads)
 from .grad_sum import LazyGrad as LazyGrad, _GradSum as _GradSum
 from .hooks import (RemovableHandle as RemovableHandle, detect_anomaly as detect_anomaly,
+                    is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
                     is_anomaly_enabled as is_anomaly_enabled, register_hook as register_hook,
                     register_post_accumulate_grad_hook as register_post_accumulate_grad_hook,
                     set_detect_anomaly as set_detect_anomaly)

@@ -32,7 +32,8 @@ from ..creation import ones, tensor as _tensor_from_data
 from ..grad_mode import _grad_enabled, _GradMode
 from ..tensor import Tensor
 from .grad_sum import LazyGrad, _GradSum
-from .hooks import _anomaly, _grad_hooks, _post_hooks, is_anomaly_enabled, run_grad_hooks
+from .hooks import (_anomaly, _grad_hooks, _post_hooks, is_anomaly_check_nan_enabled,
+                    run_grad_hooks)
 
 
 def create_graph_on() -> bool:
@@ -401,7 +402,7 @@ def run(tensors, gradients, retain_graph=None, create_graph=False, inputs=None,
         hooked = _hooked_edge_counts(order) if _post_hooks and not capture else None
         fed = set()     # the hooked leaves that got a gradient in this pass
         pending = counts = None     # leaves' summed gradients, held until their last edge
-        anomaly = is_anomaly_enabled()
+        anomaly = is_anomaly_check_nan_enabled()
         for i, node in enumerate(order):
             grad = grads.pop(id(node), None)
             if grad is not None and node.freed:

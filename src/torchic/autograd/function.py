@@ -37,7 +37,8 @@ import traceback
 from ..creation import zeros
 from ..grad_mode import _grad_enabled, _GradMode
 from ..tensor import Tensor
-from .engine import Primitive, _Slot, is_anomaly_enabled
+from .engine import Primitive, _Slot
+from .hooks import is_anomaly_enabled
 
 _FLOATS = ("f32", "f64", "f16", "bf16")
 

@@ -102,24 +102,31 @@ def run_grad_hooks(key, grad):
 
 # -- anomaly detection ---------------------------------------------------------------------
 
-_anomaly = contextvars.ContextVar("torchic_detect_anomaly", default=False)
+# 0: off; 1: forward stacks recorded; 2: and backward results checked for NaN
+_anomaly = contextvars.ContextVar("torchic_detect_anomaly", default=0)
 
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on (`detect_anomaly` / `set_detect_anomaly`)."""
-    return _anomaly.get()
+    return _anomaly.get() > 0
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward results for NaN."""
+    return _anomaly.get() > 1
 
 
 class set_detect_anomaly:
     """Turn anomaly detection on or off: a call (`set_detect_anomaly(True)`), or a context
     manager (`with set_detect_anomaly(False):`) that restores the previous state.
 
-    While on, every recorded op keeps the stack of the forward line that created it, and a
-    backward that returns NaN raises RuntimeError naming the op and showing that line.
+    While on, every recorded op keeps the stack of the forward line that created it, and
+    (check_nan, the default) a backward that returns NaN raises RuntimeError naming the op
+    and showing that line.
     """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self._token = _anomaly.set(bool(mode))
+        self._token = _anomaly.set((2 if check_nan else 1) if mode else 0)
 
     def __enter__(self) -> None:
         return None
@@ -141,18 +148,20 @@ class detect_anomaly:
     """
 
     def __init__(self, check_nan: bool = True) -> None:
-        self._tokens = []
+        self._tokens, self._mode = [], 2 if check_nan else 1
 
     def __enter__(self) -> None:
-        self._tokens.append(_anomaly.set(True))
+        self._tokens.append(_anomaly.set(self._mode))
 
     def __exit__(self, *exc) -> bool:
         _anomaly.reset(self._tokens.pop())
         return False
 
     def __call__(self, fn):
+        mode = self._mode
+
         @functools.wraps(fn)
         def wrapped(*a, **k):
-            with detect_anomaly():
+            with detect_anomaly(check_nan=mode > 1):
                 return fn(*a, **k)
         return wrapped
