@@ -44,9 +44,6 @@ from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
 from . import autograd
 from .autograd import functional as _functional, graph as _graph  # noqa: F401
-from .autograd import gradcheck as _gradcheck_module
-autograd.gradcheck, autograd.gradgradcheck = (_gradcheck_module.gradcheck,
-                                              _gradcheck_module.gradgradcheck)
 
 __version__ = "0.1.0"
 

@@ -32,6 +32,8 @@ LAYERS = [
     ["autograd.grad_sum"],
     ["autograd.engine"],
     ["autograd.function"],
+    ["autograd.api"],
+    ["autograd.gradcheck"],
     ["autograd"],
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
@@ -47,7 +49,7 @@ LAYERS = [
     ["recording"],
     ["compile_autograd"],
     ["compile"],
-    ["autograd.functional", "autograd.gradcheck", "autograd.graph"],
+    ["autograd.functional", "autograd.graph"],
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

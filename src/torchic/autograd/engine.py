@@ -26,6 +26,7 @@ import os
 import sys
 import threading
 import traceback
+from typing import Any
 
 from .. import raw
 from ..creation import ones, tensor as _tensor_from_data
@@ -128,10 +129,10 @@ class Primitive:
         t.requires_grad, t.grad_fn = True, self
         return t
 
-    def forward(self, *args, **params):
+    def forward(self, *args: Any, **params: Any) -> Any:
         raise NotImplementedError
 
-    def backward(self, grad):
+    def backward(self, *grad: Any, **kwargs: Any) -> Any:     # (a subclass: backward(self, g))
         raise NotImplementedError
 
     def name(self) -> str:

@@ -33,6 +33,7 @@ internal base before this module existed, and code written against it keeps work
 import functools
 import inspect
 import traceback
+from typing import Any, Callable
 
 from ..creation import zeros
 from ..grad_mode import _grad_enabled, _GradMode
@@ -48,7 +49,7 @@ class FunctionCtx:
     `save_for_backward`, say which outputs are in-place modified inputs (`mark_dirty`) or
     carry no gradient (`mark_non_differentiable`), and store any other attribute."""
 
-    def save_for_backward(self, *tensors) -> None:
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors (inputs, outputs or None) for backward: `ctx.saved_tensors`."""
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
@@ -56,15 +57,15 @@ class FunctionCtx:
                                 f"{tensors.index(t)} is of type {type(t).__name__}")
         self.to_save = tensors
 
-    def save_for_forward(self, *tensors) -> None:
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
         """PyTorch's forward-mode counterpart: kept, as ctx.saved_tensors is (no jvp here)."""
         self.saved_for_forward = tensors
 
-    def mark_dirty(self, *tensors) -> None:
+    def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that forward modified in place (and returns as outputs)."""
         self.dirty_tensors = tensors
 
-    def mark_non_differentiable(self, *tensors) -> None:
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Declare outputs that get no gradient (backward still receives a zero one)."""
         self.non_differentiable = tensors
 
@@ -187,7 +188,7 @@ class _DelayedError(Primitive):
                            "@once_differentiable")
 
 
-def once_differentiable(fn):
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a custom Function's backward that is not itself differentiable: it runs
     under no_grad, and differentiating its results (create_graph) raises RuntimeError."""
 
@@ -301,7 +302,7 @@ class Function(Primitive):
         >>> y = LegendrePolynomial3.apply(torchic.tensor([0.5], requires_grad=True))
     """
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if isinstance(inspect.getattr_static(cls, "forward"), (staticmethod, classmethod)):
             cls.apply = classmethod(_custom_apply)
@@ -311,19 +312,19 @@ class Function(Primitive):
             cls.apply = classmethod(Primitive.apply.__func__)
 
     @staticmethod
-    def forward(ctx, *args, **kwargs):
+    def forward(*args: Any, **kwargs: Any) -> Any:
         """Compute the outputs (override it)."""
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
         """Save what backward needs, given forward's inputs and output (override it, or
         take ctx as forward's first argument)."""
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(*args: Any, **kwargs: Any) -> Any:
         """The gradient of each input from the gradient of each output (override it)."""
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward "
@@ -332,10 +333,11 @@ class Function(Primitive):
     vjp = backward
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run the Function on `args` (a subclass's apply: forward, recorded)."""
         raise RuntimeError("apply() is called on a subclass of Function")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("Legacy autograd function with non-static forward method is "
                            "deprecated. Please use new-style autograd function with static "
                            "forward method. (Example: https://pytorch.org/docs/stable/"

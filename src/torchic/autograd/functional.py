@@ -15,7 +15,7 @@ import numpy as np
 from ..api import stack
 from ..creation import tensor as _tensor, zeros
 from ..tensor import Tensor
-from . import grad as _grad
+from .api import grad as _grad
 
 
 def _as_tuple(x, what, fn_name):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..creation import tensor as _tensor
 from ..tensor import Tensor
-from . import grad as _grad
+from .api import grad as _grad
 
 
 class GradcheckError(RuntimeError):
