@@ -199,3 +199,22 @@ def test_grad_modes(backend):
             assert not (x * 2).requires_grad and lib.is_inference_mode_enabled()
         with lib.no_grad(), lib.enable_grad():
             assert (x * 2).requires_grad
+
+
+def test_node_hooks(backend):
+    def fn(lib, x, w):
+        seen = []
+        h = x * w
+        y = h.exp().sum()
+        pre = h.grad_fn.register_prehook(lambda gouts: (gouts[0] * 2,))
+        post = h.grad_fn.register_hook(
+            lambda gins, gouts: seen.append((len(gins), len(gouts))) or (gins[0], gins[1] * 0))
+        y.backward(retain_graph=True)
+        first = (x.grad.clone(), w.grad.clone())
+        pre.remove()
+        post.remove()
+        x.grad = None
+        w.grad = None
+        y.backward()
+        return [*first, x.grad, w.grad, seen[0]]
+    _both(fn, [0.5, -1.0], [2.0, 0.25])

@@ -32,9 +32,9 @@ from .. import raw
 from ..creation import ones, tensor as _tensor_from_data
 from ..grad_mode import _grad_enabled, _GradMode
 from ..tensor import Tensor
-from .grad_sum import LazyGrad, _GradSum
-from .hooks import (_anomaly, _grad_hooks, _post_hooks, is_anomaly_check_nan_enabled,
-                    run_grad_hooks)
+from .grad_sum import LazyGrad, _GradSum, _Slot
+from .hooks import (RemovableHandle, _anomaly, _check_nan, _grad_hooks, _node_hooked,
+                    _post_hooks, is_anomaly_check_nan_enabled, run_grad_hooks)
 
 
 def create_graph_on() -> bool:
@@ -59,6 +59,7 @@ class Primitive:
     _saved_out = ()       # indices in _saved of the output (saved detached: no cycle)
     _trace = None         # the forward stack, under anomaly detection
     _tensor_hooks = None  # register_hook's hooks of the output (a list)
+    _node_hooks = None    # Node.register_hook's: fn(grad_inputs, grad_outputs), after backward
     n_outputs = 1
 
     @classmethod
@@ -146,6 +147,26 @@ class Primitive:
         return tuple((e if isinstance(e, Primitive) else
                       AccumulateGrad(e) if e is not None else None, 0)
                      for e in getattr(self, "edges", ()))
+
+    def register_prehook(self, hook: Any) -> RemovableHandle:
+        """Call `hook(grad_outputs)` (a tuple) before this node's backward; a returned tuple
+        replaces the gradients (PyTorch's Node.register_prehook)."""
+        def on_grad(grad):
+            out = hook((grad,))
+            return None if out is None else out[0]
+        on_grad.hook = hook
+        return self._add_hook("_tensor_hooks", on_grad)
+
+    def register_hook(self, hook: Any) -> RemovableHandle:
+        """Call `hook(grad_inputs, grad_outputs)` (tuples) after this node's backward; a
+        returned tuple replaces grad_inputs (PyTorch's Node.register_hook)."""
+        return self._add_hook("_node_hooks", hook)
+
+    def _add_hook(self, name, hook):
+        if getattr(self, name) is None:
+            setattr(self, name, [])
+        getattr(self, name).append(hook)
+        return RemovableHandle(self.__dict__, name, hook)
 
     @property
     def metadata(self) -> dict:
@@ -304,16 +325,6 @@ def _edges_done(node, counts, fed):
                     hook(edge)
 
 
-class _Slot(LazyGrad):
-    """The gradient of output `i` of a node with several outputs (a custom Function's):
-    the engine files it in that node's list of per-output gradients."""
-
-    __slots__ = ("i", "g")
-
-    def __init__(self, i, g):
-        self.i, self.g = i, g
-
-
 class _Roots(Primitive):
     """The root of a pass over several tensors: hands each its gradient."""
 
@@ -350,19 +361,6 @@ def _reaching(order, targets):
                 reach.add(id(node))
                 break
     return reach
-
-
-def _check_nan(node, input_grads):
-    with _GradMode(False):
-        for k, g in enumerate(input_grads):
-            t = g.g if isinstance(g, LazyGrad) else g
-            if isinstance(t, Tensor) and t._dtype in ("f32", "f64", "f16", "bf16") \
-                    and bool((t != t).any().item()):
-                trace = "".join(node._trace or ["(not recorded: the op ran before anomaly "
-                                                "detection was turned on)\n"])
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                   f"{k}th output.\n\nTraceback of forward call that caused "
-                                   f"the error:\n{trace}")
 
 
 def run_backward(tensor, gradient=None, retain_graph=False, create_graph=False, inputs=None):
@@ -439,6 +437,8 @@ def run(tensors, gradients, retain_graph=None, create_graph=False, inputs=None,
             input_grads = node.backward(grad)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
+            if node._node_hooks:
+                input_grads = _node_hooked(node, input_grads, grad)
             if anomaly:
                 _check_nan(node, input_grads)
             for edge, g in zip(node.edges, input_grads):

@@ -38,7 +38,8 @@ from typing import Any, Callable
 from ..creation import zeros
 from ..grad_mode import _grad_enabled, _GradMode
 from ..tensor import Tensor
-from .engine import Primitive, _Slot
+from .engine import Primitive
+from .grad_sum import _Slot
 from .hooks import is_anomaly_enabled
 
 _FLOATS = ("f32", "f64", "f16", "bf16")

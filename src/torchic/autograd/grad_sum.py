@@ -77,3 +77,13 @@ class _GradSum:
                 fresh = False
             self.base, self.owned, self.lazy, self.held = buf, True, [], 0
         return self.base, self.owned
+
+
+class _Slot(LazyGrad):
+    """The gradient of output `i` of a node with several outputs (a custom Function's):
+    the engine files it in that node's list of per-output gradients."""
+
+    __slots__ = ("i", "g")
+
+    def __init__(self, i, g):
+        self.i, self.g = i, g

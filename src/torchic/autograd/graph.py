@@ -2,8 +2,10 @@
 
 A tensor's `grad_fn` is a `Node`: `name()` (``MulBackward0``), `next_functions` (one
 ``(node, 0)`` per input: the input's grad_fn, an AccumulateGrad holding a leaf, or None),
-`metadata` (a dict), and `register_hook` / `register_prehook` are not offered (hook the
-tensors instead: Tensor.register_hook).
+`metadata` (a dict), `register_prehook(fn(grad_outputs))` and
+`register_hook(fn(grad_inputs, grad_outputs))`. (An AccumulateGrad is made afresh each time
+next_functions is read: hook a leaf with Tensor.register_hook or
+register_post_accumulate_grad_hook instead.)
 """
 
 from typing import NamedTuple

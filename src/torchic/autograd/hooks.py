@@ -14,10 +14,11 @@ every node and makes the engine check each backward's results for NaN.
 import contextvars
 import functools
 import weakref
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-if TYPE_CHECKING:
-    from ..tensor import Tensor
+from ..grad_mode import _GradMode
+from ..tensor import Tensor
+from .grad_sum import LazyGrad, _GradSum, _Slot
 
 _post_hooks = {}     # {id(leaf): [fn(leaf), ...]}
 _grad_hooks = {}     # {id(tensor): [fn(grad) -> grad or None, ...]} (leaves and non-leaves)
@@ -53,7 +54,7 @@ def _register(table, tensor, hook):
     return RemovableHandle(table, key, hook)
 
 
-def register_post_accumulate_grad_hook(leaf: "Tensor", hook: Callable) -> RemovableHandle:
+def register_post_accumulate_grad_hook(leaf: Tensor, hook: Callable) -> RemovableHandle:
     """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
     gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only.
 
@@ -66,7 +67,7 @@ def register_post_accumulate_grad_hook(leaf: "Tensor", hook: Callable) -> Remova
     return _register(_post_hooks, leaf, hook)
 
 
-def register_hook(tensor: "Tensor", hook: Callable) -> RemovableHandle:
+def register_hook(tensor: Tensor, hook: Callable) -> RemovableHandle:
     """Register `hook(grad) -> Tensor or None`, called with this tensor's gradient each time
     it is computed; a returned tensor replaces the gradient (PyTorch's
     `Tensor.register_hook`). Returns a handle whose `remove()` unregisters it.
@@ -165,3 +166,36 @@ class detect_anomaly:
             with detect_anomaly(check_nan=mode > 1):
                 return fn(*a, **k)
         return wrapped
+
+
+# -- what the engine calls after a node's backward --------------------------------------
+
+def _node_hooked(node, input_grads, grad):
+    """input_grads through the node's register_hook hooks (lazy gradients written out)."""
+    grads = []
+    for g in input_grads:
+        if isinstance(g, LazyGrad) and type(g) is not _Slot:
+            s = _GradSum()
+            s.add(g)
+            g = s.total()[0]
+        grads.append(g)
+    grads = tuple(grads)
+    outs = tuple(grad) if type(grad) is list else (grad,)
+    for hook in list(node._node_hooks):
+        r = hook(grads, outs)
+        if r is not None:
+            grads = tuple(r)
+    return grads
+
+
+def _check_nan(node, input_grads):
+    with _GradMode(False):
+        for k, g in enumerate(input_grads):
+            t = g.g if isinstance(g, LazyGrad) else g
+            if isinstance(t, Tensor) and t._dtype in ("f32", "f64", "f16", "bf16") \
+                    and bool((t != t).any().item()):
+                trace = "".join(node._trace or ["(not recorded: the op ran before anomaly "
+                                                "detection was turned on)\n"])
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                   f"{k}th output.\n\nTraceback of forward call that caused "
+                                   f"the error:\n{trace}")
