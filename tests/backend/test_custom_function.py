@@ -70,7 +70,8 @@ def test_setup_context_form_with_non_tensor_inputs_and_kwargs(backend):
                 return d * w, (d * x).sum(0), None, None
         y = Scale.apply(x, w, 3, shift=2.0)
         y.sum().backward()
-        return [y, x.grad, w.grad]
+        z = Scale.apply(x, w, 2)         # setup_context sees the default shift too
+        return [y, x.grad, w.grad, z]
     rng = np.random.default_rng(0)
     _same(fn, rng.uniform(0.5, 1.5, (3, 4)), rng.uniform(0.5, 1.5, (4,)))
 

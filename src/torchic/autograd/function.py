@@ -214,10 +214,10 @@ def _uses_setup_context(cls):
 def _custom_apply(cls, *args, **kwargs):
     """Function.apply: forward under no_grad, the call recorded as one node."""
     uses_setup = _uses_setup_context(cls)
-    if kwargs:
-        if not uses_setup:
-            raise TypeError(f"{cls.__name__}.apply() takes positional arguments only "
-                            f"(a forward(ctx, ...) Function); got {sorted(kwargs)}")
+    if kwargs and not uses_setup:
+        raise TypeError(f"{cls.__name__}.apply() takes positional arguments only "
+                        f"(a forward(ctx, ...) Function); got {sorted(kwargs)}")
+    if uses_setup:     # inputs as setup_context sees them: every argument, defaults too
         bound = inspect.signature(cls.forward).bind(*args, **kwargs)
         bound.apply_defaults()
         args, kwargs = bound.args, {}
