@@ -218,3 +218,14 @@ def test_node_hooks(backend):
         y.backward()
         return [*first, x.grad, w.grad, seen[0]]
     _both(fn, [0.5, -1.0], [2.0, 0.25])
+
+
+def test_grad_is_grads_batched(backend):
+    def fn(lib, x):
+        y = x.sin() * x
+        eye = lib.eye(3)
+        (jac,) = lib.autograd.grad(y, x, eye, retain_graph=True, is_grads_batched=True)
+        (jac2,) = lib.autograd.grad(y, x, eye, create_graph=True, is_grads_batched=True)
+        (h,) = lib.autograd.grad(jac2.sum(), x)
+        return [jac, jac2, h]
+    _both(fn, [0.5, -1.0, 2.0])

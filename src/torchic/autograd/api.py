@@ -74,6 +74,8 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
         allow_unused: return None (or zeros, with materialize_grads) for an input the
             outputs do not depend on, instead of raising.
         materialize_grads: zeros instead of None for unused inputs.
+        is_grads_batched: each grad_outputs tensor carries a leading batch dim; the result
+            has it too (one backward pass per batch element: rows of a Jacobian).
 
     Returns:
         a tuple with one gradient per input.
@@ -85,8 +87,8 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
         (tensor(18.),)
     """
     if is_grads_batched:
-        raise NotImplementedError("grad(is_grads_batched=True) is not supported in torchic "
-                                  "(it needs vmap): loop over the batch instead")
+        return _batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                        allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -108,4 +110,32 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
         elif g.shape != x.shape:
             g = g.reshape(x.shape)
         result.append(g)
+    return tuple(result)
+
+
+def _batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+             materialize_grads):
+    """grad(is_grads_batched=True): each grad_outputs tensor has a leading batch dim; one
+    pass per batch element (PyTorch vmaps them), results stacked along a new first dim."""
+    outs = _tensors(outputs, "outputs")
+    ins = _tensors(inputs, "inputs")
+    gos = _tensors(grad_outputs, "grad_outputs") if grad_outputs is not None else []
+    if len(gos) != len(outs):
+        raise RuntimeError("grad(is_grads_batched=True) needs a grad_outputs tensor per output")
+    n = gos[0].shape[0] if gos and gos[0].ndim else 0
+    if any(g.ndim == 0 or g.shape[0] != n for g in gos):
+        raise RuntimeError("grad(is_grads_batched=True): every grad_outputs tensor needs the "
+                           "same leading batch dimension")
+    per = [grad(outs, ins, [g[b] for g in gos], retain_graph=True if b < n - 1 else
+                retain_graph, create_graph=create_graph, allow_unused=allow_unused,
+                materialize_grads=materialize_grads) for b in range(n)]
+    result = []
+    for k, x in enumerate(ins):
+        if not per or per[0][k] is None:
+            result.append(None)
+            continue
+        out = zeros((n,) + tuple(x.shape), dtype=x.dtype)
+        for b in range(n):
+            out[b] = per[b][k]
+        result.append(out)
     return tuple(result)
