@@ -179,6 +179,12 @@ class Primitive:
         return f"<{self.name()}>"
 
 
+# The internal base's old name, for code written in this module before the rename (the
+# package's public `Function` is PyTorch's, function.py; a subclass of it with an instance
+# forward is a Primitive all the same)
+Function = Primitive
+
+
 class AccumulateGrad:
     """The node a leaf's gradient goes to (`next_functions` shows it): `.variable`."""
 
