@@ -92,6 +92,10 @@ class set_grad_enabled(_GradMode):
     def __enter__(self) -> "set_grad_enabled":
         return self
 
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        _grad_enabled.set(self._prev)       # as a decorator: only inside the function
+        return super().__call__(fn)
+
     def __exit__(self, *exc: object) -> Literal[False]:
         _grad_enabled.set(self._prev)
         return False

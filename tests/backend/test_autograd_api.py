@@ -195,6 +195,10 @@ def test_grad_modes(backend):
             assert not (x * 2).requires_grad
         finally:
             lib.set_grad_enabled(True)
+        @lib.set_grad_enabled(False)
+        def h(t):
+            return t * 2
+        assert lib.is_grad_enabled() and not h(x).requires_grad and lib.is_grad_enabled()
         with lib.inference_mode():
             assert not (x * 2).requires_grad and lib.is_inference_mode_enabled()
         with lib.no_grad(), lib.enable_grad():
