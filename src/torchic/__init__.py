@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from . import dispatcher as _dispatcher
 from . import backends as _backends  # noqa: F401  (registers the built-in backends)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
-                       is_inference_mode_enabled, no_grad)
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .creation import (Generator, arange, as_tensor, empty, from_dlpack,
                        from_numpy, full, linspace, manual_seed, multinomial, ones,
                        rand, rand_like, randint, randn, randn_like, randperm, tensor,
@@ -52,6 +52,8 @@ from . import accelerator, amp, jit, onnx
 from .amp import autocast
 from .cuda import amp as _cuda_amp  # noqa: F401  (torch.cuda.amp.GradScaler without an import)
 from . import linalg     # products (issue 41)
+from . import autograd
+from .autograd import functional as _functional, graph as _graph  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -147,6 +149,7 @@ __all__ = [
     "get_default_device",
 ]
 __all__ += _api.__all__     # the op functions
+__all__ += ["set_grad_enabled", "autograd"]    # autograd (torchic/autograd/)
 
 
 _atexit.register(shutdown)

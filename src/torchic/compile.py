@@ -54,7 +54,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import autograd, dispatcher, raw
-from .autograd import Function, is_grad_enabled
+from .autograd import Primitive, is_grad_enabled
 from .compile_autograd import CompiledBackward, Guard
 from .functions.common import constant
 from .functions.views import IndexView
@@ -161,7 +161,8 @@ def _record_backward(rt, forward, rec, roots, live):
     run one at a time, so each recording reuses the blocks the one before freed (one
     pool: their temporaries overlap; the last program owns them)."""
     saved = {id(t._storage): t._storage for node in _nodes(roots)
-             for t in node._saved if id(raw.view_of(t).block) not in rec.owned}
+             for t in node._saved
+             if t is not None and id(raw.view_of(t).block) not in rec.owned}
     sliced = {id(t) for t in _sliced_leaves(roots)}
     subsets = [s for n in range(1, len(roots) + 1)
                for s in itertools.combinations(range(len(roots)), n)]
@@ -174,7 +175,7 @@ def _record_backward(rt, forward, rec, roots, live):
         for node in autograd._topological_order(root.grad_fn):
             edges = list(node.edges)
             for j, edge in enumerate(edges):
-                if edge is not None and not isinstance(edge, Function):
+                if edge is not None and not isinstance(edge, Primitive):
                     leaf = real.get(id(edge), edge)
                     if id(leaf) in shared:
                         edges[j] = shared[id(leaf)]
@@ -221,10 +222,10 @@ def _nodes(roots):
 def _sliced_leaves(roots):
     """The leaves that get gradients through a slice of them (IndexView's lazy ones)."""
     return list({id(e): e for node in _nodes(roots) if isinstance(node, IndexView)
-                 for e in node.edges if e is not None and not isinstance(e, Function)}.values())
+                 for e in node.edges if e is not None and not isinstance(e, Primitive)}.values())
 
 
-class _Join(Function):
+class _Join(Primitive):
     """The root of a recorded backward over several outputs: hands each its gradient."""
 
     @classmethod

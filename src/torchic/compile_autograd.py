@@ -25,7 +25,7 @@ import gc
 import sys
 import weakref
 
-from .autograd import Function
+from .autograd import Primitive
 from .functions.common import constant
 from .tensor import Tensor
 
@@ -146,7 +146,7 @@ def _node(cls, edges):
     return node
 
 
-class CompiledBackward(Function):
+class CompiledBackward(Primitive):
     """The backward of one replayed call of a compiled function (the call's hub node).
     Each output that has a graph gets a CompiledOutput node whose edge leads here; the
     engine runs this node once, after them, and its backward replays the recorded
@@ -198,7 +198,7 @@ class CompiledBackward(Function):
         return tuple(out)
 
 
-class CompiledOutput(Function):
+class CompiledOutput(Primitive):
     """The grad_fn of one output (that has a graph) of a replayed call: gives its
     gradient to the call's hub node (CompiledBackward), which runs after every output's."""
 

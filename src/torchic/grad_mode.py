@@ -71,6 +71,36 @@ def enable_grad(fn: Callable[..., Any] | None = None) -> "_GradMode | _Decorator
     return _DecoratorOrCall(True, fn)
 
 
+class set_grad_enabled(_GradMode):
+    """Set grad mode on or off (PyTorch's torch.set_grad_enabled): as a call it takes
+    effect at once (``torchic.set_grad_enabled(False)``); as a context manager or
+    decorator it applies to the block / function and then restores the previous mode.
+
+    Example:
+        >>> with torchic.set_grad_enabled(False):
+        ...     y = x * 2          # not recorded
+    """
+
+    def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(mode): mode must be a bool, got "
+                            f"{type(mode).__name__}")
+        super().__init__(mode)
+        self._prev = _grad_enabled.get()
+        _grad_enabled.set(mode)
+
+    def __enter__(self) -> "set_grad_enabled":
+        return self
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        _grad_enabled.set(self._prev)       # as a decorator: only inside the function
+        return super().__call__(fn)
+
+    def __exit__(self, *exc: object) -> Literal[False]:
+        _grad_enabled.set(self._prev)
+        return False
+
+
 _inference_mode = contextvars.ContextVar("torchic_inference_mode", default=False)
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence, SupportsIndex
 import numpy as np
 
 from . import api, creation, raw
-from .autograd import register_post_accumulate_grad_hook, run_backward
+from .autograd import register_hook, register_post_accumulate_grad_hook, run_backward
 from .api.conversion import CONVERSION_METHODS, type_
 from .creation import tensor as _tensor_from_data
 from .random_fills import exponential_, normal_, random_, uniform_
@@ -268,7 +268,12 @@ def _bool_op(name: str, fn: Callable[..., Tensor], reflected: bool = False
     return method
 
 
-def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
+def _dtype_name(x):
+    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
+
+
+def _backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+              create_graph: bool = False, inputs: Any = None) -> None:
     """Compute the gradient of this tensor with respect to the graph's leaves.
 
     The gradients are accumulated (summed) into the `.grad` of every leaf that
@@ -277,7 +282,12 @@ def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) 
     Args:
         gradient (Tensor, optional): the gradient of the final result with respect to
             this tensor, of its shape. May be omitted for a one-element tensor (a loss).
-        retain_graph (bool): keep the graph so that `backward` can run through it again.
+        retain_graph (bool, optional): keep the graph so that `backward` can run through it
+            again (default: create_graph).
+        create_graph (bool): record the backward pass, so that the gradients (which then
+            carry a graph) can be differentiated again.
+        inputs (Tensor or sequence of Tensors, optional): accumulate only into these
+            tensors' `.grad` (leaves, or non-leaves as with retain_grad).
 
     Example:
         >>> x = torchic.tensor([1.0, 2.0], requires_grad=True)
@@ -285,7 +295,17 @@ def _backward(self, gradient: Tensor | None = None, retain_graph: bool = False) 
         >>> x.grad
         tensor([2., 4.])
     """
-    run_backward(self, gradient, retain_graph)
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    run_backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def _retains_grad(self) -> bool:
+    """Whether this non-leaf keeps its gradient in `.grad` (after `retain_grad()`)."""
+    node = self.grad_fn
+    return node is not None and node.retained is not None and node.retained() is self
 
 
 def _from_data(data: Any, shape: int | Sequence[int] | None = None, dtype: Any = "f32",
@@ -427,6 +447,8 @@ METHODS = {
     # reads and autograd
     "numpy": raw.numpy, "to_array": raw.numpy, "_read": raw.values, "backward": _backward,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
+    "register_hook": register_hook,     # autograd: Tensor.register_hook (autograd/hooks.py)
+    "retains_grad": property(_retains_grad),
     "from_data": staticmethod(_from_data),
     "zeros": _static(creation.zeros), "ones": _static(creation.ones),
     "randn": _static(creation.randn), "rand": _static(creation.rand),

@@ -104,12 +104,12 @@ class Tensor(_Methods):
     # the public fields (__slots__), as a type checker sees them
     shape: tuple[int, ...]
     requires_grad: bool
-    grad_fn: Any       # the autograd node (an autograd.Function) that made it; None: a leaf
+    grad_fn: Any       # the autograd node (an autograd.Primitive) that made it; None: a leaf
 
     # the public fields (__slots__), as a type checker sees them
     shape: tuple[int, ...]
     requires_grad: bool
-    grad_fn: Any       # the autograd node (an autograd.Function) that made it; None: a leaf
+    grad_fn: Any       # the autograd node (an autograd.Primitive) that made it; None: a leaf
 
     # Tensor(data) / Tensor(2, 3) are methods.py's __new__ (they need creation, a layer above)
 
@@ -391,7 +391,7 @@ class Tensor(_Methods):
         if self._dtype not in ("i64", "b8", default_float()):     # PyTorch omits these
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name}>")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"

@@ -45,7 +45,8 @@ PROGRAMS = [("bigram_counts", {}), ("bigram_nn", {}), ("mlp", {}), ("batchnorm_s
            [(f"makemore[{m}]", {"model_type": m}) for m in MAKEMORE_MODELS] + \
            [("gpt", {}), ("chargpt", {}), ("nanogpt_resume", {})] + \
            [("lstm_tagger", {})] + \
-           [(f"word_lm[{m}]", {"model": m}) for m in ("LSTM", "GRU", "Transformer")]  # issue 42
+           [(f"word_lm[{m}]", {"model": m}) for m in ("LSTM", "GRU", "Transformer")] + \
+           [("custom_function_fit", {})]     # autograd.Function (PyTorch's tutorial)
 
 _count = itertools.count()
 

@@ -73,6 +73,34 @@ def autograd() -> None:
     print(no_graph(x).requires_grad)
     with torch.inference_mode():
         print(torch.is_inference_mode_enabled())
+    custom_autograd()
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, t: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(t)
+        return t ** 3
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> torch.Tensor:
+        t: torch.Tensor = ctx.saved_tensors[0]
+        return g * 3 * t ** 2
+
+
+def custom_autograd() -> None:
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = Cube.apply(x).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), [x], allow_unused=True, materialize_grads=True)
+    handle = x.register_hook(lambda grad: grad * 2)
+    torch.autograd.backward([(x * x).sum()], inputs=[x])
+    handle.remove()
+    (x * x).sum().backward(create_graph=False, inputs=x)
+    jac = torch.autograd.functional.jacobian(lambda t: t.exp(), x)
+    with torch.autograd.detect_anomaly(), torch.set_grad_enabled(True):
+        print(g, h, jac, torch.autograd.graph.get_gradient_edge(y).node)
+    print(torch.autograd.gradcheck(lambda t: t.sin(), (x.double().detach().requires_grad_(),)))
 
 
 def scopes() -> None:

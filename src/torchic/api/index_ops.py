@@ -117,7 +117,7 @@ def _scatter_sum(positions, values, n):
     if values._dtype in FLOAT_CODES:
         code = values._dtype if values._dtype in ("f32", "f64") else "f32"
         src = _flat(to_dtype(values, code))
-        out = ScatterAddRows.apply(src, _index_tensor(flat), rows=n)
+        out = ScatterAddRows.apply(src, _index_tensor(flat), (n, 1))
         return to_dtype(reshape(out, (n,)), values._dtype)
     v = to_dtype(reshape(values, (flat.size,)), "i64")     # integers: exact, wrapping
     order = np.argsort(flat, kind="stable")

@@ -8,7 +8,7 @@ gradients nobody needs is written once, in Binary.backward.
 """
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from .common import constant, sum_to_shape
 
 
@@ -18,10 +18,10 @@ def like(mask, t):
     return raw.cast(mask, t._dtype)
 
 
-UNARY = {}   # op name -> its Unary Function; each is also torchic.<name> and Tensor.<name>
+UNARY = {}   # op name -> its Unary Primitive; each is also torchic.<name> and Tensor.<name>
 
 
-class Unary(Function):
+class Unary(Primitive):
     op = None
     saves = None          # "input", "output" or None
 
@@ -89,7 +89,7 @@ class Cos(Unary):
     def grad(self, g, a): return -(g * a.sin())
 
 
-class Binary(Function):
+class Binary(Primitive):
     op = None
     saves = True          # keep (a, b) for the derivatives
 
@@ -123,7 +123,14 @@ class Sub(Binary):
 
 
 class Mul(Binary):
+    """Saves only the operand the other's gradient needs (PyTorch's rule: x * c, c a
+    constant, keeps nothing of x, so x may change in place afterwards)."""
     op = "mul"
+
+    def keep(self, a, b, y):
+        if self.needs_grad:       # (empty: nothing is recorded)
+            need_a, need_b = self.needs_grad
+            self.save(a if need_b else None, b if need_a else None)
     def grad_a(self, g, a, b): return g * b
     def grad_b(self, g, a, b): return g * a
 
@@ -185,7 +192,7 @@ class Minimum(Maximum):
     op = "minimum"
 
 
-class Where(Function):
+class Where(Primitive):
     def forward(self, cond, a, b):
         self.a_shape, self.b_shape = a.shape, b.shape
         self.save(cond)

@@ -10,13 +10,14 @@ rows. Dropout saves only its 2-word key: the backward recomputes the same mask f
 """
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive, create_graph_on
 from ..shape import numel
 from ..ops import COMPUTE_AS
 from .common import as_strided, constant, require_float, reshape_raw
+from .views import Cast
 
 
-class Gelu(Function):
+class Gelu(Primitive):
     """x * Phi(x) (approximate "none") or its tanh approximation ("tanh")."""
 
     def forward(self, a, approximate):
@@ -27,7 +28,18 @@ class Gelu(Function):
 
     def backward(self, g):
         (a,) = self.saved
+        if create_graph_on():
+            return (g * self.derivative(a),)
         return (raw.binary(self.op + "_grad", a, g),)
+
+    def derivative(self, a):
+        """d gelu / da as recorded ops (create_graph)."""
+        if self.op == "gelu":      # Phi(a) + a phi(a)
+            return 0.5 * (1 + (a * 0.7071067811865476).erf()) + \
+                a * (a * a * -0.5).exp() * 0.3989422804014327
+        k, c = 0.7978845608028654, 0.044715
+        t = (k * (a + c * a * a * a)).tanh()
+        return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a)
 
 
 def _vector(t, fill, n, code):
@@ -46,7 +58,7 @@ def _back(t, code):
     return t if t._dtype == code else raw.cast(t, code)
 
 
-class LayerNorm(Function):
+class LayerNorm(Primitive):
     """Layer norm over the rows of a (R, C) x, with optional (C,) weight and bias (float16 /
     bfloat16 computed in float32 and rounded back)."""
 
@@ -66,6 +78,8 @@ class LayerNorm(Function):
         x, *w = self.saved
         c, code = x.shape[1], x._dtype
         need_x, need_w, need_b = self.needs_grad[:3]
+        if create_graph_on():
+            return self.recorded_grads(g, x, w[0] if w else None)
         g = _computed(g)
         xv, gv = raw.view_of(x), raw.view_of(g)
         dx = dw = db = None
@@ -84,7 +98,25 @@ class LayerNorm(Function):
         return (None if dx is None else _back(dx, self.dtypes[0])), dw, db
 
 
-class CausalSoftmax(Function):
+    def recorded_grads(self, g, x, w):
+        """dx, dweight, dbias as recorded ops (create_graph), in x's computing dtype."""
+        need_x, need_w, need_b = self.needs_grad[:3]
+        if g._dtype != x._dtype:
+            g = g.to(g.float().dtype if x._dtype == "f32" else g.double().dtype)
+        mu = x.mean(1, keepdim=True)
+        xc = x - mu
+        rstd = 1 / ((xc * xc).mean(1, keepdim=True) + self.params["eps"]).sqrt()
+        xhat = xc * rstd
+        gw = g if w is None else g * w
+        dx = rstd * (gw - gw.mean(1, keepdim=True) - xhat * (gw * xhat).mean(1, keepdim=True))
+        back = (lambda t, code: t if code is None or t._dtype == code else
+                Cast.apply(t, dtype=code))
+        return (back(dx, self.dtypes[0]) if need_x else None,
+                back((g * xhat).sum(0), self.dtypes[1]) if need_w else None,
+                g.sum(0) if need_b else None)
+
+
+class CausalSoftmax(Primitive):
     """softmax over the last dim of (..., Tq, Tk), column j of row i kept where
     j <= i + diagonal (PyTorch's tril(diagonal) mask, then softmax)."""
 
@@ -101,12 +133,14 @@ class CausalSoftmax(Function):
 
     def backward(self, g):
         (y,) = self.saved     # (softmax's gradient holds: y is 0 at the masked columns)
+        if create_graph_on():
+            return (y * (g - (g * y).sum(-1, keepdim=True)),)
         rows = (numel(y.shape[:-1]), y.shape[-1])
         dx = raw.rows_op("softmax_grad", reshape_raw(y, rows), reshape_raw(g, rows))
         return (reshape_raw(dx, y.shape),)
 
 
-class Dropout(Function):
+class Dropout(Primitive):
     """x times dropout's mask for probability p, the mask drawn from an int32 (2,) key by
     the dropout primitive. The gradient is the same op on g with the same key: the mask is
     recomputed, never stored (a GPT step saved ~1 GB of masks)."""
@@ -119,4 +153,6 @@ class Dropout(Function):
 
     def backward(self, g):
         (key,) = self.saved
+        if create_graph_on():       # linear in g: its own derivative
+            return Dropout.apply(g, key, self.p), None
         return raw.dropout(g, key, self.p), None

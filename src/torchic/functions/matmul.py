@@ -1,7 +1,7 @@
 """MatMul: (..., M, K) @ (..., K, N) with broadcast batch dims (raw.matmul does the work)."""
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive, create_graph_on
 from ..shape import numel
 from .common import as_strided, reshape_raw, sum_to_shape
 
@@ -43,7 +43,7 @@ def int_matmul(a, b):
     return out
 
 
-class MatMul(Function):
+class MatMul(Primitive):
     @staticmethod
     def compute(a, b):
         """The product with its checks: what forward runs, and what api.matmul runs
@@ -67,6 +67,11 @@ class MatMul(Function):
 
     def backward(self, g):
         a, b = self.saved
+        if create_graph_on():      # recorded: the products are MatMul nodes themselves
+            return (sum_to_shape(g @ b.transpose(-1, -2), a.shape) if self.needs_grad[0]
+                    else None,
+                    sum_to_shape(a.transpose(-1, -2) @ g, b.shape) if self.needs_grad[1]
+                    else None)
         ga = sum_to_shape(raw.matmul(g, b, transpose_b=True), a.shape) \
             if self.needs_grad[0] else None
         gb = None
@@ -81,7 +86,7 @@ class MatMul(Function):
         return ga, gb
 
 
-class Linear(Function):
+class Linear(Primitive):
     """x @ weight^T (+ bias) for a 2-D weight (N, K), as PyTorch's linear / addmm.
 
     With a bias, one op (matmul_bias): the bias is added where the product is stored, not by
@@ -106,6 +111,11 @@ class Linear(Function):
     def backward(self, g):
         x, weight = self.saved
         need_x, need_w, need_b = self.needs_grad[:3]
+        if create_graph_on():
+            n, k = weight.shape
+            return (g @ weight if need_x else None,
+                    g.reshape((-1, n)).transpose(0, 1) @ x.reshape((-1, k)) if need_w else None,
+                    sum_to_shape(g, (n,)) if need_b else None)
         gx = raw.matmul(g, weight) if need_x else None
         gw = raw.matmul(_rows(g), _rows(x), transpose_a=True) if need_w else None
         gb = sum_to_shape(g, (g.shape[-1],)) if need_b else None

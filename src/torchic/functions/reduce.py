@@ -1,7 +1,7 @@
 """Reductions and row-wise Functions: sum, max / min, softmax, log_softmax, cross_entropy."""
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive, create_graph_on
 from ..creation import arange
 from ..shape import inverse_permutation, numel, permute_meta
 from .common import as_strided, keepdim_shape, require_float, reshape_raw
@@ -12,7 +12,7 @@ def _permuted(t, perm):
     return as_strided(t, t._offset, shape, strides)
 
 
-class Sum(Function):
+class Sum(Primitive):
     def forward(self, a, axes, keepdim):
         self.in_shape, self.axes = a.shape, axes
         y = raw.reduce("sum", a, axes)
@@ -23,7 +23,7 @@ class Sum(Function):
         return (g.expand(self.in_shape),)
 
 
-class MaxMin(Function):
+class MaxMin(Primitive):
     """max / min over axes; the gradient is shared evenly among tied extremes."""
 
     def forward(self, a, axes, keepdim, op):
@@ -41,7 +41,7 @@ class MaxMin(Function):
         return (g * mask / reshape_raw(count, keepdim_shape(self.in_shape, self.axes)),)
 
 
-class MaxMinDim(Function):
+class MaxMinDim(Primitive):
     """max / min over one dim with indices: the whole gradient goes to the returned index
     (PyTorch's rule for max(dim) / min(dim); amax / amax and max() share it among ties)."""
 
@@ -61,7 +61,7 @@ class MaxMinDim(Function):
         return g.reshape(keepdim_shape(self.in_shape, (self.axis,))) * hit, None
 
 
-class _RowsOnLastAxis(Function):
+class _RowsOnLastAxis(Primitive):
     """Softmax-like ops: the primitive (`op`) runs on a (rows, n) matrix with the axis
     last; the input is permuted and flattened to that (a view when the strides allow),
     the output moved back. A subclass gives its `op` and `grad(g, y)`."""
@@ -97,6 +97,8 @@ class Softmax(_RowsOnLastAxis):
     op = "softmax"
 
     def grad(self, g, y):
+        if create_graph_on():
+            return y * (g - Sum.apply(g * y, axes=self.axes, keepdim=True))
         # y * (g - sum(g * y)) in one kernel (the composite took 4 ops): y and g moved alike
         return self._from_rows(raw.rows_op("softmax_grad", self._rows(y), self._rows(g)),
                                y.shape)
@@ -109,7 +111,7 @@ class LogSoftmax(_RowsOnLastAxis):
         return g - y.exp() * Sum.apply(g, axes=self.axes, keepdim=True)
 
 
-class CrossEntropy(Function):
+class CrossEntropy(Primitive):
     """Fused, stable log-softmax + negative log-likelihood over (N, C) logits.
 
     A row whose target is ignore_index (None: none is) adds loss 0 and gradient 0, and
@@ -137,9 +139,23 @@ class CrossEntropy(Function):
         n = logits.shape[0]
         if self.reduction == "mean":
             g = g / self.count     # (1 / 0 when every row is ignored: the kernel writes 0)
+        if create_graph_on():
+            return self.recorded_grad(g, logits, target), None
         out = raw.new_tensor(logits.shape, logits._dtype)
         # the per-row gradient is g read with stride 0 when the loss was reduced: no copy
         raw.run("cross_entropy_grad", out,
                 (raw.view_of(logits), raw.view_of(target), raw.broadcast_view(g, (n,))),
                 self.params)
         return out, None
+
+    def recorded_grad(self, g, logits, target):
+        """The kernel's gradient as recorded ops: (softmax - one_hot) * g per counted row."""
+        n, c = logits.shape
+        p = LogSoftmax.apply(logits, 1).exp()
+        picked = arange(c, dtype=target._dtype).reshape((1, c)) == target.reshape((n, 1))
+        ignore = self.params["ignore_index"]
+        rows = g.reshape((n, 1)) if self.reduction == "none" else g
+        d = (p - raw.cast(picked, p._dtype)) * rows
+        if ignore is not None:
+            d = d * raw.cast(target.reshape((n, 1)) != ignore, p._dtype)
+        return d

@@ -3,11 +3,11 @@ values computed from unrecorded ops, their derivative zero wherever it exists (P
 gradient of them, everywhere)."""
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from .common import sum_to_shape
 
 
-class Stepwise(Function):
+class Stepwise(Primitive):
     """`compute(*inputs)` (a function of raw, unrecorded ops giving a tensor of the
     broadcast shape) with a zero gradient for every input that requires one."""
 
@@ -20,7 +20,7 @@ class Stepwise(Function):
                      for shape, need in zip(self.shapes, self.needs_grad))
 
 
-class Modulo(Function):
+class Modulo(Primitive):
     """`a - q * b` for a rounded quotient q (fmod: toward zero; remainder: toward -inf):
     its values from `compute(a, b)` -> (the result, q), both of the broadcast shape; the
     derivatives PyTorch's: 1 for a, -q for b."""
@@ -38,7 +38,7 @@ class Modulo(Function):
                 sum_to_shape(-(g * q), self.b_shape) if need_b else None)
 
 
-class Pointwise(Function):
+class Pointwise(Primitive):
     """A composite unary op with its own derivative: `value(x)` (computed with tensor ops,
     unrecorded) and `g * derivative(x)` (differentiable tensor ops), where differentiating
     the composite itself would be inaccurate or meet 0 * inf in a branch not taken (log1p,
@@ -54,7 +54,7 @@ class Pointwise(Function):
         return (g * self.derivative(x),)
 
 
-class FirstPasses(Function):
+class FirstPasses(Primitive):
     """`compute(a, b)` whose derivative is 1 for a and 0 for b (PyTorch's for nextafter)."""
 
     def forward(self, a, b, compute):

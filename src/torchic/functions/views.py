@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from .. import raw
-from ..autograd import Function, LazyGrad, is_grad_enabled
+from ..autograd import LazyGrad, Primitive, create_graph_on, is_grad_enabled
 from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation,
                      logical_positions, numel, permute_meta, slice_meta)
 from .common import as_strided, reshape_raw, sum_to_shape
@@ -48,7 +48,7 @@ def mark_view(node, a, out):
     return out
 
 
-class Reshape(Function):
+class Reshape(Primitive):
     def forward(self, a, shape, strides=None):
         self.in_shape = a.shape
         if strides is not None:   # already worked out by view()
@@ -59,7 +59,7 @@ class Reshape(Function):
         return (g.reshape(self.in_shape),)
 
 
-class Permute(Function):
+class Permute(Primitive):
     def forward(self, a, dims):
         self.dims = dims
         shape, strides, _ = permute_meta(a.shape, a._strides, dims)
@@ -69,7 +69,7 @@ class Permute(Function):
         return (g.permute(inverse_permutation(self.dims)),)
 
 
-class Expand(Function):
+class Expand(Primitive):
     def forward(self, a, shape):
         self.in_shape = a.shape
         return mark_view(self, a, as_strided(a, a._offset, shape,
@@ -79,7 +79,7 @@ class Expand(Function):
         return (sum_to_shape(g, self.in_shape),)
 
 
-class IndexView(Function):
+class IndexView(Primitive):
     """Basic indexing (ints, slices, None, ...): a strided view of the input."""
 
     def forward(self, a, key):
@@ -88,7 +88,26 @@ class IndexView(Function):
         return mark_view(self, a, as_strided(a, offset, shape, strides))
 
     def backward(self, g):
+        if create_graph_on():      # recorded: g placed in zeros, whose derivative slices
+            return (SliceBackward.apply(g, self.in_shape, self.key),)
         return (SliceGrad(self.in_shape, self.key, g),)
+
+
+class SliceBackward(Primitive):
+    """IndexView's gradient as a recorded op (create_graph): g in the region `key` selects
+    of zeros of shape `shape`; its own gradient is that region of the incoming one."""
+
+    def forward(self, g, shape, key):
+        self.key = key
+        buf = raw.new_tensor(shape, g._dtype)
+        raw.fill(buf, 0.0)
+        offset, rshape, strides = slice_meta(0, shape, contiguous_strides(shape), key)
+        if numel(rshape):
+            raw.copy_into(as_strided(buf, offset, rshape, strides), g)
+        return buf
+
+    def backward(self, gg):
+        return IndexView.apply(gg, self.key), None, None
 
 
 class SliceGrad(LazyGrad):
@@ -180,7 +199,7 @@ def _ranges_meet(a, b):
     return False
 
 
-class AsStrided(Function):
+class AsStrided(Primitive):
     """The elements of base's storage at (offset, shape, strides), as a view: the grad_fn a
     view gets from its base after an in-place op (PyTorch's AsStridedBackward). Its
     gradient is g placed in that region of zeros of base's layout (summed over the
@@ -196,13 +215,46 @@ class AsStrided(Function):
         if repeated:       # one storage element seen many times: its gradient is their sum
             g = g.sum(dim=repeated, keepdim=True)
             shape = g.shape
-        buf, whole, region = _laid_out(self.base_meta, (offset, shape, strides), g._dtype)
+        if create_graph_on():
+            return (StridedScatter.apply(g, self.base_meta, (offset, shape, strides)),)
+        return (StridedScatter.scatter(g, self.base_meta, (offset, shape, strides)),)
+
+
+class StridedScatter(Primitive):
+    """g placed in the region `meta` (offset, shape, strides in a base's storage, no
+    repeated elements) of zeros laid out as the base (`base_meta`): AsStrided's gradient,
+    recorded (create_graph); its own gradient is StridedGather's."""
+
+    def forward(self, g, base_meta, meta):
+        self.metas = base_meta, meta
+        return self.scatter(g, base_meta, meta)
+
+    @staticmethod
+    def scatter(g, base_meta, meta):
+        buf, whole, region = _laid_out(base_meta, meta, g._dtype)
         raw.fill(buf, 0.0)
         raw.copy_into(region, g)
-        return (whole,)
+        return whole
+
+    def backward(self, gg):
+        return StridedGather.apply(gg, *self.metas), None, None
 
 
-class CopySlices(Function):
+class StridedGather(Primitive):
+    """The region `meta` of t (a tensor of the base's shape, any layout) as a contiguous
+    tensor: StridedScatter's gradient, and CopySlices' value gradient when recorded."""
+
+    def forward(self, t, base_meta, meta):
+        self.metas = base_meta, meta
+        buf, whole, region = _laid_out(base_meta, meta, t._dtype)
+        raw.copy_into(whole, t)
+        return raw.copy_into(raw.new_tensor(region.shape, t._dtype), region)
+
+    def backward(self, gg):
+        return StridedScatter.apply(gg, *self.metas), None, None
+
+
+class CopySlices(Primitive):
     """An in-place op on a view of `base` (PyTorch's CopySlices): `value`, the view's new
     contents, is written into base's storage at (offset, shape, strides); the result stands
     for base's new contents. Base's gradient goes to the old base outside that region and
@@ -214,9 +266,14 @@ class CopySlices(Function):
         return as_strided(base, *self.base_meta)
 
     def backward(self, g):
+        need_base, need_value = self.needs_grad[:2]
+        if create_graph_on():      # recorded: the region's gradient, and g without it
+            region_g = StridedGather.apply(g, self.base_meta, self.meta)
+            g_base = g - StridedScatter.apply(region_g, self.base_meta, self.meta) \
+                if need_base else None
+            return g_base, (region_g if need_value else None)
         buf, whole, region = _laid_out(self.base_meta, self.meta, g._dtype)
         raw.copy_into(whole, g)
-        need_base, need_value = self.needs_grad
         g_value = raw.copy_into(raw.new_tensor(region.shape, g._dtype), region) if need_value \
             else None
         if need_base:
@@ -240,7 +297,7 @@ def _laid_out(base_meta, meta, dtype):
                                                                      shape, strides)
 
 
-class Contiguous(Function):
+class Contiguous(Primitive):
     def forward(self, a):
         return raw.contiguous(a)
 
@@ -248,7 +305,7 @@ class Contiguous(Function):
         return (g,)
 
 
-class Clone(Function):
+class Clone(Primitive):
     def forward(self, a):
         return raw.copy_into(raw.new_tensor(a.shape, a._dtype), a)
 
@@ -256,7 +313,7 @@ class Clone(Function):
         return (g,)
 
 
-class GatherRows(Function):
+class GatherRows(Primitive):
     """table[idx] for an integer tensor idx: rows of table picked along axis 0."""
 
     def forward(self, table, idx):
@@ -272,15 +329,34 @@ class GatherRows(Function):
 
     def backward(self, g):
         (idx,) = self.saved
-        row = numel(self.table_shape[1:])
+        if create_graph_on():
+            return ScatterAddRows.apply(g, idx, self.table_shape), None
+        return self.scatter(g, idx, self.table_shape), None
+
+    @staticmethod
+    def scatter(g, idx, table_shape):
+        row = numel(table_shape[1:])
         n = numel(idx.shape)
         g2 = raw.contiguous(g.reshape((n, row)))
         i1 = raw.contiguous(reshape_raw(idx, (n,)))
-        out = raw.scatter_add_rows(g2, i1, self.table_shape[0])
-        return reshape_raw(out, self.table_shape), None
+        out = raw.scatter_add_rows(g2, i1, table_shape[0])
+        return reshape_raw(out, table_shape)
 
 
-class Cat(Function):
+class ScatterAddRows(Primitive):
+    """GatherRows' gradient as a recorded op (create_graph): g's rows added into the rows
+    of a zero table that idx names; its own gradient gathers those rows again."""
+
+    def forward(self, g, idx, table_shape):
+        self.save(idx)
+        return GatherRows.scatter(g, idx, table_shape)
+
+    def backward(self, gg):
+        (idx,) = self.saved
+        return GatherRows.apply(gg, idx), None, None
+
+
+class Cat(Primitive):
     def forward(self, *tensors, dim):
         self.dim = dim
         self.sizes = [t.shape[dim] for t in tensors]
@@ -295,8 +371,11 @@ class Cat(Function):
 
     def backward(self, g):
         grads, start = [], 0
+        record = create_graph_on()
         for size, need in zip(self.sizes, self.needs_grad):
-            grads.append(narrow(g, self.dim, start, size) if need else None)
+            key = (slice(None),) * self.dim + (slice(start, start + size),)
+            grads.append(None if not need else IndexView.apply(g, key) if record
+                         else narrow(g, self.dim, start, size))
             start += size
         return tuple(grads)
 
@@ -307,7 +386,7 @@ def narrow(t, dim, start, length):
     return as_strided(t, offset, shape, strides)
 
 
-class Cast(Function):
+class Cast(Primitive):
     """A copy in another dtype; only float -> float carries a gradient: the gradient cast
     back to the input's dtype (a float32 input of a float64 op gets a float32 gradient)."""
 
@@ -320,7 +399,7 @@ class Cast(Function):
 
 
 # -- shaping and indexing ops (issue 41) -------------------------------------------------------
-class StridedView(Function):
+class StridedView(Primitive):
     """Any strided view of `a` (diagonal, unfold, as_strided): (offset, shape, strides) in
     a's storage. Its gradient is g scattered back to where each element sits in `a` (summed
     where the view sees an element more than once: overlapping windows, stride 0)."""
@@ -337,21 +416,9 @@ class StridedView(Function):
         if not keep.all():                 # storage elements outside a: no gradient to a
             g2 = GatherRows.apply(g2, _index(np.nonzero(keep)[0]))
             pos = pos[keep]
-        out = ScatterAddRows.apply(g2, _index(pos), rows=n)
+        out = ScatterAddRows.apply(g2, _index(pos), (n, 1))
         return (out.reshape(self.base_meta[1]),)
 
 
 def _index(positions):
     return raw.write(raw.new_tensor(positions.shape, "i64"), positions.astype(np.int64))
-
-
-class ScatterAddRows(Function):
-    """out (rows, D) = zeros with src's rows added at idx: out[idx[r]] += src[r] (float)."""
-
-    def forward(self, src, idx, rows):
-        self.save(idx)
-        return raw.scatter_add_rows(raw.contiguous(src), raw.contiguous(idx), rows)
-
-    def backward(self, g):
-        (idx,) = self.saved
-        return GatherRows.apply(g, idx), None

@@ -14,7 +14,7 @@ figures: docs/perf/conv.md.
 from collections.abc import Sequence
 
 from .. import api as _ops, raw as _raw
-from ..autograd import Function
+from ..autograd import Primitive
 from ..functions import as_strided as _as_strided, reshape_raw as _reshape_raw
 from ..tensor import Tensor
 from .functional_pad import (_batched, _check_float, _gather_dim, _tuple,  # noqa: F401
@@ -63,7 +63,7 @@ def _windows(x, k, stride, dilation, groups):
     return _as_strided(cols, 0, (groups, kk, nl), (kk * nl, nl, 1)), (ho, wo, wr)
 
 
-class _Conv2d(Function):
+class _Conv2d(Primitive):
     """conv2d of an already padded input: columns (one strided copy) times the weight."""
 
     def forward(self, x, weight, bias, stride, dilation, groups):
@@ -120,7 +120,7 @@ def _input_grad(g, weight, hw, stride, dilation, groups):
     return gx.permute(1, 0, 2, 3)
 
 
-class _Col2Im(Function):
+class _Col2Im(Primitive):
     """Columns (G, C/G*kh*kw, N*H*W) on the input's grid summed into (C, N, H, W): for each
     (ki, kj) one add of all C*N planes, shifted by ki*d*W + kj*d in a flat buffer (what
     leaves a plane there is zeros of g past the valid windows: it adds nothing)."""
@@ -154,7 +154,7 @@ class _Col2Im(Function):
         return (cols.reshape(shape),)
 
 
-class _Dilate(Function):
+class _Dilate(Primitive):
     """x with stride-1 zeros between its elements along the last two dims."""
 
     def forward(self, x, stride):

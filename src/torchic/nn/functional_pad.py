@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import raw as _raw
-from ..autograd import Function
+from ..autograd import Primitive
 from ..creation import tensor as _tensor_from_data
 from ..functions import as_strided as _as_strided, reshape_raw as _reshape_raw
 from ..shape import numel
@@ -48,7 +48,7 @@ def _check_float(*tensors, op):
 # padding
 
 
-class _ConstantPad(Function):
+class _ConstantPad(Primitive):
     """x placed inside a `value`-filled tensor, pads >= 0: [(before, after)] per dim."""
 
     def forward(self, x, pads, value):
@@ -192,7 +192,7 @@ def _fold_index(out_hw, k, dilation, padding, stride):
     return pos.reshape(-1), ho * wo, (hp, wp)
 
 
-class _Fold(Function):
+class _Fold(Primitive):
     """Columns (N, C*kh*kw, L) summed into their windows' places of (N, C, Hp, Wp)."""
 
     def forward(self, cols, c, idx, hp_wp):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import raw as _raw, scopes
-from ..autograd import Function, no_grad
+from ..autograd import Primitive, no_grad
 from ..creation import tensor as _tensor_from_data
 from ..dispatcher import runtime, storage_code
 from ..api import maximum as _ops_maximum, where as _where
@@ -157,7 +157,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     return out, idx
 
 
-class _MaxPoolApart(Function):
+class _MaxPoolApart(Primitive):
     """Max pooling whose windows do not overlap (stride >= the dilated kernel: LeNet's, VGG's
     2x2 / 2): each window's maximum, and a gradient that goes to the window's first maximum
     (its argmax) by one where over the windows and one strided copy into zeros of x, no
@@ -424,7 +424,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int],
     return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
 
 
-class _ScatterPlanes(Function):
+class _ScatterPlanes(Primitive):
     """src (M,) values added at the flat positions idx of zeros of `size` (divided by `count`,
     each position's number of writers, when given: max_unpool's write; each src value's
     gradient is g at its position)."""

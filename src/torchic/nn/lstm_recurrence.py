@@ -9,7 +9,7 @@ T 64, batch 32) that took the simd step from 1.8x PyTorch CPU's time to about 1x
 """
 
 from .. import raw
-from ..autograd import Function
+from ..autograd import Primitive
 from ..functions.common import as_strided
 from ..grad_mode import is_grad_enabled
 
@@ -37,7 +37,7 @@ def _into(op, out, *inputs):
     return raw.run(op, out, tuple(raw.view_of(x) for x in inputs))
 
 
-class LSTMRecurrence(Function):
+class LSTMRecurrence(Primitive):
     """The recurrent part of one LSTM layer-direction over a full (unpacked) sequence, as one
     autograd node: xp (T, N, 4H) (the input projection, both biases in), h0 / c0 (N, H),
     w_hh (4H, H) -> Y (T + 2, N, H): the hidden states in time order with the initial one
