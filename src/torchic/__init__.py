@@ -42,6 +42,7 @@ from .checkpoint import load, save
 from .compile import CompileError, compile
 from .compile import memory_of_programs as _memory_of_programs
 from . import cuda, nn, optim, utils
+from . import linalg  # noqa: E402  (norms: api/norms.py)
 
 __version__ = "0.1.0"
 

@@ -38,8 +38,10 @@ LAYERS = [
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
+    ["api.scans", "api.statistics", "api.norms"],      # reductions, scans, norms
+    ["api.order_stats"],
     ["api"],
-    ["methods"],
+    ["methods", "linalg"],
     ["recording"],
     ["compile_autograd"],
     ["compile"],

@@ -19,6 +19,14 @@ from .ordering import argsort, cumsum, prod, sort, topk
 from .reductions import (MaxResult, amax, amin, argmax, argmin, cross_entropy, log_softmax,
                          max, mean, min, mse_loss, softmax, std, sum, var)
 from .indexing import getitem
+# reductions, scans, order statistics, norms
+from .scans import (cummax, cummin, cumprod, cumulative_trapezoid, logcumsumexp,
+                    take_along_dim, trapezoid, trapz)
+from .order_stats import (bincount, bucketize, kthvalue, median, mode, msort, nanmedian,
+                          nanquantile, quantile, searchsorted, unique, unique_consecutive)
+from .statistics import (aminmax, corrcoef, count_nonzero, cov, diff, logsumexp, nanmean,
+                         nansum, softmin, std_mean, trace, var_mean)
+from .norms import dist, norm, renorm
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
@@ -39,5 +47,11 @@ __all__ = [
     "stack", "cat", "unbind",
     "tril", "triu", "masked_fill", "split", "chunk", "roll", "clamp", "clip", "clamp_", "clip_",
     "all", "any", "isclose", "isin", "allclose", "histc", "histogram", "erf",
-    "sort", "argsort", "topk", "cumsum", "prod"]
+    "sort", "argsort", "topk", "cumsum", "prod",
+    # reductions, scans, order statistics, norms
+    "cumprod", "cummax", "cummin", "logcumsumexp", "cumulative_trapezoid", "trapezoid",
+    "trapz", "take_along_dim", "bincount", "bucketize", "kthvalue", "median", "mode", "msort",
+    "nanmedian", "nanquantile", "quantile", "searchsorted", "unique", "unique_consecutive",
+    "aminmax", "corrcoef", "count_nonzero", "cov", "diff", "logsumexp", "nanmean", "nansum",
+    "softmin", "std_mean", "trace", "var_mean", "dist", "norm", "renorm"]
 __all__ += sorted(UNARY_OPS)

@@ -28,6 +28,8 @@ relu = _ops.relu
 tanh = _ops.tanh
 sigmoid = _ops.sigmoid
 mse_loss = _ops.mse_loss
+# reductions (api/statistics.py)
+softmin = _ops.softmin
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
