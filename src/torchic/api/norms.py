@@ -47,10 +47,15 @@ def _float_input(x, dtype, what):
 def _p_norm(x, ord, axes, keepdim):
     """sum(|x|^ord)^(1/ord) over axes, gradient 0 where the norm is 0."""
     if ord == 0:
-        return sum(to_dtype(x != 0, x._dtype), axes, keepdim)
+        return sum(to_dtype(x != 0, x._dtype) + x * 0.0, axes, keepdim)   # (gradient 0)
     if ord == 1:
         return sum(abs(x), axes, keepdim)
-    powered = x * x if ord == 2 else pow(abs(x), float(ord))
+    if ord == 2:
+        powered = x * x
+    else:           # |x|^ord with 0 at 0 and a 0 gradient there (not 0 * inf for ord < 1)
+        a = abs(x)
+        zero_x = a == 0
+        powered = where(zero_x, 0.0, pow(where(zero_x, 1.0, a), float(ord)))
     s = sum(powered, axes, keepdim)
     zero = s == 0
     safe = where(zero, 1.0, s)
@@ -90,12 +95,13 @@ def _svd_norm(A, ord, d0, d1, keepdim):
     rest = [i for i in range(A.ndim) if i not in (d0, d1)]
     moved = permute(A, rest + [d0, d1])
     host = moved.detach().numpy().astype(np.float64)
-    u, _, vt = np.linalg.svd(host, full_matrices=False)
+    u, sv, vt = np.linalg.svd(host, full_matrices=False)
     if ord == "nuc":
-        weights = np.matmul(u, vt)                               # d(sum s)/dA = U V^T
-    else:
-        pick = slice(0, 1) if ord == 2 else slice(-1, None)     # largest / smallest
-        weights = u[..., :, pick] * vt[..., pick, :]             # d s / dA = u v^T
+        share = np.ones_like(sv)                                 # d(sum s)/dA = U V^T
+    else:       # amax / amin of the singular values: tied ones share it evenly (PyTorch's)
+        extreme = (sv.max if ord == 2 else sv.min)(axis=-1, keepdims=True)
+        share = (sv == extreme) / (sv == extreme).sum(-1, keepdims=True)
+    weights = np.einsum("...ik,...k,...kj->...ij", u, share, vt)   # sum of share u v^T
     w = _tensor_from_data(np.ascontiguousarray(weights), dtype=A._dtype)
     out = sum(moved * w, (-2, -1))
     if keepdim:

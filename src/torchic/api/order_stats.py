@@ -36,7 +36,7 @@ def _host(input):
 
 
 def _i64(a):
-    return _tensor_from_data(np.ascontiguousarray(np.asarray(a, dtype=np.int64)), dtype="i64")
+    return _tensor_from_data(np.array(a, dtype=np.int64, order="C"), dtype="i64")
 
 
 def _pick(input, d, rows_index, keepdim):
@@ -201,7 +201,16 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, what):
         idx = np.moveaxis(positions, 0, -1)         # (*rows, Q)
         return take_along_dim(x, _i64(np.moveaxis(idx, -1, d)), d)    # Q along d
     low, high = at(lo), at(hi)
-    w = _tensor_from_data(np.moveaxis(np.moveaxis(frac, 0, -1), -1, d), dtype=x._dtype)
+    def laid_out(a):        # (Q, *rows) -> x's layout with Q along d
+        return np.ascontiguousarray(np.moveaxis(np.moveaxis(a, 0, -1), -1, d))
+    w = _tensor_from_data(laid_out(frac), dtype=x._dtype)
+    if not scalar_q and interpolation == "linear" and q.requires_grad:
+        # weights = q * (count - 1) - floor(rank): differentiable in q, as PyTorch's
+        q_shape = [1] * x.ndim
+        q_shape[d] = qs.size
+        scale = np.broadcast_to((count - 1)[None].astype(np.float64), frac.shape)
+        w = reshape(q, tuple(q_shape)) * _tensor_from_data(laid_out(scale), dtype=x._dtype) \
+            - _tensor_from_data(laid_out(np.floor(rank) + 0 * frac), dtype=x._dtype)
     out = low + (high - low) * w
     if all_nan.any():
         mask = np.broadcast_to(all_nan[None], frac.shape)
@@ -209,7 +218,9 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, what):
         out = out.masked_fill(nan_at, float("nan"))
     # out has the Q values along d; PyTorch puts q's dim first, the reduced dim dropped/kept
     out = _move_first(out, d)
-    if keepdim:
+    if input.ndim == 0:
+        out = reshape(out, (out.shape[0],))
+    elif keepdim:
         if dim is None:
             out = reshape(out, (out.shape[0],) + (1,) * input.ndim)
         else:
@@ -249,7 +260,7 @@ def nanquantile(input: Tensor, q: float | Tensor, dim: int | None = None,
 # -- unique and counting ------------------------------------------------------------------
 
 def _from_host(a, dtype):
-    return _tensor_from_data(np.ascontiguousarray(a), dtype=dtype)
+    return _tensor_from_data(np.array(a, order="C"), dtype=dtype)
 
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
@@ -298,7 +309,8 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
         inverse = (np.cumsum(new) - 1).reshape(host.shape)
     else:
         d = normalize_axis(dim, max(input.ndim, 1))
-        moved = np.moveaxis(host, d, 0).reshape(host.shape[d], -1)
+        moved = np.moveaxis(host, d, 0).reshape(host.shape[d], int(np.prod(
+            [s for i, s in enumerate(host.shape) if i != d])))
         differs = np.any(moved[1:] != moved[:-1], axis=1) if moved.shape[0] else moved[:0, 0]
         new = np.concatenate(([True], differs)) if moved.shape[0] else np.zeros(0, bool)
         values = np.take(host, np.flatnonzero(new), axis=d)
@@ -370,10 +382,12 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
             raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension "
                                "or the first N-1 dimensions of boundaries tensor and input "
                                "value tensor must match")
-        rows_s = seq.reshape(-1, seq.shape[-1])
-        rows_v = values.reshape(-1, values.shape[-1])
-        out = np.stack([np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)]) \
-            .reshape(values.shape)
+        rows = int(np.prod(seq.shape[:-1]))
+        rows_s = seq.reshape(rows, seq.shape[-1])
+        rows_v = values.reshape(rows, values.shape[-1])
+        out = np.zeros(values.shape, np.int64)
+        out.reshape(rows, values.shape[-1])[...] = [
+            np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)] if rows else 0
     return _from_host(np.asarray(out), "i32" if out_int32 else "i64")
 
 

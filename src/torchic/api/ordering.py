@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import full, tensor as _tensor_from_data
+from ..creation import tensor as _tensor_from_data
 from ..shape import inverse_permutation, normalize_axis
 from ..tensor import Tensor
 from .conversion import to_dtype
@@ -132,8 +132,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
         return input.clone()
     out, n = input, input.shape[d]
     if n == 0:
-        shape = tuple(1 if i == d else s for i, s in enumerate(input.shape))
-        out = full(shape, 1, dtype=input.dtype)
+        out = input.sum(d, keepdim=True) + 1       # ones, connected to the graph (grad 0)
     while n > 1:
         half = n // 2
         lo = getitem(out, (slice(None),) * d + (slice(0, half),))

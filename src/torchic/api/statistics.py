@@ -138,6 +138,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = normalize_axis(dim, input.ndim)
+    if n == 0:
+        return input
     parts = [t for t in (prepend, input, append) if t is not None]
     if len(parts) > 1:
         parts = [p if p.ndim == input.ndim else reshape(p, tuple(
@@ -179,18 +181,17 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         c = matmul(centered, transpose(centered, 0, 1)) * (1.0 / count if count > 0 else
                                                             float("inf"))
     else:
-        w = to_dtype(w, x._dtype)
-        w_sum = sum(w)
+        w_sum = sum(w)          # in the weights' own dtype, as PyTorch's
         avg = sum(x * w, 1, keepdim=True) / w_sum
         if correction == 0:
             norm = w_sum
         elif aweights is None:
             norm = w_sum - correction
         else:
-            norm = w_sum - correction * sum(w * to_dtype(aweights, x._dtype)) / w_sum
+            norm = w_sum - correction * sum(w * aweights) / w_sum
         centered = x - avg
         c = matmul(centered * w, transpose(centered, 0, 1)) / where(norm <= 0, 0.0, norm)
-    return reshape(c, ()) if input.ndim < 2 else c
+    return reshape(c, ()) if x.shape[0] == 1 else c
 
 
 def corrcoef(input: Tensor) -> Tensor:
