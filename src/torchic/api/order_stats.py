@@ -11,6 +11,7 @@ arithmetic (differentiable in both). The results that are not differentiable in 
 """
 
 import numbers
+import operator
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from ..creation import tensor as _tensor_from_data
 from ..shape import normalize_axis
 from ..tensor import Tensor
-from .ordering import sort
+from .ordering import REPLAY_LIMIT, SORT_THRESHOLD, sort, std_sort_positions
 from .reductions import MaxResult
 from .scans import take_along_dim
 from .shaping import reshape, squeeze
@@ -115,13 +116,60 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Max
     if input.ndim == 0:
         return MaxResult(input.clone(), _i64(0))
     host = np.moveaxis(_host(input), d, -1)
-    order = np.argsort(host, axis=-1, kind="stable")
-    return _pick(input, d, order[..., k - 1], keepdim)
+    rows = host.reshape(-1, n)
+    picked = np.array([_quick_select(list(row), k - 1) for row in rows], dtype=np.int64)
+    return _pick(input, d, picked.reshape(host.shape[:-1]), keepdim)
+
+
+def _gt_or_nan(x, y):
+    return (x != x and y == y) or x > y
+
+
+def _quick_select(values, k):
+    """The input position of the k-th smallest of `values` (0-based) as PyTorch's CPU
+    kthvalue finds it: its quickselect (median-of-three pivot, NaN largest) over (value,
+    position) pairs, so ties resolve to the same position as PyTorch's."""
+    pos = list(range(len(values)))
+
+    def swap(i, j):
+        values[i], values[j] = values[j], values[i]
+        pos[i], pos[j] = pos[j], pos[i]
+    lo, hi = 0, len(values) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _gt_or_nan(values[lo], values[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if _gt_or_nan(values[lo + 1], values[hi]):
+            swap(lo + 1, hi)
+        if _gt_or_nan(values[lo], values[hi]):
+            swap(lo, hi)
+        if _gt_or_nan(values[lo + 1], values[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, values[lo]
+        while True:
+            i += 1
+            while _gt_or_nan(pivot, values[i]):
+                i += 1
+            j -= 1
+            while _gt_or_nan(values[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return pos[k]
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> MaxResult:
     """(values, indices): the most frequent value along dim (the smallest among equally
-    frequent ones) and the last position it holds, as PyTorch's.
+    frequent ones) and the position PyTorch's gives (the last of its run in PyTorch's
+    std::sort order: see api/ordering.py).
 
     Example:
         >>> torchic.tensor([1, 3, 3, 1, 2]).mode()
@@ -136,6 +184,10 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> MaxResult:
     order = np.argsort(rows, axis=-1, kind="stable")
     picked = np.empty(rows.shape[0], np.int64)
     for r in range(rows.shape[0]):
+        if SORT_THRESHOLD < n <= REPLAY_LIMIT:          # PyTorch's std::sort, ties included
+            replay = std_sort_positions(rows[r].tolist(), operator.lt)
+            if replay is not None:
+                order[r] = replay
         s = rows[r, order[r]]
         new_run = np.concatenate(([True], s[1:] != s[:-1]))   # NaN != NaN: runs of one
         starts = np.flatnonzero(new_run)

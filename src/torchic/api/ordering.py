@@ -30,11 +30,100 @@ def _check(input, what):
         raise TypeError(f"{what}(): argument 'input' must be Tensor, not {type(input).__name__}")
 
 
+# PyTorch's unstable CPU sort (stable=False; mode) is libstdc++'s std::sort over (value,
+# index) pairs: ties come out in that algorithm's order. Rows with ties are replayed through
+# the same algorithm (below) so indices match PyTorch's; past REPLAY_LIMIT elements a row
+# keeps the stable order (ties' order is unspecified by PyTorch's docs).
+REPLAY_LIMIT = 1 << 15
+SORT_THRESHOLD = 16         # libstdc++'s _S_threshold
+
+
+def std_sort_positions(keys, less):
+    """The input positions of `keys` (a list) in the order libstdc++'s std::sort (introsort:
+    median-of-three, unguarded partition, final insertion sort) leaves them under `less`;
+    None where it would fall back to heapsort (a depth limit hit: not replayed)."""
+    pos = list(range(len(keys)))
+    n = len(keys)
+
+    def lt(a, b):
+        return less(keys[a], keys[b])
+
+    def swap(i, j):
+        keys[i], keys[j] = keys[j], keys[i]
+        pos[i], pos[j] = pos[j], pos[i]
+
+    stack = [(0, n, 2 * (n.bit_length() - 1) if n else 0)]
+    while stack:
+        first, last, depth = stack.pop()
+        while last - first > SORT_THRESHOLD:
+            if depth == 0:
+                return None
+            depth -= 1
+            a, b, c = first + 1, first + (last - first) // 2, last - 1
+            if lt(a, b):
+                swap(first, b if lt(b, c) else (c if lt(a, c) else a))
+            else:
+                swap(first, a if lt(a, c) else (c if lt(b, c) else b))
+            lo, hi = first + 1, last
+            while True:
+                while lt(lo, first):
+                    lo += 1
+                hi -= 1
+                while lt(first, hi):
+                    hi -= 1
+                if not lo < hi:
+                    break
+                swap(lo, hi)
+                lo += 1
+            stack.append((lo, last, depth))
+            last = lo
+    for i in range(1, n):       # the final insertion sort (guarded for the first 16)
+        key, p, j = keys[i], pos[i], i
+        if i < SORT_THRESHOLD and less(key, keys[0]):
+            keys[1:i + 1], pos[1:i + 1] = keys[0:i], pos[0:i]
+            keys[0], pos[0] = key, p
+            continue
+        while j > 0 and less(key, keys[j - 1]):
+            keys[j], pos[j] = keys[j - 1], pos[j - 1]
+            j -= 1
+        keys[j], pos[j] = key, p
+    return pos
+
+
+def _nan_last_less(a, b):
+    return (a == a and b != b) or a < b
+
+
+def _nan_first_greater(a, b):
+    return (a != a and b == b) or a > b
+
+
 def _order(values, descending, stable):
-    """Per-row indices (last axis) that sort values; ties keep their order (always stable)."""
+    """Per-row indices (last axis) that sort values: stable, or PyTorch's std::sort order
+    where stable=False and a row has ties (see std_sort_positions)."""
+    order = _stable_order(values, descending)
+    n = values.shape[-1]
+    if stable or n <= SORT_THRESHOLD or n > REPLAY_LIMIT:
+        return order        # (up to 16 elements std::sort is an insertion sort: stable)
+    rows, orders = values.reshape(-1, n), order.reshape(-1, n)
+    less = _nan_first_greater if descending else _nan_last_less
+    for r in range(rows.shape[0]):
+        ranked = rows[r, orders[r]]
+        if values.dtype.kind == "f":
+            ranked = np.where(np.isnan(ranked), np.inf, ranked)
+        if np.all(ranked[1:] != ranked[:-1]):
+            continue                                    # no ties: the order is unique
+        replay = std_sort_positions(rows[r].tolist(), less)
+        if replay is not None:
+            orders[r] = replay
+    return orders.reshape(order.shape)
+
+
+def _stable_order(values, descending):
+    """Per-row indices (last axis) that sort values; ties keep their order."""
     if not descending:
         return np.argsort(values, axis=-1, kind="stable")
-    if values.dtype.kind in "iu":       # ~x = -x - 1 reverses the order and never overflows
+    if values.dtype.kind in "iub":      # ~x = -x - 1 (bool: not x) reverses the order, no overflow
         return np.argsort(~values, axis=-1, kind="stable")
     # NaN first, then largest first; np.lexsort is stable and sorts by its last key first
     return np.lexsort((-values, ~np.isnan(values)), axis=-1)
