@@ -34,7 +34,7 @@ LAYERS = [
     ["functions.reduce", "functions.matmul"],
     ["functions.fused"],
     ["functions"],
-    ["api.elementwise", "api.conversion", "api.indexing"],
+    ["api.elementwise", "api.conversion", "api.indexing", "api.std_order"],
     ["api.reductions", "api.shaping"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],

@@ -19,10 +19,11 @@ import numpy as np
 from ..creation import tensor as _tensor_from_data
 from ..shape import normalize_axis
 from ..tensor import Tensor
-from .ordering import REPLAY_LIMIT, SORT_THRESHOLD, sort, std_sort_positions
+from .ordering import sort
 from .reductions import MaxResult
 from .scans import take_along_dim
 from .shaping import reshape, squeeze
+from .std_order import REPLAY_LIMIT, SORT_THRESHOLD, StdOrder
 
 
 def _check(input, what):
@@ -185,9 +186,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> MaxResult:
     picked = np.empty(rows.shape[0], np.int64)
     for r in range(rows.shape[0]):
         if SORT_THRESHOLD < n <= REPLAY_LIMIT:          # PyTorch's std::sort, ties included
-            replay = std_sort_positions(rows[r].tolist(), operator.lt)
-            if replay is not None:
-                order[r] = replay
+            replay = StdOrder(rows[r].tolist(), operator.lt)
+            replay.sort()
+            order[r] = replay.positions()
         s = rows[r, order[r]]
         new_run = np.concatenate(([True], s[1:] != s[:-1]))   # NaN != NaN: runs of one
         starts = np.flatnonzero(new_run)

@@ -23,6 +23,8 @@ from ..tensor import Tensor
 from .conversion import to_dtype
 from .reductions import MaxResult, accumulate_dtype
 from .shaping import cat, contiguous, getitem, permute, reshape
+from .std_order import (REPLAY_LIMIT, SORT_THRESHOLD, StdOrder, nan_first_greater,
+                        nan_last_less)
 
 
 def _check(input, what):
@@ -30,92 +32,51 @@ def _check(input, what):
         raise TypeError(f"{what}(): argument 'input' must be Tensor, not {type(input).__name__}")
 
 
-# PyTorch's unstable CPU sort (stable=False; mode) is libstdc++'s std::sort over (value,
-# index) pairs: ties come out in that algorithm's order. Rows with ties are replayed through
-# the same algorithm (below) so indices match PyTorch's; past REPLAY_LIMIT elements a row
-# keeps the stable order (ties' order is unspecified by PyTorch's docs).
-REPLAY_LIMIT = 1 << 15
-SORT_THRESHOLD = 16         # libstdc++'s _S_threshold
-
-
-def std_sort_positions(keys, less):
-    """The input positions of `keys` (a list) in the order libstdc++'s std::sort (introsort:
-    median-of-three, unguarded partition, final insertion sort) leaves them under `less`;
-    None where it would fall back to heapsort (a depth limit hit: not replayed)."""
-    pos = list(range(len(keys)))
-    n = len(keys)
-
-    def lt(a, b):
-        return less(keys[a], keys[b])
-
-    def swap(i, j):
-        keys[i], keys[j] = keys[j], keys[i]
-        pos[i], pos[j] = pos[j], pos[i]
-
-    stack = [(0, n, 2 * (n.bit_length() - 1) if n else 0)]
-    while stack:
-        first, last, depth = stack.pop()
-        while last - first > SORT_THRESHOLD:
-            if depth == 0:
-                return None
-            depth -= 1
-            a, b, c = first + 1, first + (last - first) // 2, last - 1
-            if lt(a, b):
-                swap(first, b if lt(b, c) else (c if lt(a, c) else a))
-            else:
-                swap(first, a if lt(a, c) else (c if lt(b, c) else b))
-            lo, hi = first + 1, last
-            while True:
-                while lt(lo, first):
-                    lo += 1
-                hi -= 1
-                while lt(first, hi):
-                    hi -= 1
-                if not lo < hi:
-                    break
-                swap(lo, hi)
-                lo += 1
-            stack.append((lo, last, depth))
-            last = lo
-    for i in range(1, n):       # the final insertion sort (guarded for the first 16)
-        key, p, j = keys[i], pos[i], i
-        if i < SORT_THRESHOLD and less(key, keys[0]):
-            keys[1:i + 1], pos[1:i + 1] = keys[0:i], pos[0:i]
-            keys[0], pos[0] = key, p
-            continue
-        while j > 0 and less(key, keys[j - 1]):
-            keys[j], pos[j] = keys[j - 1], pos[j - 1]
-            j -= 1
-        keys[j], pos[j] = key, p
-    return pos
-
-
-def _nan_last_less(a, b):
-    return (a == a and b != b) or a < b
-
-
-def _nan_first_greater(a, b):
-    return (a != a and b == b) or a > b
-
-
 def _order(values, descending, stable):
     """Per-row indices (last axis) that sort values: stable, or PyTorch's std::sort order
-    where stable=False and a row has ties (see std_sort_positions)."""
+    where stable=False and a row has ties (api/std_order.py)."""
     order = _stable_order(values, descending)
     n = values.shape[-1]
     if stable or n <= SORT_THRESHOLD or n > REPLAY_LIMIT:
         return order        # (up to 16 elements std::sort is an insertion sort: stable)
     rows, orders = values.reshape(-1, n), order.reshape(-1, n)
-    less = _nan_first_greater if descending else _nan_last_less
+    less = nan_first_greater if descending else nan_last_less
     for r in range(rows.shape[0]):
-        ranked = rows[r, orders[r]]
-        if values.dtype.kind == "f":
-            ranked = np.where(np.isnan(ranked), np.inf, ranked)
-        if np.all(ranked[1:] != ranked[:-1]):
-            continue                                    # no ties: the order is unique
-        replay = std_sort_positions(rows[r].tolist(), less)
-        if replay is not None:
-            orders[r] = replay
+        if _has_ties(rows[r, orders[r]]):
+            replay = StdOrder(rows[r].tolist(), less)
+            replay.sort()
+            orders[r] = replay.positions()
+    return orders.reshape(order.shape)
+
+
+def _has_ties(ranked):
+    """Whether a sorted row holds equal neighbours (NaNs count as equal)."""
+    if ranked.dtype.kind == "f":
+        ranked = np.where(np.isnan(ranked), np.inf, ranked)
+    return bool(np.any(ranked[1:] == ranked[:-1]))
+
+
+def _topk_order(values, k, largest, sorted_):
+    """Per-row indices of the top k as PyTorch's CPU topk picks and orders them: its
+    std::partial_sort (k * 64 <= n) or std::nth_element then std::sort of the first k - 1,
+    replayed where the order is not unique (ties, or sorted=False)."""
+    n = values.shape[-1]
+    order = _stable_order(values, largest)[..., :k]
+    if k == 0 or n > REPLAY_LIMIT:
+        return order
+    rows, orders = values.reshape(-1, n), order.reshape(-1, k)
+    less = nan_first_greater if largest else nan_last_less
+    for r in range(rows.shape[0]):
+        if sorted_ and not _has_ties(rows[r, _stable_order(rows[r], largest)]):
+            continue
+        replay = StdOrder(rows[r].tolist(), less)
+        if k * 64 <= n:
+            replay.partial_sort(k)
+        else:
+            replay.nth_element(k - 1)
+            if sorted_:
+                replay.sort(0, k - 1)
+        orders[r] = replay.positions(0, k)
     return orders.reshape(order.shape)
 
 
@@ -129,13 +90,13 @@ def _stable_order(values, descending):
     return np.lexsort((-values, ~np.isnan(values)), axis=-1)
 
 
-def _sorted(input, dim, descending, stable, k=None, what="sort"):
+def _sorted(input, dim, descending, stable, k=None, what="sort", sorted_=True):
     """(values, indices) along dim, the first k of each row (all when k is None)."""
     _check(input, what)
     d = normalize_axis(dim, input.ndim)
     if input.ndim == 0:
         lead = reshape(input, (1,))
-        values, indices = _sorted(lead, 0, descending, stable, k, what)
+        values, indices = _sorted(lead, 0, descending, stable, k, what, sorted_)
         return reshape(values, ()), reshape(indices, ())
     n = input.shape[d]
     if k is not None and not 0 <= k <= n:
@@ -144,9 +105,10 @@ def _sorted(input, dim, descending, stable, k=None, what="sort"):
     moved = permute(input, perm)                     # dim last (a view)
     host = moved.detach().numpy()                    # the sync point
     host = host.astype(np.float64) if host.dtype.kind == "f" else host   # (ints: exact)
-    order = _order(host, descending, stable)
-    if k is not None:
-        order = order[..., :k]
+    if what == "topk":
+        order = _topk_order(host, k, descending, sorted_)
+    else:
+        order = _order(host, descending, stable)
     rows = np.arange(int(np.prod(order.shape[:-1]))).reshape(order.shape[:-1] + (1,))
     flat_index = rows * n + order                    # into the rows laid end to end
     table = reshape(contiguous(moved), (moved.numel(),))
@@ -178,7 +140,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     Reads input to the host (a sync point); values carry gradients to the picked elements."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
-    return MaxResult(*_sorted(input, dim, largest, True, int(k), what="topk"))
+    return MaxResult(*_sorted(input, dim, largest, True, int(k), what="topk", sorted_=sorted))
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
