@@ -121,8 +121,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1),
     _check(A, "linalg.matrix_norm")
     A = _float_input(A, dtype, "linalg.matrix_norm")
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
-                           f"dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
     dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
@@ -202,7 +202,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError(f"renorm: Expected a floating point tensor as input. Got "
                            f"{str(input.dtype).split('.')[-1].capitalize()}")
     if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
+        raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if input.ndim == 0:
