@@ -188,9 +188,17 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         elif aweights is None:
             norm = w_sum - correction
         else:
+            # w_sum - correction * sum(w * aweights) / w_sum cancels badly for few, light
+            # observations: its value is summed on the host in the weights' dtype in
+            # PyTorch's order (a sync point), so a backend's more exact sum does not show
+            # amplified; the gradient flows through the tensor expression (+ t - t.detach())
+            wh, ah = w.detach().numpy(), aweights.detach().numpy()
+            exact = float(wh.sum() - wh.dtype.type(correction) * (wh * ah).sum() / wh.sum())
             norm = w_sum - correction * sum(w * aweights) / w_sum
+            norm = (norm - norm.detach()) + exact
         centered = x - avg
-        c = matmul(centered * w, transpose(centered, 0, 1)) / where(norm <= 0, 0.0, norm)
+        norm = where(norm <= 0, 0.0, norm)
+        c = matmul(centered * w, transpose(centered, 0, 1)) / norm
     return reshape(c, ()) if x.shape[0] == 1 else c
 
 
