@@ -293,9 +293,10 @@ class TensorMethods:
     def renorm(self, p: builtins.float, dim: builtins.int, maxnorm: builtins.float) -> Tensor:
         """input with each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
         norm `maxnorm` (by `maxnorm / (norm + 1e-7)`, as PyTorch's)."""
-    def take_along_dim(self, indices: Tensor, d: builtins.int) -> Tensor:
-        """input's elements at int64 `indices` along dim d (indices has input's ndim; its other
-        dims broadcast against input's): differentiable, the gradient scattered back."""
+    def take_along_dim(self, indices: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """input's elements at the int64 `indices` along dim (indices has input's ndim; its
+        other dims broadcast against input's), or at flat positions when dim is None:
+        differentiable, the gradient scattered back to the picked elements."""
     def histogram(self, bins: builtins.int = ..., *, range: Sequence[builtins.float] | None = ..., weight: Tensor | None = ..., density: builtins.bool = ...) -> MaxResult:
         """(hist, bin_edges) over `bins` equal bins of range (default: the data's min and max,
         read: a sync point), or over the bins between the increasing edges of a 1-D tensor

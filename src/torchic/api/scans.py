@@ -43,9 +43,25 @@ def scan(input: Tensor, d: int, combine: Callable[[Tensor, Tensor], Tensor]) -> 
     return out.clone() if out is input else out
 
 
-def take_along_dim(input: Tensor, indices: Tensor, d: int) -> Tensor:
-    """input's elements at int64 `indices` along dim d (indices has input's ndim; its other
-    dims broadcast against input's): differentiable, the gradient scattered back."""
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """input's elements at the int64 `indices` along dim (indices has input's ndim; its
+    other dims broadcast against input's), or at flat positions when dim is None:
+    differentiable, the gradient scattered back to the picked elements.
+
+    Example:
+        >>> x = torchic.tensor([[10, 30, 20], [60, 40, 50]])
+        >>> torchic.take_along_dim(x, x.argmax(1, keepdim=True), 1)
+        tensor([[30], [60]])
+    """
+    if not isinstance(indices, Tensor) or indices._dtype not in ("i64", "i32"):
+        raise RuntimeError("take_along_dim(): dtype of indices should be Long but got "
+                           f"{getattr(indices, 'dtype', type(indices).__name__)}")
+    if dim is None:
+        return getitem(reshape(input, (input.numel(),)), reshape(indices, (indices.numel(),)))
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           "number of dimensions")
+    d = normalize_axis(dim, max(input.ndim, 1))
     if input.ndim == 0:
         return input.clone()
     key = []
