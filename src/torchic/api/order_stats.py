@@ -118,7 +118,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Max
         return MaxResult(input.clone(), _i64(0))
     host = np.moveaxis(_host(input), d, -1)
     rows = host.reshape(-1, n)
-    picked = np.array([_quick_select(list(row), k - 1) for row in rows], dtype=np.int64)
+    if rows.size > REPLAY_LIMIT:        # (ties then in the stable order: see std_order.py)
+        picked = np.argsort(rows, axis=-1, kind="stable")[:, k - 1]
+    else:
+        picked = np.array([_quick_select(list(row), k - 1) for row in rows], dtype=np.int64)
     return _pick(input, d, picked.reshape(host.shape[:-1]), keepdim)
 
 
@@ -185,7 +188,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> MaxResult:
     order = np.argsort(rows, axis=-1, kind="stable")
     picked = np.empty(rows.shape[0], np.int64)
     for r in range(rows.shape[0]):
-        if SORT_THRESHOLD < n <= REPLAY_LIMIT:          # PyTorch's std::sort, ties included
+        if n > SORT_THRESHOLD and rows.size <= REPLAY_LIMIT:   # PyTorch's std::sort order
             replay = StdOrder(rows[r].tolist(), operator.lt)
             replay.sort()
             order[r] = replay.positions()

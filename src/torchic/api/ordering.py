@@ -37,7 +37,7 @@ def _order(values, descending, stable):
     where stable=False and a row has ties (api/std_order.py)."""
     order = _stable_order(values, descending)
     n = values.shape[-1]
-    if stable or n <= SORT_THRESHOLD or n > REPLAY_LIMIT:
+    if stable or n <= SORT_THRESHOLD or values.size > REPLAY_LIMIT:
         return order        # (up to 16 elements std::sort is an insertion sort: stable)
     rows, orders = values.reshape(-1, n), order.reshape(-1, n)
     less = nan_first_greater if descending else nan_last_less
@@ -62,7 +62,7 @@ def _topk_order(values, k, largest, sorted_):
     replayed where the order is not unique (ties, or sorted=False)."""
     n = values.shape[-1]
     order = _stable_order(values, largest)[..., :k]
-    if k == 0 or n > REPLAY_LIMIT:
+    if k == 0 or values.size > REPLAY_LIMIT:
         return order
     rows, orders = values.reshape(-1, n), order.reshape(-1, k)
     less = nan_first_greater if largest else nan_last_less

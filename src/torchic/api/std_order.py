@@ -7,11 +7,12 @@ algorithms do. `StdOrder` is those algorithms as libstdc++ writes them (introsor
 median-of-three pivot and an unguarded partition, a final insertion sort past 16 elements,
 introselect, the binary-heap routines), over Python lists, so torchic's indices are
 PyTorch's. It runs only on rows that have ties (the order of distinct values is unique)
-and up to REPLAY_LIMIT elements; beyond that the stable order is kept (PyTorch documents
-ties' order as unspecified).
+and on tensors of up to REPLAY_LIMIT elements (pure Python: about 10 us an element, so at
+most ~0.2 s a call); beyond that the stable order is kept (PyTorch documents ties' order as
+unspecified).
 """
 
-REPLAY_LIMIT = 1 << 15
+REPLAY_LIMIT = 1 << 14
 SORT_THRESHOLD = 16         # libstdc++'s _S_threshold
 
 
