@@ -9,7 +9,8 @@ from numpy.typing import NDArray
 from typing import Any, SupportsIndex, overload
 from typing_extensions import Self
 from .api.reductions import MaxResult
-from .autograd.hooks import RemovableHandle
+from .api.statistics import AminmaxResult
+from .autograd import RemovableHandle
 from .generator import Generator
 from .tensor import Tensor
 
@@ -189,9 +190,9 @@ class TensorMethods:
         the first one on ties (NaN counts as the largest, as in PyTorch)."""
     def argmin(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, axis: builtins.int | None = ...) -> Tensor:
         """The index of the smallest element (int64): the mirror of `argmax`."""
-    def softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor:
+    def softmax(self, dim: builtins.int | None = ..., dtype: object = ..., *, axis: builtins.int | None = ...) -> Tensor:
         """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted)."""
-    def log_softmax(self, dim: builtins.int | None = ..., *, axis: builtins.int | None = ...) -> Tensor:
+    def log_softmax(self, dim: builtins.int | None = ..., dtype: object = ..., *, axis: builtins.int | None = ...) -> Tensor:
         """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
         `nll_loss`. Arguments as `softmax`."""
     def all(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ...) -> Tensor:
@@ -217,6 +218,89 @@ class TensorMethods:
     def histc(self, bins: builtins.int = ..., min: builtins.float = ..., max: builtins.float = ...) -> Tensor:
         """Counts of input's elements in `bins` equal bins over [min, max]; min == max uses the
         data's min and max (widened by 1 each way if they are equal). Not differentiable."""
+    def cumprod(self, dim: builtins.int, *, dtype: Any = ...) -> Tensor:
+        """Running products along dim: in int64 for bool and integer inputs, in the input's
+        dtype for floats; `dtype` casts the input first (PyTorch's rule)."""
+    def cummax(self, dim: builtins.int) -> MaxResult:
+        """(values, indices): the running maximum along dim and where it was attained (the
+        last position on ties; a NaN, once met, is the maximum from there on, as in PyTorch)."""
+    def cummin(self, dim: builtins.int) -> MaxResult:
+        """(values, indices): the running minimum along dim: the mirror of `cummax`."""
+    def logcumsumexp(self, dim: builtins.int) -> Tensor:
+        """log(cumsum(exp(input), dim)), computed stably (a scan of logaddexp). Integer and bool
+        inputs are computed in the default float dtype."""
+    def nansum(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, dtype: Any = ...) -> Tensor:
+        """`sum` treating NaN as zero (integer inputs: `sum`)."""
+    def nanmean(self, dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., *, dtype: Any = ...) -> Tensor:
+        """`mean` over the non-NaN elements (NaN where there is none)."""
+    def count_nonzero(self, dim: builtins.int | Sequence[builtins.int] | None = ...) -> Tensor:
+        """The number of nonzero elements over dim (all when None), int64."""
+    def aminmax(self, *, dim: builtins.int | None = ..., keepdim: builtins.bool = ...) -> AminmaxResult:
+        """(min, max) of input over dim (every element when None): `amin` and `amax` at once."""
+    def logsumexp(self, dim: builtins.int | Sequence[builtins.int] = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """log(sum(exp(input), dim)), computed stably (the max subtracted). Integer inputs are
+        computed in the default float dtype."""
+    def trace(self) -> Tensor:
+        """The sum of the main diagonal of a 2-D input (int64 for integer inputs)."""
+    def diff(self, n: builtins.int = ..., dim: builtins.int = ..., prepend: Tensor | None = ..., append: Tensor | None = ...) -> Tensor:
+        """The n-th forward difference along dim (`out[i] = input[i + 1] - input[i]`, n times),
+        after `prepend` / `append` are concatenated; bool inputs give `!=` of neighbours."""
+    def cov(self, *, correction: builtins.int = ..., fweights: Tensor | None = ..., aweights: Tensor | None = ...) -> Tensor:
+        """The covariance matrix of the variables in input's rows (observations in its
+        columns; a 1-D input is one variable), with frequency / observation weights
+        (`fweights`, `aweights`) and `correction` subtracted from the count as numpy.cov."""
+    def corrcoef(self) -> Tensor:
+        """The Pearson correlation coefficients of the variables in input's rows: `cov` over
+        the outer product of the standard deviations, clipped to [-1, 1]."""
+    def median(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ...) -> Any:
+        """The median: the lower of the two middle values for an even count. Without `dim`, a
+        0-d tensor over every element; with `dim`, `(values, indices)` along it. NaN, if any
+        is present, is the median (as PyTorch's). A sync point (see the module docstring)."""
+    def nanmedian(self, dim: builtins.int | None = ..., keepdim: builtins.bool = ...) -> Any:
+        """`median` ignoring NaN values (NaN only where a row holds nothing else)."""
+    def mode(self, dim: builtins.int = ..., keepdim: builtins.bool = ...) -> MaxResult:
+        """(values, indices): the most frequent value along dim (the smallest among equally
+        frequent ones) and the position PyTorch's gives (the last of its run in PyTorch's
+        std::sort order: see api/ordering.py)."""
+    def kthvalue(self, k: builtins.int, dim: builtins.int = ..., keepdim: builtins.bool = ...) -> MaxResult:
+        """(values, indices) of the k-th smallest element along dim (k counts from 1)."""
+    def quantile(self, q: builtins.float | Tensor, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, interpolation: str = ...) -> Tensor:
+        """The q-th quantiles of input along dim (every element when None): `q` a float or a
+        1-D tensor in [0, 1] (its dim comes first in the result). Between two data points the
+        value is interpolated: "linear", "lower", "higher", "midpoint" or "nearest". NaN in a
+        row makes its quantiles NaN. A sync point; differentiable."""
+    def nanquantile(self, q: builtins.float | Tensor, dim: builtins.int | None = ..., keepdim: builtins.bool = ..., *, interpolation: str = ...) -> Tensor:
+        """`quantile` ignoring NaN values (NaN only where a row holds nothing else)."""
+    def msort(self) -> Tensor:
+        """input sorted along its first dim: `torchic.sort(input, dim=0).values`."""
+    def unique(self, sorted: builtins.bool = ..., return_inverse: builtins.bool = ..., return_counts: builtins.bool = ..., dim: builtins.int | None = ...) -> Any:
+        """The distinct values of input (sorted), flattened, or the distinct slices along
+        `dim`; with `return_inverse` each element's index into them and with `return_counts`
+        how often each occurs (int64). Not differentiable. A sync point."""
+    def unique_consecutive(self, return_inverse: builtins.bool = ..., return_counts: builtins.bool = ..., dim: builtins.int | None = ...) -> Any:
+        """input with each run of equal consecutive values (or slices along `dim`) kept once;
+        the inverse and counts as `unique`'s. Not differentiable. A sync point."""
+    def bincount(self, weights: Tensor | None = ..., minlength: builtins.int = ...) -> Tensor:
+        """How often each value 0, 1, ... max(input) occurs in the 1-D non-negative integer
+        input (at least `minlength` bins); with `weights`, the sum of the weights per value
+        (float32 weights give float32, others float64). A sync point."""
+    def norm(self, p: Any = ..., dim: builtins.int | Sequence[builtins.int] | None = ..., keepdim: builtins.bool = ..., dtype: Any = ...) -> Tensor:
+        """torch.norm: the p-norm over dim (a number p: a vector norm over the dims given, or
+        every element), "fro" (the 2-norm over the dims, at most two), "nuc" (the nuclear norm
+        of the matrices over a pair of dims)."""
+    def dist(self, other: Tensor, p: builtins.float = ...) -> Tensor:
+        """The p-norm of `input - other` (broadcast), over every element."""
+    def renorm(self, p: builtins.float, dim: builtins.int, maxnorm: builtins.float) -> Tensor:
+        """input with each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
+        norm `maxnorm` (by `maxnorm / (norm + 1e-7)`, as PyTorch's)."""
+    def take_along_dim(self, indices: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """input's elements at the int64 `indices` along dim (indices has input's ndim; its
+        other dims broadcast against input's), or at flat positions when dim is None:
+        differentiable, the gradient scattered back to the picked elements."""
+    def histogram(self, bins: builtins.int = ..., *, range: Sequence[builtins.float] | None = ..., weight: Tensor | None = ..., density: builtins.bool = ...) -> MaxResult:
+        """(hist, bin_edges) over `bins` equal bins of range (default: the data's min and max,
+        read: a sync point), or over the bins between the increasing edges of a 1-D tensor
+        `bins` (counted on the host: a sync point; the last bin includes its right edge)."""
     def sort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> MaxResult:
         """(values, indices) sorted along dim; ties keep their input order (stable)."""
     def argsort(self, dim: builtins.int = ..., descending: builtins.bool = ..., *, stable: builtins.bool = ...) -> Tensor:
@@ -373,18 +457,11 @@ class TensorMethods:
     def _read(self) -> NDArray[Any]:
         """The tensor's values as a new NumPy array (bf16 as float32), whether or not it
         requires grad: `Tensor._read` (item, tolist, printing). A sync point."""
-    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool | None = ..., create_graph: builtins.bool = ..., inputs: Any = ...) -> None:
+    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
-    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
         """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
         gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only."""
-    def register_hook(self, hook: Callable) -> RemovableHandle:
-        """Register `hook(grad) -> Tensor or None`, called with this tensor's gradient each time
-        it is computed; a returned tensor replaces the gradient (PyTorch's
-        `Tensor.register_hook`). Returns a handle whose `remove()` unregisters it."""
-    @property
-    def retains_grad(self) -> builtins.bool:
-        """Whether this non-leaf keeps its gradient in `.grad` (after `retain_grad()`)."""
     @staticmethod
     def from_data(data: Any, shape: builtins.int | Sequence[builtins.int] | None = ..., dtype: Any = ..., requires_grad: builtins.bool = ...) -> Tensor:
         """The original's fromData: float32 (whatever the data) unless dtype says otherwise;

@@ -420,6 +420,16 @@ METHODS = {
     "argmin": api.argmin, "softmax": api.softmax, "log_softmax": api.log_softmax,
     "all": api.all, "any": api.any, "isclose": api.isclose, "allclose": api.allclose,
     "cumsum": api.cumsum, "prod": api.prod, "histc": api.histc,
+    # reductions, scans, order statistics (sync points), norms
+    "cumprod": api.cumprod, "cummax": api.cummax, "cummin": api.cummin,
+    "logcumsumexp": api.logcumsumexp, "nansum": api.nansum, "nanmean": api.nanmean,
+    "count_nonzero": api.count_nonzero, "aminmax": api.aminmax, "logsumexp": api.logsumexp,
+    "trace": api.trace, "diff": api.diff, "cov": api.cov, "corrcoef": api.corrcoef,
+    "median": api.median, "nanmedian": api.nanmedian, "mode": api.mode,
+    "kthvalue": api.kthvalue, "quantile": api.quantile, "nanquantile": api.nanquantile,
+    "msort": api.msort, "unique": api.unique, "unique_consecutive": api.unique_consecutive,
+    "bincount": api.bincount, "norm": api.norm, "dist": api.dist, "renorm": api.renorm,
+    "take_along_dim": api.take_along_dim, "histogram": api.histogram,
     # ordering (sync points: see api/ordering.py), masks, clamps, pieces (api/extra_ops.py)
     "sort": api.sort, "argsort": api.argsort, "topk": api.topk,
     "tril": api.tril, "triu": api.triu, "masked_fill": api.masked_fill,

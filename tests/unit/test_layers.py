@@ -40,15 +40,17 @@ LAYERS = [
     ["functions.reduce", "functions.matmul"],
     ["functions.fused", "functions.stepwise"],
     ["functions"],
-    ["api.elementwise", "api.conversion", "api.indexing"],
+    ["api.elementwise", "api.conversion", "api.indexing", "api.std_order"],
     ["api.reductions", "api.shaping", "api.rounding"],
     ["api.inplace"],
     ["api.extra_ops", "api.ordering"],
     ["api.view_ops"], ["api.index_ops"], ["api.place_ops", "api.joining"],   # issue 41's
     ["api.products", "api.einsum", "api.creation_ops", "api.random_ops"],     # products (issue 41): composites over matmul
     ["api.math_ops", "api.special", "api.bitwise"],
+    ["api.scans", "api.statistics", "api.norms"],      # reductions, scans, norms
+    ["api.order_stats"],
     ["api"],
-    ["linalg"],     # products (issue 41): torchic.linalg
+    ["linalg"],     # torchic.linalg: products and norms
     ["methods"],
     ["recording"],
     ["compile_autograd"],

@@ -28,6 +28,14 @@ from .creation_ops import (empty_like, equal, full_like, logspace, new_empty, ne
                            new_tensor, new_zeros, ones_like, randint_like, scalar_tensor,
                            zeros_like)
 from .random_ops import bernoulli, bernoulli_, cauchy_, geometric_, log_normal_, normal
+# reductions, scans, order statistics, norms
+from .scans import (cummax, cummin, cumprod, cumulative_trapezoid, logcumsumexp,
+                    trapezoid, trapz)
+from .order_stats import (bincount, bucketize, kthvalue, median, mode, msort, nanmedian,
+                          nanquantile, quantile, searchsorted, unique, unique_consecutive)
+from .statistics import (aminmax, corrcoef, count_nonzero, cov, diff, logsumexp, nanmean,
+                         nansum, softmin, std_mean, trace, var_mean)
+from .norms import dist, norm, renorm
 from .shaping import (cat, contiguous, expand, flatten, matmul, permute, reshape,
                       squeeze, stack, transpose, unbind, unsqueeze, view)
 
@@ -99,7 +107,13 @@ __all__ += [
     "hstack", "vstack", "row_stack", "dstack", "column_stack", "meshgrid", "repeat_interleave",
     "tile", "split_with_sizes", "split_with_sizes_copy", "unsafe_split", "unsafe_chunk",
     "unbind_copy", "tensor_split", "hsplit", "vsplit", "dsplit", "block_diag",
-    "cartesian_prod", "combinations", "triu_indices", "tril_indices"]
+    "cartesian_prod", "combinations", "triu_indices", "tril_indices",
+    # reductions, scans, order statistics, norms
+    "cumprod", "cummax", "cummin", "logcumsumexp", "cumulative_trapezoid", "trapezoid",
+    "trapz", "bincount", "bucketize", "kthvalue", "median", "mode", "msort",
+    "nanmedian", "nanquantile", "quantile", "searchsorted", "unique", "unique_consecutive",
+    "aminmax", "corrcoef", "count_nonzero", "cov", "diff", "logsumexp", "nanmean", "nansum",
+    "softmin", "std_mean", "trace", "var_mean", "dist", "norm", "renorm"]
 __all__ += sorted(UNARY_OPS)
 # products (issue 41)
 __all__ += ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",

@@ -11,8 +11,10 @@ import builtins
 import numbers
 from collections.abc import Sequence
 
+import numpy as np
+
 from .. import raw
-from ..creation import arange, linspace
+from ..creation import arange, linspace, tensor
 from ..dtypes import default_float
 from ..functions import constant
 from ..promotion import SCALAR_TYPE_NAMES, can_cast_code, is_floating
@@ -323,14 +325,14 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 def histogram(input: Tensor, bins: int = 100, *, range: Sequence[float] | None = None,
               weight: Tensor | None = None, density: bool = False) -> MaxResult:
     """(hist, bin_edges) over `bins` equal bins of range (default: the data's min and max,
-    read: a sync point). bins as a tensor of edges is not supported."""
+    read: a sync point), or over the bins between the increasing edges of a 1-D tensor
+    `bins` (counted on the host: a sync point; the last bin includes its right edge)."""
     if isinstance(bins, Tensor):
-        raise NotImplementedError("histogram with a tensor of bin edges is not supported in "
-                                  "torchic; pass the number of bins and range=")
+        return _histogram_edges(input, bins, weight, density)
     bins = _check_bins(bins, "histogram")
     if range is None:
         x = input.detach()
-        lo, hi = (amin(x).item(), amax(x).item()) if input.numel() else (0.0, 0.0)
+        lo, hi = (amin(x).item(), amax(x).item()) if input.numel() else (0.0, 1.0)
     else:
         lo, hi = (float(v) for v in range)
         if lo > hi:
@@ -338,10 +340,23 @@ def histogram(input: Tensor, bins: int = 100, *, range: Sequence[float] | None =
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     hist = _bin_counts(input, lo, hi, bins, weight)
-    edges = linspace(lo, hi, bins + 1)
+    edges = linspace(lo, hi, bins + 1, dtype=input.dtype)
     if density:
         hist = hist / (hist.sum() * ((hi - lo) / bins))
     return MaxResult(hist, edges)
+
+
+def _histogram_edges(input, bins, weight, density):
+    """histogram over the given edges, as NumPy's (searchsorted into the edges)."""
+    if bins.ndim != 1 or bins.shape[0] < 1:
+        raise RuntimeError("histogram(): bins tensor should have one dimension and at least "
+                           "1 element")
+    values = input.detach().numpy().reshape(-1)
+    edges = bins.detach().numpy()
+    w = None if weight is None else weight.detach().numpy().reshape(-1)
+    hist, _ = np.histogram(values, bins=edges, weights=w, density=density)
+    return MaxResult(tensor(hist.astype(values.dtype), dtype=input._dtype),
+                     tensor(edges.copy(), dtype=input._dtype))
 
 
 # -- erf ----------------------------------------------------------------------------------------

@@ -17,12 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import full, tensor as _tensor_from_data
+from ..creation import tensor as _tensor_from_data
 from ..shape import inverse_permutation, normalize_axis
 from ..tensor import Tensor
 from .conversion import to_dtype
 from .reductions import MaxResult, accumulate_dtype
 from .shaping import cat, contiguous, getitem, permute, reshape
+from .std_order import (REPLAY_LIMIT, SORT_THRESHOLD, StdOrder, nan_first_greater,
+                        nan_last_less)
 
 
 def _check(input, what):
@@ -31,22 +33,70 @@ def _check(input, what):
 
 
 def _order(values, descending, stable):
-    """Per-row indices (last axis) that sort values; ties keep their order (always stable)."""
+    """Per-row indices (last axis) that sort values: stable, or PyTorch's std::sort order
+    where stable=False and a row has ties (api/std_order.py)."""
+    order = _stable_order(values, descending)
+    n = values.shape[-1]
+    if stable or n <= SORT_THRESHOLD or values.size > REPLAY_LIMIT:
+        return order        # (up to 16 elements std::sort is an insertion sort: stable)
+    rows, orders = values.reshape(-1, n), order.reshape(-1, n)
+    less = nan_first_greater if descending else nan_last_less
+    for r in range(rows.shape[0]):
+        if _has_ties(rows[r, orders[r]]):
+            replay = StdOrder(rows[r].tolist(), less)
+            replay.sort()
+            orders[r] = replay.positions()
+    return orders.reshape(order.shape)
+
+
+def _has_ties(ranked):
+    """Whether a sorted row holds equal neighbours (NaNs count as equal)."""
+    if ranked.dtype.kind == "f":
+        ranked = np.where(np.isnan(ranked), np.inf, ranked)
+    return bool(np.any(ranked[1:] == ranked[:-1]))
+
+
+def _topk_order(values, k, largest, sorted_):
+    """Per-row indices of the top k as PyTorch's CPU topk picks and orders them: its
+    std::partial_sort (k * 64 <= n) or std::nth_element then std::sort of the first k - 1,
+    replayed where the order is not unique (ties, or sorted=False)."""
+    n = values.shape[-1]
+    order = _stable_order(values, largest)[..., :k]
+    if k == 0 or values.size > REPLAY_LIMIT:
+        return order
+    rows, orders = values.reshape(-1, n), order.reshape(-1, k)
+    less = nan_first_greater if largest else nan_last_less
+    for r in range(rows.shape[0]):
+        if sorted_ and not _has_ties(rows[r, _stable_order(rows[r], largest)]):
+            continue
+        replay = StdOrder(rows[r].tolist(), less)
+        if k * 64 <= n:
+            replay.partial_sort(k)
+        else:
+            replay.nth_element(k - 1)
+            if sorted_:
+                replay.sort(0, k - 1)
+        orders[r] = replay.positions(0, k)
+    return orders.reshape(order.shape)
+
+
+def _stable_order(values, descending):
+    """Per-row indices (last axis) that sort values; ties keep their order."""
     if not descending:
         return np.argsort(values, axis=-1, kind="stable")
-    if values.dtype.kind in "iu":       # ~x = -x - 1 reverses the order and never overflows
+    if values.dtype.kind in "iub":      # ~x = -x - 1 (bool: not x) reverses the order, no overflow
         return np.argsort(~values, axis=-1, kind="stable")
     # NaN first, then largest first; np.lexsort is stable and sorts by its last key first
     return np.lexsort((-values, ~np.isnan(values)), axis=-1)
 
 
-def _sorted(input, dim, descending, stable, k=None, what="sort"):
+def _sorted(input, dim, descending, stable, k=None, what="sort", sorted_=True):
     """(values, indices) along dim, the first k of each row (all when k is None)."""
     _check(input, what)
     d = normalize_axis(dim, input.ndim)
     if input.ndim == 0:
         lead = reshape(input, (1,))
-        values, indices = _sorted(lead, 0, descending, stable, k, what)
+        values, indices = _sorted(lead, 0, descending, stable, k, what, sorted_)
         return reshape(values, ()), reshape(indices, ())
     n = input.shape[d]
     if k is not None and not 0 <= k <= n:
@@ -55,9 +105,10 @@ def _sorted(input, dim, descending, stable, k=None, what="sort"):
     moved = permute(input, perm)                     # dim last (a view)
     host = moved.detach().numpy()                    # the sync point
     host = host.astype(np.float64) if host.dtype.kind == "f" else host   # (ints: exact)
-    order = _order(host, descending, stable)
-    if k is not None:
-        order = order[..., :k]
+    if what == "topk":
+        order = _topk_order(host, k, descending, sorted_)
+    else:
+        order = _order(host, descending, stable)
     rows = np.arange(int(np.prod(order.shape[:-1]))).reshape(order.shape[:-1] + (1,))
     flat_index = rows * n + order                    # into the rows laid end to end
     table = reshape(contiguous(moved), (moved.numel(),))
@@ -89,7 +140,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     Reads input to the host (a sync point); values carry gradients to the picked elements."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
-    return MaxResult(*_sorted(input, dim, largest, True, int(k), what="topk"))
+    return MaxResult(*_sorted(input, dim, largest, True, int(k), what="topk", sorted_=sorted))
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
@@ -132,8 +183,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
         return input.clone()
     out, n = input, input.shape[d]
     if n == 0:
-        shape = tuple(1 if i == d else s for i, s in enumerate(input.shape))
-        out = full(shape, 1, dtype=input.dtype)
+        out = input.sum(d, keepdim=True) + 1       # ones, connected to the graph (grad 0)
     while n > 1:
         half = n // 2
         lo = getitem(out, (slice(None),) * d + (slice(0, half),))

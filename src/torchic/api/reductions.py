@@ -115,7 +115,8 @@ def _max_min(a, dim, keepdim, axis, op):
         ax = normalize_axis(d, a.ndim)
         if a.ndim and a.shape[ax] == 0:
             raise ValueError(f"{op}(dim={d}) over an empty dimension of shape {list(a.shape)}")
-        indices = (argmax if op == "max" else argmin)(a, ax, keepdim=keepdim)
+        indices = (argmax if op == "max" else argmin)(
+            cast_to(a.detach(), "i64") if a._dtype == "b8" else a, ax, keepdim=keepdim)
         if not a.ndim or not is_floating(a._dtype):   # (ints: no gradient to route by indices)
             axes = (ax,) if a.ndim else ()
             return MaxResult(MaxMin.apply(a, axes=axes, keepdim=keepdim, op=op), indices)
@@ -292,23 +293,30 @@ def _arg_extreme(a, d, keepdim, op):
     return out
 
 
-def softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+def softmax(a: Tensor, dim: int | None = None, dtype: object = None, *,
+            axis: int | None = None) -> Tensor:
     """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted).
 
     Args:
         a (Tensor): the input (a floating dtype).
         dim (int, optional): the dim the probabilities sum to 1 over (`axis` too); the
             last dim when omitted.
+        dtype (optional): the dtype to cast the input to first (and to return).
     """
+    if dtype is not None:
+        a = cast_to(a, dtype_code(dtype))
     d = _pick_axis(dim, axis)
     if d is None:
         d = -1
     return Softmax.apply(a, axis=normalize_axis(d, a.ndim))
 
 
-def log_softmax(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+def log_softmax(a: Tensor, dim: int | None = None, dtype: object = None, *,
+                axis: int | None = None) -> Tensor:
     """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
     `nll_loss`. Arguments as `softmax`."""
+    if dtype is not None:
+        a = cast_to(a, dtype_code(dtype))
     d = _pick_axis(dim, axis)
     if d is None:
         d = -1

@@ -29,6 +29,8 @@ tanh = _ops.tanh
 sigmoid = _ops.sigmoid
 mse_loss = _ops.mse_loss
 bilinear = _ops.bilinear     # products (issue 41): api/products.py
+# reductions (api/statistics.py)
+softmin = _ops.softmin
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
