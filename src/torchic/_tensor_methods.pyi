@@ -9,8 +9,9 @@ from numpy.typing import NDArray
 from typing import Any, SupportsIndex, overload
 from typing_extensions import Self
 from .api.reductions import MaxResult
+from .api.special import FrexpResult
 from .api.statistics import AminmaxResult
-from .autograd import RemovableHandle
+from .autograd.hooks import RemovableHandle
 from .generator import Generator
 from .tensor import Tensor
 
@@ -42,18 +43,24 @@ def tanh(a: Tensor | builtins.float) -> Tensor:
 class TensorMethods:
     """The methods methods.METHODS binds onto Tensor (its base for checkers)."""
 
-    def __add__(self, b: Tensor | builtins.float) -> Tensor:
+    def __add__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a + b`, elementwise."""
-    def __sub__(self, b: Tensor | builtins.float) -> Tensor:
+    def __sub__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a - b`, elementwise."""
-    def __mul__(self, b: Tensor | builtins.float) -> Tensor:
+    def __mul__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a * b`, elementwise."""
-    def __truediv__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a / b`, elementwise (true division: `x / 0` is inf)."""
+    def __truediv__(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
+        """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
+        or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
+        `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
+        zero raises). Rounded quotients have a zero gradient."""
     def __pow__(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
-    def __matmul__(self, b: Tensor) -> Tensor:
-        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
+    def __matmul__(self, other: Tensor) -> Tensor:
+        """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+        product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+        added dim removed from the result); more dims are batches, broadcast. Integer tensors
+        multiply exactly in their dtype; bool is refused."""
     def __neg__(self) -> Tensor:
         """`-a`, elementwise."""
     def __abs__(self) -> Tensor:
@@ -90,21 +97,27 @@ class TensorMethods:
     def __ge__(self, b: Tensor | builtins.float) -> Tensor:
         """`a >= b`, elementwise, as a bool tensor (the operands promoted as
         `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def add(self, b: Tensor | builtins.float) -> Tensor:
+    def add(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a + b`, elementwise."""
-    def sub(self, b: Tensor | builtins.float) -> Tensor:
+    def sub(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a - b`, elementwise."""
-    def mul(self, b: Tensor | builtins.float) -> Tensor:
+    def mul(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a * b`, elementwise."""
-    def div(self, b: Tensor | builtins.float) -> Tensor:
-        """`a / b`, elementwise (true division: `x / 0` is inf)."""
+    def div(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
+        """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
+        or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
+        `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
+        zero raises). Rounded quotients have a zero gradient."""
     def pow(self, b: Tensor | builtins.float) -> Tensor:
         """`a ** b`, elementwise (broadcast, promoted as `add`)."""
-    def matmul(self, b: Tensor) -> Tensor:
-        """PyTorch's matmul: a 1-D operand is a row (first) or a column (second) vector."""
-    def maximum(self, b: Tensor | builtins.float) -> Tensor:
+    def matmul(self, other: Tensor) -> Tensor:
+        """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
+        product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
+        added dim removed from the result); more dims are batches, broadcast. Integer tensors
+        multiply exactly in their dtype; bool is refused."""
+    def maximum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise maximum of `a` and `b` (a tie sends half the gradient to each)."""
-    def minimum(self, b: Tensor | builtins.float) -> Tensor:
+    def minimum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise minimum of `a` and `b` (a tie sends half the gradient to each)."""
     def eq(self, b: Tensor | builtins.float) -> Tensor:
         """`a == b`, elementwise, as a bool tensor (the operands promoted as
@@ -294,9 +307,8 @@ class TensorMethods:
         """input with each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
         norm `maxnorm` (by `maxnorm / (norm + 1e-7)`, as PyTorch's)."""
     def take_along_dim(self, indices: Tensor, dim: builtins.int | None = ...) -> Tensor:
-        """input's elements at the int64 `indices` along dim (indices has input's ndim; its
-        other dims broadcast against input's), or at flat positions when dim is None:
-        differentiable, the gradient scattered back to the picked elements."""
+        """`gather` along `dim` with input and indices broadcast against each other elsewhere;
+        dim None: indices into the flattened input."""
     def histogram(self, bins: builtins.int = ..., *, range: Sequence[builtins.float] | None = ..., weight: Tensor | None = ..., density: builtins.bool = ...) -> MaxResult:
         """(hist, bin_edges) over `bins` equal bins of range (default: the data's min and max,
         read: a sync point), or over the bins between the increasing edges of a 1-D tensor
@@ -367,10 +379,12 @@ class TensorMethods:
     def flatten(self, start_dim: builtins.int = ..., end_dim: builtins.int = ...) -> Tensor:
         """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
         becomes 1-D."""
-    def contiguous(self) -> Tensor:
-        """`a` itself when its elements are row-major without gaps, else a row-major copy."""
-    def clone(self) -> Tensor:
-        """A copy of the values in new storage; gradients flow back to `self`."""
+    def contiguous(self, memory_format: object = ...) -> Tensor:
+        """`a` itself when its elements are row-major without gaps, else a row-major copy
+        (memory_format= is accepted: torchic's layout is row-major whatever it says)."""
+    def clone(self, *, memory_format: Any = ...) -> Tensor:
+        """A copy of the values in new storage; gradients flow back to `self`. memory_format=
+        is accepted (torchic's copies are row-major whatever it says: the values are the same)."""
     def unbind(self, dim: builtins.int = ...) -> tuple[Tensor, ...]:
         """The slices of a along dim, as a tuple of views."""
     def __getitem__(self, key: Any) -> Tensor: ...
@@ -391,44 +405,44 @@ class TensorMethods:
     def cuda(self, device: Any = ..., non_blocking: builtins.bool = ...) -> Tensor:
         """Refused: torchic has no CUDA device (raises PyTorch's error for an absent device;
         pick a faster backend with `torchic.init(backend=...)` instead)."""
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float32 (itself when it is one already)."""
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float64 (itself when it is one already)."""
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.float16 (itself when it is one already)."""
-    def bfloat16(self) -> Tensor:
+    def bfloat16(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.bfloat16 (itself when it is one already)."""
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.bool (itself when it is one already)."""
-    def byte(self) -> Tensor:
+    def byte(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.uint8 (itself when it is one already)."""
-    def char(self) -> Tensor:
+    def char(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int8 (itself when it is one already)."""
-    def short(self) -> Tensor:
+    def short(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int16 (itself when it is one already)."""
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int32 (itself when it is one already)."""
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = ...) -> Tensor:
         """This tensor as torchic.int64 (itself when it is one already)."""
     def type(self, dtype: Any = ..., non_blocking: builtins.bool = ...) -> Any:
         """Tensor.type(): the type's name ("torch.FloatTensor") without an argument; with a
         dtype or a type name ("torch.LongTensor"), this tensor in that dtype."""
-    def __iadd__(self, other: Tensor | builtins.float) -> Tensor:
+    def __iadd__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `add`: writes `self add other` into `self` and returns `self`."""
-    def __isub__(self, other: Tensor | builtins.float) -> Tensor:
+    def __isub__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `sub`: writes `self sub other` into `self` and returns `self`."""
-    def __imul__(self, other: Tensor | builtins.float) -> Tensor:
+    def __imul__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `mul`: writes `self mul other` into `self` and returns `self`."""
-    def __itruediv__(self, other: Tensor | builtins.float) -> Tensor:
+    def __itruediv__(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `div`: writes `self div other` into `self` and returns `self`."""
-    def add_(self, other: Tensor | builtins.float) -> Tensor:
+    def add_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `add`: writes `self add other` into `self` and returns `self`."""
-    def sub_(self, other: Tensor | builtins.float) -> Tensor:
+    def sub_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `sub`: writes `self sub other` into `self` and returns `self`."""
-    def mul_(self, other: Tensor | builtins.float) -> Tensor:
+    def mul_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `mul`: writes `self mul other` into `self` and returns `self`."""
-    def div_(self, other: Tensor | builtins.float) -> Tensor:
+    def div_(self, other: Tensor | builtins.float, **kwargs: Any) -> Tensor:
         """In-place `div`: writes `self div other` into `self` and returns `self`."""
     def zero_(self) -> Tensor:
         """Fill `self` with zeros, in place; returns `self`."""
@@ -457,11 +471,18 @@ class TensorMethods:
     def _read(self) -> NDArray[Any]:
         """The tensor's values as a new NumPy array (bf16 as float32), whether or not it
         requires grad: `Tensor._read` (item, tolist, printing). A sync point."""
-    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool = ...) -> None:
+    def backward(self, gradient: Tensor | None = ..., retain_graph: builtins.bool | None = ..., create_graph: builtins.bool = ..., inputs: Any = ...) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
-    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """Call `hook(leaf)` in every `backward()` once `leaf.grad` holds all of that pass's
         gradient (PyTorch's `Tensor.register_post_accumulate_grad_hook`). Leaves only."""
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """Register `hook(grad) -> Tensor or None`, called with this tensor's gradient each time
+        it is computed; a returned tensor replaces the gradient (PyTorch's
+        `Tensor.register_hook`). Returns a handle whose `remove()` unregisters it."""
+    @property
+    def retains_grad(self) -> builtins.bool:
+        """Whether this non-leaf keeps its gradient in `.grad` (after `retain_grad()`)."""
     @staticmethod
     def from_data(data: Any, shape: builtins.int | Sequence[builtins.int] | None = ..., dtype: Any = ..., requires_grad: builtins.bool = ...) -> Tensor:
         """The original's fromData: float32 (whatever the data) unless dtype says otherwise;
@@ -531,3 +552,606 @@ class TensorMethods:
         """True where an element of `elements` is among `test_elements` (compared in their
         promoted dtype): a bool tensor of elements' shape; `invert` negates it. One comparison
         of every pair (elements.numel() x test_elements.numel() work)."""
+    def mm(self, mat2: Tensor) -> Tensor:
+        """The matrix product of `input` (n, m) and `mat2` (m, p): an (n, p) tensor."""
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Batched matrix product of (b, n, m) and (b, m, p) tensors: (b, n, p), no broadcast."""
+    def mv(self, vec: Tensor) -> Tensor:
+        """The product of matrix `input` (n, m) and vector `vec` (m,): an (n,) tensor."""
+    def dot(self, tensor: Tensor) -> Tensor:
+        """The inner product of two 1-D tensors of one size and dtype: a 0-d tensor."""
+    def vdot(self, other: Tensor) -> Tensor:
+        """dot(conj(input), other): for torchic's real dtypes, dot."""
+    def inner(self, other: Tensor) -> Tensor:
+        """The sum of products over the last dims of `input` and `other`: shape
+        input.shape[:-1] + other.shape[:-1] (a product with a 0-d operand is `input * other`)."""
+    def outer(self, vec2: Tensor) -> Tensor:
+        """The outer product of 1-D tensors `input` (n,) and `vec2` (m,): (n, m), promoted as
+        `*` promotes. `ger` is its old name."""
+    def ger(self, vec2: Tensor) -> Tensor:
+        """The outer product of 1-D tensors `input` (n,) and `vec2` (m,): (n, m), promoted as
+        `*` promotes. `ger` is its old name."""
+    def kron(self, other: Tensor) -> Tensor:
+        """The Kronecker product: out[i * other.shape + j] = input[i] * other[j] over every dim
+        (the shorter shape padded with leading 1s), shape the product of the two shapes."""
+    def cross(self, other: Tensor, dim: builtins.int | None = ...) -> Tensor:
+        """The 3-D cross product of vectors along `dim` (of size 3; broadcast elsewhere). With
+        dim=None, PyTorch's old default: the first dim of size 3."""
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input broadcast to
+        (n, p). With beta = 0, input is ignored (NaN in it does not propagate)."""
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,), input broadcast to (n,)."""
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * bmm(batch1, batch2), input broadcast to (b, n, p)."""
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * sum over b of batch1[b] @ batch2[b], input broadcast to
+        (n, p): the batch summed inside one product, (n, b*m) @ (b*m, p)."""
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: builtins.float = ..., alpha: builtins.float = ...) -> Tensor:
+        """beta * input + alpha * outer(vec1, vec2), input broadcast to (n, m). For bool
+        tensors, PyTorch's logical form: (beta and input) or (alpha and the outer product)."""
+    def addmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addmm: the result written into `self`; returns `self`."""
+    def addmv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addmv: the result written into `self`; returns `self`."""
+    def baddbmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place baddbmm: the result written into `self`; returns `self`."""
+    def addbmm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addbmm: the result written into `self`; returns `self`."""
+    def addr_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place addr: the result written into `self`; returns `self`."""
+    def new_zeros(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """Zeros of the given size in `self`'s dtype (unless dtype= is given)."""
+    def new_ones(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """Ones of the given size in `self`'s dtype (unless dtype= is given)."""
+    def new_full(self, size: Sequence[builtins.int], fill_value: builtins.float, *, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """`fill_value` in a tensor of `size`, in `self`'s dtype (unless dtype= is given)."""
+    def new_empty(self, *size: Any, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """An uninitialized tensor of the given size in `self`'s dtype."""
+    def new_tensor(self, data: Any, *, dtype: Any = ..., device: Any = ..., requires_grad: builtins.bool = ..., **fmt: Any) -> Tensor:
+        """A new tensor of `data` (copied, detached) in `self`'s dtype unless dtype= is given."""
+    def equal(self, other: Tensor) -> builtins.bool:
+        """True when both tensors have the same shape and the same values (no broadcast; the
+        dtypes promoted as == promotes; NaN is never equal)."""
+    def bernoulli(self, p: builtins.float | None = ..., *, generator: Any = ..., out: None = ...) -> Tensor:
+        """0 / 1 draws with the probabilities in `input` (in [0, 1]), in input's dtype."""
+    def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with 0 / 1 draws of probability p (a float, or a tensor broadcast to self)."""
+    def cauchy_(self, median: builtins.float = ..., sigma: builtins.float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with Cauchy(median, sigma) draws: PyTorch's numbers for the same seed."""
+    def geometric_(self, p: builtins.float, *, generator: Any = ...) -> Tensor:
+        """Fill self with Geometric(p) draws (the number of trials to the first success)."""
+    def log_normal_(self, mean: builtins.float = ..., std: builtins.float = ..., *, generator: Any = ...) -> Tensor:
+        """Fill self with exp(N(mean, std^2)) draws: PyTorch's numbers for the same seed."""
+    def ceil(self) -> Tensor:
+        """The smallest integer not below `input`, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def fix(self) -> Tensor:
+        """The integer part of `input`, rounded toward zero, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def floor(self) -> Tensor:
+        """The largest integer not above `input`, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def floor_divide(self, other: Tensor | builtins.float) -> Tensor:
+        """`input // other`: `div(input, other, rounding_mode="floor")`."""
+    def fmod(self, other: Tensor | builtins.float) -> Tensor:
+        """The remainder of `input / other` truncated toward zero (C's fmod: the result has `input`'s sign), elementwise."""
+    def frac(self) -> Tensor:
+        """The fractional part `input - trunc(input)`, elementwise (its gradient is 1)."""
+    def remainder(self, other: Tensor | builtins.float) -> Tensor:
+        """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
+    def round(self, *, decimals: builtins.int = ...) -> Tensor:
+        """`input` rounded to the nearest integer, halves to the even one (as PyTorch's
+        `nearbyint`), or to `decimals` decimal places (`round(x * 10**d) / 10**d`; negative
+        `decimals` round to tens, hundreds ...). The gradient is zero."""
+    def sgn(self) -> Tensor:
+        """The sign of `input`: -1, 0 or 1 (0 for NaN), elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def sign(self) -> Tensor:
+        """The sign of `input`: -1, 0 or 1 (0 for NaN), elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def true_divide(self, other: Tensor | builtins.float) -> Tensor:
+        """`input / other`, true division: `div(input, other)`."""
+    def trunc(self) -> Tensor:
+        """The integer part of `input`, rounded toward zero, elementwise (integer inputs are returned as they are; the
+        gradient is zero, as PyTorch's)."""
+    def acosh(self) -> Tensor:
+        """The inverse hyperbolic cosine (NaN below 1), elementwise."""
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: builtins.float = ...) -> Tensor:
+        """`input + value * tensor1 / tensor2`, elementwise (integer tensors are refused)."""
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: builtins.float = ...) -> Tensor:
+        """`input + value * tensor1 * tensor2`, elementwise."""
+    def asinh(self) -> Tensor:
+        """The inverse hyperbolic sine, elementwise."""
+    def atanh(self) -> Tensor:
+        """The inverse hyperbolic tangent (+-inf at +-1, NaN past them), elementwise."""
+    def clamp_max(self, max: Tensor | builtins.float) -> Tensor:
+        """`clamp(input, max=max)`."""
+    def clamp_min(self, min: Tensor | builtins.float) -> Tensor:
+        """`clamp(input, min=min)`."""
+    def copysign(self, other: Tensor | builtins.float) -> Tensor:
+        """`|input|` with the sign of `other` (-0.0 counts as negative), elementwise."""
+    def cosh(self) -> Tensor:
+        """The hyperbolic cosine, elementwise."""
+    def deg2rad(self) -> Tensor:
+        """Degrees to radians (`input * pi / 180`), elementwise."""
+    def erfc(self) -> Tensor:
+        """The complementary error function `1 - erf(input)`, elementwise."""
+    def exp2(self) -> Tensor:
+        """`2 ** input`, elementwise (a float result)."""
+    def expm1(self) -> Tensor:
+        """`exp(input) - 1`, accurate for small `input` (Kahan's correction), elementwise."""
+    def float_power(self, exponent: Tensor | builtins.float) -> Tensor:
+        """`input ** exponent` computed in float64, elementwise (a float64 result)."""
+    def heaviside(self, values: Tensor) -> Tensor:
+        """The Heaviside step: 0 where input < 0, `values` where input == 0, 1 where input > 0."""
+    def hypot(self, other: Tensor) -> Tensor:
+        """`sqrt(input**2 + other**2)`, elementwise."""
+    def ldexp(self, other: Tensor) -> Tensor:
+        """`input * 2 ** other`, elementwise (a float result)."""
+    def lerp(self, end: Tensor, weight: Tensor | builtins.float) -> Tensor:
+        """`input + weight * (end - input)`, elementwise (PyTorch's two-sided formula: exact at
+        weight 0 and 1)."""
+    def log1p(self) -> Tensor:
+        """`log(1 + input)`, accurate for small `input` (Kahan's correction), elementwise."""
+    def logit(self, eps: builtins.float | None = ...) -> Tensor:
+        """`log(p / (1 - p))`, elementwise; with `eps`, p is first clamped to [eps, 1 - eps]."""
+    def nan_to_num(self, nan: builtins.float = ..., posinf: builtins.float | None = ..., neginf: builtins.float | None = ...) -> Tensor:
+        """`input` with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (by
+        default the dtype's largest and smallest finite values); integers are returned as they
+        are."""
+    def rad2deg(self) -> Tensor:
+        """Radians to degrees (`input * 180 / pi`), elementwise."""
+    def reciprocal(self) -> Tensor:
+        """`1 / input`, elementwise (a float result)."""
+    def rsqrt(self) -> Tensor:
+        """`1 / sqrt(input)`, elementwise (a float result)."""
+    def sinc(self) -> Tensor:
+        """The normalized sinc, `sin(pi x) / (pi x)` (1 at 0), elementwise."""
+    def sinh(self) -> Tensor:
+        """The hyperbolic sine, elementwise."""
+    def square(self) -> Tensor:
+        """`input * input`, elementwise (integers stay integers)."""
+    def tan(self) -> Tensor:
+        """The tangent (radians), `sin / cos`, elementwise."""
+    def xlogy(self, other: Tensor | builtins.float) -> Tensor:
+        """`input * log(other)`, 0 where input is 0 (unless other is NaN), elementwise."""
+    def acos(self) -> Tensor:
+        """The inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]), elementwise."""
+    def arccos(self) -> Tensor:
+        """The inverse cosine (radians, in [0, pi]; NaN outside [-1, 1]), elementwise."""
+    def arcsin(self) -> Tensor:
+        """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
+    def arctan(self) -> Tensor:
+        """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
+    def arctan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+        """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
+    def asin(self) -> Tensor:
+        """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
+    def atan(self) -> Tensor:
+        """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
+    def atan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+        """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
+    def digamma(self) -> Tensor:
+        """The digamma function psi(x) = d/dx lgamma(x), elementwise (-inf at 0, NaN at the
+        negative integers, as PyTorch's)."""
+    def erfinv(self) -> Tensor:
+        """The inverse error function on (-1, 1) (+-inf at +-1, NaN outside), elementwise."""
+    def lgamma(self) -> Tensor:
+        """The natural logarithm of the absolute value of the gamma function, elementwise (inf at
+        0 and the negative integers)."""
+    def mvlgamma(self, p: builtins.int) -> Tensor:
+        """The multivariate log-gamma of dimension p: sum_{i<p} lgamma(x - i/2) + p (p - 1) / 4
+        log(pi), elementwise; every element must exceed (p - 1) / 2 (a host check, as PyTorch's)."""
+    def bitwise_and(self, other: Tensor | builtins.int) -> Tensor:
+        """`input & other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_left_shift(self, other: Tensor | builtins.int) -> Tensor:
+        """`input << other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_not(self) -> Tensor:
+        """`~input`: the bitwise not of an integer tensor (`-input - 1`), the logical not of a
+        bool one; floats are refused."""
+    def bitwise_or(self, other: Tensor | builtins.int) -> Tensor:
+        """`input | other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_right_shift(self, other: Tensor | builtins.int) -> Tensor:
+        """`input >> other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def bitwise_xor(self, other: Tensor | builtins.int) -> Tensor:
+        """`input ^ other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def gcd(self, other: Tensor) -> Tensor:
+        """The greatest common divisor of |input| and |other|, elementwise (gcd(0, 0) = 0), on
+        integer tensors."""
+    def lcm(self, other: Tensor) -> Tensor:
+        """The least common multiple of |input| and |other|, elementwise (0 where either is 0),
+        on integer tensors."""
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind, order 0, elementwise."""
+    def nextafter(self, other: Tensor) -> Tensor:
+        """The next floating-point value after `input` toward `other`, elementwise (`other`
+        where they are equal, NaN where either is)."""
+    def positive(self) -> Tensor:
+        """`input` itself (`+input`); refused for bool tensors, as PyTorch."""
+    def signbit(self) -> Tensor:
+        """True where the sign bit of `input` is set (negative numbers and -0.0), a bool tensor."""
+    def fmax(self, other: Tensor) -> Tensor:
+        """The elementwise maximum, ignoring NaN (NaN only where both are); the gradient goes to
+        `input` on ties."""
+    def fmin(self, other: Tensor) -> Tensor:
+        """The elementwise minimum, ignoring NaN (NaN only where both are)."""
+    def isneginf(self) -> Tensor:
+        """True where `input` is -inf, a bool tensor."""
+    def isposinf(self) -> Tensor:
+        """True where `input` is +inf, a bool tensor."""
+    def isreal(self) -> Tensor:
+        """True everywhere (torchic has no complex dtypes), a bool tensor."""
+    def logaddexp(self, other: Tensor) -> Tensor:
+        """`log(exp(input) + exp(other))` without overflow, elementwise."""
+    def logaddexp2(self, other: Tensor) -> Tensor:
+        """`log2(2**input + 2**other)` without overflow, elementwise."""
+    def ceil_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `ceil`: writes `ceil(self, ...)` into `self` and returns `self`."""
+    def fix_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `trunc`: writes `trunc(self, ...)` into `self` and returns `self`."""
+    def floor_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `floor`: writes `floor(self, ...)` into `self` and returns `self`."""
+    def floor_divide_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `floor_divide`: writes `floor_divide(self, ...)` into `self` and returns `self`."""
+    def fmod_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `fmod`: writes `fmod(self, ...)` into `self` and returns `self`."""
+    def frac_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `frac`: writes `frac(self, ...)` into `self` and returns `self`."""
+    def remainder_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `remainder`: writes `remainder(self, ...)` into `self` and returns `self`."""
+    def round_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `round`: writes `round(self, ...)` into `self` and returns `self`."""
+    def sgn_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sign`: writes `sign(self, ...)` into `self` and returns `self`."""
+    def sign_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sign`: writes `sign(self, ...)` into `self` and returns `self`."""
+    def true_divide_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `true_divide`: writes `true_divide(self, ...)` into `self` and returns `self`."""
+    def trunc_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `trunc`: writes `trunc(self, ...)` into `self` and returns `self`."""
+    def acosh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `acosh`: writes `acosh(self, ...)` into `self` and returns `self`."""
+    def addcdiv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `addcdiv`: writes `addcdiv(self, ...)` into `self` and returns `self`."""
+    def addcmul_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `addcmul`: writes `addcmul(self, ...)` into `self` and returns `self`."""
+    def asinh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `asinh`: writes `asinh(self, ...)` into `self` and returns `self`."""
+    def atanh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atanh`: writes `atanh(self, ...)` into `self` and returns `self`."""
+    def clamp_max_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `clamp_max`: writes `clamp_max(self, ...)` into `self` and returns `self`."""
+    def clamp_min_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `clamp_min`: writes `clamp_min(self, ...)` into `self` and returns `self`."""
+    def copysign_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `copysign`: writes `copysign(self, ...)` into `self` and returns `self`."""
+    def cosh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `cosh`: writes `cosh(self, ...)` into `self` and returns `self`."""
+    def deg2rad_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `deg2rad`: writes `deg2rad(self, ...)` into `self` and returns `self`."""
+    def erfc_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `erfc`: writes `erfc(self, ...)` into `self` and returns `self`."""
+    def exp2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `exp2`: writes `exp2(self, ...)` into `self` and returns `self`."""
+    def expm1_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `expm1`: writes `expm1(self, ...)` into `self` and returns `self`."""
+    def float_power_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `float_power`: writes `float_power(self, ...)` into `self` and returns `self`."""
+    def heaviside_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `heaviside`: writes `heaviside(self, ...)` into `self` and returns `self`."""
+    def hypot_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `hypot`: writes `hypot(self, ...)` into `self` and returns `self`."""
+    def ldexp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `ldexp`: writes `ldexp(self, ...)` into `self` and returns `self`."""
+    def lerp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `lerp`: writes `lerp(self, ...)` into `self` and returns `self`."""
+    def log1p_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log1p`: writes `log1p(self, ...)` into `self` and returns `self`."""
+    def logit_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `logit`: writes `logit(self, ...)` into `self` and returns `self`."""
+    def nan_to_num_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `nan_to_num`: writes `nan_to_num(self, ...)` into `self` and returns `self`."""
+    def rad2deg_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `rad2deg`: writes `rad2deg(self, ...)` into `self` and returns `self`."""
+    def reciprocal_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `reciprocal`: writes `reciprocal(self, ...)` into `self` and returns `self`."""
+    def rsqrt_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `rsqrt`: writes `rsqrt(self, ...)` into `self` and returns `self`."""
+    def sinc_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sinc`: writes `sinc(self, ...)` into `self` and returns `self`."""
+    def sinh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sinh`: writes `sinh(self, ...)` into `self` and returns `self`."""
+    def square_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `square`: writes `square(self, ...)` into `self` and returns `self`."""
+    def tan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `tan`: writes `tan(self, ...)` into `self` and returns `self`."""
+    def xlogy_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `xlogy`: writes `xlogy(self, ...)` into `self` and returns `self`."""
+    def acos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `acos`: writes `acos(self, ...)` into `self` and returns `self`."""
+    def arccos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `acos`: writes `acos(self, ...)` into `self` and returns `self`."""
+    def arcsin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `asin`: writes `asin(self, ...)` into `self` and returns `self`."""
+    def arctan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan`: writes `atan(self, ...)` into `self` and returns `self`."""
+    def arctan2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan2`: writes `atan2(self, ...)` into `self` and returns `self`."""
+    def asin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `asin`: writes `asin(self, ...)` into `self` and returns `self`."""
+    def atan_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan`: writes `atan(self, ...)` into `self` and returns `self`."""
+    def atan2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `atan2`: writes `atan2(self, ...)` into `self` and returns `self`."""
+    def digamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `digamma`: writes `digamma(self, ...)` into `self` and returns `self`."""
+    def erfinv_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `erfinv`: writes `erfinv(self, ...)` into `self` and returns `self`."""
+    def lgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `lgamma`: writes `lgamma(self, ...)` into `self` and returns `self`."""
+    def mvlgamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `mvlgamma`: writes `mvlgamma(self, ...)` into `self` and returns `self`."""
+    def bitwise_and_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_and`: writes `bitwise_and(self, ...)` into `self` and returns `self`."""
+    def bitwise_left_shift_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_left_shift`: writes `bitwise_left_shift(self, ...)` into `self` and returns `self`."""
+    def bitwise_not_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_not`: writes `bitwise_not(self, ...)` into `self` and returns `self`."""
+    def bitwise_or_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_or`: writes `bitwise_or(self, ...)` into `self` and returns `self`."""
+    def bitwise_right_shift_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_right_shift`: writes `bitwise_right_shift(self, ...)` into `self` and returns `self`."""
+    def bitwise_xor_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_xor`: writes `bitwise_xor(self, ...)` into `self` and returns `self`."""
+    def gcd_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `gcd`: writes `gcd(self, ...)` into `self` and returns `self`."""
+    def lcm_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `lcm`: writes `lcm(self, ...)` into `self` and returns `self`."""
+    def i0_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `i0`: writes `i0(self, ...)` into `self` and returns `self`."""
+    def nextafter_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `nextafter`: writes `nextafter(self, ...)` into `self` and returns `self`."""
+    def neg_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `neg`: writes `neg(self, ...)` into `self` and returns `self`."""
+    def exp_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `exp`: writes `exp(self, ...)` into `self` and returns `self`."""
+    def log_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log`: writes `log(self, ...)` into `self` and returns `self`."""
+    def tanh_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `tanh`: writes `tanh(self, ...)` into `self` and returns `self`."""
+    def sigmoid_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sigmoid`: writes `sigmoid(self, ...)` into `self` and returns `self`."""
+    def sqrt_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sqrt`: writes `sqrt(self, ...)` into `self` and returns `self`."""
+    def abs_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `abs`: writes `abs(self, ...)` into `self` and returns `self`."""
+    def sin_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `sin`: writes `sin(self, ...)` into `self` and returns `self`."""
+    def cos_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `cos`: writes `cos(self, ...)` into `self` and returns `self`."""
+    def log2_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log2`: writes `log2(self, ...)` into `self` and returns `self`."""
+    def log10_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `log10`: writes `log10(self, ...)` into `self` and returns `self`."""
+    def erf_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `erf`: writes `erf(self, ...)` into `self` and returns `self`."""
+    def __mod__(self, other: Tensor | builtins.float) -> Tensor:
+        """The remainder of `input / other` floored (Python's `%`: the result has `other`'s sign), elementwise."""
+    def __rmod__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other remainder self`: the reflected operator of `remainder`."""
+    def __floordiv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`input // other`: `div(input, other, rounding_mode="floor")`."""
+    def __rfloordiv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other floor_divide self`: the reflected operator of `floor_divide`."""
+    def __rdiv__(self, other: Tensor | builtins.float) -> Tensor:
+        """`other div self`: the reflected operator of `div`."""
+    def __div__(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
+        """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
+        or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
+        `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
+        zero raises). Rounded quotients have a zero gradient."""
+    def __imod__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `remainder`: writes `remainder(self, ...)` into `self` and returns `self`."""
+    def __ifloordiv__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `floor_divide`: writes `floor_divide(self, ...)` into `self` and returns `self`."""
+    def polygamma(self, n: builtins.int) -> Tensor:
+        """`torchic.polygamma(n, self)`: the n-th derivative of digamma at `self`."""
+    def polygamma_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `_polygamma`: writes `_polygamma(self, ...)` into `self` and returns `self`."""
+    def frexp(self) -> FrexpResult:
+        """`input` as mantissa * 2^exponent, the mantissa in [0.5, 1) in magnitude (0, inf and
+        NaN: themselves, exponent 0), elementwise: a (mantissa, exponent) named tuple, the
+        exponent int32. The mantissa's gradient is 2^-exponent."""
+    def __lshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`input << other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def __rshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`input >> other`, elementwise, on integer or bool tensors (and Python
+        ints / bools; floats are refused, as PyTorch)."""
+    def __rlshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`other bitwise_left_shift self`: the reflected operator of `bitwise_left_shift`."""
+    def __rrshift__(self, other: Tensor | builtins.int) -> Tensor:
+        """`other bitwise_right_shift self`: the reflected operator of `bitwise_right_shift`."""
+    def __ilshift__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_left_shift`: writes `bitwise_left_shift(self, ...)` into `self` and returns `self`."""
+    def __irshift__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_right_shift`: writes `bitwise_right_shift(self, ...)` into `self` and returns `self`."""
+    def __iand__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_and`: writes `bitwise_and(self, ...)` into `self` and returns `self`."""
+    def __ior__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_or`: writes `bitwise_or(self, ...)` into `self` and returns `self`."""
+    def __ixor__(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place `bitwise_xor`: writes `bitwise_xor(self, ...)` into `self` and returns `self`."""
+    def narrow(self, dim: builtins.int, start: builtins.int | Tensor, length: builtins.int) -> Tensor:
+        """A view of `input` keeping `length` elements of dim `dim` from `start` (negative:
+        counted from the end; a 0-d integer tensor is read)."""
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        """`narrow`, copied into new storage."""
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A view of `input` at `index` of dim `dim`, that dim removed (`x.select(1, i)` is
+        `x[:, i]`)."""
+    def movedim(self, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `input` with dims `source` moved to positions `destination` (the others keep
+        their order)."""
+    def moveaxis(self, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A view of `input` with dims `source` moved to positions `destination` (the others keep
+        their order)."""
+    def swapaxes(self, axis0: builtins.int, axis1: builtins.int) -> Tensor:
+        """`transpose(input, axis0, axis1)` (NumPy's name)."""
+    def swapdims(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """`transpose(input, dim0, dim1)`."""
+    def diagonal(self, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """A view of the diagonal `offset` (> 0: above the main one) of the 2-D slices over dims
+        dim1, dim2; those dims are removed and the diagonal is the last dim."""
+    def unfold(self, dimension: builtins.int, size: builtins.int, step: builtins.int) -> Tensor:
+        """A view of every window of `size` elements, `step` apart, along `dimension`: that dim
+        counts the windows and a new last dim holds each window (windows may overlap)."""
+    def as_strided(self, size: Sequence[builtins.int], stride: Sequence[builtins.int], storage_offset: builtins.int | None = ...) -> Tensor:
+        """A view of `input`'s storage with the given size, stride (in elements) and storage
+        offset (default: input's own). Every element it names must lie in the storage."""
+    def unflatten(self, dim: builtins.int, sizes: Sequence[builtins.int]) -> Tensor:
+        """`input` with dim `dim` split into `sizes` (one may be -1)."""
+    def ravel(self) -> Tensor:
+        """`input` as one dim (a view when the strides allow)."""
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """`input.reshape(other.shape)`."""
+    def view_as(self, other: Tensor) -> Tensor:
+        """`input.view(other.shape)`."""
+    def broadcast_to(self, size: Sequence[builtins.int]) -> Tensor:
+        """A view of `input` broadcast to `size` (`input.expand(size)`)."""
+    @property
+    def mT(self) -> Tensor:
+        """`x.mT`: a view with the last two dims swapped (a batch of transposed matrices)."""
+    def sum_to_size(self, *size: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`input` summed down to `size` (which must broadcast to input's shape): the leading
+        dims and the dims where `size` is 1 are summed."""
+    def flip(self, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """A copy of `input` with the order of its elements reversed along each dim in `dims`."""
+    def fliplr(self) -> Tensor:
+        """`input` flipped along dim 1 (left / right); needs at least 2 dims."""
+    def flipud(self) -> Tensor:
+        """`input` flipped along dim 0 (up / down); needs at least 1 dim."""
+    def rot90(self, k: builtins.int = ..., dims: Sequence[builtins.int] = ...) -> Tensor:
+        """`input` rotated by 90 degrees `k` times in the plane of `dims`, from the first dim
+        towards the second."""
+    def gather(self, dim: builtins.int, index: Tensor, *, sparse_grad: builtins.bool = ...) -> Tensor:
+        """Values of `input` picked along `dim` by an int64 `index` of the same number of dims:
+        `out[i][j][k] = input[i][index[i][j][k]][k]` for dim 1 (index's sizes at most input's
+        elsewhere). The result has index's shape; the gradient adds up at repeated indices."""
+    def take(self, index: Tensor) -> Tensor:
+        """`input` seen flat (row-major), read at `index` (negative: from the end); the result
+        has index's shape."""
+    def put(self, index: Tensor, source: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `source`'s values written at flat positions `index` (negative:
+        from the end); accumulate=True adds them instead."""
+    def put_(self, index: Tensor, source: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """In-place `put`; returns `input`."""
+    def scatter(self, dim: builtins.int, index: Tensor, src: Tensor | builtins.float | None = ..., *, value: builtins.float | None = ..., reduce: str | None = ...) -> Tensor:
+        """A copy of `input` with `src`'s values (or the number `value`) written along `dim` at
+        `index`: `out[i][index[i][j][k]][k] = src[i][j][k]` for dim 1. Where index names one
+        position twice PyTorch leaves the result undefined; torchic's last value wins.
+        reduce="add" / "multiply" combines instead of writing."""
+    def scatter_(self, dim: builtins.int, index: Tensor, src: Tensor | builtins.float | None = ..., *, value: builtins.float | None = ..., reduce: str | None = ...) -> Tensor:
+        """In-place `scatter`; returns `input`."""
+    def scatter_add(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+        """A copy of `input` with `src`'s values added along `dim` at `index` (repeated indices
+        add up): `out[i][index[i][j][k]][k] += src[i][j][k]` for dim 1."""
+    def scatter_add_(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+        """In-place `scatter_add`; returns `input`."""
+    def scatter_reduce(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `src`'s values combined along `dim` at `index` by `reduce`
+        ("sum", "prod", "mean", "amax", "amin"); include_self=False leaves input's own value
+        out where some value lands (integer means round down, as PyTorch's)."""
+    def scatter_reduce_(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """In-place `scatter_reduce`; returns `input`."""
+    def index_select(self, dim: builtins.int, index: Tensor) -> Tensor:
+        """The slices of `input` along `dim` at the 1-D `index` (in index's order; an index out
+        of range is an IndexError at the next read). Stays on the device."""
+    def index_add(self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: builtins.float = ...) -> Tensor:
+        """A copy of `input` with `alpha * source`'s slices along `dim` added at slices
+        `index` (repeated indices add up)."""
+    def index_add_(self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: builtins.float = ...) -> Tensor:
+        """In-place `index_add`; returns `input`."""
+    def index_copy(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """A copy of `input` with `source`'s slices along `dim` written at slices `index`."""
+    def index_copy_(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """In-place `index_copy`; returns `input`."""
+    def index_fill(self, dim: builtins.int, index: Tensor, value: builtins.float | Tensor) -> Tensor:
+        """A copy of `input` with the slices `index` along `dim` set to `value` (a number or a
+        0-d tensor; negative indices count from the end)."""
+    def index_fill_(self, dim: builtins.int, index: Tensor, value: builtins.float | Tensor) -> Tensor:
+        """In-place `index_fill`; returns `input`."""
+    def index_reduce(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `source`'s slices along `dim` combined into slices `index` by
+        `reduce` ("prod", "mean", "amax", "amin"); include_self=False leaves input's own value
+        out where some slice lands."""
+    def index_reduce_(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *, include_self: builtins.bool = ...) -> Tensor:
+        """In-place `index_reduce`; returns `input`."""
+    def index_put(self, indices: tuple[Tensor, ...], values: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """A copy of `input` with `values` written at `input[indices]` (a tuple of index or
+        mask tensors, PyTorch's advanced indexing); accumulate=True adds them instead."""
+    def index_put_(self, indices: tuple[Tensor, ...], values: Tensor, accumulate: builtins.bool = ...) -> Tensor:
+        """In-place `index_put`; returns `input`."""
+    def diag(self, diagonal: builtins.int = ...) -> Tensor:
+        """1-D input: a square matrix with input on its diagonal `diagonal` (> 0: above the main
+        one), zeros elsewhere. 2-D input: a copy of its diagonal `diagonal`, as a 1-D tensor."""
+    def diag_embed(self, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """Matrices (in dims dim1, dim2 of a result with one dim more) whose diagonal `offset`
+        holds input's last dim, zeros elsewhere."""
+    def diagonal_scatter(self, src: Tensor, offset: builtins.int = ..., dim1: builtins.int = ..., dim2: builtins.int = ...) -> Tensor:
+        """A copy of `input` with `src` written into its diagonal (as `diagonal` sees it)."""
+    def select_scatter(self, src: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A copy of `input` with `src` written at `index` of dim `dim` (`x[:, index] = src`)."""
+    def slice_scatter(self, src: Tensor, dim: builtins.int = ..., start: builtins.int | None = ..., end: builtins.int | None = ..., step: builtins.int = ...) -> Tensor:
+        """A copy of `input` with `src` written into `input[..., start:end:step, ...]` (dim)."""
+    def as_strided_scatter(self, src: Tensor, size: Sequence[builtins.int], stride: Sequence[builtins.int], storage_offset: builtins.int | None = ...) -> Tensor:
+        """A copy of `input` (contiguous) with `src` written where `as_strided(size, stride,
+        storage_offset)` of that copy looks."""
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements of `input` where the bool `mask` is True (both broadcast), as 1-D."""
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """A copy of `input` with `source`'s first elements (row-major) written where the bool
+        `mask` is True, in order (input and mask broadcast against each other)."""
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """In-place `masked_scatter` (mask broadcast to input's shape); returns `input`."""
+    def nonzero(self, *, as_tuple: builtins.bool = ...) -> Tensor | tuple[Tensor, ...]:
+        """The indices of input's nonzero elements: an int64 (n, ndim) tensor, row-major order;
+        as_tuple=True: one 1-D tensor per dim. Reads input (a sync)."""
+    def nonzero_static(self, *, size: builtins.int, fill_value: builtins.int = ...) -> Tensor:
+        """`nonzero(input)` cut or padded (with `fill_value`) to exactly `size` rows."""
+    def argwhere(self) -> Tensor:
+        """`nonzero(input)`: the (n, ndim) indices of the nonzero elements."""
+    def repeat(self, *sizes: builtins.int | Sequence[builtins.int]) -> Tensor:
+        """`input` repeated `sizes[i]` times along each dim (new dims in front when `sizes` is
+        longer): a copy."""
+    def tile(self, dims: Sequence[builtins.int]) -> Tensor:
+        """`input` repeated along each dim (`dims` shorter than input's dims: ones in front)."""
+    def repeat_interleave(self, repeats: Tensor | builtins.int | None = ..., dim: builtins.int | None = ..., *, output_size: builtins.int | None = ...) -> Tensor:
+        """Each element (slice along `dim`; None: of the flattened input) repeated `repeats`
+        times in place; `repeats` an int or a tensor (one count per element). With a tensor as
+        the only argument: the indices `arange(n)` each repeated that many times."""
+    def split_with_sizes(self, split_sizes: Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of `input` along dim of the listed sizes (which add up to the dim's size)."""
+    def unsafe_split(self, split_size: builtins.int | Sequence[builtins.int], dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """`split` (PyTorch's unsafe twin skips a view check torchic has no need of)."""
+    def unsafe_chunk(self, chunks: builtins.int, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """`chunk` (see unsafe_split)."""
+    def tensor_split(self, indices_or_sections: builtins.int | Sequence[builtins.int] | Tensor, dim: builtins.int = ...) -> tuple[Tensor, ...]:
+        """Views of `input` along dim: `sections` nearly equal pieces (the first ones one longer),
+        or the pieces between the listed indices (NumPy's array_split)."""
+    def hsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 1 (dim 0 for a 1-D tensor); sections must divide evenly."""
+    def vsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 0 of a tensor of at least 2 dims."""
+    def dsplit(self, indices_or_sections: builtins.int | Sequence[builtins.int]) -> tuple[Tensor, ...]:
+        """`tensor_split` along dim 2 of a tensor of at least 3 dims."""
+    def tril_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
+    def triu_(self, diagonal: builtins.int = ...) -> Tensor:
+        """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""
