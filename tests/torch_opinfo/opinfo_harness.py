@@ -303,11 +303,12 @@ def to_torchic(x, conv, grad=True):
     return x
 
 
-def _clone_args(sample):
-    """(input, args, kwargs) of a torch sample, detached copies (for in-place variants)."""
+def _clone_args(sample, keep_grad=False):
+    """(input, args, kwargs) of a torch sample, detached copies (for in-place variants;
+    keep_grad: the copies require grad where the originals do)."""
     def clone(x):
         if isinstance(x, torch.Tensor):
-            return x.detach().clone()
+            return x.detach().clone().requires_grad_(keep_grad and x.requires_grad)
         if isinstance(x, (list, tuple)):
             return type(x)(clone(v) for v in x) if type(x) in (list, tuple) else x
         if isinstance(x, dict):
@@ -408,8 +409,11 @@ class Reference:
     """The torch side of one sample and variant: converted torchic arguments are made per
     run (they are tensors of the current runtime); this keeps torch's result and grads."""
 
-    def __init__(self, sample, index, value, grads, cot):
+    def __init__(self, sample, index, value, grads, cot, before=None):
         self.sample, self.index, self.value, self.grads, self.cot = sample, index, value, grads, cot
+        # the sample's (input, args, kwargs) as they were before torch ran it: an op that
+        # writes an argument in place (batch_norm's running statistics) changes the sample
+        self.before = before
 
 
 def _call(fn, inp, args, kwargs):
@@ -426,6 +430,7 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
             with torch.no_grad():
                 value = _call(fn, inp, args, kwargs)
             return Reference(sample, index, value, None, None)
+        before = _clone_args(sample, keep_grad=True)
         value = _call(fn, sample.input, sample.args, sample.kwargs)
     except Exception:
         return None
@@ -448,7 +453,7 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
             cot = None
     if isinstance(value, torch.Tensor):
         value = value.detach()
-    return Reference(sample, index, value, grads, cot)
+    return Reference(sample, index, value, grads, cot, before)
 
 
 def _samples(op, tdt):
@@ -493,9 +498,10 @@ def _run_sample(kind, tc_fn, ref, holds):
             raise Unsupported(f"a {r.dtype} result")
     conv = Converted(holds)
     grad = ref.grads is not None
-    inp = to_torchic(s.input, conv, grad)
-    args = to_torchic(list(s.args), conv, grad)
-    kwargs = to_torchic(dict(s.kwargs), conv, grad)
+    s_input, s_args, s_kwargs = ref.before or (s.input, s.args, s.kwargs)
+    inp = to_torchic(s_input, conv, grad)
+    args = to_torchic(list(s_args), conv, grad)
+    kwargs = to_torchic(dict(s_kwargs), conv, grad)
     if kind == "inplace":
         with torchic.no_grad():
             got = _call(tc_fn, inp, args, kwargs)

@@ -10,7 +10,9 @@ is 0 on its bounds, clamp's 1) the composite picks PyTorch's with a `where`.
 from typing import Any
 
 from .. import api as _ops
-from ..creation import full_like, rand
+import numpy as np
+
+from ..creation import _gen, full_like, tensor
 from ..tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -34,6 +36,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     inside, 0 on and outside the bounds, as PyTorch's)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if not input.is_floating_point():     # an int input stays int (bounds truncated)
+        min_val, max_val = int(min_val), int(max_val)
     inside = (input > min_val) & (input < max_val)
     out = _ops.where(inside, input, input.clamp(min_val, max_val).detach())
     return _maybe_inplace(input, out, inplace)
@@ -167,16 +171,26 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
-    """The randomized leaky ReLU: negative x times a slope drawn uniformly from
-    [lower, upper) per element in training, times `(lower + upper) / 2` in eval. (The
-    training slopes come from torchic's seeded generator, one per element; PyTorch's CPU
-    kernel draws them only for the negative elements, so its slopes differ.)"""
+    """The randomized leaky ReLU: x where positive, else x times a slope: drawn uniformly
+    from [lower, upper) per element in training, `(lower + upper) / 2` in eval.
+
+    The training slopes are PyTorch's CPU stream: one double uniform (the low 53 bits of a
+    64-bit draw) per non-positive element, in order, from the default generator, with
+    lower / upper first rounded to the input's precision. Finding those elements reads the
+    input (a sync)."""
     _float_only(input, "rrelu")
     if not training:
-        slope: Any = (lower + upper) / 2.0
-    else:
-        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
-    out = _ops.where(input >= 0, input, input * slope)
+        out = _ops.where(input >= 0, input, input * ((lower + upper) / 2.0))
+        return _maybe_inplace(input, out, inplace)
+    values = input.detach().numpy()
+    f64 = values.dtype == np.float64
+    lo, hi = (float(lower), float(upper)) if f64 else \
+        (float(np.float32(lower)), float(np.float32(upper)))
+    negative = values.reshape(-1) <= 0
+    noise = np.ones(values.size, np.float64)
+    noise[negative] = _gen(None).uniform_double(int(negative.sum()), lo, hi)
+    noise = noise.astype(values.dtype).reshape(values.shape)
+    out = input * tensor(noise, dtype=input.dtype)
     return _maybe_inplace(input, out, inplace)
 
 

@@ -97,7 +97,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     nd = input.ndim
     if nd == 0:
         raise ValueError("cross_entropy: input must have at least 1 dimension (the classes)")
-    if weight is not None:
+    if weight is not None or target.is_floating_point():
         return _losses.weighted_cross_entropy(input, target, weight, ignore_index, reduction,
                                               label_smoothing)
     if nd <= 2 and not label_smoothing and not target.is_floating_point():
@@ -108,9 +108,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     classes = input.shape[cdim]
     if input.ndim > 2:     # (N, C, d1, ...) -> (N * d1 * ..., C): classes last
         input = input.permute(0, *range(2, input.ndim), 1)
-    if target.is_floating_point():
-        return _soft_cross_entropy(input, input.reshape(-1, classes), target, cdim, reduction,
-                                   label_smoothing)
     expected = tuple(input.shape[:-1]) if input.ndim > 1 else ()
     if tuple(target.shape) != expected:
         raise ValueError(f"cross_entropy: expected target of shape {list(expected)} for input "
@@ -135,29 +132,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if valid is None:
         return losses.mean()
     return losses.sum() / valid.sum()      # 0 / 0 = nan when every target is ignored
-
-
-def _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing):
-    """cross_entropy with class-probability targets (target has input's shape)."""
-    classes = rows.shape[1]
-    if target.ndim > 2:
-        target = target.permute(0, *range(2, target.ndim), 1)
-    if target.ndim != input.ndim:     # PyTorch's message: a float class-index target
-        raise RuntimeError("expected target dtype to be Long or Byte, but got Float (class "
-                           "indices are int tensors: .long())")
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"cross_entropy: probability targets must have the input's shape "
-                         f"{list(input.shape)}, got {list(target.shape)}")
-    probs = target.reshape(-1, classes)
-    if label_smoothing:
-        probs = probs * (1.0 - label_smoothing) + label_smoothing / classes
-    losses = -(probs * _ops.log_softmax(rows, -1)).sum(-1)
-    if reduction == "none":
-        return losses.reshape(input.shape[:-1]) if input.ndim > 1 else losses.reshape(())
-    if reduction == "sum":
-        return losses.sum()
-    batch = input.shape[0] if cdim == 1 else 1
-    return losses.sum() / batch
 
 
 _eye_cache = {}

@@ -334,8 +334,8 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     """x where target is 1, `max(0, margin - x)` where target is -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     zero = input * 0.0
-    margin_part = _ops.where(target == -1, (margin - input).clamp(min=0.0), zero)
-    self_part = _ops.where(target == 1, input, zero)
+    margin_part = _ops.where(target != 1, (margin - input).clamp(min=0.0), zero)
+    self_part = _ops.where(target != -1, input, zero)
     return _reduce(margin_part + self_part, reduction)
 
 

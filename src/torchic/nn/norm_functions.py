@@ -33,6 +33,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     normalizes with the running statistics. An empty batch gives an empty output (the
     statistics untouched), as PyTorch's.
     """
+    if input.numel() == 0:
+        out = input * 1.0
+        if weight is not None and weight.numel():
+            out = out * weight.reshape(-1)[0]
+        if bias is not None and bias.numel():
+            out = out + bias.reshape(-1)[0]
+        return out
     if input.ndim < 2:
         raise ValueError(f"batch_norm expects an input of at least 2 dims (N, C, *), got "
                          f"shape {list(input.shape)}")
@@ -42,13 +49,6 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     (weight, "weight"), (bias, "bias")):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
-    if input.numel() == 0:
-        out = input * 1.0
-        if weight is not None:
-            out = out * weight.reshape(-1)[0]
-        if bias is not None:
-            out = out + bias.reshape(-1)[0]
-        return out
     dims = (0,) + tuple(range(2, input.ndim))
     if training:
         n = input.numel() // c
@@ -193,6 +193,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 def _norm(x, p, dim, keepdim):
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
     if p == math.inf:
         return x.abs().amax(dim, keepdim=keepdim)
     if p == 2:
@@ -212,11 +214,9 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """`sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))` along dim (each input divided
     by its norm first, as PyTorch's; the clamp passes the gradient as PyTorch's does)."""
-    nd = max(x1.ndim, x2.ndim)
-    if x1.ndim < nd:
-        x1 = x1.reshape((1,) * (nd - x1.ndim) + tuple(x1.shape))
-    if x2.ndim < nd:
-        x2 = x2.reshape((1,) * (nd - x2.ndim) + tuple(x2.shape))
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1 = x1.reshape((1,) * (len(shape) - x1.ndim) + tuple(x1.shape)).expand(*shape)
+    x2 = x2.reshape((1,) * (len(shape) - x2.ndim) + tuple(x2.shape)).expand(*shape)
 
     def unit(x):
         n = _ops.sqrt((x * x).sum(dim, keepdim=True))
