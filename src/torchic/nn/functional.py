@@ -27,6 +27,9 @@ from .activation_functions import (celu, glu, hardshrink, hardsigmoid, hardswish
                                    hardtanh, logsigmoid, mish, prelu, relu6, relu_, rrelu,  # noqa: F401
                                    selu, softmin, softplus, softshrink, softsign, tanhshrink,  # noqa: F401
                                    threshold)  # noqa: F401
+from .extra_functions import (alpha_dropout, bilinear, channel_shuffle,  # noqa: F401
+                              dropout1d, dropout2d, dropout3d,  # noqa: F401
+                              feature_alpha_dropout)  # noqa: F401
 from .loss_functions import (binary_cross_entropy,  # noqa: F401
                              binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
                              gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div,  # noqa: F401

@@ -1,0 +1,105 @@
+"""More torch.nn.functional composites: bilinear, channel_shuffle, and the feature /
+alpha dropouts (dropout1d / 2d / 3d, alpha_dropout, feature_alpha_dropout), whose masks
+come from torchic's seeded generator (`rand < 1 - p`; PyTorch's CPU bernoulli draws
+differ, as its CUDA masks do)."""
+
+import math
+
+from .. import api as _ops
+from ..creation import rand
+from ..tensor import Tensor
+
+_ALPHA = 1.7580993408473766      # SELU's alpha * scale: alpha dropout's saturation value
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """`y[..., o] = sum_ij x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]`."""
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D, got {weight.ndim}-D")
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and "
+                           f"{list(input2.shape)} do not match weight {list(weight.shape)}")
+    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = _ops.matmul(input1, w).reshape(*input1.shape[:-1], out_f, in2)
+    out = (t * input2.unsqueeze(-2)).sum(-1)
+    return out + bias if bias is not None else out
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Channels (dim 1) of (N, C, *) input regrouped: (g, C/g) transposed to (C/g, g)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, "
+                           f"but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
+                           f"of groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} "
+                           f"channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+def _check_p(p):
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
+
+
+def _dropout_impl(input, p, training, feature, alpha):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = (rand(*shape, dtype=input.dtype) < (1.0 - p)).to(input.dtype)
+    if not alpha:
+        return input * (keep / (1.0 - p))
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    b = (keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p
+    return input * (keep * a) + b
+
+
+def _feature_dropout(input, p, training, batched_dims, name):
+    if input.ndim not in batched_dims:
+        raise RuntimeError(f"{name}: Expected {batched_dims[0]}D or {batched_dims[1]}D input, "
+                           f"but received a {input.ndim}D input.")
+    unbatched = input.ndim == batched_dims[0]
+    x = input.unsqueeze(0) if unbatched else input
+    out = _dropout_impl(x, p, training, True, False)
+    return out.squeeze(0) if unbatched else out
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p (training)."""
+    return _feature_dropout(input, p, training, (2, 3), "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
+    return _feature_dropout(input, p, training, (3, 4), "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    return _feature_dropout(input, p, training, (4, 5), "dropout3d")
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's self-normalization: dropped values set to SELU's negative
+    saturation, then an affine map restoring mean 0 / variance 1."""
+    return _dropout_impl(input, p, training, False, True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels (dim 1)."""
+    return _dropout_impl(input, p, training, True, True)
