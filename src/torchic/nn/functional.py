@@ -106,7 +106,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if nd <= 2 and not label_smoothing and not target.is_floating_point():
         # the usual (N, C) / (C,) case: one fused op (ignored rows add 0, the mean counts
         # the others); torchic.cross_entropy checks the shapes
-        return _ops.cross_entropy(input, target, reduction, ignore_index)
+        out = _ops.cross_entropy(input, target, reduction, ignore_index)
+        return out.reshape(()) if nd == 1 and reduction == "none" else out
     cdim = 0 if nd == 1 else 1
     classes = input.shape[cdim]
     if input.ndim > 2:     # (N, C, d1, ...) -> (N * d1 * ..., C): classes last

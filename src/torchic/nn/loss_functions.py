@@ -107,10 +107,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
                       stacklevel=2)
     if log_target:
         loss = _ops.exp(target) * (target - input)
-    else:     # xlogy: 0 where target is 0
-        pos = target > 0
-        safe = _ops.where(pos, target, 1.0)
-        loss = _ops.where(pos, target * _ops.log(safe), target * 0.0) - target * input
+    else:     # xlogy(target, target): 0 where target is 0 (nan below 0, as PyTorch's)
+        loss = _ops.where(target == 0, target * 0.0, target * _ops.log(target)) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
@@ -142,13 +140,14 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     / max(var, eps))` (+ `0.5 * log(2 pi)` with full); var has input's shape, or one
     dimension fewer / of size 1 (homoscedastic), or is a float."""
     if not isinstance(var, Tensor):
-        var = full_like(input, float(var))
-        if float(var.reshape(-1)[0].item()) < 0 if var.numel() else False:
+        if var < 0:
             raise ValueError("var has negative entry/entries")
+        var = full_like(input, float(var))
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+        elif not (input.ndim == var.ndim and sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1):
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")

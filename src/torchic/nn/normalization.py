@@ -30,7 +30,7 @@ class _NormBase(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, bias: bool = True) -> None:
         super().__init__()
         self.num_features = _features(num_features)
         self.eps = eps
@@ -39,7 +39,10 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = Parameter(creation.ones(num_features, dtype=dtype))
-            self.bias = Parameter(creation.zeros(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -64,7 +67,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -126,9 +130,9 @@ class _InstanceNorm(_NormBase):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._dims:
@@ -171,7 +175,8 @@ class GroupNorm(Module):
     channel (affine)."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 affine: bool = True, device: Any = None, dtype: Any = None,
+                 bias: bool = True) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -181,7 +186,10 @@ class GroupNorm(Module):
         self.affine = affine
         if affine:
             self.weight = Parameter(creation.ones(num_channels, dtype=dtype))
-            self.bias = Parameter(creation.zeros(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -190,7 +198,8 @@ class GroupNorm(Module):
         """Weight to ones, bias to zeros."""
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
