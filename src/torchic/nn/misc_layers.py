@@ -123,7 +123,7 @@ class EmbeddingBag(Module):
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq:
             s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        s += f", mode={self.mode}"
+        s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
