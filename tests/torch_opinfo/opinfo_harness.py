@@ -300,7 +300,24 @@ def to_torchic(x, conv, grad=True):
         return getattr(torchic, str(x).replace("torch.", ""), x)
     if isinstance(x, torch.Generator):
         raise Unsupported("a torch.Generator argument")
+    if isinstance(x, torch.nn.Module):
+        return _torchic_module(x)
     return x
+
+
+def _torchic_module(m):
+    """torchic.nn's module of the class name of torch module `m` (a sample's
+    distance_function=nn.PairwiseDistance()), with m's settings; a module holding
+    parameters or buffers, or of a class torchic lacks, is Unsupported."""
+    cls = getattr(torchic.nn, type(m).__name__, None)
+    if cls is None or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        raise Unsupported(f"a torch module argument ({type(m).__name__})")
+    out = cls.__new__(cls)
+    torchic.nn.Module.__init__(out)
+    for k, v in vars(m).items():
+        if not k.startswith("_") and k != "training":
+            setattr(out, k, v)
+    return out.train(m.training)
 
 
 def _clone_args(sample, keep_grad=False):
