@@ -249,3 +249,55 @@ def test_parameters_to_vector_round_trip(backend):
     np.testing.assert_allclose(m[1].bias.detach().numpy(), [12.0])
     with pytest.raises(RuntimeError):
         nn.utils.vector_to_parameters(torchic.zeros(5), m.parameters())
+
+
+def test_init_orthogonal_eye_dirac_match_torch(backend):
+    torch.manual_seed(3)
+    a = torch.nn.init.orthogonal_(torch.empty(4, 6), gain=2.0)
+    torchic.manual_seed(3)
+    b = torchic.nn.init.orthogonal_(torchic.empty(4, 6), gain=2.0)
+    np.testing.assert_allclose(b.numpy(), a.numpy(), atol=1e-5)
+    d = torchic.nn.init.dirac_(torchic.empty(6, 3, 3, 3), groups=2)
+    np.testing.assert_array_equal(d.numpy(),
+                                  torch.nn.init.dirac_(torch.empty(6, 3, 3, 3), groups=2))
+    np.testing.assert_array_equal(torchic.nn.init.eye_(torchic.empty(2, 3)).numpy(),
+                                  np.eye(2, 3))
+    assert torchic.nn.init.calculate_gain("conv2d") == 1.0
+    w = torchic.empty(8, 4, 3, 3)
+    assert torchic.nn.init._calculate_fan_in_and_fan_out(w) == (36, 72)
+
+
+# modules module_db does not list, each against torch's on the same inputs (train mode)
+EXTRA = [
+    ("CosineSimilarity", (), {"dim": 1}, [(4, 5), (4, 5)]),
+    ("PairwiseDistance", (), {"p": 3.0, "keepdim": True}, [(4, 5), (4, 5)]),
+    ("TripletMarginLoss", (), {"margin": 0.5, "swap": True}, [(4, 5), (4, 5), (4, 5)]),
+    ("TripletMarginWithDistanceLoss", (), {"margin": 0.7}, [(4, 5), (4, 5), (4, 5)]),
+    ("InstanceNorm1d", (3,), {"track_running_stats": True, "affine": True}, [(2, 3, 6)]),
+    ("RReLU", (0.1, 0.4), {}, [(3, 7)]),
+    ("Hardsigmoid", (), {}, [(3, 7)]),
+    ("Softmax2d", (), {}, [(2, 3, 4, 4)]),
+    ("ChannelShuffle", (2,), {}, [(2, 4, 3)]),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shapes", EXTRA, ids=[e[0] for e in EXTRA])
+def test_more_modules_match_torch(backend, name, args, kwargs, shapes):
+    torch.manual_seed(5)
+    tm = getattr(torch.nn, name)(*args, **kwargs)
+    m = getattr(nn, name)(*args, **kwargs)
+    m.load_state_dict(tm.state_dict())
+    xs = [torch.randn(*s, requires_grad=True) for s in shapes]
+    ys = [tc(x, True) for x in xs]
+    torch.manual_seed(9)
+    out_t = tm(*xs)
+    torchic.manual_seed(9)
+    out = m(*ys)
+    close(out, out_t)
+    (out_t * out_t).sum().backward()
+    (out * out).sum().backward()
+    for x, y in zip(xs, ys):
+        close(y.grad, x.grad, atol=1e-4, rtol=1e-4)
+    for (k, v), (k2, v2) in zip(tm.state_dict().items(), m.state_dict().items()):
+        assert k == k2
+        close(v2, v)
