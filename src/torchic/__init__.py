@@ -125,5 +125,10 @@ __all__ = [
 ]
 __all__ += _api.__all__     # the op functions
 
+# -- nn-rest (issue 42): the aten norm entry points with their saved statistics ---------------
+from .nn.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
+                              native_layer_norm)
+__all__ += ["native_batch_norm", "native_group_norm", "native_layer_norm"]
+
 
 _atexit.register(shutdown)
