@@ -301,3 +301,23 @@ def test_more_modules_match_torch(backend, name, args, kwargs, shapes):
     for (k, v), (k2, v2) in zip(tm.state_dict().items(), m.state_dict().items()):
         assert k == k2
         close(v2, v)
+
+
+@pytest.mark.parametrize("kw", [{"reduction": "mean"}, {"reduction": "sum"},
+                                {"reduction": "none"}], ids=str)
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_weighted_cross_entropy_with_ignored_targets_matches_torch(backend, kw, smoothing):
+    torch.manual_seed(2)
+    x = torch.randn(6, 4, 3, requires_grad=True)
+    target = torch.tensor([[0, 1, 3], [2, -1, 1], [3, 3, 0], [1, -1, 2], [0, 2, 2],
+                           [3, 1, -1]])
+    w = torch.tensor([0.5, 1.0, 2.0, 3.0])
+    lt = torch.nn.CrossEntropyLoss(weight=w, ignore_index=-1, label_smoothing=smoothing, **kw)
+    lc = nn.CrossEntropyLoss(weight=tc(w), ignore_index=-1, label_smoothing=smoothing, **kw)
+    xc = tc(x, True)
+    yt, yc = lt(x, target), lc(xc, torchic.tensor(target.numpy()))
+    close(yc, yt)
+    yt.sum().backward()
+    yc.sum().backward()
+    close(xc.grad, x.grad)
+    assert "weight" in lc.state_dict()

@@ -268,6 +268,9 @@ def weighted_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None,
     wshape = [1] * input.ndim
     wshape[cdim] = c
     if target.is_floating_point():    # class probabilities
+        if target.ndim != input.ndim:     # a float tensor of class indices
+            raise RuntimeError("expected target dtype to be Long or Byte, but got Float "
+                               "(class indices are int tensors: .long())")
         if tuple(target.shape) != tuple(input.shape):
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")
@@ -288,7 +291,7 @@ def weighted_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None,
     smooth = _ops.where(ignored, smooth * 0.0, smooth)
     if reduction == "mean":
         if weight is not None:
-            w = weight[_ops.where(ignored, target, 0)]
+            w = weight[_ops.where(ignored, 0, target)]
             smooth = smooth.sum() / _ops.where(ignored, w * 0.0, w).sum()
         else:
             smooth = smooth.sum() / _ops.logical_not(ignored).sum()
