@@ -220,7 +220,15 @@ def test_feature_and_alpha_dropouts(backend):
     f = nn.FeatureAlphaDropout(0.5)(torchic.randn(4, 6, 3)).numpy()
     assert tuple(f.shape) == (4, 6, 3)
     with pytest.raises(RuntimeError):
-        nn.Dropout2d()(torchic.ones(2, 3))
+        nn.Dropout1d()(torchic.ones(2, 3, 4, 5))
+    for name, shape in (("Dropout1d", (3, 4, 5)), ("Dropout2d", (3, 4, 5)),
+                        ("Dropout3d", (2, 3, 2, 2)), ("AlphaDropout", (5, 6)),
+                        ("FeatureAlphaDropout", (3, 4, 2))):     # PyTorch's masks
+        xt = torch.randn(*shape)
+        torch.manual_seed(4)
+        want = getattr(torch.nn, name)(0.4)(xt)
+        torchic.manual_seed(4)
+        close(getattr(nn, name)(0.4)(tc(xt)), want)
 
 
 def test_channel_shuffle_unflatten_bilinear_match_torch(backend):

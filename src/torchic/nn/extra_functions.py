@@ -1,12 +1,16 @@
 """More torch.nn.functional composites: bilinear, channel_shuffle, and the feature /
-alpha dropouts (dropout1d / 2d / 3d, alpha_dropout, feature_alpha_dropout), whose masks
-come from torchic's seeded generator (`rand < 1 - p`; PyTorch's CPU bernoulli draws
-differ, as its CUDA masks do)."""
+alpha dropouts (dropout1d / 2d / 3d, alpha_dropout, feature_alpha_dropout), whose masks are
+PyTorch's CPU masks for the same seed: its bernoulli_(1 - p) draws one double uniform per
+element (or per channel) in order from the default generator, and keeps those below 1 - p;
+torchic draws the same numbers on the host (a mask upload per call, no read)."""
 
 import math
+import warnings
+
+import numpy as np
 
 from .. import api as _ops
-from ..creation import rand
+from ..creation import _gen, tensor
 from ..tensor import Tensor
 
 _ALPHA = 1.7580993408473766      # SELU's alpha * scale: alpha dropout's saturation value
@@ -55,8 +59,13 @@ def _dropout_impl(input, p, training, feature, alpha):
         return input
     if p == 1:
         return input * 0.0
+    if input.numel() == 0:
+        return input
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
-    keep = (rand(*shape, dtype=input.dtype) < (1.0 - p)).to(input.dtype)
+    # PyTorch's CPU bernoulli_(1 - p): one double uniform per element, in order
+    n = int(np.prod(shape))
+    mask = (_gen(None).uniform_double(n) < (1.0 - p)).reshape(shape)
+    keep = tensor(mask, dtype=input.dtype)
     if not alpha:
         return input * (keep / (1.0 - p))
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
@@ -82,14 +91,34 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
-    return _feature_dropout(input, p, training, (3, 4), "dropout2d")
+    """Zero whole channels (dim 1) of (N, C, H, W) input with probability p. As PyTorch's,
+    a 3-D input is read as (N, C, L) (with its warning), other ranks warn and work alike."""
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      f"deprecated and will result in an error in a future release.",
+                      stacklevel=2)
+    elif input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim.", stacklevel=2)
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _dropout_impl(input, p, training, True, False)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
-    return _feature_dropout(input, p, training, (4, 5), "dropout3d")
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      f"deprecated and will result in an error in a future release.",
+                      stacklevel=2)
+    unbatched = input.ndim == 4
+    x = input.unsqueeze(0) if unbatched else input
+    if x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    out = _dropout_impl(x, p, training, True, False)
+    return out.squeeze(0) if unbatched else out
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
