@@ -208,3 +208,33 @@ def relu_(input: Tensor) -> Tensor:
     """`relu` in place."""
     return _ops.copy_(input, _ops.relu(input))
 
+
+
+# the in-place spellings of torch.nn.functional (each writes its input and returns it)
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """`hardtanh` in place."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+_threshold = threshold
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """`threshold` in place."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """`celu` in place."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """`selu` in place."""
+    return selu(input, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """`rrelu` in place."""
+    return rrelu(input, lower, upper, training, inplace=True)

@@ -26,7 +26,8 @@ from . import loss_functions as _losses
 from .activation_functions import (celu, glu, hardshrink, hardsigmoid, hardswish,  # noqa: F401
                                    hardtanh, logsigmoid, mish, prelu, relu6, relu_, rrelu,  # noqa: F401
                                    selu, softmin, softplus, softshrink, softsign, tanhshrink,  # noqa: F401
-                                   threshold)  # noqa: F401
+                                   threshold, celu_, hardtanh_, rrelu_, selu_,  # noqa: F401
+                                   threshold_)  # noqa: F401
 from .extra_functions import (alpha_dropout, bilinear, channel_shuffle,  # noqa: F401
                               dropout1d, dropout2d, dropout3d,  # noqa: F401
                               feature_alpha_dropout)  # noqa: F401
