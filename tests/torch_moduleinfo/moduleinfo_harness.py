@@ -188,8 +188,8 @@ def _run_input(info, cls, ref, dtype, training, holds):
     raises oh.Unsupported, oh.Mismatch or what torchic raised."""
     conv = oh.Converted(holds)
     c = ref.minput.constructor_input
-    cargs = oh.to_torchic(list(c.args), conv, False)
-    ckwargs = oh.to_torchic(dict(c.kwargs), conv, False)
+    cargs = [_ctor_arg(a, conv) for a in c.args]
+    ckwargs = {k: _ctor_arg(v, conv) for k, v in c.kwargs.items()}
     torchic.manual_seed(SEED)
     m = cls(*cargs, **ckwargs)
     m.to(getattr(torchic, dtype))
@@ -231,6 +231,20 @@ def _run_input(info, cls, ref, dtype, training, holds):
     for k, v in ref.after.items():
         oh.compare(after.get(k), v, atol, oh.RTOL, holds, f"state {k} after the forward")
     torchic.sync()
+
+
+def _ctor_arg(x, conv):
+    """A constructor argument for torchic: a torch function (`activation=F.gelu`, a builtin
+    of torch._C._nn) becomes torchic's of the same name (nn.functional's, else torchic's);
+    the rest converts as the OpInfo walk's arguments do."""
+    if callable(x) and not isinstance(x, (type, torch.Tensor, torch.nn.Module)) and \
+            (getattr(x, "__module__", None) or "").startswith("torch"):
+        name = getattr(x, "__name__", "")
+        found = getattr(torchic.nn.functional, name, None) or getattr(torchic, name, None)
+        if found is None:
+            raise oh.Unsupported(f"a torch function argument ({name})")
+        return found
+    return oh.to_torchic(x, conv, False)
 
 
 def _compare_grad(g, g_ref, atol, holds, what):
