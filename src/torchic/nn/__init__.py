@@ -34,7 +34,7 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss,  # noqa: E
                      L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
                      MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss,
                      SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
-                     TripletMarginWithDistanceLoss)
+                     TripletMarginWithDistanceLoss, LinearCrossEntropyLoss)
 from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, CosineSimilarity,  # noqa: E402
                           Dropout1d, Dropout2d, Dropout3d, EmbeddingBag, FeatureAlphaDropout,
                           PairwiseDistance, Unflatten)
@@ -50,6 +50,7 @@ __all__ += ["CELU", "GLU", "PReLU", "ReLU6", "RReLU", "SELU", "Hardshrink", "Har
             "KLDivLoss", "L1Loss", "MarginRankingLoss", "MultiLabelMarginLoss",
             "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss",
             "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+            "LinearCrossEntropyLoss",
             "AlphaDropout", "Bilinear", "ChannelShuffle", "CosineSimilarity", "Dropout1d",
             "Dropout2d", "Dropout3d", "EmbeddingBag", "FeatureAlphaDropout", "PairwiseDistance",
             "Unflatten", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",

@@ -139,6 +139,50 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return losses.sum() / valid.sum()      # 0 / 0 = nan when every target is ignored
 
 
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """cross_entropy of `linear(input, linear_weight, linear_bias)`: input (N, in) or (in,),
+    linear_weight (C, *out_features, in) (out_features: a K-dimensional loss), target class
+    indices or probabilities of the logits' shape (N, C, *out_features). `options` (PyTorch's
+    chunking strategy) changes how PyTorch splits the work, not the result: torchic computes
+    the logits whole."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    n = classes * int(np.prod(out_features, dtype=np.int64))
+    w = linear_weight.reshape(n, in_features)
+    b = linear_bias.reshape(n) if linear_bias is not None else None
+    logits = _ops.matmul(input, w.T)
+    if b is not None:
+        logits = logits + b
+    logits = logits.reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                          ignore_index=-100 if ignore_index is None else ignore_index,
+                          label_smoothing=label_smoothing)
+
+
 _eye_cache = {}
 _EYE_MAX = 1024
 

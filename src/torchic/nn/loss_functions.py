@@ -472,3 +472,4 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     if swap:
         d_neg = _ops.minimum(d_neg, dist(positive, negative))
     return _reduce((d_pos - d_neg + margin).clamp(min=0.0), reduction)
+

@@ -5,12 +5,14 @@ registered buffers (so `weight` is in state_dict), as PyTorch's are.
     loss = nn.CrossEntropyLoss(weight=w, label_smoothing=0.1)(logits, target)
 """
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from . import functional as F
 from . import loss_functions as L
 from ..tensor import Tensor
+from .layers import Linear
 from .module import Module
 
 
@@ -284,3 +286,46 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross_entropy of a learned linear map of the input (`F.linear_cross_entropy`): an
+    internal `linear` (Linear(in_features, num_classes * prod(out_features), bias)) whose
+    weight is read as (num_classes, *out_features, in_features)."""
+
+    def __init__(self, in_features: int, num_classes: int, *,
+                 out_features: tuple[int, ...] = (), bias: bool = False, device: Any = None,
+                 dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: Any = None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias)
+        if dtype is not None:
+            self.linear.to(dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features,
+                                        self.linear.in_features))
+        b = self.linear.bias.reshape((self.num_classes, *self.out_features)) \
+            if self.linear.bias is not None else None
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
