@@ -151,5 +151,10 @@ __all__ = [
 __all__ += _api.__all__     # the op functions
 __all__ += ["set_grad_enabled", "autograd"]    # autograd (torchic/autograd/)
 
+# -- nn-rest (issue 42): the aten norm entry points with their saved statistics ---------------
+from .nn.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
+                              native_layer_norm)
+__all__ += ["native_batch_norm", "native_group_norm", "native_layer_norm"]
+
 
 _atexit.register(shutdown)

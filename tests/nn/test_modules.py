@@ -443,8 +443,10 @@ def test_batchnorm1d_errors_and_no_running_stats(backend):
     m = nn.BatchNorm1d(3)
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         m(torchic.randn(1, 3))
-    with pytest.raises(ValueError, match="expects input"):
+    with pytest.raises(RuntimeError, match="should contain 2 elements not 3"):   # PyTorch's
         m(torchic.randn(4, 2))
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        m(torchic.randn(4))
     nostats = nn.BatchNorm1d(3, track_running_stats=False)
     assert list(nostats.state_dict()) == ["weight", "bias"]
     nostats.eval()

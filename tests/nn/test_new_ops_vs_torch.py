@@ -346,8 +346,10 @@ def test_cross_entropy_loss_module_takes_torchs_arguments(backend, kw):
         (lt.ignore_index, lt.reduction, lt.label_smoothing, lt.weight)
     tt, tc = torch.tensor(target), torchic.tensor(target)
     _grads_match(lambda a: lt(a, tt), lambda a: lc(a, tc), x, atol=1e-5)
-    with pytest.raises(NotImplementedError, match="weight"):
-        tnn.CrossEntropyLoss(weight=torchic.ones(4))
+    w = np.array([0.5, 1.0, 2.0, 3.0], np.float32)      # class weights, as PyTorch's
+    lt, lc = torch.nn.CrossEntropyLoss(weight=torch.tensor(w), **kw), \
+        tnn.CrossEntropyLoss(weight=torchic.tensor(w), **kw)
+    _grads_match(lambda a: lt(a, tt), lambda a: lc(a, tc), x, atol=1e-5)
 
 
 # -- gradient clipping --------------------------------------------------------------------

@@ -306,6 +306,8 @@ def to_torchic(x, conv, grad=True):
         return getattr(torchic, str(x).replace("torch.", ""), x)
     if isinstance(x, torch.Generator):
         raise Unsupported("a torch.Generator argument")
+    if isinstance(x, torch.nn.Module):
+        return _torchic_module(x)
     return x
 
 
@@ -325,11 +327,27 @@ def _in_storage(x, x0, name):
     return torchic.as_strided(base, tuple(x.shape), x.stride(), x.storage_offset()).detach()
 
 
-def _clone_args(sample):
-    """(input, args, kwargs) of a torch sample, detached copies (for in-place variants)."""
+def _torchic_module(m):
+    """torchic.nn's module of the class name of torch module `m` (a sample's
+    distance_function=nn.PairwiseDistance()), with m's settings; a module holding
+    parameters or buffers, or of a class torchic lacks, is Unsupported."""
+    cls = getattr(torchic.nn, type(m).__name__, None)
+    if cls is None or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        raise Unsupported(f"a torch module argument ({type(m).__name__})")
+    out = cls.__new__(cls)
+    torchic.nn.Module.__init__(out)
+    for k, v in vars(m).items():
+        if not k.startswith("_") and k != "training":
+            setattr(out, k, v)
+    return out.train(m.training)
+
+
+def _clone_args(sample, keep_grad=False):
+    """(input, args, kwargs) of a torch sample, detached copies (for in-place variants;
+    keep_grad: the copies require grad where the originals do)."""
     def clone(x):
         if isinstance(x, torch.Tensor):
-            return x.detach().clone()
+            return x.detach().clone().requires_grad_(keep_grad and x.requires_grad)
         if isinstance(x, (list, tuple)):
             return type(x)(clone(v) for v in x) if type(x) in (list, tuple) else x
         if isinstance(x, dict):
@@ -430,8 +448,11 @@ class Reference:
     """The torch side of one sample and variant: converted torchic arguments are made per
     run (they are tensors of the current runtime); this keeps torch's result and grads."""
 
-    def __init__(self, sample, index, value, grads, cot):
+    def __init__(self, sample, index, value, grads, cot, before=None):
         self.sample, self.index, self.value, self.grads, self.cot = sample, index, value, grads, cot
+        # the sample's (input, args, kwargs) as they were before torch ran it: an op that
+        # writes an argument in place (batch_norm's running statistics) changes the sample
+        self.before = before
 
 
 def _call(fn, inp, args, kwargs):
@@ -448,6 +469,7 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
             with torch.no_grad():
                 value = _call(fn, inp, args, kwargs)
             return Reference(sample, index, value, None, None)
+        before = _clone_args(sample, keep_grad=True)
         value = _call(fn, sample.input, sample.args, sample.kwargs)
     except Exception:
         return None
@@ -473,7 +495,7 @@ def _torch_reference(op, kind, fn, sample, index, want_grad):
             cot = None
     if isinstance(value, torch.Tensor):
         value = value.detach()
-    return Reference(sample, index, value, grads, cot)
+    return Reference(sample, index, value, grads, cot, before)
 
 
 def _samples(op, tdt):
@@ -518,9 +540,10 @@ def _run_sample(kind, tc_fn, ref, holds):
             raise Unsupported(f"a {r.dtype} result")
     conv = Converted(holds)
     grad = ref.grads is not None
-    inp = to_torchic(s.input, conv, grad)
-    args = to_torchic(list(s.args), conv, grad)
-    kwargs = to_torchic(dict(s.kwargs), conv, grad)
+    s_input, s_args, s_kwargs = ref.before or (s.input, s.args, s.kwargs)
+    inp = to_torchic(s_input, conv, grad)
+    args = to_torchic(list(s_args), conv, grad)
+    kwargs = to_torchic(dict(s_kwargs), conv, grad)
     if kind == "inplace":
         with torchic.no_grad():
             got = _call(tc_fn, inp, args, kwargs)

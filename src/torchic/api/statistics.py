@@ -220,5 +220,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     _check(input, "softmin")
     if dtype is not None:
         input = to_dtype(input, dtype_code(dtype))
-    return softmax(-input, -1 if dim is None else dim)
+    if dim is None:      # PyTorch's implicit dim (deprecated): 0 for 0-, 1- and 3-d inputs
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return softmax(-input, dim)
 

@@ -14,14 +14,34 @@ from typing import Any
 import numpy as np
 
 from .. import api as _ops, raw as _raw, scopes
-from ..autograd import no_grad
 from ..creation import _gen, arange, from_numpy_array, tensor as _tensor_from_data
 from ..dispatcher import runtime
 from ..dtypes import bool_, dtype_code, get_default_dtype
 from ..functions import (CausalSoftmax as _CausalSoftmax, Dropout as _Dropout, Gelu as _Gelu,
-                         GatherRows as _GatherRows, LayerNorm as _LayerNorm, Linear as _Linear)
+                         LayerNorm as _LayerNorm, Linear as _Linear)
 from ..generator import Generator
 from ..tensor import Tensor
+from . import loss_functions as _losses
+# -- nn-rest (issue 42): activations, losses, norms, distances, embeddings --------------------
+from .activation_functions import (celu, glu, hardshrink, hardsigmoid, hardswish,  # noqa: F401
+                                   hardtanh, logsigmoid, mish, prelu, relu6, relu_, rrelu,  # noqa: F401
+                                   selu, softplus, softshrink, softsign, tanhshrink,  # noqa: F401
+                                   threshold, celu_, hardtanh_, rrelu_, selu_,  # noqa: F401
+                                   threshold_)  # noqa: F401
+from .extra_functions import (alpha_dropout, channel_shuffle,  # noqa: F401
+                              dropout1d, dropout2d, dropout3d,  # noqa: F401
+                              feature_alpha_dropout)  # noqa: F401
+from .loss_functions import (binary_cross_entropy,  # noqa: F401
+                             binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
+                             gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div,  # noqa: F401
+                             l1_loss, margin_ranking_loss, multi_margin_loss,  # noqa: F401
+                             multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss,  # noqa: F401
+                             pairwise_distance, poisson_nll_loss, smooth_l1_loss,  # noqa: F401
+                             soft_margin_loss, triplet_margin_loss,  # noqa: F401
+                             triplet_margin_with_distance_loss)  # noqa: F401
+from .norm_functions import (batch_norm, cosine_similarity, embedding,  # noqa: F401
+                             embedding_bag, group_norm, instance_norm, local_response_norm,  # noqa: F401
+                             normalize, rms_norm)  # noqa: F401
 
 # re-exported as they are
 relu = _ops.relu
@@ -72,13 +92,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     (N,), () or (N, d1, ...), or class probabilities of input's shape. Targets equal to
     ignore_index add nothing and are not counted by the mean. label_smoothing mixes the
     target with the uniform distribution. reduction: "mean" | "sum" | "none".
-    Class weights (and the deprecated size_average / reduce) are not supported.
+    weight: a (C,) tensor of class weights (the mean divides by the counted targets'
+    weights, as nll_loss's).
     """
-    if weight is not None:
-        raise NotImplementedError("cross_entropy: class weights are not supported in torchic")
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("cross_entropy: size_average / reduce are deprecated; use "
-                                  "reduction=")
+    reduction = _losses.legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -88,17 +105,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     nd = input.ndim
     if nd == 0:
         raise ValueError("cross_entropy: input must have at least 1 dimension (the classes)")
+    if weight is not None or target.is_floating_point():
+        return _losses.weighted_cross_entropy(input, target, weight, ignore_index, reduction,
+                                              label_smoothing)
     if nd <= 2 and not label_smoothing and not target.is_floating_point():
         # the usual (N, C) / (C,) case: one fused op (ignored rows add 0, the mean counts
         # the others); torchic.cross_entropy checks the shapes
-        return _ops.cross_entropy(input, target, reduction, ignore_index)
+        out = _ops.cross_entropy(input, target, reduction, ignore_index)
+        return out.reshape(()) if nd == 1 and reduction == "none" else out
     cdim = 0 if nd == 1 else 1
     classes = input.shape[cdim]
     if input.ndim > 2:     # (N, C, d1, ...) -> (N * d1 * ..., C): classes last
         input = input.permute(0, *range(2, input.ndim), 1)
-    if target.is_floating_point():
-        return _soft_cross_entropy(input, input.reshape(-1, classes), target, cdim, reduction,
-                                   label_smoothing)
     expected = tuple(input.shape[:-1]) if input.ndim > 1 else ()
     if tuple(target.shape) != expected:
         raise ValueError(f"cross_entropy: expected target of shape {list(expected)} for input "
@@ -125,42 +143,48 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return losses.sum() / valid.sum()      # 0 / 0 = nan when every target is ignored
 
 
-def _soft_cross_entropy(input, rows, target, cdim, reduction, label_smoothing):
-    """cross_entropy with class-probability targets (target has input's shape)."""
-    classes = rows.shape[1]
-    if target.ndim > 2:
-        target = target.permute(0, *range(2, target.ndim), 1)
-    if target.ndim != input.ndim:     # PyTorch's message: a float class-index target
-        raise RuntimeError("expected target dtype to be Long or Byte, but got Float (class "
-                           "indices are int tensors: .long())")
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"cross_entropy: probability targets must have the input's shape "
-                         f"{list(input.shape)}, got {list(target.shape)}")
-    probs = target.reshape(-1, classes)
-    if label_smoothing:
-        probs = probs * (1.0 - label_smoothing) + label_smoothing / classes
-    losses = -(probs * _ops.log_softmax(rows, -1)).sum(-1)
-    if reduction == "none":
-        return losses.reshape(input.shape[:-1]) if input.ndim > 1 else losses.reshape(())
-    if reduction == "sum":
-        return losses.sum()
-    batch = input.shape[0] if cdim == 1 else 1
-    return losses.sum() / batch
-
-
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class targets given log-probabilities input (N, C)."""
-    if input.ndim != 2 or target.ndim != 1 or target.shape[0] != input.shape[0]:
-        raise ValueError(f"nll_loss expects input (N, C) and target (N,), got "
-                         f"{list(input.shape)} and {list(target.shape)}")
-    picked = (input * one_hot(target, input.shape[1]).float()).sum(1)
-    if reduction == "none":
-        return -picked
-    if reduction == "sum":
-        return -picked.sum()
-    if reduction == "mean":
-        return -picked.mean()
-    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """cross_entropy of `linear(input, linear_weight, linear_bias)`: input (N, in) or (in,),
+    linear_weight (C, *out_features, in) (out_features: a K-dimensional loss), target class
+    indices or probabilities of the logits' shape (N, C, *out_features). `options` (PyTorch's
+    chunking strategy) changes how PyTorch splits the work, not the result: torchic computes
+    the logits whole."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    n = classes * int(np.prod(out_features, dtype=np.int64))
+    w = linear_weight.reshape(n, in_features)
+    b = linear_bias.reshape(n) if linear_bias is not None else None
+    logits = _ops.matmul(input, w.T)
+    if b is not None:
+        logits = logits + b
+    logits = logits.reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                          ignore_index=-100 if ignore_index is None else ignore_index,
+                          label_smoothing=label_smoothing)
 
 
 _eye_cache = {}
@@ -212,17 +236,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
         rows = tensor.unsqueeze(-1) == arange(num_classes)
     return rows.long()
-
-
-def embedding(input: Tensor, weight: Tensor) -> Tensor:
-    """Rows of weight picked by integer indices: output shape input.shape + (dim,). A
-    negative index is refused (an IndexError at the next read), as PyTorch refuses it
-    (`weight[input]` would count it from the end)."""
-    if not isinstance(input, Tensor) or input.is_floating_point():
-        raise TypeError("embedding indices must be an integer tensor (.long()), got "
-                        + (str(input.dtype) if isinstance(input, Tensor)
-                           else type(input).__name__))
-    return _GatherRows.apply(weight, input)
 
 
 def _dropout_key(generator):
@@ -277,59 +290,6 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     out = _LayerNorm.apply(rows, None if weight is None else weight.reshape(c),
                            None if bias is None else bias.reshape(c), eps=eps)
     return out.reshape(input.shape)
-
-
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None,
-               training: bool = False, momentum: float | None = 0.1, eps: float = 1e-5,
-               num_batches_tracked: Tensor | None = None) -> Tensor:
-    """Batch normalization over (N, C) or (N, C, L) input, per channel C.
-
-    training=True normalizes with the batch statistics (biased variance) and,
-    when running_mean / running_var are given, updates them in place with the
-    unbiased variance: running = (1 - momentum) * running + momentum * batch.
-    momentum=None uses a cumulative average (needs num_batches_tracked, already
-    incremented). training=False normalizes with the running statistics.
-    """
-    if input.ndim not in (2, 3):
-        raise ValueError(f"batch_norm expects 2-D (N, C) or 3-D (N, C, L) input, got "
-                         f"{input.ndim}-D input of shape {list(input.shape)}")
-    c = input.shape[1]
-    dims = (0,) if input.ndim == 2 else (0, 2)
-    bshape = (1, c) if input.ndim == 2 else (1, c, 1)
-    if training:
-        n = input.shape[0] * (1 if input.ndim == 2 else input.shape[2])
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
-        if running_mean is not None and running_var is not None:
-            with no_grad():
-                if momentum is None:
-                    if num_batches_tracked is None:
-                        raise ValueError("batch_norm with momentum=None needs "
-                                         "num_batches_tracked")
-                    factor = 1.0 / num_batches_tracked.to(running_mean.dtype)
-                else:
-                    factor = float(momentum)
-                m = mean.reshape(c)
-                v = var.reshape(c) * (n / (n - 1))
-                running_mean.copy_(running_mean + (m - running_mean) * factor)
-                running_var.copy_(running_var + (v - running_var) * factor)
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm in eval mode needs running_mean and running_var")
-        mean = running_mean.reshape(bshape)
-        var = running_var.reshape(bshape)
-        centered = input - mean
-    out = centered / (var + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(bshape)
-    if bias is not None:
-        out = out + bias.reshape(bshape)
-    return out
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

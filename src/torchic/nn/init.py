@@ -20,7 +20,7 @@ from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_",
            "ones_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
-           "xavier_normal_"]
+           "xavier_normal_", "orthogonal_", "eye_", "dirac_"]
 
 
 def _check(t, what):
@@ -201,6 +201,65 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | Non
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator=generator)
+
+
+# -- nn-rest (issue 42): recurrent and convolution weights ----------------------------------
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None
+                ) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (Saxe et al. 2013), as PyTorch's: N(0, 1) draws
+    of shape (rows, prod(rest)) from the generator, the Q of their QR decomposition with
+    the signs of R's diagonal, times gain (the usual init of recurrent weights)."""
+    _check(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = creation.empty(rows, cols, dtype=tensor.dtype)
+    normal_(flat, 0.0, 1.0, generator=generator)
+    a = flat.numpy()
+    if rows < cols:
+        a = a.T
+    q, r = np.linalg.qr(a)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        tensor.copy_(creation.tensor(np.ascontiguousarray(q * gain), dtype=tensor.dtype)
+                     .reshape(tensor.shape))
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal)."""
+    _check(tensor, "eye_")
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with no_grad():
+        tensor.copy_(creation.tensor(np.eye(*tensor.shape), dtype=tensor.dtype))
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta: the convolution keeps
+    its input's channels (per group)."""
+    _check(tensor, "dirac_")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_ch = tensor.shape[0]
+    if out_ch % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    per = out_ch // groups
+    w = np.zeros(tuple(tensor.shape))
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per, tensor.shape[1])):
+            w[(g * per + d, d) + centre] = 1.0
+    with no_grad():
+        tensor.copy_(creation.tensor(w, dtype=tensor.dtype))
+    return tensor
 
 
 # PyTorch's deprecated spellings without the trailing underscore

@@ -63,48 +63,90 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table: integer indices of any shape -> rows of weight (num, dim) ~ N(0, 1)."""
+    """A lookup table: integer indices of any shape -> rows of weight (num, dim) ~ N(0, 1).
+
+    padding_idx: that row starts at zero and gets no gradient; max_norm: the rows looked up
+    are renormalized in place to at most max_norm (norm_type-norm) first (`F.embedding`).
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int,
-                 _weight: Tensor | None = None) -> None:
+                 padding_idx: int | None = None, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.num_embeddings = _positive_int(num_embeddings, "num_embeddings")
         self.embedding_dim = _positive_int(embedding_dim, "embedding_dim")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = padding_idx % num_embeddings
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(creation.empty(num_embeddings, embedding_dim))
+            self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, dtype=dtype))
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
                 raise ValueError(f"_weight has shape {list(_weight.shape)}, expected "
                                  f"{[num_embeddings, embedding_dim]}")
-            self.weight = Parameter(_weight)
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
-        """Draw the initial weight again from N(0, 1)."""
+        """Draw the initial weight again from N(0, 1) (padding_idx's row zero)."""
         init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0.0)
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True) -> "Embedding":
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> "Embedding":
         """An Embedding whose weight is `embeddings` (2-D: (num_embeddings, embedding_dim)),
         frozen (no gradient) unless `freeze=False`."""
         if embeddings.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
-        m = cls(embeddings.shape[0], embeddings.shape[1], _weight=embeddings)
+        m = cls(embeddings.shape[0], embeddings.shape[1], padding_idx, max_norm, norm_type,
+                scale_grad_by_freq, sparse, _weight=embeddings)
         m.weight.requires_grad = not freeze
         return m
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse:
+            s += ", sparse=True"
+        return s
 
 
 class ReLU(Module):
-    """`max(x, 0)` elementwise (`F.relu`)."""
+    """`max(x, 0)` elementwise (`F.relu`; inplace=True writes the input)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu_(input) if self.inplace else F.relu(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -207,108 +249,4 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
-
-
-class BatchNorm1d(Module):
-    """Batch normalization over (N, C) or (N, C, L) input with running statistics.
-
-    train(): normalize with the batch mean / biased variance and update
-    running_mean / running_var (unbiased) with `momentum` (None: cumulative
-    average). eval(): normalize with the running statistics. Buffers
-    running_mean, running_var and num_batches_tracked (int64, as PyTorch) are saved in
-    state_dict().
-    """
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True) -> None:
-        super().__init__()
-        self.num_features = _positive_int(num_features, "num_features")
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.ones(num_features))
-            self.bias = Parameter(creation.zeros(num_features))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features))
-            self.register_buffer("running_var", creation.ones(num_features))
-            self.register_buffer("num_batches_tracked", creation.zeros((), dtype="int64"))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-
-    def reset_running_stats(self) -> None:
-        """Zero running_mean and num_batches_tracked, set running_var to ones."""
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            self.num_batches_tracked.fill_(0)
-
-    def reset_parameters(self) -> None:
-        """`reset_running_stats()`, then weight to ones and bias to zeros."""
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
-
-    def forward(self, input: Tensor) -> Tensor:
-        if input.ndim not in (2, 3) or input.shape[1] != self.num_features:
-            raise ValueError(f"BatchNorm1d({self.num_features}) expects input (N, "
-                             f"{self.num_features}) or (N, {self.num_features}, L), got shape "
-                             f"{list(input.shape)}")
-        use_batch_stats = self.training or not self.track_running_stats
-        if self.training and self.track_running_stats:
-            with no_grad():   # the int64 counter += 1, in integers (no host read)
-                self.num_batches_tracked.add_(1)
-        return F.batch_norm(
-            input,
-            self.running_mean if not self.training or self.track_running_stats else None,
-            self.running_var if not self.training or self.track_running_stats else None,
-            self.weight, self.bias, use_batch_stats, self.momentum, self.eps,
-            num_batches_tracked=self.num_batches_tracked)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
-
-
-class CrossEntropyLoss(Module):
-    """PyTorch's signature; class weights (and the deprecated size_average / reduce) are
-    not supported, as in F.cross_entropy."""
-
-    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
-                 ignore_index: int = -100, reduce: bool | None = None,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__()
-        if weight is not None:
-            raise NotImplementedError("CrossEntropyLoss: class weights are not supported in "
-                                      "torchic")
-        if size_average is not None or reduce is not None:
-            raise NotImplementedError("CrossEntropyLoss: size_average / reduce are deprecated; "
-                                      "use reduction=")
-        self.weight = None
-        self.ignore_index = ignore_index
-        self.reduction = reduction
-        self.label_smoothing = label_smoothing
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
-
-
-class MSELoss(Module):
-    """The mean squared error `F.mse_loss(input, target, reduction)`: `"mean"` (default),
-    `"sum"` or `"none"`."""
-
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")

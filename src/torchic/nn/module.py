@@ -32,6 +32,7 @@ from ..devices import check_device as _check_device
 from ..creation import tensor as make_tensor
 from ..dtypes import dtype_code, dtype_of
 from ..tensor import Tensor
+from .hooks import HookMixin, call_with_hooks
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -66,7 +67,7 @@ class _Forward(Protocol[_P, _R]):
     def forward(self) -> Callable[_P, _R]: ...
 
 
-class Module:
+class Module(HookMixin):
     """Base class of every layer and model: subclass it and define ``forward``."""
 
     training: bool
@@ -183,6 +184,24 @@ class Module:
             mod = child
         return mod
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path `target` (`"0.weight"`); AttributeError when
+        there is none."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters or mod._parameters[name] is None:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path `target` (`"bn.running_mean"`); AttributeError
+        when there is none."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers or mod._buffers[name] is None:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]
+
     # -- calling ------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation the module performs: define it in every subclass. Call the
@@ -194,7 +213,9 @@ class Module:
         def __call__(self: _Forward[_P, _R]) -> Callable[_P, _R]: ...
     else:
         def __call__(self, *args, **kwargs):
-            return self.forward(*args, **kwargs)
+            if self.__dict__.get("_hooks") is None:
+                return self.forward(*args, **kwargs)
+            return call_with_hooks(self, args, kwargs)
 
     # -- traversal -------------------------------------------------------------------
     def named_modules(self, memo: set[int] | None = None, prefix: str = "",
@@ -403,7 +424,8 @@ class Module:
                     out[pre + name] = b if keep_vars else b.detach()
         return out
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> Any:
         """Copy values into this module's parameters and buffers, in place.
 
         Every key and shape is checked before anything is copied; on error the
@@ -412,7 +434,10 @@ class Module:
         are returned) but never a shape mismatch. Values may be torchic tensors or
         anything with ``__array__`` (NumPy arrays, a torch state_dict's tensors); they are
         cast to the target's dtype. Every value is read before
-        any is written (a value may be one of this module's own tensors).
+        any is written (a value may be one of this module's own tensors). assign=True
+        makes the state dict's tensors the module's own (parameters wrapped as Parameters
+        keeping the module's requires_grad) instead of copying into the present ones.
+        Returns PyTorch's named tuple `(missing_keys, unexpected_keys)`.
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict expects a dict of name -> tensor, got "
@@ -446,10 +471,27 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
+        if assign:
+            self._assign_values(own, staged)
+            return _IncompatibleKeys(missing, unexpected)
         with no_grad():
             for target, value in staged:
                 target.copy_(value)            # same shape, usable, no alias: cannot fail
         return _IncompatibleKeys(missing, unexpected)
+
+    def _assign_values(self, own, staged):
+        """load_state_dict(assign=True): each staged value becomes the attribute."""
+        names = {id(t): k for k, t in own.items()}
+        for target, value in staged:
+            path, _, name = names[id(target)].rpartition(".")
+            mod = self.get_submodule(path)
+            if name in mod._parameters:
+                value = value if isinstance(value, Parameter) else \
+                    Parameter(value.detach(), requires_grad=target.requires_grad)
+                mod.register_parameter(name, value)
+            else:
+                mod._buffers[name] = value
+                object.__setattr__(mod, name, value)
 
     @staticmethod
     def _stage_values(own, state_dict, errors):
@@ -488,15 +530,15 @@ class Module:
         return type(self).__name__
 
     def __repr__(self):
-        lines = []
         extra = self.extra_repr()
-        if extra:
-            lines.extend(extra.split("\n"))
-        for name, child in self._modules.items():
-            body = repr(child).replace("\n", "\n  ")
-            lines.append(f"({name}): {body}")
-        if not self._modules:
-            return f"{self._get_name()}({extra})"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(child).replace("\n", "\n  ")
+                       for name, child in self._modules.items()]
+        lines = extra_lines + child_lines
+        if not lines:
+            return self._get_name() + "()"
+        if len(extra_lines) == 1 and not child_lines:     # PyTorch's one-liner
+            return f"{self._get_name()}({extra_lines[0]})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 

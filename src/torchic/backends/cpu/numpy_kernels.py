@@ -248,7 +248,7 @@ def _cdf(x):
     """Phi(x) in x's dtype: the fit above in float32; math.erfc's in float64 (full
     precision: float64 is checked against float64 references)."""
     if x.dtype == np.float64:
-        return 0.5 * _ERFC(x * -0.7071067811865476).astype(np.float64)
+        return 0.5 * np.asarray(_ERFC(x * -0.7071067811865476)).astype(np.float64)  # (0-d: a float)
     F = x.dtype.type
     z = np.abs(x) * F(0.7071067811865476)
     t = F(1) / (F(1) + F(0.5) * z)

@@ -1,0 +1,230 @@
+"""The activation functions of torch.nn.functional that are composites of torchic's ops
+(relu6, hardtanh, hardswish, hardsigmoid, mish, selu, celu, glu, logsigmoid, softplus,
+softsign, softshrink, hardshrink, tanhshrink, threshold, prelu, rrelu, softmin).
+
+Each is built from differentiable api ops (no primitive of its own), so its gradient comes
+from theirs; where PyTorch's derivative differs from the composite's at a kink (hardtanh's
+is 0 on its bounds, clamp's 1) the composite picks PyTorch's with a `where`.
+"""
+
+
+from .. import api as _ops
+import numpy as np
+
+from ..api.creation_ops import full_like
+from ..creation import _gen, tensor
+from ..tensor import Tensor
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _maybe_inplace(input, out, inplace):
+    return _ops.copy_(input, out) if inplace else out
+
+
+def _float_only(input, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating-point input, got {input.dtype}")
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """`min_val` below min_val, `max_val` above max_val, x between (gradient 1 strictly
+    inside, 0 on and outside the bounds, as PyTorch's)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not input.is_floating_point():     # an int input stays int (bounds truncated)
+        min_val, max_val = int(min_val), int(max_val)
+    inside = (input > min_val) & (input < max_val)
+    out = _ops.where(inside, input, input.clamp(min_val, max_val).detach())
+    return _maybe_inplace(input, out, inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """`min(max(x, 0), 6)` elementwise (hardtanh(x, 0, 6))."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """`relu6(x + 3) / 6`: 0 below -3, 1 above 3, linear between."""
+    _float_only(input, "hardsigmoid")
+    return _maybe_inplace(input, hardtanh(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """`x * relu6(x + 3) / 6` (MobileNetV3's). PyTorch's gradient: 0 below -3, 1 above 3,
+    (2x + 3) / 6 on [-3, 3]."""
+    _float_only(input, "hardswish")
+    mid = input * (input + 3.0) / 6.0
+    out = _ops.where(input < -3.0, input * 0.0, _ops.where(input <= 3.0, mid, input))
+    return _maybe_inplace(input, out, inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """`log(1 + exp(beta * x)) / beta`, and x itself where `beta * x > threshold`."""
+    _float_only(input, "softplus")
+    bx = input * beta
+    big = bx > threshold
+    soft = _ops.log(_ops.exp(_ops.where(big, 0.0, bx)) + 1.0) / beta
+    return _ops.where(big, input, soft)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """`log(sigmoid(x)) = -softplus(-x)`, computed without overflow."""
+    _float_only(input, "log_sigmoid")
+    negative = _ops.where(input < 0.0, input, input * 0.0)
+    return negative - _ops.log(_ops.exp(-input.abs()) + 1.0)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """`x * tanh(softplus(x))`."""
+    return _maybe_inplace(input, input * _ops.tanh(softplus(input)), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`."""
+    _float_only(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    positive = input > 0
+    negative = alpha * (_ops.exp(_ops.where(positive, 0.0, input) / alpha) - 1.0)
+    return _maybe_inplace(input, _ops.where(positive, input, negative), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """`scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))` with SELU's fixed alpha and
+    scale (Klambauer et al.)."""
+    _float_only(input, "selu")
+    positive = input > 0
+    negative = _SELU_ALPHA * (_ops.exp(_ops.where(positive, 0.0, input)) - 1.0)
+    return _maybe_inplace(input, _SELU_SCALE * _ops.where(positive, input, negative), inplace)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The gated linear unit: `a * sigmoid(b)`, a and b the two halves of `input` along
+    `dim` (whose size must be even)."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = input.split(n // 2, d)
+    return a * _ops.sigmoid(b)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """`x / (1 + |x|)`."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """`x - tanh(x)`."""
+    return input - _ops.tanh(input)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """`x - lambd` above lambd, `x + lambd` below -lambd, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = input * 0.0
+    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd,
+                                                                zero))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where `|x| > lambd`, else 0."""
+    return _ops.where((input >= -lambd) & (input <= lambd), input * 0, input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where `x > threshold`, else `value`."""
+    out = _ops.where(input > threshold, input, full_like(input, value))
+    return _maybe_inplace(input, out, inplace)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where positive, else `weight * x`; weight has 1 element or one per channel (dim 1
+    of the input; a 1-D input is its own channel dim)."""
+    if not isinstance(weight, Tensor):
+        raise TypeError("prelu(): argument 'weight' must be Tensor")
+    n = weight.numel()
+    if n != 1:
+        if input.ndim == 0:
+            raise RuntimeError(f"Not allow zero-dim input tensor. Mismatch of parameter "
+                               f"numbers and input channel size. Found parameter numbers = "
+                               f"{n} and channel size = 1.")
+        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        if n != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {n} and channel size = {channels}.")
+        shape = [1] * input.ndim
+        shape[1 if input.ndim >= 2 else 0] = n
+        w = weight.reshape(shape)
+    else:
+        w = weight.reshape(())
+    return _ops.where(input > 0, input, w * input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """The randomized leaky ReLU: x where positive, else x times a slope: drawn uniformly
+    from [lower, upper) per element in training, `(lower + upper) / 2` in eval.
+
+    The training slopes are PyTorch's CPU stream: one double uniform (the low 53 bits of a
+    64-bit draw) per non-positive element, in order, from the default generator, with
+    lower / upper first rounded to the input's precision. Finding those elements reads the
+    input (a sync)."""
+    _float_only(input, "rrelu")
+    if not training:
+        out = _ops.where(input >= 0, input, input * ((lower + upper) / 2.0))
+        return _maybe_inplace(input, out, inplace)
+    values = input.detach().numpy()
+    f64 = values.dtype == np.float64
+    lo, hi = (float(lower), float(upper)) if f64 else \
+        (float(np.float32(lower)), float(np.float32(upper)))
+    negative = values.reshape(-1) <= 0
+    noise = np.ones(values.size, np.float64)
+    noise[negative] = _gen(None).uniform_double(int(negative.sum()), lo, hi)
+    noise = noise.astype(values.dtype).reshape(values.shape)
+    out = input * tensor(noise, dtype=input.dtype)
+    return _maybe_inplace(input, out, inplace)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """`relu` in place."""
+    return _ops.copy_(input, _ops.relu(input))
+
+
+
+# the in-place spellings of torch.nn.functional (each writes its input and returns it)
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """`hardtanh` in place."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+_threshold = threshold
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """`threshold` in place."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """`celu` in place."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """`selu` in place."""
+    return selu(input, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """`rrelu` in place."""
+    return rrelu(input, lower, upper, training, inplace=True)
