@@ -133,15 +133,20 @@ def save(obj: Any, path: str | os.PathLike, metadata: dict[str, str] | None = No
     the header (read back with ``torchic.checkpoint.metadata(path)``).
     """
     arrays, meta = _prepare(obj, metadata)
-    data = _serialize(arrays, meta)
-    if hasattr(path, "write"):
-        path.write(data)
+    write_file(path, _serialize(arrays, meta))
+
+
+def write_file(f: Any, data: bytes) -> None:
+    """`data` into binary file object `f`, or into the file named `f` atomically (a
+    temporary file, then a rename: a failed save never leaves half a checkpoint)."""
+    if hasattr(f, "write"):
+        f.write(data)
         return
-    path = os.fspath(path)
+    path = os.fspath(f)
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

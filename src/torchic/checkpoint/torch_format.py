@@ -42,7 +42,7 @@ from ..dispatcher import DTYPES, ITEMSIZE
 from ..dtypes import DType, dtype_of, to_float32
 from ..nn import Parameter
 from ..tensor import Tensor
-from .safetensors import CheckpointError
+from .safetensors import CheckpointError, write_file
 
 # PyTorch's legacy storage class names, one per dtype code
 STORAGE_OF = {"f32": "FloatStorage", "f64": "DoubleStorage", "f16": "HalfStorage",
@@ -181,19 +181,7 @@ def save(obj: Any, f: Any, pickle_protocol: int = 2) -> None:
         for key, data in writer.storages:
             record(f"data/{key}", data)
         record("version", b"3\n")
-    payload = out.getvalue()
-    if hasattr(f, "write"):
-        f.write(payload)
-        return
-    path = os.fspath(f)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_file(f, out.getvalue())
 
 
 # ---------------------------------------------------------------------------------

@@ -23,10 +23,18 @@ from ..api.creation_ops import full_like, zeros_like
 from .optimizer import Optimizer, checked_lr
 
 
-def _check(name: str, value: float, low: float = 0.0, high: float | None = None,
-           what: str = "") -> None:
+def _check(name: str, value: float, low: float = 0.0, high: float | None = None) -> None:
+    """ValueError naming `name` (PyTorch's message) unless low <= value (< high)."""
     if value < low or (high is not None and value >= high):
-        raise ValueError(f"Invalid {what or name} value: {value}")
+        raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _check_adam_like(eps: float, betas: tuple[float, float], weight_decay: float) -> None:
+    """PyTorch's argument checks of the Adam family: eps >= 0, betas in [0, 1), decay >= 0."""
+    _check("epsilon", eps)
+    for i, beta in enumerate(betas):
+        _check(f"beta parameter at index {i}", beta, 0.0, 1.0)
+    _check("weight_decay", weight_decay)
 
 
 class PerParameter(Optimizer):
@@ -89,10 +97,7 @@ class Adamax(PerParameter):
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        _check("epsilon", eps)
-        _check("beta parameter at index 0", betas[0], 0.0, 1.0, "beta parameter at index 0")
-        _check("beta parameter at index 1", betas[1], 0.0, 1.0, "beta parameter at index 1")
-        _check("weight_decay", weight_decay)
+        _check_adam_like(eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay), foreach=foreach,
                          maximize=maximize, differentiable=differentiable,
@@ -131,10 +136,7 @@ class NAdam(PerParameter):
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _check("epsilon", eps)
-        _check("beta parameter at index 0", betas[0], 0.0, 1.0, "beta parameter at index 0")
-        _check("beta parameter at index 1", betas[1], 0.0, 1.0, "beta parameter at index 1")
-        _check("weight_decay", weight_decay)
+        _check_adam_like(eps, betas, weight_decay)
         _check("momentum_decay", momentum_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
@@ -190,10 +192,7 @@ class RAdam(PerParameter):
                  weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
-        _check("epsilon", eps)
-        _check("beta parameter at index 0", betas[0], 0.0, 1.0, "beta parameter at index 0")
-        _check("beta parameter at index 1", betas[1], 0.0, 1.0, "beta parameter at index 1")
-        _check("weight_decay", weight_decay)
+        _check_adam_like(eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay),

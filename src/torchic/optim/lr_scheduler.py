@@ -544,7 +544,25 @@ class ReduceLROnPlateau(LRScheduler):
         return self.cooldown_counter > 0
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A scheduler made of others (SequentialLR, ChainedScheduler): its state holds theirs."""
+
+    _schedulers: list[LRScheduler]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer",
+                                                                     "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        for s, sd in zip(self._schedulers, state.pop("_schedulers")):
+            s.load_state_dict(sd)
+        self.__dict__.update(state)
+
+
+class SequentialLR(_Composite):
     """Hand the optimizer from one scheduler to the next at each milestone epoch."""
 
     def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler],
@@ -581,20 +599,9 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer",
-                                                                     "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        for s, sd in zip(self._schedulers, state.pop("_schedulers")):
-            s.load_state_dict(sd)
-        self.__dict__.update(state)
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step every scheduler of the list at each step (their factors multiply)."""
 
     def __init__(self, schedulers: Sequence[LRScheduler],
@@ -615,17 +622,6 @@ class ChainedScheduler(LRScheduler):
             s.step()
         self._last_lr = self._lrs()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer",
-                                                                     "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        for s, sd in zip(self._schedulers, state.pop("_schedulers")):
-            s.load_state_dict(sd)
-        self.__dict__.update(state)
 
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
