@@ -28,7 +28,7 @@ LAYERS = [
     ["generator"],
     ["creation"],
     ["random_fills", "grad_mode", "legacy_types"],
-    ["autograd.grad_sum"],
+    ["autograd.grad_sum", "autograd.variable"],
     ["autograd.hooks"],
     ["autograd.engine"],
     ["autograd.function"],
