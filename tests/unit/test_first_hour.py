@@ -37,3 +37,47 @@ def test_comparisons_do_not_warn_on_inf_and_nan():
         warnings.simplefilter("error")
         assert checks._worst(got, ref) == np.inf
         assert checks._worst(got[:4], ref[:4]) == 0.0
+
+
+def _python(code, **env_extra):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    env.pop("TORCHIC_BACKEND", None)
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_default_backend_is_said_once_with_the_reason():
+    code = ("import torchic; torchic.tensor([1.0]).sum().item(); torchic.init(); "
+            "torchic.init(); from torchic import dispatcher; print(dispatcher.current_backend_name())")
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("torchic: using the ")]
+    assert len(said) == 1, proc.stderr
+    chosen = proc.stdout.split()[-1]
+    assert f"using the {chosen} backend (" in said[0]
+    assert "TORCHIC_BACKEND" in said[0] and "init(backend=...)" in said[0]
+
+
+def test_a_chosen_backend_is_not_announced():
+    proc = _python("import torchic; torchic.init('workers'); torchic.tensor([1.0]).item()")
+    assert proc.returncode == 0 and "torchic: using" not in proc.stderr, proc.stderr
+    proc = _python("import torchic; torchic.tensor([1.0]).item()", TORCHIC_BACKEND="workers")
+    assert proc.returncode == 0 and "torchic: using" not in proc.stderr, proc.stderr
+
+
+def test_installed_without_a_crate_the_remedies_work_outside_a_checkout(monkeypatch, tmp_path):
+    import pytest
+
+    from torchic.backends.simd import build, native
+    monkeypatch.setattr(native, "PACKAGE_DIR", tmp_path / "lib" / "site-packages" / "torchic" / "x")
+    assert not native.in_checkout()
+    remedy = native.how_to_get_it()
+    assert "pip install -e" not in remedy and "--no-binary torchic" in remedy
+    monkeypatch.setattr(build, "crate_dir", lambda root=None: tmp_path / "kernels")
+    with pytest.raises(RuntimeError) as err:
+        build.build()
+    assert "not a source checkout" in str(err.value) and "--no-binary" in str(err.value)
