@@ -443,11 +443,13 @@ def _print_next_steps(prog, ckpt):
     """What a newcomer can do after the first run."""
     cmd = prog if prog.startswith("python") else f"python {prog}"
     print("\nnext:")
-    if ckpt:
-        print(f"  sample again from the saved model:  {cmd} --sample-only {ckpt}")
-    print(f"  train on your own list (one per line): {cmd} --data names.txt")
-    print(f"  save elsewhere:                       {cmd} --out DIR")
-    print("  the interactive page:                 python -m torchic serve")
+    steps = ([("sample again from the saved model", f"{cmd} --sample-only {ckpt}")] if ckpt
+             else [])
+    steps += [("train on your own list, one a line", f"{cmd} --data names.txt"),
+              ("save the model and plot elsewhere", f"{cmd} --out DIR"),
+              ("the interactive page", "python -m torchic serve")]
+    for what, how in steps:
+        print(f"  {what + ':':<36}{how}")
 
 
 def _print_samples(names):
