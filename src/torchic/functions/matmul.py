@@ -2,7 +2,7 @@
 
 from .. import raw
 from ..autograd import Function
-from ..shape import numel
+from ..shape import ShapeError, numel
 from .common import require_float, reshape_raw, sum_to_shape
 
 
@@ -21,7 +21,7 @@ class MatMul(Function):
         if a._dtype not in _FLOATS:
             require_float(a, b, op="matmul")     # (raises, naming the dtype)
         if a.shape[-1] != b.shape[-2]:
-            raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
+            raise ShapeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
                              f"multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")
         return raw.matmul(a, b)
 
