@@ -81,3 +81,29 @@ def test_installed_without_a_crate_the_remedies_work_outside_a_checkout(monkeypa
     with pytest.raises(RuntimeError) as err:
         build.build()
     assert "not a source checkout" in str(err.value) and "--no-binary" in str(err.value)
+
+
+def test_info_is_a_readable_summary_and_json_has_every_detail():
+    import json
+    import subprocess
+    import sys
+
+    from torchic import __main__ as cli
+    d = {"isa": "avx2", "l1d": {"size": 32768, "ways": 8}, "l3": {"size": 33554432}}
+    d.update({f"knob{i}": i * 1000 for i in range(30)})
+    short = cli._readable(d, 80)
+    assert short.startswith("isa avx2, l1d 32 KiB, l3 32 MiB, knob0 0") and short.endswith(" ...")
+    assert len(short) <= 80 and "{" not in short
+    adapter = "gpu (Vulkan): max buffer 1; features: " + ", ".join(f"f{i}" for i in range(50))
+    assert cli._readable(adapter, 80) == "gpu (Vulkan): max buffer 1; 50 features"
+
+    proc = _python("import sys; from torchic.__main__ import main; sys.exit(main(['info']))")
+    assert proc.returncode == 0, proc.stderr
+    assert all(len(line) <= cli.INFO_WIDTH for line in proc.stdout.splitlines()), proc.stdout
+    assert "{'" not in proc.stdout and "[workers] available" in proc.stdout
+    full = subprocess.run([sys.executable, "-m", "torchic", "info", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    report = json.loads(full.stdout)
+    assert set(report["backends"]) >= {"workers"}
+    if "--json` prints every detail" not in proc.stdout:
+        assert len(full.stdout) < 2000      # nothing was shortened: a short report
