@@ -107,3 +107,35 @@ def test_info_is_a_readable_summary_and_json_has_every_detail():
     assert set(report["backends"]) >= {"workers"}
     if "--json` prints every detail" not in proc.stdout:
         assert len(full.stdout) < 2000      # nothing was shortened: a short report
+
+
+def _doc_modules():
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from check_docstrings import MODULES
+    return MODULES
+
+
+def test_every_documented_package_is_in_the_sidebar_and_examples_stay_code():
+    import importlib
+    modules = _doc_modules()
+    for m in modules:   # a documented module's parent package is documented too (the sidebar)
+        parent = m.rsplit(".", 1)[0]
+        assert "." not in m or parent in modules, f"{parent} (parent of {m}) is not documented"
+    for m in modules:
+        try:
+            doc = importlib.import_module(m).__doc__ or ""
+        except ImportError:
+            continue
+        rest = [ln for ln in doc.splitlines()[1:] if ln.strip()]
+        # only indented lines after the summary: cleandoc strips the indent, code turns prose
+        assert not rest or min(len(ln) - len(ln.lstrip()) for ln in rest) == 0, m
+
+
+def test_nn_page_renders_its_example_as_code():
+    import pytest
+    pdoc = pytest.importorskip("pdoc")
+    pdoc.render.configure(docformat="google", show_source=False)
+    html = pdoc.pdoc("torchic.nn")
+    code = [block for block in html.split("<pre>")[1:] if "MLP" in block.split("</pre>")[0]]
+    assert code and "forward" in code[0].split("</pre>")[0], "the MLP example is not code"

@@ -30,10 +30,29 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x @ weight.T + bias; weight (out_features, in_features).
+    """Applies an affine map to the last dimension: `y = x @ weight.T + bias`.
 
-    Initialized like PyTorch: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in))
+    Initialized like PyTorch: weight and bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features))
     (kaiming_uniform_ with a=sqrt(5)).
+
+    Args:
+        in_features: size of each input sample (the last dimension of the input).
+        out_features: size of each output sample.
+        bias: if False, the layer learns no additive bias. Default: True.
+
+    Shape:
+        - Input: `(*, in_features)`, any number of leading dimensions.
+        - Output: `(*, out_features)`.
+
+    Attributes:
+        weight: the learnable weights, `(out_features, in_features)`.
+        bias: the learnable bias, `(out_features,)`, or None.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.Linear(20, 30)
+        >>> list(m(torch.randn(128, 20)).shape)
+        [128, 30]
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
@@ -63,7 +82,27 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table: integer indices of any shape -> rows of weight (num, dim) ~ N(0, 1)."""
+    """A lookup table: integer indices of any shape select rows of `weight`.
+
+    The weight is initialized from N(0, 1), as PyTorch's.
+
+    Args:
+        num_embeddings: how many rows the table has (indices run over 0 .. num_embeddings - 1).
+        embedding_dim: the size of each row.
+
+    Shape:
+        - Input: `(*)`, integer indices of any shape.
+        - Output: `(*, embedding_dim)`.
+
+    Attributes:
+        weight: the learnable table, `(num_embeddings, embedding_dim)`.
+
+    Example:
+        >>> import torchic as torch
+        >>> emb = torch.nn.Embedding(10, 3)
+        >>> list(emb(torch.tensor([[1, 2, 4], [4, 3, 9]])).shape)
+        [2, 3, 3]
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int,
                  _weight: Tensor | None = None) -> None:
@@ -101,7 +140,17 @@ class Embedding(Module):
 
 
 class ReLU(Module):
-    """`max(x, 0)` elementwise (`F.relu`)."""
+    """`max(x, 0)` elementwise (`F.relu`).
+
+    Shape:
+        - Input: `(*)`, any shape.
+        - Output: `(*)`, the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> torch.nn.ReLU()(torch.tensor([-1.0, 0.0, 2.0]))
+        tensor([0., 0., 2.])
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input)
@@ -158,7 +207,25 @@ class Flatten(Module):
 
 
 class Dropout(Module):
-    """Zero elements with probability p in training mode (scaling by 1/(1-p)); identity in eval."""
+    """In training mode, zeroes each element with probability `p` and scales the others by
+    `1 / (1 - p)`; in eval mode (`model.eval()`), returns the input unchanged.
+
+    Args:
+        p: the probability of an element being zeroed. Default: 0.5.
+        inplace: accepted for PyTorch's signature. Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape.
+        - Output: `(*)`, the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.Dropout(p=0.2)
+        >>> list(m(torch.randn(20, 16)).shape)
+        [20, 16]
+        >>> m.eval()(torch.ones(3))
+        tensor([1., 1., 1.])
+    """
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -175,7 +242,26 @@ class Dropout(Module):
 
 
 class LayerNorm(Module):
-    """Normalize over the trailing normalized_shape dims; weight = 1, bias = 0 initially."""
+    """Layer normalization: normalizes over the trailing `normalized_shape` dimensions to
+    mean 0 and variance 1 (biased), then scales by `weight` and shifts by `bias`.
+
+    Args:
+        normalized_shape: the trailing shape to normalize over (an int: the last dimension).
+        eps: added to the variance for numerical stability. Default: 1e-5.
+        elementwise_affine: if True, learnable `weight` (initially ones) and `bias`
+            (initially zeros) of shape `normalized_shape`. Default: True.
+        bias: if False (with elementwise_affine), no bias is learned. Default: True.
+
+    Shape:
+        - Input: `(N, *)`, ending in `normalized_shape`.
+        - Output: `(N, *)`, the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.LayerNorm(3)
+        >>> m(torch.tensor([[1.0, 2.0, 3.0]]))
+        tensor([[-1.2247,  0.0000,  1.2247]], grad_fn=<LayerNormBackward>)
+    """
 
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True) -> None:
@@ -218,6 +304,25 @@ class BatchNorm1d(Module):
     average). eval(): normalize with the running statistics. Buffers
     running_mean, running_var and num_batches_tracked (int64, as PyTorch) are saved in
     state_dict().
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance for numerical stability. Default: 1e-5.
+        momentum: the running statistics' update factor (None: a cumulative average).
+            Default: 0.1.
+        affine: if True, learnable `weight` (ones) and `bias` (zeros) of shape (C,).
+            Default: True.
+        track_running_stats: if True, keep running statistics for eval mode. Default: True.
+
+    Shape:
+        - Input: `(N, C)` or `(N, C, L)`.
+        - Output: the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.BatchNorm1d(4)
+        >>> list(m(torch.randn(8, 4)).shape)
+        [8, 4]
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
@@ -279,8 +384,30 @@ class BatchNorm1d(Module):
 
 
 class CrossEntropyLoss(Module):
-    """PyTorch's signature; class weights (and the deprecated size_average / reduce) are
-    not supported, as in F.cross_entropy."""
+    """The cross-entropy between logits `input` and class-index `target`: the negative log of
+    the softmax probability of the target class, averaged over the batch by default.
+
+    PyTorch's signature; class weights (and the deprecated size_average / reduce) are
+    not supported, as in F.cross_entropy.
+
+    Args:
+        ignore_index: targets equal to it add nothing (and do not count in the mean).
+            Default: -100.
+        reduction: `"mean"`, `"sum"` or `"none"` (one loss per sample). Default: `"mean"`.
+        label_smoothing: in [0, 1]: the target is mixed with a uniform distribution over the
+            classes by this amount. Default: 0.0.
+
+    Shape:
+        - Input: `(N, C)` logits (or `(C,)`, or `(N, C, d1, ...)`).
+        - Target: `(N,)` int64 class indices in [0, C) (or `()`, or `(N, d1, ...)`).
+        - Output: a scalar, or the target's shape with `reduction="none"`.
+
+    Example:
+        >>> import torchic as torch
+        >>> loss = torch.nn.CrossEntropyLoss()
+        >>> loss(torch.zeros(2, 4), torch.tensor([0, 3]))
+        tensor(1.3863)
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
                  ignore_index: int = -100, reduce: bool | None = None,
@@ -303,8 +430,21 @@ class CrossEntropyLoss(Module):
 
 
 class MSELoss(Module):
-    """The mean squared error `F.mse_loss(input, target, reduction)`: `"mean"` (default),
-    `"sum"` or `"none"`."""
+    """The mean squared error between `input` and `target` (`F.mse_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the elementwise squared errors).
+
+    Shape:
+        - Input: `(*)`, any shape.
+        - Target: `(*)`, the input's shape.
+        - Output: a scalar, or the input's shape with `reduction="none"`.
+
+    Example:
+        >>> import torchic as torch
+        >>> torch.nn.MSELoss()(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+        tensor(2.)
+    """
 
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
