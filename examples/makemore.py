@@ -99,4 +99,4 @@ if __name__ == "__main__":
     if "--ddp" in argv:
         argv.remove("--ddp")
         sys.exit(ddp_main(argv))
-    sys.exit(demo.main(argv, prog="makemore.py", steps=demo.CLASSIC_STEPS, out="."))
+    sys.exit(demo.main(argv, prog="makemore.py", steps=demo.CLASSIC_STEPS, out=".", ddp=True))

@@ -11,7 +11,7 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--backend", default=None, help="workers | simd | webgpu")
 args = parser.parse_args()
 
-torchic.init(backend=args.backend)          # starts the backend (default: workers)
+torchic.init(backend=args.backend)  # default: $TORCHIC_BACKEND, else simd if built, else workers
 torchic.manual_seed(0)                      # same numbers on every backend
 
 # create tensors

@@ -16,7 +16,7 @@ import sys
 
 MODULES = ["torchic", "torchic.nn", "torchic.nn.functional", "torchic.nn.init",
            "torchic.nn.utils", "torchic.nn.parallel", "torchic.optim", "torchic.optim.lr_scheduler",
-           "torchic.utils.data", "torchic.utils.tensorboard", "torchic.cuda", "torchic.distributed", "torchic.testing"]
+           "torchic.utils", "torchic.utils.data", "torchic.utils.tensorboard", "torchic.cuda", "torchic.distributed", "torchic.testing"]
 
 
 def _public_names(module):

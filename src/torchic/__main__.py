@@ -11,6 +11,7 @@ import importlib
 import json
 import platform
 import sys
+import textwrap
 
 
 from . import __version__
@@ -27,7 +28,8 @@ DELEGATED = {
 
 
 def _add_info_arguments(parser):
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--json", action="store_true",
+                        help="print every detail as JSON (the default is a short summary)")
 
 
 def build_parser():
@@ -74,6 +76,7 @@ def _info(args):
         return 0
     print(f"torchic {report['torchic']}  python {report['python']}  numpy {report['numpy']}  "
           f"({report['machine']})")
+    shortened = False
     for name, entry in report["backends"].items():
         state = "available" if entry["available"] else "unavailable"
         print(f"\n[{name}] {state}")
@@ -83,10 +86,50 @@ def _info(args):
             if isinstance(value, list):
                 print(f"  {key}:")
                 for item in value:
-                    print(f"    - {item}")
+                    text = _readable(item, INFO_WIDTH - 6)
+                    shortened |= text.replace("\n      ", " ") != str(item)
+                    print(f"    - {text}")
             else:
-                print(f"  {key}: {value}")
+                text = _readable(value, INFO_WIDTH - 4 - len(key))
+                shortened |= text.replace("\n      ", " ") != str(value)
+                print(f"  {key}: {text}")
+    if shortened:
+        print(f"\n(a summary: `{PROG} info --json` prints every detail)")
     return 0
+
+
+INFO_WIDTH = 100     # the summary's lines stay within this many columns
+
+
+def _size(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % (scale // 4) == 0:
+            return f"{n / scale:g} {unit}"
+    return f"{n} B"
+
+
+def _readable(value, width):
+    """One line of at most `width` characters: a dict as `key value` pairs (cache levels by
+    their size), a long text with its feature list counted, anything cut at a field boundary."""
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            if isinstance(v, dict) and isinstance(v.get("size"), int):
+                parts.append(f"{k} {_size(v['size'])}")
+            elif not isinstance(v, (dict, list)):
+                parts.append(f"{k} {v}")
+        text, sep = ", ".join(parts), ", "
+    else:   # a text: the feature list counted, then wrapped under its key
+        text = str(value)
+        head, found, features = text.partition("; features: ")
+        if found:
+            text = f"{head}; {len(features.split(', '))} features"
+        return "\n      ".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+    if len(text) <= width:
+        return text
+    more = " ..."
+    cut = text.rfind(sep, 0, width - len(more))
+    return (text[:cut] if cut > 0 else text[:width - len(more)]) + more
 
 
 def main(argv=None):

@@ -43,6 +43,7 @@ except ImportError:
 # the default when it is built, is faster (docs/RESULTS-makemore.md).
 DEMO_STEPS = 50_000
 CLASSIC_STEPS = 200_000
+DEMO_OUT = "torchic-demo"     # where `python -m torchic demo` saves its model (under the cwd)
 
 
 # ---------------------------------------------------------------------------------------
@@ -315,8 +316,8 @@ def plot_losses(losses, path, title="makemore training loss"):
 # ---------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------
-def build_parser(prog: str | None = None, steps: int = DEMO_STEPS, out: str | None = None
-                 ) -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None, steps: int = DEMO_STEPS, out: str | None = DEMO_OUT,
+                 ddp: bool = False) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog or "python -m torchic demo", description="Train a character-level MLP (makemore) and sample names.")
     p.add_argument("--data", metavar="FILE",
@@ -346,6 +347,11 @@ def build_parser(prog: str | None = None, steps: int = DEMO_STEPS, out: str | No
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--sample-only", metavar="CKPT",
                    help="load a checkpoint written by an earlier run and only sample")
+    if ddp:   # examples/makemore.py: handled there, listed here so that --help shows it
+        p.add_argument("--ddp", action="store_true",
+                       help="data-parallel training over the processes mpiexec starts "
+                            "(mpiexec -n 2 python examples/makemore.py --ddp; needs the "
+                            "distributed extra)")
     return p
 
 
@@ -362,9 +368,9 @@ def _input_error(parser, option, exc):
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None, steps: int = DEMO_STEPS,
-         out: str | None = None) -> int:
+         out: str | None = DEMO_OUT, ddp: bool = False) -> int:
     """Command-line entry point (``python -m torchic demo`` and examples/makemore.py)."""
-    parser = build_parser(prog, steps, out)
+    parser = build_parser(prog, steps, out, ddp)
     args = parser.parse_args(argv)
     _positive(parser, args, "steps", "batch", "context", "emb", "hidden", "samples", "threads")
     try:
@@ -423,13 +429,27 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None, steps: i
         ckpt = os.path.join(args.out, "makemore.safetensors")
         save_model(model, itos, ckpt, {"steps": str(args.steps),
                                        **{f"{k}_loss": f"{v:.6f}" for k, v in results.items()}})
-        print(f"checkpoint: {ckpt} (sample again with --sample-only {ckpt})")
+        print(f"checkpoint: {ckpt} (in {os.path.abspath(args.out)})")
         if not args.no_plot:
             png = os.path.join(args.out, "makemore-loss.png")
             if plot_losses(losses, png, f"makemore: {args.steps:,} steps, val loss "
                                         f"{results['val']:.4f}"):
                 print(f"loss curve: {png}")
+    _print_next_steps(parser.prog, ckpt if args.out else None)
     return 0
+
+
+def _print_next_steps(prog, ckpt):
+    """What a newcomer can do after the first run."""
+    cmd = prog if prog.startswith("python") else f"python {prog}"
+    print("\nnext:")
+    steps = ([("sample again from the saved model", f"{cmd} --sample-only {ckpt}")] if ckpt
+             else [])
+    steps += [("train on your own list, one a line", f"{cmd} --data names.txt"),
+              ("save the model and plot elsewhere", f"{cmd} --out DIR"),
+              ("the interactive page", "python -m torchic serve")]
+    for what, how in steps:
+        print(f"  {what + ':':<36}{how}")
 
 
 def _print_samples(names):

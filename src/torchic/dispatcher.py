@@ -320,6 +320,25 @@ _runtime_lock = threading.Lock()
 DEFAULT_HEAP_CAP = 8 << 30
 
 
+_said_choice = False
+
+
+def _chosen_backend():
+    """The fastest backend built here; says once per process (on stderr) which and why."""
+    global _said_choice
+    name = next(n for n in ("simd", "workers") if n in _BACKENDS and _BACKENDS[n].available()[0])
+    if not _said_choice:
+        _said_choice = True
+        if name == "simd":
+            why = "the fastest built here"
+        else:
+            why = "the simd backend is not available: " + str(_BACKENDS["simd"].available()[1]
+                                                              if "simd" in _BACKENDS else "")
+        print(f"torchic: using the {name} backend ({why}; set TORCHIC_BACKEND or "
+              f"init(backend=...) to choose)", file=sys.stderr)
+    return name
+
+
 def init(backend: str | None = None, threads: int | None = None, heap_cap: int | None = None,
          sync: bool | None = None, **options: object) -> Runtime:
     """Start (or switch to) a backend. Tensors of the previous runtime become unusable.
@@ -339,8 +358,7 @@ def _init(backend, threads, heap_cap, sync, options, replace):
     """init; with replace=False the current runtime is kept if another thread made one
     meanwhile (runtime()'s first use on two threads: both must get the same runtime)."""
     global _runtime
-    name = backend or os.environ.get("TORCHIC_BACKEND") or next(   # the fastest available
-        n for n in ("simd", "workers") if n in _BACKENDS and _BACKENDS[n].available()[0])
+    name = backend or os.environ.get("TORCHIC_BACKEND") or _chosen_backend()
     if not isinstance(name, str):
         raise TypeError(f"backend must be a string, got {type(name).__name__}")
     cls = backend_class(name)

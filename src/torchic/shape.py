@@ -14,6 +14,12 @@ from typing import NamedTuple
 import numpy as np
 
 
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that do not fit (broadcasting, matmul, view / reshape, expand, cat): PyTorch
+    raises RuntimeError for these, so ``except RuntimeError`` catches it as it does PyTorch's;
+    it stays a ValueError for code written against torchic's earlier class."""
+
+
 def numel(shape):
     return math.prod(shape)
 
@@ -102,7 +108,7 @@ def broadcast_shapes(*shapes):
                 d = s[i]
                 if d != 1:
                     if size != 1 and d != size:
-                        raise ValueError(
+                        raise ShapeError(
                             "shapes " + " and ".join(str(tuple(x)) for x in shapes)
                             + f" cannot be broadcast together (dimension {i}: {size} vs {d})")
                     size = d
@@ -120,7 +126,7 @@ def broadcast_strides(shape, strides, target):
         elif d == 1:
             out.append(0)
         else:
-            raise ValueError(f"cannot expand shape {tuple(shape)} to {tuple(target)}")
+            raise ShapeError(f"cannot expand shape {tuple(shape)} to {tuple(target)}")
     return tuple(out)
 
 
@@ -186,10 +192,10 @@ def infer_shape(shape, total):
             raise ValueError(f"invalid shape {shape}: negative dimension")
     if unknown >= 0:
         if known == 0 or total % known:
-            raise ValueError(f"shape {shape} is invalid for input of size {total}")
+            raise ShapeError(f"shape {shape} is invalid for input of size {total}")
         return shape[:unknown] + (total // known,) + shape[unknown + 1:]
     if known != total:
-        raise ValueError(f"shape {shape} is invalid for input of size {total}")
+        raise ShapeError(f"shape {shape} is invalid for input of size {total}")
     return shape
 
 

@@ -22,6 +22,7 @@ from .dispatcher import FLOAT_CODES, INT_CODES
 from .dtypes import DType, default_float, dtype_of
 from .shape import is_contiguous, normalize_axis, numel
 from .size import Size
+from .tensor_str import tensor_repr
 
 # C++ type names PyTorch's messages use
 _C_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short",
@@ -383,10 +384,8 @@ class Tensor(_Methods):
         if self._storage.block is None:
             return "tensor(<disposed>)"
         a = self._read()
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, formatter=_repr_formatter(a))
         extras = []
-        if a.size == 0:
+        if a.size == 0 and a.ndim != 1:      # PyTorch: the shape unless it is (0,)
             extras.append(f"size={tuple(self.shape)}")
         if self._dtype not in ("i64", "b8", default_float()):     # PyTorch omits these
             extras.append(f"dtype={self.dtype}")
@@ -394,7 +393,7 @@ class Tensor(_Methods):
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        return tensor_repr(a, extras)
 
     def __hash__(self):
         return id(self)
@@ -406,17 +405,4 @@ class Tensor(_Methods):
 
     # pickle / copy.copy / copy.deepcopy (__reduce_ex__, __copy__, __deepcopy__) and DLPack
     # are methods.py's: they make tensors through creation, a layer above this one
-
-
-def _repr_formatter(a):
-    """PyTorch's look: `1.` for whole numbers, four decimals otherwise."""
-    if a.dtype.kind != "f":
-        return None
-    finite = a[np.isfinite(a)].astype(np.float64)
-    if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
-        return {"float": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
-    if finite.size and (np.abs(finite).max() >= 1e8 or
-                        np.abs(finite[finite != 0]).min(initial=1) < 1e-4):
-        return {"float": lambda v: f"{v:.4e}"}
-    return {"float": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
 

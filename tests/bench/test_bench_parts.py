@@ -239,3 +239,20 @@ def test_openblas_tuning_is_removed_for_the_rerun_and_reported():
                                               env[machine.OPENBLAS_UNSET_MARK]}})
     assert "OPENBLAS_CORETYPE=Haswell in the environment, unset for this run" in text
     assert machine.without_openblas_tuning({"PATH": "/bin"}) == (None, {})
+
+
+def test_unreliable_cells_give_no_ratio_and_quick_mode_no_verdicts():
+    res = _results()
+    res["records"][0]["suspect"] = "3.0x slower with 2 threads than with 1"
+    res["targets"] = targets.evaluate(res["records"], _impls("workers", "numpy"), False)
+    headers, rows, _ = report.suite_table(res, "matmul")
+    cell = rows[0][headers.index("workers vs numpy")]
+    assert cell.startswith("- (unreliable: 3.0x slower") and "0.25x" not in cell
+    text = report.terminal_report(res)
+    assert "0.25x" not in text
+    assert "targets (ratios from this run)" in text
+    res["quick"] = True
+    text = report.terminal_report(res)
+    assert "targets (ratios" not in text and "PASS" not in text and "FAIL" not in text
+    assert "not judged in --quick mode" in text
+    assert "Targets" not in report.markdown_report(res)

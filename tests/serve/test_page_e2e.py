@@ -435,3 +435,31 @@ def test_run_all_tests_summary_matrix_links_to_failing_rows(page, server):
     assert flashed.first.is_visible()
     box, view = flashed.first.bounding_box(), page.viewport_size
     assert 0 <= box["y"] <= view["height"], box          # scrolled to
+
+
+# -- issue 44: a newcomer reads the page -------------------------------------------------------
+OKABE_ITO_AND_TOL = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+                     "#332288", "#117733", "#882255", "#999933", "#AA4499"}
+
+
+def test_run_buttons_say_what_they_do_and_titles_are_not_repeated(page):
+    for c in page.locator(".suite").all():
+        assert "selected" in c.locator("button.run").get_attribute("title")
+        assert "every value" in c.locator("button.run-all").get_attribute("title")
+        head = c.locator("h3")
+        title = head.inner_text().lower().replace(" ", "")
+        for code in head.locator("code").all_inner_texts():   # a subtitle that adds something
+            assert code.split(".")[-1].lower() not in title.replace(code.lower(), ""), title
+
+
+def test_plot_series_have_safe_colours_and_their_own_markers(page):
+    c = run_and_wait(page, "toy.plot", button="button.run-all")
+    series = c.locator("g.plot-series").evaluate_all(
+        "els => els.map(e => [e.dataset.series, e.dataset.color, e.dataset.marker])")
+    assert len(series) == 2
+    assert {s[1] for s in series} <= OKABE_ITO_AND_TOL, series
+    assert len({s[2] for s in series}) == 2, series             # a marker each
+    assert c.locator("g.plot-series .plot-marker").count() >= 4  # the square series' points
+    assert c.locator("polyline[stroke-dasharray]").count() == 2
+    markers = c.locator("ul.plot-legend li").evaluate_all("els => els.map(e => e.dataset.marker)")
+    assert sorted(markers) == sorted(s[2] for s in series)

@@ -15,6 +15,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "src" / "torchic"
 
 # bottom-up; modules on one line form one layer (they may not import each other either)
 LAYERS = [
+    ["tensor_str"],   # issue 44: reprs laid out as PyTorch's (NumPy only)
     ["shape", "ops", "interrupts", "size"],
     ["allocator"],
     ["backend"],

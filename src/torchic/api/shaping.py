@@ -9,6 +9,7 @@ from ..formats import check_memory_format
 from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_operand
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
+from ..shape import ShapeError   # issue 44: shape errors are RuntimeErrors too
 from ..tensor import Tensor
 from .elementwise import promote
 from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
@@ -223,7 +224,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for t in tensors:
         if t.ndim != ref.ndim or builtins.any(
                 i != d and x != y for i, (x, y) in enumerate(zip(t.shape, ref.shape))):
-            raise ValueError(f"cat: shapes {[list(t.shape) for t in tensors]} differ outside "
+            raise ShapeError(f"cat: shapes {[list(t.shape) for t in tensors]} differ outside "
                              f"dim {d}")
     if builtins.any(t._dtype != ref._dtype for t in tensors):
         tensors, _ = promote(*tensors)

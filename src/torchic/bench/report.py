@@ -106,8 +106,11 @@ def suite_table(results, suite):
             row.append(_cell(rec(*k, n)))
         for x, r in pairs:
             a, b = rec(*k, x), rec(*k, r)
+            shaky = [r.get("suspect") for r in (a, b) if r is not None and r.get("suspect")]
             if _value(a) is None or _value(b) is None:
                 row.append("")
+            elif shaky:        # an unreliable figure gives no ratio: a dash and the reason
+                row.append(f"- (unreliable: {shaky[0]})")
             else:
                 row.append(f"{b['median_s'] / a['median_s']:.2f}x")
         rows.append(row)
@@ -178,7 +181,8 @@ def targets_table(results):
             ref = f"{t['ref']} {fmt(t['ref_value'])} {unit}"
         else:
             ref = t["ref"] or "(absolute)"
-        ratio = "" if t.get("ratio") is None else (
+        ratio = "" if t.get("ratio") is None else "- (unreliable)" if "suspect: " in t.get(
+            "note", "") else (
             f"{t['ratio']:.2f}x" if t["ref"] else fmt(t["ratio"]) + f" {unit}")
         if t["goal"] is None:
             goal = "-"
@@ -244,8 +248,10 @@ def terminal_report(results):
             out += ["", f"{SUITE_TITLES[suite]}  [{UNIT_NOTES.get(metric, metric)}]",
                     render_text(headers, rows)]
     headers, rows = targets_table(results)
-    if rows:
+    if rows and not results.get("quick"):   # quick mode: toy sizes measure, they judge nothing
         out += ["", "targets (ratios from this run)", render_text(headers, rows)]
+    elif rows:
+        out += ["", "targets: not judged in --quick mode (toy sizes); run without --quick"]
     if results.get("notes"):
         out += ["", "notes:"] + [f"  - {n}" for n in results["notes"]]
     return "\n".join(out)
@@ -309,7 +315,7 @@ def markdown_report(results, image_prefix="", heading="##", plots=None, compact=
         out.append("- **Not run:** " + "; ".join(skipped))
     out += ["", HOW_TO_READ, ""]
     headers, rows = targets_table(results)
-    if rows:
+    if rows and not results.get("quick"):
         out += [f"{h3} Targets", "",
                 "The backend issues' goals, computed from the figures below (ratio = torchic / "
                 "reference in the row's unit).", "", render_markdown(headers, rows), ""]

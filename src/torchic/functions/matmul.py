@@ -2,7 +2,7 @@
 
 from .. import raw
 from ..autograd import Primitive, create_graph_on
-from ..shape import numel
+from ..shape import ShapeError, numel
 from .common import as_strided, reshape_raw, sum_to_shape
 
 
@@ -55,8 +55,8 @@ class MatMul(Primitive):
             raise NotImplementedError(f"matmul is not implemented for {a.dtype} (PyTorch's "
                                       f"\"addmm_impl_cpu_\" not implemented for 'Bool')")
         if a.shape[-1] != b.shape[-2]:
-            raise RuntimeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot "
-                               f"be multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")
+            raise ShapeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
+                             f"multiplied ({a.shape[-1]} columns vs {b.shape[-2]} rows)")
         if a._dtype in _INTS:
             return int_matmul(a, b)
         return raw.matmul(a, b)

@@ -1,16 +1,20 @@
 """torchic.nn: modules, parameters, layer functions and initializers (PyTorch spellings).
 
-    import torchic.nn as nn
-    import torchic.nn.functional as F
+A model is a `Module` subclass whose layers are attributes and whose `forward` uses them:
 
-    class MLP(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1 = nn.Linear(30, 200)
-            self.fc2 = nn.Linear(200, 27)
+```python
+import torchic.nn as nn
+import torchic.nn.functional as F
 
-        def forward(self, x):
-            return self.fc2(F.tanh(self.fc1(x)))
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(30, 200)
+        self.fc2 = nn.Linear(200, 27)
+
+    def forward(self, x):
+        return self.fc2(F.tanh(self.fc1(x)))
+```
 """
 
 from . import functional, init, modules, parallel, utils

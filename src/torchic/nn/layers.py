@@ -30,10 +30,29 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x @ weight.T + bias; weight (out_features, in_features).
+    """Applies an affine map to the last dimension: `y = x @ weight.T + bias`.
 
-    Initialized like PyTorch: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in))
+    Initialized like PyTorch: weight and bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features))
     (kaiming_uniform_ with a=sqrt(5)).
+
+    Args:
+        in_features: size of each input sample (the last dimension of the input).
+        out_features: size of each output sample.
+        bias: if False, the layer learns no additive bias. Default: True.
+
+    Shape:
+        - Input: `(*, in_features)`, any number of leading dimensions.
+        - Output: `(*, out_features)`.
+
+    Attributes:
+        weight: the learnable weights, `(out_features, in_features)`.
+        bias: the learnable bias, `(out_features,)`, or None.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.Linear(20, 30)
+        >>> list(m(torch.randn(128, 20)).shape)
+        [128, 30]
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
@@ -63,10 +82,35 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table: integer indices of any shape -> rows of weight (num, dim) ~ N(0, 1).
+    """A lookup table: integer indices of any shape select rows of `weight`.
 
-    padding_idx: that row starts at zero and gets no gradient; max_norm: the rows looked up
-    are renormalized in place to at most max_norm (norm_type-norm) first (`F.embedding`).
+    The weight is initialized from N(0, 1), as PyTorch's.
+
+    Args:
+        num_embeddings: how many rows the table has (indices run over 0 .. num_embeddings - 1).
+        embedding_dim: the size of each row.
+        padding_idx: that row starts at zero and gets no gradient.
+        max_norm: the rows looked up are renormalized in place to at most max_norm
+            (norm_type-norm) first (`F.embedding`).
+        norm_type: the p of that norm. Default: 2.0.
+        scale_grad_by_freq: scale the gradient by the inverse frequency of the indices in
+            the batch. Default: False.
+        sparse: PyTorch's sparse gradients; accepted, the gradient is dense. Default: False.
+        device: where the weight is made (PyTorch's factory argument).
+        dtype: the weight's dtype (PyTorch's factory argument).
+
+    Shape:
+        - Input: `(*)`, integer indices of any shape.
+        - Output: `(*, embedding_dim)`.
+
+    Attributes:
+        weight: the learnable table, `(num_embeddings, embedding_dim)`.
+
+    Example:
+        >>> import torchic as torch
+        >>> emb = torch.nn.Embedding(10, 3)
+        >>> list(emb(torch.tensor([[1, 2, 4], [4, 3, 9]])).shape)
+        [2, 3, 3]
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int,
@@ -136,7 +180,20 @@ class Embedding(Module):
 
 
 class ReLU(Module):
-    """`max(x, 0)` elementwise (`F.relu`; inplace=True writes the input)."""
+    """`max(x, 0)` elementwise (`F.relu`).
+
+    Args:
+        inplace: write the result into the input (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape.
+        - Output: `(*)`, the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> torch.nn.ReLU()(torch.tensor([-1.0, 0.0, 2.0]))
+        tensor([0., 0., 2.])
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -200,7 +257,25 @@ class Flatten(Module):
 
 
 class Dropout(Module):
-    """Zero elements with probability p in training mode (scaling by 1/(1-p)); identity in eval."""
+    """In training mode, zeroes each element with probability `p` and scales the others by
+    `1 / (1 - p)`; in eval mode (`model.eval()`), returns the input unchanged.
+
+    Args:
+        p: the probability of an element being zeroed. Default: 0.5.
+        inplace: accepted for PyTorch's signature. Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape.
+        - Output: `(*)`, the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.Dropout(p=0.2)
+        >>> list(m(torch.randn(20, 16)).shape)
+        [20, 16]
+        >>> m.eval()(torch.ones(3))
+        tensor([1., 1., 1.])
+    """
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -217,7 +292,26 @@ class Dropout(Module):
 
 
 class LayerNorm(Module):
-    """Normalize over the trailing normalized_shape dims; weight = 1, bias = 0 initially."""
+    """Layer normalization: normalizes over the trailing `normalized_shape` dimensions to
+    mean 0 and variance 1 (biased), then scales by `weight` and shifts by `bias`.
+
+    Args:
+        normalized_shape: the trailing shape to normalize over (an int: the last dimension).
+        eps: added to the variance for numerical stability. Default: 1e-5.
+        elementwise_affine: if True, learnable `weight` (initially ones) and `bias`
+            (initially zeros) of shape `normalized_shape`. Default: True.
+        bias: if False (with elementwise_affine), no bias is learned. Default: True.
+
+    Shape:
+        - Input: `(N, *)`, ending in `normalized_shape`.
+        - Output: `(N, *)`, the input's shape.
+
+    Example:
+        >>> import torchic as torch
+        >>> m = torch.nn.LayerNorm(3)
+        >>> m(torch.tensor([[1.0, 2.0, 3.0]]))
+        tensor([[-1.2247,  0.0000,  1.2247]], grad_fn=<LayerNormBackward0>)
+    """
 
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True) -> None:

@@ -40,7 +40,21 @@ class L1Loss(_Loss):
 
 
 class MSELoss(_Loss):
-    """`(input - target) ** 2`, reduced (`F.mse_loss`)."""
+    """The mean squared error between `input` and `target` (`F.mse_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the elementwise squared errors).
+
+    Shape:
+        - Input: `(*)`, any shape.
+        - Target: `(*)`, the input's shape.
+        - Output: a scalar, or the input's shape with `reduction="none"`.
+
+    Example:
+        >>> import torchic as torch
+        >>> torch.nn.MSELoss()(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+        tensor(2.)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
@@ -62,8 +76,30 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """`nll_loss(log_softmax(input, 1), target)`: class-index or class-probability targets,
-    class weights, ignore_index and label smoothing (`F.cross_entropy`)."""
+    """The cross-entropy between logits `input` and class-index (or class-probability)
+    `target`: the negative log of the softmax probability of the target class, averaged
+    over the batch by default (PyTorch's signature, the deprecated size_average / reduce too).
+
+    Args:
+        weight: a (C,) rescaling of each class's loss (the mean divides by the summed
+            weights of the targets). Default: None.
+        ignore_index: targets equal to it add nothing (and do not count in the mean).
+            Default: -100.
+        reduction: `"mean"`, `"sum"` or `"none"` (one loss per sample). Default: `"mean"`.
+        label_smoothing: in [0, 1]: the target is mixed with a uniform distribution over the
+            classes by this amount. Default: 0.0.
+
+    Shape:
+        - Input: `(N, C)` logits (or `(C,)`, or `(N, C, d1, ...)`).
+        - Target: `(N,)` int64 class indices in [0, C) (or `()`, or `(N, d1, ...)`).
+        - Output: a scalar, or the target's shape with `reduction="none"`.
+
+    Example:
+        >>> import torchic as torch
+        >>> loss = torch.nn.CrossEntropyLoss()
+        >>> loss(torch.zeros(2, 4), torch.tensor([0, 3]))
+        tensor(1.3863)
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
                  ignore_index: int = -100, reduce: bool | None = None,

@@ -100,18 +100,35 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization over (N, C) or (N, C, L) input, per channel C.
+    """Batch normalization over (N, C) or (N, C, L) input with running statistics.
 
-    train(): normalize with the batch mean and biased variance, and update running_mean /
-    running_var (unbiased) with `momentum` (None: a cumulative average over
-    num_batches_tracked). eval(): normalize with the running statistics (the batch's when
-    track_running_stats=False). Buffers running_mean, running_var and num_batches_tracked
-    (int64) are in state_dict().
+    train(): normalize with the batch mean / biased variance and update
+    running_mean / running_var (unbiased) with `momentum` (None: cumulative
+    average). eval(): normalize with the running statistics. Buffers
+    running_mean, running_var and num_batches_tracked (int64, as PyTorch) are saved in
+    state_dict().
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance for numerical stability. Default: 1e-5.
+        momentum: the running statistics' update factor (None: a cumulative average).
+            Default: 0.1.
+        affine: if True, learnable `weight` (ones) and `bias` (zeros) of shape (C,).
+            Default: True.
+        track_running_stats: if True, keep running statistics for eval mode. Default: True.
+        device: where the parameters and buffers are made.
+        dtype: the parameters' and buffers' dtype.
+        bias: with affine=True, whether the learnable `bias` exists. Default: True.
+
+    Shape:
+        - Input: `(N, C)` or `(N, C, L)`.
+        - Output: the input's shape.
 
     Example:
-        >>> bn = nn.BatchNorm1d(3)
-        >>> bn(torchic.randn(8, 3)).shape
-        (8, 3)
+        >>> import torchic as torch
+        >>> m = torch.nn.BatchNorm1d(4)
+        >>> list(m(torch.randn(8, 4)).shape)
+        [8, 4]
     """
     _dims = (2, 3)
 

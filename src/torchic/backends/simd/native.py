@@ -21,6 +21,20 @@ BUILD_ERROR = "_kernels.build-error.txt"
 
 HOW_TO_GET_IT = ("how to get it: install a Rust toolchain (https://rustup.rs) and reinstall "
                  "with pip install -e . (or run python -m torchic.backends.simd.build)")
+# an installed wheel has no crate beside it: rebuild torchic from its source instead
+HOW_TO_GET_IT_INSTALLED = (
+    "how to get it: install a Rust toolchain (https://rustup.rs) so that cargo is on the PATH, "
+    "then rebuild torchic from its source: pip install --force-reinstall --no-binary torchic "
+    "torchic (or pip install . in a clone of the repository)")
+
+
+def in_checkout():
+    """True when this package runs from a source checkout (kernels/ next to src/)."""
+    return (PACKAGE_DIR.parents[3] / "kernels" / "Cargo.toml").is_file()
+
+
+def how_to_get_it():
+    return HOW_TO_GET_IT if in_checkout() else HOW_TO_GET_IT_INSTALLED
 
 
 def library_path():
@@ -110,12 +124,12 @@ def load():
             note = path.with_name(BUILD_ERROR)
             why = note.read_text(encoding="utf-8").strip() if note.is_file() else ""
             _error = (f"the compiled kernels are missing ({path})" + (f": {why}" if why else "")
-                      + f"; {HOW_TO_GET_IT}")
+                      + f"; {how_to_get_it()}")
         else:
             try:
                 _native = Native(path)
             except OSError as exc:
-                _error = f"cannot load {path}: {exc}; {HOW_TO_GET_IT}"
+                _error = f"cannot load {path}: {exc}; {how_to_get_it()}"
     return _native
 
 

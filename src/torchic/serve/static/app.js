@@ -176,18 +176,27 @@
     return state.catalog && state.catalog.suites.find(s => s.name === name);
   }
 
+  function titleSays(title, name) {
+    const norm = t => t.toLowerCase().replace(/[^a-z0-9]/g, "");
+    return norm(title).includes(norm(name.split(".").pop()));
+  }
+
   function card(suite, shared) {
     const c = h("article", {class: "suite", "data-suite": suite.name, "data-kind": suite.kind,
                             id: "suite-" + suite.name},
       h("header", {class: "suite-head"},
-        h("h3", {}, suite.title, " ", h("code", {}, suite.name)),
+        // the suite's name as a subtitle only where the title does not already say it
+        h("h3", {title: suite.name}, suite.title,
+          titleSays(suite.title, suite.name) ? null : [" ", h("code", {}, suite.name)]),
         suite.description && !shared.has(suite.description)
           ? h("p", {class: "desc"}, richText(suite.description)) : null),
       h("div", {class: "params"}, suite.params.map(p => paramRow(suite, p))),
       h("div", {class: "controls"},
         h("button", {class: "run primary", type: "button",
+                     title: "run every combination of the values selected above",
                      onclick: () => startRun(suite.name, selected(c, false))}, "Run"),
         h("button", {class: "run-all", type: "button",
+                     title: "run every value of every parameter, whatever is selected",
                      onclick: () => startRun(suite.name, selected(c, true))}, "Run all"),
         h("button", {class: "stop", type: "button", disabled: true,
                      onclick: () => stopRun(suite.name)}, "Stop"),

@@ -13,8 +13,22 @@
 
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2",
-                   "#be185d", "#4d7c0f", "#a16207", "#475569", "#7c3aed", "#0f766e"];
+  // colour-blind-safe: Okabe & Ito's palette (its yellow left out: too pale on white), then
+  // Paul Tol's "muted" scheme; no two entries are near-identical for any colour vision
+  const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+                   "#332288", "#117733", "#882255", "#999933", "#AA4499"];
+  // every series also has its own marker and dash, so colour is never the only cue and a line
+  // under another still shows its points
+  const MARKERS = ["circle", "square", "triangle", "diamond", "triangle-down", "cross", "plus"];
+  const DASHES = ["", "6 3", "2 3", "8 3 2 3"];
+  const MARKER_D = {
+    square: "M-3.2,-3.2h6.4v6.4h-6.4z",
+    triangle: "M0,-4.4L3.9,2.6H-3.9z",
+    diamond: "M0,-4.5L4.5,0L0,4.5L-4.5,0z",
+    "triangle-down": "M0,4.4L3.9,-2.6H-3.9z",
+    cross: "M-3.5,-3.5L3.5,3.5M-3.5,3.5L3.5,-3.5",
+    plus: "M-4,0H4M0,-4V4",
+  };
   const GOLDEN_ANGLE = 137.508;
   const LOG_RATIO = 20;        // max / min above which a panel's y axis is logarithmic
 
@@ -24,6 +38,17 @@
     const k = i - PALETTE.length;
     const light = [42, 58, 30][Math.floor(k / 8) % 3];
     return `hsl(${((k * GOLDEN_ANGLE) % 360).toFixed(1)}, 70%, ${light}%)`;
+  }
+
+  // a series marker centred on (x, y): filled shapes, or stroked crosses
+  function drawMarker(parent, marker, x, y, c) {
+    if (marker === "circle") {
+      return el("circle", {cx: x, cy: y, r: 3.5, fill: c, class: "plot-marker"}, parent);
+    }
+    const open = marker === "cross" || marker === "plus";
+    return el("path", {d: MARKER_D[marker], transform: `translate(${x},${y})`,
+                       fill: open ? "none" : c, stroke: c, "stroke-width": open ? 2 : 0.5,
+                       class: "plot-marker", "pointer-events": "none"}, parent);
   }
 
   function el(name, attrs, parent) {
@@ -112,9 +137,16 @@
         const li = document.createElement("li");
         li.dataset.series = series;
         li.dataset.color = c;
-        const swatch = document.createElement("span");
-        swatch.className = "swatch";
-        swatch.style.background = c;
+        const i = [...this.colors.keys()].indexOf(series);
+        li.dataset.marker = MARKERS[i % MARKERS.length];
+        const swatch = document.createElementNS(SVG, "svg");
+        swatch.setAttribute("class", "swatch");
+        swatch.setAttribute("viewBox", "-12 -6 24 12");
+        swatch.setAttribute("width", "24");
+        swatch.setAttribute("height", "12");
+        el("line", {x1: -11, x2: 11, y1: 0, y2: 0, stroke: c, "stroke-width": 2,
+                    "stroke-dasharray": DASHES[i % DASHES.length]}, swatch);
+        drawMarker(swatch, MARKERS[i % MARKERS.length], 0, 0, c);
         li.append(swatch, series);
         this.legend.append(li);
       }
@@ -189,15 +221,23 @@
       }
       for (const [series, sp] of bySeries) {
         const c = this.color(series);
+        const i = [...this.colors.keys()].indexOf(series);
+        const marker = MARKERS[i % MARKERS.length];
         sp.sort((a, b) => a.x - b.x);
-        const g = el("g", {class: "plot-series", "data-series": series, "data-color": c}, svg);
+        const g = el("g", {class: "plot-series", "data-series": series, "data-color": c,
+                           "data-marker": marker}, svg);
         if (sp.length > 1) {
           el("polyline", {points: sp.map(p => `${sx(p.x)},${sy(p.y)}`).join(" "), fill: "none",
-                          stroke: c, "stroke-width": 2}, g);
+                          stroke: c, "stroke-width": 2,
+                          "stroke-dasharray": DASHES[i % DASHES.length]}, g);
         }
         for (const p of sp) {
-          const dot = el("circle", {cx: sx(p.x), cy: sy(p.y), r: 3.5, fill: c, class: "plot-point",
+          // the point (hover target, data, tests) is a circle; other markers draw over it
+          const round = marker === "circle";
+          const dot = el("circle", {cx: sx(p.x), cy: sy(p.y), r: round ? 3.5 : 5,
+                                    fill: round ? c : "transparent", class: "plot-point",
                                     "data-x": p.x, "data-y": p.y}, g);
+          if (!round) drawMarker(g, marker, sx(p.x), sy(p.y), c);
           el("title", {}, dot).textContent =
             `${name ? name + " · " : ""}${series}: ${fmtTick(p.x)} → ${+p.y.toPrecision(4)} ${o.ylabel}`;
         }
