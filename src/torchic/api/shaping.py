@@ -247,4 +247,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {i}")
     d = normalize_axis(dim, tensors[0].ndim + 1)
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):
+        tensors, _ = promote(*tensors)
+    return Cat.apply(*tensors, dim=d, stack=True)
