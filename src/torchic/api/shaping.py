@@ -6,12 +6,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..formats import check_memory_format
-from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_operand
+from ..functions import (Cat, Contiguous, Expand, IndexView, MatMul, Permute, Reshape,
+                         as_operand)
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
 from ..tensor import Tensor
 from .elementwise import promote
-from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
+from .indexing import getitem  # noqa: F401  (re-exported: other api modules import it here)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -192,7 +193,13 @@ def contiguous(a: Tensor, memory_format: object = None) -> Tensor:
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of a along dim, as a tuple of views."""
     d = normalize_axis(dim, a.ndim)
-    return tuple(getitem(a, (slice(None),) * d + (i,)) for i in range(a.shape[d]))
+    shape, strides, offset = a.shape, a._strides, a._offset
+    part_shape, part_strides, step = shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], \
+        strides[d]
+    lead = (slice(None),) * d       # (the key each view's gradient places its slice with)
+    return tuple(IndexView.apply(a, key=lead + (i,),
+                                 meta=(offset + i * step, part_shape, part_strides))
+                 for i in range(shape[d]))
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

@@ -82,9 +82,11 @@ class Expand(Primitive):
 class IndexView(Primitive):
     """Basic indexing (ints, slices, None, ...): a strided view of the input."""
 
-    def forward(self, a, key):
+    def forward(self, a, key, meta=None):
+        """meta: (offset, shape, strides) when the caller already worked them out for
+        this key (unbind: one int per element, no key parsing)."""
         self.in_shape, self.key = a.shape, key
-        offset, shape, strides = slice_meta(a._offset, a.shape, a._strides, key)
+        offset, shape, strides = meta or slice_meta(a._offset, a.shape, a._strides, key)
         return mark_view(self, a, as_strided(a, offset, shape, strides))
 
     def backward(self, g):
