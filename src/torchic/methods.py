@@ -135,13 +135,6 @@ def _new(cls: type, *args: Any, device: Any = None, dtype: Any = None,
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _iter(self):
-    """iter(t): the slices along dim 0, as views (unbind's)."""
-    if not self.shape:
-        raise TypeError("iteration over a 0-d tensor")
-    return iter(api.unbind(self))
-
-
 def _format(self: Tensor, spec: str) -> str:
     """f"{loss:.4f}" formats a 0-d tensor's number (PyTorch's rule); f"{t}" is str(t)."""
     if self.ndim == 0:
@@ -473,7 +466,7 @@ METHODS = {
     "__new__": staticmethod(_new), "__init__": _init,
     "__format__": _format, "__deepcopy__": _deepcopy, "__invert__": _invert,
     "__copy__": _copy, "__reduce_ex__": _reduce_ex, "_host_alias": _host_alias,
-    "__iter__": _iter,      # eager overhead (issue 45): unbind's views, no key parsing
+    "__iter__": api.shaping.iter_rows,   # eager overhead (issue 45): unbind's views
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "__and__": _bool_op("and", api.logical_and),
     "__rand__": _bool_op("and", api.logical_and, reflected=True),

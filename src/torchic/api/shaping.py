@@ -1,7 +1,7 @@
 """Shape op functions: matmul's 1-D rules, reshape / view / permute / expand ..., indexing, cat."""
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -200,6 +200,13 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(IndexView.apply(a, key=lead + (i,),
                                  meta=(offset + i * step, part_shape, part_strides))
                  for i in range(shape[d]))
+
+
+def iter_rows(a: Tensor) -> Iterator[Tensor]:
+    """iter(t): the slices along dim 0, as views (unbind's: no key parsing per element)."""
+    if not a.shape:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(a))
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
