@@ -4,7 +4,7 @@ Tensor's op methods (bound at run time by methods.py) and the unary op functions
 type checkers. Regenerate after changing either table."""
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from numpy.typing import NDArray
 from typing import Any, SupportsIndex, overload
 from typing_extensions import Self
@@ -522,6 +522,8 @@ class TensorMethods:
         """A NumPy array aliasing this tensor's memory once every queued op has run (a sync), or
         None when the heap is not host memory. Ops issued later are not waited for, and
         dispose() / a track_tensors scope still free the block: do not use the array after."""
+    def __iter__(self) -> Iterator[Tensor]:
+        """iter(t): the slices along dim 0, as views (unbind's: no key parsing per element)."""
     def __dlpack__(self, *, stream: Any = ..., max_version: tuple[builtins.int, builtins.int] | None = ..., dl_device: Any = ..., copy: builtins.bool | None = ...) -> Any:
         """The DLPack capsule of this tensor (np.from_dlpack(t), torch.from_dlpack(t)): zero-copy
         on the CPU backends (after a sync), a copy on webgpu. Refused, as in PyTorch, for a

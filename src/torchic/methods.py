@@ -466,6 +466,7 @@ METHODS = {
     "__new__": staticmethod(_new), "__init__": _init,
     "__format__": _format, "__deepcopy__": _deepcopy, "__invert__": _invert,
     "__copy__": _copy, "__reduce_ex__": _reduce_ex, "_host_alias": _host_alias,
+    "__iter__": api.shaping.iter_rows,   # eager overhead (issue 45): unbind's views
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "__and__": _bool_op("and", api.logical_and),
     "__rand__": _bool_op("and", api.logical_and, reflected=True),

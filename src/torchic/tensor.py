@@ -398,11 +398,6 @@ class Tensor(_Methods):
     def __hash__(self):
         return id(self)
 
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.shape[0]))
-
-    # pickle / copy.copy / copy.deepcopy (__reduce_ex__, __copy__, __deepcopy__) and DLPack
+    # __iter__ (unbind's views), pickle / copy.copy / copy.deepcopy (__reduce_ex__, __copy__, __deepcopy__) and DLPack
     # are methods.py's: they make tensors through creation, a layer above this one
 

@@ -1,18 +1,19 @@
 """Shape op functions: matmul's 1-D rules, reshape / view / permute / expand ..., indexing, cat."""
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from ..formats import check_memory_format
-from ..functions import Cat, Contiguous, Expand, MatMul, Permute, Reshape, as_operand
+from ..functions import (Cat, Contiguous, Expand, IndexView, MatMul, Permute, Reshape,
+                         as_operand)
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
 from ..shape import ShapeError   # issue 44: shape errors are RuntimeErrors too
 from ..tensor import Tensor
 from .elementwise import promote
-from .indexing import getitem   # unbind's; torchic.getitem is api.indexing's
+from .indexing import getitem  # noqa: F401  (re-exported: other api modules import it here)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -193,7 +194,20 @@ def contiguous(a: Tensor, memory_format: object = None) -> Tensor:
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of a along dim, as a tuple of views."""
     d = normalize_axis(dim, a.ndim)
-    return tuple(getitem(a, (slice(None),) * d + (i,)) for i in range(a.shape[d]))
+    shape, strides, offset = a.shape, a._strides, a._offset
+    part_shape, part_strides, step = shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], \
+        strides[d]
+    lead = (slice(None),) * d       # (the key each view's gradient places its slice with)
+    return tuple(IndexView.apply(a, key=lead + (i,),
+                                 meta=(offset + i * step, part_shape, part_strides))
+                 for i in range(shape[d]))
+
+
+def iter_rows(a: Tensor) -> Iterator[Tensor]:
+    """iter(t): the slices along dim 0, as views (unbind's: no key parsing per element)."""
+    if not a.shape:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(a))
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -248,4 +262,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {i}")
     d = normalize_axis(dim, tensors[0].ndim + 1)
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):
+        tensors, _ = promote(*tensors)
+    return Cat.apply(*tensors, dim=d, stack=True)

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import conv, gpt, lstm
+from .impls import NotSupported
 
 SEED = 1234
 
@@ -244,11 +245,67 @@ def overhead_suite(ctx):
         return run
 
     a64, b64 = a_np.astype(np.float64), b_np.astype(np.float64)
-    return [
+    return [*eager_cases(ctx),
         Case("overhead", "add_latency", "32x32", {"shape": [32, 32], "ops": 1}, "µs/op", 1,
              latency, lambda: a64 + b64, rtol=1e-6, atol=1e-6),
         Case("overhead", "add_chain", f"32x32 x{CHAIN}", {"shape": [32, 32], "ops": CHAIN},
              "µs/op", CHAIN, chain, lambda: a64 + CHAIN * b64, rtol=1e-4, atol=1e-4),
+    ]
+
+
+# eager small-program paths (issue 45): what a lecture script's get_batch and hand-written
+# backward do per call, each checked against NumPy (float64) before timing
+EAGER_N = 32
+
+
+def _lib(impl):
+    if impl.kind == "torchic":
+        import torchic
+        return torchic
+    if not impl.name.startswith("torch"):
+        raise NotSupported(f"{impl.name}: these rows time torch-spelled programs")
+    import torch
+    return torch
+
+
+def eager_cases(ctx):
+    rows_np = _randn(_rng(10), EAGER_N, 8)
+    data_np = np.arange(1000, dtype=np.int64)
+    at, width = 5, 8
+
+    def stack(impl):
+        rows, lib, read = [impl.tensor(r) for r in rows_np], _lib(impl), impl.read
+        return lambda: read(lib.stack(rows))
+
+    def slice0d(impl):
+        data, i, read, _ = impl.tensor(data_np), impl.tensor(np.array(at)), impl.read, _lib(impl)
+        return lambda: read(data[i:i + width])
+
+    def iterate(impl):
+        v, read, _ = impl.tensor(rows_np[:, 0]), impl.read, _lib(impl)
+        return lambda: read(list(v)[-1])
+
+    def add_at(impl):
+        table, ix, v = (impl.tensor(np.zeros((27, 8), np.float32)), impl.tensor(np.array(3)),
+                        impl.tensor(rows_np[0]))
+
+        def run():
+            table[ix] += v
+            return read(table[ix])
+        read, _ = impl.read, _lib(impl)
+        return run
+
+    r64 = rows_np.astype(np.float64)
+    return [
+        Case("overhead", "stack", f"{EAGER_N}x(8,)", {"n": EAGER_N, "shape": [8]}, "µs/op", 1,
+             stack, lambda: r64, rtol=0, atol=1e-6),
+        Case("overhead", "slice_0d_bound", f"[i:i+{width}]", {"width": width}, "µs/op", 1,
+             slice0d, lambda: data_np[at:at + width].astype(np.float64), rtol=0, atol=1e-6),
+        Case("overhead", "iterate", f"list(t) {EAGER_N}", {"n": EAGER_N}, "µs/op", 1,
+             iterate, lambda: r64[-1, 0], rtol=0, atol=1e-6),
+        # (the result grows with every call: checked loosely, once, before timing)
+        Case("overhead", "index_add_0d", "t[ix] += v", {"shape": [27, 8]}, "µs/op", 1,
+             add_at, None),
     ]
 
 

@@ -82,9 +82,11 @@ class Expand(Primitive):
 class IndexView(Primitive):
     """Basic indexing (ints, slices, None, ...): a strided view of the input."""
 
-    def forward(self, a, key):
+    def forward(self, a, key, meta=None):
+        """meta: (offset, shape, strides) when the caller already worked them out for
+        this key (unbind: one int per element, no key parsing)."""
         self.in_shape, self.key = a.shape, key
-        offset, shape, strides = slice_meta(a._offset, a.shape, a._strides, key)
+        offset, shape, strides = meta or slice_meta(a._offset, a.shape, a._strides, key)
         return mark_view(self, a, as_strided(a, offset, shape, strides))
 
     def backward(self, g):
@@ -357,25 +359,52 @@ class ScatterAddRows(Primitive):
 
 
 class Cat(Primitive):
-    def forward(self, *tensors, dim):
-        self.dim = dim
-        self.sizes = [t.shape[dim] for t in tensors]
-        shape = list(tensors[0].shape)
-        shape[dim] = sum(self.sizes)
-        out = raw.new_tensor(tuple(shape), tensors[0]._dtype)   # (one dtype: api.cat promotes)
+    """The tensors joined along `dim` (stack=True: along a new dim `dim`, each input one
+    index of it). One output block; each input copied into its part by stride arithmetic
+    (no per-input view op: a stack of 32 small rows is 32 copies and nothing else)."""
+
+    def forward(self, *tensors, dim, stack=False):
+        self.dim, self.stack = dim, stack
+        first = tensors[0]
+        if stack:
+            self.sizes = [1] * len(tensors)
+            shape = first.shape[:dim] + (len(tensors),) + first.shape[dim:]
+        else:
+            self.sizes = [t.shape[dim] for t in tensors]
+            shape = first.shape[:dim] + (sum(self.sizes),) + first.shape[dim + 1:]
+        out = raw.new_tensor(shape, first._dtype)   # (one dtype: api.cat promotes)
+        strides = out._strides
+        step = strides[dim]
+        part_strides = strides[:dim] + strides[dim + 1:] if stack else strides
         start = 0
         for t, size in zip(tensors, self.sizes):
-            raw.copy_into(narrow(out, dim, start, size), t)
+            raw.copy_into(as_strided(out, out._offset + start * step, t.shape, part_strides), t)
             start += size
         return out
 
     def backward(self, g):
         grads, start = [], 0
         record = create_graph_on()
+        dim, stack = self.dim, self.stack
+        if not record:
+            shape, strides = list(g.shape), g._strides
+            if stack:
+                del shape[dim]
+                part_strides = strides[:dim] + strides[dim + 1:]
+            else:
+                part_strides = strides
         for size, need in zip(self.sizes, self.needs_grad):
-            key = (slice(None),) * self.dim + (slice(start, start + size),)
-            grads.append(None if not need else IndexView.apply(g, key) if record
-                         else narrow(g, self.dim, start, size))
+            if not need:
+                grads.append(None)
+            elif record:
+                key = (slice(None),) * dim + ((start,) if stack else
+                                              (slice(start, start + size),))
+                grads.append(IndexView.apply(g, key))
+            else:
+                if not stack:
+                    shape[dim] = size
+                grads.append(as_strided(g, g._offset + start * strides[dim], shape,
+                                        part_strides))
             start += size
         return tuple(grads)
 

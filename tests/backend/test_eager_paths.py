@@ -1,0 +1,81 @@
+"""The eager small-program fast paths (issue 45): stack as one Cat op, iteration through
+unbind's precomputed views, and `t[ix] += v` reading a 0-d index once. Each is compared
+with PyTorch: values, gradients, and the cases where a shortcut must not apply."""
+
+import numpy as np
+import pytest
+import torch
+
+import torchic
+
+
+def _both(fn):
+    return fn(torchic), fn(torch)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_stack_values_and_grads(backend, dim):
+    a_np, b_np = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+
+    def run(L):
+        a = L.tensor(a_np, requires_grad=True)
+        b = L.tensor(b_np, requires_grad=True)
+        s = L.stack([a, b * 2, a], dim)
+        (s * L.arange(s.numel()).reshape(s.shape)).sum().backward()
+        return s.detach().numpy(), a.grad.numpy(), b.grad.numpy()
+    for got, want in zip(*_both(run)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_stack_mixed_dtypes_and_0d(backend):
+    got, want = _both(lambda L: L.stack([L.tensor(1), L.tensor(2.5), L.tensor(True)]))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_stack_double_backward(backend):
+    def run(L):
+        x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = L.stack([x * x, x], 1).sum()
+        (g,) = L.autograd.grad(y, x, create_graph=True)
+        (gg,) = L.autograd.grad((g * g).sum(), x)
+        return gg.numpy()
+    got, want = _both(run)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_iteration_views_and_grads(backend):
+    def run(L):
+        x = L.arange(6.0).reshape(3, 2).requires_grad_()
+        s = sum((r * (i + 1)).sum() for i, r in enumerate(x))
+        s.backward()
+        y = L.zeros(3, 2)
+        for r in y:              # the rows are views: writes reach y
+            r += 1
+        cols = [c.numpy() for c in L.arange(6).reshape(2, 3).unbind(1)]
+        return x.grad.numpy(), y.numpy(), np.stack(cols)
+    for got, want in zip(*_both(run)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(TypeError):
+        iter(torchic.tensor(1))
+
+
+def test_add_at_0d_index(backend):
+    def run(L):
+        d, ix, v = L.zeros(5, 2), L.tensor(1), L.ones(2)
+        d[ix] += v
+        d[ix] += v
+        w = d[ix]
+        ix += 2                  # the index changed between getitem and setitem: re-read
+        d[ix] = w
+        w = d[ix]
+        ix.random_(0, 1)
+        d[ix] = w
+        W = L.zeros(4, 3, requires_grad=True)
+        C = W * 1
+        j = L.tensor(2)
+        C[j] += L.arange(3.0)
+        (C * C).sum().backward()
+        return d.numpy(), ix.numpy(), C.detach().numpy(), W.grad.numpy()
+    for got, want in zip(*_both(run)):
+        np.testing.assert_array_equal(got, want)
