@@ -23,3 +23,11 @@ def resolve(name: str, path: str) -> Any:
 
 def __getattr__(name: str) -> Any:
     return resolve(name, __name__)
+
+
+# the family modules themselves (each a two-line __getattr__), so that `nn.modules.loss.X`
+# works without an import of its own, as PyTorch's
+from . import (activation, adaptive, batchnorm, channelshuffle, container, conv,  # noqa: E402,F401
+               distance, dropout, flatten, fold, instancenorm, linear, loss, module,
+               normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer,
+               upsampling)
