@@ -143,6 +143,8 @@ class NAdam(PerParameter):
                          foreach=foreach, maximize=maximize, capturable=capturable,
                          differentiable=differentiable)
 
+    _number_state = {"step": int, "mu_product": float}
+
     def _init_state(self, group, p, state):
         state["mu_product"] = 1.0
         state["exp_avg"] = self._new_state(zeros_like(p))
@@ -417,6 +419,8 @@ class ASGD(PerParameter):
                                       weight_decay=weight_decay), foreach=foreach,
                          maximize=maximize, differentiable=differentiable,
                          capturable=capturable)
+
+    _number_state = {"step": int, "eta": float, "mu": float}
 
     def _init_state(self, group, p, state):
         state["eta"] = float(np.float32(group["lr"]))
