@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import api
+from .. import api, raw
 from ..autograd import no_grad
 from ..compile import host_values
 from ..api.creation_ops import full_like, zeros_like
@@ -70,6 +70,26 @@ class PerParameter(Optimizer):
 
     def _init_state(self, group, p, state):
         raise NotImplementedError
+
+    def _fused(self, group, p, g, v, row):
+        """An update of the form v = b * v + c * g^2, p = p + (g / (sqrt(v) + eps)) * s
+        (Adagrad, plain RMSprop) as one ops.py adam_update pass instead of ~8 ops: beta1 = 0
+        makes Adam's first moment the gradient itself (in a scratch buffer kept outside the
+        state), the bias corrections are 1, the L2 term rides in the row. `row()` gives the
+        10 numbers (and counts the step; host_values re-runs it at every compiled replay).
+        Returns False, doing nothing, where adam_update can't take the tensors (not
+        contiguous float32/float64 of one shape in separate storages)."""
+        ts = (p, g, v)
+        if not (g.shape == p.shape and p._dtype in ("f32", "f64")
+                and all(t._dtype == p._dtype and t.is_contiguous() for t in ts)
+                and len({id(t._storage) for t in ts}) == 3):
+            return False
+        scratch = self.__dict__.setdefault("_first_moment", {})
+        m = scratch.get(p)
+        if m is None or m.shape != p.shape or m._dtype != p._dtype:
+            m = scratch[p] = self._new_state(zeros_like(p))
+        raw.adam_update(p, g, m, v, host_values(row, p._dtype))
+        return True
 
     def _update(self, group, p, g, state):
         raise NotImplementedError
@@ -144,6 +164,8 @@ class NAdam(PerParameter):
                                       decoupled_weight_decay=decoupled_weight_decay),
                          foreach=foreach, maximize=maximize, capturable=capturable,
                          differentiable=differentiable)
+
+    _number_state = {"step": int, "mu_product": float}
 
     def _init_state(self, group, p, state):
         state["mu_product"] = 1.0
@@ -264,7 +286,16 @@ class Adagrad(PerParameter):
         state["step"] += 1
         return (-group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"]),)
 
+    def _row(self, group, state):
+        """adam_update's numbers for Adagrad: v = v + g^2, step -clr (see _fused)."""
+        neg_clr = self._numbers(group, state)[0]
+        return (0.0, 1.0, 1.0, 1.0, group["eps"], 1.0, neg_clr, 1.0, group["weight_decay"],
+                0.0)
+
     def _update(self, group, p, g, state):
+        if self._fused(group, p, g, state["sum"],
+                       functools.partial(self._row, group, state)):
+            return
         neg_clr = self._step_numbers(group, p, state)[0]
         g = _l2(group, p, g)
         state["sum"].add_(g * g)
@@ -342,8 +373,17 @@ class RMSprop(PerParameter):
         state["step"] += 1
         return (-group["lr"],)
 
+    def _row(self, group, state):
+        """adam_update's numbers for plain RMSprop (see _fused)."""
+        neg_lr, alpha = self._numbers(group, state)[0], group["alpha"]
+        return (0.0, 1.0, alpha, 1.0 - alpha, group["eps"], 1.0, neg_lr, 1.0,
+                group["weight_decay"], 0.0)
+
     def _update(self, group, p, g, state):
         alpha, eps = group["alpha"], group["eps"]
+        if not group["centered"] and group["momentum"] <= 0 and self._fused(
+                group, p, g, state["square_avg"], functools.partial(self._row, group, state)):
+            return
         neg_lr = self._step_numbers(group, p, state)[0]
         g = _l2(group, p, g)
         square_avg = state["square_avg"]
@@ -416,6 +456,8 @@ class ASGD(PerParameter):
                                       weight_decay=weight_decay), foreach=foreach,
                          maximize=maximize, differentiable=differentiable,
                          capturable=capturable)
+
+    _number_state = {"step": int, "eta": float, "mu": float}
 
     def _init_state(self, group, p, state):
         state["eta"] = float(np.float32(group["lr"]))

@@ -21,6 +21,7 @@ from ..autograd import enable_grad, no_grad
 from ..api.creation_ops import zeros_like
 from ..creation import zeros
 from ..dtypes import finfo, float64
+from ..tensor import Tensor
 from .optimizer import Optimizer, checked_lr
 
 
@@ -135,6 +136,9 @@ class LBFGS(Optimizer):
         [1.0, 1.0]
     """
 
+    _number_state = {}          # (n_iter, func_evals: Python ints in PyTorch too)
+    _state_like_param = False   # (flat directions over all parameters)
+
     def __init__(self, params: Iterable[Any], lr: float = 1, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,
@@ -175,6 +179,15 @@ class LBFGS(Optimizer):
                 p.copy_(saved)
             return loss, g
         return evaluate
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state from a `state_dict()`, this optimizer's or PyTorch's (whose
+        step size "t" and "prev_loss" may be 0-d tensors: they become the numbers held)."""
+        super().load_state_dict(state_dict)
+        for state in self.state.values():
+            for k in ("t", "prev_loss"):
+                if isinstance(state.get(k), Tensor):
+                    state[k] = float(state[k].item())
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
         """One L-BFGS step (up to max_iter iterations); returns the closure's first loss."""
@@ -220,7 +233,9 @@ class LBFGS(Optimizer):
                         old_stps.append(s)
                         ro.append(1.0 / ys)
                         h_diag = ys / (y * y).sum()
-                    al = [None] * len(old_dirs)
+                    if "al" not in state:       # (scratch kept in the state, as PyTorch)
+                        state["al"] = [None] * history
+                    al = state["al"]
                     q = -flat_grad
                     for i in range(len(old_dirs) - 1, -1, -1):
                         al[i] = (old_stps[i] * q).sum() * ro[i]
@@ -278,6 +293,9 @@ class Adafactor(Optimizer):
     Args: params, lr (1e-2), beta2_decay (-0.8), eps ((None, 1e-3): eps1 None means the
     dtype's machine epsilon), d (1.0), weight_decay (0.0), foreach, maximize: PyTorch's.
     """
+
+    _number_state = {"step": float}
+    _state_like_param = False   # (row and column variances of a matrix)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,

@@ -4,7 +4,9 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..api.creation_ops import tensor
 from ..autograd import enable_grad, zero_grads
+from ..dtypes import float32
 from ..scopes import keep
 from ..tensor import Tensor
 
@@ -134,12 +136,20 @@ class Optimizer:
             return closure()
 
     # -- state_dict ------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Any]:
-        """{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}.
+    # Per-parameter numbers torchic holds as Python numbers (the host computes each step's
+    # scalars from them, host_values re-reading them at every compiled replay) where PyTorch
+    # holds 0-d float32 tensors: state_dict() gives PyTorch's tensors, load_state_dict()
+    # takes either form back to the number (name -> int or float).
+    _number_state: dict[str, type] = {"step": int}
+    # whether every tensor of a parameter's state has the parameter's shape (checked on load)
+    _state_like_param = True
 
-        Parameters are numbered in order across groups, as PyTorch does. Tensor
-        values are the live state tensors (clone them to keep a snapshot).
-        """
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]},
+        PyTorch's layout: parameters numbered in order across groups, counters such as
+        "step" as 0-d float32 tensors (torch.save / torch.load and PyTorch's own
+        optimizers read it). Tensor values are the live state tensors (clone them to keep
+        a snapshot)."""
         index, groups = {}, []
         for group in self.param_groups:
             g = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
@@ -152,12 +162,19 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = dict(self.state[p])
+                    entry = dict(self.state[p])
+                    for k in self._number_state:
+                        if k in entry and not isinstance(entry[k], Tensor):
+                            entry[k] = tensor(float(entry[k]), dtype=float32)
+                    state[index[id(p)]] = entry
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the hyperparameters and per-parameter state from `state_dict()` (the
-        parameters are matched by their position in the groups)."""
+        """Restore the hyperparameters and per-parameter state from a `state_dict()`, this
+        optimizer's or PyTorch's (e.g. read by torchic.load from a torch.save file): the
+        parameters are matched by their position in the groups, state tensors are copied
+        (floating ones cast to their parameter's dtype, as PyTorch does) and the counters
+        ("step", ...) become the numbers they hold."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -172,18 +189,40 @@ class Optimizer:
             for k, v in theirs.items():
                 if k != "params":
                     mine[k] = copy.deepcopy(v)
+            _number_lr(mine)
         self.state = {}
         for i, entry in state_dict["state"].items():
             p = by_index[int(i)]
             new = {}
             for k, v in entry.items():
-                if isinstance(v, Tensor):
-                    if k != "step" and v.shape != p.shape:
-                        raise ValueError(f"state {k!r} of parameter {i} has shape "
-                                         f"{list(v.shape)}, the parameter has {list(p.shape)}")
-                    v = self._new_state(v.clone().detach() if v.requires_grad else v.clone())
+                if k in self._number_state:
+                    if isinstance(v, Tensor):
+                        if v.numel() != 1:
+                            raise ValueError(f"state {k!r} of parameter {i} must hold one "
+                                             f"number, got shape {list(v.shape)}")
+                        v = v.item()
+                    if v is not None:
+                        v = self._number_state[k](v)
+                elif (self._state_like_param and isinstance(v, Tensor)
+                        and v.shape != p.shape):
+                    raise ValueError(f"state {k!r} of parameter {i} has shape "
+                                     f"{list(v.shape)}, the parameter has {list(p.shape)}")
+                else:
+                    v = self._copied_state(p, v)
                 new[k] = v
             self.state[p] = new
+
+    def _copied_state(self, p, v):
+        """A loaded state value as this optimizer's own: tensors copied (floating ones in
+        p's dtype), lists and tuples of them copied element by element."""
+        if isinstance(v, Tensor):
+            v = v.detach()
+            if v.is_floating_point() and v.dtype != p.dtype:
+                v = v.to(p.dtype)
+            return self._new_state(v.clone())
+        if isinstance(v, (list, tuple)):
+            return type(v)(self._copied_state(p, x) for x in v)
+        return v
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter from its `.grad` (one optimization step).
