@@ -33,7 +33,7 @@ LAYERS = [
     ["autograd.engine"],
     ["autograd.function"],
     ["autograd.api"],
-    ["autograd.gradcheck"],
+    ["autograd.gradcheck", "autograd.variable"],
     ["autograd"],
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
