@@ -46,6 +46,9 @@ SPELLINGS = [
     "x.reshape(shape=(4, 3))", "x.view(size=(2, 6))", "x.permute(dims=(1, 0))",
     "x.expand(size=(2, 3, 4))", "x.transpose(dim0=0, dim1=1)", "x.unsqueeze(dim=0)",
     "x.flatten(start_dim=0)",
+    # PyTorch's aliases and function forms of methods
+    "T.multiply(input=x, other=y)", "T.subtract(input=x, other=y, alpha=2)",
+    "T.divide(input=x, other=y)", "T.clone(input=x)", "T.t(input=x)",
 ]
 
 
