@@ -93,8 +93,8 @@ def sync() -> None:
 
 def dispose(*tensors: object) -> None:
     """Free the storage of the given tensors (nested lists / dicts allowed) now."""
-    for t in _iter_tensors(tensors):
-        t.dispose()
+    for each in _iter_tensors(tensors):
+        each.dispose()
 
 
 def get_backend() -> str:
@@ -155,6 +155,10 @@ __all__ += ["set_grad_enabled", "autograd"]    # autograd (torchic/autograd/)
 from .nn.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
                               native_layer_norm)
 __all__ += ["native_batch_norm", "native_group_norm", "native_layer_norm"]
+
+# -- keyword spellings (issue 41): PyTorch's aliases multiply / subtract / divide, clone, t ----
+from .api.aliases import clone, divide, multiply, subtract, t  # noqa: E402
+__all__ += ["clone", "divide", "multiply", "subtract", "t"]
 
 
 _atexit.register(shutdown)

@@ -18,44 +18,44 @@ from .tensor import Tensor
 __all__ = ["abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "tanh"]
 
 
-def abs(a: Tensor | builtins.float) -> Tensor:
+def abs(input: Tensor | builtins.float) -> Tensor:
     """The absolute value, elementwise."""
-def cos(a: Tensor | builtins.float) -> Tensor:
+def cos(input: Tensor | builtins.float) -> Tensor:
     """The cosine (radians), elementwise."""
-def exp(a: Tensor | builtins.float) -> Tensor:
+def exp(input: Tensor | builtins.float) -> Tensor:
     """The exponential `e ** a`, elementwise."""
-def log(a: Tensor | builtins.float) -> Tensor:
+def log(input: Tensor | builtins.float) -> Tensor:
     """The natural logarithm, elementwise."""
-def neg(a: Tensor | builtins.float) -> Tensor:
+def neg(input: Tensor | builtins.float) -> Tensor:
     """`-a`, elementwise."""
-def relu(a: Tensor | builtins.float) -> Tensor:
+def relu(input: Tensor | builtins.float) -> Tensor:
     """The rectified linear unit `max(a, 0)`, elementwise."""
-def sigmoid(a: Tensor | builtins.float) -> Tensor:
+def sigmoid(input: Tensor | builtins.float) -> Tensor:
     """The logistic sigmoid `1 / (1 + exp(-a))`, elementwise."""
-def sin(a: Tensor | builtins.float) -> Tensor:
+def sin(input: Tensor | builtins.float) -> Tensor:
     """The sine (radians), elementwise."""
-def sqrt(a: Tensor | builtins.float) -> Tensor:
+def sqrt(input: Tensor | builtins.float) -> Tensor:
     """The square root, elementwise."""
-def tanh(a: Tensor | builtins.float) -> Tensor:
+def tanh(input: Tensor | builtins.float) -> Tensor:
     """The hyperbolic tangent, elementwise."""
 
 
 class TensorMethods:
     """The methods methods.METHODS binds onto Tensor (its base for checkers)."""
 
-    def __add__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def __add__(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a + b`, elementwise."""
-    def __sub__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def __sub__(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a - b`, elementwise."""
-    def __mul__(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def __mul__(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a * b`, elementwise."""
     def __truediv__(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
         """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
         or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
         `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
         zero raises). Rounded quotients have a zero gradient."""
-    def __pow__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a ** b`, elementwise (broadcast, promoted as `add`)."""
+    def __pow__(self, exponent: Tensor | builtins.float) -> Tensor:
+        """`input ** exponent`, elementwise (broadcast, promoted as `add`)."""
     def __matmul__(self, other: Tensor) -> Tensor:
         """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
         product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
@@ -79,64 +79,64 @@ class TensorMethods:
         """`other matmul self`: the reflected operator of `matmul`."""
     def __pos__(self) -> Tensor:
         """`+x`: the tensor itself."""
-    def __eq__(self, b: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
-        """`a == b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def __ne__(self, b: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
-        """`a != b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def __lt__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a < b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def __le__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a <= b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def __gt__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a > b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def __ge__(self, b: Tensor | builtins.float) -> Tensor:
-        """`a >= b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def add(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def __eq__(self, other: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
+        """`input == other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def __ne__(self, other: Tensor | builtins.float) -> Tensor:  # type: ignore[override]
+        """`input != other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def __lt__(self, other: Tensor | builtins.float) -> Tensor:
+        """`input < other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def __le__(self, other: Tensor | builtins.float) -> Tensor:
+        """`input <= other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def __gt__(self, other: Tensor | builtins.float) -> Tensor:
+        """`input > other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def __ge__(self, other: Tensor | builtins.float) -> Tensor:
+        """`input >= other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def add(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a + b`, elementwise."""
-    def sub(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def sub(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a - b`, elementwise."""
-    def mul(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def mul(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """`a * b`, elementwise."""
     def div(self, other: Tensor | builtins.float, *, rounding_mode: str | None = ...) -> Tensor:
         """`input / other`, elementwise: true division (`rounding_mode=None`, a float result),
         or the quotient rounded toward zero (`"trunc"`) or toward -inf (`"floor"`, Python's
         `//`), in the promoted dtype (integers stay integers, exactly; an integer division by
         zero raises). Rounded quotients have a zero gradient."""
-    def pow(self, b: Tensor | builtins.float) -> Tensor:
-        """`a ** b`, elementwise (broadcast, promoted as `add`)."""
+    def pow(self, exponent: Tensor | builtins.float) -> Tensor:
+        """`input ** exponent`, elementwise (broadcast, promoted as `add`)."""
     def matmul(self, other: Tensor) -> Tensor:
         """The matrix product of two tensors, as PyTorch's matmul: 2-D @ 2-D is the matrix
         product; a 1-D first operand is a row vector and a 1-D second one a column vector (the
         added dim removed from the result); more dims are batches, broadcast. Integer tensors
         multiply exactly in their dtype; bool is refused."""
-    def maximum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def maximum(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise maximum of `a` and `b` (a tie sends half the gradient to each)."""
-    def minimum(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def minimum(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The elementwise minimum of `a` and `b` (a tie sends half the gradient to each)."""
-    def eq(self, b: Tensor | builtins.float) -> Tensor:
-        """`a == b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def ne(self, b: Tensor | builtins.float) -> Tensor:
-        """`a != b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def lt(self, b: Tensor | builtins.float) -> Tensor:
-        """`a < b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def le(self, b: Tensor | builtins.float) -> Tensor:
-        """`a <= b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def gt(self, b: Tensor | builtins.float) -> Tensor:
-        """`a > b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
-    def ge(self, b: Tensor | builtins.float) -> Tensor:
-        """`a >= b`, elementwise, as a bool tensor (the operands promoted as
-        `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def eq(self, other: Tensor | builtins.float) -> Tensor:
+        """`input == other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def ne(self, other: Tensor | builtins.float) -> Tensor:
+        """`input != other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def lt(self, other: Tensor | builtins.float) -> Tensor:
+        """`input < other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def le(self, other: Tensor | builtins.float) -> Tensor:
+        """`input <= other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def gt(self, other: Tensor | builtins.float) -> Tensor:
+        """`input > other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
+    def ge(self, other: Tensor | builtins.float) -> Tensor:
+        """`input >= other`, elementwise, as a bool tensor (the operands promoted
+        as `add`'s: an int tensor compared with 2.5 is compared in floats)."""
     def neg(self) -> Tensor:
         """`-a`, elementwise."""
     def exp(self) -> Tensor:
@@ -180,6 +180,8 @@ class TensorMethods:
     @overload
     def max(self, dim: Tensor) -> Tensor: ...
     @overload
+    def max(self, *, other: Tensor) -> Tensor: ...
+    @overload
     def max(self, dim: builtins.int, keepdim: builtins.bool = ..., *, keepdims: builtins.bool | None = ...) -> MaxResult: ...
     @overload
     def max(self, *, axis: builtins.int, keepdim: builtins.bool = ..., keepdims: builtins.bool | None = ...) -> MaxResult: ...
@@ -189,6 +191,8 @@ class TensorMethods:
         minimum: the mirror of `max` (see it for the arguments)."""
     @overload
     def min(self, dim: Tensor) -> Tensor: ...
+    @overload
+    def min(self, *, other: Tensor) -> Tensor: ...
     @overload
     def min(self, dim: builtins.int, keepdim: builtins.bool = ..., *, keepdims: builtins.bool | None = ...) -> MaxResult: ...
     @overload
@@ -351,12 +355,12 @@ class TensorMethods:
         """At most `chunks` views along dim, each of ceil(size / chunks) (the last smaller)."""
     def roll(self, shifts: builtins.int | Sequence[builtins.int], dims: builtins.int | Sequence[builtins.int] | None = ...) -> Tensor:
         """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
-    def reshape(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor:
+    def reshape(self, *sizes: builtins.int | Sequence[builtins.int], shape: Sequence[builtins.int] | None = ...) -> Tensor:
         """The elements of `a` in a new shape: a view when the strides allow, else a copy."""
-    def view(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor:
+    def view(self, *sizes: builtins.int | Sequence[builtins.int], size: Sequence[builtins.int] | None = ...) -> Tensor:
         """`a` in a new shape sharing its storage (always a view); RuntimeError when the
         strides do not allow one (use `reshape`). Arguments as `reshape`."""
-    def permute(self, *dims: builtins.int | Sequence[builtins.int]) -> Tensor:
+    def permute(self, *order: builtins.int | Sequence[builtins.int], dims: Sequence[builtins.int] | None = ...) -> Tensor:
         """A view of `a` with its dims reordered: dim `i` of the result is dim `dims[i]` of `a`."""
     def transpose(self, dim0: builtins.int | None = ..., dim1: builtins.int | None = ...) -> Tensor:
         """A view of `a` with dims `dim0` and `dim1` swapped; without dims (`x.t()`), the
@@ -367,7 +371,7 @@ class TensorMethods:
     @property
     def T(self) -> Tensor:
         """The tensor with its dims reversed (a view): `x.T` of a matrix is its transpose."""
-    def expand(self, *shape: builtins.int | Sequence[builtins.int]) -> Tensor:
+    def expand(self, *sizes: builtins.int | Sequence[builtins.int], size: Sequence[builtins.int] | None = ...) -> Tensor:
         """A view of `a` broadcast to `shape` (size-1 dims repeated with stride 0, new dims in
         front; -1 keeps a size). No memory is copied."""
     def expand_as(self, other: Tensor) -> Tensor:
@@ -726,13 +730,13 @@ class TensorMethods:
         """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
     def arctan(self) -> Tensor:
         """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
-    def arctan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def arctan2(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
     def asin(self) -> Tensor:
         """The inverse sine (radians, in [-pi/2, pi/2]; NaN outside [-1, 1]), elementwise."""
     def atan(self) -> Tensor:
         """The inverse tangent (radians, in [-pi/2, pi/2]), elementwise."""
-    def atan2(self, b: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
+    def atan2(self, other: Tensor | builtins.float, *, alpha: builtins.float = ...) -> Tensor:
         """The angle (radians, in [-pi, pi]) of the point (other, input): `atan(input / other)` in the right quadrant, elementwise."""
     def digamma(self) -> Tensor:
         """The digamma function psi(x) = d/dx lgamma(x), elementwise (-inf at 0, NaN at the

@@ -34,7 +34,7 @@ LAYERS = [
     ["autograd.engine"],
     ["autograd.function"],
     ["autograd.api"],
-    ["autograd.gradcheck"],
+    ["autograd.gradcheck", "autograd.variable"],
     ["autograd"],
     ["functions.common"],
     ["functions.elementwise", "functions.views"],
@@ -43,7 +43,7 @@ LAYERS = [
     ["functions"],
     ["api.elementwise", "api.conversion", "api.indexing", "api.std_order"],
     ["api.reductions", "api.shaping", "api.rounding"],
-    ["api.inplace"],
+    ["api.inplace", "api.aliases"],   # aliases: keyword spellings (multiply, clone, t)
     ["api.extra_ops", "api.ordering"],
     ["api.view_ops"], ["api.index_ops"], ["api.place_ops", "api.joining"],   # issue 41's
     ["api.products", "api.einsum", "api.creation_ops", "api.random_ops"],     # products (issue 41): composites over matmul

@@ -61,7 +61,8 @@ def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     floating_only = primitive not in INT_BINARY
 
-    def op(a: Tensor | float, b: Tensor | float, *, alpha: float = 1) -> Tensor:
+    def op(input: Tensor | float, other: Tensor | float, *, alpha: float = 1) -> Tensor:
+        a, b = input, other       # PyTorch's keyword names, the short ones below
         if primitive == "sub":
             _check_bool_sub(a, b)
         if alpha.__class__ is not int or alpha != 1:
@@ -127,8 +128,8 @@ _OPERANDS_DOC = """{what}
     around as PyTorch's do; `/` of integers gives the default float dtype.
 
     Args:
-        a (Tensor or number): the first operand.
-        b (Tensor or number): the second operand.
+        input (Tensor or number): the first operand.
+        other (Tensor or number): the second operand.
 
     Returns:
         Tensor: the elementwise result, of the broadcast shape and the promoted dtype.
@@ -154,20 +155,21 @@ div = _binary_fn(Div, "div", "`a / b`, elementwise (true division: `x / 0` is in
 _float_pow = _binary_fn(Pow, "pow", "", "")
 
 
-def pow(a: Tensor | float, b: Tensor | float) -> Tensor:
-    """`a ** b`, elementwise (broadcast, promoted as `add`).
+def pow(input: Tensor | float, exponent: Tensor | float) -> Tensor:
+    """`input ** exponent`, elementwise (broadcast, promoted as `add`).
 
     Integers to integer powers stay integers, computed in integers and wrapping around as
     PyTorch's do (`int_pow`); any float operand gives a float.
 
     Args:
-        a (Tensor or number): the base.
-        b (Tensor or number): the exponent.
+        input (Tensor or number): the base.
+        exponent (Tensor or number): the exponent.
 
     Example:
         >>> torchic.tensor([1.0, 2.0, 3.0]) ** 2
         tensor([1., 4., 9.])
     """
+    a, b = input, exponent
     (ta, tb), code = promote(a, b)
     if code == BOOL:
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
@@ -231,17 +233,18 @@ minimum = _binary_fn(Minimum, "minimum", "The elementwise minimum of `a` and `b`
 
 
 def _compare_fn(name, symbol):
-    def op(a: Tensor | float, b: Tensor | float) -> Tensor:
+    def op(input: Tensor | float, other: Tensor | float) -> Tensor:
+        a, b = input, other
         if a.__class__ is not Tensor or b.__class__ is not Tensor or a._dtype != b._dtype:
             (a, b), _ = promote(a, b)
         return raw.binary(name, a, b)
     op.__name__ = name
-    op.__doc__ = f"""`a {symbol} b`, elementwise, as a bool tensor (the operands promoted as
-    `add`'s: an int tensor compared with 2.5 is compared in floats).
+    op.__doc__ = f"""`input {symbol} other`, elementwise, as a bool tensor (the operands promoted
+    as `add`'s: an int tensor compared with 2.5 is compared in floats).
 
     Args:
-        a (Tensor or number): the first operand.
-        b (Tensor or number): the second operand (broadcast).
+        input (Tensor or number): the first operand.
+        other (Tensor or number): the second operand (broadcast).
 
     Returns:
         Tensor: bool, True where the comparison holds (no gradient).
@@ -340,7 +343,8 @@ def _unary_fn(cls, name):
     apply, primitive = cls.apply, cls.op
     what = _UNARY_DOCS[name]
 
-    def op(a: Tensor | float) -> Tensor:
+    def op(input: Tensor | float) -> Tensor:
+        a = input
         if a.__class__ is not Tensor:
             a = as_operand(a)
         if not is_floating(a._dtype):
@@ -355,12 +359,12 @@ def _unary_fn(cls, name):
     op.__doc__ = f"""{what}, elementwise.
 
     Args:
-        a (Tensor or number): the operand; integer and bool inputs give the default float
+        input (Tensor or number): the operand; integer and bool inputs give the default float
             dtype ({"except neg, abs and relu, which keep integers integers" if name in
                     _INT_UNARY else "as in PyTorch"}).
 
     Returns:
-        Tensor: the result, of `a`'s shape.
+        Tensor: the result, of `input`'s shape.
     """
     return op
 
@@ -405,11 +409,11 @@ UNARY_OPS = {name: _unary_fn(cls, name) for name, cls in UNARY.items()}
 globals().update(UNARY_OPS)
 
 
-def log10(a: Tensor | float) -> Tensor:
+def log10(input: Tensor | float) -> Tensor:
     """The base-10 logarithm, elementwise (a float result)."""
-    return UNARY_OPS["log"](a) * (1.0 / np.log(10.0))
+    return UNARY_OPS["log"](input) * (1.0 / np.log(10.0))
 
 
-def log2(a: Tensor | float) -> Tensor:
+def log2(input: Tensor | float) -> Tensor:
     """The base-2 logarithm, elementwise (a float result)."""
-    return UNARY_OPS["log"](a) * (1.0 / np.log(2.0))
+    return UNARY_OPS["log"](input) * (1.0 / np.log(2.0))

@@ -35,13 +35,13 @@ def accumulate_dtype(a, dtype=None):
     return a._dtype if is_floating(a._dtype) else "i64"
 
 
-def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
         dtype: object = None, axis: int | Sequence[int] | None = None,
         keepdims: bool | None = None) -> Tensor:
     """The sum of the elements over `dim` (every element by default).
 
     Args:
-        a (Tensor): the input.
+        input (Tensor): the input.
         dim (int or tuple of int, optional): the dim(s) to reduce (negative counts from
             the end); None reduces every dim. `axis` is accepted as NumPy's spelling.
         keepdim (bool): keep each reduced dim with size 1 (`keepdims` is accepted too).
@@ -56,23 +56,25 @@ def sum(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False
         >>> x.sum(), x.sum(dim=0), x.sum(1, keepdim=True).shape
         (tensor(10.), tensor([4., 6.]), (2, 1))
     """
+    a = input
     keepdim = _keep(keepdim, keepdims)
     axes = normalize_axes(_pick_axis(dim, axis), a.ndim)
     return Sum.apply(cast_to(a, accumulate_dtype(a, dtype)), axes=axes, keepdim=keepdim)
 
 
-def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
          dtype: object = None, axis: int | Sequence[int] | None = None,
          keepdims: bool | None = None) -> Tensor:
     """The mean of the elements over `dim` (floating inputs, or `dtype=` a floating dtype
     to compute in; nan over an empty dim).
 
     Args:
-        a (Tensor): the input.
+        input (Tensor): the input.
         dim (int or tuple of int, optional): the dim(s) to reduce (negative counts from
             the end); None reduces every dim. `axis` is accepted as NumPy's spelling.
         keepdim (bool): keep each reduced dim with size 1 (`keepdims` is accepted too).
     """
+    a = input
     keepdim = _keep(keepdim, keepdims)
     code = a._dtype if dtype is None else dtype_code(dtype)
     if not is_floating(code):
@@ -86,11 +88,12 @@ def mean(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = Fals
     return s * (1.0 / count) if count else s * float("nan")
 
 
-def var(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
+def var(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, axis: int | Sequence[int] | None = None,
         correction: float | None = None, keepdims: bool | None = None) -> Tensor:
     """PyTorch's var: positional (dim, unbiased, keepdim), var(x, unbiased) too, or
     correction= (the ddof). Divides by max(0, count - correction): 0 / 0 is nan, x / 0 inf."""
+    a = input
     if isinstance(dim, bool):            # var(x, False): the (input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -141,11 +144,12 @@ class MaxResult(tuple):
         return self[1]
 
 
-def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
+def std(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, axis: int | Sequence[int] | None = None,
         correction: float | None = None, keepdims: bool | None = None) -> Tensor:
     """The standard deviation over `dim`: `var(...).sqrt()` (see `var` for the arguments;
     unbiased, dividing by count - 1, by default)."""
+    a = input
     return var(a, dim, unbiased, keepdim, axis=axis, correction=correction,
                keepdims=keepdims).sqrt()
 
@@ -153,25 +157,28 @@ def std(a: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None
 # max / min as a checker sees them: a tensor (all, or elementwise with a tensor), or the
 # (values, indices) pair over a dim
 @overload
-def max(a: Tensor, dim: None = None, keepdim: bool = False, *, axis: None = None,
+def max(input: Tensor, dim: None = None, keepdim: bool = False, *, axis: None = None,
         keepdims: bool | None = None) -> Tensor: ...
 @overload
-def max(a: Tensor, dim: Tensor) -> Tensor: ...
+def max(input: Tensor, dim: Tensor) -> Tensor: ...
 @overload
-def max(a: Tensor, dim: int, keepdim: bool = False, *, keepdims: bool | None = None
+def max(input: Tensor, *, other: Tensor) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: int, keepdim: bool = False, *, keepdims: bool | None = None
         ) -> MaxResult: ...
 @overload
-def max(a: Tensor, *, axis: int, keepdim: bool = False, keepdims: bool | None = None
+def max(input: Tensor, *, axis: int, keepdim: bool = False, keepdims: bool | None = None
         ) -> MaxResult: ...
-def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
-        axis: int | None = None, keepdims: bool | None = None) -> Tensor | MaxResult:
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        axis: int | None = None, keepdims: bool | None = None,
+        other: Tensor | None = None) -> Tensor | MaxResult:
     """The largest element, or `(values, indices)` over one dim, or the elementwise maximum.
 
     `max(a)` is a 0-d tensor; `max(a, dim)` returns a named tuple `(values, indices)`
     (the indices int64); `max(a, other)` with a tensor `other` is `maximum(a, other)`.
 
     Args:
-        a (Tensor): the input.
+        input (Tensor): the input.
         dim (int or Tensor, optional): the dim to reduce (`axis` too), or a tensor to
             compare with.
         keepdim (bool): keep the reduced dim with size 1 (`keepdims` too).
@@ -181,30 +188,39 @@ def max(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         >>> values, indices
         (tensor([5., 7.]), tensor([1, 0]))
     """
+    a = input
     keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
         return maximum(a, dim)
+    if other is not None:          # PyTorch's max(input, other=...)
+        return maximum(a, other)
     return _max_min(a, dim, keepdim, axis, "max")
 
 
 @overload
-def min(a: Tensor, dim: None = None, keepdim: bool = False, *, axis: None = None,
+def min(input: Tensor, dim: None = None, keepdim: bool = False, *, axis: None = None,
         keepdims: bool | None = None) -> Tensor: ...
 @overload
-def min(a: Tensor, dim: Tensor) -> Tensor: ...
+def min(input: Tensor, dim: Tensor) -> Tensor: ...
 @overload
-def min(a: Tensor, dim: int, keepdim: bool = False, *, keepdims: bool | None = None
+def min(input: Tensor, *, other: Tensor) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: int, keepdim: bool = False, *, keepdims: bool | None = None
         ) -> MaxResult: ...
 @overload
-def min(a: Tensor, *, axis: int, keepdim: bool = False, keepdims: bool | None = None
+def min(input: Tensor, *, axis: int, keepdim: bool = False, keepdims: bool | None = None
         ) -> MaxResult: ...
-def min(a: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
-        axis: int | None = None, keepdims: bool | None = None) -> Tensor | MaxResult:
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        axis: int | None = None, keepdims: bool | None = None,
+        other: Tensor | None = None) -> Tensor | MaxResult:
     """The smallest element, or `(values, indices)` over one dim, or the elementwise
     minimum: the mirror of `max` (see it for the arguments)."""
+    a = input
     keepdim = _keep(keepdim, keepdims)
     if isinstance(dim, Tensor):
         return minimum(a, dim)
+    if other is not None:          # PyTorch's min(input, other=...)
+        return minimum(a, other)
     return _max_min(a, dim, keepdim, axis, "min")
 
 
@@ -216,32 +232,34 @@ def _nonempty_axes(a, axes, op):
     return axes
 
 
-def amax(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """The largest element over `dim` (several dims allowed; no indices). Ties share the
     gradient evenly, as in PyTorch.
 
     Args:
-        a (Tensor): the input.
+        input (Tensor): the input.
         dim (int or tuple of int, optional): the dims to reduce; None reduces every dim.
         keepdim (bool): keep each reduced dim with size 1.
     """
+    a = input
     return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amax"),
                         keepdim=keepdim, op="max")
 
 
-def amin(a: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """The smallest element over `dim`: the mirror of `amax`."""
+    a = input
     return MaxMin.apply(a, axes=_nonempty_axes(a, normalize_axes(dim, a.ndim), "amin"),
                         keepdim=keepdim, op="min")
 
 
-def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
            axis: int | None = None) -> Tensor:
     """The index of the largest element (int64): over the flattened tensor, or along `dim`;
     the first one on ties (NaN counts as the largest, as in PyTorch).
 
     Args:
-        a (Tensor): the input (any dtype but bool; integers compared as integers).
+        input (Tensor): the input (any dtype but bool; integers compared as integers).
         dim (int, optional): the dim to reduce (`axis` too); None uses the flattened tensor.
         keepdim (bool): keep the reduced dim with size 1.
 
@@ -249,12 +267,14 @@ def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
         >>> torchic.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax(dim=1)
         tensor([1, 0])
     """
+    a = input
     return _arg_extreme(a, _pick_axis(dim, axis), keepdim, "max")
 
 
-def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
            axis: int | None = None) -> Tensor:
     """The index of the smallest element (int64): the mirror of `argmax`."""
+    a = input
     return _arg_extreme(a, _pick_axis(dim, axis), keepdim, "min")
 
 
@@ -293,16 +313,17 @@ def _arg_extreme(a, d, keepdim, op):
     return out
 
 
-def softmax(a: Tensor, dim: int | None = None, dtype: object = None, *,
+def softmax(input: Tensor, dim: int | None = None, dtype: object = None, *,
             axis: int | None = None) -> Tensor:
     """`exp(a) / exp(a).sum(dim, keepdim=True)`, computed stably (the max subtracted).
 
     Args:
-        a (Tensor): the input (a floating dtype).
+        input (Tensor): the input (a floating dtype).
         dim (int, optional): the dim the probabilities sum to 1 over (`axis` too); the
             last dim when omitted.
         dtype (optional): the dtype to cast the input to first (and to return).
     """
+    a = input
     if dtype is not None:
         a = cast_to(a, dtype_code(dtype))
     d = _pick_axis(dim, axis)
@@ -311,10 +332,11 @@ def softmax(a: Tensor, dim: int | None = None, dtype: object = None, *,
     return Softmax.apply(a, axis=normalize_axis(d, a.ndim))
 
 
-def log_softmax(a: Tensor, dim: int | None = None, dtype: object = None, *,
+def log_softmax(input: Tensor, dim: int | None = None, dtype: object = None, *,
                 axis: int | None = None) -> Tensor:
     """`log(softmax(a, dim))`, computed stably (the log-sum-exp subtracted): the input of
     `nll_loss`. Arguments as `softmax`."""
+    a = input
     if dtype is not None:
         a = cast_to(a, dtype_code(dtype))
     d = _pick_axis(dim, axis)

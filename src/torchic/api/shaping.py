@@ -63,29 +63,40 @@ def _target_shape(a, shape):
     return infer_shape(shape, numel(a.shape))
 
 
-def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
+def reshape(input: Tensor, *sizes: int | Sequence[int],
+            shape: Sequence[int] | None = None) -> Tensor:
     """The elements of `a` in a new shape: a view when the strides allow, else a copy.
 
     Args:
-        a (Tensor): the input.
-        *shape (int or tuple of int): the new shape, as ints or one tuple / list; one
-            size may be -1 (inferred from the others).
+        input (Tensor): the input.
+        *sizes (int or tuple of int): the new shape, as ints or one tuple / list; one
+            size may be -1 (inferred from the others). shape= (PyTorch's keyword) instead.
 
     Example:
         >>> torchic.arange(6).reshape(2, -1)
         tensor([[0, 1, 2],
                 [3, 4, 5]])
     """
-    shape = _target_shape(a, shape)
+    a = input
+    shape = _target_shape(a, sizes if shape is None else _keyword_shape(sizes, shape))
     if shape == a.shape:
         return a
     return Reshape.apply(a, shape=shape)
 
 
-def view(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
+def _keyword_shape(sizes, shape, name="shape"):
+    """The sizes given as a keyword (reshape(x, shape=...), x.view(size=...)), as a 1-tuple."""
+    if sizes:
+        raise TypeError(f"got the sizes both positionally and as {name}=")
+    return (shape,)
+
+
+def view(input: Tensor, *sizes: int | Sequence[int],
+         size: Sequence[int] | None = None) -> Tensor:
     """`a` in a new shape sharing its storage (always a view); RuntimeError when the
     strides do not allow one (use `reshape`). Arguments as `reshape`."""
-    shape = _target_shape(a, shape)
+    a = input
+    shape = _target_shape(a, sizes if size is None else _keyword_shape(sizes, size, "size"))
     if shape == a.shape:
         return a
     strides = reshape_strides(a.shape, a._strides, shape)
@@ -96,13 +107,16 @@ def view(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     return Reshape.apply(a, shape=shape, strides=strides)
 
 
-def permute(a: Tensor, *dims: int | Sequence[int]) -> Tensor:
+def permute(input: Tensor, *order: int | Sequence[int],
+            dims: Sequence[int] | None = None) -> Tensor:
     """A view of `a` with its dims reordered: dim `i` of the result is dim `dims[i]` of `a`.
 
     Example:
         >>> torchic.zeros(2, 3, 4).permute(2, 0, 1).shape
         (4, 2, 3)
     """
+    a = input
+    dims = order if dims is None else _keyword_shape(order, dims, "dims")
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     permute_meta(a.shape, a._strides, dims)   # validates
@@ -112,9 +126,10 @@ def permute(a: Tensor, *dims: int | Sequence[int]) -> Tensor:
     return Permute.apply(a, dims=dims)
 
 
-def transpose(a: Tensor, dim0: int | None = None, dim1: int | None = None) -> Tensor:
+def transpose(input: Tensor, dim0: int | None = None, dim1: int | None = None) -> Tensor:
     """A view of `a` with dims `dim0` and `dim1` swapped; without dims (`x.t()`), the
     transpose of a tensor of at most 2 dims."""
+    a = input
     if dim0 is None and dim1 is None:
         if a.ndim > 2:
             raise ValueError(f"transpose() without dims needs a tensor of at most 2 dims, "
@@ -130,7 +145,8 @@ def transpose(a: Tensor, dim0: int | None = None, dim1: int | None = None) -> Te
     return permute(a, dims)
 
 
-def expand(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
+def expand(input: Tensor, *sizes: int | Sequence[int],
+           size: Sequence[int] | None = None) -> Tensor:
     """A view of `a` broadcast to `shape` (size-1 dims repeated with stride 0, new dims in
     front; -1 keeps a size). No memory is copied.
 
@@ -139,6 +155,8 @@ def expand(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
         tensor([[1., 1., 1.],
                 [2., 2., 2.]])
     """
+    a = input
+    shape = sizes if size is None else _keyword_shape(sizes, size, "size")
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = tuple(shape)
@@ -154,8 +172,9 @@ def expand(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     return Expand.apply(a, shape=shape)
 
 
-def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """`a` without its size-1 dims (only those in `dim`, an int or a tuple, when given)."""
+    a = input
     if dim is None:
         shape = tuple(d for d in a.shape if d != 1)
     else:
@@ -164,15 +183,17 @@ def squeeze(a: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     return reshape(a, shape)
 
 
-def unsqueeze(a: Tensor, dim: int) -> Tensor:
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """`a` with a new size-1 dim inserted at position `dim` (-1: at the end)."""
+    a = input
     d = normalize_axis(dim, a.ndim + 1)
     return reshape(a, a.shape[:d] + (1,) + a.shape[d:])
 
 
-def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """`a` with dims `start_dim` to `end_dim` (inclusive) merged into one; a 0-d tensor
     becomes 1-D."""
+    a = input
     if a.ndim == 0:
         return reshape(a, (1,))
     s = normalize_axis(start_dim, a.ndim)
@@ -182,17 +203,19 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(a, a.shape[:s] + (numel(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
-def contiguous(a: Tensor, memory_format: object = None) -> Tensor:
+def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
     """`a` itself when its elements are row-major without gaps, else a row-major copy
     (memory_format= is accepted: torchic's layout is row-major whatever it says)."""
+    a = input
     check_memory_format(memory_format, "contiguous()")
     if a.is_contiguous():
         return a
     return Contiguous.apply(a)
 
 
-def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of a along dim, as a tuple of views."""
+    a = input
     d = normalize_axis(dim, a.ndim)
     shape, strides, offset = a.shape, a._strides, a._offset
     part_shape, part_strides, step = shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], \

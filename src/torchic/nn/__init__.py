@@ -88,3 +88,6 @@ __all__ += ["CELU", "GLU", "PReLU", "ReLU6", "RReLU", "SELU", "Hardshrink", "Har
             "Dropout2d", "Dropout3d", "EmbeddingBag", "FeatureAlphaDropout", "PairwiseDistance",
             "Unflatten", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "modules"]
+# power-average pooling (issue 42 ModuleInfo)
+from .lp_pool import LPPool1d, LPPool2d  # noqa: E402
+__all__ += ["LPPool1d", "LPPool2d"]

@@ -381,3 +381,5 @@ from .functional_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa:
 from .functional_resample import (interpolate, pixel_shuffle,  # noqa: E402, F401
                                   pixel_unshuffle, upsample, upsample_bilinear,
                                   upsample_nearest)
+# power-average pooling (issue 42 ModuleInfo: nn.LPPool1d / nn.LPPool2d)
+from .lp_pool import lp_pool1d, lp_pool2d  # noqa: E402, F401

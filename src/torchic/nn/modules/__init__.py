@@ -3,6 +3,8 @@
 torchic.nn's classes. Each submodule here looks its names up in torchic.nn (`resolve`), so a
 layer added to torchic.nn is reachable by its PyTorch path with no table to keep."""
 
+import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -22,6 +24,9 @@ def resolve(name: str, path: str) -> Any:
 
 
 def __getattr__(name: str) -> Any:
+    # a submodule (nn.modules.loss) first: attribute access imports it, as an import would
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
     return resolve(name, __name__)
 
 
