@@ -29,8 +29,10 @@ class _MultiProcessingLoaderIter:
 
     _shutdown = True
 
-    def __init__(self, loader):
-        self._loader = loader
+    def __init__(self, loader):      # (no reference to loader: it holds a persistent one)
+        self._index_sampler = loader._index_sampler
+        self._len = len(loader) if hasattr(loader.dataset, "__len__") or \
+            not loader._iterable else None
         self._dataset = loader.dataset
         self._iterable = loader._iterable
         self._batched = loader.batch_sampler is not None
@@ -39,7 +41,7 @@ class _MultiProcessingLoaderIter:
         self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
         self._shutdown = True            # (until the workers exist: __del__ may run early)
-        self._sampler_iter = iter(loader._index_sampler)
+        self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _int64_seed(loader.generator)
         collate = loader.collate_fn
         # the default collation runs here (see _worker.py's docstring); others in the worker
@@ -73,7 +75,7 @@ class _MultiProcessingLoaderIter:
 
     def _reset(self, first=False):
         if not first:
-            self._sampler_iter = iter(self._loader._index_sampler)
+            self._sampler_iter = iter(self._index_sampler)
         self._send_idx = 0          # the next task's number
         self._rcvd_idx = 0          # the next task to hand back
         self._task_info = {}        # send_idx -> (worker,) or (worker, data)
@@ -95,7 +97,9 @@ class _MultiProcessingLoaderIter:
         return self
 
     def __len__(self) -> int:
-        return len(self._loader)
+        if self._len is None:
+            raise TypeError(f"object of type '{type(self._dataset).__name__}' has no len()")
+        return self._len
 
     def _try_put_index(self):
         try:

@@ -100,7 +100,10 @@ class ExceptionWrapper:
             exception = self.exc_type(msg)
         except Exception:
             raise RuntimeError(msg) from None
-        raise exception
+        try:
+            raise exception
+        finally:        # no frame -> exception -> traceback -> frame cycle: the iterator
+            del exception   # (and its workers) goes as soon as the caller drops it
 
 
 class _KeyErrorMessage(str):
