@@ -537,3 +537,8 @@ SUITES = {
     "compile": compile_suite,
     "memory": memory_suite,
 }
+
+# dataloader workers (utils/data): its own module, registered here
+from .loader import loader_suite  # noqa: E402
+
+SUITES["loader"] = loader_suite
