@@ -335,3 +335,47 @@ def test_multiprocessing_context_checks_match_torch():
         with pytest.raises(cls) as theirs:
             torch.utils.data.DataLoader(Items(), num_workers=1, multiprocessing_context=bad)
         assert str(ours.value) == str(theirs.value)
+
+
+EXIT_SCRIPT = """
+import os, sys
+import numpy as np
+from torchic.utils.data import DataLoader
+
+class D:
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        return np.array([os.getpid()])
+
+mode = sys.argv[1]
+loader = DataLoader(D(), batch_size=2, num_workers=2, persistent_workers=mode == "persistent")
+it = iter(loader)
+pids = set()
+for _ in range(4):
+    pids |= set(next(it).view(-1).tolist())
+print(" ".join(map(str, sorted(pids))), flush=True)
+if mode == "raise":
+    raise SystemExit(3)
+"""
+
+
+@pytest.mark.parametrize("mode", ["plain", "persistent", "raise"])
+def test_interpreter_exit_mid_epoch_leaves_no_worker(mode, tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "exit_mid_epoch.py"
+    script.write_text(EXIT_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(torchic.__file__)), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert proc.returncode == (3 if mode == "raise" else 0), proc.stderr
+    assert proc.stderr == ""
+    pids = [int(p) for p in proc.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(os.path.exists(f"/proc/{p}") for p in pids)
