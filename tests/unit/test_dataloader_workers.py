@@ -379,3 +379,20 @@ def test_interpreter_exit_mid_epoch_leaves_no_worker(mode, tmp_path):
     while any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(os.path.exists(f"/proc/{p}") for p in pids)
+
+
+class Uneven(IterableDataset):
+    """Worker 0's stream ends at once; worker 1's items come slowly."""
+
+    def __iter__(self):
+        info = get_worker_info()
+        if info.id == 0:
+            return iter([0])
+        return (time.sleep(0.3) or i for i in (1, 2, 3))
+
+
+def test_a_worker_whose_stream_ended_is_not_reported_dead(monkeypatch):
+    monkeypatch.setattr(_mp_iter, "MP_STATUS_CHECK_INTERVAL", 0.05)
+    got = [b.tolist() for b in DataLoader(Uneven(), batch_size=1, num_workers=2)]
+    assert got == [[0], [1], [2], [3]]
+    assert _no_children()

@@ -138,7 +138,8 @@ class _MultiProcessingLoaderIter:
             return idx, data
 
     def _check_workers(self):
-        failed = [w for w in self._workers if not w.is_alive()]
+        failed = [w for w, active in zip(self._workers, self._workers_status)
+                  if active and not w.is_alive()]     # (a finished stream's worker exits)
         if failed and not self._shutdown:
             pids = ", ".join(str(w.pid) for w in failed)
             self._shutdown_workers()
