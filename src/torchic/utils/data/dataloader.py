@@ -45,10 +45,9 @@ class DataLoader:
     stay safe with torchic's backend threads. The argument checks are PyTorch's.
 
     Example:
-        >>> loader = DataLoader(TensorDataset(torchic.arange(10)), batch_size=4,
-        ...                     shuffle=True, num_workers=2)
-        >>> [b[0].shape for b in loader]
-        [torchic.Size([4]), torchic.Size([4]), torchic.Size([2])]
+        >>> loader = DataLoader(list(range(10)), batch_size=4, num_workers=2)
+        >>> [b.tolist() for b in loader]
+        [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     """
 
     _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
