@@ -277,15 +277,19 @@ def test_deleting_an_iterator_mid_epoch_stops_its_workers():
 
 
 def test_keyboard_interrupt_in_the_main_process_stops_the_workers():
-    loader = DataLoader(Slow(0.05), batch_size=1, num_workers=2)
+    # (the signal is sent once the workers run: a Ctrl-C that lands in an at-fork callback
+    # while they start is swallowed by CPython as unraisable)
+    it = iter(DataLoader(Slow(0.05), batch_size=1, num_workers=2))
+    next(it)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            for _ in loader:
+            for _ in it:
                 pass
     finally:
         timer.cancel()
+    del it
     assert _no_children()
 
 
