@@ -607,3 +607,8 @@ SUITES = {
     "conv": lambda ctx: conv.conv_suite(ctx, Case),
     "lstm": lstm_suite,
 }
+
+# dataloader workers (utils/data): its own module, registered here
+from .loader import loader_suite  # noqa: E402
+
+SUITES["loader"] = loader_suite

@@ -11,10 +11,10 @@ torchic's generator produces PyTorch's numbers:
 - every iter(DataLoader) makes one int64 draw from loader.generator (the default
   generator when None), PyTorch's per-iterator base seed, before the sampler runs.
 
-num_workers > 0 is accepted but the batches are loaded in the main process (torchic's
-backends already run ops on their own threads); worker_init_fn is called once with worker
-id 0, prefetch_factor / persistent_workers / timeout are checked as PyTorch checks them and
-otherwise ignored, and pin_memory is ignored (there is no device memory to pin for).
+num_workers > 0 loads batches in worker processes (_worker.py: the worker loop, seeds,
+get_worker_info, and why it is safe with torchic's backend threads; _mp_iter.py: the main
+process's side, in-order delivery, shutdown). pin_memory is ignored (there is no device
+memory to pin for).
 """
 
 from .collate import default_collate, default_convert

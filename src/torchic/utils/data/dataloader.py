@@ -3,27 +3,51 @@ and a collate function.
 """
 
 import math
+import multiprocessing
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ...creation import Generator
+from ._mp_iter import _MultiProcessingLoaderIter
+from ._worker import get_worker_info  # noqa: F401  (torch.utils.data.dataloader's name)
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       _InfiniteConstantSampler, _int64_seed)
 
 
-def get_worker_info() -> None:
-    """None: batches are always loaded in the main process (see the module docstring)."""
-    return
-
-
 class DataLoader:
     """PyTorch's DataLoader: batches of a dataset, through a sampler and collate_fn.
 
-    Loading always happens in the calling process, whatever num_workers says (accepted for
-    PyTorch programs; torchic's backends run ops on their own threads), and pin_memory is
-    ignored. The argument checks are PyTorch's, with its ValueError messages.
+    Args:
+        dataset: a map-style Dataset (__getitem__, __len__) or an IterableDataset.
+        batch_size (int or None): samples per batch (None: no batching, default_convert).
+        shuffle (bool): a new random order each epoch (RandomSampler with `generator`).
+        sampler / batch_sampler: the indices (or lists of indices) to load.
+        num_workers (int): 0 loads in this process; n > 0 starts n worker processes
+            (the default start method, or `multiprocessing_context`), seeded
+            base_seed + worker_id as PyTorch, delivering batches in the sampler's order.
+        collate_fn: samples -> batch (default_collate; default_convert without batching).
+        pin_memory (bool): accepted, no effect (there is no device memory to pin for).
+        drop_last (bool): drop the last, incomplete batch.
+        timeout (float): seconds to wait for a worker's batch (0: forever) before
+            RuntimeError("DataLoader timed out after ... seconds").
+        worker_init_fn: called in each worker with its id, after seeding.
+        multiprocessing_context: a start method name ("fork", "spawn", "forkserver") or a
+            multiprocessing context.
+        generator: draws the per-iterator base seed and (with shuffle) the order.
+        prefetch_factor (int): batches each worker loads ahead (2 when num_workers > 0).
+        persistent_workers (bool): keep the workers across epochs.
+        in_order (bool): accepted; batches are always delivered in order.
+
+    A worker's exception is re-raised here as the same class, "Caught ValueError in
+    DataLoader worker process 0.\nOriginal Traceback ...". See _worker.py for how workers
+    stay safe with torchic's backend threads. The argument checks are PyTorch's.
+
+    Example:
+        >>> loader = DataLoader(list(range(10)), batch_size=4, num_workers=2)
+        >>> [b.tolist() for b in loader]
+        [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     """
 
     _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
@@ -54,9 +78,22 @@ class DataLoader:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        if multiprocessing_context is not None and num_workers == 0:
-            raise ValueError(f"multiprocessing_context can only be used with multi-process "
-                             f"loading (num_workers > 0), but got num_workers={num_workers}")
+        if multiprocessing_context is not None:
+            if num_workers == 0:
+                raise ValueError(f"multiprocessing_context can only be used with multi-process"
+                                 f" loading (num_workers > 0), but got num_workers="
+                                 f"{num_workers}")
+            if isinstance(multiprocessing_context, str):
+                methods = multiprocessing.get_all_start_methods()
+                if multiprocessing_context not in methods:
+                    raise ValueError(f"multiprocessing_context option should specify a valid "
+                                     f"start method in {methods!r}, but got "
+                                     f"multiprocessing_context={multiprocessing_context!r}")
+                multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
+            elif not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
+                raise TypeError(f"multiprocessing_context option should be a valid context "
+                                f"object or a string specifying the start method, but got "
+                                f"multiprocessing_context={multiprocessing_context}")
 
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
@@ -109,6 +146,7 @@ class DataLoader:
             default_collate if batch_sampler is not None else default_convert)
         self.persistent_workers = persistent_workers
         self._iterable = iterable
+        self._iterator = None
         self._initialized = True
 
     def __setattr__(self, attr, val):
@@ -131,7 +169,15 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
-        return _LoaderIter(self)
+        if self.num_workers == 0:
+            return _LoaderIter(self)
+        if not self.persistent_workers:
+            return _MultiProcessingLoaderIter(self)
+        if self._iterator is None or self._iterator._shutdown:
+            self._iterator = _MultiProcessingLoaderIter(self)
+        else:
+            self._iterator._reset()
+        return self._iterator
 
 
 class _LoaderIter:
@@ -145,8 +191,6 @@ class _LoaderIter:
         self._batched = loader.batch_sampler is not None
         self._sampler_iter = iter(loader._index_sampler)
         self._base_seed = _int64_seed(loader.generator)
-        if loader.num_workers > 0 and loader.worker_init_fn is not None:
-            loader.worker_init_fn(0)
         self._dataset_iter = iter(loader.dataset) if loader._iterable else None
         self._ended = False
 
