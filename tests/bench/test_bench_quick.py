@@ -37,7 +37,7 @@ def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.run([sys.executable, "-m", "torchic", "bench", "--quick", "--out", str(out)],
-                          capture_output=True, text=True, timeout=240, env=env)
+                          capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, f"bench failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     with open(out / "results.json") as f:
         results = json.load(f)
