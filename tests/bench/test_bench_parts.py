@@ -211,8 +211,9 @@ def test_rounds_interleave_implementations_and_pool_samples():
     r.run_case = spy
     result = r.run()
     # round 1: workers then numpy; round 2: the same again (only round 1 checks results)
-    assert [o for o in order if o[0] == "workers"] == [("workers", True)] * 2 + \
-        [("workers", False)] * 2
+    ours = [o for o in order if o[0] == "workers"]
+    n = len(ours) // 2               # the suite's cases, each once per round
+    assert n >= 2 and ours == [("workers", True)] * n + [("workers", False)] * n
     assert order.index(("numpy", True)) < order.index(("workers", False))
     recs = [x for x in result["records"] if x["case"] == "add_chain"]
     assert {x["impl"] for x in recs} == {"workers", "numpy"}
