@@ -305,6 +305,15 @@ integer("shift_left", lambda a, b: a << (b.abs() % 40),
 integer("shift_right", lambda a, b: a >> (b.abs() % 40),
         lambda a, b: np.right_shift(a, np.minimum(np.abs(b) % 40, 31)),
         ("shift_right", "sub", "maximum", "copy", "div", "mul"), domain=("int32", "count"))
+# the bitwise primitives past a webgpu binding (the large-tensor test runs float32 inputs:
+# integer-valued ones, cast to int32 and back, exactly)
+case("bitwise_big", lambda a, b: ((a.int() & b.int()) | (a.int() ^ (b.int() << 2))
+                                  | (a.int() >> 1)).float(),
+     lambda a, b: ((a.astype(np.int32) & b.astype(np.int32))
+                   | (a.astype(np.int32) ^ (b.astype(np.int32) << 2))
+                   | (a.astype(np.int32) >> 1)).astype(np.float64),
+     "int", ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right", "copy"),
+     ((4, 3), (4, 3)), domain=("count", "count"), grad=False, big=(BIG, BIG))
 integer("add_int_broadcast", lambda a, b: a + b, np.add, ("add",), shapes=((4, 1, 3), (5, 3)))
 integer("add_int_scalar", lambda a: 3 + a * 2 - 1, lambda a: 3 + a * np.int32(2) - np.int32(1),
         ("add", "mul", "sub"), shapes=((4, 3),))
