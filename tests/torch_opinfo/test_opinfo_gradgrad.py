@@ -33,7 +33,15 @@ import opinfo_harness as h  # noqa: E402
 
 RTOL = 1e-3
 # baseline entries whose second derivatives torchic does not match yet (entry -> why)
-GRADGRAD_FAILING = {}
+GRADGRAD_FAILING = {
+    "i0": "its derivative i1 is a series composite whose own derivative is not recorded",
+    "nn.functional.normalize": "float32 rounding of the recorded norm's backward (3e-4)",
+    "norm:nuc": "the nuclear norm reads singular vectors on the host: no second derivative",
+    "linalg.norm": "the spectral / nuclear norms read singular vectors on the host",
+    "linalg.norm:subgradients_at_zero": "the p-norm's zero subgradient has no recorded "
+                                        "second derivative (NaN)",
+    "linalg.matrix_norm": "the spectral / nuclear norms read singular vectors on the host",
+}
 
 
 def _baseline():
