@@ -39,8 +39,11 @@ ENV_NOISE = ("XDG_RUNTIME_DIR",)
 
 
 def _stderr_clean(stderr):
+    """stderr without the environment's noise and init()'s one-line note of the backend it
+    chose (issue 44: said once when no backend is named)."""
     return "\n".join(line for line in stderr.splitlines()
-                     if not any(n in line for n in ENV_NOISE)).strip()
+                     if not any(n in line for n in ENV_NOISE)
+                     and not line.startswith("torchic: using the ")).strip()
 
 
 # -- kernels that fail ---------------------------------------------------------------------

@@ -92,9 +92,18 @@ def test_nonfinite_cast_to_int_does_not_crash(backend):
     np.testing.assert_array_equal(got[finite], np.trunc(SPECIAL[finite]).astype(np.int32))
 
 
+def _integer_only_ops():
+    """The primitives with no floating signature (bitwise, shifts): exact integer ops,
+    checked against NumPy by the int rows of testing/cases.py, outside float fuzzing."""
+    from torchic import ops
+    return {name for name, sigs in ops.SIGNATURES.items()
+            if not any(c in ("f32", "f64") for ins, out in sigs for c in (*ins, out))}
+
+
 def test_nonfinite_table_covers_every_float_op():
     from torchic import ops
     covered = {op for c in TABLE.values() for op in c.ops} | {"scatter_add_rows",
                                                               "cross_entropy_grad"}
+    covered |= _integer_only_ops()
     missing = [op for op in ops.ALL_OPS if op not in covered]
     assert not missing, f"ops without a NaN / inf row: {missing}"
