@@ -88,6 +88,10 @@ def test_references_in_the_same_run(quick_run):
                 assert recs and all("not supported" in r.get("skipped", "") for r in recs)
                 continue
             recs = _records(results, suite, ref)
+            if ref == "numpy":   # the eager-path rows have no NumPy counterpart: said so
+                recs = [r for r in recs if "not supported" not in r.get("skipped", "")
+                        or r["case"] in ("transformer", "gpt", "lenet", "conv2d_fwd_bwd",
+                                         "lstm_lm")]
             if ref == "numpy":   # no hand-written NumPy Transformer / GPT / CNN / LSTM: skipped
                 apart = ("transformer", "gpt", "lenet", "conv2d_fwd_bwd", "lstm_lm")
                 skipped = [r for r in recs if r["case"] in apart]
@@ -149,8 +153,9 @@ def test_machine_and_targets(quick_run):
 def test_outputs_written(quick_run):
     results, out, proc = quick_run
     md = (out / "results.md").read_text()
-    assert "## Performance" in md and "### Targets" in md
-    assert "targets (ratios from this run)" in proc.stdout
+    # quick mode measures and judges nothing (issue 44): no targets table, and it says why
+    assert "## Performance" in md and "### Targets" not in md
+    assert "targets: not judged in --quick mode" in proc.stdout
     if importlib.util.find_spec("matplotlib"):
         for name in ("matmul.png", "elementwise.png"):
             assert (out / name).stat().st_size > 1000, name

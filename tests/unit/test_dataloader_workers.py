@@ -376,7 +376,9 @@ def test_interpreter_exit_mid_epoch_leaves_no_worker(mode, tmp_path):
     proc = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
                           timeout=60, env=env)
     assert proc.returncode == (3 if mode == "raise" else 0), proc.stderr
-    assert proc.stderr == ""
+    # (init()'s one-line note of the backend it chose is expected: issue 44)
+    assert [ln for ln in proc.stderr.splitlines() if not ln.startswith("torchic: using the ")] \
+        == []
     pids = [int(p) for p in proc.stdout.split()]
     assert len(pids) == 2
     deadline = time.monotonic() + 10
