@@ -320,3 +320,35 @@ def test_heap_full_leaves_no_partial_allocation(backend):
 
 
 _ = dispatcher
+
+
+def test_a_constant_evicted_while_an_op_reads_it(backend):
+    """A kernel View holds a block, not the tensor: a cached constant the op reads must stay
+    alive until the op is enqueued, even when fetching the next constant evicts it from the
+    cache (it once was freed and reused by the next constant: layer_norm without affine
+    read weight 1.0 as 0.0 and returned zeros). Here 1.0 is the oldest of a full cache and
+    0.0 is absent, the state a long run reaches; then every case runs with a cache of one
+    entry, where every new constant evicts the one before."""
+    functions._constants.clear()
+    functions.constant(1.0, "f32")
+    for i in range(functions.MAX_CONSTANTS - 1):
+        functions.constant(1000.0 + i, "f32")
+    x = torchic.tensor([1.0, 2.0, 3.0, 5.0], requires_grad=True)
+    y = torchic.nn.functional.layer_norm(x, (4,))
+    ref = (np.array([1.0, 2, 3, 5]) - 2.75) / np.sqrt(2.1875 + 1e-5)
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-5)
+    functions._constants.clear()
+    functions.constant(1.0, "f32")
+    for i in range(functions.MAX_CONSTANTS - 1):
+        functions.constant(1000.0 + i, "f32")
+    (y * torchic.tensor([1.0, -2.0, 0.5, 3.0])).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all() and np.abs(x.grad.numpy()).max() > 0.1
+
+    from torchic.testing import CASES
+    saved = functions.MAX_CONSTANTS
+    functions.MAX_CONSTANTS = 1
+    try:
+        for name in CASES:
+            CASES[name].check(layout="contiguous")
+    finally:
+        functions.MAX_CONSTANTS = saved

@@ -264,3 +264,14 @@ def test_long_rows_full_size(backend):
     A float32 sum of 2^23 exponentials is good to about 1e-3 relative (PyTorch's own
     log_softmax of these rows is off by 2e-3), hence the looser tolerance here."""
     check_long_rows((1 << 24) + 37, (1 << 23) + 5, 0, 3e-3)
+
+
+def test_negative_zero_and_nan_scalars_keep_their_bits(backend):
+    """Python scalars become cached constants; -0.0 == 0.0 in Python, so a cache keyed by
+    value once handed `x * -0.0` the tensor of 0.0 (wrong signs of zero, copysign wrong)."""
+    a = torchic.tensor([1.0, -1.0])
+    for s in (0.0, -0.0, 0.0, -0.0):
+        got = (a * s).numpy()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.float32([1, -1]) * s))
+        assert torchic.copysign(torchic.tensor([1.0]), s).item() == np.copysign(1.0, s)
+    assert np.isnan((a + float("nan")).numpy()).all()

@@ -28,7 +28,8 @@ def constant(value, dtype="f32"):
     small upload per step and no growth.
     """
     rt = runtime()
-    key = (value, type(value), dtype)
+    # a float keys by its bits: -0.0 == 0.0 (and would share 0.0's tensor), nan != nan
+    key = (value.hex() if type(value) is float else value, type(value), dtype)
     t = _constants.get(key)
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
         while len(_constants) >= MAX_CONSTANTS:

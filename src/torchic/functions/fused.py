@@ -42,9 +42,12 @@ class Gelu(Primitive):
         return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a)
 
 
-def _vector(t, fill, n, code):
-    """The View of a (C,) weight, or of a constant `fill` read with stride 0 when t is None."""
-    return raw.broadcast_view(constant(fill, code), (n,)) if t is None else raw.view_of(t)
+def _or_constant(t, fill, code):
+    """t, or the cached 0-d constant `fill` (read as a (C,) vector with stride 0) when t is
+    None. The caller holds what this returns until its kernel is enqueued: a View holds only
+    the block, and creating the next constant may evict this one from the cache (FIFO) and
+    free its block, which the next allocation then reuses (it read as the other constant)."""
+    return constant(fill, code) if t is None else t
 
 
 def _computed(t):
@@ -70,7 +73,8 @@ class LayerNorm(Primitive):
         x, weight, bias = (None if t is None else _computed(t) for t in (x, weight, bias))
         self.save(x, weight) if self.has_weight else self.save(x)
         c, code = x.shape[1], x._dtype
-        ins = (raw.view_of(x), _vector(weight, 1.0, c, code), _vector(bias, 0.0, c, code))
+        weight, bias = _or_constant(weight, 1.0, code), _or_constant(bias, 0.0, code)
+        ins = (raw.view_of(x), raw.broadcast_view(weight, (c,)), raw.broadcast_view(bias, (c,)))
         out = raw.run("layer_norm", raw.new_tensor(x.shape, code), ins, self.params)
         return _back(out, self.dtypes[0])
 
@@ -90,7 +94,8 @@ class LayerNorm(Primitive):
             dx = as_strided(both, 0, x.shape, (c, 1)) if need_x else None
             dw = _back(as_strided(both, r * c, x.shape, (c, 1)).sum(0), self.dtypes[1])
         elif need_x:
-            wv = raw.view_of(w[0]) if w else _vector(None, 1.0, c, code)
+            weight = w[0] if w else constant(1.0, code)
+            wv = raw.broadcast_view(weight, (c,))
             dx = raw.run("layer_norm_grad", raw.new_tensor(x.shape, code), (xv, wv, gv),
                          self.params)
         if need_b:
