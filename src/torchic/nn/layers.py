@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from ..autograd import no_grad
 from . import functional as F
 from . import init
+from .applies import Applies, OverDim
 from .module import Module
 from .parameter import Parameter
 
@@ -206,39 +207,24 @@ class ReLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class Tanh(Module):
+class Tanh(Applies):
     """The hyperbolic tangent elementwise (`F.tanh`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.tanh(input)
+    _fn = staticmethod(F.tanh)
 
 
-class Sigmoid(Module):
+class Sigmoid(Applies):
     """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.sigmoid(input)
+    _fn = staticmethod(F.sigmoid)
 
 
-class Softmax(Module):
+class Softmax(OverDim):
     """`F.softmax` over dim `dim` (the last when None): each slice sums to 1."""
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.softmax)
 
 
 class LogSoftmax(Softmax):
     """`F.log_softmax` over dim `dim` (the last when None)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+    _fn = staticmethod(F.log_softmax)
 
 
 class Flatten(Module):
@@ -256,7 +242,22 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
+class _DropoutNd(Applies):
+    """PyTorch's dropout modules: `_fn(input, p, training)`; p checked in [0, 1]."""
+    _args = ("p", "training")
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p          # (as given: PyTorch's repr shows Dropout(1) as p=1)
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
     """In training mode, zeroes each element with probability `p` and scales the others by
     `1 / (1 - p)`; in eval mode (`model.eval()`), returns the input unchanged.
 
@@ -276,19 +277,7 @@ class Dropout(Module):
         >>> m.eval()(torch.ones(3))
         tensor([1., 1., 1.])
     """
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
-        self.p = float(p)
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
+    _fn = staticmethod(F.dropout)
 
 
 class LayerNorm(Module):
