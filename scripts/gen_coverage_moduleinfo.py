@@ -55,25 +55,11 @@ def render(results, seconds):
               "`tests/torch_moduleinfo/passing.txt`).", ""]
     lines += ["| entry | " + " | ".join(f"`{b}`" for b in backends) + " | note |",
               "|---|" + "---|" * len(backends) + "---|"]
-    missing, skipped = [], []
-    for k, r in enumerate(first):
-        if r["status"] == "missing":
-            missing.append(r["entry"])
-            continue
-        if r["status"] == "skip" and not r["runs"]:
-            skipped.append(r)
-            continue
-        cells = [MARK[results[b][k]["status"]] for b in backends]
-        note = next((results[b][k]["reason"] for b in backends if results[b][k]["reason"]), "")
-        note = note.replace("|", "\\|").replace("\n", " ")[:200]
-        lines.append(f"| `{r['entry']}` | " + " | ".join(cells) + f" | {note} |")
-    lines += ["", f"## Missing ({len(missing)})", "",
-              "torchic.nn has no class of these names (not failed: listed here).", "",
-              ", ".join(f"`{e}`" for e in missing), "",
-              f"## Skipped ({len(skipped)})", "",
-              f"The skip table `tests/torch_moduleinfo/module_skips.py` ({len(module_skips.SKIPS)}"
-              " rows).", "", "| entry | reason |", "|---|---|"]
-    lines += [f"| `{r['entry']}` | {r['reason']} |" for r in skipped]
+    lines += db_walk.entry_tables(
+        results, lambda k, r: [MARK[results[b][k]["status"]] for b in backends], "runs", 200,
+        "torchic.nn has no class of these names (not failed: listed here).",
+        [f"The skip table `tests/torch_moduleinfo/module_skips.py` ({len(module_skips.SKIPS)}"
+         " rows).", ""])
     return "\n".join(lines) + "\n"
 
 

@@ -67,25 +67,13 @@ def render(results, seconds):
             if any(d in r["dtypes"] for r in results[b])]
     lines += ["| entry | variants | " + " | ".join(f"{d} `{b}`" for d, b in cols) + " | note |",
               "|---|---|" + "---|" * len(cols) + "---|"]
-    missing, skipped = [], []
-    for k, r in enumerate(first):
-        if r["status"] == "missing":
-            missing.append(r["entry"])
-            continue
-        if r["status"] == "skip" and not r["dtypes"]:
-            skipped.append(r)
-            continue
-        cells = [MARK[results[b][k]["dtypes"].get(d)] for d, b in cols]
-        note = next((results[b][k]["reason"] for b in backends if results[b][k]["reason"]), "")
-        note = note.replace("|", "\\|").replace("\n", " ")[:160]
-        kinds = ", ".join(r["variants"] + [f"no {k}" for k in r["lacking"]])
-        lines.append(f"| `{r['entry']}` | {kinds} | " + " | ".join(cells) + f" | {note} |")
-    lines += ["", f"## Missing ({len(missing)})", "",
-              "No variant of these resolves in torchic (not failed: listed here).", "",
-              ", ".join(f"`{e}`" for e in missing), "",
-              f"## Skipped ({len(skipped)})", "",
-              "| entry | reason |", "|---|---|"]
-    lines += [f"| `{r['entry']}` | {r['reason']} |" for r in skipped]
+
+    def cells(k, r):        # the variants, then each column's mark
+        kinds = ", ".join(r["variants"] + [f"no {v}" for v in r["lacking"]])
+        return [kinds] + [MARK[results[b][k]["dtypes"].get(d)] for d, b in cols]
+    lines += db_walk.entry_tables(
+        results, cells, "dtypes", 160,
+        "No variant of these resolves in torchic (not failed: listed here).", [])
     return "\n".join(lines) + "\n"
 
 

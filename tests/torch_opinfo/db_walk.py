@@ -137,6 +137,30 @@ def backend_rows(results, seconds, runs_key, runs_label):
     return lines
 
 
+def entry_tables(results, cells, columns_key, note_len, missing_text, skipped_intro):
+    """The per-entry table's rows (| entry | cells(k, r)... | note |: `cells` giving
+    the row's cells after the entry's, `note` the first backend's reason) and the sections
+    after it: the entries missing (by name, `missing_text` first) and those skipped with no
+    column run (their reasons, `skipped_intro` lines first)."""
+    backends = list(results)
+    first = results[backends[0]]
+    lines, missing, skipped = [], [], []
+    for k, r in enumerate(first):
+        if r["status"] == "missing":
+            missing.append(r["entry"])
+            continue
+        if r["status"] == "skip" and not r[columns_key]:
+            skipped.append(r)
+            continue
+        note = next((results[b][k]["reason"] for b in backends if results[b][k]["reason"]), "")
+        note = note.replace("|", "\\|").replace("\n", " ")[:note_len]
+        lines.append(f"| `{r['entry']}` | " + " | ".join(cells(k, r)) + f" | {note} |")
+    lines += ["", f"## Missing ({len(missing)})", "", missing_text, "",
+              ", ".join(f"`{e}`" for e in missing), "", f"## Skipped ({len(skipped)})", "",
+              *skipped_intro, "| entry | reason |", "|---|---|"]
+    return lines + [f"| `{r['entry']}` | {r['reason']} |" for r in skipped]
+
+
 def main(doc, harness, render, selector, columns_key, out, baseline, header):
     """A coverage script's command line: walk the harness module named `harness` on
     --backends, then either print the --<selector> entries' results (their `columns_key`)
