@@ -20,6 +20,24 @@ def _positive_int(value, what):
     return value
 
 
+def affine_parameters(module: Module, shape: Any, affine: bool, bias: bool,
+                      dtype: Any = None) -> None:
+    """A normalization layer's `weight` (ones) and `bias` (zeros, where `bias`) of `shape`
+    where `affine`; those it lacks are registered as None (PyTorch's declared absence)."""
+    module.register_parameter(
+        "weight", Parameter(creation.ones(shape, dtype=dtype)) if affine else None)
+    module.register_parameter(
+        "bias", Parameter(creation.zeros(shape, dtype=dtype)) if affine and bias else None)
+
+
+def reset_affine(module: Module) -> None:
+    """A normalization layer's weight back to ones and bias to zeros (those it has)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class Identity(Module):
     """Returns its input unchanged (any constructor arguments are ignored)."""
 
@@ -310,22 +328,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(creation.ones(self.normalized_shape))
-            if bias:
-                self.bias = Parameter(creation.zeros(self.normalized_shape))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, self.normalized_shape, elementwise_affine, bias)
 
     def reset_parameters(self) -> None:
         """Set weight to ones and bias to zeros again."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
