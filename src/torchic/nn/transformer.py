@@ -243,22 +243,16 @@ class Transformer(Module):
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                            activation, layer_norm_eps, batch_first,
-                                            norm_first, bias, dtype=dtype)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                            activation, layer_norm_eps, batch_first,
-                                            norm_first, bias, dtype=dtype)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        for name, custom, layer_cls, stack_cls, n in (
+                ("encoder", custom_encoder, TransformerEncoderLayer, TransformerEncoder,
+                 num_encoder_layers),
+                ("decoder", custom_decoder, TransformerDecoderLayer, TransformerDecoder,
+                 num_decoder_layers)):
+            if custom is None:
+                layer = layer_cls(d_model, nhead, dim_feedforward, dropout, activation,
+                                  layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
+                custom = stack_cls(layer, n, LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+            setattr(self, name, custom)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
