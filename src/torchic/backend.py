@@ -107,6 +107,10 @@ class Backend:
     dtypes = ("f32", "i32")
     storage = {}
     refusals = {}
+    # the backend's scatter of single elements (a gradient put back at argmax positions) is
+    # slow: passes that have a dense form of the same result (a where over a window) take
+    # it here (nn/functional_pool.py's max pooling backward)
+    slow_scatter = False
 
     @classmethod
     def available(cls):

@@ -41,13 +41,13 @@ import torchic
 import torchic.nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "torch_opinfo"))
+import db_walk  # noqa: E402
 import opinfo_harness as oh  # noqa: E402
 from module_skips import skip_reason  # noqa: E402
 
 SEED = oh.SEED
 DTYPES = ("float32", "float64")
 MODES = (True, False)          # training, eval
-WEBGPU_SAMPLE = 3              # webgpu on lavapipe: 1 entry in 3 unless TORCHIC_MODULEINFO=full
 
 _DB = None
 _REF_CACHE = {}
@@ -69,9 +69,7 @@ def entry_id(info):
     return info.name
 
 
-def in_webgpu_sample(eid):
-    """Whether entry `eid` is in webgpu's deterministic subset (1 in WEBGPU_SAMPLE)."""
-    return zlib.crc32(eid.encode()) % WEBGPU_SAMPLE == 0
+in_webgpu_sample = db_walk.in_sample     # webgpu on lavapipe: 1 entry in 3 unless full
 
 
 def full_walk():
@@ -277,48 +275,25 @@ def run_entry(info, dtypes=DTYPES, modes=MODES):
         tdt = getattr(torch, dtype)
         for training in modes:
             col = f"{dtype} {'train' if training else 'eval'}"
-            status, ran = "pass", 0
             try:
                 refs = references(info, tdt, training)
             except Exception as e:            # module_db's input generator itself failed
                 result["runs"][col] = "fail"
                 result["reason"] = result["reason"] or f"{col}: module_inputs raised {e!r:.200}"
                 continue
-            for ref in refs:
-                try:
-                    _run_input(info, cls, ref, dtype, training, holds)
-                    ran += 1
-                except oh.Unsupported:
-                    result["dropped"] += 1
-                except Exception as e:
-                    status = "fail"
-                    if not result["reason"]:
-                        desc = ref.minput.desc or f"input {ref.index}"
-                        result["reason"] = (f"{col} {desc!r}: {type(e).__name__}: "
-                                            f"{str(e)[:300]}")
-                    try:
-                        torchic.sync()
-                    except Exception:
-                        pass
-                    break
+            status, ran = db_walk.run_refs(
+                refs, lambda ref: _run_input(info, cls, ref, dtype, training, holds), result,
+                lambda ref: f"{col} {ref.minput.desc or f'input {ref.index}'!r}", oh.Unsupported)
             if status == "pass" and ran == 0:
                 status = "skip"
                 result["reason"] = result["reason"] or f"{col}: no input ran"
             result["inputs"] += ran
             result["runs"][col] = status
-    statuses = set(result["runs"].values())
-    result["status"] = ("fail" if "fail" in statuses else "pass" if "pass" in statuses
-                        else "skip")
+    result["status"] = db_walk.overall(result["runs"])
     return result
 
 
 def run_all(selected=None):
     """run_entry for every module_db entry (or those whose id is in `selected`), torch on
     one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return [run_entry(info) for info in module_db()
-                if selected is None or entry_id(info) in selected]
-    finally:
-        torch.set_num_threads(threads)
+    return db_walk.run_all(run_entry, entry_id, module_db(), selected)

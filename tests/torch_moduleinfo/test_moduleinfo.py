@@ -13,7 +13,6 @@ pass but are not in the baseline (add them: python scripts/gen_coverage_modulein
 """
 
 import os
-import warnings
 
 import pytest
 
@@ -21,22 +20,14 @@ pytest.importorskip("torch")
 pytest.importorskip("expecttest")   # module_db's module imports it
 
 import torchic  # noqa: E402
+import db_walk  # noqa: E402
 import moduleinfo_harness as h  # noqa: E402
 
 BASELINE_FILE = os.path.join(os.path.dirname(__file__), "passing.txt")
 
 
 def baseline():
-    """The entry ids of passing.txt (comments and blank lines aside)."""
-    with open(BASELINE_FILE) as f:
-        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
-
-
-def selection(backend):
-    """The entry ids walked on `backend` (None: all of them)."""
-    if backend != "webgpu" or h.full_walk():
-        return None
-    return {h.entry_id(m) for m in h.module_db() if h.in_webgpu_sample(h.entry_id(m))}
+    return db_walk.read_baseline(BASELINE_FILE)
 
 
 def test_baseline_names_module_db_entries():
@@ -57,17 +48,8 @@ def test_skip_table_names_module_db_entries():
 
 
 def test_baseline_still_passes(backend):
-    results = h.run_all(selection(backend))
-    listed = set(baseline())
-    regressed = [r for r in results if r["entry"] in listed and r["status"] != "pass"]
-    new = [r["entry"] for r in results if r["entry"] not in listed and r["status"] == "pass"]
-    if new:
-        warnings.warn(f"{len(new)} module_db entries pass on {backend} but are not in "
-                      f"tests/torch_moduleinfo/passing.txt: {', '.join(new)}; those that pass "
-                      f"on every backend are added by `python scripts/gen_coverage_moduleinfo.py"
-                      f" --baseline`", stacklevel=1)
-    assert not regressed, f"{len(regressed)} baseline entries no longer pass on {backend}:\n" + \
-        "\n".join(f"  {r['entry']} ({r['status']}): {r['reason']}" for r in regressed)
+    db_walk.check_baseline(h, h.module_db(), backend, BASELINE_FILE, "module_db",
+                           "scripts/gen_coverage_moduleinfo.py")
 
 
 def _info(eid):

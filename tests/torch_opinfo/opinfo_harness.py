@@ -58,6 +58,7 @@ import zlib
 import numpy as np
 import torch
 
+import db_walk
 import torchic
 from skips import GRAD_SKIPS, skip_reason
 
@@ -74,7 +75,6 @@ ATOL, RTOL = 1e-5, 5.2e-6
 GRAD_ATOL, GRAD_RTOL = 1e-5, 1e-4
 # the other float dtypes: torch.testing's (atol, rtol) for them
 OTHER_TOLERANCES = {"float64": (1e-7, 1e-7), "float16": (1e-5, 1e-3), "bfloat16": (1e-5, 1.6e-2)}
-WEBGPU_SAMPLE = 3            # webgpu on lavapipe runs 1 entry in 3 unless TORCHIC_OPINFO=full
 
 _OP_DB = None
 _REF_CACHE = {}
@@ -106,9 +106,7 @@ def entry_id(op):
     return op.name + (f":{op.variant_test_name}" if op.variant_test_name else "")
 
 
-def in_webgpu_sample(eid):
-    """Whether entry `eid` is in webgpu's deterministic subset (1 in WEBGPU_SAMPLE by hash)."""
-    return zlib.crc32(eid.encode()) % WEBGPU_SAMPLE == 0
+in_webgpu_sample = db_walk.in_sample     # webgpu on lavapipe: 1 entry in 3 unless full
 
 
 def full_walk():
@@ -615,22 +613,14 @@ def run_entry(op, dtypes=DTYPES):
                 status = "fail"
                 result["reason"] = result["reason"] or f"{dtype}: sample_inputs raised {e!r:.200}"
                 break
-            for ref in refs:
-                try:
-                    result["noncontiguous"] += _run_sample(kind, tc, ref, holds)
-                    ran += 1
-                except Unsupported:
-                    result["dropped"] += 1
-                except Exception as e:
-                    status = "fail"
-                    if not result["reason"]:
-                        result["reason"] = (f"{dtype} {kind} sample {ref.index}: "
-                                            f"{type(e).__name__}: {str(e)[:300]}")
-                    try:
-                        torchic.sync()     # (a kernel error left in the stream)
-                    except Exception:
-                        pass
-                    break
+
+            def run_one(ref, kind=kind, tc=tc):
+                result["noncontiguous"] += _run_sample(kind, tc, ref, holds)
+            kind_status, kind_ran = db_walk.run_refs(
+                refs, run_one, result, lambda ref, kind=kind: f"{dtype} {kind} sample {ref.index}",
+                Unsupported)
+            ran += kind_ran
+            status = "fail" if kind_status == "fail" else status
         if status == "pass" and ran == 0:    # nothing compared: say why
             status = "skip"
             why = (f"needs a dtype {torchic.get_backend()} does not hold"
@@ -638,18 +628,11 @@ def run_entry(op, dtypes=DTYPES):
             result["reason"] = result["reason"] or f"{dtype}: every sample {why}"
         result["samples"] += ran
         result["dtypes"][dtype] = status
-    statuses = set(result["dtypes"].values())
-    result["status"] = ("fail" if "fail" in statuses else "pass" if "pass" in statuses
-                        else "skip")
+    result["status"] = db_walk.overall(result["dtypes"])
     return result
 
 
 def run_all(selected=None):
     """run_entry for every op_db entry (or those whose id is in `selected`), in op_db order,
     torch on one thread (CI has 2 cores, and torchic's workers use them)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return [run_entry(op) for op in op_db() if selected is None or entry_id(op) in selected]
-    finally:
-        torch.set_num_threads(threads)
+    return db_walk.run_all(run_entry, entry_id, op_db(), selected)

@@ -43,6 +43,19 @@ def _call(func, inputs, fn_name):
     return _as_tuple(out, "outputs of the user-provided function", fn_name)
 
 
+def _inputs_and_v(inputs, v, fn_name):
+    """(whether inputs was a tuple, the inputs as one, v's tensors) of a product with the
+    inputs' vector v: v None only where the input is one single-element tensor."""
+    tup_in, inputs = _as_tuple(inputs, "inputs", fn_name)
+    if v is None:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the "
+                               "user-provided function is a single Tensor with a single "
+                               "element.")
+        return tup_in, inputs, (None,)
+    return tup_in, inputs, _as_tuple(v, "v", fn_name)[1]
+
+
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, fn_name):
     """d outputs / d inputs contracted with grad_outputs: zeros for unused inputs
     (strict: RuntimeError)."""
@@ -97,15 +110,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     Returns:
         (func(inputs), jvp): jvp has the outputs' structure.
     """
-    tup_in, inputs = _as_tuple(inputs, "inputs", "jvp")
-    if v is None:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the "
-                               "user-provided function is a single Tensor with a single "
-                               "element.")
-        vs = (None,)
-    else:
-        _, vs = _as_tuple(v, "v", "jvp")
+    tup_in, inputs, vs = _inputs_and_v(inputs, v, "jvp")
     inputs = _prepare(inputs, create_graph)
     tup_out, outputs = _call(func, inputs, "jvp")
     us = tuple(zeros(o.shape, dtype=o.dtype).requires_grad_(True) for o in outputs)
@@ -188,15 +193,7 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
 def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """v^T H for the scalar function `func` at `inputs`: (func(inputs), vhp)."""
-    tup_in, inputs = _as_tuple(inputs, "inputs", "vhp")
-    if v is None:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the "
-                               "user-provided function is a single Tensor with a single "
-                               "element.")
-        vs = (None,)
-    else:
-        _, vs = _as_tuple(v, "v", "vhp")
+    tup_in, inputs, vs = _inputs_and_v(inputs, v, "vhp")
     inputs = _prepare(inputs, create_graph)
     _, outputs = _call(func, inputs, "vhp")
     if len(outputs) != 1 or outputs[0].numel() != 1:

@@ -39,6 +39,17 @@ def _pad_last(t, value=0.0):
     return _ops.cat([t, creation.full((*t.shape[:-1], 1), value, dtype=t.dtype)], -1)
 
 
+def _heads(t, static, what, batch_heads, head_dim):
+    """(S, N, E) keys or values as (N * H, S, head_dim), or the given `static` ones (checked
+    to be (N * H, S, head_dim))."""
+    if static is None:
+        return t.reshape(t.shape[0], batch_heads, head_dim).transpose(0, 1)
+    if tuple(static.shape[::2]) != (batch_heads, head_dim):
+        raise AssertionError(f"expecting {what} of shape (N * H, S, {head_dim}), got "
+                             f"{tuple(static.shape)}")
+    return static
+
+
 def multi_head_attention_forward(
         query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
         in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
@@ -144,20 +155,8 @@ def multi_head_attention_forward(
 
     # (L, N, E) -> (N * H, L, head_dim)
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    if static_k is None:
-        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if tuple(static_k.shape[::2]) != (bsz * num_heads, head_dim):
-            raise AssertionError(f"expecting static_k of shape (N * H, S, {head_dim}), got "
-                                 f"{tuple(static_k.shape)}")
-        k = static_k
-    if static_v is None:
-        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if tuple(static_v.shape[::2]) != (bsz * num_heads, head_dim):
-            raise AssertionError(f"expecting static_v of shape (N * H, S, {head_dim}), got "
-                                 f"{tuple(static_v.shape)}")
-        v = static_v
+    k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
     if add_zero_attn:
         zero = creation.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
         k = _ops.cat([k, zero], 1)

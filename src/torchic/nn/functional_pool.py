@@ -121,11 +121,12 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         arg = _as_strided(win, 0, (n, c, o[0], o[1], kk), win._strides[:4] + (1,)).argmax(-1)
         geo = (n, c, h, w, k, s, p, d, o, hp, wp)
         pos = None
-    # windows apart (stride >= the dilated kernel) on webgpu: the gradient placed by a where,
-    # not scattered (its scatter of single elements took seconds for a LeNet batch); the CPU
-    # backends' scatter is faster than that where over (..., kh, kw) runs (docs in the class)
+    # windows apart (stride >= the dilated kernel) on a backend whose scatter of single
+    # elements is slow (webgpu's took seconds for a LeNet batch): the gradient placed by a
+    # where, not scattered; elsewhere the scatter is faster than that where over
+    # (..., kh, kw) runs (docs in the class)
     apart = all(ss >= dd * (kk_ - 1) + 1 for ss, dd, kk_ in zip(s, d, k)) and \
-        xp.is_floating_point() and runtime().backend.name == "webgpu"
+        xp.is_floating_point() and runtime().backend.slow_scatter
     if apart:
         out = _MaxPoolApart.apply(xp, win=win, arg=arg, k=k, s=s, d=d)
     if not apart or return_indices:

@@ -155,6 +155,19 @@ def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+def _shuffle_args(input, factor, name, what):
+    """The factor r as an int, and input's shape as (lead dims, C, H, W), after PyTorch's
+    checks of pixel_shuffle / pixel_unshuffle (`name`; `what`: its factor's name)."""
+    r = int(factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {r}")
+    *lead, c, h, w = input.shape
+    return r, tuple(lead), c, h, w
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channels moved into space (sub-pixel
     convolution's rearrangement).
@@ -163,13 +176,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         >>> F.pixel_shuffle(torchic.randn(1, 8, 3, 3), 2).shape
         (1, 2, 6, 6)
     """
-    r = int(upscale_factor)
-    if input.ndim < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *lead, c, h, w = input.shape
+    r, lead, c, h, w = _shuffle_args(input, upscale_factor, "pixel_shuffle", "upscale_factor")
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
@@ -187,13 +194,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         >>> F.pixel_unshuffle(torchic.randn(1, 2, 6, 6), 2).shape
         (1, 8, 3, 3)
     """
-    r = int(downscale_factor)
-    if input.ndim < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *lead, c, h, w = input.shape
+    r, lead, c, h, w = _shuffle_args(input, downscale_factor, "pixel_unshuffle",
+                                     "downscale_factor")
     if h % r or w % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
                            f"downscale_factor, but got height={h}, width={w} and factor {r}")

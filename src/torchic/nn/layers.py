@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from ..autograd import no_grad
 from . import functional as F
 from . import init
+from .applies import Applies, OverDim
 from .module import Module
 from .parameter import Parameter
 
@@ -17,6 +18,24 @@ def _positive_int(value, what):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} must be a non-negative int, got {value!r}")
     return value
+
+
+def affine_parameters(module: Module, shape: Any, affine: bool, bias: bool,
+                      dtype: Any = None) -> None:
+    """A normalization layer's `weight` (ones) and `bias` (zeros, where `bias`) of `shape`
+    where `affine`; those it lacks are registered as None (PyTorch's declared absence)."""
+    module.register_parameter(
+        "weight", Parameter(creation.ones(shape, dtype=dtype)) if affine else None)
+    module.register_parameter(
+        "bias", Parameter(creation.zeros(shape, dtype=dtype)) if affine and bias else None)
+
+
+def reset_affine(module: Module) -> None:
+    """A normalization layer's weight back to ones and bias to zeros (those it has)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
 
 
 class Identity(Module):
@@ -206,39 +225,24 @@ class ReLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class Tanh(Module):
+class Tanh(Applies):
     """The hyperbolic tangent elementwise (`F.tanh`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.tanh(input)
+    _fn = staticmethod(F.tanh)
 
 
-class Sigmoid(Module):
+class Sigmoid(Applies):
     """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.sigmoid(input)
+    _fn = staticmethod(F.sigmoid)
 
 
-class Softmax(Module):
+class Softmax(OverDim):
     """`F.softmax` over dim `dim` (the last when None): each slice sums to 1."""
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.softmax)
 
 
 class LogSoftmax(Softmax):
     """`F.log_softmax` over dim `dim` (the last when None)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+    _fn = staticmethod(F.log_softmax)
 
 
 class Flatten(Module):
@@ -256,7 +260,22 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
+class _DropoutNd(Applies):
+    """PyTorch's dropout modules: `_fn(input, p, training)`; p checked in [0, 1]."""
+    _args = ("p", "training")
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p          # (as given: PyTorch's repr shows Dropout(1) as p=1)
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
     """In training mode, zeroes each element with probability `p` and scales the others by
     `1 / (1 - p)`; in eval mode (`model.eval()`), returns the input unchanged.
 
@@ -276,19 +295,7 @@ class Dropout(Module):
         >>> m.eval()(torch.ones(3))
         tensor([1., 1., 1.])
     """
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
-        self.p = float(p)
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
+    _fn = staticmethod(F.dropout)
 
 
 class LayerNorm(Module):
@@ -321,22 +328,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(creation.ones(self.normalized_shape))
-            if bias:
-                self.bias = Parameter(creation.zeros(self.normalized_shape))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, self.normalized_shape, elementwise_affine, bias)
 
     def reset_parameters(self) -> None:
         """Set weight to ones and bias to zeros again."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -11,6 +11,8 @@ from ..autograd import no_grad
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .applies import Applies
+from .layers import _DropoutNd
 from .module import Module
 from .parameter import Parameter
 
@@ -151,33 +153,13 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class ChannelShuffle(Module):
+class ChannelShuffle(Applies):
     """`F.channel_shuffle(input, groups)`."""
+    _fn, _args = staticmethod(F.channel_shuffle), ("groups",)
 
     def __init__(self, groups: int) -> None:
         super().__init__()
         self.groups = groups
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self) -> str:
-        return f"groups={self.groups}"
-
-
-class _DropoutNd(Module):
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return type(self)._fn(input, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_DropoutNd):

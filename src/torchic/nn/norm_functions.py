@@ -21,6 +21,48 @@ def _channel_shape(input):
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
+def _centered(x, dims):
+    """(mean, x - mean, biased variance) of x over `dims`, kept."""
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
+    return mean, centered, (centered * centered).mean(dims, keepdim=True)
+
+
+def _affine(out, input, weight, bias):
+    """out * weight + bias, both per channel (dim 1) of input, each where given."""
+    bshape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(bshape)
+    if bias is not None:
+        out = out + bias.reshape(bshape)
+    return out
+
+
+def _normalize(input, dims, n, running_mean, running_var, weight, bias, use_input_stats,
+               momentum, eps, no_running):
+    """batch_norm / instance_norm: (input - mean) / sqrt(var + eps), then the affine. With
+    use_input_stats, the statistics over `dims` (n elements each); running_mean /
+    running_var (if given) move by `momentum` toward their average over the batch (the
+    variance unbiased), in place. Else the running statistics (RuntimeError `no_running`
+    where they are missing)."""
+    if use_input_stats:
+        mean, centered, var = _centered(input, dims)
+        if running_mean is not None and running_var is not None:
+            factor = 0.0 if momentum is None else float(momentum)
+            with no_grad():
+                m = mean.reshape(mean.shape[0], -1).mean(0)
+                v = var.reshape(var.shape[0], -1).mean(0) * (n / (n - 1))
+                running_mean.copy_(running_mean + (m - running_mean) * factor)
+                running_var.copy_(running_var + (v - running_var) * factor)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(no_running)
+        bshape = _channel_shape(input)
+        var = running_var.reshape(bshape)
+        centered = input - running_mean.reshape(bshape)
+    return _affine(centered / _ops.sqrt(var + eps), input, weight, bias)
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float | None = 0.1, eps: float = 1e-5
@@ -44,40 +86,17 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise ValueError(f"batch_norm expects an input of at least 2 dims (N, C, *), got "
                          f"shape {list(input.shape)}")
     c = input.shape[1]
-    bshape = _channel_shape(input)
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
                     (weight, "weight"), (bias, "bias")):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
-    dims = (0,) + tuple(range(2, input.ndim))
-    if training:
-        n = input.numel() // c
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
-        if running_mean is not None and running_var is not None:
-            factor = 0.0 if momentum is None else float(momentum)
-            with no_grad():
-                m = mean.reshape(c)
-                v = var.reshape(c) * (n / (n - 1))
-                running_mean.copy_(running_mean + (m - running_mean) * factor)
-                running_var.copy_(running_var + (v - running_var) * factor)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation "
-                               "mode")
-        mean = running_mean.reshape(bshape)
-        var = running_var.reshape(bshape)
-        centered = input - mean
-    out = centered / _ops.sqrt(var + eps)
-    if weight is not None:
-        out = out * weight.reshape(bshape)
-    if bias is not None:
-        out = out + bias.reshape(bshape)
-    return out
+    n = input.numel() // c
+    if training and n <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got "
+                         f"input size {list(input.shape)}")
+    return _normalize(input, (0,) + tuple(range(2, input.ndim)), n, running_mean, running_var,
+                      weight, bias, training, momentum, eps,
+                      "running_mean and running_var must be defined in evaluation mode")
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
@@ -89,35 +108,14 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if input.ndim < 3:
         raise ValueError(f"instance_norm expects (N, C, *) input with spatial dims, got shape "
                          f"{list(input.shape)}")
-    bshape = _channel_shape(input)
-    dims = tuple(range(2, input.ndim))
-    if use_input_stats:
-        n = int(np.prod(input.shape[2:]))
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input "
-                             f"size {list(input.shape)}")
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
-        if running_mean is not None and running_var is not None:
-            with no_grad():
-                m = mean.reshape(input.shape[0], -1).mean(0)
-                v = var.reshape(input.shape[0], -1).mean(0) * (n / (n - 1))
-                running_mean.copy_(running_mean + (m - running_mean) * momentum)
-                running_var.copy_(running_var + (v - running_var) * momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when "
-                               "use_input_stats is false")
-        mean = running_mean.reshape(bshape)
-        var = running_var.reshape(bshape)
-        centered = input - mean
-    out = centered / _ops.sqrt(var + eps)
-    if weight is not None:
-        out = out * weight.reshape(bshape)
-    if bias is not None:
-        out = out + bias.reshape(bshape)
-    return out
+    n = int(np.prod(input.shape[2:]))
+    if use_input_stats and n <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                         f"size {list(input.shape)}")
+    return _normalize(input, tuple(range(2, input.ndim)), n, running_mean, running_var,
+                      weight, bias, use_input_stats, momentum, eps,
+                      "Expected running_mean and running_var to be defined when "
+                      "use_input_stats is false")
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
@@ -135,17 +133,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if input.numel() == 0:
         out = input * 1.0
     else:
-        g = input.reshape(n, num_groups, -1)
-        mean = g.mean(2, keepdim=True)
-        centered = g - mean
-        var = (centered * centered).mean(2, keepdim=True)
+        _, centered, var = _centered(input.reshape(n, num_groups, -1), 2)
         out = (centered / _ops.sqrt(var + eps)).reshape(input.shape)
-    bshape = _channel_shape(input)
-    if weight is not None:
-        out = out * weight.reshape(bshape)
-    if bias is not None:
-        out = out + bias.reshape(bshape)
-    return out
+    return _affine(out, input, weight, bias)
 
 
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],

@@ -13,6 +13,7 @@ from ..autograd import no_grad
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .layers import affine_parameters, reset_affine
 from .module import Module
 from .parameter import Parameter
 
@@ -37,15 +38,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.ones(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, num_features, affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
@@ -65,10 +58,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         """`reset_running_stats()`, then weight to ones and bias to zeros."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -202,22 +192,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(creation.ones(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, num_channels, affine, bias, dtype)
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

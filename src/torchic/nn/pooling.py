@@ -18,8 +18,22 @@ __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1
            "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
 
 
-class _MaxPool(Module):
+class _Pool(Module):
+    """A module of one kind (`_kind`, e.g. "max_pool") for any number of dims: a subclass
+    `class MaxPool2d(_MaxPool, dims=2)` holds dims and gets F.max_pool2d as its `_fn`."""
+    _kind = ""
+    _dims = 0
     _fn: Any = None
+
+    def __init_subclass__(cls, dims: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if dims is not None:
+            cls._dims = dims
+            cls._fn = staticmethod(getattr(FP, f"{cls._kind}{dims}d"))
+
+
+class _MaxPool(_Pool):
+    _kind = "max_pool"
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False,
@@ -31,36 +45,29 @@ class _MaxPool(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input: Tensor):
-        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                        ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class MaxPool2d(_MaxPool):
+class MaxPool1d(_MaxPool, dims=1):
+    """F.max_pool1d as a module (stride defaults to kernel_size)."""
+
+
+class MaxPool2d(_MaxPool, dims=2):
     """F.max_pool2d as a module (stride defaults to kernel_size).
 
     Example:
         >>> nn.MaxPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
         (1, 3, 4, 4)
     """
-    _fn = staticmethod(FP.max_pool2d)
 
 
-class MaxPool1d(_MaxPool):
-    """F.max_pool1d as a module (stride defaults to kernel_size)."""
-    _fn = staticmethod(FP.max_pool1d)
-
-
-class AvgPool2d(Module):
-    """F.avg_pool2d as a module (stride defaults to kernel_size).
-
-    Example:
-        >>> nn.AvgPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
-    """
+class _AvgPool(_Pool):
+    _kind = "avg_pool"
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True,
@@ -72,111 +79,105 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return FP.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                             self.count_include_pad, self.divisor_override)
+        override = () if self.divisor_override is None else (self.divisor_override,)
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                        self.count_include_pad, *override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPool, dims=1):
     """F.avg_pool1d as a module (stride defaults to kernel_size)."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True) -> None:
-        super().__init__()
-        self.kernel_size = FC._tuple(kernel_size, 1, "kernel_size")
-        self.stride = FC._tuple(stride if stride is not None else kernel_size, 1, "stride")
-        self.padding = FC._tuple(padding, 1, "padding")
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-
-    def forward(self, input: Tensor) -> Tensor:
-        return FP.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                             self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        # PyTorch's AvgPool1d holds 1-tuples (its repr shows them)
+        super().__init__(FC._tuple(kernel_size, 1, "kernel_size"),
+                         FC._tuple(stride if stride is not None else kernel_size, 1, "stride"),
+                         FC._tuple(padding, 1, "padding"), ceil_mode, count_include_pad)
 
 
-class _Adaptive(Module):
-    _fn: Any = None
+class AvgPool2d(_AvgPool, dims=2):
+    """F.avg_pool2d as a module (stride defaults to kernel_size).
+
+    Example:
+        >>> nn.AvgPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
+        (1, 3, 4, 4)
+    """
+
+
+class _AdaptiveAvg(_Pool):
+    _kind = "adaptive_avg_pool"
 
     def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return type(self)._fn(input, self.output_size)
+        return self._fn(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool2d(_Adaptive):
+class AdaptiveAvgPool1d(_AdaptiveAvg, dims=1):
+    """F.adaptive_avg_pool1d as a module."""
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvg, dims=2):
     """F.adaptive_avg_pool2d as a module (output_size: int, pair, None keeps a dim).
 
     Example:
         >>> nn.AdaptiveAvgPool2d(1)(torchic.randn(2, 8, 7, 7)).shape
         (2, 8, 1, 1)
     """
-    _fn = staticmethod(FP.adaptive_avg_pool2d)
 
 
-class AdaptiveAvgPool1d(_Adaptive):
-    """F.adaptive_avg_pool1d as a module."""
-    _fn = staticmethod(FP.adaptive_avg_pool1d)
-
-
-class _AdaptiveMax(Module):
-    _fn: Any = None
+class _AdaptiveMax(_AdaptiveAvg):
+    _kind = "adaptive_max_pool"
 
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
+        super().__init__(output_size)
+        self.return_indices = return_indices
 
     def forward(self, input: Tensor):
-        return type(self)._fn(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+        return self._fn(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(_AdaptiveMax):
-    """F.adaptive_max_pool2d as a module."""
-    _fn = staticmethod(FP.adaptive_max_pool2d)
-
-
-class AdaptiveMaxPool1d(_AdaptiveMax):
+class AdaptiveMaxPool1d(_AdaptiveMax, dims=1):
     """F.adaptive_max_pool1d as a module."""
-    _fn = staticmethod(FP.adaptive_max_pool1d)
 
 
-class _MaxUnpool(Module):
-    _fn: Any = None
+class AdaptiveMaxPool2d(_AdaptiveMax, dims=2):
+    """F.adaptive_max_pool2d as a module."""
+
+
+class _MaxUnpool(_Pool):
+    _kind = "max_unpool"
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        super().__init__()     # (held as dims-tuples, as PyTorch's)
+        d = self._dims
+        self.kernel_size = FC._tuple(kernel_size, d, "kernel_size")
+        self.stride = FC._tuple(stride if stride is not None else kernel_size, d, "stride")
+        self.padding = FC._tuple(padding, d, "padding")
 
     def forward(self, input: Tensor, indices: Tensor,
                 output_size: Sequence[int] | None = None) -> Tensor:
-        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
-                              output_size)
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                        output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxUnpool2d(_MaxUnpool):
-    """F.max_unpool2d as a module: forward(input, indices, output_size=None)."""
-    _fn = staticmethod(FP.max_unpool2d)
-
-
-class MaxUnpool1d(_MaxUnpool):
+class MaxUnpool1d(_MaxUnpool, dims=1):
     """F.max_unpool1d as a module: forward(input, indices, output_size=None)."""
-    _fn = staticmethod(FP.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpool, dims=2):
+    """F.max_unpool2d as a module: forward(input, indices, output_size=None)."""
 
 
 class Upsample(Module):

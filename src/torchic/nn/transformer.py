@@ -41,7 +41,53 @@ def _clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
-class TransformerEncoderLayer(Module):
+class _Sublayers(Module):
+    """What the encoder and decoder layers share: their submodules, in PyTorch's order
+    (the attentions named by `attentions`, linear1, dropout, linear2, norm1..k,
+    dropout1..k for k = the attentions + the feed-forward block), and the sublayer
+    plumbing: `_residual` (x + block(norm(x)) pre-norm, norm(x + block(x)) post-norm),
+    `_attend` (attention then its dropout) and `_ff_block` (the last dropout)."""
+
+    def __init__(self, attentions, d_model, nhead, dim_feedforward, dropout, activation,
+                 layer_norm_eps, batch_first, norm_first, bias, dtype):
+        super().__init__()
+        for name in attentions:
+            setattr(self, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                   batch_first=batch_first, dtype=dtype))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
+        self.norm_first = norm_first
+        blocks = range(1, len(attentions) + 2)
+        for i in blocks:
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        for i in blocks:
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+        if dtype is not None:
+            self.to(dtype)
+
+    def _residual(self, x, norm, block, *args):
+        if self.norm_first:
+            return x + block(norm(x), *args)
+        return norm(x + block(x, *args))
+
+    @staticmethod
+    def _attend(attn, dropout, x, mem, attn_mask, key_padding_mask, is_causal):
+        x = attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                 need_weights=False, is_causal=is_causal)[0]
+        return dropout(x)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        return self._attend(self.self_attn, self.dropout1, x, x, attn_mask, key_padding_mask,
+                            is_causal)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, self._FF_DROPOUT)(x)
+
+
+class TransformerEncoderLayer(_Sublayers):
     """Self-attention then a feed-forward block, each with a residual connection and
     LayerNorm (PyTorch's nn.TransformerEncoderLayer).
 
@@ -60,45 +106,21 @@ class TransformerEncoderLayer(Module):
         >>> out = layer(torchic.randn(2, 10, 32))
     """
 
+    _FF_DROPOUT = "dropout2"
+
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: str | Callable = "relu",
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
-        if dtype is not None:
-            self.to(dtype)
+        super().__init__(("self_attn",), d_model, nhead, dim_feedforward, dropout, activation,
+                         layer_norm_eps, batch_first, norm_first, bias, dtype)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        x = self._residual(src, self.norm1, self._sa_block, src_mask, src_key_padding_mask,
+                           is_causal)
+        return self._residual(x, self.norm2, self._ff_block)
 
 
 class TransformerEncoder(Module):
@@ -131,7 +153,7 @@ class TransformerEncoder(Module):
         return out
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_Sublayers):
     """Self-attention over the target, attention over the encoder's memory, then a
     feed-forward block, each with a residual connection and LayerNorm (PyTorch's
     nn.TransformerDecoderLayer; arguments as TransformerEncoderLayer's).
@@ -142,64 +164,31 @@ class TransformerDecoderLayer(Module):
         >>> out = layer(torchic.randn(7, 2, 32), torchic.randn(10, 2, 32))
     """
 
+    _FF_DROPOUT = "dropout3"
+
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: str | Callable = "relu",
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
-        if dtype is not None:
-            self.to(dtype)
+        super().__init__(("self_attn", "multihead_attn"), d_model, nhead, dim_feedforward,
+                         dropout, activation, layer_norm_eps, batch_first, norm_first, bias,
+                         dtype)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None,
                 memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
                 memory_is_causal: bool = False) -> Tensor:
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
-                                   tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
-                                    memory_key_padding_mask, memory_is_causal)
-            x = x + self._ff_block(self.norm3(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask,
-                                              tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask,
-                                               memory_key_padding_mask, memory_is_causal))
-            x = self.norm3(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+        x = self._residual(tgt, self.norm1, self._sa_block, tgt_mask, tgt_key_padding_mask,
+                           tgt_is_causal)
+        x = self._residual(x, self.norm2, self._mha_block, memory, memory_mask,
+                           memory_key_padding_mask, memory_is_causal)
+        return self._residual(x, self.norm3, self._ff_block)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
-        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
-                                key_padding_mask=key_padding_mask, is_causal=is_causal,
-                                need_weights=False)[0]
-        return self.dropout2(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        return self._attend(self.multihead_attn, self.dropout2, x, mem, attn_mask,
+                            key_padding_mask, is_causal)
 
 
 class TransformerDecoder(Module):
@@ -254,22 +243,16 @@ class Transformer(Module):
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                            activation, layer_norm_eps, batch_first,
-                                            norm_first, bias, dtype=dtype)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                            activation, layer_norm_eps, batch_first,
-                                            norm_first, bias, dtype=dtype)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        for name, custom, layer_cls, stack_cls, n in (
+                ("encoder", custom_encoder, TransformerEncoderLayer, TransformerEncoder,
+                 num_encoder_layers),
+                ("decoder", custom_decoder, TransformerDecoderLayer, TransformerDecoder,
+                 num_decoder_layers)):
+            if custom is None:
+                layer = layer_cls(d_model, nhead, dim_feedforward, dropout, activation,
+                                  layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
+                custom = stack_cls(layer, n, LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+            setattr(self, name, custom)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead

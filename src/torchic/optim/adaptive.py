@@ -5,7 +5,9 @@ They share `PerParameter.step`: for each parameter with a gradient (negated when
 maximize=True), make its state on the first step, then `_update(group, p, g, state)`. The
 numbers that change from step to step (bias corrections, step sizes) are computed by
 `_numbers(group, state)`, which also counts the step, through `host_values`: a compiled step
-calls it again at every replay instead of baking the first step's numbers in. `foreach`,
+calls it again at every replay instead of baking the first step's numbers in;
+`_decayed` gives them with the gradient after weight decay, `_moments` Adam's two moment
+updates, `_fused` the one-pass form of v = b * v + c * g^2 updates. `foreach`,
 `capturable`, `differentiable` are PyTorch's implementation choices: accepted, no effect.
 """
 
@@ -61,24 +63,37 @@ class PerParameter(Optimizer):
         return loss
 
     def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> tuple:
+        """This step's numbers (counting the step); by default (-lr,)."""
         state["step"] += 1
-        return (group["lr"],)
+        return (-group["lr"],)
 
     def _step_numbers(self, group, p, state):
         """This step's numbers as tensors of p's dtype (re-computed at every replay)."""
         return host_values(functools.partial(self._numbers, group, state), p._dtype)
 
+    def _decayed(self, group, p, g, state):
+        """(this step's numbers, the gradient) with the weight decay applied: the coupled
+        L2 term added to g, or, where the group has decoupled_weight_decay, p scaled by
+        the last of the numbers (1 - lr * weight_decay)."""
+        n = self._step_numbers(group, p, state)
+        if not group.get("decoupled_weight_decay"):
+            return n, _l2(group, p, g)
+        if group["weight_decay"]:
+            p.mul_(n[-1])
+        return n, g
+
     def _init_state(self, group, p, state):
         raise NotImplementedError
 
-    def _fused(self, group, p, g, v, row):
-        """An update of the form v = b * v + c * g^2, p = p + (g / (sqrt(v) + eps)) * s
-        (Adagrad, plain RMSprop) as one ops.py adam_update pass instead of ~8 ops: beta1 = 0
-        makes Adam's first moment the gradient itself (in a scratch buffer kept outside the
-        state), the bias corrections are 1, the L2 term rides in the row. `row()` gives the
-        10 numbers (and counts the step; host_values re-runs it at every compiled replay).
-        Returns False, doing nothing, where adam_update can't take the tensors (not
-        contiguous float32/float64 of one shape in separate storages)."""
+    def _fused(self, group, p, g, state, v, b, c):
+        """An update of the form v = b * v + c * g^2, p = p + (g / (sqrt(v) + eps)) * s,
+        s = _numbers()[0] (Adagrad, plain RMSprop) as one ops.py adam_update pass instead
+        of ~8 ops: beta1 = 0 makes Adam's first moment the gradient itself (in a scratch
+        buffer kept outside the state), the bias corrections are 1, the L2 term rides in
+        the row. `row()` gives the 10 numbers (and counts the step; host_values re-runs it
+        at every compiled replay). Returns False, doing nothing, where adam_update can't
+        take the tensors (not contiguous float32/float64 of one shape in separate
+        storages)."""
         ts = (p, g, v)
         if not (g.shape == p.shape and p._dtype in ("f32", "f64")
                 and all(t._dtype == p._dtype and t.is_contiguous() for t in ts)
@@ -88,8 +103,18 @@ class PerParameter(Optimizer):
         m = scratch.get(p)
         if m is None or m.shape != p.shape or m._dtype != p._dtype:
             m = scratch[p] = self._new_state(zeros_like(p))
+
+        def row():
+            return (0.0, 1.0, b, c, group["eps"], 1.0, self._numbers(group, state)[0], 1.0,
+                    group["weight_decay"], 0.0)
+
         raw.adam_update(p, g, m, v, host_values(row, p._dtype))
         return True
+
+    def _init_moments(self, p, state):
+        """Adam's two moments, zero."""
+        state["exp_avg"] = self._new_state(zeros_like(p))
+        state["exp_avg_sq"] = self._new_state(zeros_like(p))
 
     def _update(self, group, p, g, state):
         raise NotImplementedError
@@ -103,6 +128,14 @@ def _l2(group, p, g):
     """g + weight_decay * p (the coupled L2 penalty), or g."""
     wd = group["weight_decay"]
     return g + p * wd if wd else g
+
+
+def _moments(group, g, state):
+    """Adam's moments: m += (g - m) * (1 - beta1), v = beta2 * v + (1 - beta2) * g^2."""
+    (beta1, beta2), exp_avg = group["betas"], state["exp_avg"]
+    exp_avg.add_((g - exp_avg) * (1.0 - beta1))
+    state["exp_avg_sq"].mul_(beta2).add_(g * g * (1.0 - beta2))
+    return exp_avg, state["exp_avg_sq"]
 
 
 class Adamax(PerParameter):
@@ -133,8 +166,7 @@ class Adamax(PerParameter):
 
     def _update(self, group, p, g, state):
         (beta1, beta2), eps = group["betas"], group["eps"]
-        neg_clr = self._step_numbers(group, p, state)[0]
-        g = _l2(group, p, g)
+        (neg_clr,), g = self._decayed(group, p, g, state)
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.add_((g - exp_avg) * (1.0 - beta1))
         exp_inf.copy_(api.maximum(exp_inf * beta2, g.abs() + eps))
@@ -169,8 +201,7 @@ class NAdam(PerParameter):
 
     def _init_state(self, group, p, state):
         state["mu_product"] = 1.0
-        state["exp_avg"] = self._new_state(zeros_like(p))
-        state["exp_avg_sq"] = self._new_state(zeros_like(p))
+        self._init_moments(p, state)
 
     def _numbers(self, group, state):
         state["step"] += 1
@@ -186,17 +217,9 @@ class NAdam(PerParameter):
                 1.0 - lr * group["weight_decay"])
 
     def _update(self, group, p, g, state):
-        (beta1, beta2), eps = group["betas"], group["eps"]
-        n = self._step_numbers(group, p, state)
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                p.mul_(n[3])
-            else:
-                g = _l2(group, p, g)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.add_((g - exp_avg) * (1.0 - beta1))
-        exp_avg_sq.mul_(beta2).add_(g * g * (1.0 - beta2))
-        denom = (exp_avg_sq / n[0]).sqrt() + eps
+        n, g = self._decayed(group, p, g, state)
+        exp_avg, exp_avg_sq = _moments(group, g, state)
+        denom = (exp_avg_sq / n[0]).sqrt() + group["eps"]
         p.add_(g / denom * n[1])
         p.add_(exp_avg / denom * n[2])
 
@@ -222,8 +245,7 @@ class RAdam(PerParameter):
                          differentiable=differentiable)
 
     def _init_state(self, group, p, state):
-        state["exp_avg"] = self._new_state(zeros_like(p))
-        state["exp_avg_sq"] = self._new_state(zeros_like(p))
+        self._init_moments(p, state)
 
     def _numbers(self, group, state):
         """(adaptive factor, plain factor, -lr / bias1, decay): the update is
@@ -243,17 +265,9 @@ class RAdam(PerParameter):
         return (adaptive, plain, -lr / bias1, 1.0 - lr * group["weight_decay"])
 
     def _update(self, group, p, g, state):
-        (beta1, beta2), eps = group["betas"], group["eps"]
-        n = self._step_numbers(group, p, state)
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                p.mul_(n[3])
-            else:
-                g = _l2(group, p, g)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.add_((g - exp_avg) * (1.0 - beta1))
-        exp_avg_sq.mul_(beta2).add_(g * g * (1.0 - beta2))
-        factor = n[0] / (exp_avg_sq.sqrt() + eps) + n[1]
+        n, g = self._decayed(group, p, g, state)
+        exp_avg, exp_avg_sq = _moments(group, g, state)
+        factor = n[0] / (exp_avg_sq.sqrt() + group["eps"]) + n[1]
         p.add_(exp_avg * n[2] * factor)
 
 
@@ -286,18 +300,10 @@ class Adagrad(PerParameter):
         state["step"] += 1
         return (-group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"]),)
 
-    def _row(self, group, state):
-        """adam_update's numbers for Adagrad: v = v + g^2, step -clr (see _fused)."""
-        neg_clr = self._numbers(group, state)[0]
-        return (0.0, 1.0, 1.0, 1.0, group["eps"], 1.0, neg_clr, 1.0, group["weight_decay"],
-                0.0)
-
     def _update(self, group, p, g, state):
-        if self._fused(group, p, g, state["sum"],
-                       functools.partial(self._row, group, state)):
+        if self._fused(group, p, g, state, state["sum"], 1.0, 1.0):     # v = v + g^2
             return
-        neg_clr = self._step_numbers(group, p, state)[0]
-        g = _l2(group, p, g)
+        (neg_clr,), g = self._decayed(group, p, g, state)
         state["sum"].add_(g * g)
         p.add_(g / (state["sum"].sqrt() + group["eps"]) * neg_clr)
 
@@ -325,14 +331,9 @@ class Adadelta(PerParameter):
         state["square_avg"] = self._new_state(zeros_like(p))
         state["acc_delta"] = self._new_state(zeros_like(p))
 
-    def _numbers(self, group, state):
-        state["step"] += 1
-        return (-group["lr"],)
-
     def _update(self, group, p, g, state):
         rho, eps = group["rho"], group["eps"]
-        neg_lr = self._step_numbers(group, p, state)[0]
-        g = _l2(group, p, g)
+        (neg_lr,), g = self._decayed(group, p, g, state)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).add_(g * g * (1.0 - rho))
         delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * g
@@ -369,23 +370,12 @@ class RMSprop(PerParameter):
         if group["centered"]:
             state["grad_avg"] = self._new_state(zeros_like(p))
 
-    def _numbers(self, group, state):
-        state["step"] += 1
-        return (-group["lr"],)
-
-    def _row(self, group, state):
-        """adam_update's numbers for plain RMSprop (see _fused)."""
-        neg_lr, alpha = self._numbers(group, state)[0], group["alpha"]
-        return (0.0, 1.0, alpha, 1.0 - alpha, group["eps"], 1.0, neg_lr, 1.0,
-                group["weight_decay"], 0.0)
-
     def _update(self, group, p, g, state):
         alpha, eps = group["alpha"], group["eps"]
         if not group["centered"] and group["momentum"] <= 0 and self._fused(
-                group, p, g, state["square_avg"], functools.partial(self._row, group, state)):
+                group, p, g, state, state["square_avg"], alpha, 1.0 - alpha):
             return
-        neg_lr = self._step_numbers(group, p, state)[0]
-        g = _l2(group, p, g)
+        (neg_lr,), g = self._decayed(group, p, g, state)
         square_avg = state["square_avg"]
         square_avg.mul_(alpha).add_(g * g * (1.0 - alpha))
         if group["centered"]:
@@ -476,8 +466,7 @@ class ASGD(PerParameter):
 
     def _update(self, group, p, g, state):
         mu = state["mu"]
-        n = self._step_numbers(group, p, state)
-        g = _l2(group, p, g)
+        n, g = self._decayed(group, p, g, state)
         p.mul_(n[0])
         p.add_(g * n[1])
         ax = state["ax"]

@@ -301,6 +301,7 @@ class WebGPUBackend(Backend):
     dtypes = tuple(wgsl.STORAGE)
     storage = {code: st for code, st in wgsl.STORAGE.items() if code != st}
     refusals = {"f64": wgsl.F64_REFUSAL}
+    slow_scatter = True      # (its scatter of single elements: seconds for a LeNet batch)
 
     @classmethod
     def available(cls):
