@@ -46,6 +46,7 @@ from ..size import Size
 from ..tensor import Tensor
 
 CAST, DTYPE, EXACT = "cast", "dtype", "exact"
+_OUT_TYPE = Tensor | tuple[Tensor, ...] | list[Tensor] | None     # out's annotation
 
 # THE table: name (as exported; "linalg." / "nn.functional." for those namespaces) -> kind.
 # Found from torch 2.13's signatures (tests/unit/test_out_table.py probes them again).
@@ -133,7 +134,7 @@ def with_out(fn: Callable, name: str, kind: str = CAST) -> Callable:
         params = [p for p in sig.parameters.values() if p.name != "out"]
         at = next((k for k, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
         params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
-                                            default=None))
+                                            default=None, annotation=_OUT_TYPE))
         call.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
     call.__doc__ = (fn.__doc__ or "") + (
         "\n\n    out (Tensor, optional): the output tensor (a tuple of them where several are "
