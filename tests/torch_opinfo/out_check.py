@@ -50,6 +50,10 @@ def check_out(op, tc_fn, ref, holds, h):
     o = _outs(ref.value, torchic, lambda d: next(it))
     with torchic.no_grad():
         got = h._call(lambda *a, **k: tc_fn(*a, **k, out=o), inp, args, kwargs)
+    if got_t is None:            # a list out (unbind_copy ...): torch returns None
+        if got is not None:
+            raise h.Mismatch(f"out=: torch returns None, torchic {type(got).__name__}")
+        got_t, got = t_out, o
     if isinstance(o, torchic.Tensor):
         if got is not o:
             raise h.Mismatch("out=: the result returned is not `out`")

@@ -15,7 +15,7 @@ What an `out=` call does, as PyTorch does it:
 - the result is computed as without `out`, then checked against out's dtype (per the
   function's kind below: RuntimeError), written into out's storage in place (views of out
   see it) and `out` returned (the functions returning several: their named tuple of the
-  out tensors);
+  out tensors; those returning a list of tensors, into a list out: None, as PyTorch's);
 - an out of another shape is resized first (`Tensor.resize_`), with PyTorch's UserWarning
   when it had elements (an empty out is resized silently);
 - out may be one of the inputs (`add(a, b, out=a)`): the result is computed before it is
@@ -62,11 +62,12 @@ _CAST_NAMES = (
     "arccos", "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "digamma", "erfinv",
     "lgamma", "mvlgamma", "polygamma", "bitwise_and", "bitwise_left_shift", "bitwise_or",
     "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "i0", "nextafter", "true_divide",
-    "divide", "multiply", "subtract", "nn.functional.normalize")
+    "divide", "multiply", "subtract", "nn.functional.normalize",
+    "nansum", "nanmean")      # (torch refuses an integer out: "nansum_cpu" has no Long)
 _DTYPE_NAMES = (
     "zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn",
-    "randint", "randperm", "rand_like", "randn_like", "randint_like", "sum", "nansum", "prod",
-    "mean", "nanmean", "cumsum", "cumprod")
+    "randint", "randperm", "rand_like", "randn_like", "randint_like", "sum", "prod", "mean",
+    "cumsum", "cumprod")
 _EXACT_NAMES = (
     "abs", "neg", "ceil", "floor", "trunc", "frac", "sign", "sgn", "fix", "round",
     "bitwise_not", "signbit", "isneginf", "isposinf", "heaviside", "clamp", "clip",
@@ -81,10 +82,13 @@ _EXACT_NAMES = (
     "transpose_copy", "squeeze_copy", "unsqueeze_copy", "split_with_sizes_copy",
     "unbind_copy", "matmul", "mm", "bmm", "mv", "addmv", "addbmm", "dot", "vdot", "inner", "addmm", "baddbmm",
     "tensordot", "cross", "chain_matmul", "multinomial", "normal", "bernoulli",
+    "native_batch_norm",
     "linalg.cross", "linalg.vecdot", "linalg.multi_dot", "linalg.norm", "linalg.matrix_norm",
     "linalg.vector_norm", "nn.functional.avg_pool2d", "nn.functional.gelu",
     "nn.functional.hardshrink", "nn.functional.linear", "nn.functional.logsigmoid",
     "nn.functional.softplus", "nn.functional.softshrink")
+# a list of tensors written into a list out: PyTorch returns None from these
+_LIST_OUTS = ("unbind_copy", "split_with_sizes_copy")
 OUT = {**{n: CAST for n in _CAST_NAMES}, **{n: DTYPE for n in _DTYPE_NAMES},
        **{n: EXACT for n in _EXACT_NAMES}}
 
@@ -190,8 +194,10 @@ def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
         _check_dtype(r, o, EXACT)
     for r, o in zip(parts, outs):
         write_into(o, r)
-    if type(result) in (tuple, list):
-        return type(result)(outs)
+    if name in _LIST_OUTS:
+        return None
+    if type(result) is tuple:
+        return tuple(outs)
     return type(result)(*outs)      # the function's named tuple (MaxResult ...)
 
 
