@@ -160,5 +160,10 @@ __all__ += ["native_batch_norm", "native_group_norm", "native_layer_norm"]
 from .api.aliases import clone, divide, multiply, subtract, t  # noqa: E402
 __all__ += ["clone", "divide", "multiply", "subtract", "t"]
 
+# -- out= (issue 41): PyTorch's out keyword on every export whose torch counterpart has it,
+# one wrapper applied from api/out.py's table (the Tensor methods keep the bare functions) ----
+from .api.out import out_variants as _out_variants  # noqa: E402
+globals().update(_out_variants(globals()))
+
 
 _atexit.register(shutdown)

@@ -1161,3 +1161,10 @@ class TensorMethods:
         """In-place `tril`: the elements above diagonal `diagonal` set to zero; returns `input`."""
     def triu_(self, diagonal: builtins.int = ...) -> Tensor:
         """In-place `triu`: the elements below diagonal `diagonal` set to zero; returns `input`."""
+    def resize_(self, *size: Any, memory_format: Any = ...) -> Tensor:
+        """Resize `self` in place to `size` (PyTorch's `Tensor.resize_`): a new shape gets
+        contiguous strides from self's storage offset; the storage grows when it is too small
+        (its old elements kept first); elements beyond the old ones are uninitialized. A tensor
+        of the same shape is left as it is."""
+    def resize_as_(self, other: Tensor, memory_format: Any = ...) -> Tensor:
+        """Resize `self` in place to `other`'s shape (`self.resize_(other.shape)`)."""

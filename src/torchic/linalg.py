@@ -13,3 +13,7 @@ from .api.norms import linalg_norm as norm, matrix_norm, vector_norm
 from .api.products import linalg_cross as cross, multi_dot, vecdot
 
 __all__ = ["cross", "vecdot", "multi_dot", "norm", "matrix_norm", "vector_norm"]
+
+# out= (issue 41): PyTorch's out keyword, from api/out.py's table
+from .api.out import out_variants as _out_variants  # noqa: E402
+globals().update(_out_variants(globals(), "linalg."))

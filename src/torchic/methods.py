@@ -17,6 +17,7 @@ import numpy as np
 from . import api, creation, raw
 from .autograd import register_hook, register_post_accumulate_grad_hook, run_backward
 from .api.conversion import CONVERSION_METHODS, type_
+from .api.out import resize_, resize_as_     # out= (issue 41)
 from .creation import tensor as _tensor_from_data
 from .random_fills import exponential_, normal_, random_, uniform_
 from .devices import check_device
@@ -540,6 +541,9 @@ METHODS.update({
     "hsplit": api.hsplit, "vsplit": api.vsplit, "dsplit": api.dsplit,
     "tril_": api.tril_, "triu_": api.triu_,
 })
+
+# out= (issue 41): resize_ / resize_as_ (api/out.py), which an out of another shape goes through
+METHODS.update({"resize_": resize_, "resize_as_": resize_as_})
 
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)

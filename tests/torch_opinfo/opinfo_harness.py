@@ -52,6 +52,7 @@ once per process and cached, so each backend only runs torchic.
 import dis
 import os
 import random
+import sys
 import types
 import zlib
 
@@ -60,7 +61,8 @@ import torch
 
 import db_walk
 import torchic
-from skips import GRAD_SKIPS, skip_reason
+import out_check
+from skips import GRAD_SKIPS, HELD_RULE, HELD_REFUSALS, skip_reason
 
 SEED = 1234                  # the manual_seed both generators get before every call
 # the dtype columns walked, each on the backends that hold it (the half and narrow dtypes
@@ -542,11 +544,16 @@ def _run_sample(kind, tc_fn, ref, holds):
     inp = to_torchic(s_input, conv, grad)
     args = to_torchic(list(s_args), conv, grad)
     kwargs = to_torchic(dict(s_kwargs), conv, grad)
-    if kind == "inplace":
-        with torchic.no_grad():
+    try:
+        if kind == "inplace":
+            with torchic.no_grad():
+                got = _call(tc_fn, inp, args, kwargs)
+        else:
             got = _call(tc_fn, inp, args, kwargs)
-    else:
-        got = _call(tc_fn, inp, args, kwargs)
+    except (TypeError, OverflowError) as e:
+        if any(m in str(e) for m in HELD_REFUSALS):      # skips.HELD_RULE: declared
+            raise Unsupported(f"{HELD_RULE}: {str(e)[:120]}") from e
+        raise
     compare(got, ref.value, ATOL * conv.scale, RTOL, holds)
     if grad:
         outs = _flat(got)
@@ -628,8 +635,37 @@ def run_entry(op, dtypes=DTYPES):
             result["reason"] = result["reason"] or f"{dtype}: every sample {why}"
         result["samples"] += ran
         result["dtypes"][dtype] = status
+    _check_out_variant(op, found, result, holds)
     result["status"] = db_walk.overall(result["dtypes"])
     return result
+
+
+def _check_out_variant(op, found, result, holds):
+    """op_db's supports_out: the function variant's out= on the first sample of the first
+    dtype column that passed (out_check.py); result["out"]: pass / fail / None (unchecked),
+    a failure failing that column with the reason."""
+    result["out"] = None
+    tc = next((tc for kind, _, tc in found if kind == "function"), None)
+    dtype = next((d for d, st in result["dtypes"].items() if st == "pass"), None)
+    if not op.supports_out or tc is None or dtype is None or _is_testing_lambda(op.op) \
+            or _is_testing_lambda(tc):
+        return
+    refs = references(op, sample_dtype(op, dtype, holds), "function", op.op, grads=True)
+    try:
+        if not refs or not out_check.check_out(op, tc, refs[0], holds, sys.modules[__name__]):
+            return
+        result["out"] = "pass"
+    except Unsupported:
+        return
+    except Exception as e:
+        result["out"] = "fail"
+        result["dtypes"][dtype] = "fail"
+        result["reason"] = result["reason"] or \
+            f"{dtype} out= sample {refs[0].index}: {type(e).__name__}: {str(e)[:300]}"
+        try:
+            torchic.sync()
+        except Exception:
+            pass
 
 
 def run_all(selected=None):

@@ -10,6 +10,13 @@ Four kinds of rows, all read by `skip_reason` (the one function the harness asks
 - `SKIP_PREFIXES`: a whole namespace of op_db (`fft.*`, `sparse.*` ...);
 - `SKIPS`: single entries, by op_db name (every variant of that name);
 - `PRIVATE_RULE`: an entry named with a leading underscore (`_softmax_backward_data`);
+- `HELD_RULE`: a sample whose result the backend cannot hold (float64 on webgpu: WGSL has no
+  64-bit floats; an int64 value past 32 bits there): torchic refuses it naming the dtype
+  (a TypeError / OverflowError with one of HELD_REFUSALS' words), the sample is left out
+  like one needing a lacking dtype (float_power, double, bincount with float64 weights ...);
+- `RANDOM_MASK`, rows of SKIPS: random masks drawn by a generator path torchic does not
+  reproduce (PyTorch's CPU `bernoulli_(p)` with a float p draws through MKL's VSL stream,
+  not the mt19937 stream torchic's generator reproduces bit for bit);
 - `DTYPE_RULE`: an entry whose supported dtypes include none of HELD_DTYPES is
   skipped, its dtypes named in the reason. A sample that needs a dtype the backend does
   not hold (a complex tensor; a float16 one, or `dtype=torch.uint8`, on a backend without
@@ -27,6 +34,10 @@ _DECOMP = ("a linalg decomposition, or computed through one (LU, QR, SVD, eigen,
            "a solve): out of torchic's scope")
 _UNDEFINED = "returns uninitialized memory: no defined value to compare"
 _SPARSE = "sparse tensors: torchic tensors are dense"
+
+RANDOM_MASK = ("a random mask from PyTorch's CPU bernoulli_(float p), drawn through MKL's VSL "
+               "Bernoulli stream (not the mt19937 stream torchic reproduces): its values "
+               "cannot match PyTorch's")
 
 SKIPS = {
     # complex numbers (on a real tensor most are the identity, or raise: imag)
@@ -57,11 +68,16 @@ SKIPS = {
     "resize_": _UNDEFINED, "resize_as_": _UNDEFINED,
     # sparse layouts
     "to_sparse": _SPARSE,
+    # random masks (the dropout family whose mask comes from MKL's stream; dropout2d / 3d,
+    # alpha_dropout and feature_alpha_dropout draw theirs through the reproduced stream)
+    "nn.functional.dropout": RANDOM_MASK,
 }
 PRIVATE_RULE = "a private aten entry point (a leading underscore), not a public API"
 HELD_DTYPES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
                   "int8", "uint8", "bool"}
 DTYPE_RULE = "needs a dtype torchic lacks (complex, float8 ...)"
+HELD_RULE = "a result in a dtype this backend does not hold (webgpu: no float64, int64 in 32 bits)"
+HELD_REFUSALS = ("does not hold float64", "stores int64 tensors as 32-bit words")
 
 
 # shaping and indexing (issue 41). Entries whose values are compared but whose gradients are

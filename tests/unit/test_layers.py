@@ -50,6 +50,7 @@ LAYERS = [
     ["api.math_ops", "api.special", "api.bitwise"],
     ["api.scans", "api.statistics", "api.norms"],      # reductions, scans, norms
     ["api.order_stats"],
+    ["api.out"],      # out= (issue 41): the out keyword's wrapper and table, resize_
     ["api"],
     ["linalg"],     # torchic.linalg: products and norms
     ["methods"],

@@ -383,3 +383,7 @@ from .functional_resample import (interpolate, pixel_shuffle,  # noqa: E402, F40
                                   upsample_nearest)
 # power-average pooling (issue 42 ModuleInfo: nn.LPPool1d / nn.LPPool2d)
 from .lp_pool import lp_pool1d, lp_pool2d  # noqa: E402, F401
+
+# out= (issue 41): PyTorch's out keyword, from api/out.py's table
+from ..api.out import out_variants as _out_variants  # noqa: E402
+globals().update(_out_variants(globals(), "nn.functional."))

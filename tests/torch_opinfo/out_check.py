@@ -1,0 +1,94 @@
+"""The `out=` variant of an op_db entry (op_db's `supports_out`), checked against torch on the
+entry's first sample of one dtype column (the walk's first that ran: CI time stays small).
+
+Both sides run under no_grad (out= refuses autograd, which tests/backend/test_out_keyword.py
+checks) with an empty out of the result's dtype (a tuple of them for a tuple result):
+- torchic's values and dtypes must be torch's, and what it returns must be `out` itself
+  (each returned tensor the out tensor given for it);
+- dtype refusal: where torch refuses an out of an integer dtype for a floating result
+  (a RuntimeError), torchic must refuse it with a RuntimeError too.
+Only the entry's function variant is checked, where torchic resolves it as a function of
+its own (an op_db lambda does not pass `out` through).
+"""
+
+import torch
+
+import torchic
+
+
+def _outs(ref, lib, name_of):
+    """An empty out of `lib` (torch or torchic) per tensor of torch's result `ref`, of the
+    dtype named name_of(its torch dtype)."""
+    if isinstance(ref, torch.Tensor):
+        return lib.empty(0, dtype=getattr(lib, name_of(ref.dtype)))
+    return tuple(lib.empty(0, dtype=getattr(lib, name_of(r.dtype))) for r in ref)
+
+
+def check_out(op, tc_fn, ref, holds, h):
+    """Raise h.Mismatch (or any error) where torchic's out= differs from torch's on the
+    Reference `ref` (h: the harness module); None when there is nothing to check."""
+    s = ref.sample
+    if not isinstance(ref.value, (torch.Tensor, tuple, list)) or \
+            not all(isinstance(r, torch.Tensor) for r in h._flat(ref.value)):
+        return None
+    s_input, s_args, s_kwargs = h._clone_args(s)
+    t_out = _outs(ref.value, torch, lambda d: str(d).replace("torch.", ""))
+    try:
+        with torch.no_grad():
+            got_t = h._call(lambda *a, **k: op.op(*a, **k, out=t_out), s_input, s_args,
+                            s_kwargs)
+    except Exception:
+        return None          # torch itself refuses this sample's out=
+    want = [h._expected_dtype(r.dtype, holds) for r in h._flat(ref.value)]
+    if None in want:
+        return None          # a result dtype the backend does not hold
+    conv = h.Converted(holds)
+    inp = h.to_torchic(s_input, conv, grad=False)
+    args = h.to_torchic(list(s_args), conv, grad=False)
+    kwargs = h.to_torchic(dict(s_kwargs), conv, grad=False)
+    it = iter(want)
+    o = _outs(ref.value, torchic, lambda d: next(it))
+    with torchic.no_grad():
+        got = h._call(lambda *a, **k: tc_fn(*a, **k, out=o), inp, args, kwargs)
+    if got_t is None:            # a list out (unbind_copy ...): torch returns None
+        if got is not None:
+            raise h.Mismatch(f"out=: torch returns None, torchic {type(got).__name__}")
+        got_t, got = t_out, o
+    if isinstance(o, torchic.Tensor):
+        if got is not o:
+            raise h.Mismatch("out=: the result returned is not `out`")
+    elif len(got) != len(o) or any(g is not x for g, x in zip(got, o)):
+        raise h.Mismatch("out=: the tensors returned are not the out tensors")
+    h.compare(o, got_t if isinstance(got_t, torch.Tensor) else tuple(got_t),
+              h.ATOL * conv.scale, h.RTOL, holds, "out=")
+    _check_refusal(op, tc_fn, ref, holds, h)
+    return True
+
+
+def _check_refusal(op, tc_fn, ref, holds, h):
+    """An integer out for a floating result: torchic refuses where torch refuses."""
+    if not isinstance(ref.value, torch.Tensor) or not ref.value.is_floating_point():
+        return
+    s_input, s_args, s_kwargs = h._clone_args(ref.sample)
+    try:
+        with torch.no_grad():
+            h._call(lambda *a, **k: op.op(*a, **k, out=torch.empty(0, dtype=torch.int64)),
+                    s_input, s_args, s_kwargs)
+        return               # torch writes it (a dtype= reduction casts to out's dtype)
+    except RuntimeError:
+        pass
+    except Exception:
+        return
+    int_name = "int64" if "int64" in holds else "int32"
+    conv = h.Converted(holds)
+    inp = h.to_torchic(s_input, conv, grad=False)
+    args = h.to_torchic(list(s_args), conv, grad=False)
+    kwargs = h.to_torchic(dict(s_kwargs), conv, grad=False)
+    try:
+        with torchic.no_grad():
+            h._call(lambda *a, **k: tc_fn(*a, **k, out=torchic.empty(
+                0, dtype=getattr(torchic, int_name))), inp, args, kwargs)
+    except RuntimeError:
+        return
+    raise h.Mismatch(f"out=: torch refuses an {int_name} out for a floating result "
+                     f"(RuntimeError), torchic does not")
