@@ -1,6 +1,7 @@
 """The activation functions of torch.nn.functional that are composites of torchic's ops
 (relu6, hardtanh, hardswish, hardsigmoid, mish, selu, celu, glu, logsigmoid, softplus,
-softsign, softshrink, hardshrink, tanhshrink, threshold, prelu, rrelu, softmin).
+softsign, softshrink, hardshrink, tanhshrink, threshold, prelu, rrelu, softmin, silu,
+leaky_relu, elu).
 
 Each is built from differentiable api ops (no primitive of its own), so its gradient comes
 from theirs; where PyTorch's derivative differs from the composite's at a kink (hardtanh's
@@ -228,3 +229,55 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False) -> Tensor:
     """`rrelu` in place."""
     return rrelu(input, lower, upper, training, inplace=True)
+
+
+# -- silu, leaky_relu, elu (moved here from functional.py by issue 44) ----------------------
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """The sigmoid linear unit (swish), elementwise: `x * sigmoid(x)`.
+
+    Args:
+        input: the input tensor.
+        inplace: write the result into `input` (and return it).
+
+    Example:
+        >>> F.silu(torch.tensor([-2.0, -0.5, 0.0, 1.0]))
+        tensor([-0.2384, -0.1888,  0.0000,  0.7311])
+    """
+    return _maybe_inplace(input, input * _ops.sigmoid(input), inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01,
+               inplace: bool = False) -> Tensor:
+    """Leaky ReLU, elementwise: x where x > 0, `negative_slope * x` elsewhere.
+
+    Args:
+        input: the input tensor.
+        negative_slope: the slope for x <= 0. Default: 0.01.
+        inplace: write the result into `input` (and return it).
+
+    Example:
+        >>> F.leaky_relu(torch.tensor([-2.0, -0.5, 0.0, 1.0]), 0.1)
+        tensor([-0.2000, -0.0500,  0.0000,  1.0000])
+    """
+    return _maybe_inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """The exponential linear unit, elementwise: x where x > 0, `alpha * (exp(x) - 1)`
+    elsewhere (exp of x clipped to <= 0: no overflow in the branch not taken, and the whole
+    gradient alpha at x = 0, as PyTorch).
+
+    Args:
+        input: the input tensor.
+        alpha: the value the negative side tends to (-alpha). Default: 1.0.
+        inplace: write the result into `input` (and return it).
+
+    Example:
+        >>> F.elu(torch.tensor([-2.0, -0.5, 0.0, 1.0]))
+        tensor([-0.8647, -0.3935,  0.0000,  1.0000])
+    """
+    positive = input > 0
+    negative = alpha * (_ops.exp(_ops.where(positive, 0.0, input)) - 1.0)
+    return _maybe_inplace(input, _ops.where(positive, input, negative), inplace)

@@ -275,7 +275,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example:
         >>> F.conv2d(torchic.randn(8, 3, 32, 32), torchic.randn(16, 3, 3, 3), padding=1).shape
-        (8, 16, 32, 32)
+        torchic.Size([8, 16, 32, 32])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
@@ -288,7 +288,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example:
         >>> F.conv1d(torchic.randn(4, 2, 10), torchic.randn(3, 2, 3)).shape
-        (4, 3, 8)
+        torchic.Size([4, 3, 8])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
@@ -348,7 +348,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     Example:
         >>> F.conv_transpose2d(torchic.randn(1, 4, 5, 5), torchic.randn(4, 2, 3, 3),
         ...                    stride=2).shape
-        (1, 2, 11, 11)
+        torchic.Size([1, 2, 11, 11])
     """
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                    "conv_transpose2d")
@@ -363,7 +363,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example:
         >>> F.conv_transpose1d(torchic.randn(1, 4, 5), torchic.randn(4, 2, 3)).shape
-        (1, 2, 7)
+        torchic.Size([1, 2, 7])
     """
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
                    "conv_transpose1d")

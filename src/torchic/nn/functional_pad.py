@@ -142,7 +142,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
 
     Example:
         >>> F.pad(torchic.ones(1, 1, 2, 2), (1, 1, 1, 1)).shape
-        (1, 1, 4, 4)
+        torchic.Size([1, 1, 4, 4])
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"pad(): argument 'input' must be Tensor, not {type(input).__name__}")
@@ -215,7 +215,7 @@ def unfold(input: Tensor, kernel_size: int | Sequence[int], dilation: int | Sequ
 
     Example:
         >>> F.unfold(torchic.randn(1, 2, 4, 4), 2).shape
-        (1, 8, 9)
+        torchic.Size([1, 8, 9])
     """
     if not isinstance(input, Tensor):
         raise TypeError("unfold(): argument 'input' must be Tensor")
@@ -247,7 +247,7 @@ def fold(input: Tensor, output_size: int | Sequence[int], kernel_size: int | Seq
 
     Example:
         >>> F.fold(torchic.ones(1, 4, 9), (4, 4), 2).shape
-        (1, 1, 4, 4)
+        torchic.Size([1, 1, 4, 4])
     """
     if not isinstance(input, Tensor):
         raise TypeError("fold(): argument 'input' must be Tensor")

@@ -198,7 +198,7 @@ def max_pool2d(input: Tensor, kernel_size: int | Sequence[int],
 
     Example:
         >>> F.max_pool2d(torchic.randn(1, 1, 4, 4), 2).shape
-        (1, 1, 2, 2)
+        torchic.Size([1, 1, 2, 2])
     """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
                      2, "max_pool2d")
@@ -212,7 +212,7 @@ def max_pool1d(input: Tensor, kernel_size: int | Sequence[int],
 
     Example:
         >>> F.max_pool1d(torchic.randn(1, 2, 6), 3).shape
-        (1, 2, 2)
+        torchic.Size([1, 2, 2])
     """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
                      1, "max_pool1d")
@@ -265,7 +265,7 @@ def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int],
 
     Example:
         >>> F.avg_pool2d(torchic.ones(1, 1, 4, 4), 2).shape
-        (1, 1, 2, 2)
+        torchic.Size([1, 1, 2, 2])
     """
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, 2, "avg_pool2d")
@@ -278,7 +278,7 @@ def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int],
 
     Example:
         >>> F.avg_pool1d(torchic.ones(1, 1, 6), 2).shape
-        (1, 1, 3)
+        torchic.Size([1, 1, 3])
     """
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
                      1, "avg_pool1d")
@@ -343,7 +343,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
 
     Example:
         >>> F.adaptive_avg_pool2d(torchic.randn(2, 3, 7, 5), 1).shape
-        (2, 3, 1, 1)
+        torchic.Size([2, 3, 1, 1])
     """
     return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
 
@@ -353,7 +353,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
 
     Example:
         >>> F.adaptive_avg_pool1d(torchic.randn(2, 3, 7), 3).shape
-        (2, 3, 3)
+        torchic.Size([2, 3, 3])
     """
     return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
 
@@ -408,7 +408,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None],
 
     Example:
         >>> F.adaptive_max_pool2d(torchic.randn(2, 3, 7, 5), (2, 2)).shape
-        (2, 3, 2, 2)
+        torchic.Size([2, 3, 2, 2])
     """
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
@@ -419,7 +419,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int],
 
     Example:
         >>> F.adaptive_max_pool1d(torchic.randn(2, 3, 7), 3).shape
-        (2, 3, 3)
+        torchic.Size([2, 3, 3])
     """
     return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
 
@@ -486,7 +486,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int
     Example:
         >>> y, i = F.max_pool2d(torchic.randn(1, 1, 4, 4), 2, return_indices=True)
         >>> F.max_unpool2d(y, i, 2).shape
-        (1, 1, 4, 4)
+        torchic.Size([1, 1, 4, 4])
     """
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
                        "max_unpool2d")
@@ -500,7 +500,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int
     Example:
         >>> y, i = F.max_pool1d(torchic.randn(1, 1, 6), 2, return_indices=True)
         >>> F.max_unpool1d(y, i, 2).shape
-        (1, 1, 6)
+        torchic.Size([1, 1, 6])
     """
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
                        "max_unpool1d")

@@ -80,7 +80,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
 
     Example:
         >>> F.interpolate(torchic.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
-        (1, 3, 8, 8)
+        torchic.Size([1, 3, 8, 8])
     """
     _check_input(input, "interpolate")
     if mode not in _MODES:
@@ -161,7 +161,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
     Example:
         >>> F.pixel_shuffle(torchic.randn(1, 8, 3, 3), 2).shape
-        (1, 2, 6, 6)
+        torchic.Size([1, 2, 6, 6])
     """
     r = int(upscale_factor)
     if input.ndim < 3:
@@ -185,7 +185,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
     Example:
         >>> F.pixel_unshuffle(torchic.randn(1, 2, 6, 6), 2).shape
-        (1, 8, 3, 3)
+        torchic.Size([1, 8, 3, 3])
     """
     r = int(downscale_factor)
     if input.ndim < 3:

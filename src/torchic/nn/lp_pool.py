@@ -33,6 +33,7 @@ def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
 
     Example:
         >>> F.lp_pool1d(torchic.ones(1, 1, 6), 2, 3)   # sqrt(3) twice
+        tensor([[[1.7321, 1.7321]]])
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
 
@@ -44,7 +45,7 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
 
     Example:
         >>> F.lp_pool2d(torchic.ones(1, 1, 4, 4), 2, 2).shape
-        (1, 1, 2, 2)
+        torchic.Size([1, 1, 2, 2])
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
@@ -72,7 +73,7 @@ class LPPool1d(_LPPool):
 
     Example:
         >>> nn.LPPool1d(2, 3, stride=2)(torchic.randn(20, 16, 50)).shape
-        (20, 16, 24)
+        torchic.Size([20, 16, 24])
     """
     _fn = staticmethod(lp_pool1d)
 
@@ -82,6 +83,6 @@ class LPPool2d(_LPPool):
 
     Example:
         >>> nn.LPPool2d(2, 3, stride=2)(torchic.randn(20, 16, 50, 32)).shape
-        (20, 16, 24, 15)
+        torchic.Size([20, 16, 24, 15])
     """
     _fn = staticmethod(lp_pool2d)
