@@ -263,15 +263,20 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims, op,
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
            dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
-    """2-d cross-correlation of input (N, C, H, W) or (C, H, W) with weight
-    (Co, C/groups, kh, kw), plus bias (Co,).
+    """2-d cross-correlation (PyTorch's convolution) of an image batch with filters:
+    `out[n, o] = bias[o] + sum_c weight[o, c] * input[n, c]` over each (kh, kw) window.
 
     Args:
-        stride, padding, dilation: ints or pairs; padding also "valid" (none) or "same"
-            (output the size of the input, stride 1; the odd extra pad after).
+        input: `(N, C, H, W)` or unbatched `(C, H, W)`.
+        weight: the filters, `(Co, C / groups, kh, kw)`.
+        bias: `(Co,)` or None.
+        stride, padding, dilation: ints or (h, w) pairs; padding also "valid" (none) or
+            "same" (output the size of the input, stride 1; the odd extra pad after).
         groups: C and Co split into groups convolved apart (groups=C: depthwise).
 
-    Shape: output (N, Co, Ho, Wo), Ho = (H + 2*pad - dilation*(kh-1) - 1) // stride + 1.
+    Shape:
+        - Output: `(N, Co, Ho, Wo)`, `Ho = (H + 2*pad - dilation*(kh-1) - 1) // stride + 1`
+          (Wo alike).
 
     Example:
         >>> F.conv2d(torchic.randn(8, 3, 32, 32), torchic.randn(16, 3, 3, 3), padding=1).shape

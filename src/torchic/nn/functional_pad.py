@@ -135,6 +135,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     dim backwards: (left, right) pads the last dim, (left, right, top, bottom) the last two.
 
     Args:
+        input: the tensor to pad.
+        pad: (before, after) sizes, an even number of ints, for up to input.ndim dims.
+        value: the fill of mode "constant". Default: 0.
         mode: "constant" (filled with `value`, default 0; negative pads crop), "reflect"
             (mirrored without repeating the edge), "replicate" (the edge repeated) or
             "circular" (wrapped around). The non-constant modes pad the last 1, 2 or 3 dims of

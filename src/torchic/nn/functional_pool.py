@@ -188,13 +188,22 @@ def max_pool2d(input: Tensor, kernel_size: int | Sequence[int],
                stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """The maximum of each (kh, kw) window of input (N, C, H, W) or (C, H, W).
+    """2-d max pooling: the maximum of each (kh, kw) window of each channel.
 
     Args:
-        stride: default kernel_size. padding: implicit -inf on both sides (at most half the
-            kernel). ceil_mode: round the output size up (windows may overhang the right
-            edge, never start past it). return_indices: also return each maximum's flat
-            index in its (H, W) plane (for max_unpool2d).
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size: the window, an int or (kh, kw).
+        dilation: the spacing of the window's taps. Default: 1.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel).
+        ceil_mode: round the output size up (windows may overhang the right edge, never
+            start past it).
+        return_indices: also return each maximum's flat index in its (H, W) plane (for
+            max_unpool2d).
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`,
+          `Ho = (H + 2*padding - dilation*(kh-1) - 1) // stride + 1` (Wo alike).
 
     Example:
         >>> F.max_pool2d(torchic.randn(1, 1, 4, 4), 2).shape
@@ -256,12 +265,19 @@ def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int],
                stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
-    """The mean of each (kh, kw) window of input (N, C, H, W) or (C, H, W).
+    """2-d average pooling: the mean of each (kh, kw) window of each channel.
 
     Args:
-        stride: default kernel_size. padding: implicit zeros (at most half the kernel).
-        ceil_mode: round the output size up. count_include_pad: count the padding zeros in
-            the mean's divisor. divisor_override: divide every window's sum by this instead.
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size: the window, an int or (kh, kw).
+        stride: the window's step. Default: kernel_size.
+        padding: implicit zeros on both sides (at most half the kernel).
+        ceil_mode: round the output size up.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+        divisor_override: divide every window's sum by this instead.
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H + 2*padding - kh) // stride + 1` (Wo alike).
 
     Example:
         >>> F.avg_pool2d(torchic.ones(1, 1, 4, 4), 2).shape

@@ -71,12 +71,17 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     """Resamples input (N, C, L) or (N, C, H, W) to `size` or by `scale_factor`.
 
     Args:
+        input: `(N, C, L)` or `(N, C, H, W)`.
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+        antialias: not supported (True raises NotImplementedError).
         mode: "nearest" (PyTorch's floor(dst*scale) rule), "nearest-exact" (pixel centres),
             "linear" (3-d input), "bilinear" / "bicubic" (4-d; bicubic's a = -0.75) or
             "area" (adaptive average pooling).
         align_corners: for the linear modes, map the corner pixels' centres onto each other
-            (default False). recompute_scale_factor: compute the scale from the output size
-            instead of using scale_factor as given.
+            (default False).
+        recompute_scale_factor: compute the scale from the output size instead of using
+            scale_factor as given.
 
     Example:
         >>> F.interpolate(torchic.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
