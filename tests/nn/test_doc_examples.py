@@ -24,19 +24,7 @@ DOCUMENTED_LAYERS = ["Linear", "Embedding", "LayerNorm", "Dropout", "BatchNorm1d
 # the public functions of torchic.nn.functional still waiting for their Args / Example (a
 # name documented since must leave this list: test_functional_docstrings says so)
 F_UNDOCUMENTED = set("""
-adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool1d adaptive_max_pool2d alpha_dropout
-avg_pool1d batch_norm bilinear binary_cross_entropy binary_cross_entropy_with_logits celu
-celu_ channel_shuffle constant_pad_nd conv1d conv_transpose1d conv_transpose2d
-cosine_embedding_loss cosine_similarity dropout1d dropout2d dropout3d embedding embedding_bag
-feature_alpha_dropout fold gaussian_nll_loss glu group_norm hardshrink hardsigmoid hardswish
-hardtanh hardtanh_ hinge_embedding_loss huber_loss instance_norm kl_div l1_loss
-local_response_norm logsigmoid lp_pool1d lp_pool2d margin_ranking_loss max_pool1d max_unpool1d
-max_unpool2d mish mse_loss multi_head_attention_forward multi_margin_loss
-multilabel_margin_loss multilabel_soft_margin_loss nll_loss normalize pairwise_distance
-pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu relu6 relu_ rms_norm rrelu rrelu_
-selu selu_ sigmoid smooth_l1_loss soft_margin_loss softmin softplus softshrink softsign tanh
-tanhshrink threshold threshold_ triplet_margin_loss triplet_margin_with_distance_loss unfold
-upsample upsample_bilinear upsample_nearest
+multi_head_attention_forward
 """.split())
 # parameters an Args section need not name: PyTorch's deprecated reduction spellings and
 # private ones

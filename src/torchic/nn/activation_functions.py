@@ -346,13 +346,28 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
-    """The randomized leaky ReLU: x where positive, else x times a slope: drawn uniformly
-    from [lower, upper) per element in training, `(lower + upper) / 2` in eval.
+    """The randomized leaky ReLU: x where positive, else x times a slope: drawn uniformly from
+    [lower, upper) per element in training, `(lower + upper) / 2` in eval.
 
     The training slopes are PyTorch's CPU stream: one double uniform (the low 53 bits of a
-    64-bit draw) per non-positive element, in order, from the default generator, with
-    lower / upper first rounded to the input's precision. Finding those elements reads the
-    input (a sync)."""
+    64-bit draw) per non-positive element, in order, from the default generator, with lower /
+    upper first rounded to the input's precision. Finding those elements reads the input (a
+    sync).
+
+    Args:
+        input: any shape.
+        lower: the slopes' lower bound. Default: 1/8.
+        upper: the slopes' upper bound. Default: 1/3.
+        training: draw random slopes. Default: False.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.rrelu(torch.tensor([-2.0, 1.0]), 0.1, 0.3)
+        tensor([-0.4000,  1.0000])
+    """
     _float_only(input, "rrelu")
     if not training:
         out = _ops.where(input >= 0, input, input * ((lower + upper) / 2.0))
@@ -453,7 +468,19 @@ def selu_(input: Tensor) -> Tensor:
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False) -> Tensor:
-    """`rrelu` in place."""
+    """`rrelu` in place.
+
+    Args:
+        input: any shape.
+        lower: the slopes' lower bound. Default: 1/8.
+        upper: the slopes' upper bound. Default: 1/3.
+        training: draw random slopes. Default: False.
+
+    Example:
+        >>> x = torch.tensor([-2.0, 1.0])
+        >>> F.rrelu_(x, 0.1, 0.3)
+        tensor([-0.4000,  1.0000])
+    """
     return rrelu(input, lower, upper, training, inplace=True)
 
 
