@@ -120,3 +120,32 @@ def test_examples_exist():
     assert len(TESTS) >= len(DOCUMENTED_LAYERS) + len(FUNCTIONS) - len(F_UNDOCUMENTED)
     assert torchic.nn.Linear.__doc__.count(">>>") >= 2
     assert not F_UNDOCUMENTED - set(FUNCTIONS), F_UNDOCUMENTED - set(FUNCTIONS)
+
+
+def test_functional_examples_print_what_pytorch_prints():
+    """The same example lines run by PyTorch (torch as `torch`, its functional as `F`, after
+    the same seed) print the same text: the documented outputs are PyTorch's."""
+    torch = pytest.importorskip("torch")
+    import warnings
+    failed = []
+    for test in TESTS:
+        name = test.name.rsplit(".", 1)[-1]
+        if not test.name.startswith("torchic.nn.functional.") or \
+                not hasattr(torch.nn.functional, name):
+            continue
+        for ex in test.examples:
+            ex.want = ex.want.replace("torchic.Size", "torch.Size")
+        test.globs = {"torch": torch, "torchic": torch, "F": torch.nn.functional,
+                      "nn": torch.nn}
+        torch.manual_seed(0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS |
+                                       doctest.NORMALIZE_WHITESPACE)
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # upsample's deprecation
+            runner.run(test, out=out.append)
+        for ex in test.examples:
+            ex.want = ex.want.replace("torch.Size", "torchic.Size")
+        if runner.failures:
+            failed.append("".join(out))
+    assert not failed, "\n".join(failed)
