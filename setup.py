@@ -3,7 +3,10 @@
 setuptools-rust (a build requirement, from PyPI) runs `cargo rustc --release` on the crate in
 kernels/, a plain cdylib with no Python bindings, and copies the library into the package as
 torchic/backends/simd/_kernels.so (into src/ for `pip install -e .`). Python loads it with
-ctypes, so the wheel is tagged py3-none-<platform>: one wheel per platform, any CPython.
+ctypes, so a wheel that holds it is tagged py3-none-<platform>: one wheel per platform, any
+CPython (`pip wheel .` with cargo on the PATH makes it; tests/packaging/test_wheel.py installs
+it in a fresh venv). A wheel built without the library (no cargo, a failed build,
+TORCHIC_SKIP_KERNELS=1) is a pure py3-none-any wheel: the workers and webgpu backends only.
 
 The extension is optional: without cargo, or when the build fails, the install still succeeds.
 pip shows a build's output only on failure or with -v, so the reason is also written next to
@@ -38,7 +41,7 @@ class BuildKernels(build_rust):
                 if not ext.optional:
                     raise PlatformError("cargo not found on PATH (TORCHIC_REQUIRE_KERNELS=1): "
                                         "install a Rust toolchain (https://rustup.rs)")
-                self._failed(note, "cargo was not found on PATH when torchic was installed")
+                self._failed(note, "cargo was not found on PATH when this torchic was built")
                 continue
             try:
                 self.run_for_extension(ext)
@@ -46,7 +49,7 @@ class BuildKernels(build_rust):
                 if not ext.optional:
                     raise
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                self._failed(note, f"building the Rust crate failed when torchic was installed "
+                self._failed(note, f"building the Rust crate failed when this torchic was built "
                                    f"({first}; `pip install -v` shows cargo's output)")
 
     def _failed(self, note, reason):
@@ -60,9 +63,13 @@ class BuildKernels(build_rust):
 
 class PlatformWheel(bdist_wheel):
     def get_tag(self):
-        # the library is loaded with ctypes: it depends on the platform, not on CPython's ABI
+        # called once the package is installed into bdist_dir: the tag says what is in it.
+        # The library is loaded with ctypes: it depends on the platform, not on CPython's ABI;
+        # without it the wheel is pure (install_lib put the files at the wheel's root either way)
+        built = any(Path(self.bdist_dir).rglob(LIB_NAME)) if self.bdist_dir else False
+        self.root_is_pure = not built
         _, _, plat = super().get_tag()
-        return "py3", "none", plat
+        return "py3", "none", plat if built else "any"
 
 
 skip = os.environ.get("TORCHIC_SKIP_KERNELS") == "1"

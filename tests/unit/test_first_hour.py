@@ -77,10 +77,13 @@ def test_installed_without_a_crate_the_remedies_work_outside_a_checkout(monkeypa
     assert not native.in_checkout()
     remedy = native.how_to_get_it()
     assert "pip install -e" not in remedy and "--no-binary torchic" in remedy
+    # the platform wheel (tests/packaging/test_wheel.py installs it by this command)
+    assert f"pip install --force-reinstall --no-deps {native.platform_wheel_name()}" in remedy
     monkeypatch.setattr(build, "crate_dir", lambda root=None: tmp_path / "kernels")
     with pytest.raises(RuntimeError) as err:
         build.build()
     assert "not a source checkout" in str(err.value) and "--no-binary" in str(err.value)
+    assert native.platform_wheel_name() in str(err.value)
 
 
 def test_info_is_a_readable_summary_and_json_has_every_detail():

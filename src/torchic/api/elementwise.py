@@ -366,6 +366,12 @@ def _unary_fn(cls, name):
     Returns:
         Tensor: the result, of `input`'s shape.
     """
+    if name in _UNARY_EXAMPLES:
+        op.__doc__ += f"""
+    Example:
+        >>> torchic.{name}(torchic.tensor([-1.0, 0.5, 2.0]))
+        {_UNARY_EXAMPLES[name]}
+    """
     return op
 
 
@@ -375,6 +381,18 @@ _UNARY_DOCS = {
     "relu": "The rectified linear unit `max(a, 0)`", "tanh": "The hyperbolic tangent",
     "sigmoid": "The logistic sigmoid `1 / (1 + exp(-a))`", "sqrt": "The square root",
     "abs": "The absolute value", "sin": "The sine (radians)", "cos": "The cosine (radians)",
+}
+
+
+# each one's example: the output of torchic.<name>(torchic.tensor([-1.0, 0.5, 2.0])) (PyTorch's
+# too), doctested by tests/nn/test_doc_examples.py
+_UNARY_EXAMPLES = {
+    "neg": "tensor([ 1.0000, -0.5000, -2.0000])", "exp": "tensor([0.3679, 1.6487, 7.3891])",
+    "log": "tensor([    nan, -0.6931,  0.6931])", "relu": "tensor([0.0000, 0.5000, 2.0000])",
+    "tanh": "tensor([-0.7616,  0.4621,  0.9640])",
+    "sigmoid": "tensor([0.2689, 0.6225, 0.8808])", "sqrt": "tensor([   nan, 0.7071, 1.4142])",
+    "abs": "tensor([1.0000, 0.5000, 2.0000])", "sin": "tensor([-0.8415,  0.4794,  0.9093])",
+    "cos": "tensor([ 0.5403,  0.8776, -0.4161])",
 }
 
 

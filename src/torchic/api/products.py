@@ -384,8 +384,25 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
-    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]:
-    one product (rows, in1) @ (in1, out * in2), then a sum over in2."""
+    """The bilinear map `y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] +
+    bias[o]` (nn.Bilinear's forward).
+
+    One product (rows, in1) @ (in1, out * in2), then a sum over in2.
+
+    Args:
+        input1: `(*, in1)`.
+        input2: `(*, in2)`, the same leading dims.
+        weight: `(out, in1, in2)`.
+        bias: `(out,)` or None.
+
+    Shape:
+        - Output: `(*, out)`.
+
+    Example:
+        >>> w = torch.ones(1, 2, 2)
+        >>> F.bilinear(torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]]), w)
+        tensor([[21.]])
+    """
     if weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be 3-D, got {weight.ndim}-D")
     o, i, j = weight.shape

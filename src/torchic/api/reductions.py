@@ -389,12 +389,20 @@ def _ignore_index(value):
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """The mean squared error `((input - target) ** 2)`, reduced.
+    """The mean squared error `(input - target) ** 2`, reduced.
 
     Args:
-        input (Tensor): the predictions.
-        target (Tensor): the targets (broadcast to `input`).
-        reduction (str): `"mean"` (default), `"sum"` or `"none"` (the elementwise errors).
+        input: the predictions, any shape.
+        target: the targets (broadcast to `input`).
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.mse_loss(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 4.0, 3.0]))
+        tensor(1.3333)
     """
     diff = input - target
     sq = diff * diff

@@ -215,8 +215,20 @@ def corrcoef(input: Tensor) -> Tensor:
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
-    """`softmax(-input, dim)`: weights that favour the smallest values (`dtype` casts the
-    input first)."""
+    """`softmax(-input, dim)`: weights in [0, 1] summing to 1 that favour the smallest values.
+
+    Args:
+        input: any shape.
+        dim: the dimension to normalize along. Default: the last.
+        dtype: if given, the input is cast to it first.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.softmin(torch.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.6652, 0.2447, 0.0900])
+    """
     _check(input, "softmin")
     if dtype is not None:
         input = to_dtype(input, dtype_code(dtype))

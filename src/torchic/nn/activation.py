@@ -14,7 +14,19 @@ from .parameter import Parameter
 
 class GELU(Applies):
     """`F.gelu` as a module: `x * Phi(x)` (Phi the standard normal CDF), or its tanh
-    approximation with `approximate="tanh"`."""
+    approximation with `approximate="tanh"`.
+
+    Args:
+        approximate: `"none"` (default) or `"tanh"`.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> m = nn.GELU()
+        >>> m(torch.tensor([-1.0, 0.0, 0.5, 2.0]))
+        tensor([-0.1587,  0.0000,  0.3457,  1.9545])
+    """
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
@@ -26,7 +38,7 @@ class GELU(Applies):
 
 
 class _Inplace(Applies):
-    """An activation whose only setting is `inplace`."""
+    """An activation whose only setting is `inplace` (applies `_fn`)."""
     _args = ("inplace",)
 
     def __init__(self, inplace: bool = False) -> None:
@@ -35,7 +47,20 @@ class _Inplace(Applies):
 
 
 class SiLU(_Inplace):
-    """`F.silu` as a module: `x * sigmoid(x)` (the swish)."""
+    """`F.silu` as a module: `x * sigmoid(x)` (the swish).
+
+    Args:
+        inplace: write the result into `input` (and return it).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.SiLU()
+        >>> m(x)
+        tensor([-0.0719, -0.2689,  0.0000,  0.3112,  6.9936])
+    """
     _fn = staticmethod(F.silu)
 
 
@@ -50,7 +75,21 @@ class _Alpha(Applies):
 
 
 class LeakyReLU(Applies):
-    """`F.leaky_relu` as a module: `x` where positive, else `negative_slope * x`."""
+    """`F.leaky_relu` as a module: `x` where positive, else `negative_slope * x`.
+
+    Args:
+        negative_slope: the slope for x <= 0. Default: 0.01.
+        inplace: write the result into `input` (and return it).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.LeakyReLU(0.1)
+        >>> m(x)
+        tensor([-0.4000, -0.1000,  0.0000,  0.5000,  7.0000])
+    """
     _fn, _args = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
@@ -60,14 +99,45 @@ class LeakyReLU(Applies):
 
 
 class ELU(_Alpha):
-    """`F.elu` as a module: `x` where positive, else `alpha * (exp(x) - 1)`."""
+    """`F.elu` as a module: `x` where positive, else `alpha * (exp(x) - 1)`.
+
+    Args:
+        alpha: the value the negative side tends to (-alpha). Default: 1.0.
+        inplace: write the result into `input` (and return it).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.ELU()
+        >>> m(x)
+        tensor([-0.9817, -0.6321,  0.0000,  0.5000,  7.0000])
+    """
     _fn = staticmethod(F.elu)
 
 
 # -- nn-rest (issue 42): the other activation modules of torch.nn ----------------------------
 
 class Hardtanh(Applies):
-    """`F.hardtanh` as a module: x clamped to [min_val, max_val]."""
+    """`F.hardtanh` as a module: x clamped to [min_val, max_val].
+
+    Args:
+        min_val: the lower bound. Default: -1.0.
+        max_val: the upper bound. Default: 1.0.
+        inplace: write the result into `input` (and return it). Default: False.
+        min_value: PyTorch's deprecated spelling of min_val.
+        max_value: PyTorch's deprecated spelling of max_val.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Hardtanh(-2.0, 2.0)
+        >>> m(x)
+        tensor([-2.0000, -1.0000,  0.0000,  0.5000,  2.0000])
+    """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
                  min_value: float | None = None, max_value: float | None = None) -> None:
@@ -82,7 +152,20 @@ class Hardtanh(Applies):
 
 
 class ReLU6(Hardtanh):
-    """`min(max(x, 0), 6)` (`F.relu6`)."""
+    """`min(max(x, 0), 6)` (`F.relu6`).
+
+    Args:
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.ReLU6()
+        >>> m(x)
+        tensor([0.0000, 0.0000, 0.0000, 0.5000, 6.0000])
+    """
     _repr = ("inplace",)
 
     def __init__(self, inplace: bool = False) -> None:
@@ -90,32 +173,110 @@ class ReLU6(Hardtanh):
 
 
 class Hardswish(_Inplace):
-    """`x * relu6(x + 3) / 6` (`F.hardswish`)."""
+    """`x * relu6(x + 3) / 6` (`F.hardswish`).
+
+    Args:
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Hardswish()
+        >>> m(x)
+        tensor([-0.0000, -0.3333,  0.0000,  0.2917,  7.0000])
+    """
     _fn, _repr = staticmethod(F.hardswish), ()
 
 
 class Hardsigmoid(_Inplace):
-    """`relu6(x + 3) / 6` (`F.hardsigmoid`)."""
+    """`relu6(x + 3) / 6` (`F.hardsigmoid`).
+
+    Args:
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Hardsigmoid()
+        >>> m(x)
+        tensor([0.0000, 0.3333, 0.5000, 0.5833, 1.0000])
+    """
     _fn, _repr = staticmethod(F.hardsigmoid), ()
 
 
 class Mish(_Inplace):
-    """`x * tanh(softplus(x))` (`F.mish`)."""
+    """`x * tanh(softplus(x))` (`F.mish`).
+
+    Args:
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Mish()
+        >>> m(x)
+        tensor([-0.0726, -0.3034,  0.0000,  0.3752,  7.0000])
+    """
     _fn, _repr = staticmethod(F.mish), ()
 
 
 class SELU(_Inplace):
-    """`scale * elu(x, alpha)` with SELU's constants (`F.selu`)."""
+    """`scale * elu(x, alpha)` with SELU's constants (`F.selu`).
+
+    Args:
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.SELU()
+        >>> m(x)
+        tensor([-1.7259, -1.1113,  0.0000,  0.5254,  7.3549])
+    """
     _fn = staticmethod(F.selu)
 
 
 class CELU(_Alpha):
-    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`F.celu`)."""
+    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`F.celu`).
+
+    Args:
+        alpha: the negative side's scale (it tends to -alpha). Default: 1.0.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.CELU()
+        >>> m(x)
+        tensor([-0.9817, -0.6321,  0.0000,  0.5000,  7.0000])
+    """
     _fn = staticmethod(F.celu)
 
 
 class GLU(Applies):
-    """The gated linear unit along `dim`: `a * sigmoid(b)` of the input's two halves."""
+    """The gated linear unit along `dim`: `a * sigmoid(b)` of the input's two halves.
+
+    Args:
+        dim: the dimension split in halves (its size must be even). Default: -1.
+
+    Shape:
+        - Input: `(*, 2n, *)`. Output: `(*, n, *)` (dim halved).
+
+    Example:
+        >>> m = nn.GLU()
+        >>> m(torch.tensor([[1.0, 2.0, 0.0, 100.0]]))
+        tensor([[0.5000, 2.0000]])
+    """
     _fn, _args = staticmethod(F.glu), ("dim",)
 
     def __init__(self, dim: int = -1) -> None:
@@ -124,22 +285,66 @@ class GLU(Applies):
 
 
 class LogSigmoid(Applies):
-    """`log(sigmoid(x))` (`F.logsigmoid`)."""
+    """`log(sigmoid(x))` (`F.logsigmoid`).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.LogSigmoid()
+        >>> m(x)
+        tensor([-4.0181e+00, -1.3133e+00, -6.9315e-01, -4.7408e-01, -9.1147e-04])
+    """
     _fn = staticmethod(F.logsigmoid)
 
 
 class Softsign(Applies):
-    """`x / (1 + |x|)` (`F.softsign`)."""
+    """`x / (1 + |x|)` (`F.softsign`).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Softsign()
+        >>> m(x)
+        tensor([-0.8000, -0.5000,  0.0000,  0.3333,  0.8750])
+    """
     _fn = staticmethod(F.softsign)
 
 
 class Tanhshrink(Applies):
-    """`x - tanh(x)` (`F.tanhshrink`)."""
+    """`x - tanh(x)` (`F.tanhshrink`).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Tanhshrink()
+        >>> m(x)
+        tensor([-3.0007, -0.2384,  0.0000,  0.0379,  6.0000])
+    """
     _fn = staticmethod(F.tanhshrink)
 
 
 class Softplus(Applies):
-    """`log(1 + exp(beta * x)) / beta`, linear above `threshold` (`F.softplus`)."""
+    """`log(1 + exp(beta * x)) / beta`, linear above `threshold` (`F.softplus`).
+
+    Args:
+        beta: the sharpness. Default: 1.0.
+        threshold: above `beta * x > threshold` the result is x. Default: 20.0.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Softplus()
+        >>> m(x)
+        tensor([0.0181, 0.3133, 0.6931, 0.9741, 7.0009])
+    """
     _fn, _args = staticmethod(F.softplus), ("beta", "threshold")
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
@@ -149,7 +354,20 @@ class Softplus(Applies):
 
 
 class Softshrink(Applies):
-    """`x - lambd` above lambd, `x + lambd` below -lambd, 0 between (`F.softshrink`)."""
+    """`x - lambd` above lambd, `x + lambd` below -lambd, 0 between (`F.softshrink`).
+
+    Args:
+        lambd: the threshold (>= 0). Default: 0.5.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Softshrink()
+        >>> m(x)
+        tensor([-3.5000, -0.5000,  0.0000,  0.0000,  6.5000])
+    """
     _fn, _args = staticmethod(F.softshrink), ("lambd",)
 
     def __init__(self, lambd: float = 0.5) -> None:
@@ -161,12 +379,40 @@ class Softshrink(Applies):
 
 
 class Hardshrink(Softshrink):
-    """x where `|x| > lambd`, else 0 (`F.hardshrink`)."""
+    """x where `|x| > lambd`, else 0 (`F.hardshrink`).
+
+    Args:
+        lambd: the threshold. Default: 0.5.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Hardshrink()
+        >>> m(x)
+        tensor([-4., -1.,  0.,  0.,  7.])
+    """
     _fn = staticmethod(F.hardshrink)
 
 
 class Threshold(Applies):
-    """x where `x > threshold`, else `value` (`F.threshold`)."""
+    """x where `x > threshold`, else `value` (`F.threshold`).
+
+    Args:
+        threshold: the value to compare with.
+        value: what replaces the elements not above it.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Threshold(0.1, 20.0)
+        >>> m(x)
+        tensor([20.0000, 20.0000, 20.0000,  0.5000,  7.0000])
+    """
     _fn, _args = staticmethod(F.threshold), ("threshold", "value", "inplace")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
@@ -177,8 +423,28 @@ class Threshold(Applies):
 
 
 class PReLU(Applies):
-    """x where positive, else `weight * x` with a learned weight: one slope, or one per
-    channel (`num_parameters`), initialized to `init`."""
+    """x where positive, else `weight * x` with a learned weight: one slope, or one per channel
+    (`num_parameters`), initialized to `init`.
+
+    Args:
+        num_parameters: the number of slopes: 1, or the input's channel count (dim 1).
+            Default: 1.
+        init: the slopes' initial value. Default: 0.25.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Input: `(N, C, *)` or any shape with one slope. Output: the input's shape.
+
+    Attributes:
+        weight: the learnable slopes, `(num_parameters,)`.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.PReLU()
+        >>> m(x).tolist()
+        [-1.0, -0.25, 0.0, 0.5, 7.0]
+    """
     _fn, _args, _repr = staticmethod(F.prelu), ("weight",), ("num_parameters",)
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
@@ -195,7 +461,22 @@ class PReLU(Applies):
 
 class RReLU(Applies):
     """The randomized leaky ReLU (`F.rrelu`): random negative slopes in [lower, upper) in
-    training, their mean in eval."""
+    training, their mean in eval.
+
+    Args:
+        lower: the slopes' lower bound. Default: 1/8.
+        upper: the slopes' upper bound. Default: 1/3.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.RReLU(0.1, 0.3).eval()
+        >>> m(x)
+        tensor([-0.8000, -0.2000,  0.0000,  0.5000,  7.0000])
+    """
     _fn, _args = staticmethod(F.rrelu), ("lower", "upper", "training", "inplace")
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -207,12 +488,35 @@ class RReLU(Applies):
 
 
 class Softmin(OverDim):
-    """`softmax(-x)` along `dim` (`F.softmin`)."""
+    """`softmax(-x)` along `dim` (`F.softmin`).
+
+    Args:
+        dim: the dimension to normalize along. Default: the last.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> m = nn.Softmin(dim=0)
+        >>> m(torch.tensor([1.0, 2.0, 3.0]))
+        tensor([0.6652, 0.2447, 0.0900])
+    """
     _fn = staticmethod(F.softmin)
 
 
 class Softmax2d(Module):
-    """Softmax over the channels of (N, C, H, W) or (C, H, W) input (dim -3)."""
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) input (dim -3).
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: the input's shape.
+
+    Example:
+        >>> m = nn.Softmax2d()
+        >>> m(torch.tensor([[[1.0]], [[2.0]]]))
+        tensor([[[0.2689]],
+        <BLANKLINE>
+                [[0.7311]]])
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in (3, 4):

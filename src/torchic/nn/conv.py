@@ -113,7 +113,7 @@ class Conv2d(_Conv):
 
     Example:
         >>> nn.Conv2d(3, 16, 3, padding=1)(torchic.randn(8, 3, 32, 32)).shape
-        (8, 16, 32, 32)
+        torchic.Size([8, 16, 32, 32])
     """
     _dims = 2
 
@@ -123,7 +123,7 @@ class Conv1d(_Conv):
 
     Example:
         >>> nn.Conv1d(4, 8, 3)(torchic.randn(2, 4, 10)).shape
-        (2, 8, 8)
+        torchic.Size([2, 8, 8])
     """
     _dims = 1
 
@@ -173,7 +173,7 @@ class ConvTranspose2d(_ConvTranspose):
 
     Example:
         >>> nn.ConvTranspose2d(4, 2, 3, stride=2)(torchic.randn(1, 4, 5, 5)).shape
-        (1, 2, 11, 11)
+        torchic.Size([1, 2, 11, 11])
     """
     _dims = 2
 
@@ -183,7 +183,7 @@ class ConvTranspose1d(_ConvTranspose):
 
     Example:
         >>> nn.ConvTranspose1d(4, 2, 3)(torchic.randn(1, 4, 5)).shape
-        (1, 2, 7)
+        torchic.Size([1, 2, 7])
     """
     _dims = 1
 

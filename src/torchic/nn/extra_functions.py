@@ -16,7 +16,20 @@ _ALPHA = 1.7580993408473766      # SELU's alpha * scale: alpha dropout's saturat
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """Channels (dim 1) of (N, C, *) input regrouped: (g, C/g) transposed to (C/g, g)."""
+    """Regroups the channels (dim 1): viewed as (groups, C / groups), transposed to (C / groups,
+    groups) (ShuffleNet).
+
+    Args:
+        input: `(N, C, *)`.
+        groups: the number of groups (it divides C).
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.channel_shuffle(torch.arange(4.0).reshape(1, 4, 1), 2).flatten()
+        tensor([0., 2., 1., 3.])
+    """
     if input.ndim < 3:
         raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, "
                            f"but got input with sizes {list(input.shape)}")
@@ -69,14 +82,47 @@ def _feature_dropout(input, p, training, batched_dims, name):
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, L) or (C, L) input with probability p (training)."""
+    """Channel dropout: zeros whole channels (dim 1 of a batch) with probability p and scales
+    the rest by 1 / (1 - p).
+
+    Args:
+        input: `(N, C, L)` or `(C, L)`.
+        p: the probability of dropping. Default: 0.5.
+        training: apply it if True (default); return the input unchanged otherwise.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.dropout1d(torch.ones(1, 2, 3), 0.5, training=False)
+        tensor([[[1., 1., 1.],
+                 [1., 1., 1.]]])
+    """
     return _feature_dropout(input, p, training, (2, 3), "dropout1d")
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels (dim 1) of (N, C, H, W) input with probability p. As PyTorch's,
-    a 3-D input is read as (N, C, L) (with its warning), other ranks warn and work alike."""
+    """Channel dropout: zeros whole channels (dim 1) with probability p and scales the rest by 1
+    / (1 - p). As PyTorch's, a 3-D input is read as (N, C, L) (with its warning), other ranks
+    warn and work alike.
+
+    Args:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        p: the probability of dropping. Default: 0.5.
+        training: apply it if True (default); return the input unchanged otherwise.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.dropout2d(torch.ones(1, 2, 1, 2), 0.5, training=False)
+        tensor([[[[1., 1.]],
+        <BLANKLINE>
+                 [[1., 1.]]]])
+    """
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
                       f"deprecated and will result in an error in a future release.",
@@ -92,7 +138,22 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    """Channel dropout: zeros whole channels with probability p and scales the rest by 1 / (1 -
+    p).
+
+    Args:
+        input: `(N, C, D, H, W)` or `(C, D, H, W)`.
+        p: the probability of dropping. Default: 0.5.
+        training: apply it if True (default); return the input unchanged otherwise.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.dropout3d(torch.ones(1, 2, 1, 1, 2), 0.5, training=False).shape
+        torchic.Size([1, 2, 1, 1, 2])
+    """
     if input.ndim not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
                       f"deprecated and will result in an error in a future release.",
@@ -107,12 +168,38 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                   inplace: bool = False) -> Tensor:
-    """Dropout that keeps SELU's self-normalization: dropped values set to SELU's negative
-    saturation, then an affine map restoring mean 0 / variance 1."""
+    """Alpha dropout, which keeps SELU's self-normalization: dropped values set to SELU's
+    negative saturation, then an affine map restoring mean 0 / variance 1.
+
+    Args:
+        input: any shape.
+        p: the probability of dropping. Default: 0.5.
+        training: apply it if True; return the input unchanged otherwise (default: False, as
+            PyTorch's).
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Example:
+        >>> F.alpha_dropout(torch.ones(3), 0.5)
+        tensor([1., 1., 1.])
+    """
     return _dropout_impl(input, p, training, False, True)
 
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                           inplace: bool = False) -> Tensor:
-    """alpha_dropout of whole channels (dim 1)."""
+    """alpha_dropout of whole channels (dim 1): each channel of each sample is dropped or kept
+    together.
+
+    Args:
+        input: `(N, C, *)`.
+        p: the probability of dropping. Default: 0.5.
+        training: apply it if True; return the input unchanged otherwise (default: False, as
+            PyTorch's).
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Example:
+        >>> F.feature_alpha_dropout(torch.ones(1, 2, 3), 0.5)
+        tensor([[[1., 1., 1.],
+                 [1., 1., 1.]]])
+    """
     return _dropout_impl(input, p, training, True, True)

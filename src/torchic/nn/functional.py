@@ -28,6 +28,8 @@ from .activation_functions import (celu, glu, hardshrink, hardsigmoid, hardswish
                                    selu, softplus, softshrink, softsign, tanhshrink,  # noqa: F401
                                    threshold, celu_, hardtanh_, rrelu_, selu_,  # noqa: F401
                                    threshold_)  # noqa: F401
+# silu, leaky_relu, elu: defined beside the other activations (issue 44 moved them there)
+from .activation_functions import elu, leaky_relu, silu  # noqa: F401
 from .extra_functions import (alpha_dropout, channel_shuffle,  # noqa: F401
                               dropout1d, dropout2d, dropout3d,  # noqa: F401
                               feature_alpha_dropout)  # noqa: F401
@@ -54,13 +56,40 @@ softmin = _ops.softmin
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along dim (default: the last)."""
+    """Softmax along `dim`: `exp(x_i) / sum_j exp(x_j)`, values in [0, 1] that sum to 1.
+
+    Args:
+        input: the input tensor.
+        dim: the dimension the values sum to 1 along. Default: the last (PyTorch warns and
+            guesses; torchic takes the last).
+        dtype: if given, the input is cast to it first (e.g. to compute in float64).
+
+    Shape:
+        - Input: `(*)`. Output: the input's shape.
+
+    Example:
+        >>> F.softmax(torch.tensor([[1.0, 2.0, 3.0]]), dim=1)
+        tensor([[0.0900, 0.2447, 0.6652]])
+    """
     input = _in_dtype(input, dtype)
     return _ops.softmax(input, -1 if dim is None else dim)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
-    """log(softmax(x)) along dim (default: the last), computed stably."""
+    """`log(softmax(x))` along `dim`, computed stably (`x - logsumexp(x)`).
+
+    Args:
+        input: the input tensor.
+        dim: the dimension to normalize along. Default: the last.
+        dtype: if given, the input is cast to it first.
+
+    Shape:
+        - Input: `(*)`. Output: the input's shape.
+
+    Example:
+        >>> F.log_softmax(torch.tensor([[1.0, 2.0, 3.0]]), dim=1)
+        tensor([[-2.4076, -1.4076, -0.4076]])
+    """
     input = _in_dtype(input, dtype)
     return _ops.log_softmax(input, -1 if dim is None else dim)
 
@@ -71,9 +100,24 @@ def _in_dtype(input, dtype):
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """input @ weight.T + bias, with weight of shape (out_features, in_features). A >= 2-D
-    input makes one op (the bias added as the product is stored) and gets the weight's
-    gradient in the weight's layout, as PyTorch's addmm."""
+    """The affine map `input @ weight.T + bias` (nn.Linear's forward).
+
+    A >= 2-D input makes one op (the bias added as the product is stored) and gets the
+    weight's gradient in the weight's layout, as PyTorch's addmm.
+
+    Args:
+        input: `(*, in_features)`.
+        weight: `(out_features, in_features)` or `(in_features,)`.
+        bias: `(out_features,)` or None.
+
+    Shape:
+        - Output: `(*, out_features)` (`(*)` for a 1-D weight).
+
+    Example:
+        >>> w = torch.tensor([[1.0, 0.0], [0.5, -1.0], [2.0, 1.0]])
+        >>> F.linear(torch.tensor([[1.0, 2.0]]), w, torch.tensor([0.0, 1.0, -1.0]))
+        tensor([[ 1.0000, -0.5000,  3.0000]])
+    """
     if (isinstance(input, Tensor) and input.ndim >= 2 and isinstance(weight, Tensor) and
             weight.ndim == 2 and (bias is None or isinstance(bias, Tensor) and bias.ndim == 1)
             and input.dtype.is_floating_point):
@@ -86,14 +130,31 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    """Negative log-likelihood of targets under softmax(input) over the class dim 1.
+    """The cross-entropy loss of unnormalized logits: `-log softmax(input)[target]` over
+    the class dimension (1, or 0 for an unbatched input), i.e. `nll_loss(log_softmax(input))`.
 
-    input (N, C), (C,) or (N, C, d1, ...) float logits; target integer classes of shape
-    (N,), () or (N, d1, ...), or class probabilities of input's shape. Targets equal to
-    ignore_index add nothing and are not counted by the mean. label_smoothing mixes the
-    target with the uniform distribution. reduction: "mean" | "sum" | "none".
-    weight: a (C,) tensor of class weights (the mean divides by the counted targets'
-    weights, as nll_loss's).
+    Args:
+        input: float logits.
+        target: class indices (integers in `[0, C)`), or class probabilities of the input's
+            shape.
+        weight: `(C,)` per-class weights (the mean divides by the counted targets' weights).
+        ignore_index: targets equal to it add nothing and are not counted by the mean.
+            Default: -100.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per target).
+        label_smoothing: in [0, 1]: mixes the target with the uniform distribution.
+        size_average, reduce: PyTorch's deprecated spellings of `reduction`.
+
+    Shape:
+        - Input: `(N, C)`, `(C,)` or `(N, C, d1, ...)`.
+        - Target: `(N,)`, `()` or `(N, d1, ...)` of indices, or the input's shape.
+        - Output: a scalar, or the target's shape with `reduction="none"`.
+
+    Example:
+        >>> logits = torch.tensor([[2.0, 0.5, -1.0], [0.0, 1.0, 0.0]])
+        >>> F.cross_entropy(logits, torch.tensor([0, 1]))
+        tensor(0.3964)
+        >>> F.cross_entropy(logits, torch.tensor([0, 1]), reduction="none")
+        tensor([0.2413, 0.5514])
     """
     reduction = _losses.legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
@@ -147,11 +208,23 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          linear_bias: Tensor | None = None, weight: Tensor | None = None,
                          reduction: str = "mean", ignore_index: int | None = None,
                          label_smoothing: float = 0.0, options: Any = None) -> Tensor:
-    """cross_entropy of `linear(input, linear_weight, linear_bias)`: input (N, in) or (in,),
-    linear_weight (C, *out_features, in) (out_features: a K-dimensional loss), target class
-    indices or probabilities of the logits' shape (N, C, *out_features). `options` (PyTorch's
-    chunking strategy) changes how PyTorch splits the work, not the result: torchic computes
-    the logits whole."""
+    """`cross_entropy(linear(input, linear_weight, linear_bias), target)` in one call.
+
+    Args:
+        input: `(N, in)` or `(in,)`.
+        linear_weight: `(C, *out_features, in)` (out_features: a K-dimensional loss).
+        target: class indices `(N, *out_features)`, or probabilities of the logits' shape
+            `(N, C, *out_features)`.
+        linear_bias: `(C, *out_features)` or None.
+        weight, reduction, ignore_index, label_smoothing: as in `cross_entropy`.
+        options: PyTorch's chunking strategy: it changes how PyTorch splits the work, not
+            the result (torchic computes the logits whole).
+
+    Example:
+        >>> w = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> F.linear_cross_entropy(torch.tensor([[2.0, 0.0]]), w, torch.tensor([0]))
+        tensor(0.1269)
+    """
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
     if linear_weight.ndim < 2:
@@ -207,11 +280,24 @@ def _eye(n):
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """Integer classes (any shape) -> int64 one-hot rows of length num_classes.
+    """One-hot rows: `out[..., c] = 1` where `tensor[...] == c`, else 0 (int64).
 
-    ``F.one_hot(x, num_classes=27).float()`` gives float rows. Classes outside
-    [0, num_classes) are an error (raised at the next read, like any kernel error).
-    num_classes=-1 uses max(tensor) + 1, which reads the tensor.
+    `F.one_hot(x, num_classes=27).float()` gives float rows. Classes outside
+    `[0, num_classes)` are an error (raised at the next read, like any kernel error).
+
+    Args:
+        tensor: integer class values, any shape.
+        num_classes: the rows' length; -1 (default) uses `max(tensor) + 1`, which reads the
+            tensor.
+
+    Shape:
+        - Input: `(*)`. Output: `(*, num_classes)`.
+
+    Example:
+        >>> F.one_hot(torch.tensor([0, 2, 1]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1],
+                [0, 1, 0]])
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"one_hot takes an integer tensor, got {type(tensor).__name__}")
@@ -250,6 +336,23 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False, *, generator: Generator | None = None) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 
+    Args:
+        input: the input tensor (an integer one gives the default float dtype).
+        p: the probability of zeroing an element. Default: 0.5.
+        training: apply dropout if True; return the input unchanged otherwise.
+        inplace: not supported (a NotImplementedError): use the result.
+        generator: the generator the mask's key is drawn from. Default: the global one.
+
+    Shape:
+        - Input: `(*)`. Output: the input's shape.
+
+    Example:
+        >>> F.dropout(torch.ones(4), 0.5, training=False)
+        tensor([1., 1., 1., 1.])
+        >>> y = F.dropout(torch.ones(1000), 0.5)
+        >>> bool(((y == 0) | (y == 2)).all())
+        True
+
     One primitive (ops.py's dropout) multiplies by the mask, computed where the tensor lives
     by a counter-based generator (Threefry-2x32) from a 2-word key drawn from `generator`
     (default: the seeded default generator), so a seed gives the same mask on every backend.
@@ -273,7 +376,23 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
-    """Normalize over the trailing dims named by normalized_shape, then scale and shift."""
+    """Layer normalization over the trailing dims named by `normalized_shape`:
+    `(x - mean) / sqrt(var + eps) * weight + bias` (biased variance), as nn.LayerNorm.
+
+    Args:
+        input: the input tensor.
+        normalized_shape: an int or the shape of the trailing dims to normalize over.
+        weight, bias: tensors of `normalized_shape` (the elementwise affine), or None.
+        eps: added to the variance. Default: 1e-5.
+
+    Shape:
+        - Input: `(*, *normalized_shape)`. Output: the input's shape.
+
+    Example:
+        >>> F.layer_norm(torch.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 5.0]]), (3,))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [-0.7071, -0.7071,  1.4142]])
+    """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -293,7 +412,16 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """`input.flatten(start_dim, end_dim)`: dims start_dim..end_dim merged into one."""
+    """`input.flatten(start_dim, end_dim)`: dims start_dim..end_dim merged into one.
+
+    Args:
+        input: the input tensor.
+        start_dim, end_dim: the first and last dims to merge. Default: all (0, -1).
+
+    Example:
+        >>> F.flatten(torch.ones(2, 3, 4), 1).shape
+        torchic.Size([2, 12])
+    """
     return input.flatten(start_dim, end_dim)
 
 
@@ -301,7 +429,18 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """x * Phi(x) (Phi: the normal CDF, through torchic.erf), or its tanh approximation."""
+    """The Gaussian error linear unit, elementwise: `x * Phi(x)` (Phi: the standard normal
+    CDF), or with `approximate="tanh"`
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+
+    Args:
+        input: the input tensor.
+        approximate: `"none"` (default) or `"tanh"`.
+
+    Example:
+        >>> F.gelu(torch.tensor([-2.0, -0.5, 0.0, 1.0]))
+        tensor([-0.0455, -0.1543,  0.0000,  0.8413])
+    """
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return _Gelu.apply(input, approximate=approximate)     # one fused kernel each way
@@ -311,15 +450,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
-    """softmax(query @ key^T * scale) @ value over (..., L, E) query, (..., S, E) key and
-    (..., S, Ev) value; scale defaults to 1 / sqrt(E). is_causal keeps key j for query i
-    where j <= i (PyTorch's top-left causal mask), with one fused masked softmax kernel.
-    dropout_p drops attention weights (always, as PyTorch's function does). enable_gqa lets
-    key / value have fewer heads (dim -3) than query, each serving a group of query heads.
+    """Attention: `softmax(query @ key^T * scale + mask) @ value`.
 
-    attn_mask (broadcast to the (..., L, S) scores), PyTorch's: a bool mask keeps the keys
-    where it is True (the others -inf before the softmax), a float mask is added to the
-    scores.
+    Args:
+        query, key, value: `(..., L, E)`, `(..., S, E)` and `(..., S, Ev)`.
+        attn_mask: broadcast to the `(..., L, S)` scores: a bool mask keeps the keys where it
+            is True (the others are -inf before the softmax); a float mask is added.
+        dropout_p: drops attention weights with this probability (always, as PyTorch's
+            function does: pass 0.0 in evaluation).
+        is_causal: query i sees keys j <= i (PyTorch's top-left causal mask; one fused
+            masked softmax kernel). Not with attn_mask.
+        scale: the scores' factor. Default: `1 / sqrt(E)`.
+        enable_gqa: key / value may have fewer heads (dim -3) than query, each serving a
+            group of query heads.
+
+    Shape:
+        - Output: `(..., L, Ev)`.
+
+    Example:
+        >>> q = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+        >>> v = torch.tensor([[[1.0, 2.0], [3.0, 4.0]]])
+        >>> F.scaled_dot_product_attention(q, q, v, is_causal=True)
+        tensor([[[1.0000, 2.0000],
+                 [2.3395, 3.3395]]])
     """
     if attn_mask is not None and is_causal:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
@@ -347,29 +500,6 @@ def _gqa_expand(query, kv):
     lead = tuple(kv.shape[:-3])
     return kv.unsqueeze(-3).expand(*lead, hk, hq // hk, *kv.shape[-2:]).reshape(
         *lead, hq, *kv.shape[-2:])
-
-
-def _maybe_inplace(input, out, inplace):
-    return _ops.copy_(input, out) if inplace else out
-
-
-def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * sigmoid(x)."""
-    return _maybe_inplace(input, input * _ops.sigmoid(input), inplace)
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01,
-               inplace: bool = False) -> Tensor:
-    """x where x > 0, negative_slope * x elsewhere."""
-    return _maybe_inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
-
-
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, alpha * (exp(x) - 1) elsewhere (exp of x clipped to <= 0: no
-    overflow in the branch not taken, and the whole gradient alpha at x = 0, as PyTorch)."""
-    positive = input > 0
-    negative = alpha * (_ops.exp(_ops.where(positive, 0.0, input)) - 1.0)
-    return _maybe_inplace(input, _ops.where(positive, input, negative), inplace)
 
 
 # convolution, pooling, padding and resampling (issue 42: functional_conv / functional_pool)

@@ -263,19 +263,24 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims, op,
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
            dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
-    """2-d cross-correlation of input (N, C, H, W) or (C, H, W) with weight
-    (Co, C/groups, kh, kw), plus bias (Co,).
+    """2-d cross-correlation (PyTorch's convolution) of an image batch with filters:
+    `out[n, o] = bias[o] + sum_c weight[o, c] * input[n, c]` over each (kh, kw) window.
 
     Args:
-        stride, padding, dilation: ints or pairs; padding also "valid" (none) or "same"
-            (output the size of the input, stride 1; the odd extra pad after).
+        input: `(N, C, H, W)` or unbatched `(C, H, W)`.
+        weight: the filters, `(Co, C / groups, kh, kw)`.
+        bias: `(Co,)` or None.
+        stride, padding, dilation: ints or (h, w) pairs; padding also "valid" (none) or
+            "same" (output the size of the input, stride 1; the odd extra pad after).
         groups: C and Co split into groups convolved apart (groups=C: depthwise).
 
-    Shape: output (N, Co, Ho, Wo), Ho = (H + 2*pad - dilation*(kh-1) - 1) // stride + 1.
+    Shape:
+        - Output: `(N, Co, Ho, Wo)`, `Ho = (H + 2*pad - dilation*(kh-1) - 1) // stride + 1`
+          (Wo alike).
 
     Example:
         >>> F.conv2d(torchic.randn(8, 3, 32, 32), torchic.randn(16, 3, 3, 3), padding=1).shape
-        (8, 16, 32, 32)
+        torchic.Size([8, 16, 32, 32])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
@@ -283,12 +288,25 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
            dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
-    """1-d cross-correlation of input (N, C, L) or (C, L) with weight (Co, C/groups, k),
-    plus bias (Co,); arguments as conv2d's (ints or 1-tuples).
+    """1-d cross-correlation (PyTorch's convolution) of a batch of sequences with filters:
+    `out[n, o] = bias[o] + sum_c weight[o, c] * input[n, c]` over each window.
+
+    Args:
+        input: `(N, C, L)` or `(C, L)`.
+        weight: the filters, `(Co, C / groups, k)`.
+        bias: `(Co,)` or None.
+        stride, padding, dilation: ints or 1-tuples; padding also "valid" or "same" (as
+            conv2d's).
+        groups: C and Co split into groups convolved apart.
+
+    Shape:
+        - Output: `(N, Co, Lo)`, `Lo = (L + 2*padding - dilation*(k-1) - 1) // stride + 1`.
 
     Example:
-        >>> F.conv1d(torchic.randn(4, 2, 10), torchic.randn(3, 2, 3)).shape
-        (4, 3, 8)
+        >>> F.conv1d(torch.tensor([[[1.0, 2.0, 3.0, 4.0]]]), torch.tensor([[[1.0, 0.0, -1.0]]]))
+        tensor([[[-2., -2.]]])
+        >>> F.conv1d(torch.randn(4, 2, 10), torch.randn(3, 2, 3)).shape
+        torchic.Size([4, 3, 8])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
@@ -340,15 +358,26 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
                      output_padding: int | Sequence[int] = 0, groups: int = 1,
                      dilation: int | Sequence[int] = 1) -> Tensor:
-    """2-d transposed convolution ("deconvolution"): the gradient of conv2d with respect to
-    its input. input (N, Cin, H, W), weight (Cin, Cout/groups, kh, kw), bias (Cout,).
+    """2-d transposed convolution ("deconvolution"): the gradient of conv2d with respect to its
+    input.
 
-    Shape: Ho = (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1.
+    Args:
+        input: `(N, Cin, H, W)` or `(Cin, H, W)`.
+        weight: `(Cin, Cout / groups, kh, kw)`.
+        bias: `(Cout,)` or None.
+        stride: an int or (h, w). Default: 1.
+        padding: removed from both sides of the output. Default: 0.
+        output_padding: added to one side of the output (< stride or dilation). Default: 0.
+        groups: Default: 1.
+        dilation: Default: 1.
+
+    Shape:
+        - Output: `(N, Cout, Ho, Wo)`, `Ho = (H-1)*stride - 2*padding + dilation*(kh-1) +
+          output_padding + 1` (Wo alike).
 
     Example:
-        >>> F.conv_transpose2d(torchic.randn(1, 4, 5, 5), torchic.randn(4, 2, 3, 3),
-        ...                    stride=2).shape
-        (1, 2, 11, 11)
+        >>> F.conv_transpose2d(torch.randn(1, 4, 5, 5), torch.randn(4, 2, 3, 3), stride=2).shape
+        torchic.Size([1, 2, 11, 11])
     """
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                    "conv_transpose2d")
@@ -358,12 +387,28 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
                      output_padding: int | Sequence[int] = 0, groups: int = 1,
                      dilation: int | Sequence[int] = 1) -> Tensor:
-    """1-d transposed convolution: input (N, Cin, L), weight (Cin, Cout/groups, k); as
-    conv_transpose2d.
+    """1-d transposed convolution ("deconvolution"): the gradient of conv1d with respect to its
+    input (as conv_transpose2d).
+
+    Args:
+        input: `(N, Cin, L)` or `(Cin, L)`.
+        weight: `(Cin, Cout / groups, k)`.
+        bias: `(Cout,)` or None.
+        stride: Default: 1.
+        padding: removed from both ends of the output. Default: 0.
+        output_padding: added to one end of the output (< stride or dilation). Default: 0.
+        groups: Default: 1.
+        dilation: Default: 1.
+
+    Shape:
+        - Output: `(N, Cout, Lo)`, `Lo = (L-1)*stride - 2*padding + dilation*(k-1) +
+          output_padding + 1`.
 
     Example:
-        >>> F.conv_transpose1d(torchic.randn(1, 4, 5), torchic.randn(4, 2, 3)).shape
-        (1, 2, 7)
+        >>> F.conv_transpose1d(torch.tensor([[[1.0, 2.0]]]), torch.tensor([[[1.0, 1.0, 1.0]]]))
+        tensor([[[1., 3., 3., 2.]]])
+        >>> F.conv_transpose1d(torch.randn(1, 4, 5), torch.randn(4, 2, 3)).shape
+        torchic.Size([1, 2, 7])
     """
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
                    "conv_transpose1d")

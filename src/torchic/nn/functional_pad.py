@@ -80,7 +80,17 @@ def _pairs(pad_arg, ndim, op="pad"):
 
 
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
-    """input padded with `value` (torch.constant_pad_nd); negative pads crop."""
+    """`input` padded with `value` (torch.constant_pad_nd); negative pads crop.
+
+    Args:
+        input: any shape.
+        pad: (before, after) pairs from the last dim backwards.
+        value: the fill. Default: 0.
+
+    Example:
+        >>> F.constant_pad_nd(torch.tensor([[1.0, 2.0]]), (1, 2), value=-1.0)
+        tensor([[-1.,  1.,  2., -1., -1.]])
+    """
     pairs = _pairs(pad, input.ndim, "constant_pad_nd")
     for d, (a, b) in enumerate(pairs):
         if input.shape[d] + a + b < 0 or (input.shape[d] + min(a, 0) + min(b, 0)) < 0:
@@ -135,6 +145,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     dim backwards: (left, right) pads the last dim, (left, right, top, bottom) the last two.
 
     Args:
+        input: the tensor to pad.
+        pad: (before, after) sizes, an even number of ints, for up to input.ndim dims.
+        value: the fill of mode "constant". Default: 0.
         mode: "constant" (filled with `value`, default 0; negative pads crop), "reflect"
             (mirrored without repeating the edge), "replicate" (the edge repeated) or
             "circular" (wrapped around). The non-constant modes pad the last 1, 2 or 3 dims of
@@ -142,7 +155,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
 
     Example:
         >>> F.pad(torchic.ones(1, 1, 2, 2), (1, 1, 1, 1)).shape
-        (1, 1, 4, 4)
+        torchic.Size([1, 1, 4, 4])
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"pad(): argument 'input' must be Tensor, not {type(input).__name__}")
@@ -211,11 +224,27 @@ class _Fold(Primitive):
 
 def unfold(input: Tensor, kernel_size: int | Sequence[int], dilation: int | Sequence[int] = 1,
            padding: int | Sequence[int] = 0, stride: int | Sequence[int] = 1) -> Tensor:
-    """The sliding windows of a (N, C, H, W) input as columns (N, C*kh*kw, L) (im2col).
+    """The sliding (kh, kw) windows of an image batch as columns (im2col): column l holds window
+    l's C*kh*kw values.
+
+    Args:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size: the window: an int or one per spatial dim.
+        dilation: the spacing of the window's taps. Default: 1.
+        padding: implicit zeros on both sides. Default: 0.
+        stride: the windows' step. Default: 1.
+
+    Shape:
+        - Output: `(N, C*kh*kw, L)`, L the number of windows.
 
     Example:
-        >>> F.unfold(torchic.randn(1, 2, 4, 4), 2).shape
-        (1, 8, 9)
+        >>> F.unfold(torch.randn(1, 2, 4, 4), 2).shape
+        torchic.Size([1, 8, 9])
+        >>> F.unfold(torch.arange(9.0).reshape(1, 1, 3, 3), 2)
+        tensor([[[0., 1., 3., 4.],
+                 [1., 2., 4., 5.],
+                 [3., 4., 6., 7.],
+                 [4., 5., 7., 8.]]])
     """
     if not isinstance(input, Tensor):
         raise TypeError("unfold(): argument 'input' must be Tensor")
@@ -242,12 +271,26 @@ def unfold(input: Tensor, kernel_size: int | Sequence[int], dilation: int | Sequ
 def fold(input: Tensor, output_size: int | Sequence[int], kernel_size: int | Sequence[int],
          dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
          stride: int | Sequence[int] = 1) -> Tensor:
-    """Columns (N, C*kh*kw, L) summed back into an image (N, C, H, W) (col2im; the adjoint
-    of unfold: overlapping windows add).
+    """Sums columns back into an image (col2im, the adjoint of unfold: overlapping windows add).
+
+    Args:
+        input: `(N, C*kh*kw, L)` or `(C*kh*kw, L)`.
+        output_size: the image's (H, W).
+        kernel_size: the window: an int or one per spatial dim.
+        dilation: as unfold's. Default: 1.
+        padding: as unfold's. Default: 0.
+        stride: as unfold's. Default: 1.
+
+    Shape:
+        - Output: `(N, C, H, W)`.
 
     Example:
-        >>> F.fold(torchic.ones(1, 4, 9), (4, 4), 2).shape
-        (1, 1, 4, 4)
+        >>> F.fold(torch.ones(1, 4, 9), (4, 4), 2).shape
+        torchic.Size([1, 1, 4, 4])
+        >>> F.fold(torch.ones(1, 4, 4), (3, 3), 2, stride=1)
+        tensor([[[[1., 2., 1.],
+                  [2., 4., 2.],
+                  [1., 2., 1.]]]])
     """
     if not isinstance(input, Tensor):
         raise TypeError("fold(): argument 'input' must be Tensor")

@@ -189,17 +189,26 @@ def max_pool2d(input: Tensor, kernel_size: int | Sequence[int],
                stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """The maximum of each (kh, kw) window of input (N, C, H, W) or (C, H, W).
+    """2-d max pooling: the maximum of each (kh, kw) window of each channel.
 
     Args:
-        stride: default kernel_size. padding: implicit -inf on both sides (at most half the
-            kernel). ceil_mode: round the output size up (windows may overhang the right
-            edge, never start past it). return_indices: also return each maximum's flat
-            index in its (H, W) plane (for max_unpool2d).
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size: the window, an int or (kh, kw).
+        dilation: the spacing of the window's taps. Default: 1.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel).
+        ceil_mode: round the output size up (windows may overhang the right edge, never
+            start past it).
+        return_indices: also return each maximum's flat index in its (H, W) plane (for
+            max_unpool2d).
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`,
+          `Ho = (H + 2*padding - dilation*(kh-1) - 1) // stride + 1` (Wo alike).
 
     Example:
         >>> F.max_pool2d(torchic.randn(1, 1, 4, 4), 2).shape
-        (1, 1, 2, 2)
+        torchic.Size([1, 1, 2, 2])
     """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
                      2, "max_pool2d")
@@ -209,11 +218,23 @@ def max_pool1d(input: Tensor, kernel_size: int | Sequence[int],
                stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """The maximum of each window of input (N, C, L) or (C, L); arguments as max_pool2d's.
+    """1-d max pooling: the maximum of each window of each channel (arguments as max_pool2d's).
+
+    Args:
+        input: `(N, C, L)` or `(C, L)`.
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel). Default: 0.
+        dilation: the spacing of the window's taps. Default: 1.
+        ceil_mode: round the output size up. Default: False.
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L + 2*padding - dilation*(k-1) - 1) // stride + 1`.
 
     Example:
-        >>> F.max_pool1d(torchic.randn(1, 2, 6), 3).shape
-        (1, 2, 2)
+        >>> F.max_pool1d(torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]]), 2)
+        tensor([[[5., 4., 6.]]])
     """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
                      1, "max_pool1d")
@@ -257,16 +278,23 @@ def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int],
                stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
-    """The mean of each (kh, kw) window of input (N, C, H, W) or (C, H, W).
+    """2-d average pooling: the mean of each (kh, kw) window of each channel.
 
     Args:
-        stride: default kernel_size. padding: implicit zeros (at most half the kernel).
-        ceil_mode: round the output size up. count_include_pad: count the padding zeros in
-            the mean's divisor. divisor_override: divide every window's sum by this instead.
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size: the window, an int or (kh, kw).
+        stride: the window's step. Default: kernel_size.
+        padding: implicit zeros on both sides (at most half the kernel).
+        ceil_mode: round the output size up.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+        divisor_override: divide every window's sum by this instead.
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H + 2*padding - kh) // stride + 1` (Wo alike).
 
     Example:
         >>> F.avg_pool2d(torchic.ones(1, 1, 4, 4), 2).shape
-        (1, 1, 2, 2)
+        torchic.Size([1, 1, 2, 2])
     """
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, 2, "avg_pool2d")
@@ -275,11 +303,22 @@ def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int],
 def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int],
                stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
-    """The mean of each window of input (N, C, L) or (C, L); arguments as avg_pool2d's.
+    """1-d average pooling: the mean of each window of each channel (arguments as avg_pool2d's).
+
+    Args:
+        input: `(N, C, L)` or `(C, L)`.
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+        ceil_mode: round the output size up. Default: False.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L + 2*padding - kernel_size) // stride + 1`.
 
     Example:
-        >>> F.avg_pool1d(torchic.ones(1, 1, 6), 2).shape
-        (1, 1, 3)
+        >>> F.avg_pool1d(torch.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0, 7.0]]]), 2)
+        tensor([[[1.5000, 3.5000, 6.0000]]])
     """
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
                      1, "avg_pool1d")
@@ -339,22 +378,41 @@ def _adaptive_avg(input, output_size, dims, op):
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
-    """Averages over adaptive windows so the output is (N, C, *output_size) (window i of n
-    inputs spans [floor(i*n/o), ceil((i+1)*n/o))); None keeps the input's size.
+    """2-d adaptive average pooling: the mean over adaptive windows so that the output is `(N,
+    C, *output_size)` (window i of n inputs spans `[floor(i*n/o), ceil((i+1)*n/o))`).
+
+    Args:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        output_size: the output's size (h, w): an int, or one per dim (None keeps the input
+            size).
+
+    Shape:
+        - Output: `(N, C, h, w)`.
 
     Example:
-        >>> F.adaptive_avg_pool2d(torchic.randn(2, 3, 7, 5), 1).shape
-        (2, 3, 1, 1)
+        >>> F.adaptive_avg_pool2d(torch.randn(2, 3, 7, 5), 1).shape
+        torchic.Size([2, 3, 1, 1])
+        >>> F.adaptive_avg_pool2d(torch.arange(16.0).reshape(1, 4, 4), 2)
+        tensor([[[ 2.5000,  4.5000],
+                 [10.5000, 12.5000]]])
     """
     return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
-    """adaptive_avg_pool2d's 1-d form: input (N, C, L) or (C, L).
+    """1-d adaptive average pooling: the mean over adaptive windows so that the output has
+    `output_size` columns (as adaptive_avg_pool2d).
+
+    Args:
+        input: `(N, C, L)` or `(C, L)`.
+        output_size: the output's length: an int, or a 1-tuple.
+
+    Shape:
+        - Output: `(N, C, output_size)`.
 
     Example:
-        >>> F.adaptive_avg_pool1d(torchic.randn(2, 3, 7), 3).shape
-        (2, 3, 3)
+        >>> F.adaptive_avg_pool1d(torch.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]]), 3)
+        tensor([[[1.5000, 3.5000, 5.5000]]])
     """
     return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
 
@@ -404,23 +462,40 @@ def _adaptive_max(input, output_size, return_indices, dims, op):
 
 def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None],
                         return_indices: bool = False):
-    """The maximum over adaptive windows (as adaptive_avg_pool2d's) of input (N, C, H, W);
-    return_indices: also each maximum's flat index in its plane.
+    """2-d adaptive max pooling: the maximum over adaptive windows (as adaptive_avg_pool2d's).
+
+    Args:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        output_size: the output's size (h, w): an int, or one per dim (None keeps the input
+            size).
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, h, w)`.
 
     Example:
-        >>> F.adaptive_max_pool2d(torchic.randn(2, 3, 7, 5), (2, 2)).shape
-        (2, 3, 2, 2)
+        >>> F.adaptive_max_pool2d(torch.arange(16.0).reshape(1, 4, 4), 2)
+        tensor([[[ 5.,  7.],
+                 [13., 15.]]])
     """
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int],
                         return_indices: bool = False):
-    """adaptive_max_pool2d's 1-d form: input (N, C, L) or (C, L).
+    """1-d adaptive max pooling: the maximum over adaptive windows (as adaptive_avg_pool1d's).
+
+    Args:
+        input: `(N, C, L)` or `(C, L)`.
+        output_size: the output's length: an int, or a 1-tuple.
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, output_size)`.
 
     Example:
-        >>> F.adaptive_max_pool1d(torchic.randn(2, 3, 7), 3).shape
-        (2, 3, 3)
+        >>> F.adaptive_max_pool1d(torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]]), 3)
+        tensor([[[5., 4., 6.]]])
     """
     return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
 
@@ -484,10 +559,18 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int
     """max_pool2d's partial inverse: each value put back at its index (from return_indices=True)
     in zeros of the pooled input's size.
 
+    Args:
+        input: `(N, C, Ho, Wo)` or `(C, Ho, Wo)`: max_pool2d's values.
+        indices: max_pool2d's indices, the input's shape.
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+        output_size: the (H, W) to restore, when the pooling rounded it down.
+
     Example:
-        >>> y, i = F.max_pool2d(torchic.randn(1, 1, 4, 4), 2, return_indices=True)
+        >>> y, i = F.max_pool2d(torch.randn(1, 1, 4, 4), 2, return_indices=True)
         >>> F.max_unpool2d(y, i, 2).shape
-        (1, 1, 4, 4)
+        torchic.Size([1, 1, 4, 4])
     """
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
                        "max_unpool2d")
@@ -496,12 +579,21 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: int | Sequence[int],
                  stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
                  output_size: Sequence[int] | None = None) -> Tensor:
-    """max_unpool2d's 1-d form: input and indices (N, C, L) or (C, L).
+    """max_pool1d's partial inverse: each value put back at its index (from return_indices=True)
+    in zeros of the pooled input's length.
+
+    Args:
+        input: `(N, C, Lo)` or `(C, Lo)`: max_pool1d's values.
+        indices: max_pool1d's indices, the input's shape.
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+        output_size: the length to restore, when the pooling rounded it down.
 
     Example:
-        >>> y, i = F.max_pool1d(torchic.randn(1, 1, 6), 2, return_indices=True)
-        >>> F.max_unpool1d(y, i, 2).shape
-        (1, 1, 6)
+        >>> y, i = F.max_pool1d(torch.tensor([[[1.0, 5.0, 3.0, 4.0]]]), 2, return_indices=True)
+        >>> F.max_unpool1d(y, i, 2)
+        tensor([[[0., 5., 0., 4.]]])
     """
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
                        "max_unpool1d")

@@ -71,16 +71,21 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     """Resamples input (N, C, L) or (N, C, H, W) to `size` or by `scale_factor`.
 
     Args:
+        input: `(N, C, L)` or `(N, C, H, W)`.
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+        antialias: not supported (True raises NotImplementedError).
         mode: "nearest" (PyTorch's floor(dst*scale) rule), "nearest-exact" (pixel centres),
             "linear" (3-d input), "bilinear" / "bicubic" (4-d; bicubic's a = -0.75) or
             "area" (adaptive average pooling).
         align_corners: for the linear modes, map the corner pixels' centres onto each other
-            (default False). recompute_scale_factor: compute the scale from the output size
-            instead of using scale_factor as given.
+            (default False).
+        recompute_scale_factor: compute the scale from the output size instead of using
+            scale_factor as given.
 
     Example:
         >>> F.interpolate(torchic.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
-        (1, 3, 8, 8)
+        torchic.Size([1, 3, 8, 8])
     """
     _check_input(input, "interpolate")
     if mode not in _MODES:
@@ -138,20 +143,52 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
 def upsample(input: Tensor, size: int | Sequence[int] | None = None,
              scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
-    """The deprecated name of interpolate (same arguments)."""
+    """The deprecated name of interpolate (same arguments).
+
+    Args:
+        input: `(N, C, L)` or `(N, C, H, W)`.
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+        mode: as interpolate's. Default: "nearest".
+        align_corners: as interpolate's.
+
+    Example:
+        >>> F.upsample(torch.tensor([[[1.0, 2.0]]]), scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]])
+    """
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,
                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
-    """interpolate(input, size, scale_factor, mode="nearest") (deprecated in PyTorch)."""
+    """`interpolate(input, size, scale_factor, mode="nearest")` (deprecated in PyTorch).
+
+    Args:
+        input: `(N, C, L)` or `(N, C, H, W)`.
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+
+    Example:
+        >>> F.upsample_nearest(torch.tensor([[[1.0, 2.0]]]), scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]])
+    """
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
                       scale_factor: float | Sequence[float] | None = None) -> Tensor:
-    """interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-    (deprecated in PyTorch)."""
+    """`interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)` (deprecated
+    in PyTorch).
+
+    Args:
+        input: `(N, C, H, W)`.
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+
+    Example:
+        >>> F.upsample_bilinear(torch.tensor([[[[0.0, 3.0]]]]), size=(1, 4))
+        tensor([[[[0., 1., 2., 3.]]]])
+    """
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -169,12 +206,20 @@ def _shuffle_args(input, factor, name, what):
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channels moved into space (sub-pixel
+    """Moves channels into space: `(*, C*r*r, H, W) -> (*, C, H*r, W*r)` (sub-pixel
     convolution's rearrangement).
 
+    Args:
+        input: `(*, C*r*r, H, W)`.
+        upscale_factor: r.
+
+    Shape:
+        - Output: `(*, C, H*r, W*r)`.
+
     Example:
-        >>> F.pixel_shuffle(torchic.randn(1, 8, 3, 3), 2).shape
-        (1, 2, 6, 6)
+        >>> F.pixel_shuffle(torch.arange(4.0).reshape(1, 4, 1, 1), 2)
+        tensor([[[[0., 1.],
+                  [2., 3.]]]])
     """
     r, lead, c, h, w = _shuffle_args(input, upscale_factor, "pixel_shuffle", "upscale_factor")
     if c % (r * r):
@@ -188,11 +233,19 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W): pixel_shuffle's inverse.
+    """Moves space into channels: `(*, C, H*r, W*r) -> (*, C*r*r, H, W)`, pixel_shuffle's
+    inverse.
+
+    Args:
+        input: `(*, C, H*r, W*r)`.
+        downscale_factor: r.
+
+    Shape:
+        - Output: `(*, C*r*r, H, W)`.
 
     Example:
-        >>> F.pixel_unshuffle(torchic.randn(1, 2, 6, 6), 2).shape
-        (1, 8, 3, 3)
+        >>> F.pixel_unshuffle(torch.arange(4.0).reshape(1, 1, 2, 2), 2).flatten()
+        tensor([0., 1., 2., 3.])
     """
     r, lead, c, h, w = _shuffle_args(input, downscale_factor, "pixel_unshuffle",
                                      "downscale_factor")

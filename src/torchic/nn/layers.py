@@ -39,7 +39,16 @@ def reset_affine(module: Module) -> None:
 
 
 class Identity(Module):
-    """Returns its input unchanged (any constructor arguments are ignored)."""
+    """Returns its input unchanged (any constructor arguments are ignored).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> m = nn.Identity(54, unused="argument")
+        >>> m(torch.tensor([1.0, 2.0]))
+        tensor([1., 2.])
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -226,27 +235,85 @@ class ReLU(Module):
 
 
 class Tanh(Applies):
-    """The hyperbolic tangent elementwise (`F.tanh`)."""
+    """The hyperbolic tangent elementwise (`F.tanh`).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Tanh()
+        >>> m(x)
+        tensor([-0.9993, -0.7616,  0.0000,  0.4621,  1.0000])
+    """
     _fn = staticmethod(F.tanh)
 
 
 class Sigmoid(Applies):
-    """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`)."""
+    """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([-4.0, -1.0, 0.0, 0.5, 7.0])
+        >>> m = nn.Sigmoid()
+        >>> m(x)
+        tensor([0.0180, 0.2689, 0.5000, 0.6225, 0.9991])
+    """
     _fn = staticmethod(F.sigmoid)
 
 
 class Softmax(OverDim):
-    """`F.softmax` over dim `dim` (the last when None): each slice sums to 1."""
+    """`F.softmax` over dim `dim` (the last when None): each slice sums to 1.
+
+    Args:
+        dim: the dimension the values sum to 1 along. Default: the last (PyTorch warns and
+            guesses; torchic takes the last).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> m = nn.Softmax(dim=1)
+        >>> m(torch.tensor([[1.0, 2.0, 3.0]]))
+        tensor([[0.0900, 0.2447, 0.6652]])
+    """
     _fn = staticmethod(F.softmax)
 
 
 class LogSoftmax(Softmax):
-    """`F.log_softmax` over dim `dim` (the last when None)."""
+    """`F.log_softmax` over dim `dim` (the last when None).
+
+    Args:
+        dim: the dimension to normalize along. Default: the last.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> m = nn.LogSoftmax(dim=1)
+        >>> m(torch.tensor([[1.0, 2.0, 3.0]]))
+        tensor([[-2.4076, -1.4076, -0.4076]])
+    """
     _fn = staticmethod(F.log_softmax)
 
 
 class Flatten(Module):
-    """Flatten dims start_dim..end_dim (default: everything but the batch dim)."""
+    """Flatten dims start_dim..end_dim (default: everything but the batch dim).
+
+    Args:
+        start_dim: the first dim to merge. Default: 1 (the batch dim stays).
+        end_dim: the last dim to merge. Default: -1.
+
+    Shape:
+        - Input: `(*, S_start, ..., S_end, *)`. Output: `(*, S_start * ... * S_end, *)`.
+
+    Example:
+        >>> m = nn.Flatten()
+        >>> m(torch.ones(32, 1, 5, 5)).shape
+        torchic.Size([32, 25])
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()

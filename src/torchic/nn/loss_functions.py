@@ -57,7 +57,22 @@ def _pointwise(input, target, size_average, reduce, reduction, name):
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
-    """Mean (or sum, or none) of `|input - target|`."""
+    """The mean (or sum) absolute error `|input - target|`.
+
+    Args:
+        input: any shape.
+        target: the input's shape (broadcast).
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        weight: a rescaling weight per element, or None.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.l1_loss(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.5, 2.0, 1.0]))
+        tensor(0.8333)
+    """
     reduction = _pointwise(input, target, size_average, reduce, reduction, "l1_loss")
     loss = (input - target).abs()
     if weight is not None:
@@ -68,8 +83,23 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                    reduce: bool | None = None, reduction: str = "mean", beta: float = 1.0
                    ) -> Tensor:
-    """`0.5 * d**2 / beta` where `|d| < beta`, else `|d| - 0.5 * beta` (d = input - target);
-    beta = 0 is the L1 loss."""
+    """The smooth L1 loss of d = input - target: `0.5 * d**2 / beta` where `|d| < beta`, else
+    `|d| - 0.5 * beta` (beta = 0: the L1 loss).
+
+    Args:
+        input: any shape.
+        target: the input's shape.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        beta: where the loss turns from quadratic to linear (>= 0). Default: 1.0.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.smooth_l1_loss(torch.tensor([0.5, 3.0]), torch.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
     reduction = _pointwise(input, target, size_average, reduce, reduction, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -81,7 +111,24 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
-    """`0.5 * d**2` where `|d| <= delta`, else `delta * (|d| - 0.5 * delta)`."""
+    """The Huber loss of d = input - target: `0.5 * d**2` where `|d| <= delta`, else `delta *
+    (|d| - 0.5 * delta)`.
+
+    Args:
+        input: any shape.
+        target: the input's shape.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        delta: where the loss turns from quadratic to linear (> 0). Default: 1.0.
+        weight: a rescaling weight per element, or None.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.huber_loss(torch.tensor([0.5, 3.0]), torch.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
     reduction = _pointwise(input, target, None, None, reduction, "huber_loss")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -95,9 +142,25 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            reduce: bool | None = None, reduction: str = "mean", log_target: bool = False
            ) -> Tensor:
-    """The Kullback-Leibler divergence `target * (log target - input)` pointwise (input
-    log-probabilities; target probabilities, or log-probabilities with log_target=True).
-    reduction="batchmean" divides the sum by the batch size (input.size(0))."""
+    """The Kullback-Leibler divergence `target * (log target - input)`, pointwise: input
+    log-probabilities, target probabilities (or log-probabilities with log_target=True).
+
+    Args:
+        input: log-probabilities, any shape.
+        target: the input's shape.
+        reduction: `"mean"` (default: over every element), `"batchmean"` (the sum divided by
+            input.size(0): the true KL divergence), `"sum"` or `"none"`.
+        log_target: target holds log-probabilities. Default: False.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> logp = torch.tensor([[0.25, 0.75]]).log()
+        >>> F.kl_div(logp, torch.tensor([[0.5, 0.5]]), reduction="batchmean")
+        tensor(0.1438)
+    """
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce)
     elif reduction == "mean":
@@ -119,8 +182,25 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                      full: bool = False, size_average: bool | None = None,
                      eps: float = 1e-8, reduce: bool | None = None, reduction: str = "mean"
                      ) -> Tensor:
-    """The Poisson negative log-likelihood: `exp(input) - target * input` (log_input),
-    else `input - target * log(input + eps)`; full adds Stirling's term for target > 1."""
+    """The Poisson negative log-likelihood: `exp(input) - target * input` (log_input), else
+    `input - target * log(input + eps)`.
+
+    Args:
+        input: the predicted rates (their logs with log_input).
+        target: the counts, the input's shape.
+        log_input: input holds log-rates. Default: True.
+        full: add Stirling's approximation of `log(target!)` for target > 1. Default: False.
+        eps: keeps the log finite when not log_input. Default: 1e-8.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.poisson_nll_loss(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0]))
+        tensor(0.8591)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if log_input:
         loss = _ops.exp(input) - target * input
@@ -137,9 +217,23 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
                       eps: float = 1e-6, reduction: str = "mean") -> Tensor:
-    """The Gaussian negative log-likelihood `0.5 * (log(max(var, eps)) + (input - target)**2
-    / max(var, eps))` (+ `0.5 * log(2 pi)` with full); var has input's shape, or one
-    dimension fewer / of size 1 (homoscedastic), or is a float."""
+    """The Gaussian negative log-likelihood `0.5 * (log(max(var, eps)) + (input - target)**2 /
+    max(var, eps))`, plus `0.5 * log(2 pi)` with full.
+
+    Args:
+        input: the predicted means.
+        target: the observations, the input's shape.
+        var: the predicted variances: the input's shape, or one dimension fewer / of size 1
+            (homoscedastic), or a float.
+        full: add the constant term. Default: False.
+        eps: the variances' lower clamp. Default: 1e-6.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Example:
+        >>> mean, obs = torch.tensor([1.0, 2.0]), torch.tensor([1.5, 2.0])
+        >>> F.gaussian_nll_loss(mean, obs, torch.tensor([1.0, 0.5]))
+        tensor(-0.1108)
+    """
     if not isinstance(var, Tensor):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -167,8 +261,25 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
-    """`-(target * log(input) + (1 - target) * log(1 - input))`, each log clamped at -100 as
-    PyTorch's; input probabilities in [0, 1]."""
+    """The binary cross-entropy of probabilities: `-(target * log(input) + (1 - target) * log(1
+    - input))`, each log clamped at -100 as PyTorch's.
+
+    Args:
+        input: probabilities in [0, 1].
+        target: the input's shape, values in [0, 1].
+        weight: a rescaling weight per element (broadcast to the input), or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> p = torch.tensor([0.9, 0.2, 0.6])
+        >>> y = torch.tensor([1.0, 0.0, 1.0])
+        >>> F.binary_cross_entropy(p, y)
+        tensor(0.2798)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({list(target.shape)}) that is different to "
@@ -187,8 +298,26 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      size_average: bool | None = None,
                                      reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
-    """binary_cross_entropy of sigmoid(input), computed stably from the logits;
-    pos_weight multiplies the positive term (per class, broadcast over the last dim)."""
+    """`binary_cross_entropy(sigmoid(input), target)`, computed stably from the logits.
+
+    Args:
+        input: logits, any shape.
+        target: the input's shape, values in [0, 1].
+        weight: a rescaling weight per element (broadcast to the input), or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        pos_weight: multiplies the positive term, per class (broadcast over the last dim), or
+            None.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> x = torch.tensor([2.0, -1.0, 0.5])
+        >>> y = torch.tensor([1.0, 0.0, 1.0])
+        >>> F.binary_cross_entropy_with_logits(x, y)
+        tensor(0.3048)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size "
@@ -230,10 +359,29 @@ def _flat_classes(input, target, name):
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """The negative log-likelihood of class targets under log-probabilities `input`
-    ((N, C), (C,) or (N, C, d1, ...); target (N,), () or (N, d1, ...)): `-weight[t] *
-    input[n, t]`; targets equal to ignore_index add 0 and are not counted. The mean divides
-    by the summed weights of the counted targets."""
+    """The negative log-likelihood of class targets under log-probabilities: `-weight[t] *
+    input[n, t]`, over the class dimension 1 (0 for an unbatched input).
+
+    Targets equal to ignore_index add 0 and are not counted; the mean divides by the summed
+    weights of the counted targets.
+
+    Args:
+        input: log-probabilities (e.g. from log_softmax).
+        target: class indices in `[0, C)`.
+        weight: a rescaling weight per class `(C,)`, or None.
+        ignore_index: a target value that is skipped. Default: -100.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per target).
+
+    Shape:
+        - Input: `(N, C)`, `(C,)` or `(N, C, d1, ...)`.
+        - Target: `(N,)`, `()` or `(N, d1, ...)`.
+        - Output: a scalar, or the target's shape with `reduction="none"`.
+
+    Example:
+        >>> logp = torch.tensor([[0.2, 0.8], [0.6, 0.4]]).log()
+        >>> F.nll_loss(logp, torch.tensor([1, 0]))
+        tensor(0.3670)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not isinstance(target, Tensor) or target.is_floating_point():
         raise RuntimeError(f"expected scalar type Long but found "
@@ -304,8 +452,21 @@ def weighted_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None,
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                           margin: float = 0.0, size_average: bool | None = None,
                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """`1 - cos(x1, x2)` for target 1, `max(0, cos(x1, x2) - margin)` for target -1 (cos
-    over the last dim, PyTorch's eps 1e-12 in the norms)."""
+    """`1 - cos(x1, x2)` where target is 1, `max(0, cos(x1, x2) - margin)` where it is -1
+    (cosine over the last dim, PyTorch's eps 1e-12 in the norms).
+
+    Args:
+        input1, input2: `(N, D)` or `(D,)`.
+        target: `(N,)` or `()` of 1 / -1.
+        margin: in [-1, 1]. Default: 0.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Example:
+        >>> a = torch.tensor([[1.0, 2.0], [0.0, 1.0]])
+        >>> b = torch.tensor([[1.5, 1.0], [0.0, -1.0]])
+        >>> F.cosine_embedding_loss(a, b, torch.tensor([1, -1]))
+        tensor(0.0659)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     d = input1.ndim - 1
     prod = (input1 * input2).sum(d)
@@ -322,7 +483,19 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
-    """`max(0, -target * (x1 - x2) + margin)`."""
+    """`max(0, -target * (x1 - x2) + margin)`: target 1 wants x1 ranked above x2, -1 below.
+
+    Args:
+        input1, input2: `(N,)` or `()`.
+        target: the inputs' shape, of 1 / -1.
+        margin: Default: 0.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Example:
+        >>> x1, x2 = torch.tensor([0.2, 0.8]), torch.tensor([0.5, 0.1])
+        >>> F.margin_ranking_loss(x1, x2, torch.tensor([1.0, 1.0]))
+        tensor(0.1500)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
@@ -334,7 +507,22 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
-    """x where target is 1, `max(0, margin - x)` where target is -1."""
+    """x where target is 1, `max(0, margin - x)` where target is -1 (x: e.g. a distance).
+
+    Args:
+        input: any shape.
+        target: the input's shape, of 1 / -1.
+        margin: Default: 1.0.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.hinge_embedding_loss(torch.tensor([0.3, 0.4, 2.0]), torch.tensor([1.0, -1.0, -1.0]))
+        tensor(0.3000)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     zero = input * 0.0
     margin_part = _ops.where(target != 1, (margin - input).clamp(min=0.0), zero)
@@ -344,7 +532,21 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """`log(1 + exp(-target * x))`."""
+    """The two-class logistic loss `log(1 + exp(-target * x))`.
+
+    Args:
+        input: any shape.
+        target: the input's shape, of 1 / -1.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> F.soft_margin_loss(torch.tensor([2.0, -1.0]), torch.tensor([1.0, 1.0]))
+        tensor(0.7201)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     z = -target * input
     big = z > 20.0
@@ -355,7 +557,20 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                 size_average: bool | None = None, reduce: bool | None = None,
                                 reduction: str = "mean") -> Tensor:
-    """`-mean_c(y log sigmoid(x) + (1 - y) log sigmoid(-x))` per sample (weight per class)."""
+    """The multi-label one-versus-all loss: `-mean_c(y log sigmoid(x) + (1 - y) log
+    sigmoid(-x))` per sample.
+
+    Args:
+        input: `(N, C)` logits.
+        target: `(N, C)` of 0 / 1.
+        weight: a rescaling weight per class `(C,)`, or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Example:
+        >>> x = torch.tensor([[2.0, -1.0, 0.0]])
+        >>> F.multilabel_soft_margin_loss(x, torch.tensor([[1.0, 0.0, 1.0]]))
+        tensor(0.3778)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
 
     def logsig(x):
@@ -369,8 +584,19 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """`sum_{j in targets, i not in targets} max(0, 1 - (x[j] - x[i])) / C` per sample; a
-    sample's target classes are its target row up to the first -1."""
+    """The multi-label hinge loss: `sum_{j in targets, i not in targets} max(0, 1 - (x[j] -
+    x[i])) / C` per sample; a sample's target classes are its target row up to the first -1.
+
+    Args:
+        input: `(N, C)` or `(C,)` scores.
+        target: the input's shape: class indices, then -1 padding.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Example:
+        >>> x = torch.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     x = input.reshape(1, -1) if input.ndim <= 1 else input
     y = target.reshape(1, -1) if target.ndim <= 1 else target
@@ -395,7 +621,21 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """`sum_{i != y} max(0, margin - x[y] + x[i])**p / C` per sample (times weight[y])."""
+    """The multi-class hinge loss: `sum_{i != y} max(0, margin - x[y] + x[i])**p / C` per sample
+    (times weight[y]).
+
+    Args:
+        input: `(N, C)` or `(C,)` scores.
+        target: `(N,)` or `()` class indices.
+        p: 1 or 2. Default: 1.
+        margin: Default: 1.
+        weight: a rescaling weight per class `(C,)`, or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Example:
+        >>> F.multi_margin_loss(torch.tensor([[0.1, 0.2, 0.4, 0.8]]), torch.tensor([3]))
+        tensor(0.3250)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -433,7 +673,23 @@ def _pnorm_last(x, p, eps=0.0):
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """`||x1 - x2 + eps||_p` over the last dim."""
+    """The p-norm distance `||x1 - x2 + eps||_p` over the last dimension.
+
+    Args:
+        x1, x2: broadcastable tensors `(N, D)` or `(D,)`.
+        p: the norm's order. Default: 2.
+        eps: added to the difference (no zero division in the gradient). Default: 1e-6.
+        keepdim: keep the last dimension (size 1). Default: False.
+
+    Shape:
+        - Output: `(N,)` (or `()`), `(N, 1)` with keepdim.
+
+    Example:
+        >>> x1 = torch.tensor([[0.0, 0.0], [1.0, 1.0]])
+        >>> x2 = torch.tensor([[3.0, 4.0], [1.0, 2.0]])
+        >>> F.pairwise_distance(x1, x2, eps=0.0)
+        tensor([5., 1.])
+    """
     out = _pnorm_last(x1 - x2, p, eps)
     return out.unsqueeze(-1) if keepdim and out.ndim < max(x1.ndim, x2.ndim) else out
 
@@ -442,8 +698,23 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average: bool | None = None,
                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """`max(0, d(a, p) - d(a, n) + margin)` with the p-norm pairwise distance; swap uses
-    `min(d(a, n), d(p, n))` as the negative distance."""
+    """The triplet loss `max(0, d(a, p) - d(a, n) + margin)`, d the p-norm pairwise distance: an
+    anchor nearer its positive than its negative by margin costs 0.
+
+    Args:
+        anchor, positive, negative: `(N, D)` or `(D,)`.
+        margin: Default: 1.0.
+        p: the norm's order. Default: 2.
+        eps: as in pairwise_distance. Default: 1e-6.
+        swap: use `min(d(a, n), d(p, n))` as the negative distance. Default: False.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Example:
+        >>> a, pos = torch.tensor([[0.0, 0.0]]), torch.tensor([[0.0, 1.0]])
+        >>> neg = torch.tensor([[1.0, 0.5]])
+        >>> F.triplet_margin_loss(a, pos, neg, eps=0.0)
+        tensor(0.8820)
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
@@ -460,7 +731,23 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
                                       distance_function: Callable[..., Any] | None = None,
                                       margin: float = 1.0, swap: bool = False,
                                       reduction: str = "mean") -> Tensor:
-    """triplet_margin_loss with any distance function (default pairwise_distance)."""
+    """triplet_margin_loss with any distance function: `max(0, d(a, p) - d(a, n) + margin)`.
+
+    Args:
+        anchor, positive, negative: `(N, D)` or `(D,)`.
+        distance_function: a function of two tensors giving their distances. Default:
+            pairwise_distance.
+        margin: Default: 1.0.
+        swap: use `min(d(a, n), d(p, n))` as the negative distance. Default: False.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Example:
+        >>> a, pos = torch.tensor([[0.0, 0.0]]), torch.tensor([[0.0, 1.0]])
+        >>> neg = torch.tensor([[1.0, 0.5]])
+        >>> l1 = lambda x, y: (x - y).abs().sum(-1)
+        >>> F.triplet_margin_with_distance_loss(a, pos, neg, distance_function=l1)
+        tensor(0.5000)
+    """
     if margin <= 0:
         raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
                          f"0, got {margin} instead")

@@ -33,7 +33,19 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """`|input - target|`, reduced (`F.l1_loss`)."""
+    """`|input - target|`, reduced (`F.l1_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> nn.L1Loss()(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.5, 2.0, 1.0]))
+        tensor(0.8333)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
@@ -61,8 +73,24 @@ class MSELoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    """The negative log-likelihood of class targets under log-probabilities
-    (`F.nll_loss`: weight, ignore_index, any (N, C, d1, ...) input)."""
+    """The negative log-likelihood of class targets under log-probabilities (`F.nll_loss`:
+    weight, ignore_index, any (N, C, d1, ...) input).
+
+    Args:
+        weight: a rescaling weight per class `(C,)`, or None.
+        ignore_index: a target value that is skipped. Default: -100.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per target).
+
+    Shape:
+        - Input: `(N, C)`, `(C,)` or `(N, C, d1, ...)`.
+        - Target: `(N,)`, `()` or `(N, d1, ...)`.
+        - Output: a scalar, or the target's shape with `reduction="none"`.
+
+    Example:
+        >>> logp = torch.tensor([[0.2, 0.8], [0.6, 0.4]]).log()
+        >>> nn.NLLLoss()(logp, torch.tensor([1, 0]))
+        tensor(0.3670)
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
                  ignore_index: int = -100, reduce: bool | None = None,
@@ -115,7 +143,21 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities (`F.binary_cross_entropy`)."""
+    """Binary cross entropy of probabilities (`F.binary_cross_entropy`).
+
+    Args:
+        weight: a rescaling weight per element (broadcast to the input), or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> p, y = torch.tensor([0.9, 0.2, 0.6]), torch.tensor([1.0, 0.0, 1.0])
+        >>> nn.BCELoss()(p, y)
+        tensor(0.2798)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, weight=self.weight,
@@ -124,7 +166,23 @@ class BCELoss(_WeightedLoss):
 
 class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy of logits, computed stably; pos_weight weighs the positives
-    (`F.binary_cross_entropy_with_logits`)."""
+    (`F.binary_cross_entropy_with_logits`).
+
+    Args:
+        weight: a rescaling weight per element (broadcast to the input), or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        pos_weight: multiplies the positive term, per class (broadcast over the last dim), or
+            None.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> x, y = torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1.0, 0.0, 1.0])
+        >>> nn.BCEWithLogitsLoss()(x, y)
+        tensor(0.3048)
+    """
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
                  reduce: bool | None = None, reduction: str = "mean",
@@ -140,7 +198,20 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    """Quadratic below `beta`, linear above (`F.smooth_l1_loss`)."""
+    """Quadratic below `beta`, linear above (`F.smooth_l1_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        beta: where the loss turns from quadratic to linear (>= 0). Default: 1.0.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> nn.SmoothL1Loss()(torch.tensor([0.5, 3.0]), torch.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean", beta: float = 1.0) -> None:
@@ -152,7 +223,20 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Quadratic below `delta`, `delta`-scaled linear above (`F.huber_loss`)."""
+    """Quadratic below `delta`, `delta`-scaled linear above (`F.huber_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+        delta: where the loss turns from quadratic to linear (> 0). Default: 1.0.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> nn.HuberLoss()(torch.tensor([0.5, 3.0]), torch.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
@@ -163,7 +247,22 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """The Kullback-Leibler divergence of log-probability inputs (`F.kl_div`)."""
+    """The Kullback-Leibler divergence of log-probability inputs (`F.kl_div`).
+
+    Args:
+        reduction: `"mean"` (default: over every element), `"batchmean"` (the sum divided by
+            input.size(0): the true KL divergence), `"sum"` or `"none"`.
+        log_target: target holds log-probabilities. Default: False.
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> logp = torch.tensor([[0.25, 0.75]]).log()
+        >>> nn.KLDivLoss(reduction="batchmean")(logp, torch.tensor([[0.5, 0.5]]))
+        tensor(0.1438)
+    """
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean", log_target: bool = False) -> None:
@@ -175,7 +274,22 @@ class KLDivLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """The Poisson negative log-likelihood (`F.poisson_nll_loss`)."""
+    """The Poisson negative log-likelihood (`F.poisson_nll_loss`).
+
+    Args:
+        log_input: input holds log-rates. Default: True.
+        full: add Stirling's approximation of `log(target!)` for target > 1. Default: False.
+        eps: keeps the log finite when not log_input. Default: 1e-8.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> nn.PoissonNLLLoss()(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0]))
+        tensor(0.8591)
+    """
 
     def __init__(self, log_input: bool = True, full: bool = False,
                  size_average: bool | None = None, eps: float = 1e-8,
@@ -191,8 +305,23 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """The Gaussian negative log-likelihood with a predicted variance
-    (`F.gaussian_nll_loss`)."""
+    """The Gaussian negative log-likelihood with a predicted variance (`F.gaussian_nll_loss`).
+
+    Args:
+        full: add the constant term. Default: False.
+        eps: the variances' lower clamp. Default: 1e-6.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(N, *)` or `(*)`. Target: the input's shape. Var: the input's shape, or one
+          dimension fewer / of size 1.
+        - Output: a scalar, or the input's shape with `reduction="none"`.
+
+    Example:
+        >>> mean, obs = torch.tensor([1.0, 2.0]), torch.tensor([1.5, 2.0])
+        >>> nn.GaussianNLLLoss()(mean, obs, torch.tensor([1.0, 0.5]))
+        tensor(-0.1108)
+    """
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6,
                  reduction: str = "mean") -> None:
@@ -213,7 +342,20 @@ class _MarginLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_MarginLoss):
-    """`1 - cos` for target 1, `max(0, cos - margin)` for -1 (`F.cosine_embedding_loss`)."""
+    """`1 - cos` for target 1, `max(0, cos - margin)` for -1 (`F.cosine_embedding_loss`).
+
+    Args:
+        margin: in [-1, 1]. Default: 0.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> a, b = torch.tensor([[1.0, 2.0], [0.0, 1.0]]), torch.tensor([[1.5, 1.0], [0.0, -1.0]])
+        >>> nn.CosineEmbeddingLoss()(a, b, torch.tensor([1, -1]))
+        tensor(0.0659)
+    """
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
@@ -221,7 +363,21 @@ class CosineEmbeddingLoss(_MarginLoss):
 
 
 class MarginRankingLoss(_MarginLoss):
-    """`max(0, -target * (x1 - x2) + margin)` (`F.margin_ranking_loss`)."""
+    """`max(0, -target * (x1 - x2) + margin)` (`F.margin_ranking_loss`).
+
+    Args:
+        margin: Default: 0.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input1, Input2: `(N,)` or `()`. Target: the inputs' shape. Output: a scalar, or
+          `(N,)` with `reduction="none"`.
+
+    Example:
+        >>> x1, x2 = torch.tensor([0.2, 0.8]), torch.tensor([0.5, 0.1])
+        >>> nn.MarginRankingLoss()(x1, x2, torch.tensor([1.0, 1.0]))
+        tensor(0.1500)
+    """
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
@@ -229,7 +385,20 @@ class MarginRankingLoss(_MarginLoss):
 
 
 class HingeEmbeddingLoss(_MarginLoss):
-    """x for target 1, `max(0, margin - x)` for -1 (`F.hinge_embedding_loss`)."""
+    """x for target 1, `max(0, margin - x)` for -1 (`F.hinge_embedding_loss`).
+
+    Args:
+        margin: Default: 1.0.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> nn.HingeEmbeddingLoss()(torch.tensor([0.3, 0.4, 2.0]), torch.tensor([1.0, -1.0, -1.0]))
+        tensor(0.3000)
+    """
 
     def __init__(self, margin: float = 1.0, size_average: bool | None = None,
                  reduce: bool | None = None, reduction: str = "mean") -> None:
@@ -241,15 +410,40 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 
 class SoftMarginLoss(_Loss):
-    """`log(1 + exp(-target * x))` (`F.soft_margin_loss`)."""
+    """`log(1 + exp(-target * x))` (`F.soft_margin_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (the unreduced losses).
+
+    Shape:
+        - Input: `(*)`. Target: the input's shape. Output: a scalar, or the input's shape
+          with `reduction="none"`.
+
+    Example:
+        >>> nn.SoftMarginLoss()(torch.tensor([2.0, -1.0]), torch.tensor([1.0, 1.0]))
+        tensor(0.7201)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-class logistic losses, averaged over the classes
-    (`F.multilabel_soft_margin_loss`)."""
+    """Per-class logistic losses, averaged over the classes (`F.multilabel_soft_margin_loss`).
+
+    Args:
+        weight: a rescaling weight per class `(C,)`, or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Shape:
+        - Input: `(N, C)`. Target: `(N, C)`. Output: a scalar, or `(N,)` with
+          `reduction="none"`.
+
+    Example:
+        >>> x = torch.tensor([[2.0, -1.0, 0.0]])
+        >>> nn.MultiLabelSoftMarginLoss()(x, torch.tensor([[1.0, 0.0, 1.0]]))
+        tensor(0.3778)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
@@ -257,14 +451,42 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class MultiLabelMarginLoss(_Loss):
-    """The multi-class multi-label hinge loss (`F.multilabel_margin_loss`)."""
+    """The multi-class multi-label hinge loss (`F.multilabel_margin_loss`).
+
+    Args:
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Shape:
+        - Input: `(N, C)` or `(C,)`. Target: the input's shape. Output: a scalar, or `(N,)`
+          with `reduction="none"`.
+
+    Example:
+        >>> x = torch.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> nn.MultiLabelMarginLoss()(x, torch.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """The multi-class hinge loss (`F.multi_margin_loss`: p 1 or 2, margin, weight)."""
+    """The multi-class hinge loss (`F.multi_margin_loss`: p 1 or 2, margin, weight).
+
+    Args:
+        p: 1 or 2. Default: 1.
+        margin: Default: 1.
+        weight: a rescaling weight per class `(C,)`, or None.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Shape:
+        - Input: `(N, C)` or `(C,)`. Target: `(N,)` or `()`. Output: a scalar, or `(N,)` with
+          `reduction="none"`.
+
+    Example:
+        >>> nn.MultiMarginLoss()(torch.tensor([[0.1, 0.2, 0.4, 0.8]]), torch.tensor([3]))
+        tensor(0.3250)
+    """
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                  size_average: bool | None = None, reduce: bool | None = None,
@@ -284,8 +506,25 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class TripletMarginLoss(_Loss):
-    """`max(0, d(a, p) - d(a, n) + margin)` with the p-norm distance
-    (`F.triplet_margin_loss`)."""
+    """`max(0, d(a, p) - d(a, n) + margin)` with the p-norm distance (`F.triplet_margin_loss`).
+
+    Args:
+        margin: Default: 1.0.
+        p: the norm's order. Default: 2.
+        eps: as in pairwise_distance. Default: 1e-6.
+        swap: use `min(d(a, n), d(p, n))` as the negative distance. Default: False.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Shape:
+        - Anchor, positive, negative: `(N, D)` or `(D,)`. Output: a scalar, or `(N,)` with
+          `reduction="none"`.
+
+    Example:
+        >>> a, pos = torch.tensor([[0.0, 0.0]]), torch.tensor([[0.0, 1.0]])
+        >>> neg = torch.tensor([[1.0, 0.5]])
+        >>> nn.TripletMarginLoss(eps=0.0)(a, pos, neg)
+        tensor(0.8820)
+    """
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                  swap: bool = False, size_average: bool | None = None,
@@ -305,8 +544,26 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
-    """The triplet loss with any distance function
-    (`F.triplet_margin_with_distance_loss`)."""
+    """The triplet loss with any distance function (`F.triplet_margin_with_distance_loss`).
+
+    Args:
+        distance_function: a function of two tensors giving their distances. Default:
+            pairwise_distance.
+        margin: Default: 1.0.
+        swap: use `min(d(a, n), d(p, n))` as the negative distance. Default: False.
+        reduction: `"mean"` (default), `"sum"` or `"none"` (one loss per sample).
+
+    Shape:
+        - Anchor, positive, negative: `(N, D)` or `(D,)`. Output: a scalar, or `(N,)` with
+          `reduction="none"`.
+
+    Example:
+        >>> a, pos = torch.tensor([[0.0, 0.0]]), torch.tensor([[0.0, 1.0]])
+        >>> neg = torch.tensor([[1.0, 0.5]])
+        >>> l1 = lambda x, y: (x - y).abs().sum(-1)
+        >>> nn.TripletMarginWithDistanceLoss(distance_function=l1)(a, pos, neg)
+        tensor(0.5000)
+    """
 
     def __init__(self, *, distance_function: Callable[..., Any] | None = None,
                  margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> None:

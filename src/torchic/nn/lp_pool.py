@@ -24,27 +24,43 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims):
 
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
               stride: int | Sequence[int] | None = None, ceil_mode: bool = False) -> Tensor:
-    """The p-norm (sum of x**p)**(1/p) of each window of input (N, C, L) or (C, L).
+    """1-d power-average pooling: the p-norm `(sum of x**p) ** (1/p)` of each window.
 
     Args:
+        input: `(N, C, L)` or `(C, L)`.
         norm_type: p (inf gives max pooling's values, 1 sum pooling).
-        kernel_size: window length. stride: default kernel_size. ceil_mode: round the
-            output size up.
+        kernel_size: the window's length.
+        stride: the window's step. Default: kernel_size.
+        ceil_mode: round the output size up. Default: False.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L - kernel_size) // stride + 1`.
 
     Example:
-        >>> F.lp_pool1d(torchic.ones(1, 1, 6), 2, 3)   # sqrt(3) twice
+        >>> F.lp_pool1d(torch.ones(1, 1, 6), 2, 3)
+        tensor([[[1.7321, 1.7321]]])
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
 
 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
               stride: int | Sequence[int] | None = None, ceil_mode: bool = False) -> Tensor:
-    """The p-norm (sum of x**p)**(1/p) of each (kh, kw) window of input (N, C, H, W) or
-    (C, H, W); arguments as lp_pool1d's.
+    """2-d power-average pooling: the p-norm `(sum of x**p) ** (1/p)` of each (kh, kw) window.
+
+    Args:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        norm_type: p (inf gives max pooling's values, 1 sum pooling).
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        ceil_mode: round the output size up. Default: False.
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H - kh) // stride + 1` (Wo alike).
 
     Example:
-        >>> F.lp_pool2d(torchic.ones(1, 1, 4, 4), 2, 2).shape
-        (1, 1, 2, 2)
+        >>> F.lp_pool2d(torch.ones(1, 1, 4, 4), 2, 2)
+        tensor([[[[2., 2.],
+                  [2., 2.]]]])
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
@@ -72,7 +88,7 @@ class LPPool1d(_LPPool):
 
     Example:
         >>> nn.LPPool1d(2, 3, stride=2)(torchic.randn(20, 16, 50)).shape
-        (20, 16, 24)
+        torchic.Size([20, 16, 24])
     """
     _fn = staticmethod(lp_pool1d)
 
@@ -82,6 +98,6 @@ class LPPool2d(_LPPool):
 
     Example:
         >>> nn.LPPool2d(2, 3, stride=2)(torchic.randn(20, 16, 50, 32)).shape
-        (20, 16, 24, 15)
+        torchic.Size([20, 16, 24, 15])
     """
     _fn = staticmethod(lp_pool2d)

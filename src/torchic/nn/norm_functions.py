@@ -67,13 +67,34 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float | None = 0.1, eps: float = 1e-5
                ) -> Tensor:
-    """Batch normalization of (N, C, *) input per channel C.
+    """Batch normalization per channel (dim 1): `(x - mean) / sqrt(var + eps) * weight + bias`.
 
     training=True normalizes with the batch statistics (biased variance) and, when
-    running_mean / running_var are given, updates them in place with the unbiased
-    variance: `running = (1 - momentum) * running + momentum * batch`. training=False
-    normalizes with the running statistics. An empty batch gives an empty output (the
-    statistics untouched), as PyTorch's.
+    running_mean / running_var are given, updates them in place with the unbiased variance:
+    `running = (1 - momentum) * running + momentum * batch`. training=False normalizes with
+    the running statistics. An empty batch gives an empty output (the statistics untouched),
+    as PyTorch's.
+
+    Args:
+        input: `(N, C, *)`.
+        running_mean, running_var: `(C,)` running statistics, or None (then training must be
+            True).
+        weight, bias: `(C,)` affine parameters, or None.
+        training: use (and update) the batch statistics. Default: False.
+        momentum: the running statistics' update factor. Default: 0.1.
+        eps: added to the variance. Default: 1e-5.
+
+    Shape:
+        - Input: `(N, C)` or `(N, C, *)`. Output: the input's shape.
+
+    Example:
+        >>> x = torch.tensor([[1.0, 10.0], [3.0, 20.0]])
+        >>> mean, var = torch.zeros(2), torch.ones(2)
+        >>> F.batch_norm(x, mean, var, training=True)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]])
+        >>> mean
+        tensor([0.2000, 1.5000])
     """
     if input.numel() == 0:
         out = input * 1.0
@@ -103,8 +124,28 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                   running_var: Tensor | None = None, weight: Tensor | None = None,
                   bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalize each (sample, channel) of (N, C, *) input over its own spatial dims; the
-    running statistics (if given) take the batch average of the per-instance ones."""
+    """Instance normalization: each (sample, channel) of `input` normalized over its own spatial
+    dims.
+
+    The running statistics (if given) take the batch average of the per-instance ones.
+
+    Args:
+        input: `(N, C, *)`.
+        running_mean, running_var: `(C,)` or None.
+        weight, bias: `(C,)` or None.
+        use_input_stats: normalize with the input's statistics (default) rather than the
+            running ones.
+        momentum: the running statistics' update factor. Default: 0.1.
+        eps: added to the variance. Default: 1e-5.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.instance_norm(torch.tensor([[[1.0, 3.0], [0.0, 10.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
     if input.ndim < 3:
         raise ValueError(f"instance_norm expects (N, C, *) input with spatial dims, got shape "
                          f"{list(input.shape)}")
@@ -120,8 +161,22 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalize (N, C, *) input over each group of C / num_groups channels (and the
-    spatial dims), then scale and shift per channel."""
+    """Group normalization: each sample's C channels, split into num_groups groups, normalized
+    over each group (and the spatial dims), then scaled and shifted per channel.
+
+    Args:
+        input: `(N, C, *)`.
+        num_groups: the number of groups (it divides C).
+        weight, bias: `(C,)` or None.
+        eps: added to the variance. Default: 1e-5.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.group_norm(torch.tensor([[1.0, 3.0, 10.0, 30.0]]), 2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
@@ -140,8 +195,23 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
              weight: Tensor | None = None, eps: float | None = None) -> Tensor:
-    """`x / sqrt(mean(x**2 over the normalized dims) + eps) * weight`; eps defaults to the
-    input dtype's machine epsilon."""
+    """Root-mean-square normalization: `x / sqrt(mean(x**2 over the normalized dims) + eps) *
+    weight`.
+
+    Args:
+        input: `(*, *normalized_shape)`.
+        normalized_shape: an int or the shape of the trailing dims to normalize over.
+        weight: a tensor of normalized_shape, or None.
+        eps: added to the mean square. Default: the input dtype's machine epsilon.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.rms_norm(torch.tensor([[3.0, 4.0], [1.0, 1.0]]), (2,))
+        tensor([[0.8485, 1.1314],
+                [1.0000, 1.0000]])
+    """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if tuple(input.shape[input.ndim - k:]) != shape or k > input.ndim:
@@ -158,8 +228,26 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
-    """`x / (k + alpha * mean of x**2 over `size` neighbouring channels) ** beta` (the
-    window zero-padded: size // 2 channels before, (size - 1) // 2 after)."""
+    """Local response normalization over channels: `x / (k + alpha * mean of x**2 over size
+    neighbouring channels) ** beta` (the window zero-padded: size // 2 channels before, (size
+    - 1) // 2 after).
+
+    Args:
+        input: `(N, C, *)`, at least 3-D.
+        size: the number of neighbouring channels.
+        alpha: Default: 1e-4.
+        beta: Default: 0.75.
+        k: Default: 1.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.local_response_norm(torch.tensor([[[1.0], [2.0], [3.0]]]), 2, alpha=1.0)
+        tensor([[[0.7378],
+                 [0.7816],
+                 [0.6620]]])
+    """
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
                          f"dimensions)")
@@ -196,14 +284,46 @@ def _norm(x, p, dim, keepdim):
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
-    """`input / max(||input||_p along dim, eps)`."""
+    """`input / max(||input||_p along dim, eps)`: vectors scaled to unit p-norm.
+
+    Args:
+        input: any shape.
+        p: the norm's order. Default: 2.
+        dim: the dimension of the vectors. Default: 1.
+        eps: the norm's lower clamp. Default: 1e-12.
+        out: an output tensor, or None.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> F.normalize(torch.tensor([[3.0, 4.0], [0.0, 2.0]]))
+        tensor([[0.6000, 0.8000],
+                [0.0000, 1.0000]])
+    """
     res = input / _norm(input, p, dim, True).clamp(min=eps)
     return _ops.copy_(out, res) if out is not None else res
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """`sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))` along dim (each input divided
-    by its norm first, as PyTorch's; the clamp passes the gradient as PyTorch's does)."""
+    """The cosine similarity `sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))` along dim
+    (each input divided by its norm first, as PyTorch's; the clamp passes the gradient as
+    PyTorch's does).
+
+    Args:
+        x1, x2: broadcastable tensors.
+        dim: the dimension of the vectors. Default: 1.
+        eps: the norms' lower clamp. Default: 1e-8.
+
+    Shape:
+        - Output: the broadcast shape without dim.
+
+    Example:
+        >>> x1 = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
+        >>> x2 = torch.tensor([[1.0, 1.0], [-1.0, -1.0]])
+        >>> F.cosine_similarity(x1, x2)
+        tensor([ 0.7071, -1.0000])
+    """
     shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1 = x1.reshape((1,) * (len(shape) - x1.ndim) + tuple(x1.shape)).expand(*shape)
     x2 = x2.reshape((1,) * (len(shape) - x2.ndim) + tuple(x2.shape)).expand(*shape)
@@ -233,9 +353,33 @@ def _renorm_rows(weight, indices, max_norm, norm_type):
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of weight picked by integer indices: shape input.shape + (dim,). padding_idx's
-    row gets no gradient; max_norm renormalizes the referenced rows in place first. A
-    negative index is refused (an IndexError at the next read), as PyTorch refuses it."""
+    """A lookup table: the rows of `weight` picked by integer indices.
+
+    A negative index is refused (an IndexError at the next read), as PyTorch refuses it.
+
+    Args:
+        input: integer indices, any shape.
+        weight: the table, `(num_embeddings, embedding_dim)`.
+        padding_idx: this row gets no gradient. Default: None.
+        max_norm: renormalize the referenced rows in place first so that their norm is at
+            most this. Default: None.
+        norm_type: the p of max_norm's norm. Default: 2.
+        scale_grad_by_freq: scale the gradients by the inverse of the indices' frequency in
+            the batch. Default: False.
+        sparse: PyTorch's sparse gradients (dense here: same values).
+
+    Shape:
+        - Input: `(*)`. Output: `(*, embedding_dim)`.
+
+    Example:
+        >>> w = torch.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
+        >>> F.embedding(torch.tensor([[2, 1], [0, 2]]), w)
+        tensor([[[2., 4.],
+                 [1., 1.]],
+        <BLANKLINE>
+                [[0., 0.],
+                 [2., 4.]]])
+    """
     if not isinstance(input, Tensor) or input.is_floating_point():
         raise TypeError("embedding indices must be an integer tensor (.long()), got "
                         + (str(input.dtype) if isinstance(input, Tensor)
@@ -263,10 +407,31 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
                   padding_idx: int | None = None) -> Tensor:
-    """Sums, means or maxes of bags of embedding rows: a 2-D input (B, L) is B bags of L
-    indices; a 1-D input is cut into bags at `offsets` (B starts, or B + 1 bounds with
-    include_last_offset). per_sample_weights (input's shape, mode="sum") scale each row.
-    An empty bag gives zeros; padding_idx's entries are left out of their bag."""
+    """Sums, means or maxes of bags of embedding rows, without making the rows.
+
+    A 2-D input (B, L) is B bags of L indices; a 1-D input is cut into bags at `offsets`. An
+    empty bag gives zeros; padding_idx's entries are left out of their bag.
+
+    Args:
+        input: `(B, L)`, or 1-D indices cut by offsets.
+        weight: the table, `(num_embeddings, embedding_dim)`.
+        offsets: for a 1-D input: the B bags' starts (or B + 1 bounds with
+            include_last_offset).
+        max_norm, norm_type, scale_grad_by_freq, sparse: as in embedding.
+        mode: "sum", "mean" (default) or "max".
+        per_sample_weights: the input's shape, mode="sum": scales each row.
+        include_last_offset: offsets holds B + 1 bounds. Default: False.
+        padding_idx: an index left out of its bag.
+
+    Shape:
+        - Output: `(B, embedding_dim)`.
+
+    Example:
+        >>> w = torch.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
+        >>> F.embedding_bag(torch.tensor([0, 1, 2, 2]), w, torch.tensor([0, 3]), mode="sum")
+        tensor([[3., 5.],
+                [2., 4.]])
+    """
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":

@@ -62,7 +62,7 @@ class MaxPool2d(_MaxPool, dims=2):
 
     Example:
         >>> nn.MaxPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
+        torchic.Size([1, 3, 4, 4])
     """
 
 
@@ -103,7 +103,7 @@ class AvgPool2d(_AvgPool, dims=2):
 
     Example:
         >>> nn.AvgPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
+        torchic.Size([1, 3, 4, 4])
     """
 
 
@@ -130,7 +130,7 @@ class AdaptiveAvgPool2d(_AdaptiveAvg, dims=2):
 
     Example:
         >>> nn.AdaptiveAvgPool2d(1)(torchic.randn(2, 8, 7, 7)).shape
-        (2, 8, 1, 1)
+        torchic.Size([2, 8, 1, 1])
     """
 
 
@@ -185,7 +185,7 @@ class Upsample(Module):
 
     Example:
         >>> nn.Upsample(scale_factor=2, mode="nearest")(torchic.randn(1, 1, 3, 3)).shape
-        (1, 1, 6, 6)
+        torchic.Size([1, 1, 6, 6])
     """
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -295,7 +295,7 @@ class ZeroPad2d(_Pad):
 
     Example:
         >>> nn.ZeroPad2d(1)(torchic.ones(1, 1, 2, 2)).shape
-        (1, 1, 4, 4)
+        torchic.Size([1, 1, 4, 4])
     """
     _dims = 2
 

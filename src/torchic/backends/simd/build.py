@@ -48,11 +48,11 @@ def build(crate=None, dest_dirs=(PACKAGE_DIR,), quiet=False):
     crate = Path(crate) if crate is not None else crate_dir()
     if not (crate / "Cargo.toml").is_file():
         if crate == crate_dir():
+            from torchic.backends.simd.native import HOW_TO_GET_IT_INSTALLED, platform_wheel_name
             raise RuntimeError(
                 "this torchic is installed (not a source checkout), so the Rust crate to build "
-                f"is not here (looked for {crate / 'Cargo.toml'}); with cargo on the PATH, "
-                "rebuild torchic from its source: pip install --force-reinstall --no-binary "
-                "torchic torchic (or pip install . in a clone of the repository)")
+                f"is not here (looked for {crate / 'Cargo.toml'}); "
+                + HOW_TO_GET_IT_INSTALLED.format(wheel=platform_wheel_name()).split("; ", 1)[1])
         raise RuntimeError(f"no Rust crate at {crate}")
     if not have_cargo():
         raise RuntimeError("cargo not found: install a Rust toolchain (https://rustup.rs)")

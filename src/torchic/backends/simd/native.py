@@ -21,11 +21,24 @@ BUILD_ERROR = "_kernels.build-error.txt"
 
 HOW_TO_GET_IT = ("how to get it: install a Rust toolchain (https://rustup.rs) and reinstall "
                  "with pip install -e . (or run python -m torchic.backends.simd.build)")
-# an installed wheel has no crate beside it: rebuild torchic from its source instead
+# an installed torchic (a wheel, pure when it was built without cargo) has no crate beside it:
+# the platform wheel holds the kernels; a build from source with cargo compiles them
 HOW_TO_GET_IT_INSTALLED = (
-    "how to get it: install a Rust toolchain (https://rustup.rs) so that cargo is on the PATH, "
-    "then rebuild torchic from its source: pip install --force-reinstall --no-binary torchic "
-    "torchic (or pip install . in a clone of the repository)")
+    "how to get it: this torchic was installed without them (a wheel built where cargo was "
+    "missing is pure: py3-none-any); install the platform wheel that holds them, "
+    "pip install --force-reinstall --no-deps {wheel}, which `pip wheel --no-deps .` makes in "
+    "a clone of torchic's source when cargo is on the PATH (https://rustup.rs); or, with cargo "
+    "on the PATH, reinstall from source: pip install --force-reinstall --no-deps <the clone or "
+    "the sdist> (or --no-binary torchic torchic from an index that has the sdist)")
+
+
+def platform_wheel_name():
+    """The file name of the wheel with the kernels for this machine (setup.py's tag)."""
+    import sysconfig
+
+    from torchic import __version__
+    plat = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    return f"torchic-{__version__}-py3-none-{plat}.whl"
 
 
 def in_checkout():
@@ -34,7 +47,9 @@ def in_checkout():
 
 
 def how_to_get_it():
-    return HOW_TO_GET_IT if in_checkout() else HOW_TO_GET_IT_INSTALLED
+    if in_checkout():
+        return HOW_TO_GET_IT
+    return HOW_TO_GET_IT_INSTALLED.format(wheel=platform_wheel_name())
 
 
 def library_path():
