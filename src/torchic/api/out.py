@@ -118,6 +118,23 @@ def out_variants(namespace: dict, prefix: str = "") -> dict:
     return made
 
 
+_OUT_DOC = ("out (Tensor, optional): the output tensor (a tuple of them where several are "
+            "returned): the result is written into it (resized if its shape differs) and it "
+            "is returned.")
+
+
+def _documented_out(doc: str) -> str:
+    """doc with `out` as the last entry of its Args section (or a paragraph of its own)."""
+    if "Args:" not in doc:
+        return doc + "\n\n    " + _OUT_DOC + "\n"
+    head, rest = doc.split("Args:", 1)
+    end = rest.find("\n\n")
+    section, tail = (rest, "") if end < 0 else (rest[:end], rest[end:])
+    first = next((ln for ln in section.splitlines() if ln.strip()), "        ")
+    indent = first[:len(first) - len(first.lstrip())]
+    return head + "Args:" + section.rstrip() + "\n" + indent + _OUT_DOC + tail
+
+
 def with_out(fn: Callable, name: str, kind: str = CAST) -> Callable:
     """`fn` taking PyTorch's keyword `out=` too (module doc); without it, `fn` itself runs."""
     if getattr(fn, "__out_kind__", None) is not None:
@@ -140,10 +157,7 @@ def with_out(fn: Callable, name: str, kind: str = CAST) -> Callable:
         params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
                                             default=None, annotation=_OUT_TYPE))
         call.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]
-    call.__doc__ = (fn.__doc__ or "") + (
-        "\n\n    out (Tensor, optional): the output tensor (a tuple of them where several are "
-        "returned):\n    the result is written into it (resized if its shape differs) and it "
-        "is returned.\n")
+    call.__doc__ = _documented_out(fn.__doc__ or "")
     call.__out_kind__ = kind       # type: ignore[attr-defined]
     return call
 
