@@ -164,36 +164,28 @@ trait Shift: Copy {
     fn zero() -> Self;
     fn to_i64(self) -> i64;
 }
-impl Shift for i32 {
-    const WIDTH: i64 = 32;
-    fn shl(self, s: u32) -> Self {
-        self.wrapping_shl(s)
-    }
-    fn shr(self, s: u32) -> Self {
-        self >> s
-    }
-    fn zero() -> Self {
-        0
-    }
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
+/// `Shift` for a signed integer type of `$width` bits
+macro_rules! impl_shift {
+    ($t:ty, $width:expr) => {
+        impl Shift for $t {
+            const WIDTH: i64 = $width;
+            fn shl(self, s: u32) -> Self {
+                self.wrapping_shl(s)
+            }
+            fn shr(self, s: u32) -> Self {
+                self >> s
+            }
+            fn zero() -> Self {
+                0
+            }
+            fn to_i64(self) -> i64 {
+                i64::from(self)
+            }
+        }
+    };
 }
-impl Shift for i64 {
-    const WIDTH: i64 = 64;
-    fn shl(self, s: u32) -> Self {
-        self.wrapping_shl(s)
-    }
-    fn shr(self, s: u32) -> Self {
-        self >> s
-    }
-    fn zero() -> Self {
-        0
-    }
-    fn to_i64(self) -> i64 {
-        self
-    }
-}
+impl_shift!(i32, 32);
+impl_shift!(i64, 64);
 fn shift_left<T: Shift>(x: T, y: T) -> T {
     let s = y.to_i64();
     if (0..T::WIDTH).contains(&s) {

@@ -202,12 +202,18 @@ def _conv_transpose(x, weight, stride, padding, output_padding, groups, dilation
 _PAD_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _conv(input, weight, bias, stride, padding, dilation, groups, dims, op,
-          padding_mode="zeros"):
+def _conv_input(input, weight, bias, dims, op):
+    """A convolution's checks (float tensors, a (dims + 2)-d weight) and its input as a
+    batch: (x, whether the input was unbatched)."""
     _check_float(input, weight, bias, op=op)
     if weight.ndim != dims + 2:
         raise RuntimeError(f"{op}: expected a {dims + 2}-d weight, got {list(weight.shape)}")
-    x, unbatched = _batched(input, dims, op)
+    return _batched(input, dims, op)
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, dims, op,
+          padding_mode="zeros"):
+    x, unbatched = _conv_input(input, weight, bias, dims, op)
     stride = _tuple(stride, dims, "stride")
     dilation = _tuple(dilation, dims, "dilation")
     groups = int(groups)
@@ -312,10 +318,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, dims, op):
-    _check_float(input, weight, bias, op=op)
-    if weight.ndim != dims + 2:
-        raise RuntimeError(f"{op}: expected a {dims + 2}-d weight, got {list(weight.shape)}")
-    x, unbatched = _batched(input, dims, op)
+    x, unbatched = _conv_input(input, weight, bias, dims, op)
     stride = _tuple(stride, dims, "stride")
     padding = _tuple(padding, dims, "padding")
     output_padding = _tuple(output_padding, dims, "output_padding")

@@ -163,14 +163,20 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
+def _kaiming_std(tensor, a, mode, nonlinearity, name):
+    """gain / sqrt(fan) of kaiming_*_ (`name`), or None for an empty tensor (no draw)."""
+    _check(tensor, name)
+    if _no_op_if_empty(tensor):
+        return None
+    return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+
+
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
     """He et al. 2015: U(-bound, bound), bound = gain * sqrt(3 / fan)."""
-    _check(tensor, "kaiming_uniform_")
-    if _no_op_if_empty(tensor):
+    std = _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_uniform_")
+    if std is None:
         return tensor
-    fan = _fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator=generator)
 
@@ -178,29 +184,27 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
     """He et al. 2015: N(0, std^2), std = gain / sqrt(fan)."""
-    _check(tensor, "kaiming_normal_")
-    if _no_op_if_empty(tensor):
-        return tensor
-    fan = _fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return normal_(tensor, 0.0, std, generator=generator)
+    std = _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_normal_")
+    return tensor if std is None else normal_(tensor, 0.0, std, generator=generator)
+
+
+def _xavier_std(tensor, gain, name):
+    """gain * sqrt(2 / (fan_in + fan_out)) of xavier_*_ (`name`)."""
+    _check(tensor, name)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return gain * math.sqrt(2.0 / float(fan_in + fan_out))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot & Bengio 2010: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
-    _check(tensor, "xavier_uniform_")
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    a = math.sqrt(3.0) * std
+    a = math.sqrt(3.0) * _xavier_std(tensor, gain, "xavier_uniform_")
     return uniform_(tensor, -a, a, generator=generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot & Bengio 2010: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
-    _check(tensor, "xavier_normal_")
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std, generator=generator)
+    return normal_(tensor, 0.0, _xavier_std(tensor, gain, "xavier_normal_"),
+                   generator=generator)
 
 
 # -- nn-rest (issue 42): recurrent and convolution weights ----------------------------------

@@ -397,9 +397,7 @@ class LayerNorm(Module):
         self.elementwise_affine = elementwise_affine
         affine_parameters(self, self.normalized_shape, elementwise_affine, bias)
 
-    def reset_parameters(self) -> None:
-        """Set weight to ones and bias to zeros again."""
-        reset_affine(self)
+    reset_parameters = reset_affine
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

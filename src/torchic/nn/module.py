@@ -48,6 +48,18 @@ def _registries(module, name):
             f"super().__init__()") from None
 
 
+def _place(module, name, value, registry):
+    """`value` under `name` in the module's `registry` ("_parameters", "_buffers" or
+    "_modules"), out of the other two and of the non-persistent buffers."""
+    for reg_name, reg in zip(("_parameters", "_buffers", "_modules"),
+                             _registries(module, name)):
+        if reg_name == registry:
+            reg[name] = value
+        else:
+            reg.pop(name, None)
+    module._non_persistent.discard(name)
+
+
 _FLOAT_CODES = ("f16", "bf16", "f32", "f64")
 
 
@@ -87,17 +99,9 @@ class Module(HookMixin):
     # -- registration ----------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, Parameter):
-            params, buffers, modules = _registries(self, name)
-            buffers.pop(name, None)
-            modules.pop(name, None)
-            self._non_persistent.discard(name)
-            params[name] = value
+            _place(self, name, value, "_parameters")
         elif isinstance(value, Module):
-            params, buffers, modules = _registries(self, name)
-            params.pop(name, None)
-            buffers.pop(name, None)
-            self._non_persistent.discard(name)
-            modules[name] = value
+            _place(self, name, value, "_modules")
         else:
             d = self.__dict__
             if name in d.get("_parameters", ()):
@@ -130,10 +134,7 @@ class Module(HookMixin):
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign {type(param).__name__} as parameter {name!r} "
                             f"(torchic.nn.Parameter or None expected)")
-        params, buffers, modules = _registries(self, name)
-        buffers.pop(name, None)
-        modules.pop(name, None)
-        params[name] = param
+        _place(self, name, param, "_parameters")
         object.__setattr__(self, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
@@ -143,13 +144,8 @@ class Module(HookMixin):
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign {type(tensor).__name__} as buffer {name!r} "
                             f"(torchic.Tensor or None expected)")
-        params, buffers, modules = _registries(self, name)
-        params.pop(name, None)
-        modules.pop(name, None)
-        buffers[name] = tensor
-        if persistent:
-            self._non_persistent.discard(name)
-        else:
+        _place(self, name, tensor, "_buffers")
+        if not persistent:
             self._non_persistent.add(name)
         object.__setattr__(self, name, tensor)
 
@@ -158,10 +154,7 @@ class Module(HookMixin):
         _check_name(self, name)
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a torchic.nn.Module")
-        params, buffers, modules = _registries(self, name)
-        params.pop(name, None)
-        buffers.pop(name, None)
-        modules[name] = module
+        _place(self, name, module, "_modules")
         object.__setattr__(self, name, module)
 
     register_module = add_module

@@ -194,9 +194,7 @@ class GroupNorm(Module):
         self.affine = affine
         affine_parameters(self, num_channels, affine, bias, dtype)
 
-    def reset_parameters(self) -> None:
-        """Weight to ones, bias to zeros."""
-        reset_affine(self)
+    reset_parameters = reset_affine
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

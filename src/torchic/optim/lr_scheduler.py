@@ -312,10 +312,16 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = self._lrs()
 
 
-def _momentum_key(optimizer: Optimizer) -> str | None:
-    """'momentum' or 'betas' (beta1 is the momentum): what cycle_momentum cycles."""
+def _momentum_key(optimizer: Optimizer) -> str:
+    """'momentum' or 'betas' (beta1 is the momentum): what cycle_momentum cycles
+    (PyTorch's ValueError where the optimizer has neither)."""
     defaults = optimizer.defaults
-    return "momentum" if "momentum" in defaults else "betas" if "betas" in defaults else None
+    if "momentum" in defaults:
+        return "momentum"
+    if "betas" in defaults:
+        return "betas"
+    raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option "
+                     "enabled")
 
 
 def _set_momentum(group: dict[str, Any], key: str, value: float) -> None:
@@ -362,9 +368,6 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self._key = _momentum_key(optimizer)
-            if self._key is None:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
             self.base_momentums = _per_group(base_momentum, optimizer, "base_momentum")
             self.max_momentums = _per_group(max_momentum, optimizer, "max_momentum")
             if last_epoch == -1:
@@ -449,9 +452,6 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self._key = _momentum_key(optimizer)
-            if self._key is None:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
             if last_epoch == -1:
                 for low, high, group in zip(
                         _per_group(base_momentum, optimizer, "base_momentum"),
