@@ -88,6 +88,10 @@ def render(results, seconds):
               f"{len(skips.SKIPS)} entries by name, {len(skips.SKIP_PREFIXES)} namespaces "
               f"({', '.join(f'`{p}*`' for p in skips.SKIP_PREFIXES)}) and two rules (a private "
               "`_name`; no dtype torchic holds)."]
+    outs = {b: collections.Counter(r.get("out") for r in results[b]) for b in backends}
+    lines += ["", "`out=` (op_db's `supports_out`, the first sample's out= variant: values, "
+              "`result is out`, integer-out refusal): " + ", ".join(
+                  f"`{b}` {c['pass']} pass / {c['fail']} fail" for b, c in outs.items()) + "."]
     everywhere = passing_everywhere(results)
     lines += ["", f"Passing on every backend: **{len(everywhere)}** entries (the baseline "
               "`tests/torch_opinfo/passing.txt`).", ""]
@@ -134,7 +138,8 @@ def main():
     if selected:
         for b in backends:
             for r in results[b]:
-                print(b, r["entry"], r["status"], r["dtypes"], r["reason"])
+                print(b, r["entry"], r["status"], r["dtypes"], f"out={r.get('out')}",
+                      r["reason"])
         return
     with open(OUT, "w") as f:
         f.write(render(results, seconds))
