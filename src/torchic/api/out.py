@@ -40,6 +40,7 @@ from typing import Any, Callable
 from .. import raw
 from ..autograd import is_grad_enabled
 from ..dispatcher import ITEMSIZE, View, storage_code
+from ..dtypes import dtype_code
 from ..promotion import SCALAR_TYPE_NAMES, can_cast_code
 from ..shape import contiguous_strides, numel
 from ..size import Size
@@ -87,6 +88,8 @@ _EXACT_NAMES = (
     "linalg.vector_norm", "nn.functional.avg_pool2d", "nn.functional.gelu",
     "nn.functional.hardshrink", "nn.functional.linear", "nn.functional.logsigmoid",
     "nn.functional.softplus", "nn.functional.softshrink")
+_CREATION = ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand",
+             "randn", "randint", "randperm")
 # a list of tensors written into a list out: PyTorch returns None from these
 _LIST_OUTS = ("unbind_copy", "split_with_sizes_copy")
 OUT = {**{n: CAST for n in _CAST_NAMES}, **{n: DTYPE for n in _DTYPE_NAMES},
@@ -174,10 +177,18 @@ def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
                                  (*_tensors(args), *_tensors(kwargs), *outs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad.")
-    if kind == DTYPE and takes_dtype and isinstance(out, Tensor) and \
-            kwargs.get("dtype") is None:
-        kwargs = dict(kwargs, dtype=out.dtype)
+    if kind == DTYPE and takes_dtype and isinstance(out, Tensor):
+        if kwargs.get("dtype") is None:
+            kwargs = dict(kwargs, dtype=out.dtype)
+        elif name in _CREATION and dtype_code(kwargs["dtype"]) != out._dtype:
+            raise RuntimeError(f"dtype {SCALAR_TYPE_NAMES[dtype_code(kwargs['dtype'])]} does "
+                               f"not match dtype of out parameter "
+                               f"({SCALAR_TYPE_NAMES[out._dtype]})")
     result = fn(*args, **kwargs)
+    inputs = [t for t in (*_tensors(args), *_tensors(kwargs))]
+    for r, o in zip(result if isinstance(result, (tuple, list)) else (result,), outs):
+        if isinstance(r, Tensor):
+            _check_partial_overlap(o, r.numel(), inputs)
     if isinstance(result, Tensor):
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
@@ -199,6 +210,31 @@ def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
     if type(result) is tuple:
         return tuple(outs)
     return type(result)(*outs)      # the function's named tuple (MaxResult ...)
+
+
+def _span(t, n=None):
+    """The element range [start, stop) of a dense tensor's storage it covers (None: not dense,
+    where PyTorch's overlap check says "too hard" and passes)."""
+    if not t.is_contiguous():
+        return None
+    return t._offset, t._offset + (t.numel() if n is None else n)
+
+
+def _check_partial_overlap(out, n, inputs):
+    """PyTorch's refusal of an out sharing memory with an input partly (the same elements
+    exactly, `add(a, b, out=a)`, are allowed); `n`: the elements out will hold."""
+    mine = _span(out, n)
+    if mine is None:
+        return
+    for t in inputs:
+        if t._storage is not out._storage:
+            continue
+        theirs = _span(t)
+        if theirs is not None and theirs != mine and theirs[0] < mine[1] and \
+                mine[0] < theirs[1]:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
 
 
 def _check_dtype(result, out, kind):
