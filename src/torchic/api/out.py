@@ -22,7 +22,7 @@ What an `out=` call does, as PyTorch does it:
   written.
 
 The kinds of dtype rule (PyTorch differs by op; each measured against torch 2.13):
-- CAST (the default: elementwise math, comparisons, stack / cat ...): the result's dtype
+- CAST (elementwise math, comparisons, stack / cat ...): the result's dtype
   must be castable to out's (`torch.can_cast`), else "result type Float can't be cast to
   the desired output type Long";
 - DTYPE (creation, sum / prod / mean / cumsum ...): out's dtype is the one computed in,
@@ -30,6 +30,8 @@ The kinds of dtype rule (PyTorch differs by op; each measured against torch 2.13
 - EXACT (products, indexing, order statistics, norms, rounding ...): out's dtype must be
   the result's ("Expected out tensor to have dtype float, but got double instead"); every
   part of a tuple out is checked so.
+KIND_RULES picks the kind from the arguments where PyTorch's rule depends on them (clamp
+with number or tensor bounds, diff with n=0).
 """
 
 import functools
@@ -54,8 +56,9 @@ _OUT_TYPE = Tensor | tuple[Tensor, ...] | list[Tensor] | None     # out's annota
 _CAST_NAMES = (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
     "ge", "log10", "log2", "logical_and", "logical_or", "logical_xor", "logical_not", "erf",
-    "var", "std", "stack", "cat", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+    "var", "std", "max", "min", "stack", "cat", "hstack", "vstack", "row_stack", "dstack", "column_stack",
     "diff", "logsumexp", "cos", "exp", "log", "sigmoid", "sin", "sqrt", "tanh", "outer", "ger",
+    "clamp", "clip", "clamp_min", "clamp_max",
     "kron", "addr", "acosh", "addcdiv", "addcmul", "asinh", "atanh", "copysign", "cosh",
     "deg2rad", "erfc", "exp2", "expm1", "float_power", "fmax", "fmin", "fmod", "hypot",
     "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "rad2deg", "reciprocal",
@@ -71,9 +74,8 @@ _DTYPE_NAMES = (
     "cumsum", "cumprod")
 _EXACT_NAMES = (
     "abs", "neg", "ceil", "floor", "trunc", "frac", "sign", "sgn", "fix", "round",
-    "bitwise_not", "signbit", "isneginf", "isposinf", "heaviside", "clamp", "clip",
-    "clamp_min", "clamp_max", "nan_to_num", "where", "all", "any", "isin", "histc", "histogram",
-    "max", "min", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "sort",
+    "bitwise_not", "signbit", "isneginf", "isposinf", "heaviside", "nan_to_num", "where", "all", "any", "isin", "histc", "histogram",
+    "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "sort",
     "argsort", "msort", "topk", "kthvalue", "mode", "median", "nanmedian", "quantile",
     "nanquantile", "cummax", "cummin", "logcumsumexp", "aminmax", "frexp", "searchsorted",
     "bucketize", "norm", "renorm", "tril", "triu", "diag", "gather", "take_along_dim", "take",
@@ -94,6 +96,23 @@ _CREATION = ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
 _LIST_OUTS = ("unbind_copy", "split_with_sizes_copy")
 OUT = {**{n: CAST for n in _CAST_NAMES}, **{n: DTYPE for n in _DTYPE_NAMES},
        **{n: EXACT for n in _EXACT_NAMES}}
+
+
+def _bounds_kind(args, kwargs):
+    """clamp's bounds: tensors promote (CAST); numbers keep the input's dtype (EXACT)."""
+    bounds = (*args[1:], kwargs.get("min"), kwargs.get("max"))
+    return CAST if any(isinstance(b, Tensor) for b in bounds) else EXACT
+
+
+def _diff_kind(args, kwargs):
+    """diff with n=0 is a copy of the input, whose out must have its dtype."""
+    n = args[1] if len(args) > 1 else kwargs.get("n", 1)
+    return EXACT if n == 0 else CAST
+
+
+# where PyTorch's rule depends on the arguments: the kind, from (args, kwargs)
+KIND_RULES = {"clamp": _bounds_kind, "clip": _bounds_kind, "clamp_min": _bounds_kind,
+              "clamp_max": _bounds_kind, "diff": _diff_kind}
 
 # the C++ type names PyTorch's exact-dtype message uses (caffe2::TypeMeta's)
 _CPP_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short int",
@@ -163,6 +182,8 @@ def _tensors(x):
 
 
 def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
+    if name in KIND_RULES:
+        kind = KIND_RULES[name](args, kwargs)
     if isinstance(out, (list, tuple)):
         outs = list(out)
         bad = next((o for o in outs if not isinstance(o, Tensor)), None)
