@@ -129,14 +129,14 @@ RESIZED = ("An output with one or more elements was resized since it had shape {
 def out_variants(namespace: dict, prefix: str = "") -> dict:
     """{name: with_out(fn)} for the functions of `namespace` (a module's globals) that the
     table lists under `prefix` ("", "linalg.", "nn.functional.")."""
-    made = {}
+    made, by_fn = {}, {}
     for key, kind in OUT.items():
         if not key.startswith(prefix) or "." in key[len(prefix):]:
             continue
         name = key[len(prefix):]
         fn = namespace.get(name)
-        if callable(fn):
-            made[name] = with_out(fn, name, kind)
+        if callable(fn):      # an alias (arccos is acos) gets its function's one wrapper
+            made[name] = by_fn.get(id(fn)) or by_fn.setdefault(id(fn), with_out(fn, name, kind))
     return made
 
 
