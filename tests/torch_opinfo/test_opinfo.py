@@ -130,3 +130,13 @@ def test_harness_checks_out_dtype_refusal(backend, monkeypatch):
     monkeypatch.setattr(h, "variants", lambda op: [("function", op.op, lenient)])
     r = h.run_entry(op, dtypes=("float32",))
     assert r["status"] == "fail" and "refuses" in r["reason"], r
+
+
+def test_held_dtype_refusals_are_declared(backend):
+    """float_power's float64 result: passes where the backend holds float64; on webgpu (no
+    float64) its samples are left out under skips.HELD_RULE, never failed; dropout's MKL
+    mask is a declared skip (skips.RANDOM_MASK)."""
+    import skips
+    r = h.run_entry(_op("float_power"), dtypes=("float32",))
+    assert r["status"] == ("skip" if backend == "webgpu" else "pass"), r
+    assert h.run_entry(_op("nn.functional.dropout"))["reason"] == skips.RANDOM_MASK
