@@ -13,6 +13,7 @@ Needs torch and expecttest (`pip install -e ".[torch]"`). A full walk of the thr
 backends takes a few minutes (webgpu on lavapipe is the slow one).
 """
 
+import collections
 import os
 import sys
 
@@ -60,6 +61,10 @@ def render(results, seconds):
               f"{len(skips.SKIPS)} entries by name, {len(skips.SKIP_PREFIXES)} namespaces "
               f"({', '.join(f'`{p}*`' for p in skips.SKIP_PREFIXES)}) and two rules (a private "
               "`_name`; no dtype torchic holds)."]
+    outs = {b: collections.Counter(r.get("out") for r in results[b]) for b in backends}
+    lines += ["", "`out=` (op_db's `supports_out`, the first sample's out= variant: values, "
+              "`result is out`, integer-out refusal): " + ", ".join(
+                  f"`{b}` {c['pass']} pass / {c['fail']} fail" for b, c in outs.items()) + "."]
     everywhere = db_walk.passing_everywhere(results)
     lines += ["", f"Passing on every backend: **{len(everywhere)}** entries (the baseline "
               "`tests/torch_opinfo/passing.txt`).", ""]

@@ -178,3 +178,29 @@ def test_resize_(backend):
         torchic.ones(2, requires_grad=True).resize_(3)
     with pytest.raises(RuntimeError, match="negative dimension"):
         t.resize_(-1)
+
+
+def test_partial_overlap_with_an_input_is_refused(backend):
+    def cat_into_input(m):
+        x = m.ones(3, 2)
+        with warnings.catch_warnings():     # (torch resizes x, warning, before it refuses)
+            warnings.simplefilter("ignore")
+            return m.cat([x, x], out=x)
+    _raises_like(cat_into_input, "refer to a single memory location")
+
+    def shifted(m):
+        x = m.arange(6.0)
+        return m.add(x[1:5], 1, out=x[0:4])
+    _raises_like(shifted, "refer to a single memory location")
+    x, tx = torchic.arange(6.0), torch.arange(6.0)     # disjoint parts of one storage: fine
+    torchic.add(x[0:3], x[3:6], out=x[3:6])
+    torch.add(tx[0:3], tx[3:6], out=tx[3:6])
+    assert x.tolist() == tx.tolist()
+
+
+def test_creation_out_dtype(backend):
+    out = torchic.empty(0, dtype=torchic.int64)
+    assert torchic.arange(4, out=out) is out and out.dtype == torchic.int64
+    assert out.tolist() == [0, 1, 2, 3]
+    _raises_like(lambda m: m.zeros(2, dtype=m.float32, out=m.empty(0, dtype=m.int64)),
+                 "dtype Float does not match dtype of out parameter (Long)")

@@ -44,6 +44,11 @@ The design, in the order a run goes:
    first such message is kept), skip (every sample needs a dtype torchic lacks). A sample on
    which torch itself raises is not counted. The entry's outcome on a backend: missing, skip,
    fail if any dtype fails, else pass.
+7. **out=** (op_db's `supports_out`): the function variant's `out=` on the first sample of
+   the first dtype column that passed (out_check.py): values, `result is out`, and an integer
+   out refused where torch refuses it; `result["out"]` says pass / fail / None (unchecked).
+   A sample whose result the backend cannot hold (skips.HELD_RULE: float64 on webgpu) is
+   left out like one needing a lacking dtype.
 
 The torch side of every sample (converted inputs, torch's values and gradients) is computed
 once per process and cached, so each backend only runs torchic.

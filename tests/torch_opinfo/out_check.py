@@ -5,8 +5,9 @@ Both sides run under no_grad (out= refuses autograd, which tests/backend/test_ou
 checks) with an empty out of the result's dtype (a tuple of them for a tuple result):
 - torchic's values and dtypes must be torch's, and what it returns must be `out` itself
   (each returned tensor the out tensor given for it);
-- dtype refusal: where torch refuses an out of an integer dtype for a floating result
-  (a RuntimeError), torchic must refuse it with a RuntimeError too.
+- dtype rules (api/out.py's kinds): for a float32 result, an int64 out and (where the
+  backend holds it) a float64 one: torchic refuses it (RuntimeError) exactly where torch
+  does, and writes torch's values where torch writes it.
 Only the entry's function variant is checked, where torchic resolves it as a function of
 its own (an op_db lambda does not pass `out` through).
 """
@@ -66,29 +67,42 @@ def check_out(op, tc_fn, ref, holds, h):
 
 
 def _check_refusal(op, tc_fn, ref, holds, h):
-    """An integer out for a floating result: torchic refuses where torch refuses."""
-    if not isinstance(ref.value, torch.Tensor) or not ref.value.is_floating_point():
+    """An out of another dtype for a float32 result (int64; float64 where the backend holds
+    it): torchic refuses it (RuntimeError) exactly where torch does, and where torch writes
+    it, torchic writes the same values."""
+    if not isinstance(ref.value, torch.Tensor) or ref.value.dtype != torch.float32:
         return
-    s_input, s_args, s_kwargs = h._clone_args(ref.sample)
-    try:
-        with torch.no_grad():
-            h._call(lambda *a, **k: op.op(*a, **k, out=torch.empty(0, dtype=torch.int64)),
-                    s_input, s_args, s_kwargs)
-        return               # torch writes it (a dtype= reduction casts to out's dtype)
-    except RuntimeError:
-        pass
-    except Exception:
-        return
-    int_name = "int64" if "int64" in holds else "int32"
-    conv = h.Converted(holds)
-    inp = h.to_torchic(s_input, conv, grad=False)
-    args = h.to_torchic(list(s_args), conv, grad=False)
-    kwargs = h.to_torchic(dict(s_kwargs), conv, grad=False)
-    try:
-        with torchic.no_grad():
-            h._call(lambda *a, **k: tc_fn(*a, **k, out=torchic.empty(
-                0, dtype=getattr(torchic, int_name))), inp, args, kwargs)
-    except RuntimeError:
-        return
-    raise h.Mismatch(f"out=: torch refuses an {int_name} out for a floating result "
-                     f"(RuntimeError), torchic does not")
+    for name in ("int64", "float64"):
+        if name not in holds:
+            continue
+        s_input, s_args, s_kwargs = h._clone_args(ref.sample)
+        t_out = torch.empty(0, dtype=getattr(torch, name))
+        try:
+            with torch.no_grad():
+                h._call(lambda *a, **k: op.op(*a, **k, out=t_out), s_input, s_args, s_kwargs)
+            refused = False
+        except RuntimeError:
+            refused = True
+        except Exception:
+            continue
+        conv = h.Converted(holds)
+        inp = h.to_torchic(s_input, conv, grad=False)
+        args = h.to_torchic(list(s_args), conv, grad=False)
+        kwargs = h.to_torchic(dict(s_kwargs), conv, grad=False)
+        o = torchic.empty(0, dtype=getattr(torchic, name))
+        try:
+            with torchic.no_grad():
+                h._call(lambda *a, **k: tc_fn(*a, **k, out=o), inp, args, kwargs)
+        except RuntimeError as e:
+            if refused:
+                continue
+            raise h.Mismatch(f"out=: torch writes a float32 result into a {name} out, "
+                             f"torchic refuses it: {str(e)[:120]}") from e
+        if refused:
+            raise h.Mismatch(f"out=: torch refuses a {name} out for a float32 result "
+                             f"(RuntimeError), torchic does not")
+        if tuple(o.shape) != tuple(t_out.shape) or o.dtype.name != name:
+            raise h.Mismatch(f"out= ({name}): shape {tuple(o.shape)} {o.dtype}, torch "
+                             f"{tuple(t_out.shape)} {t_out.dtype}")
+        # a float32 result cast to out's dtype: compared at float32's tolerance
+        h._close(o.numpy(), t_out.numpy(), h.ATOL * conv.scale, h.RTOL, f"out= ({name})")

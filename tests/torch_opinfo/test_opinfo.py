@@ -84,3 +84,41 @@ def test_random_ops_compare_value_for_value(backend, monkeypatch):
     assert h.run_entry(op)["status"] == "pass"
     monkeypatch.setattr(h, "_seeded", lambda fn, *a, **k: (torchic.manual_seed(7), fn(*a, **k))[1])
     assert h.run_entry(op)["status"] == "fail"
+
+
+# out= (issue 41): op_db's supports_out entries have their out= variant checked (out_check.py)
+def test_harness_checks_the_out_variant(backend, monkeypatch):
+    """An add whose out= returns a new tensor instead of `out` fails; the real one passes
+    and its out= was checked."""
+    op = _op("add")
+    r = h.run_entry(op, dtypes=("float32",))
+    assert r["status"] == "pass" and r["out"] == "pass", r
+
+    def not_into_out(*args, out=None, **kwargs):
+        return torchic.add(*args, **kwargs)
+    monkeypatch.setattr(h, "variants", lambda op: [("function", op.op, not_into_out)])
+    r = h.run_entry(op, dtypes=("float32",))
+    assert r["status"] == "fail" and "out=" in r["reason"], r
+
+
+def test_harness_checks_out_dtype_refusal(backend, monkeypatch):
+    """mm writing a float result into an int64 out (torch refuses it) fails the entry."""
+    op = _op("mm")
+
+    def lenient(a, b, out=None):
+        if out is None:
+            return torchic.mm(a, b)
+        return torchic.api.out.write_into(out, torchic.mm(a, b))
+    monkeypatch.setattr(h, "variants", lambda op: [("function", op.op, lenient)])
+    r = h.run_entry(op, dtypes=("float32",))
+    assert r["status"] == "fail" and "refuses" in r["reason"], r
+
+
+def test_held_dtype_refusals_are_declared(backend):
+    """float_power's float64 result: passes where the backend holds float64; on webgpu (no
+    float64) its samples are left out under skips.HELD_RULE, never failed; dropout's MKL
+    mask is a declared skip (skips.RANDOM_MASK)."""
+    import skips
+    r = h.run_entry(_op("float_power"), dtypes=("float32",))
+    assert r["status"] == ("skip" if backend == "webgpu" else "pass"), r
+    assert h.run_entry(_op("nn.functional.dropout"))["reason"] == skips.RANDOM_MASK

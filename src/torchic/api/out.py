@@ -22,7 +22,7 @@ What an `out=` call does, as PyTorch does it:
   written.
 
 The kinds of dtype rule (PyTorch differs by op; each measured against torch 2.13):
-- CAST (the default: elementwise math, comparisons, stack / cat ...): the result's dtype
+- CAST (elementwise math, comparisons, stack / cat ...): the result's dtype
   must be castable to out's (`torch.can_cast`), else "result type Float can't be cast to
   the desired output type Long";
 - DTYPE (creation, sum / prod / mean / cumsum ...): out's dtype is the one computed in,
@@ -30,6 +30,8 @@ The kinds of dtype rule (PyTorch differs by op; each measured against torch 2.13
 - EXACT (products, indexing, order statistics, norms, rounding ...): out's dtype must be
   the result's ("Expected out tensor to have dtype float, but got double instead"); every
   part of a tuple out is checked so.
+KIND_RULES picks the kind from the arguments where PyTorch's rule depends on them (clamp
+with number or tensor bounds, diff with n=0).
 """
 
 import functools
@@ -40,6 +42,7 @@ from typing import Any, Callable
 from .. import raw
 from ..autograd import is_grad_enabled
 from ..dispatcher import ITEMSIZE, View, storage_code
+from ..dtypes import dtype_code
 from ..promotion import SCALAR_TYPE_NAMES, can_cast_code
 from ..shape import contiguous_strides, numel
 from ..size import Size
@@ -53,8 +56,9 @@ _OUT_TYPE = Tensor | tuple[Tensor, ...] | list[Tensor] | None     # out's annota
 _CAST_NAMES = (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
     "ge", "log10", "log2", "logical_and", "logical_or", "logical_xor", "logical_not", "erf",
-    "var", "std", "stack", "cat", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+    "var", "std", "max", "min", "stack", "cat", "hstack", "vstack", "row_stack", "dstack", "column_stack",
     "diff", "logsumexp", "cos", "exp", "log", "sigmoid", "sin", "sqrt", "tanh", "outer", "ger",
+    "clamp", "clip", "clamp_min", "clamp_max",
     "kron", "addr", "acosh", "addcdiv", "addcmul", "asinh", "atanh", "copysign", "cosh",
     "deg2rad", "erfc", "exp2", "expm1", "float_power", "fmax", "fmin", "fmod", "hypot",
     "ldexp", "lerp", "log1p", "logaddexp", "logaddexp2", "logit", "rad2deg", "reciprocal",
@@ -70,9 +74,8 @@ _DTYPE_NAMES = (
     "cumsum", "cumprod")
 _EXACT_NAMES = (
     "abs", "neg", "ceil", "floor", "trunc", "frac", "sign", "sgn", "fix", "round",
-    "bitwise_not", "signbit", "isneginf", "isposinf", "heaviside", "clamp", "clip",
-    "clamp_min", "clamp_max", "nan_to_num", "where", "all", "any", "isin", "histc", "histogram",
-    "max", "min", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "sort",
+    "bitwise_not", "signbit", "isneginf", "isposinf", "heaviside", "nan_to_num", "where", "all", "any", "isin", "histc", "histogram",
+    "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "sort",
     "argsort", "msort", "topk", "kthvalue", "mode", "median", "nanmedian", "quantile",
     "nanquantile", "cummax", "cummin", "logcumsumexp", "aminmax", "frexp", "searchsorted",
     "bucketize", "norm", "renorm", "tril", "triu", "diag", "gather", "take_along_dim", "take",
@@ -87,10 +90,29 @@ _EXACT_NAMES = (
     "linalg.vector_norm", "nn.functional.avg_pool2d", "nn.functional.gelu",
     "nn.functional.hardshrink", "nn.functional.linear", "nn.functional.logsigmoid",
     "nn.functional.softplus", "nn.functional.softshrink")
+_CREATION = ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand",
+             "randn", "randint", "randperm")
 # a list of tensors written into a list out: PyTorch returns None from these
 _LIST_OUTS = ("unbind_copy", "split_with_sizes_copy")
 OUT = {**{n: CAST for n in _CAST_NAMES}, **{n: DTYPE for n in _DTYPE_NAMES},
        **{n: EXACT for n in _EXACT_NAMES}}
+
+
+def _bounds_kind(args, kwargs):
+    """clamp's bounds: tensors promote (CAST); numbers keep the input's dtype (EXACT)."""
+    bounds = (*args[1:], kwargs.get("min"), kwargs.get("max"))
+    return CAST if any(isinstance(b, Tensor) for b in bounds) else EXACT
+
+
+def _diff_kind(args, kwargs):
+    """diff with n=0 is a copy of the input, whose out must have its dtype."""
+    n = args[1] if len(args) > 1 else kwargs.get("n", 1)
+    return EXACT if n == 0 else CAST
+
+
+# where PyTorch's rule depends on the arguments: the kind, from (args, kwargs)
+KIND_RULES = {"clamp": _bounds_kind, "clip": _bounds_kind, "clamp_min": _bounds_kind,
+              "clamp_max": _bounds_kind, "diff": _diff_kind}
 
 # the C++ type names PyTorch's exact-dtype message uses (caffe2::TypeMeta's)
 _CPP_NAMES = {"b8": "bool", "u8": "unsigned char", "i8": "signed char", "i16": "short int",
@@ -107,14 +129,14 @@ RESIZED = ("An output with one or more elements was resized since it had shape {
 def out_variants(namespace: dict, prefix: str = "") -> dict:
     """{name: with_out(fn)} for the functions of `namespace` (a module's globals) that the
     table lists under `prefix` ("", "linalg.", "nn.functional.")."""
-    made = {}
+    made, by_fn = {}, {}
     for key, kind in OUT.items():
         if not key.startswith(prefix) or "." in key[len(prefix):]:
             continue
         name = key[len(prefix):]
         fn = namespace.get(name)
-        if callable(fn):
-            made[name] = with_out(fn, name, kind)
+        if callable(fn):      # an alias (arccos is acos) gets its function's one wrapper
+            made[name] = by_fn.get(id(fn)) or by_fn.setdefault(id(fn), with_out(fn, name, kind))
     return made
 
 
@@ -174,6 +196,8 @@ def _tensors(x):
 
 
 def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
+    if name in KIND_RULES:
+        kind = KIND_RULES[name](args, kwargs)
     if isinstance(out, (list, tuple)):
         outs = list(out)
         bad = next((o for o in outs if not isinstance(o, Tensor)), None)
@@ -188,10 +212,18 @@ def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
                                  (*_tensors(args), *_tensors(kwargs), *outs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad.")
-    if kind == DTYPE and takes_dtype and isinstance(out, Tensor) and \
-            kwargs.get("dtype") is None:
-        kwargs = dict(kwargs, dtype=out.dtype)
+    if kind == DTYPE and takes_dtype and isinstance(out, Tensor):
+        if kwargs.get("dtype") is None:
+            kwargs = dict(kwargs, dtype=out.dtype)
+        elif name in _CREATION and dtype_code(kwargs["dtype"]) != out._dtype:
+            raise RuntimeError(f"dtype {SCALAR_TYPE_NAMES[dtype_code(kwargs['dtype'])]} does "
+                               f"not match dtype of out parameter "
+                               f"({SCALAR_TYPE_NAMES[out._dtype]})")
     result = fn(*args, **kwargs)
+    inputs = [t for t in (*_tensors(args), *_tensors(kwargs))]
+    for r, o in zip(result if isinstance(result, (tuple, list)) else (result,), outs):
+        if isinstance(r, Tensor):
+            _check_partial_overlap(o, r.numel(), inputs)
     if isinstance(result, Tensor):
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
@@ -213,6 +245,31 @@ def _call_into(fn, name, kind, takes_dtype, args, kwargs, out):
     if type(result) is tuple:
         return tuple(outs)
     return type(result)(*outs)      # the function's named tuple (MaxResult ...)
+
+
+def _span(t, n=None):
+    """The element range [start, stop) of a dense tensor's storage it covers (None: not dense,
+    where PyTorch's overlap check says "too hard" and passes)."""
+    if not t.is_contiguous():
+        return None
+    return t._offset, t._offset + (t.numel() if n is None else n)
+
+
+def _check_partial_overlap(out, n, inputs):
+    """PyTorch's refusal of an out sharing memory with an input partly (the same elements
+    exactly, `add(a, b, out=a)`, are allowed); `n`: the elements out will hold."""
+    mine = _span(out, n)
+    if mine is None:
+        return
+    for t in inputs:
+        if t._storage is not out._storage:
+            continue
+        theirs = _span(t)
+        if theirs is not None and theirs != mine and theirs[0] < mine[1] and \
+                mine[0] < theirs[1]:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
 
 
 def _check_dtype(result, out, kind):

@@ -225,12 +225,10 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return reshape(mul(a, b), tuple(x * y for x, y in zip(sa, sb)))
 
 
-def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) -> Tensor:
+def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     """Sum of products over the given dims: dims = n contracts a's last n dims with b's
     first n; dims = (dims_a, dims_b) contracts those pairs. The result's shape is a's
-    remaining dims then b's."""
-    if out is not None:
-        raise NotImplementedError("tensordot: out= is not supported in torchic")
+    remaining dims then b's. (`out=`: torchic.tensordot's, api/out.py.)"""
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, _int):
@@ -337,7 +335,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out
 
 
-def chain_matmul(*matrices: Tensor, out: None = None) -> Tensor:
+def chain_matmul(*matrices: Tensor) -> Tensor:
     """The product of 2-D matrices in order (deprecated in PyTorch for linalg.multi_dot)."""
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])

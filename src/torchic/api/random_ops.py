@@ -24,7 +24,7 @@ from .elementwise import add, mul
 
 def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
            generator: Any = None, dtype: Any = None, requires_grad: bool = False,
-           device: Any = None, out: None = None, **fmt: Any) -> Tensor:
+           device: Any = None, **fmt: Any) -> Tensor:
     """Normal samples: normal(mean_tensor, std_tensor), normal(mean, std_tensor),
     normal(mean_tensor, std=1.0), or normal(mean, std, size) for float mean and std.
 
@@ -40,8 +40,6 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
         >>> torchic.normal(torchic.zeros(3), 1.0).shape
         torchic.Size([3])
     """
-    if out is not None:
-        raise NotImplementedError("normal: out= is not supported in torchic")
     check_like_kwargs(fmt, "normal")
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mt and not st:
@@ -77,15 +75,12 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
     return sample
 
 
-def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None,
-              out: None = None) -> Tensor:
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
     """0 / 1 draws with the probabilities in `input` (in [0, 1]), in input's dtype.
 
     With a float `p`, every element is drawn with probability p instead (PyTorch's x86
     builds draw that case from MKL's stream, which torchic does not reproduce: its numbers
     there are the serial kernel's)."""
-    if out is not None:
-        raise NotImplementedError("bernoulli: out= is not supported in torchic")
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
