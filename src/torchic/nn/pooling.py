@@ -42,24 +42,72 @@ class _MaxPool(Module):
 class MaxPool2d(_MaxPool):
     """F.max_pool2d as a module (stride defaults to kernel_size).
 
+    Args:
+        kernel_size: the window, an int or (kh, kw).
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel).
+        dilation: the spacing of the window's taps. Default: 1.
+        return_indices: also return each maximum's flat index in its (H, W) plane (for
+            max_unpool2d).
+        ceil_mode: round the output size up (windows may overhang the right edge, never start
+            past it).
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H + 2*padding - dilation*(kh-1) - 1) // stride +
+          1` (Wo alike).
+
     Example:
-        >>> nn.MaxPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        torchic.Size([1, 3, 4, 4])
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.MaxPool2d(2)(x)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+        >>> nn.MaxPool2d(3, stride=2)(torch.randn(20, 16, 50, 32)).shape
+        torchic.Size([20, 16, 24, 15])
     """
     _fn = staticmethod(FP.max_pool2d)
 
 
 class MaxPool1d(_MaxPool):
-    """F.max_pool1d as a module (stride defaults to kernel_size)."""
+    """F.max_pool1d as a module (stride defaults to kernel_size).
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel). Default: 0.
+        dilation: the spacing of the window's taps. Default: 1.
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+        ceil_mode: round the output size up. Default: False.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L + 2*padding - dilation*(k-1) - 1) // stride + 1`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.MaxPool1d(2)(x)
+        tensor([[[5., 4., 6.]]])
+    """
     _fn = staticmethod(FP.max_pool1d)
 
 
 class AvgPool2d(Module):
     """F.avg_pool2d as a module (stride defaults to kernel_size).
 
+    Args:
+        kernel_size: the window, an int or (kh, kw).
+        stride: the window's step. Default: kernel_size.
+        padding: implicit zeros on both sides (at most half the kernel).
+        ceil_mode: round the output size up.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+        divisor_override: divide every window's sum by this instead.
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H + 2*padding - kh) // stride + 1` (Wo alike).
+
     Example:
-        >>> nn.AvgPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        torchic.Size([1, 3, 4, 4])
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.AvgPool2d(2)(x)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]])
     """
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -80,7 +128,23 @@ class AvgPool2d(Module):
 
 
 class AvgPool1d(Module):
-    """F.avg_pool1d as a module (stride defaults to kernel_size)."""
+    """F.avg_pool1d as a module (stride defaults to kernel_size).
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+        ceil_mode: round the output size up. Default: False.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L + 2*padding - kernel_size) // stride + 1`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.AvgPool1d(2)(x)
+        tensor([[[3.0000, 3.5000, 4.0000]]])
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True) -> None:
@@ -115,15 +179,36 @@ class _Adaptive(Module):
 class AdaptiveAvgPool2d(_Adaptive):
     """F.adaptive_avg_pool2d as a module (output_size: int, pair, None keeps a dim).
 
+    Args:
+        output_size: the output's size (h, w): an int, or one per dim (None keeps the input
+            size).
+
+    Shape:
+        - Output: `(N, C, h, w)`.
+
     Example:
-        >>> nn.AdaptiveAvgPool2d(1)(torchic.randn(2, 8, 7, 7)).shape
-        torchic.Size([2, 8, 1, 1])
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.AdaptiveAvgPool2d(2)(x)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]])
     """
     _fn = staticmethod(FP.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool1d(_Adaptive):
-    """F.adaptive_avg_pool1d as a module."""
+    """F.adaptive_avg_pool1d as a module.
+
+    Args:
+        output_size: the output's length: an int, or a 1-tuple.
+
+    Shape:
+        - Output: `(N, C, output_size)`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.AdaptiveAvgPool1d(3)(x)
+        tensor([[[3.0000, 3.5000, 4.0000]]])
+    """
     _fn = staticmethod(FP.adaptive_avg_pool1d)
 
 
@@ -142,12 +227,40 @@ class _AdaptiveMax(Module):
 
 
 class AdaptiveMaxPool2d(_AdaptiveMax):
-    """F.adaptive_max_pool2d as a module."""
+    """F.adaptive_max_pool2d as a module.
+
+    Args:
+        output_size: the output's size (h, w): an int, or one per dim (None keeps the input
+            size).
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, h, w)`.
+
+    Example:
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.AdaptiveMaxPool2d(2)(x)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
     _fn = staticmethod(FP.adaptive_max_pool2d)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMax):
-    """F.adaptive_max_pool1d as a module."""
+    """F.adaptive_max_pool1d as a module.
+
+    Args:
+        output_size: the output's length: an int, or a 1-tuple.
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, output_size)`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.AdaptiveMaxPool1d(3)(x)
+        tensor([[[5., 4., 6.]]])
+    """
     _fn = staticmethod(FP.adaptive_max_pool1d)
 
 
@@ -170,12 +283,50 @@ class _MaxUnpool(Module):
 
 
 class MaxUnpool2d(_MaxUnpool):
-    """F.max_unpool2d as a module: forward(input, indices, output_size=None)."""
+    """F.max_unpool2d as a module: forward(input, indices, output_size=None).
+
+    Called as `m(input, indices, output_size=None)`.
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+
+    Shape:
+        - Input, indices: `(N, C, Ho, Wo)`. Output: `(N, C, H, W)`, `H = (Ho - 1) * stride -
+          2 * padding + kh`, or output_size.
+
+    Example:
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> y, i = nn.MaxPool2d(2, return_indices=True)(x)
+        >>> nn.MaxUnpool2d(2)(y, i)
+        tensor([[[[ 0.,  0.,  0.,  0.],
+                  [ 0.,  5.,  0.,  7.],
+                  [ 0.,  0.,  0.,  0.],
+                  [ 0., 13.,  0., 15.]]]])
+    """
     _fn = staticmethod(FP.max_unpool2d)
 
 
 class MaxUnpool1d(_MaxUnpool):
-    """F.max_unpool1d as a module: forward(input, indices, output_size=None)."""
+    """F.max_unpool1d as a module: forward(input, indices, output_size=None).
+
+    Called as `m(input, indices, output_size=None)`.
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+
+    Shape:
+        - Input, indices: `(N, C, Lo)`. Output: `(N, C, (Lo - 1) * stride - 2 * padding +
+          kernel_size)`, or output_size.
+
+    Example:
+        >>> y, i = nn.MaxPool1d(2, return_indices=True)(torch.tensor([[[1.0, 5.0, 3.0, 4.0]]]))
+        >>> nn.MaxUnpool1d(2)(y, i)
+        tensor([[[0., 5., 0., 4.]]])
+    """
     _fn = staticmethod(FP.max_unpool1d)
 
 
@@ -222,7 +373,19 @@ class UpsamplingBilinear2d(Upsample):
 
 
 class PixelShuffle(Module):
-    """F.pixel_shuffle as a module: (*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    """F.pixel_shuffle as a module: (*, C*r*r, H, W) -> (*, C, H*r, W*r).
+
+    Args:
+        upscale_factor: r.
+
+    Shape:
+        - Output: `(*, C, H*r, W*r)`.
+
+    Example:
+        >>> nn.PixelShuffle(2)(torch.arange(4.0).reshape(1, 4, 1, 1))
+        tensor([[[[0., 1.],
+                  [2., 3.]]]])
+    """
 
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
@@ -236,7 +399,18 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """F.pixel_unshuffle as a module: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    """F.pixel_unshuffle as a module: (*, C, H*r, W*r) -> (*, C*r*r, H, W).
+
+    Args:
+        downscale_factor: r.
+
+    Shape:
+        - Output: `(*, C*r*r, H, W)`.
+
+    Example:
+        >>> nn.PixelUnshuffle(2)(torch.arange(4.0).reshape(1, 1, 2, 2)).flatten()
+        tensor([0., 1., 2., 3.])
+    """
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
@@ -268,14 +442,43 @@ class _Pad(Module):
 
 
 class ConstantPad1d(_Pad):
-    """Pads the last dim with `value`: padding int or (left, right)."""
+    """Pads the last dim with `value`: padding int or (left, right).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ConstantPad1d((1, 2), 3.5)(torch.tensor([[1.0, 2.0]]))
+        tensor([[3.5000, 1.0000, 2.0000, 3.5000, 3.5000]])
+    """
 
     def __init__(self, padding: Any, value: float) -> None:
         super().__init__(padding, value)
 
 
 class ConstantPad2d(_Pad):
-    """Pads the last two dims with `value`: padding int or (left, right, top, bottom)."""
+    """Pads the last two dims with `value`: padding int or (left, right, top, bottom).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.ConstantPad2d(1, 0.5)(torch.tensor([[[1.0]]]))
+        tensor([[[0.5000, 0.5000, 0.5000],
+                 [0.5000, 1.0000, 0.5000],
+                 [0.5000, 0.5000, 0.5000]]])
+    """
     _dims = 2
 
     def __init__(self, padding: Any, value: float) -> None:
@@ -303,30 +506,116 @@ class ZeroPad2d(_Pad):
 
 
 class ReflectionPad1d(_Pad):
-    """Pads the last dim with its reflection (the edge not repeated)."""
+    """Pads the last dim with its reflection (the edge not repeated).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ReflectionPad1d(2)(torch.tensor([[[1.0, 2.0, 3.0]]]))
+        tensor([[[3., 2., 1., 2., 3., 2., 1.]]])
+    """
     _mode = "reflect"
 
 
 class ReflectionPad2d(_Pad):
-    """Pads the last two dims with their reflection (the edge not repeated)."""
+    """Pads the last two dims with their reflection (the edge not repeated).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.ReflectionPad2d((1, 1, 0, 0))(torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+        tensor([[[2., 1., 2., 1.],
+                 [4., 3., 4., 3.]]])
+    """
     _dims, _mode = 2, "reflect"
 
 
 class ReplicationPad1d(_Pad):
-    """Pads the last dim by repeating its edge values."""
+    """Pads the last dim by repeating its edge values.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ReplicationPad1d((2, 1))(torch.tensor([[[1.0, 2.0, 3.0]]]))
+        tensor([[[1., 1., 1., 2., 3., 3.]]])
+    """
     _mode = "replicate"
 
 
 class ReplicationPad2d(_Pad):
-    """Pads the last two dims by repeating their edge values."""
+    """Pads the last two dims by repeating their edge values.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.ReplicationPad2d((1, 0, 1, 0))(torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+        tensor([[[1., 1., 2.],
+                 [1., 1., 2.],
+                 [3., 3., 4.]]])
+    """
     _dims, _mode = 2, "replicate"
 
 
 class CircularPad1d(_Pad):
-    """Pads the last dim by wrapping around."""
+    """Pads the last dim by wrapping around.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.CircularPad1d(2)(torch.tensor([[[1.0, 2.0, 3.0]]]))
+        tensor([[[2., 3., 1., 2., 3., 1., 2.]]])
+    """
     _mode = "circular"
 
 
 class CircularPad2d(_Pad):
-    """Pads the last two dims by wrapping around."""
+    """Pads the last two dims by wrapping around.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.CircularPad2d((1, 0, 0, 1))(torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+        tensor([[[2., 1., 2.],
+                 [4., 3., 4.],
+                 [2., 1., 2.]]])
+    """
     _dims, _mode = 2, "circular"
