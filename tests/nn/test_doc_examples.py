@@ -29,10 +29,9 @@ multi_head_attention_forward
 # the public layers of torchic.nn still waiting for their Args / Shape / Example (may only
 # shrink, as F_UNDOCUMENTED)
 NN_UNDOCUMENTED = set("""
-GRU GRUCell LSTM LSTMCell LinearCrossEntropyLoss Module ModuleDict ModuleList MultiheadAttention
-RNNBase RNNCell RNNCellBase Sequential Transformer TransformerDecoder TransformerDecoderLayer
-TransformerEncoder TransformerEncoderLayer Upsample UpsamplingBilinear2d UpsamplingNearest2d
-ZeroPad1d ZeroPad2d
+GRU LSTM LinearCrossEntropyLoss Module ModuleDict ModuleList MultiheadAttention RNNBase RNNCellBase
+Sequential Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
+TransformerEncoderLayer
 """.split())
 # parameters an Args section need not name: PyTorch's deprecated reduction spellings and
 # private ones

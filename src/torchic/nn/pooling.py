@@ -333,8 +333,25 @@ class MaxUnpool1d(_MaxUnpool):
 class Upsample(Module):
     """F.interpolate as a module (size or scale_factor, mode, align_corners).
 
+    Args:
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+        mode: "nearest" (PyTorch's floor(dst*scale) rule), "nearest-exact" (pixel centres),
+            "linear" (3-d input), "bilinear" / "bicubic" (4-d; bicubic's a = -0.75) or "area"
+            (adaptive average pooling).
+        align_corners: for the linear modes, map the corner pixels' centres onto each other
+            (default False).
+        recompute_scale_factor: compute the scale from the output size instead of using
+            scale_factor as given.
+
+    Shape:
+        - Input: `(N, C, L)` or `(N, C, H, W)`. Output: `(N, C, size)` / the spatial size
+          times scale_factor.
+
     Example:
-        >>> nn.Upsample(scale_factor=2, mode="nearest")(torchic.randn(1, 1, 3, 3)).shape
+        >>> nn.Upsample(scale_factor=2)(torch.tensor([[[1.0, 2.0]]]))
+        tensor([[[1., 1., 2., 2.]]])
+        >>> nn.Upsample(scale_factor=2, mode="bilinear")(torch.randn(1, 1, 3, 3)).shape
         torchic.Size([1, 1, 6, 6])
     """
 
@@ -359,14 +376,39 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Upsample(mode="nearest")."""
+    """Upsample(mode="nearest").
+
+    Args:
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+
+    Shape:
+        - Input: `(N, C, H, W)`. Output: `(N, C, size)` or scaled by scale_factor.
+
+    Example:
+        >>> nn.UpsamplingNearest2d(scale_factor=2)(torch.tensor([[[[1.0, 2.0]]]]))
+        tensor([[[[1., 1., 2., 2.],
+                  [1., 1., 2., 2.]]]])
+    """
 
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Upsample(mode="bilinear", align_corners=True)."""
+    """Upsample(mode="bilinear", align_corners=True).
+
+    Args:
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+
+    Shape:
+        - Input: `(N, C, H, W)`. Output: `(N, C, size)` or scaled by scale_factor.
+
+    Example:
+        >>> nn.UpsamplingBilinear2d(size=(1, 4))(torch.tensor([[[[0.0, 3.0]]]]))
+        tensor([[[[0., 1., 2., 3.]]]])
+    """
 
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
@@ -486,7 +528,19 @@ class ConstantPad2d(_Pad):
 
 
 class ZeroPad1d(_Pad):
-    """Pads the last dim with zeros: padding int or (left, right)."""
+    """Pads the last dim with zeros: padding int or (left, right).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ZeroPad1d((1, 2))(torch.tensor([[1.0, 2.0]]))
+        tensor([[0., 1., 2., 0., 0.]])
+    """
 
     def __init__(self, padding: Any) -> None:
         super().__init__(padding, 0.0)
@@ -495,9 +549,18 @@ class ZeroPad1d(_Pad):
 class ZeroPad2d(_Pad):
     """Pads the last two dims with zeros: padding int or (left, right, top, bottom).
 
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
     Example:
-        >>> nn.ZeroPad2d(1)(torchic.ones(1, 1, 2, 2)).shape
-        torchic.Size([1, 1, 4, 4])
+        >>> nn.ZeroPad2d((1, 0, 0, 1))(torch.tensor([[[1.0, 2.0]]]))
+        tensor([[[0., 1., 2.],
+                 [0., 0., 0.]]])
     """
     _dims = 2
 
