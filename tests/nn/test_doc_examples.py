@@ -29,9 +29,8 @@ multi_head_attention_forward
 # the public layers of torchic.nn still waiting for their Args / Shape / Example (may only
 # shrink, as F_UNDOCUMENTED)
 NN_UNDOCUMENTED = set("""
-GRU LSTM LinearCrossEntropyLoss Module ModuleDict ModuleList MultiheadAttention RNNBase RNNCellBase
-Sequential Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
-TransformerEncoderLayer
+GRU LSTM LinearCrossEntropyLoss Module MultiheadAttention RNNBase RNNCellBase Transformer
+TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer
 """.split())
 # parameters an Args section need not name: PyTorch's deprecated reduction spellings and
 # private ones

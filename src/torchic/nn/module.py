@@ -557,7 +557,16 @@ def _check_name(module, name):
 # containers
 # ---------------------------------------------------------------------------------------
 class ModuleList(Module):
-    """A list of modules whose parameters are registered (unlike a plain Python list)."""
+    """A list of modules whose parameters are registered (unlike a plain Python list).
+
+    Args:
+        modules: an iterable of modules to start with. Default: None (empty).
+
+    Example:
+        >>> layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        >>> len(layers), len(list(layers.parameters()))
+        (3, 6)
+    """
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
@@ -595,7 +604,22 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Modules called in order: Sequential(a, b, c)(x) == c(b(a(x)))."""
+    """A container that calls its modules in order: `Sequential(a, b, c)(x) == c(b(a(x)))`.
+
+    The modules are registered under the names "0", "1", ... (or the OrderedDict's keys), so
+    their parameters, state_dict entries and train() / eval() follow. Indexing gives a module
+    (or a Sequential of a slice); append / extend add modules.
+
+    Args:
+        args: modules, or one OrderedDict of named modules.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        >>> model(torch.ones(4, 2)).shape
+        torchic.Size([4, 1])
+        >>> [name for name, _ in model.named_parameters()]
+        ['0.weight', '0.bias', '2.weight', '2.bias']
+    """
 
     def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
         super().__init__()
@@ -616,7 +640,19 @@ class Sequential(ModuleList):
 
 
 class ModuleDict(Module):
-    """A dict of named modules whose parameters are registered."""
+    """A dict of named modules whose parameters are registered, in insertion order.
+
+    Args:
+        modules: a mapping (or iterable of (name, module) pairs) to start with. Default: None
+            (empty).
+
+    Example:
+        >>> acts = nn.ModuleDict({"relu": nn.ReLU(), "tanh": nn.Tanh()})
+        >>> acts["relu"](torch.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+        >>> list(acts.keys())
+        ['relu', 'tanh']
+    """
 
     def __init__(self, modules: Any = None) -> None:
         super().__init__()
