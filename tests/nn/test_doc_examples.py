@@ -23,9 +23,7 @@ DOCUMENTED_LAYERS = ["Linear", "Embedding", "LayerNorm", "Dropout", "BatchNorm1d
                      "CrossEntropyLoss", "MSELoss", "ReLU"]
 # the public functions of torchic.nn.functional still waiting for their Args / Example (a
 # name documented since must leave this list: test_functional_docstrings says so)
-F_UNDOCUMENTED = set("""
-multi_head_attention_forward
-""".split())
+F_UNDOCUMENTED: set[str] = set()
 # the public layers of torchic.nn still waiting for their Args / Shape / Example (may only
 # shrink, as F_UNDOCUMENTED)
 NN_UNDOCUMENTED = set("""
