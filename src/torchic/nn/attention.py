@@ -250,16 +250,26 @@ class MultiheadAttention(Module):
         kdim, vdim: key / value widths (default E; when they differ, q/k/v_proj_weight
             replace in_proj_weight).
         batch_first: (N, L, E) inputs and outputs instead of (L, N, E).
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
 
     forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
     average_attn_weights=True, is_causal=False) -> (attn_output, attn_weights or None).
     A True in a bool mask means that position may NOT be attended.
 
-    Example::
+    Shape:
+        - query `(L, N, E)`, key `(S, N, kdim)`, value `(S, N, vdim)` (N first with
+          batch_first; unbatched without N).
+        - key_padding_mask `(N, S)`; attn_mask `(L, S)` or `(N * num_heads, L, S)`.
+        - attn_output `(L, N, E)`; attn_weights `(N, L, S)` averaged over the heads, else
+          `(N, num_heads, L, S)`.
 
+    Example:
         >>> mha = nn.MultiheadAttention(16, 4, batch_first=True)
         >>> x = torchic.randn(2, 5, 16)
-        >>> out, weights = mha(x, x, x)      # (2, 5, 16), (2, 5, 5)
+        >>> out, weights = mha(x, x, x)
+        >>> out.shape, weights.shape
+        (torchic.Size([2, 5, 16]), torchic.Size([2, 5, 5]))
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
