@@ -68,7 +68,30 @@ class _Forward(Protocol[_P, _R]):
 
 
 class Module(HookMixin):
-    """Base class of every layer and model: subclass it and define ``forward``."""
+    """Base class of every layer and model: subclass it and define ``forward``.
+
+    Modules, Parameters and buffers assigned as attributes in `__init__` (after
+    `super().__init__()`) are registered: `parameters()`, `state_dict()`, `train()` /
+    `eval()`, `zero_grad()` and `to()` reach them, recursively. Calling the module runs
+    `forward` (with its hooks).
+
+    Shape:
+        - Whatever `forward` takes and returns.
+
+    Example:
+        >>> class TwoLayer(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc1 = nn.Linear(4, 8)
+        ...         self.fc2 = nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.fc2(torch.relu(self.fc1(x)))
+        >>> model = TwoLayer()
+        >>> model(torch.ones(3, 4)).shape
+        torchic.Size([3, 2])
+        >>> [name for name, _ in model.named_parameters()]
+        ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    """
 
     training: bool
     _parameters: OrderedDict[str, Parameter | None]
