@@ -15,6 +15,10 @@ class MLP(nn.Module):
     def forward(self, x):
         return self.fc2(F.tanh(self.fc1(x)))
 ```
+
+Each layer's docstring gives its Args, Shape and an Example; the examples assume
+`import torchic as torch` and `import torchic.nn as nn` (the tests run them on every backend,
+and through PyTorch, which prints the same).
 """
 
 from . import functional, init, modules, parallel, utils

@@ -61,12 +61,48 @@ def multi_head_attention_forward(
         v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
         static_v: Tensor | None = None, average_attn_weights: bool = True,
         is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-    """The forward of nn.MultiheadAttention (PyTorch's function, sequence-first).
+    """The forward of nn.MultiheadAttention (PyTorch's function, sequence-first): the inputs
+    projected per head, `softmax(q k^T / sqrt(E / num_heads) + mask) v` per head, the heads
+    concatenated and projected.
 
-    Shape: query (L, N, E) or (L, E); key (S, N, E_k), value (S, N, E_v) (or unbatched);
-    key_padding_mask (N, S) or (S,); attn_mask (L, S) or (N * num_heads, L, S).
-    Returns (attn_output (L, N, E), attn_weights (N, L, S) averaged over heads, or
-    (N, num_heads, L, S); None when need_weights=False).
+    Args:
+        query, key, value: `(L, N, E)`, `(S, N, E_k)`, `(S, N, E_v)`, or unbatched without N.
+        embed_dim_to_check: E, checked against the query's last dim.
+        num_heads: the number of heads (it divides E).
+        in_proj_weight, in_proj_bias: the packed q, k, v projections `(3E, E)` and `(3E,)`
+            (or None).
+        bias_k, bias_v: `(1, 1, E)` biases appended to key / value as one more position, or
+            None.
+        add_zero_attn: append a position of zeros to key and value.
+        dropout_p: the attention weights' dropout probability (in training).
+        out_proj_weight, out_proj_bias: the output projection `(E, E)` and `(E,)` (or None).
+        training: apply dropout. Default: True.
+        key_padding_mask: `(N, S)` or `(S,)`: True (or -inf in a float mask) where a key is
+            padding.
+        need_weights: also return the attention weights. Default: True.
+        attn_mask: `(L, S)` or `(N * num_heads, L, S)`: bool (True: masked) or float (added).
+        use_separate_proj_weight: use q_proj_weight / k_proj_weight / v_proj_weight instead
+            of in_proj_weight (kdim / vdim differ from E).
+        q_proj_weight, k_proj_weight, v_proj_weight: the separate projections `(E, E)`, `(E,
+            E_k)`, `(E, E_v)`.
+        static_k, static_v: precomputed keys / values `(N * num_heads, S, E / num_heads)`, or
+            None.
+        average_attn_weights: average the returned weights over the heads. Default: True.
+        is_causal: a hint that attn_mask is the causal mask (PyTorch's).
+
+    Shape:
+        - Output: `(attn_output (L, N, E), attn_weights)`: weights `(N, L, S)` averaged over
+          heads, or `(N, num_heads, L, S)`; None when need_weights=False.
+
+    Example:
+        >>> E = 4
+        >>> w, b = torch.eye(E).repeat(3, 1), torch.zeros(3 * E)
+        >>> x = torch.tensor([[[1.0, 0.0, 0.0, 0.0]], [[0.0, 1.0, 0.0, 0.0]]])
+        >>> rest = (2, w, b, None, None, False, 0.0, torch.eye(E), None)
+        >>> out, weights = F.multi_head_attention_forward(x, x, x, E, *rest)
+        >>> out.shape, weights
+        (torchic.Size([2, 1, 4]), tensor([[[0.5849, 0.4151],
+                 [0.4151, 0.5849]]]))
     """
     batched = query.ndim == 3
     if batched:
@@ -213,16 +249,26 @@ class MultiheadAttention(Module):
         kdim, vdim: key / value widths (default E; when they differ, q/k/v_proj_weight
             replace in_proj_weight).
         batch_first: (N, L, E) inputs and outputs instead of (L, N, E).
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
 
     forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
     average_attn_weights=True, is_causal=False) -> (attn_output, attn_weights or None).
     A True in a bool mask means that position may NOT be attended.
 
-    Example::
+    Shape:
+        - query `(L, N, E)`, key `(S, N, kdim)`, value `(S, N, vdim)` (N first with
+          batch_first; unbatched without N).
+        - key_padding_mask `(N, S)`; attn_mask `(L, S)` or `(N * num_heads, L, S)`.
+        - attn_output `(L, N, E)`; attn_weights `(N, L, S)` averaged over the heads, else
+          `(N, num_heads, L, S)`.
 
+    Example:
         >>> mha = nn.MultiheadAttention(16, 4, batch_first=True)
         >>> x = torchic.randn(2, 5, 16)
-        >>> out, weights = mha(x, x, x)      # (2, 5, 16), (2, 5, 5)
+        >>> out, weights = mha(x, x, x)
+        >>> out.shape, weights.shape
+        (torchic.Size([2, 5, 16]), torchic.Size([2, 5, 5]))
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,

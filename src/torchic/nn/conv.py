@@ -103,17 +103,35 @@ class _Conv(_ConvNd):
 
 
 class Conv2d(_Conv):
-    """2-d convolution over (N, C_in, H, W) inputs (F.conv2d with this module's weight
-    (C_out, C_in/groups, kh, kw) and bias (C_out,)).
+    """2-d convolution over (N, C_in, H, W) inputs (F.conv2d with this module's weight (C_out,
+    C_in/groups, kh, kw) and bias (C_out,)).
 
     Args:
-        in_channels, out_channels, kernel_size: as PyTorch's. stride, padding (ints, pairs,
-            "valid" or "same"), dilation, groups, bias: as F.conv2d's.
-        padding_mode: "zeros", "reflect", "replicate" or "circular".
+        in_channels: C_in, the input's channels.
+        out_channels: C_out, the output's channels.
+        kernel_size: an int or (kh, kw).
+        stride: an int or (h, w). Default: 1.
+        padding: an int, (h, w), "valid" or "same". Default: 0.
+        dilation: the spacing of the filters' taps. Default: 1.
+        groups: C_in and C_out split into groups convolved apart (groups = C_in: depthwise).
+            Default: 1.
+        bias: `(Co,)` or None.
+        padding_mode: "zeros" (default), "reflect", "replicate" or "circular".
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Output: `(N, Co, Ho, Wo)`, `Ho = (H + 2*pad - dilation*(kh-1) - 1) // stride + 1`
+          (Wo alike).
+
+    Attributes:
+        weight: `(C_out, C_in / groups, kh, kw)`, ~ U(-1/sqrt(fan_in), +) as PyTorch's.
+        bias: `(C_out,)` or None.
 
     Example:
-        >>> nn.Conv2d(3, 16, 3, padding=1)(torchic.randn(8, 3, 32, 32)).shape
-        torchic.Size([8, 16, 32, 32])
+        >>> m = nn.Conv2d(16, 33, 3, stride=2)
+        >>> m(torch.randn(20, 16, 50, 100)).shape
+        torchic.Size([20, 33, 24, 49])
     """
     _dims = 2
 
@@ -121,9 +139,30 @@ class Conv2d(_Conv):
 class Conv1d(_Conv):
     """1-d convolution over (N, C_in, L) inputs; arguments as Conv2d's.
 
+    Args:
+        in_channels: C_in, the input's channels.
+        out_channels: C_out, the output's channels.
+        kernel_size: k, the filters' length.
+        stride: an int or 1-tuple. Default: 1.
+        padding: an int, "valid" or "same". Default: 0.
+        dilation: the spacing of the filters' taps. Default: 1.
+        groups: C_in and C_out split into groups convolved apart. Default: 1.
+        bias: `(Co,)` or None.
+        padding_mode: "zeros" (default), "reflect", "replicate" or "circular".
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Output: `(N, Co, Lo)`, `Lo = (L + 2*padding - dilation*(k-1) - 1) // stride + 1`.
+
+    Attributes:
+        weight: `(C_out, C_in / groups, k)`, ~ U(-1/sqrt(C_in/groups * k), +) as PyTorch's.
+        bias: `(C_out,)` or None.
+
     Example:
-        >>> nn.Conv1d(4, 8, 3)(torchic.randn(2, 4, 10)).shape
-        torchic.Size([2, 8, 8])
+        >>> m = nn.Conv1d(16, 33, 3, stride=2)
+        >>> m(torch.randn(20, 16, 50)).shape
+        torchic.Size([20, 33, 24])
     """
     _dims = 1
 
@@ -168,12 +207,35 @@ class _ConvTranspose(_ConvNd):
 
 
 class ConvTranspose2d(_ConvTranspose):
-    """2-d transposed convolution (F.conv_transpose2d with weight (C_in, C_out/groups, kh,
-    kw)); forward(input, output_size=None) picks output_padding to reach output_size.
+    """2-d transposed convolution (F.conv_transpose2d with weight (C_in, C_out/groups, kh, kw));
+    forward(input, output_size=None) picks output_padding to reach output_size.
+
+    Args:
+        in_channels: C_in, the input's channels.
+        out_channels: C_out, the output's channels.
+        kernel_size: an int or (kh, kw).
+        stride: an int or (h, w). Default: 1.
+        padding: removed from both sides of the output. Default: 0.
+        output_padding: added to one side of the output (< stride or dilation). Default: 0.
+        groups: Default: 1.
+        bias: `(Cout,)` or None.
+        dilation: Default: 1.
+        padding_mode: "zeros" (default), "reflect", "replicate" or "circular".
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Output: `(N, Cout, Ho, Wo)`, `Ho = (H-1)*stride - 2*padding + dilation*(kh-1) +
+          output_padding + 1` (Wo alike).
+
+    Attributes:
+        weight: `(C_in, C_out / groups, kh, kw)`.
+        bias: `(C_out,)` or None.
 
     Example:
-        >>> nn.ConvTranspose2d(4, 2, 3, stride=2)(torchic.randn(1, 4, 5, 5)).shape
-        torchic.Size([1, 2, 11, 11])
+        >>> m = nn.ConvTranspose2d(16, 33, 3, stride=2)
+        >>> m(torch.randn(20, 16, 50, 100)).shape
+        torchic.Size([20, 33, 101, 201])
     """
     _dims = 2
 
@@ -181,15 +243,55 @@ class ConvTranspose2d(_ConvTranspose):
 class ConvTranspose1d(_ConvTranspose):
     """1-d transposed convolution over (N, C_in, L); arguments as ConvTranspose2d's.
 
+    Args:
+        in_channels: C_in, the input's channels.
+        out_channels: C_out, the output's channels.
+        kernel_size: k, the filters' length.
+        stride: Default: 1.
+        padding: removed from both ends of the output. Default: 0.
+        output_padding: added to one end of the output (< stride or dilation). Default: 0.
+        groups: Default: 1.
+        bias: `(Cout,)` or None.
+        dilation: Default: 1.
+        padding_mode: "zeros" (default), "reflect", "replicate" or "circular".
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Output: `(N, Cout, Lo)`, `Lo = (L-1)*stride - 2*padding + dilation*(k-1) +
+          output_padding + 1`.
+
+    Attributes:
+        weight: `(C_in, C_out / groups, k)`.
+        bias: `(C_out,)` or None.
+
     Example:
-        >>> nn.ConvTranspose1d(4, 2, 3)(torchic.randn(1, 4, 5)).shape
-        torchic.Size([1, 2, 7])
+        >>> m = nn.ConvTranspose1d(16, 33, 3, stride=2)
+        >>> m(torch.randn(20, 16, 50)).shape
+        torchic.Size([20, 33, 101])
     """
     _dims = 1
 
 
 class Unfold(Module):
-    """F.unfold as a module: sliding windows of (N, C, H, W) as columns (N, C*kh*kw, L)."""
+    """F.unfold as a module: sliding windows of (N, C, H, W) as columns (N, C*kh*kw, L).
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        dilation: the spacing of the window's taps. Default: 1.
+        padding: implicit zeros on both sides. Default: 0.
+        stride: the windows' step. Default: 1.
+
+    Shape:
+        - Output: `(N, C*kh*kw, L)`, L the number of windows.
+
+    Example:
+        >>> nn.Unfold(2)(torch.arange(9.0).reshape(1, 1, 3, 3))
+        tensor([[[0., 1., 3., 4.],
+                 [1., 2., 4., 5.],
+                 [3., 4., 6., 7.],
+                 [4., 5., 7., 8.]]])
+    """
 
     def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
                  stride: Any = 1) -> None:
@@ -206,7 +308,24 @@ class Unfold(Module):
 
 
 class Fold(Module):
-    """F.fold as a module: columns (N, C*kh*kw, L) summed into (N, C, *output_size)."""
+    """F.fold as a module: columns (N, C*kh*kw, L) summed into (N, C, *output_size).
+
+    Args:
+        output_size: the image's (H, W).
+        kernel_size: the window: an int or one per spatial dim.
+        dilation: as unfold's. Default: 1.
+        padding: as unfold's. Default: 0.
+        stride: as unfold's. Default: 1.
+
+    Shape:
+        - Output: `(N, C, H, W)`.
+
+    Example:
+        >>> nn.Fold((3, 3), 2)(torch.ones(1, 4, 4))
+        tensor([[[[1., 2., 1.],
+                  [2., 4., 2.],
+                  [1., 2., 1.]]]])
+    """
 
     def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
                  stride: Any = 1) -> None:

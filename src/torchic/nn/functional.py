@@ -3,6 +3,11 @@
     import torchic.nn.functional as F
     loss = F.cross_entropy(logits, targets)
 
+Each function's docstring says what it computes, its Args, Shape and an Example; the
+examples assume `import torchic as torch`, `import torchic.nn as nn` and
+`import torchic.nn.functional as F`, as PyTorch's assume `import torch` (the tests run every
+example on every backend, and through PyTorch, which prints the same).
+
 Everything here is composed from the op functions in torchic.api (which apply one
 Function per primitive op, each with its backward), except layer_norm, gelu and causal
 scaled_dot_product_attention, which apply the fused Functions of functions/fused.py.

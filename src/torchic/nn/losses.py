@@ -584,7 +584,38 @@ class TripletMarginWithDistanceLoss(_Loss):
 class LinearCrossEntropyLoss(_WeightedLoss):
     """cross_entropy of a learned linear map of the input (`F.linear_cross_entropy`): an
     internal `linear` (Linear(in_features, num_classes * prod(out_features), bias)) whose
-    weight is read as (num_classes, *out_features, in_features)."""
+    weight is read as (num_classes, *out_features, in_features).
+
+    Args:
+        in_features: the input's features.
+        num_classes: C, the number of classes.
+        out_features: extra output dims for a K-dimensional loss. Default: () (none).
+        bias: learn a bias for the linear map. Default: False.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        reduction: `"mean"` (default), `"sum"` or `"none"`.
+        weight: `(C,)` per-class weights, or None.
+        ignore_index: targets equal to it add nothing (class indices only). Default: None.
+        label_smoothing: in [0, 1], as in cross_entropy. Default: 0.
+        options: PyTorch's chunking strategy: it changes how PyTorch splits the work, not the
+            result (torchic computes the logits whole).
+
+    Shape:
+        - Input: `(N, in_features)` or `(in_features,)`.
+        - Target: `(N, *out_features)` class indices, or probabilities `(N, C,
+          *out_features)`.
+        - Output: a scalar, or the target's shape with `reduction="none"`.
+
+    Attributes:
+        linear: the Linear(in_features, num_classes * prod(out_features), bias) whose weight
+            is read as (num_classes, *out_features, in_features).
+
+    Example:
+        >>> loss_fn = nn.LinearCrossEntropyLoss(8, 5)
+        >>> loss = loss_fn(torch.randn(4, 8), torch.tensor([0, 1, 4, 2]))
+        >>> loss.shape, bool(loss > 0)
+        (torchic.Size([]), True)
+    """
 
     def __init__(self, in_features: int, num_classes: int, *,
                  out_features: tuple[int, ...] = (), bias: bool = False, device: Any = None,

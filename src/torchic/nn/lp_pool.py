@@ -86,9 +86,18 @@ class _LPPool(Module):
 class LPPool1d(_LPPool):
     """F.lp_pool1d as a module: (sum over each window of x**p)**(1/p).
 
+    Args:
+        norm_type: p (inf gives max pooling's values, 1 sum pooling).
+        kernel_size: the window's length.
+        stride: the window's step. Default: kernel_size.
+        ceil_mode: round the output size up. Default: False.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L - kernel_size) // stride + 1`.
+
     Example:
-        >>> nn.LPPool1d(2, 3, stride=2)(torchic.randn(20, 16, 50)).shape
-        torchic.Size([20, 16, 24])
+        >>> nn.LPPool1d(2, 3)(torch.ones(1, 1, 6))
+        tensor([[[1.7321, 1.7321]]])
     """
     _fn = staticmethod(lp_pool1d)
 
@@ -96,8 +105,18 @@ class LPPool1d(_LPPool):
 class LPPool2d(_LPPool):
     """F.lp_pool2d as a module: (sum over each (kh, kw) window of x**p)**(1/p).
 
+    Args:
+        norm_type: p (inf gives max pooling's values, 1 sum pooling).
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        ceil_mode: round the output size up. Default: False.
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H - kh) // stride + 1` (Wo alike).
+
     Example:
-        >>> nn.LPPool2d(2, 3, stride=2)(torchic.randn(20, 16, 50, 32)).shape
-        torchic.Size([20, 16, 24, 15])
+        >>> nn.LPPool2d(2, 2)(torch.ones(1, 1, 4, 4))
+        tensor([[[[2., 2.],
+                  [2., 2.]]]])
     """
     _fn = staticmethod(lp_pool2d)

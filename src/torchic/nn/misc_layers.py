@@ -19,7 +19,28 @@ from .parameter import Parameter
 
 class Bilinear(Module):
     """`y = x1^T A x2 + b`: weight (out_features, in1_features, in2_features), bias
-    (out_features,), both ~ U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+    (out_features,), both ~ U(-1/sqrt(in1_features), 1/sqrt(in1_features)).
+
+    Args:
+        in1_features: the first input's size.
+        in2_features: the second input's size.
+        out_features: the output's size.
+        bias: `(out,)` or None.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Output: `(*, out)`.
+
+    Attributes:
+        weight: `(out_features, in1_features, in2_features)`, ~ U(-1/sqrt(in1_features), +).
+        bias: `(out_features,)` or None.
+
+    Example:
+        >>> m = nn.Bilinear(20, 30, 40)
+        >>> m(torch.randn(128, 20), torch.randn(128, 30)).shape
+        torchic.Size([128, 40])
+    """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:
@@ -51,7 +72,20 @@ class Bilinear(Module):
 
 
 class CosineSimilarity(Module):
-    """`F.cosine_similarity(x1, x2, dim, eps)`."""
+    """`F.cosine_similarity(x1, x2, dim, eps)`.
+
+    Args:
+        dim: the dimension of the vectors. Default: 1.
+        eps: the norms' lower clamp. Default: 1e-8.
+
+    Shape:
+        - Output: the broadcast shape without dim.
+
+    Example:
+        >>> x1, x2 = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]])
+        >>> nn.CosineSimilarity()(x1, x2)
+        tensor([0.7071])
+    """
 
     def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
         super().__init__()
@@ -63,7 +97,21 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
-    """`F.pairwise_distance(x1, x2, p, eps, keepdim)`: the p-norm of x1 - x2 + eps."""
+    """`F.pairwise_distance(x1, x2, p, eps, keepdim)`: the p-norm of x1 - x2 + eps.
+
+    Args:
+        p: the norm's order. Default: 2.
+        eps: added to the difference (no zero division in the gradient). Default: 1e-6.
+        keepdim: keep the last dimension (size 1). Default: False.
+
+    Shape:
+        - Output: `(N,)` (or `()`), `(N, 1)` with keepdim.
+
+    Example:
+        >>> x1, x2 = torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 4.0]])
+        >>> nn.PairwiseDistance(eps=0.0)(x1, x2)
+        tensor([5.])
+    """
 
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
         super().__init__()
@@ -77,7 +125,32 @@ class PairwiseDistance(Module):
 
 class EmbeddingBag(Module):
     """Sums / means / maxes of bags of embedding rows (`F.embedding_bag`), weight ~ N(0, 1)
-    (padding_idx's row zeroed)."""
+    (padding_idx's row zeroed).
+
+    Args:
+        num_embeddings: the table's number of rows.
+        embedding_dim: the rows' size.
+        max_norm: as in embedding.
+        norm_type: as in embedding.
+        scale_grad_by_freq: as in embedding.
+        mode: "sum", "mean" (default) or "max".
+        sparse: as in embedding.
+        include_last_offset: offsets holds B + 1 bounds. Default: False.
+        padding_idx: an index left out of its bag.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Input: `(B, L)`, or 1-D with offsets `(B,)`. Output: `(B, embedding_dim)`.
+
+    Attributes:
+        weight: the table `(num_embeddings, embedding_dim)`, ~ N(0, 1).
+
+    Example:
+        >>> m = nn.EmbeddingBag(10, 3, mode="sum")
+        >>> m(torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4])).shape
+        torchic.Size([2, 3])
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -132,7 +205,20 @@ class EmbeddingBag(Module):
 
 
 class Unflatten(Module):
-    """Split dim `dim` into `unflattened_size` (a -1 entry is inferred)."""
+    """Split dim `dim` into `unflattened_size` (a -1 entry is inferred).
+
+    Args:
+        dim: the dimension to split.
+        unflattened_size: the sizes it becomes (their product is its size; one -1 is
+            inferred).
+
+    Shape:
+        - Input: `(*, S, *)`. Output: `(*, U1, ..., Un, *)`.
+
+    Example:
+        >>> nn.Unflatten(1, (2, 5, 5))(torch.randn(2, 50)).shape
+        torchic.Size([2, 2, 5, 5])
+    """
 
     def __init__(self, dim: int | str, unflattened_size: Sequence[int]) -> None:
         super().__init__()
@@ -154,7 +240,18 @@ class Unflatten(Module):
 
 
 class ChannelShuffle(Applies):
-    """`F.channel_shuffle(input, groups)`."""
+    """`F.channel_shuffle(input, groups)`.
+
+    Args:
+        groups: the number of groups (it divides C).
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> nn.ChannelShuffle(2)(torch.arange(4.0).reshape(1, 4, 1)).flatten()
+        tensor([0., 2., 1., 3.])
+    """
     _fn, _args = staticmethod(F.channel_shuffle), ("groups",)
 
     def __init__(self, groups: int) -> None:
@@ -163,25 +260,92 @@ class ChannelShuffle(Applies):
 
 
 class Dropout1d(_DropoutNd):
-    """Zero whole channels of (N, C, L) / (C, L) input in training (`F.dropout1d`)."""
+    """Zero whole channels of (N, C, L) / (C, L) input in training (`F.dropout1d`).
+
+    Args:
+        p: the probability of dropping. Default: 0.5.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> m = nn.Dropout1d(0.5).eval()
+        >>> m(torch.ones(1, 2, 3))
+        tensor([[[1., 1., 1.],
+                 [1., 1., 1.]]])
+    """
     _fn = staticmethod(F.dropout1d)
 
 
 class Dropout2d(_DropoutNd):
-    """Zero whole channels of (N, C, H, W) / (C, H, W) input in training."""
+    """Zero whole channels of (N, C, H, W) / (C, H, W) input in training.
+
+    Args:
+        p: the probability of dropping. Default: 0.5.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> m = nn.Dropout2d(0.5)
+        >>> m(torch.randn(20, 16, 32, 32)).shape
+        torchic.Size([20, 16, 32, 32])
+    """
     _fn = staticmethod(F.dropout2d)
 
 
 class Dropout3d(_DropoutNd):
-    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input in training."""
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input in training.
+
+    Args:
+        p: the probability of dropping. Default: 0.5.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> m = nn.Dropout3d(0.5)
+        >>> m(torch.randn(20, 16, 4, 32, 32)).shape
+        torchic.Size([20, 16, 4, 32, 32])
+    """
     _fn = staticmethod(F.dropout3d)
 
 
 class AlphaDropout(_DropoutNd):
-    """`F.alpha_dropout` in training, the identity in eval."""
+    """`F.alpha_dropout` in training, the identity in eval.
+
+    Args:
+        p: the probability of dropping. Default: 0.5.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(*)`, any shape. Output: the input's shape.
+
+    Example:
+        >>> m = nn.AlphaDropout(0.2).eval()
+        >>> m(torch.tensor([1.0, -1.0]))
+        tensor([ 1., -1.])
+    """
     _fn = staticmethod(F.alpha_dropout)
 
 
 class FeatureAlphaDropout(_DropoutNd):
-    """`F.feature_alpha_dropout` in training, the identity in eval."""
+    """`F.feature_alpha_dropout` in training, the identity in eval.
+
+    Args:
+        p: the probability of dropping. Default: 0.5.
+        inplace: write the result into `input` (and return it). Default: False.
+
+    Shape:
+        - Input: `(N, C, *)`. Output: the input's shape.
+
+    Example:
+        >>> m = nn.FeatureAlphaDropout(0.2).eval()
+        >>> m(torch.ones(1, 2, 2))
+        tensor([[[1., 1.],
+                 [1., 1.]]])
+    """
     _fn = staticmethod(F.feature_alpha_dropout)

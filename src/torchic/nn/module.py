@@ -80,7 +80,30 @@ class _Forward(Protocol[_P, _R]):
 
 
 class Module(HookMixin):
-    """Base class of every layer and model: subclass it and define ``forward``."""
+    """Base class of every layer and model: subclass it and define ``forward``.
+
+    Modules, Parameters and buffers assigned as attributes in `__init__` (after
+    `super().__init__()`) are registered: `parameters()`, `state_dict()`, `train()` /
+    `eval()`, `zero_grad()` and `to()` reach them, recursively. Calling the module runs
+    `forward` (with its hooks).
+
+    Shape:
+        - Whatever `forward` takes and returns.
+
+    Example:
+        >>> class TwoLayer(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc1 = nn.Linear(4, 8)
+        ...         self.fc2 = nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.fc2(torch.relu(self.fc1(x)))
+        >>> model = TwoLayer()
+        >>> model(torch.ones(3, 4)).shape
+        torchic.Size([3, 2])
+        >>> [name for name, _ in model.named_parameters()]
+        ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    """
 
     training: bool
     _parameters: OrderedDict[str, Parameter | None]
@@ -550,7 +573,16 @@ def _check_name(module, name):
 # containers
 # ---------------------------------------------------------------------------------------
 class ModuleList(Module):
-    """A list of modules whose parameters are registered (unlike a plain Python list)."""
+    """A list of modules whose parameters are registered (unlike a plain Python list).
+
+    Args:
+        modules: an iterable of modules to start with. Default: None (empty).
+
+    Example:
+        >>> layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        >>> len(layers), len(list(layers.parameters()))
+        (3, 6)
+    """
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
@@ -588,7 +620,22 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Modules called in order: Sequential(a, b, c)(x) == c(b(a(x)))."""
+    """A container that calls its modules in order: `Sequential(a, b, c)(x) == c(b(a(x)))`.
+
+    The modules are registered under the names "0", "1", ... (or the OrderedDict's keys), so
+    their parameters, state_dict entries and train() / eval() follow. Indexing gives a module
+    (or a Sequential of a slice); append / extend add modules.
+
+    Args:
+        args: modules, or one OrderedDict of named modules.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        >>> model(torch.ones(4, 2)).shape
+        torchic.Size([4, 1])
+        >>> [name for name, _ in model.named_parameters()]
+        ['0.weight', '0.bias', '2.weight', '2.bias']
+    """
 
     def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
         super().__init__()
@@ -609,7 +656,19 @@ class Sequential(ModuleList):
 
 
 class ModuleDict(Module):
-    """A dict of named modules whose parameters are registered."""
+    """A dict of named modules whose parameters are registered, in insertion order.
+
+    Args:
+        modules: a mapping (or iterable of (name, module) pairs) to start with. Default: None
+            (empty).
+
+    Example:
+        >>> acts = nn.ModuleDict({"relu": nn.ReLU(), "tanh": nn.Tanh()})
+        >>> acts["relu"](torch.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+        >>> list(acts.keys())
+        ['relu', 'tanh']
+    """
 
     def __init__(self, modules: Any = None) -> None:
         super().__init__()

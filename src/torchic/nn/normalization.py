@@ -124,12 +124,54 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization over (N, C, H, W) input, per channel C (see BatchNorm1d)."""
+    """Batch normalization over (N, C, H, W) input, per channel C (see BatchNorm1d).
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance. Default: 1e-5.
+        momentum: the running statistics' update factor (None: a cumulative average).
+            Default: 0.1.
+        affine: learnable per-channel weight (ones) and bias (zeros). Default: True.
+        track_running_stats: keep running mean / variance for evaluation. Default: True.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        bias: with affine, False leaves out the learnable bias. Default: True.
+
+    Shape:
+        - Input: `(N, C, H, W)`. Output: the input's shape.
+
+    Example:
+        >>> m = nn.BatchNorm2d(2)
+        >>> m(torch.arange(8.0).reshape(2, 2, 1, 2)).shape
+        torchic.Size([2, 2, 1, 2])
+        >>> m.running_mean
+        tensor([0.2500, 0.4500])
+    """
     _dims = (4,)
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization over (N, C, D, H, W) input, per channel C (see BatchNorm1d)."""
+    """Batch normalization over (N, C, D, H, W) input, per channel C (see BatchNorm1d).
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance. Default: 1e-5.
+        momentum: the running statistics' update factor (None: a cumulative average).
+            Default: 0.1.
+        affine: learnable per-channel weight (ones) and bias (zeros). Default: True.
+        track_running_stats: keep running mean / variance for evaluation. Default: True.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        bias: with affine, False leaves out the learnable bias. Default: True.
+
+    Shape:
+        - Input: `(N, C, D, H, W)`. Output: the input's shape.
+
+    Example:
+        >>> m = nn.BatchNorm3d(3)
+        >>> m(torch.randn(2, 3, 2, 4, 4)).shape
+        torchic.Size([2, 3, 2, 4, 4])
+    """
     _dims = (5,)
 
 
@@ -164,23 +206,97 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance normalization of (N, C, L) or (C, L) input: each sample's channel over L."""
+    """Instance normalization of (N, C, L) or (C, L) input: each sample's channel over L.
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance. Default: 1e-5.
+        momentum: the running statistics' update factor. Default: 0.1.
+        affine: learnable per-channel weight and bias. Default: False.
+        track_running_stats: keep running statistics for evaluation. Default: False.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        bias: with affine, False leaves out the bias. Default: True.
+
+    Shape:
+        - Input: `(N, C, L)` or `(C, L)`. Output: the input's shape.
+
+    Example:
+        >>> nn.InstanceNorm1d(2)(torch.tensor([[[1.0, 3.0], [0.0, 10.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
     _dims = (2, 3)
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Instance normalization of (N, C, H, W) or (C, H, W) input."""
+    """Instance normalization of (N, C, H, W) or (C, H, W) input.
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance. Default: 1e-5.
+        momentum: the running statistics' update factor. Default: 0.1.
+        affine: learnable per-channel weight and bias. Default: False.
+        track_running_stats: keep running statistics for evaluation. Default: False.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        bias: with affine, False leaves out the bias. Default: True.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: the input's shape.
+
+    Example:
+        >>> nn.InstanceNorm2d(1)(torch.tensor([[[[1.0, 3.0], [5.0, 7.0]]]]))
+        tensor([[[[-1.3416, -0.4472],
+                  [ 0.4472,  1.3416]]]])
+    """
     _dims = (3, 4)
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Instance normalization of (N, C, D, H, W) or (C, D, H, W) input."""
+    """Instance normalization of (N, C, D, H, W) or (C, D, H, W) input.
+
+    Args:
+        num_features: C, the number of channels.
+        eps: added to the variance. Default: 1e-5.
+        momentum: the running statistics' update factor. Default: 0.1.
+        affine: learnable per-channel weight and bias. Default: False.
+        track_running_stats: keep running statistics for evaluation. Default: False.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        bias: with affine, False leaves out the bias. Default: True.
+
+    Shape:
+        - Input: `(N, C, D, H, W)` or `(C, D, H, W)`. Output: the input's shape.
+
+    Example:
+        >>> nn.InstanceNorm3d(3)(torch.randn(2, 3, 2, 4, 4)).shape
+        torchic.Size([2, 3, 2, 4, 4])
+    """
     _dims = (4, 5)
 
 
 class GroupNorm(Module):
     """Normalize (N, C, *) input over groups of C / num_groups channels; weight / bias per
-    channel (affine)."""
+    channel (affine).
+
+    Args:
+        num_groups: the number of groups (it divides C).
+        num_channels: C, the input's channels.
+        eps: added to the variance. Default: 1e-5.
+        affine: learnable per-channel weight (ones) and bias (zeros). Default: True.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+        bias: with affine, False leaves out the learnable bias. Default: True.
+
+    Shape:
+        - Input: `(N, C, *)`. Output: the input's shape.
+
+    Example:
+        >>> m = nn.GroupNorm(2, 4)
+        >>> m(torch.tensor([[1.0, 3.0, 10.0, 30.0]])).detach()
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device: Any = None, dtype: Any = None,
@@ -205,8 +321,25 @@ class GroupNorm(Module):
 
 
 class RMSNorm(Module):
-    """`x / sqrt(mean(x**2) + eps) * weight` over the trailing normalized_shape dims (eps
-    None: the dtype's machine epsilon)."""
+    """`x / sqrt(mean(x**2) + eps) * weight` over the trailing normalized_shape dims (eps None:
+    the dtype's machine epsilon).
+
+    Args:
+        normalized_shape: an int or the shape of the trailing dims to normalize over.
+        eps: added to the mean square. Default: the input dtype's machine epsilon.
+        elementwise_affine: a learnable weight (ones) of normalized_shape. Default: True.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> m = nn.RMSNorm(2)
+        >>> m(torch.tensor([[3.0, 4.0], [1.0, 1.0]])).detach()
+        tensor([[0.8485, 1.1314],
+                [1.0000, 1.0000]])
+    """
 
     def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
                  elementwise_affine: bool = True, device: Any = None,
@@ -236,8 +369,24 @@ class RMSNorm(Module):
 
 
 class LocalResponseNorm(Module):
-    """`F.local_response_norm`: each value divided by a power of its neighbouring
-    channels' mean square."""
+    """`F.local_response_norm`: each value divided by a power of its neighbouring channels' mean
+    square.
+
+    Args:
+        size: the number of neighbouring channels.
+        alpha: Default: 1e-4.
+        beta: Default: 0.75.
+        k: Default: 1.
+
+    Shape:
+        - Output: the input's shape.
+
+    Example:
+        >>> nn.LocalResponseNorm(2, alpha=1.0)(torch.tensor([[[1.0], [2.0], [3.0]]]))
+        tensor([[[0.7378],
+                 [0.7816],
+                 [0.6620]]])
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
                  k: float = 1.0) -> None:

@@ -54,15 +54,50 @@ class _MaxPool(_Pool):
 
 
 class MaxPool1d(_MaxPool, dims=1):
-    """F.max_pool1d as a module (stride defaults to kernel_size)."""
+    """F.max_pool1d as a module (stride defaults to kernel_size).
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel). Default: 0.
+        dilation: the spacing of the window's taps. Default: 1.
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+        ceil_mode: round the output size up. Default: False.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L + 2*padding - dilation*(k-1) - 1) // stride + 1`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.MaxPool1d(2)(x)
+        tensor([[[5., 4., 6.]]])
+    """
 
 
 class MaxPool2d(_MaxPool, dims=2):
     """F.max_pool2d as a module (stride defaults to kernel_size).
 
+    Args:
+        kernel_size: the window, an int or (kh, kw).
+        stride: the window's step. Default: kernel_size.
+        padding: implicit -inf on both sides (at most half the kernel).
+        dilation: the spacing of the window's taps. Default: 1.
+        return_indices: also return each maximum's flat index in its (H, W) plane (for
+            max_unpool2d).
+        ceil_mode: round the output size up (windows may overhang the right edge, never start
+            past it).
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H + 2*padding - dilation*(kh-1) - 1) // stride +
+          1` (Wo alike).
+
     Example:
-        >>> nn.MaxPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        torchic.Size([1, 3, 4, 4])
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.MaxPool2d(2)(x)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+        >>> nn.MaxPool2d(3, stride=2)(torch.randn(20, 16, 50, 32)).shape
+        torchic.Size([20, 16, 24, 15])
     """
 
 
@@ -88,7 +123,23 @@ class _AvgPool(_Pool):
 
 
 class AvgPool1d(_AvgPool, dims=1):
-    """F.avg_pool1d as a module (stride defaults to kernel_size)."""
+    """F.avg_pool1d as a module (stride defaults to kernel_size).
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+        ceil_mode: round the output size up. Default: False.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+
+    Shape:
+        - Output: `(N, C, Lo)`, `Lo = (L + 2*padding - kernel_size) // stride + 1`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.AvgPool1d(2)(x)
+        tensor([[[3.0000, 3.5000, 4.0000]]])
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True) -> None:
@@ -101,9 +152,22 @@ class AvgPool1d(_AvgPool, dims=1):
 class AvgPool2d(_AvgPool, dims=2):
     """F.avg_pool2d as a module (stride defaults to kernel_size).
 
+    Args:
+        kernel_size: the window, an int or (kh, kw).
+        stride: the window's step. Default: kernel_size.
+        padding: implicit zeros on both sides (at most half the kernel).
+        ceil_mode: round the output size up.
+        count_include_pad: count the padding zeros in the mean's divisor. Default: True.
+        divisor_override: divide every window's sum by this instead.
+
+    Shape:
+        - Output: `(N, C, Ho, Wo)`, `Ho = (H + 2*padding - kh) // stride + 1` (Wo alike).
+
     Example:
-        >>> nn.AvgPool2d(2)(torchic.randn(1, 3, 8, 8)).shape
-        torchic.Size([1, 3, 4, 4])
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.AvgPool2d(2)(x)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]])
     """
 
 
@@ -122,15 +186,36 @@ class _AdaptiveAvg(_Pool):
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvg, dims=1):
-    """F.adaptive_avg_pool1d as a module."""
+    """F.adaptive_avg_pool1d as a module.
+
+    Args:
+        output_size: the output's length: an int, or a 1-tuple.
+
+    Shape:
+        - Output: `(N, C, output_size)`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.AdaptiveAvgPool1d(3)(x)
+        tensor([[[3.0000, 3.5000, 4.0000]]])
+    """
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvg, dims=2):
     """F.adaptive_avg_pool2d as a module (output_size: int, pair, None keeps a dim).
 
+    Args:
+        output_size: the output's size (h, w): an int, or one per dim (None keeps the input
+            size).
+
+    Shape:
+        - Output: `(N, C, h, w)`.
+
     Example:
-        >>> nn.AdaptiveAvgPool2d(1)(torchic.randn(2, 8, 7, 7)).shape
-        torchic.Size([2, 8, 1, 1])
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.AdaptiveAvgPool2d(2)(x)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]])
     """
 
 
@@ -146,11 +231,39 @@ class _AdaptiveMax(_AdaptiveAvg):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMax, dims=1):
-    """F.adaptive_max_pool1d as a module."""
+    """F.adaptive_max_pool1d as a module.
+
+    Args:
+        output_size: the output's length: an int, or a 1-tuple.
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, output_size)`.
+
+    Example:
+        >>> x = torch.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0, 6.0]]])
+        >>> nn.AdaptiveMaxPool1d(3)(x)
+        tensor([[[5., 4., 6.]]])
+    """
 
 
 class AdaptiveMaxPool2d(_AdaptiveMax, dims=2):
-    """F.adaptive_max_pool2d as a module."""
+    """F.adaptive_max_pool2d as a module.
+
+    Args:
+        output_size: the output's size (h, w): an int, or one per dim (None keeps the input
+            size).
+        return_indices: also return each maximum's flat index in its plane (for max_unpool).
+
+    Shape:
+        - Output: `(N, C, h, w)`.
+
+    Example:
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> nn.AdaptiveMaxPool2d(2)(x)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
 
 
 class _MaxUnpool(_Pool):
@@ -173,18 +286,73 @@ class _MaxUnpool(_Pool):
 
 
 class MaxUnpool1d(_MaxUnpool, dims=1):
-    """F.max_unpool1d as a module: forward(input, indices, output_size=None)."""
+    """F.max_unpool1d as a module: forward(input, indices, output_size=None).
+
+    Called as `m(input, indices, output_size=None)`.
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+
+    Shape:
+        - Input, indices: `(N, C, Lo)`. Output: `(N, C, (Lo - 1) * stride - 2 * padding +
+          kernel_size)`, or output_size.
+
+    Example:
+        >>> y, i = nn.MaxPool1d(2, return_indices=True)(torch.tensor([[[1.0, 5.0, 3.0, 4.0]]]))
+        >>> nn.MaxUnpool1d(2)(y, i)
+        tensor([[[0., 5., 0., 4.]]])
+    """
 
 
 class MaxUnpool2d(_MaxUnpool, dims=2):
-    """F.max_unpool2d as a module: forward(input, indices, output_size=None)."""
+    """F.max_unpool2d as a module: forward(input, indices, output_size=None).
+
+    Called as `m(input, indices, output_size=None)`.
+
+    Args:
+        kernel_size: the window: an int or one per spatial dim.
+        stride: the window's step. Default: kernel_size.
+        padding: implicit padding on both sides (at most half the kernel). Default: 0.
+
+    Shape:
+        - Input, indices: `(N, C, Ho, Wo)`. Output: `(N, C, H, W)`, `H = (Ho - 1) * stride -
+          2 * padding + kh`, or output_size.
+
+    Example:
+        >>> x = torch.arange(16.0).reshape(1, 1, 4, 4)
+        >>> y, i = nn.MaxPool2d(2, return_indices=True)(x)
+        >>> nn.MaxUnpool2d(2)(y, i)
+        tensor([[[[ 0.,  0.,  0.,  0.],
+                  [ 0.,  5.,  0.,  7.],
+                  [ 0.,  0.,  0.,  0.],
+                  [ 0., 13.,  0., 15.]]]])
+    """
 
 
 class Upsample(Module):
     """F.interpolate as a module (size or scale_factor, mode, align_corners).
 
+    Args:
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+        mode: "nearest" (PyTorch's floor(dst*scale) rule), "nearest-exact" (pixel centres),
+            "linear" (3-d input), "bilinear" / "bicubic" (4-d; bicubic's a = -0.75) or "area"
+            (adaptive average pooling).
+        align_corners: for the linear modes, map the corner pixels' centres onto each other
+            (default False).
+        recompute_scale_factor: compute the scale from the output size instead of using
+            scale_factor as given.
+
+    Shape:
+        - Input: `(N, C, L)` or `(N, C, H, W)`. Output: `(N, C, size)` / the spatial size
+          times scale_factor.
+
     Example:
-        >>> nn.Upsample(scale_factor=2, mode="nearest")(torchic.randn(1, 1, 3, 3)).shape
+        >>> nn.Upsample(scale_factor=2)(torch.tensor([[[1.0, 2.0]]]))
+        tensor([[[1., 1., 2., 2.]]])
+        >>> nn.Upsample(scale_factor=2, mode="bilinear")(torch.randn(1, 1, 3, 3)).shape
         torchic.Size([1, 1, 6, 6])
     """
 
@@ -209,21 +377,58 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Upsample(mode="nearest")."""
+    """Upsample(mode="nearest").
+
+    Args:
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+
+    Shape:
+        - Input: `(N, C, H, W)`. Output: `(N, C, size)` or scaled by scale_factor.
+
+    Example:
+        >>> nn.UpsamplingNearest2d(scale_factor=2)(torch.tensor([[[[1.0, 2.0]]]]))
+        tensor([[[[1., 1., 2., 2.],
+                  [1., 1., 2., 2.]]]])
+    """
 
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Upsample(mode="bilinear", align_corners=True)."""
+    """Upsample(mode="bilinear", align_corners=True).
+
+    Args:
+        size: the output's spatial size (an int or one per spatial dim), or
+        scale_factor: the factor (or one per dim) the spatial size is multiplied by.
+
+    Shape:
+        - Input: `(N, C, H, W)`. Output: `(N, C, size)` or scaled by scale_factor.
+
+    Example:
+        >>> nn.UpsamplingBilinear2d(size=(1, 4))(torch.tensor([[[[0.0, 3.0]]]]))
+        tensor([[[[0., 1., 2., 3.]]]])
+    """
 
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class PixelShuffle(Module):
-    """F.pixel_shuffle as a module: (*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    """F.pixel_shuffle as a module: (*, C*r*r, H, W) -> (*, C, H*r, W*r).
+
+    Args:
+        upscale_factor: r.
+
+    Shape:
+        - Output: `(*, C, H*r, W*r)`.
+
+    Example:
+        >>> nn.PixelShuffle(2)(torch.arange(4.0).reshape(1, 4, 1, 1))
+        tensor([[[[0., 1.],
+                  [2., 3.]]]])
+    """
 
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
@@ -237,7 +442,18 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """F.pixel_unshuffle as a module: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    """F.pixel_unshuffle as a module: (*, C, H*r, W*r) -> (*, C*r*r, H, W).
+
+    Args:
+        downscale_factor: r.
+
+    Shape:
+        - Output: `(*, C*r*r, H, W)`.
+
+    Example:
+        >>> nn.PixelUnshuffle(2)(torch.arange(4.0).reshape(1, 1, 2, 2)).flatten()
+        tensor([0., 1., 2., 3.])
+    """
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
@@ -269,14 +485,43 @@ class _Pad(Module):
 
 
 class ConstantPad1d(_Pad):
-    """Pads the last dim with `value`: padding int or (left, right)."""
+    """Pads the last dim with `value`: padding int or (left, right).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ConstantPad1d((1, 2), 3.5)(torch.tensor([[1.0, 2.0]]))
+        tensor([[3.5000, 1.0000, 2.0000, 3.5000, 3.5000]])
+    """
 
     def __init__(self, padding: Any, value: float) -> None:
         super().__init__(padding, value)
 
 
 class ConstantPad2d(_Pad):
-    """Pads the last two dims with `value`: padding int or (left, right, top, bottom)."""
+    """Pads the last two dims with `value`: padding int or (left, right, top, bottom).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.ConstantPad2d(1, 0.5)(torch.tensor([[[1.0]]]))
+        tensor([[[0.5000, 0.5000, 0.5000],
+                 [0.5000, 1.0000, 0.5000],
+                 [0.5000, 0.5000, 0.5000]]])
+    """
     _dims = 2
 
     def __init__(self, padding: Any, value: float) -> None:
@@ -284,7 +529,19 @@ class ConstantPad2d(_Pad):
 
 
 class ZeroPad1d(_Pad):
-    """Pads the last dim with zeros: padding int or (left, right)."""
+    """Pads the last dim with zeros: padding int or (left, right).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ZeroPad1d((1, 2))(torch.tensor([[1.0, 2.0]]))
+        tensor([[0., 1., 2., 0., 0.]])
+    """
 
     def __init__(self, padding: Any) -> None:
         super().__init__(padding, 0.0)
@@ -293,9 +550,18 @@ class ZeroPad1d(_Pad):
 class ZeroPad2d(_Pad):
     """Pads the last two dims with zeros: padding int or (left, right, top, bottom).
 
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
     Example:
-        >>> nn.ZeroPad2d(1)(torchic.ones(1, 1, 2, 2)).shape
-        torchic.Size([1, 1, 4, 4])
+        >>> nn.ZeroPad2d((1, 0, 0, 1))(torch.tensor([[[1.0, 2.0]]]))
+        tensor([[[0., 1., 2.],
+                 [0., 0., 0.]]])
     """
     _dims = 2
 
@@ -304,30 +570,116 @@ class ZeroPad2d(_Pad):
 
 
 class ReflectionPad1d(_Pad):
-    """Pads the last dim with its reflection (the edge not repeated)."""
+    """Pads the last dim with its reflection (the edge not repeated).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ReflectionPad1d(2)(torch.tensor([[[1.0, 2.0, 3.0]]]))
+        tensor([[[3., 2., 1., 2., 3., 2., 1.]]])
+    """
     _mode = "reflect"
 
 
 class ReflectionPad2d(_Pad):
-    """Pads the last two dims with their reflection (the edge not repeated)."""
+    """Pads the last two dims with their reflection (the edge not repeated).
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.ReflectionPad2d((1, 1, 0, 0))(torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+        tensor([[[2., 1., 2., 1.],
+                 [4., 3., 4., 3.]]])
+    """
     _dims, _mode = 2, "reflect"
 
 
 class ReplicationPad1d(_Pad):
-    """Pads the last dim by repeating its edge values."""
+    """Pads the last dim by repeating its edge values.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.ReplicationPad1d((2, 1))(torch.tensor([[[1.0, 2.0, 3.0]]]))
+        tensor([[[1., 1., 1., 2., 3., 3.]]])
+    """
     _mode = "replicate"
 
 
 class ReplicationPad2d(_Pad):
-    """Pads the last two dims by repeating their edge values."""
+    """Pads the last two dims by repeating their edge values.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.ReplicationPad2d((1, 0, 1, 0))(torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+        tensor([[[1., 1., 2.],
+                 [1., 1., 2.],
+                 [3., 3., 4.]]])
+    """
     _dims, _mode = 2, "replicate"
 
 
 class CircularPad1d(_Pad):
-    """Pads the last dim by wrapping around."""
+    """Pads the last dim by wrapping around.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, W)` or `(C, W)`. Output: W + left + right wide.
+
+    Example:
+        >>> nn.CircularPad1d(2)(torch.tensor([[[1.0, 2.0, 3.0]]]))
+        tensor([[[2., 3., 1., 2., 3., 1., 2.]]])
+    """
     _mode = "circular"
 
 
 class CircularPad2d(_Pad):
-    """Pads the last two dims by wrapping around."""
+    """Pads the last two dims by wrapping around.
+
+    Args:
+        padding: an int (every side) or (left, right) for the last dim, (left, right, top,
+            bottom) for the last two.
+        value: the fill (used by the constant pads only). Default: 0.
+
+    Shape:
+        - Input: `(N, C, H, W)` or `(C, H, W)`. Output: `H + top + bottom` by `W + left +
+          right`.
+
+    Example:
+        >>> nn.CircularPad2d((1, 0, 0, 1))(torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+        tensor([[[2., 1., 2.],
+                 [4., 3., 4.],
+                 [2., 1., 2.]]])
+    """
     _dims, _mode = 2, "circular"

@@ -368,10 +368,11 @@ class RNN(RNNBase):
     Shape: input (L, N, H_in), (N, L, H_in) with batch_first, (L, H_in) unbatched, or a
     PackedSequence; h_0 (D * num_layers, N, H_out). Returns (output (L, N, D * H_out), h_n).
 
-    Example::
-
+    Example:
         >>> rnn = nn.RNN(10, 20, 2)
         >>> output, hn = rnn(torchic.randn(5, 3, 10), torchic.randn(2, 3, 20))
+        >>> output.shape, hn.shape
+        (torchic.Size([5, 3, 20]), torchic.Size([2, 3, 20]))
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -398,13 +399,20 @@ class LSTM(RNNBase):
         i, f, o = sigmoid(.), g = tanh(.) of x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh
         c_t = f * c_{t-1} + i * g;  h_t = o * tanh(c_t)  (then h_t W_hr^T with proj_size > 0)
 
-    Args as RNN's, plus proj_size (default 0: no projection). Returns
-    (output, (h_n, c_n)); hx is an optional tuple (h_0, c_0).
+    Args:
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional: as
+            RNN's.
+        proj_size: h_t projected to this size (default 0: no projection).
 
-    Example::
+    Shape: input as RNN's; hx an optional tuple (h_0, c_0), h_0 (D * num_layers, N, H_out),
+    c_0 (D * num_layers, N, H_cell). Returns (output (L, N, D * H_out), (h_n, c_n)); H_out
+    is proj_size when it is > 0, else hidden_size.
 
+    Example:
         >>> lstm = nn.LSTM(10, 20, 2, batch_first=True)
         >>> output, (hn, cn) = lstm(torchic.randn(3, 5, 10))
+        >>> output.shape, hn.shape, cn.shape
+        (torchic.Size([3, 5, 20]), torchic.Size([2, 3, 20]), torchic.Size([2, 3, 20]))
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -417,12 +425,18 @@ class GRU(RNNBase):
         r, z = sigmoid(x W_i{r,z}^T + b_i{r,z} + h W_h{r,z}^T + b_h{r,z})
         n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn));  h_t = (1 - z) * n + z * h_{t-1}
 
-    Args and shapes as RNN's.
+    Args:
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional: as
+            RNN's.
 
-    Example::
+    Shape: as RNN's: input (L, N, H_in) ((N, L, H_in) with batch_first), h_0
+    (D * num_layers, N, H_out). Returns (output (L, N, D * H_out), h_n).
 
+    Example:
         >>> gru = nn.GRU(10, 20, 2)
         >>> output, hn = gru(torchic.randn(5, 3, 10))
+        >>> output.shape, hn.shape
+        (torchic.Size([5, 3, 20]), torchic.Size([2, 3, 20]))
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -86,8 +86,27 @@ class RNNCellBase(Module):
 class RNNCell(RNNCellBase):
     """One Elman RNN step: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu).
 
-    Shape: input (N, input_size) or (input_size,); hx likewise with hidden_size (zeros when
-    omitted). Returns h' of hx's shape.
+    Args:
+        input_size: the input's features.
+        hidden_size: the hidden state's features.
+        bias: if False, no learnable biases. Default: True.
+        nonlinearity: "tanh" (default) or "relu".
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Input: `(N, input_size)` or `(input_size,)`.
+        - Hidden state: `(N, hidden_size)` or `(hidden_size,)` (zeros when omitted).
+        - Output: h', the hidden state's shape.
+
+    Attributes:
+        weight_ih, weight_hh: `(hidden_size, input_size)`, `(hidden_size, hidden_size)`.
+        bias_ih, bias_hh: `(hidden_size,)`; all ~ U(-1/sqrt(hidden_size), +) as PyTorch's.
+
+    Example:
+        >>> cell = nn.RNNCell(10, 20)
+        >>> cell(torch.randn(3, 10)).shape
+        torchic.Size([3, 20])
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
@@ -108,8 +127,28 @@ class RNNCell(RNNCellBase):
 class LSTMCell(RNNCellBase):
     """One LSTM step (gates i, f, g, o as nn.LSTM). Returns (h', c').
 
-    Shape: input (N, input_size) or (input_size,); hx = (h, c) likewise with hidden_size
-    (zeros when omitted).
+    Args:
+        input_size: the input's features.
+        hidden_size: the hidden state's features.
+        bias: if False, no learnable biases. Default: True.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Input: `(N, input_size)` or `(input_size,)`.
+        - hx: `(h, c)`, each `(N, hidden_size)` or `(hidden_size,)` (zeros when omitted).
+        - Output: `(h', c')`, hx's shapes.
+
+    Attributes:
+        weight_ih, weight_hh: `(4 * hidden_size, input_size)`, `(4 * hidden_size,
+            hidden_size)` (gates i, f, g, o).
+        bias_ih, bias_hh: `(4 * hidden_size,)`.
+
+    Example:
+        >>> cell = nn.LSTMCell(10, 20)
+        >>> h, c = cell(torch.randn(3, 10))
+        >>> h.shape, c.shape
+        (torchic.Size([3, 20]), torchic.Size([3, 20]))
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
@@ -127,7 +166,27 @@ class LSTMCell(RNNCellBase):
 class GRUCell(RNNCellBase):
     """One GRU step (gates r, z, n as nn.GRU). Returns h'.
 
-    Shape: input (N, input_size) or (input_size,); hx likewise with hidden_size.
+    Args:
+        input_size: the input's features.
+        hidden_size: the hidden state's features.
+        bias: if False, no learnable biases. Default: True.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
+    Shape:
+        - Input: `(N, input_size)` or `(input_size,)`.
+        - Hidden state: `(N, hidden_size)` or `(hidden_size,)` (zeros when omitted).
+        - Output: h', the hidden state's shape.
+
+    Attributes:
+        weight_ih, weight_hh: `(3 * hidden_size, input_size)`, `(3 * hidden_size,
+            hidden_size)` (gates r, z, n).
+        bias_ih, bias_hh: `(3 * hidden_size,)`.
+
+    Example:
+        >>> cell = nn.GRUCell(10, 20)
+        >>> cell(torch.randn(3, 10), torch.zeros(3, 20)).shape
+        torchic.Size([3, 20])
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,

@@ -92,18 +92,27 @@ class TransformerEncoderLayer(_Sublayers):
     LayerNorm (PyTorch's nn.TransformerEncoderLayer).
 
     Args:
-        d_model: the model width. nhead: attention heads.
+        d_model: E, the model width.
+        nhead: attention heads.
         dim_feedforward: the feed-forward block's hidden width (default 2048).
         dropout: dropout after attention, inside and after the feed-forward (default 0.1).
         activation: "relu" (default), "gelu" or a callable.
-        layer_norm_eps: LayerNorm's eps. batch_first: (N, S, E) inputs (default (S, N, E)).
+        layer_norm_eps: LayerNorm's eps.
+        batch_first: (N, S, E) inputs (default (S, N, E)).
         norm_first: LayerNorm before each block (pre-norm) instead of after.
         bias: biases in the Linear and LayerNorm layers.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
 
-    Example::
+    forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False).
 
+    Shape:
+        - src: `(S, N, E)` (`(N, S, E)` with batch_first) or `(S, E)`. Output: src's shape.
+
+    Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, batch_first=True)
-        >>> out = layer(torchic.randn(2, 10, 32))
+        >>> layer(torchic.randn(2, 10, 32)).shape
+        torchic.Size([2, 10, 32])
     """
 
     _FF_DROPOUT = "dropout2"
@@ -126,8 +135,23 @@ class TransformerEncoderLayer(_Sublayers):
 class TransformerEncoder(Module):
     """num_layers deep copies of encoder_layer run in turn, then an optional norm.
 
-    forward(src, mask=None, src_key_padding_mask=None, is_causal=None); enable_nested_tensor
-    and mask_check are accepted and change nothing (PyTorch's fast-path switches).
+    Args:
+        encoder_layer: the TransformerEncoderLayer copied.
+        num_layers: how many copies.
+        norm: a module applied to the last layer's output (e.g. LayerNorm), or None.
+        enable_nested_tensor: accepted and changes nothing (PyTorch's fast-path switch).
+        mask_check: accepted and changes nothing (PyTorch's fast-path switch).
+
+    forward(src, mask=None, src_key_padding_mask=None, is_causal=None).
+
+    Shape:
+        - src: `(S, N, E)` (`(N, S, E)` with the layer's batch_first). Output: src's shape.
+
+    Example:
+        >>> layer = nn.TransformerEncoderLayer(d_model=32, nhead=4)
+        >>> encoder = nn.TransformerEncoder(layer, num_layers=2)
+        >>> encoder(torchic.randn(10, 2, 32)).shape
+        torchic.Size([10, 2, 32])
     """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
@@ -156,12 +180,31 @@ class TransformerEncoder(Module):
 class TransformerDecoderLayer(_Sublayers):
     """Self-attention over the target, attention over the encoder's memory, then a
     feed-forward block, each with a residual connection and LayerNorm (PyTorch's
-    nn.TransformerDecoderLayer; arguments as TransformerEncoderLayer's).
+    nn.TransformerDecoderLayer).
 
-    Example::
+    Args:
+        d_model: E, the model width.
+        nhead: attention heads.
+        dim_feedforward: the feed-forward block's hidden width (default 2048).
+        dropout: dropout after attention, inside and after the feed-forward (default 0.1).
+        activation: "relu" (default), "gelu" or a callable.
+        layer_norm_eps: LayerNorm's eps.
+        batch_first: (N, S, E) inputs (default (S, N, E)).
+        norm_first: LayerNorm before each block (pre-norm) instead of after.
+        bias: biases in the Linear and LayerNorm layers.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
 
+    forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False).
+
+    Shape:
+        - tgt: `(T, N, E)`; memory: `(S, N, E)` (N first with batch_first). Output: tgt's.
+
+    Example:
         >>> layer = nn.TransformerDecoderLayer(d_model=32, nhead=4)
-        >>> out = layer(torchic.randn(7, 2, 32), torchic.randn(10, 2, 32))
+        >>> layer(torchic.randn(7, 2, 32), torchic.randn(10, 2, 32)).shape
+        torchic.Size([7, 2, 32])
     """
 
     _FF_DROPOUT = "dropout3"
@@ -193,7 +236,22 @@ class TransformerDecoderLayer(_Sublayers):
 
 class TransformerDecoder(Module):
     """num_layers deep copies of decoder_layer run in turn over (tgt, memory), then an
-    optional norm."""
+    optional norm.
+
+    Args:
+        decoder_layer: the TransformerDecoderLayer copied.
+        num_layers: how many copies.
+        norm: a module applied to the last layer's output (e.g. LayerNorm), or None.
+
+    Shape:
+        - tgt: `(T, N, E)`; memory: `(S, N, E)` (N first with batch_first). Output: tgt's.
+
+    Example:
+        >>> layer = nn.TransformerDecoderLayer(d_model=32, nhead=4)
+        >>> decoder = nn.TransformerDecoder(layer, num_layers=2)
+        >>> decoder(torchic.randn(7, 2, 32), torchic.randn(10, 2, 32)).shape
+        torchic.Size([7, 2, 32])
+    """
 
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
                  norm: Module | None = None) -> None:
@@ -222,17 +280,37 @@ class Transformer(Module):
     """An encoder-decoder Transformer (PyTorch's nn.Transformer): every weight matrix drawn
     again with xavier_uniform_ after construction, as PyTorch does.
 
+    Args:
+        d_model: E, the model width. Default: 512.
+        nhead: attention heads. Default: 8.
+        num_encoder_layers: encoder layers. Default: 6.
+        num_decoder_layers: decoder layers. Default: 6.
+        dim_feedforward: the feed-forward blocks' hidden width. Default: 2048.
+        dropout: as TransformerEncoderLayer's. Default: 0.1.
+        activation: "relu" (default), "gelu" or a callable.
+        custom_encoder: a module used as the encoder instead, or None.
+        custom_decoder: a module used as the decoder instead, or None.
+        layer_norm_eps: LayerNorm's eps.
+        batch_first: (N, S, E) inputs (default (S, N, E)).
+        norm_first: pre-norm layers.
+        bias: biases in the Linear and LayerNorm layers.
+        device: accepted for PyTorch's signature (the backend decides where tensors live).
+        dtype: the parameters' dtype. Default: the default float dtype.
+
     forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
     src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
     src_is_causal=None, tgt_is_causal=None, memory_is_causal=False) -> (T, N, E) (or
     (N, T, E) with batch_first).
 
-    Example::
+    Shape:
+        - src: `(S, N, E)`; tgt: `(T, N, E)` (N first with batch_first). Output: `(T, N, E)`.
 
+    Example:
         >>> model = nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2,
         ...                        num_decoder_layers=2, dim_feedforward=64)
         >>> mask = nn.Transformer.generate_square_subsequent_mask(7)
-        >>> out = model(torchic.randn(10, 2, 32), torchic.randn(7, 2, 32), tgt_mask=mask)
+        >>> model(torchic.randn(10, 2, 32), torchic.randn(7, 2, 32), tgt_mask=mask).shape
+        torchic.Size([7, 2, 32])
     """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
