@@ -189,6 +189,7 @@ class SimdBackend(Backend):
         self.heap = HostHeap()
         self._ctx = lib.new(self.threads)
         self._push = lib.push
+        self._push_inline = lib.push_inline
         self._wait = lib.wait
         self._pending = []       # op records not pushed yet (see run)
         self._flush_lock = threading.Lock()
@@ -302,14 +303,15 @@ class SimdBackend(Backend):
                              f"and offsets must be ints that fit in int64") from None
         return parts, eager
 
-    def flush(self):
-        """Push every pending op record to the Rust stream in one call."""
+    def flush(self, inline=False):
+        """Push every pending op record to the Rust stream in one call (`inline`: run them
+        on this thread, now, if the stream is idle: what a read does before it waits)."""
         if self._pending:
             # the lock keeps batches of several Python threads in append order
             with self._flush_lock:
-                self._push_pending()
+                self._push_pending(inline)
 
-    def _push_pending(self):
+    def _push_pending(self, inline=False):
         # (under _flush_lock)
         if self._closed:
             raise self.closed_error()
@@ -319,7 +321,8 @@ class SimdBackend(Backend):
         n = len(pending)    # (always at a record boundary: see run)
         if n:
             data = b"".join(pending[:n])
-            words, push, ctx = len(data) >> 3, self._push, self._ctx
+            words, ctx = len(data) >> 3, self._ctx
+            push = self._push_inline if inline else self._push
             # Between this del and the push there is no call, so no KeyboardInterrupt
             # can land there (Python raises it after a call returns): a record is
             # never lost nor pushed twice. Records appended meanwhile stay pending.
@@ -378,7 +381,7 @@ class SimdBackend(Backend):
 
     def sync(self):
         if self._pending:
-            self.flush()
+            self.flush(inline=True)     # the wait below then has nothing left to wait for
         if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
             self._take_errors()
         if self._closed:    # (before or during the wait: close drops queued ops unrun)

@@ -84,6 +84,12 @@ class Native:
         self.prepare = self.pydll.tk_prepare
         self.push_program = self.pydll.tk_push_program
         self.release_program = self.pydll.tk_release_program
+        # tk_push, run on the calling thread when the stream is idle (a read's last push;
+        # it may run kernels, so the GIL is released); a library built before it: tk_push
+        inline = getattr(self.cdll, "tk_push_inline", None)
+        if inline is not None:
+            inline.argtypes, inline.restype = sig["tk_push"]
+        self.push_inline = inline or self.push
 
     def op_fuses(self, code):
         """1 when the op of this code fuses as an elementwise stage (kernels/src/fuse.rs)."""
