@@ -150,8 +150,31 @@ pub unsafe extern "C" fn tk_write(
     src: *const u8,
     nbytes: i64,
 ) -> i64 {
-    let ctx = &*ctx;
-    queue(ctx, rec, n, false, |words, starts| {
+    write(&*ctx, rec, n, src, nbytes, false)
+}
+
+/// `tk_write`, but run at once on the calling thread when the stream is idle
+/// (`Stream::run_inline`): a small upload (a batch of indices) that a read follows.
+#[no_mangle]
+pub unsafe extern "C" fn tk_write_inline(
+    ctx: *mut Ctx,
+    rec: *const u8,
+    n: i64,
+    src: *const u8,
+    nbytes: i64,
+) -> i64 {
+    write(&*ctx, rec, n, src, nbytes, true)
+}
+
+unsafe fn write(
+    ctx: &Ctx,
+    rec: *const u8,
+    n: i64,
+    src: *const u8,
+    nbytes: i64,
+    inline: bool,
+) -> i64 {
+    queue(ctx, rec, n, inline, |words, starts| {
         if starts.len() != 1 || words[0] != OP_WRITE {
             return Err("tk_write takes exactly one write record".into());
         }

@@ -68,6 +68,12 @@ _KERNELS = "Rust (kernels/, std + core::arch)"
 BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
+# Every other batch (ops on blocks under EAGER_BYTES: a few thousand elements, a kernel of
+# a microsecond or so), and a write of less, runs on the calling thread when the stream is
+# idle (Stream::run_inline), as a read's last batch does: small programs (a lecture
+# script's get_batch, a makemore step) then never wait for the coordinator to wake, which
+# costs 20 us to milliseconds on a busy machine for work it would finish in a few us
+# (docs/perf/eager_overhead.md).
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64): each param
 # goes where its op's row in ops.py says (`record`: i0, i1 or value; i1's param may be
@@ -236,7 +242,7 @@ class SimdBackend(Backend):
         pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
         if eager or len(pending) >= BATCH_PARTS:
             with self._flush_lock:    # (flush() without its check: pending is not empty)
-                self._push_pending()
+                self._push_pending(inline=not eager)
 
     def pack(self, records, slots=(), frees=None):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
@@ -345,11 +351,13 @@ class SimdBackend(Backend):
             data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
+        # a small write (behind pending ops, all small: see run) runs now if the stream is idle
+        inline = arr.nbytes < EAGER_BYTES
+        write = self._lib.write_inline if inline else self._lib.write
         with self._flush_lock:    # (every push to the Rust stream is under the lock)
-            self._push_pending()      # (raises closed_error once closed; registers arenas)
+            self._push_pending(inline)   # (raises closed_error once closed; registers arenas)
             # Rust copies the data during this call
-            if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data,
-                               arr.nbytes) < 0:
+            if write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
                 self._push_failed()
 
     def _take_errors(self):
