@@ -151,12 +151,26 @@ class MatmulLayout(NamedTuple):
     operands: tuple
 
 
+_layouts = {}
+
+
 def matmul_layout(a_shape, a_strides, b_shape, b_strides):
     """The MatmulLayout of a @ b from the operands' shapes and strides (batch dims
     broadcast; operands viewed, not copied, whenever their strides allow: a transposed
     operand is read through swapped strides; two batch dims that do not flatten into one
-    stay two, as attention's (B, nh, T, hd) heads of a (B, T, C) tensor)."""
-    a_shape, b_shape = tuple(a_shape), tuple(b_shape)    # (plain tuples: see reshape_strides)
+    stay two, as attention's (B, nh, T, hd) heads of a (B, T, C) tensor). Memoized: a
+    training step repeats its products' layouts."""
+    key = (a_shape, a_strides, b_shape, b_strides)
+    layout = _layouts.get(key)
+    if layout is None:
+        if len(_layouts) >= 4096:
+            _layouts.clear()
+        layout = _layouts[key] = _matmul_layout(tuple(a_shape), a_strides, tuple(b_shape),
+                                                b_strides)
+    return layout
+
+
+def _matmul_layout(a_shape, a_strides, b_shape, b_strides):
     m, n = a_shape[-2], b_shape[-1]
     batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
     out_shape = batch + (m, n)
