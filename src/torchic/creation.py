@@ -23,6 +23,7 @@ float16 / bfloat16 random tensors are the float32 numbers rounded (PyTorch draws
 its half kernels: the same distribution, other last bits).
 """
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -449,10 +450,10 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     all_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
     if step == 0:
         raise ValueError("arange step must be nonzero")
-    if not all(np.isfinite(float(v)) for v in values):
+    if not all(math.isfinite(float(v)) for v in values):
         raise ValueError(f"arange needs finite start, end and step, got {start}, {end}, {step}")
     code = dtype_code(dtype, "i64" if all_int else None)
-    _check_host_size(max(0, int(np.ceil((float(end) - float(start)) / float(step)))),
+    _check_host_size(max(0, math.ceil((float(end) - float(start)) / float(step))),
                      f"arange({start}, {end}, {step})", code)
     if all_int:     # exact integers (float64 rounds past 2^53)
         arr = np.arange(int(start), int(end), int(step), dtype=np.int64)
@@ -464,7 +465,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         arr = a + st * np.arange(max(n, 0), dtype=np.int64)
     else:
         arr = np.arange(start, end, step, dtype=np.float64)
-    if code in INT_CODES:
+    if code in INT_CODES and not (all_int and code == "i64"):   # (int64 holds those exactly)
         return from_numpy_array(_as_int(arr, code, f"arange({start}, {end}, {step})"), code,
                                 requires_grad)
     return from_numpy_array(arr, code, requires_grad)

@@ -281,6 +281,8 @@ def matmul(a, b, bias=None, *, transpose_a=False, transpose_b=False):
             copies.append(tmp)
             views.append(View(tmp._view.block, 0, (numel(shape[:-2]),) + shape[-2:],
                               contiguous_strides((numel(shape[:-2]),) + shape[-2:]), v.dtype))
+        elif shape == v.shape and strides == v.strides:    # read as it is (packed once)
+            views.append(v)
         else:
             views.append(View(v.block, v.offset, shape, strides, v.dtype))
     out._storage.runtime.run(op, kernel_out, tuple(views) + extra, None)

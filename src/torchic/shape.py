@@ -151,11 +151,26 @@ class MatmulLayout(NamedTuple):
     operands: tuple
 
 
+_layouts = {}
+
+
 def matmul_layout(a_shape, a_strides, b_shape, b_strides):
     """The MatmulLayout of a @ b from the operands' shapes and strides (batch dims
     broadcast; operands viewed, not copied, whenever their strides allow: a transposed
     operand is read through swapped strides; two batch dims that do not flatten into one
-    stay two, as attention's (B, nh, T, hd) heads of a (B, T, C) tensor)."""
+    stay two, as attention's (B, nh, T, hd) heads of a (B, T, C) tensor). Memoized: a
+    training step repeats its products' layouts."""
+    key = (a_shape, a_strides, b_shape, b_strides)
+    layout = _layouts.get(key)
+    if layout is None:
+        if len(_layouts) >= 4096:
+            _layouts.clear()
+        layout = _layouts[key] = _matmul_layout(tuple(a_shape), a_strides, tuple(b_shape),
+                                                b_strides)
+    return layout
+
+
+def _matmul_layout(a_shape, a_strides, b_shape, b_strides):
     m, n = a_shape[-2], b_shape[-1]
     batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
     out_shape = batch + (m, n)
@@ -207,6 +222,8 @@ def reshape_strides(shape, strides, new_shape):
     re-split into any new dims covering the same number of elements; a new dim
     that would straddle two chunks makes the view impossible.
     """
+    # (a torchic.Size indexes through a Python-level __getitem__: walk plain tuples)
+    shape, new_shape = tuple(shape), tuple(new_shape)
     if numel(shape) == 0 or len(shape) == 0:
         return contiguous_strides(new_shape)
     new_strides = [0] * len(new_shape)

@@ -33,6 +33,38 @@ def test_stack_mixed_dtypes_and_0d(backend):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_stack_of_many_views_of_one_tensor(backend, dim, dtype):
+    """get_batch's `torch.stack([data[i:i + 8] for i in ix])`: many views of one tensor (one
+    gather, functions/views.py's _stack_gathered), strided and overlapping views included;
+    a float stack's gradient reaches every view's elements (repeated ones summed)."""
+    base = np.random.default_rng(1).standard_normal((40, 6))
+    a_np = {"float32": base.astype(np.float32), "int64": (base * 10).astype(np.int64),
+            "bool": base > 0}[dtype]
+    ix = [3, 5, 3, 9, 0, 1, 2, 30, 31, 7, 12, 4]
+    picks = [lambda x, i: x[i:i + 5], lambda x, i: x[i], lambda x, i: x[i:i + 3, 1:4],
+             lambda x, i: x.T[:, i:i + 2], lambda x, i: x[i:i + 4, ::2]]
+
+    def run(L):
+        x = L.tensor(a_np, requires_grad=dtype == "float32")
+        out = [L.stack([pick(x, i) for i in ix], dim) for pick in picks]
+        if dtype != "float32":
+            return [o.numpy() for o in out]
+        sum(((o * o).sum() for o in out), L.tensor(0.0)).backward()
+        return [o.detach().numpy() for o in out] + [x.grad.numpy()]
+    for got, want in zip(*_both(run)):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_stack_of_views_with_0d_bounds(backend):
+    data = torchic.arange(100)
+    ix = torchic.randint(90, (16,))
+    x = torchic.stack([data[i:i + 8] for i in ix])
+    assert x.tolist() == [list(range(i, i + 8)) for i in ix.tolist()]
+
+
 def test_stack_double_backward(backend):
     def run(L):
         x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)

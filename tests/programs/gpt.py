@@ -2,6 +2,8 @@
 MultiHeadAttention, FeedFoward, Block, token + position embeddings, get_batch with
 torch.randint, estimate_loss under @torch.no_grad() with eval()/train(), AdamW, generate."""
 
+from types import SimpleNamespace
+
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
@@ -109,7 +111,10 @@ class GPTLanguageModel(nn.Module):
         return idx
 
 
-def main(steps=20, seed=1337, bridge=None, eval_interval=10):
+def trainer(seed=1337, bridge=None):
+    """Everything the script sets up, and one training iteration as `step()` (get_batch,
+    forward, zero_grad, backward, AdamW step: the whole loop body; `python -m torchic bench
+    train` times it under torch and under torchic, the gpt_script row)."""
     bridge = bridge or Bridge()
     torch.manual_seed(seed)
     chars = sorted(list(set(TEXT)))
@@ -149,21 +154,31 @@ def main(steps=20, seed=1337, bridge=None, eval_interval=10):
     n_params = sum(p.numel() for p in m.parameters())
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
 
-    losses, evals = [], []
-    for it in range(steps):
-        if it % eval_interval == 0 or it == steps - 1:
-            est = estimate_loss()
-            evals += [est["train"].item(), est["val"].item()]
+    def step():
         xb, yb = get_batch("train")
         logits, loss = model(xb, yb)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        losses.append(loss.item())
+        return loss
+
+    return SimpleNamespace(step=step, estimate_loss=estimate_loss, model=m, decode=decode,
+                           n_params=n_params)
+
+
+def main(steps=20, seed=1337, bridge=None, eval_interval=10):
+    bridge = bridge or Bridge()
+    run = trainer(seed, bridge)
+    losses, evals = [], []
+    for it in range(steps):
+        if it % eval_interval == 0 or it == steps - 1:
+            est = run.estimate_loss()
+            evals += [est["train"].item(), est["val"].item()]
+        losses.append(run.step().item())
 
     context = torch.zeros((1, 1), dtype=torch.long, device=device)
-    text = decode(m.generate(context, max_new_tokens=10, bridge=bridge)[0].tolist())
-    return {"losses": losses, "evals": evals, "n_params": [n_params], "text": [text]}
+    text = run.decode(run.model.generate(context, max_new_tokens=10, bridge=bridge)[0].tolist())
+    return {"losses": losses, "evals": evals, "n_params": [run.n_params], "text": [text]}
 
 
 if __name__ == "__main__":

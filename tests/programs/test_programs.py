@@ -40,7 +40,7 @@ torch = pytest.importorskip("torch")
 
 STEPS = int(os.environ.get("TORCHIC_PROGRAM_STEPS", "20"))
 MAKEMORE_MODELS = ("bigram", "mlp", "rnn", "gru", "bow", "transformer")
-PROGRAMS = [("bigram_counts", {}), ("bigram_nn", {}), ("mlp", {}), ("batchnorm_stats", {}),
+PROGRAMS = [("bigram_counts", {}), ("bigram_nn", {}), ("bigram", {}), ("mlp", {}), ("batchnorm_stats", {}),
             ("backprop_ninja", {}), ("wavenet", {})] + \
            [(f"makemore[{m}]", {"model_type": m}) for m in MAKEMORE_MODELS] + \
            [("gpt", {}), ("chargpt", {}), ("nanogpt_resume", {})] + \

@@ -57,6 +57,13 @@ def _to_float(tensors, code):
     return [cast_to(t, code) for t in tensors], code
 
 
+def _keeps(code, scalar_class):
+    """Whether a tensor of dtype `code` keeps it with a Python scalar of `scalar_class`
+    (int or float) as the other operand: a float tensor always, a non-bool integer tensor
+    with an int (promotion.result_code's rule for a weak scalar)."""
+    return is_floating(code) or (scalar_class is int and code != BOOL)
+
+
 def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     floating_only = primitive not in INT_BINARY
@@ -67,8 +74,18 @@ def _binary_fn(cls, name, doc, example=""):
             _check_bool_sub(a, b)
         if alpha.__class__ is not int or alpha != 1:
             a, b = _alpha_scaled(primitive, a, b, alpha)
-        if a.__class__ is Tensor and b.__class__ is Tensor and a._dtype == b._dtype:
+        # the common pairs decided here (what promote would decide), the rest by promote:
+        # two tensors of one dtype, and a tensor with a Python int / float that keeps its
+        # dtype (a float tensor with either, an int tensor with an int: a weak scalar)
+        ca, cb = a.__class__, b.__class__
+        if ca is Tensor and cb is Tensor and a._dtype == b._dtype:
             code = a._dtype
+        elif ca is Tensor and (cb is float or cb is int) and _keeps(a._dtype, cb):
+            code = a._dtype
+            b = constant(b, code)
+        elif cb is Tensor and (ca is float or ca is int) and _keeps(b._dtype, ca):
+            code = b._dtype
+            a = constant(a, code)
         else:
             (a, b), code = promote(a, b)
         if floating_only and not is_floating(code):

@@ -184,7 +184,34 @@ def _wrap_negative(idx, size):
     return raw.where(inside, raw.binary("add", idx, constant(size, code)), idx)
 
 
+def _leading_slice(a, key):
+    """(offset, shape, strides, key with int bounds) of `a[key]` for a key that is one slice
+    of step 1 with int / None / one-element integer tensor bounds (`data[i:i + block_size]`,
+    `x[:n]`), worked out directly; None for any other key (slice_meta's general walk, and its
+    errors)."""
+    if key.step is not None or not a.shape:
+        return None
+    bounds = []
+    for v in (key.start, key.stop):
+        if v is not None and v.__class__ is not int:
+            if v.__class__ is not Tensor:
+                return None
+            try:
+                v = v.__index__()
+            except TypeError:
+                return None
+        bounds.append(v)
+    start, stop, _ = slice(*bounds).indices(a.shape[0])
+    length = stop - start if stop > start else 0
+    return (a._offset + start * a._strides[0] if length else a._offset,
+            (length,) + a.shape[1:], a._strides, (slice(start, stop),))
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
+    if key.__class__ is slice:     # the commonest key, without the general parse
+        meta = _leading_slice(a, key)
+        if meta is not None:
+            return IndexView.apply(a, key=meta[3], meta=meta[:3])
     given = key
     key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]

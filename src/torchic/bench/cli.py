@@ -45,6 +45,9 @@ def build_parser():
     p.add_argument("--threads", type=_csv(int), default=None,
                    help="thread counts, comma-separated (default: matmul 1,2,4..cores; "
                         "other suites 1,cores)")
+    p.add_argument("--cases", type=_csv(str), default=None,
+                   help="only the cases of these names, comma-separated (e.g. "
+                        "bigram_script,gpt_script of the train suite; default: every case)")
     p.add_argument("--repeat", type=int, default=None,
                    help="timed samples per figure, at least (default 7, --quick 3); the median "
                         "is reported")
@@ -105,7 +108,7 @@ def main(argv=None):
     from .runner import Runner
     try:
         runner = Runner(suites, quick=args.quick, backends=args.backends, references=refs,
-                        threads=args.threads, repeat=args.repeat, rounds=args.rounds,
+                        threads=args.threads, repeat=args.repeat, rounds=args.rounds, cases=args.cases,
                         stream=None if args.quiet else sys.stderr)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

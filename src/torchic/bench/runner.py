@@ -132,11 +132,12 @@ def fmt_time(s):
 
 class Runner:
     def __init__(self, suites, quick=False, backends=None, references=None, threads=None,
-                 repeat=None, rounds=None, stream=sys.stderr):
+                 repeat=None, rounds=None, stream=sys.stderr, cases=None):
         unknown = [s for s in suites if s not in SUITES]
         if unknown:
             raise ValueError(f"unknown suite(s) {unknown}; known: {', '.join(SUITES)}")
         self.suites = list(suites)
+        self.cases = set(cases) if cases else None     # case names to run (None: all)
         self.quick = quick
         self.budget = Budget.quick(repeat) if quick else Budget(repeat=repeat or 7)
         self.rounds = rounds or (1 if quick else 3)
@@ -190,7 +191,8 @@ class Runner:
                               "the BLAS kernel is unknown; pip install threadpoolctl")
             self.say("  note: " + self.notes[-1])
 
-        plan = [(s, SUITES[s](ctx)) for s in self.suites]
+        plan = [(s, [c for c in SUITES[s](ctx) if self.cases is None or c.name in self.cases])
+                for s in self.suites]
         total = 0
         for suite, cases in plan:
             ths = self.threads_for(suite)

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import conv, gpt, lstm
+from . import conv, gpt, lstm, scripts
 from .impls import NotSupported
 
 SEED = 1234
@@ -368,7 +368,8 @@ def train_suite(ctx):
             lambda impl, cfg=cfg: impl.transformer_step(cfg, transformer_data(cfg)),
             lambda cfg=cfg: transformer_first_loss(cfg), rtol=1e-4, atol=1e-5))
     cases += gpt_cases(ctx, "train")
-    return cases
+    # issue 45: the lecture scripts of tests/programs/, whole loop body, torch and torchic
+    return cases + scripts.script_cases(ctx, Case)
 
 
 # -- train: the nanoGPT-shaped GPT (issue 17) --------------------------------------------------

@@ -358,6 +358,39 @@ class ScatterAddRows(Primitive):
         return GatherRows.apply(gg, idx), None, None
 
 
+# a stack of this many views of one tensor is one gather (below: one op, not one per part)
+STACK_GATHER_PARTS = 8
+
+
+def _stack_gathered(tensors, dim):
+    """torch.stack of views of one storage with one layout (`[data[i:i + 8] for i in ix]`)
+    as one gather of their elements' positions (one upload and one op, where the copies cost
+    one op per part); None when the parts are not such views."""
+    first = tensors[0]
+    storage, strides, shape = first._storage, first._strides, first.shape
+    offsets = []
+    for t in tensors:
+        if t._storage is not storage or t._strides != strides:
+            return None
+        offsets.append(t._offset)
+    if not numel(shape):
+        return None
+    spans = [(size - 1) * stride for size, stride in zip(shape, strides)]
+    lo = min(offsets) + sum(s for s in spans if s < 0)
+    hi = max(offsets) + sum(s for s in spans if s > 0)     # the last position read
+    if lo < 0 or hi >= 2 ** 31:
+        return None
+    grid = np.zeros((), np.int32)        # each element's position within a part
+    for size, stride in zip(shape, strides):
+        grid = np.add.outer(grid, np.arange(size, dtype=np.int32) * np.int32(stride))
+    positions = np.add.outer(np.array(offsets, np.int32), grid)
+    if dim:
+        positions = np.moveaxis(positions, 0, dim)
+    idx = raw.write(raw.new_tensor((positions.size,), "i32"), positions.ravel())
+    table = as_strided(first, 0, (hi + 1, 1), (1, 1))
+    return reshape_raw(raw.gather_rows(table, idx), positions.shape)
+
+
 class Cat(Primitive):
     """The tensors joined along `dim` (stack=True: along a new dim `dim`, each input one
     index of it). One output block; each input copied into its part by stride arithmetic
@@ -368,6 +401,10 @@ class Cat(Primitive):
         first = tensors[0]
         if stack:
             self.sizes = [1] * len(tensors)
+            if len(tensors) >= STACK_GATHER_PARTS:
+                out = _stack_gathered(tensors, dim)
+                if out is not None:
+                    return out
             shape = first.shape[:dim] + (len(tensors),) + first.shape[dim:]
         else:
             self.sizes = [t.shape[dim] for t in tensors]

@@ -68,6 +68,12 @@ _KERNELS = "Rust (kernels/, std + core::arch)"
 BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
+# Every other batch (ops on blocks under EAGER_BYTES: a few thousand elements, a kernel of
+# a microsecond or so), and a write of less, runs on the calling thread when the stream is
+# idle (Stream::run_inline), as a read's last batch does: small programs (a lecture
+# script's get_batch, a makemore step) then never wait for the coordinator to wake, which
+# costs 20 us to milliseconds on a busy machine for work it would finish in a few us
+# (docs/perf/eager_overhead.md).
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64): each param
 # goes where its op's row in ops.py says (`record`: i0, i1 or value; i1's param may be
@@ -189,6 +195,7 @@ class SimdBackend(Backend):
         self.heap = HostHeap()
         self._ctx = lib.new(self.threads)
         self._push = lib.push
+        self._push_inline = lib.push_inline
         self._wait = lib.wait
         self._pending = []       # op records not pushed yet (see run)
         self._flush_lock = threading.Lock()
@@ -235,7 +242,7 @@ class SimdBackend(Backend):
         pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
         if eager or len(pending) >= BATCH_PARTS:
             with self._flush_lock:    # (flush() without its check: pending is not empty)
-                self._push_pending()
+                self._push_pending(inline=not eager)
 
     def pack(self, records, slots=(), frees=None):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
@@ -302,14 +309,15 @@ class SimdBackend(Backend):
                              f"and offsets must be ints that fit in int64") from None
         return parts, eager
 
-    def flush(self):
-        """Push every pending op record to the Rust stream in one call."""
+    def flush(self, inline=False):
+        """Push every pending op record to the Rust stream in one call (`inline`: run them
+        on this thread, now, if the stream is idle: what a read does before it waits)."""
         if self._pending:
             # the lock keeps batches of several Python threads in append order
             with self._flush_lock:
-                self._push_pending()
+                self._push_pending(inline)
 
-    def _push_pending(self):
+    def _push_pending(self, inline=False):
         # (under _flush_lock)
         if self._closed:
             raise self.closed_error()
@@ -319,7 +327,8 @@ class SimdBackend(Backend):
         n = len(pending)    # (always at a record boundary: see run)
         if n:
             data = b"".join(pending[:n])
-            words, push, ctx = len(data) >> 3, self._push, self._ctx
+            words, ctx = len(data) >> 3, self._ctx
+            push = self._push_inline if inline else self._push
             # Between this del and the push there is no call, so no KeyboardInterrupt
             # can land there (Python raises it after a call returns): a record is
             # never lost nor pushed twice. Records appended meanwhile stay pending.
@@ -342,11 +351,13 @@ class SimdBackend(Backend):
             data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
+        # a small write (behind pending ops, all small: see run) runs now if the stream is idle
+        inline = arr.nbytes < EAGER_BYTES
+        write = self._lib.write_inline if inline else self._lib.write
         with self._flush_lock:    # (every push to the Rust stream is under the lock)
-            self._push_pending()      # (raises closed_error once closed; registers arenas)
+            self._push_pending(inline)   # (raises closed_error once closed; registers arenas)
             # Rust copies the data during this call
-            if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data,
-                               arr.nbytes) < 0:
+            if write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
                 self._push_failed()
 
     def _take_errors(self):
@@ -378,7 +389,7 @@ class SimdBackend(Backend):
 
     def sync(self):
         if self._pending:
-            self.flush()
+            self.flush(inline=True)     # the wait below then has nothing left to wait for
         if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
             self._take_errors()
         if self._closed:    # (before or during the wait: close drops queued ops unrun)
