@@ -37,6 +37,17 @@ MODELS = {
 }
 
 
+def gpt_data():
+    """(tokens, vocab): the bench's names text, or where the `names` package is missing
+    (a bare machine) a seeded random text over the same 27 symbols (timing only)."""
+    from torchic.bench import suites
+    try:
+        return suites.gpt_data()
+    except ModuleNotFoundError:
+        rng = np.random.default_rng(0)
+        return rng.integers(0, 27, 800_000).astype(np.int32), 27
+
+
 def config(name):
     from torchic.bench import gpt
     return dict(gpt.FULL, dropout=0.0, **MODELS[name])
@@ -49,7 +60,7 @@ def torchic_step(cfg, compiled=True, fuse=True):
     import torchic as tc
     from torchic.bench import gpt, suites
     tc.manual_seed(suites.SEED)
-    data, vocab = suites.gpt_data()
+    data, vocab = gpt_data()
     model = gpt.build(tc, cfg, vocab)
     model.train()
     opt = gpt.optimizer(tc, model, cfg)
@@ -80,7 +91,7 @@ def torch_step(cfg, compiled=True):
     import torch
     from torchic.bench import gpt, suites
     torch.manual_seed(suites.SEED)
-    step = gpt.training_step(torch, cfg, *suites.gpt_data(),
+    step = gpt.training_step(torch, cfg, *gpt_data(),
                              compile=torch.compile if compiled else None, schedule=False)
 
     def run():
@@ -222,16 +233,26 @@ def profile(name, threads, repeat=10):
 
 
 def memory(name):
+    """Peak heap bytes above the resting state (parameters, grads, AdamW's moments) during
+    an eager step, beside the compiled program's block plan for its temporaries."""
     import torchic as tc
-    from torchic import dispatcher
-    tc.init("simd", threads=1)
-    step = torchic_step(config(name))
-    for _ in range(3):
+    rows = {}
+    for compiled in (False, True):
+        tc.init("simd", threads=1)
+        step = torchic_step(config(name), compiled=compiled)
+        for _ in range(3):
+            step()
+        tc.sync()
+        rest = tc.memory()["bytes_in_use"]
+        from torchic import dispatcher
+        alloc = dispatcher.runtime().allocator
+        alloc.peak = alloc.in_use
         step()
-    plan = sum(p.plan_bytes for _, p in _programs(step.compiled))
-    recs = sum(len(p.records) for _, p in _programs(step.compiled))
-    print(f"{name}: {recs} records; recorded temporaries {plan / 2**20:.2f} MiB")
-    del dispatcher
+        tc.sync()
+        m = tc.memory()
+        rows[compiled] = (rest, m["peak_bytes"] - rest, m["compiled_plan_bytes"])
+    (rest, eager_peak, _), (_, _, plan) = rows[False], rows[True]
+    print(f"| {name} | {rest / 2**20:.2f} | {eager_peak / 2**20:.2f} | {plan / 2**20:.2f} |")
 
 
 def main():
@@ -253,6 +274,8 @@ def main():
                 profile(name, t)
         return
     if a.memory:
+        print("| model | resting state, eager (MiB) | eager step's peak above it (MiB) | "
+              "compiled program's temporaries (MiB) |\n|---|---|---|---|")
         for name in models:
             memory(name)
         return

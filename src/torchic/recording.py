@@ -4,9 +4,10 @@ A _Recorder is installed on the runtime for the call (`recording`): it replaces 
 Runtime's alloc / free / run / write / read and keeps the op list. A Program holds it:
 - records: (op, out view, input views, params), over blocks of three kinds:
   * temporaries: blocks allocated and freed inside the recorded call. Frees during the
-    recording go to the program's own pool, which later allocations of the same size
-    reuse (a fixed block plan: stream order makes reuse as safe as in eager mode). The
-    program keeps them until release().
+    recording go to the program's own pool, which later allocations reuse: a block of
+    the same size, else the smallest freed one that holds it, up to twice its size (a
+    fixed block plan: temporaries that never live at once share blocks; stream order
+    makes reuse as safe as in eager mode). The program keeps them until release().
   * state: blocks of tensors that outlive the call (parameters, optimizer state, grads,
     cached constants, the recorded outputs). Their Storages are held by the program (so
     no block is recycled under it) and replays update them in place, as eager mode does.
@@ -125,6 +126,9 @@ class _Recorder:
         size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
             self.align_mask + 1
         free = self.pool.get(size)
+        if not free:    # the smallest freed block that holds it, up to twice its size
+            fits = [k for k, blocks in self.pool.items() if blocks and size < k <= 2 * size]
+            free = self.pool[min(fits)] if fits else None
         block = free.pop() if free else self.real["alloc"](nbytes)
         self.owned[id(block)] = block
         self.requested[id(block)] = nbytes
