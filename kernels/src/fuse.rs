@@ -475,4 +475,73 @@ mod tests {
                 .all(|(a, b)| a.to_bits() == b.to_bits()));
         }
     }
+
+    #[test]
+    fn a_multi_tensor_pass_gives_what_the_updates_one_by_one_give() {
+        // four parameters of uneven sizes (pieces cut unevenly), p, g, m, v back to back
+        let sizes = [70_001usize, 7, 33 * 65, 20_000];
+        let total: usize = sizes.iter().sum();
+        let mut buf: Vec<f32> = (0..4 * total + 10)
+            .map(|i| ((i * 7919 % 1000) as f32) / 500.0 - 1.0)
+            .collect();
+        let s_at = 4 * total;
+        let scalars = [0.9, 0.1, 0.99, 0.01, 1e-8, 1.2, -1e-3, 0.999, 0.0, 0.0];
+        buf[s_at..].copy_from_slice(&scalars);
+        for v in buf[..4 * total].iter_mut() {
+            *v = v.abs(); // (v, the second moment, must be >= 0)
+        }
+        let mut at = 0;
+        let mut ops = Vec::new();
+        for &n in &sizes {
+            let mut views: Vec<Arr> = (0..4)
+                .map(|k| arr(&mut buf, at + k * n, &[n], &[1]))
+                .collect();
+            views.push(arr(&mut buf, s_at, &[10], &[1]));
+            ops.push(op("adam_update", &views));
+            at += 4 * n;
+        }
+        let runs = plan_apart(&ops);
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].start, runs[0].end, runs[0].apart), (0, 4, true));
+        for threads in [1, 2] {
+            let pool = Pool::new(threads);
+            let shift = |v: &Arr, from: &[f32], to: &mut [f32]| {
+                let mut v = *v;
+                v.ptr =
+                    (v.ptr as usize - from.as_ptr() as usize + to.as_mut_ptr() as usize) as *mut u8;
+                v
+            };
+            let moved = |to: &mut Vec<f32>| -> Vec<Op> {
+                ops.iter()
+                    .map(|o| {
+                        let mut e = *o;
+                        for v in e.v.iter_mut() {
+                            *v = shift(v, &buf, to);
+                        }
+                        e
+                    })
+                    .collect()
+            };
+            let mut want = buf.clone();
+            for o in moved(&mut want) {
+                (o.def.kernel)(&pool, &o).unwrap();
+            }
+            let mut got = buf.clone();
+            let mut results = vec![];
+            run_apart(&pool, &moved(&mut got), runs[0], &mut |r| {
+                results.push(r.is_ok())
+            });
+            assert_eq!(results, vec![true; 4]);
+            assert!(got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert!(got.iter().zip(&buf).any(|(a, b)| a != b));
+        }
+        // an update whose p is another's m: never in one pass with it
+        let mut clash = ops.clone();
+        clash[1].v[0] = ops[0].v[2];
+        clash[1].v[0].shape[0] = sizes[1];
+        assert!(plan_apart(&clash).iter().all(|r| r.start >= 1));
+    }
 }

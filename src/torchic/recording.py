@@ -398,10 +398,13 @@ def _fresh_outputs(rec, outputs):
     shares."""
     views = [raw.view_of(t) for t in outputs]
     blocks = [id(v.block) for v in views]
-    fresh = [rec.requested.get(id_) == raw.nbytes(rec.rt, v.shape, v.dtype)
-             and blocks.count(id_) == 1
+    nbytes = [raw.nbytes(rec.rt, v.shape, v.dtype) for v in views]
+    # (and a block of the size a new allocation gets: not a larger freed one reused, which
+    # the records of the temporary it held before reach past the new tensor's end)
+    fresh = [rec.requested.get(id_) == n and v.block.size == (n + rec.align_mask) &
+             ~rec.align_mask and blocks.count(id_) == 1
              and v.offset == 0 and v.strides == _contiguous(v.shape)
-             for v, id_ in zip(views, blocks)]
+             for v, id_, n in zip(views, blocks, nbytes)]
     if any(fresh):     # (one scan of the heap's objects for all of them)
         storages = [t._storage for t, f in zip(outputs, fresh) if f]
         holders = {}

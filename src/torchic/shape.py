@@ -165,15 +165,6 @@ def matmul_layout(a_shape, a_strides, b_shape, b_strides):
     full = [(batch + s[-2:], broadcast_strides(s, st, batch + s[-2:]))
             for s, st in ((a_shape, a_strides), (b_shape, b_strides))]
     b_total = numel(batch)
-    if not any(full[1][1][:-2]) and b_total > 1:
-        # b the same matrix for every batch (a Linear's weight against (B, T, K) inputs):
-        # when a's batch and row dims lie as one run of rows, one (B*M, K) @ (K, N) product
-        # instead of B small ones (the same dot products, over K alike)
-        rows = reshape_strides(full[0][0], full[0][1], (b_total * m, a_shape[-1]))
-        if rows is not None:
-            return MatmulLayout(out_shape, (1, b_total * m, n), (
-                ((1, b_total * m, a_shape[-1]), (0,) + tuple(rows), False),
-                ((1,) + b_shape[-2:], (0,) + b_strides[-2:], False)))
     flat = [reshape_strides(shape, strides, (b_total,) + shape[-2:]) for shape, strides in full]
     if len(batch) == 2 and None in flat:
         return MatmulLayout(out_shape, out_shape, tuple((s, st, False) for s, st in full))

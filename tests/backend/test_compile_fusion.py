@@ -53,8 +53,10 @@ def test_fused_and_unfused_gpt_steps_match_a_float64_reference(backend, monkeypa
     want_losses, want_params = _gpt_run(torch, vocab, data, torch.float64)
     for on, (losses, params) in runs.items():
         np.testing.assert_allclose(losses, want_losses, rtol=2e-5, err_msg=f"fusion {on}")
+        # (AdamW normalises each step: an element whose gradient is near 0 moves by up
+        # to ~lr on float32 rounding; a wrong update moves elements by lr = 1e-3)
         for got, want in zip(params, want_params):
-            np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-6, err_msg=f"fusion {on}")
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5, err_msg=f"fusion {on}")
     # fusion reorders nothing here: the same bits
     np.testing.assert_array_equal(runs[True][0], runs[False][0])
     for a, b in zip(runs[True][1], runs[False][1]):
