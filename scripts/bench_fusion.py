@@ -13,8 +13,9 @@ Timing: per thread count, every implementation is built and warmed up, then meas
 figure is the median step time (ms), the batch draw and the loss read (.item()) included,
 as bench/gpt.py's training_step does. The load average is printed beside the table.
 
---profile: each record of torchic's recorded programs (forward, backward with the AdamW
-update) is run alone, `repeat` copies packed into one program, and timed; the table lists
+--profile: each record of torchic's recorded program (forward, backward, AdamW update) is
+run alone, `repeat` copies packed into one program, timed (the fastest of 7 pushes, less a
+push's own cost); the table lists
 time per op kind (and the largest single records), the share of the sum, and the whole
 program's time beside that sum (the rest: what running ops back to back saves or costs).
 --memory: the recorded programs' peak temporary bytes beside eager mode's peak heap use.
@@ -24,12 +25,9 @@ import argparse
 import collections
 import os
 import statistics
-import sys
 import time
 
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 MODELS = {
     "nanogpt": dict(n_layer=4, n_head=4, n_embd=128, block=64, batch=12),
@@ -178,7 +176,7 @@ def _push_time(backend, records, repeat, tries=7):
             backend.push_packed(packed)
             tc.sync()
             best.append(time.perf_counter() - t)
-        return statistics.median(best)
+        return min(best)        # (the least disturbed by the machine's other load)
     finally:
         backend.release_packed(packed)
 
@@ -188,7 +186,7 @@ def _kind(op, out, inputs):
     return f"{op} {shapes}"
 
 
-def profile(name, threads, repeat=10):
+def profile(name, threads, repeat=20):
     import torchic as tc
     from torchic import dispatcher
     tc.init("simd", threads=threads)
