@@ -61,14 +61,21 @@ pub extern "C" fn tk_op_name(i: i64) -> *const c_char {
         .map_or(std::ptr::null(), |s| s.as_ptr())
 }
 
-/// 1 when op code `i` fuses as an elementwise stage of a prepared program (fuse.rs), 0
-/// when not, -1 past the end: Python checks the set against ops.py's rows at load.
+/// 1 when op code `i` fuses as an elementwise stage of a prepared program (fuse.rs), 2 when
+/// it joins a multi-tensor pass of ops apart (fuse.rs's `apart`), 0 when neither, -1 past
+/// the end: Python checks the sets against ops.py's rows at load.
 #[no_mangle]
 pub extern "C" fn tk_op_fuses(i: i64) -> i32 {
     usize::try_from(i)
         .ok()
         .and_then(|i| OPS.get(i))
-        .map_or(-1, |d| i32::from(crate::fuse::stage(d.contract)))
+        .map_or(-1, |d| {
+            if crate::fuse::stage(d.contract) {
+                1
+            } else {
+                2 * i32::from(crate::fuse::apart(d.contract))
+            }
+        })
 }
 
 #[no_mangle]

@@ -14,6 +14,14 @@
 //! that overlaps memory some op of the run writes is that very view, so a tile reads
 //! exactly the elements the earlier ops wrote for it, and no tile writes what another
 //! tile reads. The tiles are the pool's tasks (one fork-join per run instead of per op).
+//!
+//! Runs of another kind: consecutive ops whose row says "apart" (an optimizer step's
+//! adam_update, one per parameter), where no op writes memory another op of the run
+//! touches, so their order does not matter. Such a run is one multi-tensor pass: every
+//! op's elements cut into flat pieces, all the pieces of all the ops the pool's tasks of
+//! one fork-join (instead of one per op, most of them too small to be split at all). Each
+//! element is computed by the same kernel code on the same operands: the bits do not
+//! change.
 
 use std::sync::Mutex;
 
@@ -27,13 +35,144 @@ use crate::view::{Arr, DType};
 /// the caches anyway, and slicing costs a kernel call per op and tile.
 pub const MIN_RUN_BYTES: usize = 1 << 20;
 
-/// ops[start..end] run tile by tile, `rows` rows of their outputs a tile
+/// ops[start..end] run tile by tile, `rows` rows of their outputs a tile; or, where
+/// `apart`, as one multi-tensor pass (rows unused: 0)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
     pub start: usize,
     pub end: usize,
     pub rows: usize,
+    pub apart: bool,
 }
+
+/// Do ops of this contract kind touch only their own elements, each element computed from
+/// the same element of the inputs, so that consecutive ones writing disjoint memory may
+/// run as one multi-tensor pass? ops.py's rows say which (`fuse == "apart"`); Python
+/// checks this list against them at load (`tk_op_fuses`).
+pub fn apart(contract: Contract) -> bool {
+    matches!(contract, Contract::AdamUpdate)
+}
+
+/// the flat (contiguous) views of an apart op: out and its same-shaped inputs (the views
+/// the pass cuts into pieces); adam_update's last input (its scalars) is read whole
+fn flat_views(op: &Op) -> usize {
+    op.def.contract.inputs()
+}
+
+/// an apart op the pass can cut: its flat views contiguous, of out's shape and dtype
+fn cuttable(op: &Op) -> bool {
+    let out = &op.v[0];
+    apart(op.def.contract)
+        && op.v[..flat_views(op)]
+            .iter()
+            .all(|v| v.is_contiguous() && v.dtype == out.dtype && v.shape() == out.shape())
+}
+
+/// The apart runs of `ops`: maximal runs of at least 2 cuttable ops where each op's
+/// views are disjoint from every other op's written ones (so any order gives the same).
+pub fn plan_apart(ops: &[Op]) -> Vec<Run> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < ops.len() {
+        if !cuttable(&ops[i]) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < ops.len() && cuttable(&ops[j]) {
+            let vs = views(&ops[j]);
+            let written = written_views(&ops[j]);
+            let clash = ops[i..j].iter().any(|o| {
+                written_views(o)
+                    .iter()
+                    .any(|w| vs.iter().any(|v| !disjoint(v, w)))
+                    || views(o)
+                        .iter()
+                        .any(|v| written.iter().any(|w| !disjoint(v, w)))
+            });
+            if clash {
+                break;
+            }
+            j += 1;
+        }
+        if j - i >= 2 {
+            runs.push(Run {
+                start: i,
+                end: j,
+                rows: 0,
+                apart: true,
+            });
+        }
+        i = j;
+    }
+    runs
+}
+
+/// out and the inputs an op writes in place (adam_update: m and v)
+fn written_views(op: &Op) -> Vec<Arr> {
+    let mut w = vec![op.v[0]];
+    if matches!(op.def.contract, Contract::AdamUpdate) {
+        w.extend([op.v[2], op.v[3]]);
+    }
+    w
+}
+
+fn disjoint(v: &Arr, w: &Arr) -> bool {
+    let ((a0, a1), (b0, b1)) = (span(v), span(w));
+    a1 <= b0 || b1 <= a0
+}
+
+/// elements of one piece of a multi-tensor pass, at least (a few microseconds of work)
+const PIECE: usize = 1 << 13;
+
+/// Run the apart run's ops as one multi-tensor pass over the pool; `finished` gets each
+/// op's result (its first error on any piece), in order.
+pub fn run_apart(
+    pool: &Pool,
+    ops: &[Op],
+    run: Run,
+    finished: &mut dyn FnMut(Result<(), (&'static str, KernelError)>),
+) {
+    let group = &ops[run.start..run.end];
+    let total: usize = group.iter().map(|o| o.v[0].numel()).sum();
+    // about 4 pieces per thread, none below PIECE elements
+    let piece = (total / (4 * pool.threads())).max(PIECE);
+    let mut pieces: Vec<(usize, usize, usize)> = Vec::new(); // (op, lo, hi)
+    for (k, op) in group.iter().enumerate() {
+        let n = op.v[0].numel();
+        let parts = n.div_ceil(piece).max(1);
+        for p in 0..parts {
+            pieces.push((k, n * p / parts, n * (p + 1) / parts));
+        }
+    }
+    let serial = Pool::new(1); // the kernels run inside a task: no nested fork-join
+    let errors: Mutex<Vec<Option<KernelError>>> = Mutex::new(vec![None; group.len()]);
+    let chunk = pieces.len().div_ceil(MAX_TASKS_USED);
+    pool.run(pieces.len().div_ceil(chunk), &|t| {
+        for &(k, lo, hi) in &pieces[t * chunk..((t + 1) * chunk).min(pieces.len())] {
+            let op = &group[k];
+            let mut piece = *op;
+            for v in piece.v[..flat_views(op)].iter_mut() {
+                let item = v.dtype.size() as isize;
+                *v = Arr::new(
+                    v.ptr.wrapping_offset(lo as isize * item),
+                    v.dtype,
+                    &[hi - lo],
+                    &[1],
+                );
+            }
+            if let Err(e) = (op.def.kernel)(&serial, &piece) {
+                errors.lock().unwrap()[k].get_or_insert(e);
+            }
+        }
+    });
+    for (op, e) in group.iter().zip(errors.into_inner().unwrap()) {
+        finished(e.map_or(Ok(()), |e| Err((op.def.name, e))));
+    }
+}
+
+/// tasks of one multi-tensor pass, at most (pieces are grouped beyond it)
+const MAX_TASKS_USED: usize = 256;
 
 fn views<'a>(op: &'a Op) -> &'a [Arr] {
     &op.v[..1 + op.def.contract.inputs()]
@@ -145,6 +284,7 @@ pub fn plan(ops: &[Op], budget: usize) -> Vec<Run> {
                     start: i,
                     end: j,
                     rows: (budget / per_row.max(1)).clamp(1, rows),
+                    apart: false,
                 });
             }
             i = j;
@@ -334,5 +474,74 @@ mod tests {
                 .zip(&want)
                 .all(|(a, b)| a.to_bits() == b.to_bits()));
         }
+    }
+
+    #[test]
+    fn a_multi_tensor_pass_gives_what_the_updates_one_by_one_give() {
+        // four parameters of uneven sizes (pieces cut unevenly), p, g, m, v back to back
+        let sizes = [70_001usize, 7, 33 * 65, 20_000];
+        let total: usize = sizes.iter().sum();
+        let mut buf: Vec<f32> = (0..4 * total + 10)
+            .map(|i| ((i * 7919 % 1000) as f32) / 500.0 - 1.0)
+            .collect();
+        let s_at = 4 * total;
+        let scalars = [0.9, 0.1, 0.99, 0.01, 1e-8, 1.2, -1e-3, 0.999, 0.0, 0.0];
+        buf[s_at..].copy_from_slice(&scalars);
+        for v in buf[..4 * total].iter_mut() {
+            *v = v.abs(); // (v, the second moment, must be >= 0)
+        }
+        let mut at = 0;
+        let mut ops = Vec::new();
+        for &n in &sizes {
+            let mut views: Vec<Arr> = (0..4)
+                .map(|k| arr(&mut buf, at + k * n, &[n], &[1]))
+                .collect();
+            views.push(arr(&mut buf, s_at, &[10], &[1]));
+            ops.push(op("adam_update", &views));
+            at += 4 * n;
+        }
+        let runs = plan_apart(&ops);
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].start, runs[0].end, runs[0].apart), (0, 4, true));
+        for threads in [1, 2] {
+            let pool = Pool::new(threads);
+            let shift = |v: &Arr, from: &[f32], to: &mut [f32]| {
+                let mut v = *v;
+                v.ptr =
+                    (v.ptr as usize - from.as_ptr() as usize + to.as_mut_ptr() as usize) as *mut u8;
+                v
+            };
+            let moved = |to: &mut Vec<f32>| -> Vec<Op> {
+                ops.iter()
+                    .map(|o| {
+                        let mut e = *o;
+                        for v in e.v.iter_mut() {
+                            *v = shift(v, &buf, to);
+                        }
+                        e
+                    })
+                    .collect()
+            };
+            let mut want = buf.clone();
+            for o in moved(&mut want) {
+                (o.def.kernel)(&pool, &o).unwrap();
+            }
+            let mut got = buf.clone();
+            let mut results = vec![];
+            run_apart(&pool, &moved(&mut got), runs[0], &mut |r| {
+                results.push(r.is_ok())
+            });
+            assert_eq!(results, vec![true; 4]);
+            assert!(got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert!(got.iter().zip(&buf).any(|(a, b)| a != b));
+        }
+        // an update whose p is another's m: never in one pass with it
+        let mut clash = ops.clone();
+        clash[1].v[0] = ops[0].v[2];
+        clash[1].v[0].shape[0] = sizes[1];
+        assert!(plan_apart(&clash).iter().all(|r| r.start >= 1));
     }
 }

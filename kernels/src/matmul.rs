@@ -800,8 +800,33 @@ impl Batches {
     }
 }
 
+/// A batch of products against one matrix (b's batch stride 0: a Linear's weight against
+/// (B, T, K) inputs) whose a rows lie as one run of rows (a's batch stride M row strides):
+/// the same dot products as one (B*M, K) @ (K, N) product, which the blocked loops run at
+/// full tiles and the pool cuts freely, instead of B products of M rows each. None when
+/// the batch does not fold so.
+fn one_batch(out: &Arr, a: &Arr, b: &Arr) -> Option<(Arr, Arr, Arr)> {
+    if a.nd != 3
+        || a.shape[0] < 2
+        || a.shape[1] == 0
+        || b.st[0] != 0
+        || a.st[0] != a.shape[1] as isize * a.st[1]
+    {
+        return None;
+    }
+    let (rows, k, n) = (a.shape[0] * a.shape[1], a.shape[2], b.shape[2]);
+    Some((
+        Arr::new(out.ptr, out.dtype, &[1, rows, n], &[0, n as isize, 1]),
+        Arr::new(a.ptr, a.dtype, &[1, rows, k], &[0, a.st[1], a.st[2]]),
+        Arr::new(b.ptr, b.dtype, &[1, k, n], &[0, b.st[1], b.st[2]]),
+    ))
+}
+
 /// out (B, M, N) = a (B, M, K) @ b (B, K, N), or with two batch dims (B1, B2, ...) (Batches).
 pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
+    if let Some((out, a, b)) = one_batch(out, a, b) {
+        return matmul(pool, &out, &a, &b);
+    }
     let bt = Batches::of(a, b);
     let Batches { nb, m, k, n, d, .. } = bt;
     if nb == 0 {

@@ -102,6 +102,8 @@ pub struct Program {
     /// the runs of elementwise ops run tile by tile (fuse.rs), planned for the blocks
     /// the ops point at now (planned again when a push moves the slots)
     runs: Mutex<Vec<Run>>,
+    /// fusion on (TORCHIC_SIMD_FUSE as it was when the program was prepared)
+    fuse: bool,
 }
 
 // SAFETY: the ops' pointers are into registered arenas, which live as long as the
@@ -165,8 +167,10 @@ pub fn prepare(
             base.wrapping_add(boff as usize)
         })
         .collect();
+    let fuse = fusion_on();
     Ok(Program {
-        runs: Mutex::new(fuse_plan(&ops)),
+        runs: Mutex::new(fuse_plan(&ops, fuse)),
+        fuse,
         n_ops: ops.len(),
         ops: Mutex::new(ops),
         patches,
@@ -176,12 +180,20 @@ pub fn prepare(
     })
 }
 
-/// A program's tiled runs (fuse.rs); none where TORCHIC_SIMD_FUSE=0 (benchmarks; the
-/// Python side refuses any value but 0 or 1 before the library runs anything).
-fn fuse_plan(ops: &[Op]) -> Vec<Run> {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var("TORCHIC_SIMD_FUSE").map_or(true, |v| v.trim() != "0")) {
-        fuse::plan(ops, fuse::budget())
+/// Fusion is on unless TORCHIC_SIMD_FUSE=0 (benchmarks, and the tests comparing fused and
+/// unfused replays; the Python side refuses any value but 0 or 1 before the library runs
+/// anything), read when a program is prepared.
+fn fusion_on() -> bool {
+    std::env::var("TORCHIC_SIMD_FUSE").map_or(true, |v| v.trim() != "0")
+}
+
+/// A program's fused runs (fuse.rs); none where fusion is off.
+fn fuse_plan(ops: &[Op], on: bool) -> Vec<Run> {
+    if on {
+        let mut runs = fuse::plan(ops, fuse::budget());
+        runs.extend(fuse::plan_apart(ops)); // (stages and apart ops: never the same op)
+        runs.sort_by_key(|r| r.start);
+        runs
     } else {
         Vec::new()
     }
@@ -250,13 +262,17 @@ impl Program {
                 ops[i].v[k].ptr = bases[slot].wrapping_add(off) as *mut u8;
             }
             current.copy_from_slice(bases);
-            *runs = fuse_plan(&ops); // (the moved blocks may overlap others now)
+            *runs = fuse_plan(&ops, self.fuse); // (the moved blocks may overlap others now)
         }
         let mut next = runs.iter().peekable();
         let mut i = 0;
         while i < ops.len() {
             if let Some(&&run) = next.peek().filter(|r| r.start == i) {
-                fuse::run(pool, &ops, run, finished);
+                if run.apart {
+                    fuse::run_apart(pool, &ops, run, finished);
+                } else {
+                    fuse::run(pool, &ops, run, finished);
+                }
                 next.next();
                 i = run.end;
             } else {

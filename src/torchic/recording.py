@@ -4,9 +4,10 @@ A _Recorder is installed on the runtime for the call (`recording`): it replaces 
 Runtime's alloc / free / run / write / read and keeps the op list. A Program holds it:
 - records: (op, out view, input views, params), over blocks of three kinds:
   * temporaries: blocks allocated and freed inside the recorded call. Frees during the
-    recording go to the program's own pool, which later allocations of the same size
-    reuse (a fixed block plan: stream order makes reuse as safe as in eager mode). The
-    program keeps them until release().
+    recording go to the program's own pool, which later allocations reuse: a block of
+    the same size, else the smallest freed one that holds it, up to twice its size (a
+    fixed block plan: temporaries that never live at once share blocks; stream order
+    makes reuse as safe as in eager mode). The program keeps them until release().
   * state: blocks of tensors that outlive the call (parameters, optimizer state, grads,
     cached constants, the recorded outputs). Their Storages are held by the program (so
     no block is recycled under it) and replays update them in place, as eager mode does.
@@ -125,6 +126,9 @@ class _Recorder:
         size = (nbytes + self.align_mask) & ~self.align_mask if nbytes > 0 else \
             self.align_mask + 1
         free = self.pool.get(size)
+        if not free:    # the smallest freed block that holds it, up to twice its size
+            fits = [k for k, blocks in self.pool.items() if blocks and size < k <= 2 * size]
+            free = self.pool[min(fits)] if fits else None
         block = free.pop() if free else self.real["alloc"](nbytes)
         self.owned[id(block)] = block
         self.requested[id(block)] = nbytes
@@ -394,10 +398,13 @@ def _fresh_outputs(rec, outputs):
     shares."""
     views = [raw.view_of(t) for t in outputs]
     blocks = [id(v.block) for v in views]
-    fresh = [rec.requested.get(id_) == raw.nbytes(rec.rt, v.shape, v.dtype)
-             and blocks.count(id_) == 1
+    nbytes = [raw.nbytes(rec.rt, v.shape, v.dtype) for v in views]
+    # (and a block of the size a new allocation gets: not a larger freed one reused, which
+    # the records of the temporary it held before reach past the new tensor's end)
+    fresh = [rec.requested.get(id_) == n and v.block.size == (n + rec.align_mask) &
+             ~rec.align_mask and blocks.count(id_) == 1
              and v.offset == 0 and v.strides == _contiguous(v.shape)
-             for v, id_ in zip(views, blocks)]
+             for v, id_, n in zip(views, blocks, nbytes)]
     if any(fresh):     # (one scan of the heap's objects for all of them)
         storages = [t._storage for t, f in zip(outputs, fresh) if f]
         holders = {}

@@ -134,7 +134,8 @@ def describe_isa():
 
 def _check_table(lib):
     """"" when the library's op names are exactly ops.py's and it fuses the ops whose rows
-    say "stage" (then KERNEL_TABLE gets the library's codes), else why not."""
+    say "stage" or "apart" as they say (then KERNEL_TABLE gets the library's codes), else
+    why not."""
     names = lib.op_names()
     if len(set(names)) != len(names) or set(names) != set(_ops.ALL_OPS):
         missing = sorted(set(_ops.ALL_OPS) - set(names))
@@ -143,11 +144,13 @@ def _check_table(lib):
         return (f"the compiled kernels ({lib.path}) do not implement ops.py's ops (missing "
                 f"{missing}, unknown {unknown}, listed twice {twice}): rebuild with "
                 f"python -m torchic.backends.simd.build")
-    stages = {name for code, name in enumerate(names) if lib.op_fuses(code) == 1}
-    if stages != set(_ops.STAGES):      # (fusion legality is the op rows' to decide)
-        return (f"the compiled kernels ({lib.path}) fuse {sorted(stages ^ set(_ops.STAGES))} "
-                f"otherwise than ops.py's rows say (fuse == 'stage'): rebuild with "
-                f"python -m torchic.backends.simd.build")
+    for kind, code_of in ((_ops.STAGE, 1), (_ops.APART, 2)):
+        mine = {name for code, name in enumerate(names) if lib.op_fuses(code) == code_of}
+        rows = {op.name for op in _ops.OPS if op.fuse == kind}
+        if mine != rows:      # (fusion legality is the op rows' to decide)
+            return (f"the compiled kernels ({lib.path}) fuse {sorted(mine ^ rows)} "
+                    f"otherwise than ops.py's rows say (fuse == {kind!r}): rebuild with "
+                    f"python -m torchic.backends.simd.build")
     KERNEL_TABLE.update((name, code) for code, name in enumerate(names))
     return ""
 
