@@ -10,7 +10,7 @@ use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
 use crate::{
-    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, reduce, rows64,
+    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, pool, reduce, rows64,
     softmax, typed,
 };
 use reduce::Red;
@@ -57,6 +57,9 @@ pub enum Contract {
     /// an integer-only binary op (the bitwise ones): i32 / i64, all three views one dtype;
     /// never fused
     Bitwise,
+    /// a (N, C, Ho, Wo, kh, kw) float, non-negative strides, kh * kw > 0 -> out (N, C, Ho,
+    /// Wo) i32 / i64 contiguous (max pooling, issue 42)
+    MaxPoolIndex,
 }
 
 impl Contract {
@@ -65,7 +68,7 @@ impl Contract {
         use Contract::*;
         match self {
             Fill | Write => 0,
-            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
+            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | MaxPoolIndex => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
             | SoftmaxGrad | Dropout | Bitwise => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad | MatmulBias => 3,
@@ -554,6 +557,10 @@ pub static OPS: &[OpDef] = &[
             return rows64::adam_update(p, o, g, m, v, s);
         }
         adam::adam_update(p, o, g, m, v, s)
+    }),
+    // convolution / pooling (issue 42)
+    row("max_pool_index", C::MaxPoolIndex, |p, op| {
+        pool::max_pool_index(p, &op.v[0], &op.v[1])
     }),
 ];
 

@@ -623,6 +623,27 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
                 ));
             }
         }
+        Contract::MaxPoolIndex => {
+            dt(o, I | L, "out")?;
+            dt(a, FLOAT, "a")?;
+            nd(a, 6, "a")?;
+            contig(o)?;
+            if o.shape() != &a.shape()[..4] || a.shape[4] * a.shape[5] == 0 {
+                return Err(format!(
+                    "out shape {:?} for windows {:?}: want its first 4 dims, kh * kw > 0",
+                    o.shape(),
+                    a.shape()
+                ));
+            }
+            if a.strides().iter().any(|&s| s < 0) {
+                return Err(format!("windows' strides {:?}: negative", a.strides()));
+            }
+            // the offsets out holds must fit its dtype
+            let last: isize = (2..6).map(|d| (a.shape[d] as isize - 1) * a.st[d]).sum();
+            if o.dtype == DType::I32 && last > i32::MAX as isize {
+                return Err(format!("window offsets up to {last} do not fit int32"));
+            }
+        }
         Contract::Rowwise | Contract::SoftmaxGrad => {
             dt(o, FLOAT, "out")?;
             same_dt(o, a, "a")?;

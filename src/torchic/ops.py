@@ -296,6 +296,14 @@ OPS = (
         ("shift_left", "a << b, 0 where b < 0 or b >= the width (wrapping)"),
         ("shift_right", "a >> b (arithmetic), a >> (width - 1) where b < 0 or b >= "
                                 "the width"))),
+    # -- convolution / pooling (issue 42, nn/functional_pool.py): max pooling's windows
+    # searched in place, never copied out (the composite: copy, argmax, index arithmetic)
+    Op("max_pool_index", "other", 1, "F -> K", (), ROWS, CUT_ROWS, NEVER,
+       "a (N, C, Ho, Wo, kh, kw), any non-negative strides (the windows of an image, a view), "
+       "kh * kw > 0 -> out (N, C, Ho, Wo): i * a.strides[2] + j * a.strides[3] + ki * "
+       "a.strides[4] + kj * a.strides[5] for (ki, kj) the first maximum of window (n, c, i, "
+       "j) in row-major order (NaN is the maximum): the maximum's element offset in its "
+       "(n, c) plane, out's index dtype"),
 )
 
 def signatures(spec):

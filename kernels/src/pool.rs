@@ -1,0 +1,123 @@
+//! Max pooling's window search (ops.py's `max_pool_index`): the windows of an image read
+//! in place through the strides of a (N, C, Ho, Wo, kh, kw) view, never copied out.
+
+use crate::elem::Elem;
+use crate::runtime::{KResult, Pool, SendPtr};
+use crate::view::{chunk, split_count, Arr, DType};
+
+/// windows per task below which the pool is not split
+const PAR_MIN: usize = 4096;
+
+/// out[n, c, i, j] (i32 or i64) = i * s2 + j * s3 + ki * s4 + kj * s5 for (ki, kj) the
+/// first maximum of window (n, c, i, j) of `a` (row-major; NaN is the maximum: the first
+/// NaN's), s = a's strides: the maximum's element offset in its (n, c) plane. `out` is
+/// contiguous, `a` 6-d with out's leading shape, non-negative strides and kh * kw > 0
+/// (record.rs checked it).
+pub fn max_pool_index(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
+    match a.dtype {
+        DType::F64 => index::<f64>(pool, out, a),
+        _ => index::<f32>(pool, out, a),
+    }
+}
+
+fn index<T: Elem + PartialOrd>(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
+    let [n, c, ho, wo, kh, kw, ..] = a.shape;
+    let [s0, s1, s2, s3, s4, s5, ..] = a.st;
+    let planes = n * c;
+    let windows = ho * wo;
+    let total = planes * windows;
+    let tasks = split_count(total * kh * kw, pool.threads(), PAR_MIN).min(planes.max(1));
+    let wide = out.dtype == DType::I64;
+    let p = SendPtr((out.ptr, a.ptr as *const u8));
+    pool.run(tasks, &|t| {
+        let (lo, hi) = chunk(planes, tasks, t, 1);
+        let p = &p;
+        let (optr, aptr) = p.0;
+        for plane in lo..hi {
+            let base = (plane / c) as isize * s0 + (plane % c) as isize * s1;
+            for i in 0..ho {
+                for j in 0..wo {
+                    let start = i as isize * s2 + j as isize * s3;
+                    let mut best = start;
+                    // SAFETY: every element of the window lies inside the validated view
+                    let mut m = unsafe { T::get(aptr, base + start) };
+                    #[allow(clippy::eq_op)] // x != x: NaN
+                    let mut done = m != m;
+                    for ki in 0..kh {
+                        if done {
+                            break;
+                        }
+                        let row = start + ki as isize * s4;
+                        for kj in 0..kw {
+                            let at = row + kj as isize * s5;
+                            // SAFETY: as above
+                            let v = unsafe { T::get(aptr, base + at) };
+                            #[allow(clippy::eq_op)]
+                            if v != v {
+                                best = at;
+                                done = true;
+                                break;
+                            }
+                            if v > m {
+                                m = v;
+                                best = at;
+                            }
+                        }
+                    }
+                    let k = plane * windows + i * wo + j;
+                    // SAFETY: k < out's numel and out is contiguous
+                    unsafe {
+                        if wide {
+                            (optr as *mut i64).add(k).write_unaligned(best as i64);
+                        } else {
+                            (optr as *mut i32).add(k).write_unaligned(best as i32);
+                        }
+                    }
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Pool;
+
+    #[test]
+    fn max_pool_index_is_the_first_maximum_offset_in_its_plane_nan_first() {
+        // one (1, 2, 4, 4) image, 2x2 windows stride 2: a (1, 2, 2, 2, 2, 2) view
+        let mut x: Vec<f32> = (0..32).map(|v| ((v * 7) % 11) as f32).collect();
+        x[16 + 5] = f32::NAN; // plane 1, window (0, 0): its (1, 1) element
+        x[16 + 2] = 50.0; // plane 1, window (0, 1): ties never move the first
+        x[16 + 3] = 50.0;
+        let a = Arr::new(
+            x.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[1, 2, 2, 2, 2, 2],
+            &[32, 16, 8, 2, 4, 1],
+        );
+        let mut o = vec![0i64; 8];
+        let out = Arr::new(o.as_mut_ptr() as *mut u8, DType::I64, &[1, 2, 2, 2], &[8, 4, 2, 1]);
+        max_pool_index(&Pool::new(2), &out, &a).unwrap();
+        for plane in 0..2 {
+            for (w, &(i, j)) in [(0, 0), (0, 1), (1, 0), (1, 1)].iter().enumerate() {
+                let got = o[plane * 4 + w];
+                let mut best = (i * 8 + j * 2) as i64;
+                for ki in 0..2 {
+                    for kj in 0..2 {
+                        let at = (i * 8 + j * 2 + ki * 4 + kj) as i64;
+                        let (v, b) = (x[plane * 16 + at as usize], x[plane * 16 + best as usize]);
+                        if (v.is_nan() && !b.is_nan()) || v > b {
+                            best = at;
+                        }
+                    }
+                }
+                assert_eq!(got, best, "plane {plane} window ({i}, {j})");
+            }
+        }
+        assert_eq!(o[4], 5);
+        assert_eq!(o[5], 2);
+    }
+}

@@ -1,0 +1,53 @@
+"""max_pool_index: the first maximum of each (kh, kw) window of a (N, C, Ho, Wo, kh, kw) view
+(max pooling's windows read in place through their strides), as its element offset in its
+(n, c) plane; one invocation per window (ops.py's row).
+
+Words: n (windows), out base, a base, C, Ho, Wo, kh, kw, then a's six strides.
+"""
+
+from ...backend import KernelValueError
+from ...shape import numel
+from . import wgsl
+from .wgsl import WG, par
+
+HEAD = 8
+
+
+def _build():
+    n, ob, ab, c, ho, wo, kh, kw = (par(i) for i in range(HEAD))
+    s = [par(HEAD + d) for d in range(6)]
+    lines = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}",
+             f"let j = i % {wo};", f"let r = i / {wo};",
+             f"let y = r % {ho};", f"let plane = r / {ho};",
+             f"let base = {ab} + (plane / {c}) * {s[0]} + (plane % {c}) * {s[1]};",
+             f"let start = y * {s[2]} + j * {s[3]};",
+             "var best = start;",
+             "var m = A[base + start];",
+             "var done = isnan1(m);",
+             f"for (var ki = 0u; ki < {kh} && !done; ki = ki + 1u) {{",
+             f"  for (var kj = 0u; kj < {kw}; kj = kj + 1u) {{",
+             f"    let at = start + ki * {s[4]} + kj * {s[5]};",
+             "    let v = A[base + at];",
+             "    if (isnan1(v)) { best = at; done = true; break; }",
+             "    if (v > m) { m = v; best = at; }",
+             "  }",
+             "}",
+             f"O[{ob} + i] = i32(best);"]
+    src, nbind = wgsl.linear_program([("O", "i32"), ("A", "f32")], lines)
+    return wgsl.FLOAT_FNS + src, nbind
+
+
+def kernel(be, out, ins, params):
+    """The kernel table's entry: encode max_pool_index (out contiguous, a any strides)."""
+    n = numel(out.shape)
+    if n == 0:
+        return
+    (a,) = ins
+    kh, kw = a.shape[4], a.shape[5]
+    if kh * kw > wgsl.LOOP_BUDGET:
+        raise KernelValueError(f"max_pool_index: a {kh}x{kw} window is more than the "
+                               f"{wgsl.LOOP_BUDGET} elements one invocation may read here")
+    (obuf, ob), (abuf, ab) = be.buffers(out), be.buffers(a)
+    words = [n, ob, ab, a.shape[1], a.shape[2], a.shape[3], kh, kw, *a.strides]
+    prog = be.gpu.program(("max_pool_index",), _build)
+    be.gpu.dispatch(prog, [obuf, abuf], words, wgsl.grid(-(-n // WG), be.gpu.max_groups))
