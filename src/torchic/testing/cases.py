@@ -813,6 +813,37 @@ case("cross_entropy_ignore_index",
 view("swapaxes", lambda a: torchic.swapaxes(a, 0, 2), lambda a: a.swapaxes(0, 2))
 view("swapdims", lambda a: a.swapdims(-1, 1), lambda a: a.swapaxes(-1, 1))
 
+# convolution / pooling (issue 42): max pooling's window search (max_pool_index), its values
+# gathered and its gradient scattered back to each window's first maximum
+def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
+    """max_pool2d of a (N, C, H, W) in float64: -inf padding, PyTorch's output size (no
+    ceil_mode); with indices, each maximum's flat index in its (H, W) plane instead."""
+    n, c, h, w = a.shape
+    ho = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    wo = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.empty((n, c, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            rows = [i * s[0] - p[0] + ki * d[0] for ki in range(k[0])]
+            cols = [j * s[1] - p[1] + kj * d[1] for kj in range(k[1])]
+            cells = [(r, q) for r in rows for q in cols if 0 <= r < h and 0 <= q < w]
+            vals = np.stack([a[:, :, r, q] for r, q in cells], -1)
+            best = np.argmax(vals, -1)
+            out[:, :, i, j] = (np.array([r * w + q for r, q in cells])[best] if indices
+                               else np.take_along_axis(vals, best[..., None], -1)[..., 0])
+    return out
+
+
+case("max_pool2d", lambda a: _F.max_pool2d(a, 3, stride=2, padding=1),
+     lambda a: _np_max_pool2d(a, (3, 3), (2, 2), (1, 1)), "other",
+     ("max_pool_index", "gather_rows", "scatter_add_rows"), [(2, 3, 7, 6)], kinks=True,
+     dtypes=("f64",))
+case("max_pool2d_dilated_indices",
+     lambda a: _F.max_pool2d(a, (2, 3), (1, 2), dilation=(2, 1), return_indices=True)[1].float(),
+     lambda a: _np_max_pool2d(a, (2, 3), (1, 2), (0, 0), (2, 1), indices=True), "other",
+     ("max_pool_index",), [(1, 2, 6, 7)], grad=False)
+
+
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
                     ((), (3,)), ((0, 4), (1, 4))]
