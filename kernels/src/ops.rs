@@ -10,8 +10,8 @@ use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
 use crate::{
-    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, pool, reduce, rows64,
-    softmax, typed,
+    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, pool, reduce,
+    rows64, softmax, typed,
 };
 use reduce::Red;
 use softmax::Kind;

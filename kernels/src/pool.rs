@@ -99,7 +99,12 @@ mod tests {
             &[32, 16, 8, 2, 4, 1],
         );
         let mut o = vec![0i64; 8];
-        let out = Arr::new(o.as_mut_ptr() as *mut u8, DType::I64, &[1, 2, 2, 2], &[8, 4, 2, 1]);
+        let out = Arr::new(
+            o.as_mut_ptr() as *mut u8,
+            DType::I64,
+            &[1, 2, 2, 2],
+            &[8, 4, 2, 1],
+        );
         max_pool_index(&Pool::new(2), &out, &a).unwrap();
         for plane in 0..2 {
             for (w, &(i, j)) in [(0, 0), (0, 1), (1, 0), (1, 1)].iter().enumerate() {
