@@ -38,31 +38,18 @@ fn index<T: Elem + PartialOrd>(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
             for i in 0..ho {
                 for j in 0..wo {
                     let start = i as isize * s2 + j as isize * s3;
-                    let mut best = start;
+                    // (LeNet's / VGG's 2x2 and ResNet's 3x3 windows unrolled: constant sizes)
                     // SAFETY: every element of the window lies inside the validated view
-                    let mut m = unsafe { T::get(aptr, base + start) };
-                    #[allow(clippy::eq_op)] // x != x: NaN
-                    let mut done = m != m;
-                    for ki in 0..kh {
-                        if done {
-                            break;
+                    let mut best = unsafe {
+                        match (kh, kw) {
+                            (2, 2) => first_max::<T>(aptr, base, start, 2, 2, s4, s5),
+                            (3, 3) => first_max::<T>(aptr, base, start, 3, 3, s4, s5),
+                            _ => first_max::<T>(aptr, base, start, kh, kw, s4, s5),
                         }
-                        let row = start + ki as isize * s4;
-                        for kj in 0..kw {
-                            let at = row + kj as isize * s5;
-                            // SAFETY: as above
-                            let v = unsafe { T::get(aptr, base + at) };
-                            #[allow(clippy::eq_op)]
-                            if v != v {
-                                best = at;
-                                done = true;
-                                break;
-                            }
-                            if v > m {
-                                m = v;
-                                best = at;
-                            }
-                        }
+                    };
+                    if best < 0 {
+                        // SAFETY: as above
+                        best = unsafe { first_nan::<T>(aptr, base, start, kh, kw, s4, s5) };
                     }
                     let k = plane * windows + i * wo + j;
                     // SAFETY: k < out's numel and out is contiguous
@@ -78,6 +65,73 @@ fn index<T: Elem + PartialOrd>(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
         }
     });
     Ok(())
+}
+
+/// The offset of the window's first maximum, or -1 when the window holds a NaN (one pass,
+/// no branch out of the loop: the NaN is looked for again only then).
+///
+/// # Safety
+/// base + start + ki * s4 + kj * s5 lies inside `a`'s view for ki < kh, kj < kw.
+#[inline(always)]
+unsafe fn first_max<T: Elem + PartialOrd>(
+    a: *const u8,
+    base: isize,
+    start: isize,
+    kh: usize,
+    kw: usize,
+    s4: isize,
+    s5: isize,
+) -> isize {
+    let mut best = start;
+    let mut m = T::get(a, base + start);
+    #[allow(clippy::eq_op)] // x != x: NaN
+    let mut nan = m != m;
+    for ki in 0..kh {
+        let row = start + ki as isize * s4;
+        for kj in 0..kw {
+            let at = row + kj as isize * s5;
+            let v = T::get(a, base + at);
+            #[allow(clippy::eq_op)]
+            {
+                nan |= v != v;
+            }
+            if v > m {
+                m = v;
+                best = at;
+            }
+        }
+    }
+    if nan {
+        -1
+    } else {
+        best
+    }
+}
+
+/// The offset of the window's first NaN (there is one).
+///
+/// # Safety
+/// as `first_max`'s
+unsafe fn first_nan<T: Elem + PartialOrd>(
+    a: *const u8,
+    base: isize,
+    start: isize,
+    kh: usize,
+    kw: usize,
+    s4: isize,
+    s5: isize,
+) -> isize {
+    for ki in 0..kh {
+        for kj in 0..kw {
+            let at = start + ki as isize * s4 + kj as isize * s5;
+            let v = T::get(a, base + at);
+            #[allow(clippy::eq_op)]
+            if v != v {
+                return at;
+            }
+        }
+    }
+    start
 }
 
 #[cfg(test)]
