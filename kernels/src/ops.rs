@@ -60,6 +60,9 @@ pub enum Contract {
     /// a (N, C, Ho, Wo, kh, kw) float, non-negative strides, kh * kw > 0 -> out (N, C, Ho,
     /// Wo) i32 / i64 contiguous (max pooling, issue 42)
     MaxPoolIndex,
+    /// a (R, kh, kw, L) float any strides -> out (R, L) contiguous, same dtype; the steps in
+    /// i0 and i1 (a convolution's input gradient, issue 42)
+    Col2Im,
 }
 
 impl Contract {
@@ -68,7 +71,7 @@ impl Contract {
         use Contract::*;
         match self {
             Fill | Write => 0,
-            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | MaxPoolIndex => 1,
+            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | MaxPoolIndex | Col2Im => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
             | SoftmaxGrad | Dropout | Bitwise => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad | MatmulBias => 3,
@@ -561,6 +564,9 @@ pub static OPS: &[OpDef] = &[
     // convolution / pooling (issue 42)
     row("max_pool_index", C::MaxPoolIndex, |p, op| {
         pool::max_pool_index(p, &op.v[0], &op.v[1])
+    }),
+    row("col2im", C::Col2Im, |p, op| {
+        pool::col2im(p, &op.v[0], &op.v[1], op.steps)
     }),
 ];
 

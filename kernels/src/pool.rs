@@ -1,5 +1,8 @@
 //! Max pooling's window search (ops.py's `max_pool_index`): the windows of an image read
-//! in place through the strides of a (N, C, Ho, Wo, kh, kw) view, never copied out.
+//! in place through the strides of a (N, C, Ho, Wo, kh, kw) view, never copied out; and
+//! `col2im`, a convolution's columns summed back into its input's rows in one pass.
+
+use std::ops::AddAssign;
 
 use crate::elem::Elem;
 use crate::runtime::{KResult, Pool, SendPtr};
@@ -62,6 +65,76 @@ fn index<T: Elem + PartialOrd>(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
                     }
                 }
             }
+        }
+    });
+    Ok(())
+}
+
+/// out (R, L)[r, j] = the sum over (ki, kj), in row-major order, of a[r, ki, kj, j - shift]
+/// for shift = ki * steps[0] + kj * steps[1] <= j (ops.py's `col2im`). `out` contiguous,
+/// `a` (R, kh, kw, L) any strides of out's dtype (record.rs checked it). Cut into ranges of
+/// out's flat elements: each element is written by one task, its terms in the same order.
+pub fn col2im(pool: &Pool, out: &Arr, a: &Arr, steps: [usize; 2]) -> KResult {
+    match a.dtype {
+        DType::F64 => col2im_t::<f64>(pool, out, a, steps),
+        _ => col2im_t::<f32>(pool, out, a, steps),
+    }
+}
+
+fn col2im_t<T: Elem + AddAssign + Default>(
+    pool: &Pool,
+    out: &Arr,
+    a: &Arr,
+    steps: [usize; 2],
+) -> KResult {
+    let [rows, kh, kw, len, ..] = a.shape;
+    let [s0, s1, s2, s3, ..] = a.st;
+    let total = rows * len;
+    let tasks = split_count(total * kh * kw, pool.threads(), PAR_MIN);
+    let p = SendPtr((out.ptr as *mut T, a.ptr as *const u8));
+    pool.run(tasks, &|t| {
+        let (lo, hi) = chunk(total, tasks, t, 16);
+        let p = &p;
+        let (optr, aptr) = p.0;
+        let mut at = lo;
+        while at < hi {
+            let (r, jlo) = (at / len, at % len);
+            let jhi = len.min(jlo + hi - at);
+            // SAFETY: out is contiguous (R, L): r * L + [jlo, jhi) lies inside it, and no
+            // other task writes this range
+            let dst = unsafe { std::slice::from_raw_parts_mut(optr.add(r * len + jlo), jhi - jlo) };
+            dst.fill(T::default());
+            for ki in 0..kh {
+                for kj in 0..kw {
+                    let shift = ki * steps[0] + kj * steps[1];
+                    let start = jlo.max(shift);
+                    if start >= jhi {
+                        continue;
+                    }
+                    let src = r as isize * s0 + ki as isize * s1 + kj as isize * s2;
+                    let d = &mut dst[start - jlo..];
+                    if s3 == 1 {
+                        // SAFETY: a's row (r, ki, kj) holds L elements: [start - shift, jhi -
+                        // shift) lies inside it
+                        let s = unsafe {
+                            std::slice::from_raw_parts(
+                                (aptr as *const T).offset(src + (start - shift) as isize),
+                                jhi - start,
+                            )
+                        };
+                        for (x, &y) in d.iter_mut().zip(s) {
+                            *x += y;
+                        }
+                    } else {
+                        for (i, x) in d.iter_mut().enumerate() {
+                            let q = (start - shift + i) as isize;
+                            // SAFETY: as above, through a's strides
+                            *x += unsafe { T::get(aptr, src + q * s3) };
+                        }
+                    }
+                }
+            }
+            at += jhi - jlo;
         }
     });
     Ok(())
@@ -177,6 +250,43 @@ mod tests {
             }
         }
         assert_eq!(o[4], 5);
+        col2im_sums_shifted_columns_in_order();
         assert_eq!(o[5], 2);
+    }
+
+    fn col2im_sums_shifted_columns_in_order() {
+        // R 3, kh 2, kw 2, L 40: out[r, j] = sum a[r, ki, kj, j - (7 ki + 2 kj)]
+        let (r, l, steps) = (3usize, 40usize, [7usize, 2usize]);
+        let mut x: Vec<f32> = (0..r * 4 * l)
+            .map(|v| ((v * 13) % 17) as f32 - 8.0)
+            .collect();
+        let a = Arr::new(
+            x.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[r, 2, 2, l],
+            &[(4 * l) as isize, (2 * l) as isize, l as isize, 1],
+        );
+        for threads in [1, 2] {
+            let mut o = vec![f32::NAN; r * l];
+            let out = Arr::new(
+                o.as_mut_ptr() as *mut u8,
+                DType::F32,
+                &[r, l],
+                &[l as isize, 1],
+            );
+            col2im(&Pool::new(threads), &out, &a, steps).unwrap();
+            for row in 0..r {
+                for j in 0..l {
+                    let mut want = 0.0f32;
+                    for k in 0..4 {
+                        let shift = (k / 2) * steps[0] + (k % 2) * steps[1];
+                        if j >= shift {
+                            want += x[row * 4 * l + k * l + j - shift];
+                        }
+                    }
+                    assert_eq!(o[row * l + j], want, "row {row} col {j}");
+                }
+            }
+        }
     }
 }

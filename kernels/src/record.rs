@@ -44,6 +44,8 @@ pub struct Op<'a> {
     pub diagonal: i64,
     /// dropout: an element is kept where its random word >> 8 is >= threshold
     pub threshold: u32,
+    /// col2im: the shifts of a kernel row and of a kernel column (i0, i1)
+    pub steps: [usize; 2],
     /// a host write's data (copied into the batch at `tk_write`)
     pub src: &'a [u8],
 }
@@ -360,6 +362,7 @@ pub fn decode<'a>(
         int_value: None,
         diagonal: 0,
         threshold: 0,
+        steps: [0, 0],
         src: &[],
     };
     let mut pos = HEADER;
@@ -622,6 +625,27 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
                     a.shape()
                 ));
             }
+        }
+        Contract::Col2Im => {
+            dt(o, FLOAT, "out")?;
+            same_dt(o, a, "a")?;
+            nd(a, 4, "a")?;
+            nd(o, 2, "out")?;
+            contig(o)?;
+            if o.shape() != [a.shape[0], a.shape[3]] {
+                return Err(format!(
+                    "out shape {:?} for columns {:?}: want (R, L)",
+                    o.shape(),
+                    a.shape()
+                ));
+            }
+            let (row, col, flag) = (rec[2], rec[3], rec[4]);
+            if row < 0 || col < 0 || flag != 1 {
+                return Err(format!(
+                    "steps {row}, {col} (flag {flag}): want two ints >= 0"
+                ));
+            }
+            op.steps = [row as usize, col as usize];
         }
         Contract::MaxPoolIndex => {
             dt(o, I | L, "out")?;

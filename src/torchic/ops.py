@@ -304,6 +304,12 @@ OPS = (
        "a.strides[4] + kj * a.strides[5] for (ki, kj) the first maximum of window (n, c, i, "
        "j) in row-major order (NaN is the maximum): the maximum's element offset in its "
        "(n, c) plane, out's index dtype"),
+    # a convolution's input gradient: its columns summed back into the image in one pass
+    Op("col2im", "other", 1, "F -> F", ("row_step", "col_step"), ROWS, CUT_ROWS, NEVER,
+       "a (R, kh, kw, L) any strides, row_step, col_step >= 0 -> out (R, L): out[r, j] = "
+       "the sum over (ki, kj) with j' = j - ki * row_step - kj * col_step >= 0 of "
+       "a[r, ki, kj, j'] in row-major (ki, kj) order (what would land past a row's end is "
+       "dropped)", record=(("row_step", "i0"), ("col_step", "i1"))),
 )
 
 def signatures(spec):

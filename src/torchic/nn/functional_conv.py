@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from .. import api as _ops, raw as _raw
 from ..autograd import Primitive
 from ..functions import as_strided as _as_strided, reshape_raw as _reshape_raw
+from ..ops import SIGNATURES as _SIGNATURES
 from ..tensor import Tensor
 from .functional_pad import (_batched, _check_float, _gather_dim, _tuple,  # noqa: F401
                              constant_pad_nd, fold, pad, unfold)
@@ -120,21 +121,34 @@ def _input_grad(g, weight, hw, stride, dilation, groups):
     return gx.permute(1, 0, 2, 3)
 
 
+_COL2IM_INS = {ins for ins, _ in _SIGNATURES["col2im"]}
+_COL2IM_MAX_TERMS = 4096     # larger kernels: the shifted adds (one invocation of webgpu's
+                             # sums a whole kernel's terms)
+
+
 class _Col2Im(Primitive):
-    """Columns (G, C/G*kh*kw, N*H*W) on the input's grid summed into (C, N, H, W): for each
-    (ki, kj) one add of all C*N planes, shifted by ki*d*W + kj*d in a flat buffer (what
-    leaves a plane there is zeros of g past the valid windows: it adds nothing)."""
+    """Columns (G, C/G*kh*kw, N*H*W) on the input's grid summed into (C, N, H, W): each
+    (ki, kj) part shifted by ki*d*W + kj*d along the (N*H*W) rows (what leaves a row there
+    is zeros of g past the valid windows: it adds nothing). One col2im op where its row
+    takes the dtype (float32 / float64), else one add of all C*N planes per (ki, kj)."""
 
     def forward(self, gcols, c, k, dilation, nhw):
         n, h, w = nhw
         kh, kw = k
+        kk, p = kh * kw, n * h * w
+        self.meta = (c, k, dilation, nhw, gcols.shape)
+        src = gcols if gcols.is_contiguous() else _raw.contiguous(gcols)
+        if (src._dtype,) in _COL2IM_INS and kk <= _COL2IM_MAX_TERMS:
+            # one col2im op: the kh*kw shifted sums in one pass over the columns
+            cols = _as_strided(src, src._offset, (c, kh, kw, p), (kk * p, kw * p, p, 1))
+            out = _raw.new_tensor((c, p), src._dtype)
+            _raw.run("col2im", out, (_raw.view_of(cols),),
+                     {"row_step": dilation[0] * w, "col_step": dilation[1]})
+            return _as_strided(out, 0, (c, n, h, w), (n * h * w, h * w, w, 1))
         size = c * n * h * w
         tail = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1]
         buf = _raw.new_tensor((size + tail,), gcols._dtype)
         _raw.fill(buf, 0.0)
-        kk, p = kh * kw, n * h * w
-        self.meta = (c, k, dilation, nhw, gcols.shape)
-        src = gcols if gcols.is_contiguous() else _raw.contiguous(gcols)
         for ki in range(kh):
             for kj in range(kw):
                 shift = ki * dilation[0] * w + kj * dilation[1]

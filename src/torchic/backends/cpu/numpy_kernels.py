@@ -151,6 +151,18 @@ def max_pool_index(out, ins, params):
     np.copyto(out, pos, casting="unsafe")
 
 
+def col2im(out, ins, params):
+    """Columns (R, kh, kw, L) summed into rows (R, L), (ki, kj) shifted by ki * row_step +
+    kj * col_step (ops.py's contract)."""
+    a = ins[0]
+    out[...] = 0
+    for ki in range(a.shape[1]):
+        for kj in range(a.shape[2]):
+            shift = ki * params["row_step"] + kj * params["col_step"]
+            if shift < a.shape[3]:
+                out[:, shift:] += a[:, ki, kj, :a.shape[3] - shift]
+
+
 def _shifted(a):
     """a - rowmax(a) in a new array of a's dtype."""
     return a - a.max(axis=1, keepdims=True)
@@ -450,7 +462,7 @@ KERNELS = {
     "bitwise_and": _binary(np.bitwise_and), "bitwise_or": _binary(np.bitwise_or),
     "bitwise_xor": _binary(np.bitwise_xor), "shift_left": _shift(True),
     "shift_right": _shift(False),
-    "max_pool_index": max_pool_index,     # convolution / pooling (issue 42)
+    "max_pool_index": max_pool_index, "col2im": col2im,     # convolution / pooling (issue 42)
 }
 
 

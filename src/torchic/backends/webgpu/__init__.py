@@ -17,7 +17,7 @@ Layout of this package:
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
     dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per pair of elements)
-    pool.py         max_pool_index (max pooling's window search)
+    pool.py         max_pool_index (max pooling's window search), col2im
     adam.py         adam_update (the fused Adam / AdamW step, one invocation per element;
                     a recorded program's run of them as one dispatch)
 
@@ -285,7 +285,7 @@ KERNEL_TABLE.update({
     "dropout": dropout.kernel, "adam_update": adam.kernel,
     # elementwise math: integer bitwise ops (i32 words; int64's values are int32's here)
     **{op: _int_only(op, expr) for op, expr in elementwise.BITWISE.items()},
-    "max_pool_index": pool.kernel,      # convolution / pooling (issue 42)
+    "max_pool_index": pool.kernel, "col2im": pool.col2im,     # convolution / pooling (issue 42)
 })
 
 
