@@ -844,6 +844,23 @@ case("max_pool2d_dilated_indices",
      ("max_pool_index",), [(1, 2, 6, 7)], grad=False)
 
 
+def _np_conv2d(x, w, pad):
+    """conv2d of x (N, C, H, W) by w (Co, C, kh, kw), stride 1, zero padding, in float64."""
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    co, _, kh, kw = w.shape
+    ho, wo = x.shape[2] - kh + 1, x.shape[3] - kw + 1
+    out = np.zeros((x.shape[0], co, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,oc->nohw", x[:, :, i:i + ho, j:j + wo], w[:, :, i, j])
+    return out
+
+
+case("conv2d_input_grad", lambda x, w: _F.conv2d(x, w, padding=1),
+     lambda x, w: _np_conv2d(x, w, 1), "other", ("col2im", "matmul", "copy"),
+     [(2, 3, 6, 5), (4, 3, 3, 2)], dtypes=("f64",), tol={"atol": 1e-4, "rtol": 1e-4})
+
+
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
                     ((), (3,)), ((0, 4), (1, 4))]
