@@ -165,7 +165,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
             plane = _const(("plane", geo), lambda: (np.arange(n * c) * (hp * wp)).reshape(
                 n, c, 1, 1))
             plane_pos = pos - plane
-        if (hp, wp) == (h, w):
+        if (hp, wp) == (h, w) and not any(p):     # (a pad may also crop: the table's shift)
             idx = plane_pos
         else:
             table = _const(("unpad", geo), lambda: (
