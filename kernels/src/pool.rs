@@ -12,8 +12,8 @@ use crate::view::{chunk, split_count, Arr, DType};
 const PAR_MIN: usize = 4096;
 
 /// out[n, c, i, j] (i32 or i64) = i * s2 + j * s3 + ki * s4 + kj * s5 for (ki, kj) the
-/// first maximum of window (n, c, i, j) of `a` (row-major; NaN is the maximum: the first
-/// NaN's), s = a's strides: the maximum's element offset in its (n, c) plane. `out` is
+/// first maximum of window (n, c, i, j) of `a` (row-major), or its last NaN where it holds
+/// one (PyTorch's max_pool rule), s = a's strides: the maximum's element offset in its (n, c) plane. `out` is
 /// contiguous, `a` 6-d with out's leading shape, non-negative strides and kh * kw > 0
 /// (record.rs checked it).
 pub fn max_pool_index(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
@@ -52,7 +52,7 @@ fn index<T: Elem + PartialOrd>(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
                     };
                     if best < 0 {
                         // SAFETY: as above
-                        best = unsafe { first_nan::<T>(aptr, base, start, kh, kw, s4, s5) };
+                        best = unsafe { last_nan::<T>(aptr, base, start, kh, kw, s4, s5) };
                     }
                     let k = plane * windows + i * wo + j;
                     // SAFETY: k < out's numel and out is contiguous
@@ -181,11 +181,12 @@ unsafe fn first_max<T: Elem + PartialOrd>(
     }
 }
 
-/// The offset of the window's first NaN (there is one).
+/// The offset of the window's last NaN (there is one: PyTorch's max_pool rule, `val >
+/// maxval || isnan(val)`, ends on it).
 ///
 /// # Safety
 /// as `first_max`'s
-unsafe fn first_nan<T: Elem + PartialOrd>(
+unsafe fn last_nan<T: Elem + PartialOrd>(
     a: *const u8,
     base: isize,
     start: isize,
@@ -194,17 +195,18 @@ unsafe fn first_nan<T: Elem + PartialOrd>(
     s4: isize,
     s5: isize,
 ) -> isize {
+    let mut last = start;
     for ki in 0..kh {
         for kj in 0..kw {
             let at = start + ki as isize * s4 + kj as isize * s5;
             let v = T::get(a, base + at);
             #[allow(clippy::eq_op)]
             if v != v {
-                return at;
+                last = at;
             }
         }
     }
-    start
+    last
 }
 
 #[cfg(test)]
@@ -216,7 +218,8 @@ mod tests {
     fn max_pool_index_is_the_first_maximum_offset_in_its_plane_nan_first() {
         // one (1, 2, 4, 4) image, 2x2 windows stride 2: a (1, 2, 2, 2, 2, 2) view
         let mut x: Vec<f32> = (0..32).map(|v| ((v * 7) % 11) as f32).collect();
-        x[16 + 5] = f32::NAN; // plane 1, window (0, 0): its (1, 1) element
+        x[16 + 5] = f32::NAN; // plane 1, window (0, 0): its (1, 1) element, the last NaN
+        x[16] = f32::NAN;
         x[16 + 2] = 50.0; // plane 1, window (0, 1): ties never move the first
         x[16 + 3] = 50.0;
         let a = Arr::new(
@@ -241,7 +244,7 @@ mod tests {
                     for kj in 0..2 {
                         let at = (i * 8 + j * 2 + ki * 4 + kj) as i64;
                         let (v, b) = (x[plane * 16 + at as usize], x[plane * 16 + best as usize]);
-                        if (v.is_nan() && !b.is_nan()) || v > b {
+                        if v.is_nan() || (!b.is_nan() && v > b) {
                             best = at;
                         }
                     }

@@ -302,8 +302,8 @@ OPS = (
        "a (N, C, Ho, Wo, kh, kw), any non-negative strides (the windows of an image, a view), "
        "kh * kw > 0 -> out (N, C, Ho, Wo): i * a.strides[2] + j * a.strides[3] + ki * "
        "a.strides[4] + kj * a.strides[5] for (ki, kj) the first maximum of window (n, c, i, "
-       "j) in row-major order (NaN is the maximum): the maximum's element offset in its "
-       "(n, c) plane, out's index dtype"),
+       "j) in row-major order, or its last NaN where it holds one (PyTorch's max_pool rule): "
+       "that element's offset in its (n, c) plane, out's index dtype"),
     # a convolution's input gradient: its columns summed back into the image in one pass
     Op("col2im", "other", 1, "F -> F", ("row_step", "col_step"), ROWS, CUT_ROWS, NEVER,
        "a (R, kh, kw, L) any strides, row_step, col_step >= 0 -> out (R, L): out[r, j] = "

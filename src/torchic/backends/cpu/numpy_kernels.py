@@ -145,7 +145,9 @@ def max_pool_index(out, ins, params):
         return
     n, c, ho, wo, kh, kw = a.shape
     s = [st // a.itemsize for st in a.strides]
-    k = np.argmax(a.reshape(n, c, ho, wo, kh * kw), axis=-1)
+    win = a.reshape(n, c, ho, wo, kh * kw)
+    nan = np.isnan(win)
+    k = np.where(nan.any(-1), kh * kw - 1 - np.argmax(nan[..., ::-1], -1), np.argmax(win, -1))
     ki, kj = np.divmod(k, kw)
     pos = (np.arange(ho)[:, None] * s[2] + np.arange(wo)[None, :] * s[3]) + ki * s[4] + kj * s[5]
     np.copyto(out, pos, casting="unsafe")

@@ -1,6 +1,6 @@
 """max_pool_index: the first maximum of each (kh, kw) window of a (N, C, Ho, Wo, kh, kw) view
-(max pooling's windows read in place through their strides), as its element offset in its
-(n, c) plane; one invocation per window (ops.py's row).
+(max pooling's windows read in place through their strides; the last NaN where it holds
+one), as its element offset in its (n, c) plane; one invocation per window (ops.py's row).
 Words: n (windows), out base, a base, C, Ho, Wo, kh, kw, then a's six strides.
 
 col2im: a convolution's columns (R, kh, kw, L) summed into rows (R, L), each (ki, kj)
@@ -27,13 +27,13 @@ def _build():
              f"let start = y * {s[2]} + j * {s[3]};",
              "var best = start;",
              "var m = A[base + start];",
-             "var done = isnan1(m);",
-             f"for (var ki = 0u; ki < {kh} && !done; ki = ki + 1u) {{",
+             "var nan = false;",
+             f"for (var ki = 0u; ki < {kh}; ki = ki + 1u) {{",
              f"  for (var kj = 0u; kj < {kw}; kj = kj + 1u) {{",
              f"    let at = start + ki * {s[4]} + kj * {s[5]};",
              "    let v = A[base + at];",
-             "    if (isnan1(v)) { best = at; done = true; break; }",
-             "    if (v > m) { m = v; best = at; }",
+             "    if (isnan1(v)) { best = at; nan = true; }",
+             "    else if (!nan && v > m) { m = v; best = at; }",
              "  }",
              "}",
              f"O[{ob} + i] = i32(best);"]
