@@ -60,8 +60,8 @@ pub enum Contract {
     /// a (N, C, Ho, Wo, kh, kw) float, non-negative strides, kh * kw > 0 -> out (N, C, Ho,
     /// Wo) i32 / i64 contiguous (max pooling, issue 42)
     MaxPoolIndex,
-    /// a (R, kh, kw, L) float any strides -> out (R, L) contiguous, same dtype; the steps in
-    /// i0 and i1 (a convolution's input gradient, issue 42)
+    /// a (R1, R2, kh, kw, La) float any strides -> out (R1, R2, L) contiguous, same dtype;
+    /// the steps in i0 and i1 (a convolution's input gradient, issue 42)
     Col2Im,
 }
 

@@ -70,10 +70,11 @@ fn index<T: Elem + PartialOrd>(pool: &Pool, out: &Arr, a: &Arr) -> KResult {
     Ok(())
 }
 
-/// out (R, L)[r, j] = the sum over (ki, kj), in row-major order, of a[r, ki, kj, j - shift]
-/// for shift = ki * steps[0] + kj * steps[1] <= j (ops.py's `col2im`). `out` contiguous,
-/// `a` (R, kh, kw, L) any strides of out's dtype (record.rs checked it). Cut into ranges of
-/// out's flat elements: each element is written by one task, its terms in the same order.
+/// out (R1, R2, L)[r1, r2, j] = the sum over (ki, kj), in row-major order, of a[r1, r2, ki,
+/// kj, j - shift] for shift = ki * steps[0] + kj * steps[1] and 0 <= j - shift < La (ops.py's
+/// `col2im`). `out` contiguous, `a` (R1, R2, kh, kw, La) any strides of out's dtype
+/// (record.rs checked it). Cut into ranges of out's flat elements: each element is written
+/// by one task, its terms in the same order.
 pub fn col2im(pool: &Pool, out: &Arr, a: &Arr, steps: [usize; 2]) -> KResult {
     match a.dtype {
         DType::F64 => col2im_t::<f64>(pool, out, a, steps),
@@ -87,9 +88,10 @@ fn col2im_t<T: Elem + AddAssign + Default>(
     a: &Arr,
     steps: [usize; 2],
 ) -> KResult {
-    let [rows, kh, kw, len, ..] = a.shape;
-    let [s0, s1, s2, s3, ..] = a.st;
-    let total = rows * len;
+    let [_, r2, kh, kw, la, ..] = a.shape;
+    let [s0, s1, s2, s3, s4, ..] = a.st;
+    let len = out.shape[2];
+    let total = out.numel();
     let tasks = split_count(total * kh * kw, pool.threads(), PAR_MIN);
     let p = SendPtr((out.ptr as *mut T, a.ptr as *const u8));
     pool.run(tasks, &|t| {
@@ -100,26 +102,27 @@ fn col2im_t<T: Elem + AddAssign + Default>(
         while at < hi {
             let (r, jlo) = (at / len, at % len);
             let jhi = len.min(jlo + hi - at);
-            // SAFETY: out is contiguous (R, L): r * L + [jlo, jhi) lies inside it, and no
-            // other task writes this range
+            // SAFETY: out is contiguous (R1 * R2, L): r * L + [jlo, jhi) lies inside it, and
+            // no other task writes this range
             let dst = unsafe { std::slice::from_raw_parts_mut(optr.add(r * len + jlo), jhi - jlo) };
             dst.fill(T::default());
+            let row = (r / r2) as isize * s0 + (r % r2) as isize * s1;
             for ki in 0..kh {
                 for kj in 0..kw {
                     let shift = ki * steps[0] + kj * steps[1];
-                    let start = jlo.max(shift);
-                    if start >= jhi {
+                    let (start, end) = (jlo.max(shift), jhi.min(shift + la));
+                    if start >= end {
                         continue;
                     }
-                    let src = r as isize * s0 + ki as isize * s1 + kj as isize * s2;
-                    let d = &mut dst[start - jlo..];
-                    if s3 == 1 {
-                        // SAFETY: a's row (r, ki, kj) holds L elements: [start - shift, jhi -
-                        // shift) lies inside it
+                    let src = row + ki as isize * s2 + kj as isize * s3;
+                    let d = &mut dst[start - jlo..end - jlo];
+                    if s4 == 1 {
+                        // SAFETY: a's row (r1, r2, ki, kj) holds La elements: [start - shift,
+                        // end - shift) lies inside it
                         let s = unsafe {
                             std::slice::from_raw_parts(
                                 (aptr as *const T).offset(src + (start - shift) as isize),
-                                jhi - start,
+                                end - start,
                             )
                         };
                         for (x, &y) in d.iter_mut().zip(s) {
@@ -129,7 +132,7 @@ fn col2im_t<T: Elem + AddAssign + Default>(
                         for (i, x) in d.iter_mut().enumerate() {
                             let q = (start - shift + i) as isize;
                             // SAFETY: as above, through a's strides
-                            *x += unsafe { T::get(aptr, src + q * s3) };
+                            *x += unsafe { T::get(aptr, src + q * s4) };
                         }
                     }
                 }
@@ -258,33 +261,38 @@ mod tests {
     }
 
     fn col2im_sums_shifted_columns_in_order() {
-        // R 3, kh 2, kw 2, L 40: out[r, j] = sum a[r, ki, kj, j - (7 ki + 2 kj)]
-        let (r, l, steps) = (3usize, 40usize, [7usize, 2usize]);
-        let mut x: Vec<f32> = (0..r * 4 * l)
-            .map(|v| ((v * 13) % 17) as f32 - 8.0)
-            .collect();
+        // R1 3, R2 2, kh 2, kw 2, La 30, L 40: out[r, j] = sum a[r, ki, kj, j - (7 ki + 2 kj)]
+        let (r1, r2, la, l, steps) = (3usize, 2usize, 30usize, 40usize, [7usize, 2usize]);
+        let n = r1 * r2 * 4 * la;
+        let mut x: Vec<f32> = (0..n).map(|v| ((v * 13) % 17) as f32 - 8.0).collect();
         let a = Arr::new(
             x.as_mut_ptr() as *mut u8,
             DType::F32,
-            &[r, 2, 2, l],
-            &[(4 * l) as isize, (2 * l) as isize, l as isize, 1],
+            &[r1, r2, 2, 2, la],
+            &[
+                (r2 * 4 * la) as isize,
+                (4 * la) as isize,
+                (2 * la) as isize,
+                la as isize,
+                1,
+            ],
         );
         for threads in [1, 2] {
-            let mut o = vec![f32::NAN; r * l];
+            let mut o = vec![f32::NAN; r1 * r2 * l];
             let out = Arr::new(
                 o.as_mut_ptr() as *mut u8,
                 DType::F32,
-                &[r, l],
-                &[l as isize, 1],
+                &[r1, r2, l],
+                &[(r2 * l) as isize, l as isize, 1],
             );
             col2im(&Pool::new(threads), &out, &a, steps).unwrap();
-            for row in 0..r {
+            for row in 0..r1 * r2 {
                 for j in 0..l {
                     let mut want = 0.0f32;
                     for k in 0..4 {
                         let shift = (k / 2) * steps[0] + (k % 2) * steps[1];
-                        if j >= shift {
-                            want += x[row * 4 * l + k * l + j - shift];
+                        if j >= shift && j - shift < la {
+                            want += x[row * 4 * la + k * la + j - shift];
                         }
                     }
                     assert_eq!(o[row * l + j], want, "row {row} col {j}");

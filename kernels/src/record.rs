@@ -629,12 +629,12 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
         Contract::Col2Im => {
             dt(o, FLOAT, "out")?;
             same_dt(o, a, "a")?;
-            nd(a, 4, "a")?;
-            nd(o, 2, "out")?;
+            nd(a, 5, "a")?;
+            nd(o, 3, "out")?;
             contig(o)?;
-            if o.shape() != [a.shape[0], a.shape[3]] {
+            if o.shape()[..2] != a.shape()[..2] {
                 return Err(format!(
-                    "out shape {:?} for columns {:?}: want (R, L)",
+                    "out shape {:?} for columns {:?}: want (R1, R2, L)",
                     o.shape(),
                     a.shape()
                 ));

@@ -306,10 +306,10 @@ OPS = (
        "that element's offset in its (n, c) plane, out's index dtype"),
     # a convolution's input gradient: its columns summed back into the image in one pass
     Op("col2im", "other", 1, "F -> F", ("row_step", "col_step"), ROWS, CUT_ROWS, NEVER,
-       "a (R, kh, kw, L) any strides, row_step, col_step >= 0 -> out (R, L): out[r, j] = "
-       "the sum over (ki, kj) with j' = j - ki * row_step - kj * col_step >= 0 of "
-       "a[r, ki, kj, j'] in row-major (ki, kj) order (what would land past a row's end is "
-       "dropped)", record=(("row_step", "i0"), ("col_step", "i1"))),
+       "a (R1, R2, kh, kw, La) any strides, row_step, col_step >= 0 -> out (R1, R2, L): "
+       "out[r1, r2, j] = the sum over (ki, kj) with 0 <= j' = j - ki * row_step - kj * "
+       "col_step < La of a[r1, r2, ki, kj, j'], in row-major (ki, kj) order (what would land "
+       "past a row's end is dropped)", record=(("row_step", "i0"), ("col_step", "i1"))),
 )
 
 def signatures(spec):

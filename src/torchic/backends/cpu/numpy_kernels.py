@@ -154,15 +154,17 @@ def max_pool_index(out, ins, params):
 
 
 def col2im(out, ins, params):
-    """Columns (R, kh, kw, L) summed into rows (R, L), (ki, kj) shifted by ki * row_step +
-    kj * col_step (ops.py's contract)."""
+    """Columns (R1, R2, kh, kw, La) summed into rows (R1, R2, L), (ki, kj) shifted by
+    ki * row_step + kj * col_step (ops.py's contract)."""
     a = ins[0]
     out[...] = 0
-    for ki in range(a.shape[1]):
-        for kj in range(a.shape[2]):
+    length, la = out.shape[-1], a.shape[-1]
+    for ki in range(a.shape[2]):
+        for kj in range(a.shape[3]):
             shift = ki * params["row_step"] + kj * params["col_step"]
-            if shift < a.shape[3]:
-                out[:, shift:] += a[:, ki, kj, :a.shape[3] - shift]
+            hi = min(length, shift + la)
+            if shift < hi:
+                out[..., shift:hi] += a[:, :, ki, kj, :hi - shift]
 
 
 def _shifted(a):

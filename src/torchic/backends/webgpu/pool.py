@@ -3,10 +3,10 @@
 one), as its element offset in its (n, c) plane; one invocation per window (ops.py's row).
 Words: n (windows), out base, a base, C, Ho, Wo, kh, kw, then a's six strides.
 
-col2im: a convolution's columns (R, kh, kw, L) summed into rows (R, L), each (ki, kj)
-shifted by ki * row_step + kj * col_step; one invocation per out element, its kh * kw terms
-in row-major order. Words: n, out base, a base, L, kh, kw, row_step, col_step, then a's four
-strides.
+col2im: a convolution's columns (R1, R2, kh, kw, La) summed into rows (R1, R2, L), each
+(ki, kj) shifted by ki * row_step + kj * col_step; one invocation per out element, its kh * kw
+terms in row-major order. Words: n, out base, a base, L, La, R2, kh, kw, row_step, col_step,
+then a's five strides.
 """
 
 from ...backend import KernelValueError
@@ -58,17 +58,18 @@ def kernel(be, out, ins, params):
 
 
 def _build_col2im():
-    n, ob, ab, ln, kh, kw, rs, cs = (par(i) for i in range(HEAD))
-    s = [par(HEAD + d) for d in range(4)]
+    n, ob, ab, ln, la, r2, kh, kw = (par(i) for i in range(HEAD))
+    rs, cs = par(HEAD), par(HEAD + 1)
+    s = [par(HEAD + 2 + d) for d in range(5)]
     lines = [wgsl.linear_id(), f"if (i >= {n}) {{ return; }}",
              f"let j = i % {ln};", f"let r = i / {ln};",
+             f"let src = {ab} + (r / {r2}) * {s[0]} + (r % {r2}) * {s[1]};",
              "var acc = 0.0;",
              f"for (var ki = 0u; ki < {kh}; ki = ki + 1u) {{",
              f"  for (var kj = 0u; kj < {kw}; kj = kj + 1u) {{",
              f"    let shift = ki * {rs} + kj * {cs};",
-             "    if (shift <= j) {",
-             f"      acc = acc + A[{ab} + r * {s[0]} + ki * {s[1]} + kj * {s[2]} + "
-             f"(j - shift) * {s[3]}];",
+             f"    if (shift <= j && j - shift < {la}) {{",
+             f"      acc = acc + A[src + ki * {s[2]} + kj * {s[3]} + (j - shift) * {s[4]}];",
              "    }",
              "  }",
              "}",
@@ -77,17 +78,17 @@ def _build_col2im():
 
 
 def col2im(be, out, ins, params):
-    """The kernel table's entry: encode col2im (out contiguous (R, L), a any strides)."""
+    """The kernel table's entry: encode col2im (out contiguous (R1, R2, L), a any strides)."""
     n = numel(out.shape)
     if n == 0:
         return
     (a,) = ins
-    kh, kw = a.shape[1], a.shape[2]
+    kh, kw = a.shape[2], a.shape[3]
     if kh * kw > wgsl.LOOP_BUDGET:
         raise KernelValueError(f"col2im: a {kh}x{kw} kernel is more than the "
                                f"{wgsl.LOOP_BUDGET} terms one invocation may sum here")
     (obuf, ob), (abuf, ab) = be.buffers(out), be.buffers(a)
-    words = [n, ob, ab, a.shape[3], kh, kw, int(params["row_step"]), int(params["col_step"]),
-             *a.strides]
+    words = [n, ob, ab, out.shape[2], a.shape[4], a.shape[1], kh, kw,
+             int(params["row_step"]), int(params["col_step"]), *a.strides]
     prog = be.gpu.program(("col2im",), _build_col2im)
     be.gpu.dispatch(prog, [obuf, abuf], words, wgsl.grid(-(-n // WG), be.gpu.max_groups))
