@@ -359,6 +359,7 @@ mod tests {
             int_value: None,
             diagonal: 0,
             threshold: 0,
+            steps: [0, 0],
             src: &[],
         }
     }

@@ -5,8 +5,8 @@
 //! memory access.
 
 use crate::arch::{dispatch, Kernel, Simd};
-use crate::runtime::{KResult, Pool};
-use crate::view::{check_indices, chunk, idx_i32, split_count, Arr};
+use crate::runtime::{KResult, Pool, SendPtr};
+use crate::view::{check_indices, chunk, idx_i32, split_count, Arr, DType};
 
 #[derive(Clone, Copy)]
 struct RowsK {
@@ -113,6 +113,9 @@ pub fn gather_rows(pool: &Pool, out: &Arr, table: &Arr, idx: &Arr) -> KResult {
     if table.itemsize() != 4 {
         return gather_bytes(out, table, idx);
     }
+    if out.shape[1] == 1 && idx.dtype == DType::I64 {
+        return single(Some(pool), out, table, idx);
+    }
     let mut keep = Vec::new();
     let idx = &idx_i32(idx, &mut keep);
     let (r, d) = (out.shape[0], out.shape[1]);
@@ -169,8 +172,49 @@ pub fn scatter_add_rows(out: &Arr, src: &Arr, idx: &Arr) -> KResult {
         }
         return Ok(());
     }
+    if out.shape[1] == 1 && idx.dtype == DType::I64 {
+        return single(None, out, src, idx);
+    }
     let mut keep = Vec::new();
     let idx = &idx_i32(idx, &mut keep);
     dispatch(RowsK::new(src, out, idx, src.shape[0], true));
+    Ok(())
+}
+
+/// gather_rows / scatter_add_rows of single-element f32 rows through int64 indices (max
+/// pooling's picks and their gradient): one element per index, no i32 copy of the indices
+/// and no row loop. The indices were range-checked (the callers). Gather: tasks over out's
+/// rows; scatter (pool None): in order, on the calling thread.
+fn single(pool: Option<&Pool>, out: &Arr, src: &Arr, idx: &Arr) -> KResult {
+    let scatter = pool.is_none();
+    let rows = if scatter { src.shape[0] } else { out.shape[0] };
+    let (ss, is) = (src.st[0], idx.st[0]);
+    let p = SendPtr((out.f(), src.f() as *const f32, idx.ptr as *const i64));
+    let body = |lo: usize, hi: usize| {
+        let p = &p;
+        let (o, s, ix) = p.0;
+        for r in lo..hi {
+            // SAFETY: idx[r] was range-checked against out's (scatter) or src's (gather)
+            // rows; r < rows lies inside the other view; out is contiguous (R, 1)
+            unsafe {
+                let i = ix.offset(r as isize * is).read_unaligned() as isize;
+                if scatter {
+                    *o.offset(i) += *s.offset(r as isize * ss);
+                } else {
+                    *o.add(r) = *s.offset(i * ss);
+                }
+            }
+        }
+    };
+    match pool {
+        None => body(0, rows),
+        Some(pool) => {
+            let n = split_count(rows, pool.threads(), crate::elementwise::PAR_MIN);
+            pool.run(n, &|t| {
+                let (lo, hi) = chunk(rows, n, t, 1);
+                body(lo, hi)
+            });
+        }
+    }
     Ok(())
 }

@@ -48,6 +48,7 @@ pub mod math64;
 pub mod matmul;
 pub mod norm;
 pub mod ops;
+pub mod pool;
 pub mod record;
 pub mod reduce;
 pub mod rows64;

@@ -10,8 +10,8 @@ use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
 use crate::{
-    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, reduce, rows64,
-    softmax, typed,
+    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, pool, reduce,
+    rows64, softmax, typed,
 };
 use reduce::Red;
 use softmax::Kind;
@@ -57,6 +57,12 @@ pub enum Contract {
     /// an integer-only binary op (the bitwise ones): i32 / i64, all three views one dtype;
     /// never fused
     Bitwise,
+    /// a (N, C, Ho, Wo, kh, kw) float, non-negative strides, kh * kw > 0 -> out (N, C, Ho,
+    /// Wo) i32 / i64 contiguous (max pooling, issue 42)
+    MaxPoolIndex,
+    /// a (R1, R2, kh, kw, La) float any strides -> out (R1, R2, L) contiguous, same dtype;
+    /// the steps in i0 and i1 (a convolution's input gradient, issue 42)
+    Col2Im,
 }
 
 impl Contract {
@@ -65,7 +71,7 @@ impl Contract {
         use Contract::*;
         match self {
             Fill | Write => 0,
-            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax => 1,
+            Copy | Unary | Reduce | Argmax | Rowwise | CausalSoftmax | MaxPoolIndex | Col2Im => 1,
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
             | SoftmaxGrad | Dropout | Bitwise => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad | MatmulBias => 3,
@@ -546,6 +552,13 @@ pub static OPS: &[OpDef] = &[
             return rows64::adam_update(p, o, g, m, v, s);
         }
         adam::adam_update(p, o, g, m, v, s)
+    }),
+    // convolution / pooling (issue 42)
+    row("max_pool_index", C::MaxPoolIndex, |p, op| {
+        pool::max_pool_index(p, &op.v[0], &op.v[1])
+    }),
+    row("col2im", C::Col2Im, |p, op| {
+        pool::col2im(p, &op.v[0], &op.v[1], op.steps)
     }),
 ];
 

@@ -44,6 +44,8 @@ pub struct Op<'a> {
     pub diagonal: i64,
     /// dropout: an element is kept where its random word >> 8 is >= threshold
     pub threshold: u32,
+    /// col2im: the shifts of a kernel row and of a kernel column (i0, i1)
+    pub steps: [usize; 2],
     /// a host write's data (copied into the batch at `tk_write`)
     pub src: &'a [u8],
 }
@@ -376,6 +378,7 @@ pub fn decode<'a>(
         int_value: None,
         diagonal: 0,
         threshold: 0,
+        steps: [0, 0],
         src: &[],
     };
     let mut pos = HEADER;
@@ -637,6 +640,48 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
                     o.shape(),
                     a.shape()
                 ));
+            }
+        }
+        Contract::Col2Im => {
+            dt(o, FLOAT, "out")?;
+            same_dt(o, a, "a")?;
+            nd(a, 5, "a")?;
+            nd(o, 3, "out")?;
+            contig(o)?;
+            if o.shape()[..2] != a.shape()[..2] {
+                return Err(format!(
+                    "out shape {:?} for columns {:?}: want (R1, R2, L)",
+                    o.shape(),
+                    a.shape()
+                ));
+            }
+            let (row, col, flag) = (rec[2], rec[3], rec[4]);
+            if row < 0 || col < 0 || flag != 1 {
+                return Err(format!(
+                    "steps {row}, {col} (flag {flag}): want two ints >= 0"
+                ));
+            }
+            op.steps = [row as usize, col as usize];
+        }
+        Contract::MaxPoolIndex => {
+            dt(o, I | L, "out")?;
+            dt(a, FLOAT, "a")?;
+            nd(a, 6, "a")?;
+            contig(o)?;
+            if o.shape() != &a.shape()[..4] || a.shape[4] * a.shape[5] == 0 {
+                return Err(format!(
+                    "out shape {:?} for windows {:?}: want its first 4 dims, kh * kw > 0",
+                    o.shape(),
+                    a.shape()
+                ));
+            }
+            if a.strides().iter().any(|&s| s < 0) {
+                return Err(format!("windows' strides {:?}: negative", a.strides()));
+            }
+            // the offsets out holds must fit its dtype
+            let last: isize = (2..6).map(|d| (a.shape[d] as isize - 1) * a.st[d]).sum();
+            if o.dtype == DType::I32 && last > i32::MAX as isize {
+                return Err(format!("window offsets up to {last} do not fit int32"));
             }
         }
         Contract::Rowwise | Contract::SoftmaxGrad => {

@@ -296,6 +296,20 @@ OPS = (
         ("shift_left", "a << b, 0 where b < 0 or b >= the width (wrapping)"),
         ("shift_right", "a >> b (arithmetic), a >> (width - 1) where b < 0 or b >= "
                                 "the width"))),
+    # -- convolution / pooling (issue 42, nn/functional_pool.py): max pooling's windows
+    # searched in place, never copied out (the composite: copy, argmax, index arithmetic)
+    Op("max_pool_index", "other", 1, "F -> K", (), ROWS, CUT_ROWS, NEVER,
+       "a (N, C, Ho, Wo, kh, kw), any non-negative strides (the windows of an image, a view), "
+       "kh * kw > 0 -> out (N, C, Ho, Wo): i * a.strides[2] + j * a.strides[3] + ki * "
+       "a.strides[4] + kj * a.strides[5] for (ki, kj) the first maximum of window (n, c, i, "
+       "j) in row-major order, or its last NaN where it holds one (PyTorch's max_pool rule): "
+       "that element's offset in its (n, c) plane, out's index dtype"),
+    # a convolution's input gradient: its columns summed back into the image in one pass
+    Op("col2im", "other", 1, "F -> F", ("row_step", "col_step"), ROWS, CUT_ROWS, NEVER,
+       "a (R1, R2, kh, kw, La) any strides, row_step, col_step >= 0 -> out (R1, R2, L): "
+       "out[r1, r2, j] = the sum over (ki, kj) with 0 <= j' = j - ki * row_step - kj * "
+       "col_step < La of a[r1, r2, ki, kj, j'], in row-major (ki, kj) order (what would land "
+       "past a row's end is dropped)", record=(("row_step", "i0"), ("col_step", "i1"))),
 )
 
 def signatures(spec):

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from .. import api as _ops, raw as _raw
 from ..autograd import Primitive
 from ..functions import as_strided as _as_strided, reshape_raw as _reshape_raw
+from ..ops import SIGNATURES as _SIGNATURES
 from ..tensor import Tensor
 from .functional_pad import (_batched, _check_float, _gather_dim, _tuple,  # noqa: F401
                              constant_pad_nd, fold, pad, unfold)
@@ -89,68 +90,97 @@ class _Conv2d(Primitive):
         co, cg, kh, kw = weight.shape
         need_x, need_w, need_b = (self.needs_grad + (False,) * 3)[:3]
         gx = gw = gb = None
-        if need_x:
-            gx = _input_grad(g, weight, (h, w), stride, dilation, groups)
-        if need_w:     # one product over every window of the batch: (Co/G, N*L) @ (N*L, K)
+        gg = None
+        if need_w or (need_x and stride == (1, 1)):
+            # g as (Co, N, Ho, Wr), zeros against the full-width rows' extra columns: the
+            # weight gradient's operand, and (stride 1: Wr = W) the input gradient's too
             gt = g.permute(1, 0, 2, 3)
-            if wr != g.shape[3]:       # zeros against the full-width rows' extra columns
+            if wr != g.shape[3]:
                 gt = constant_pad_nd(gt, (0, wr - g.shape[3]))
             gg = gt.reshape((groups, co // groups, n * g.shape[2] * wr))
+        if need_x:
+            gx = _input_grad(g, weight, (h, w), stride, dilation, groups,
+                             gg if stride == (1, 1) else None)
+        if need_w:     # one product over every window of the batch: (Co/G, N*L) @ (N*L, K)
             gw = _ops.matmul(gg, cols[0].transpose(-1, -2)).reshape(weight.shape)
         if need_b:
             gb = g.sum((0, 2, 3))
         return gx, gw, gb
 
 
-def _input_grad(g, weight, hw, stride, dilation, groups):
+def _input_grad(g, weight, hw, stride, dilation, groups, gg=None):
     """conv2d's input gradient (N, C, H, W): the columns' gradient W^T @ g (one product on g
-    as it is, never on windows of it), summed back into the image by _Col2Im. g is laid out
-    (Co, N, H, W) first, on the input's grid (dilated by the stride, zeros past Ho / Wo), so
-    that each (ki, kj) of the sum is one shifted add of whole planes."""
+    as it is, never on windows of it), summed back into the image by _Col2Im. A stride-1
+    convolution's g comes laid out as the weight gradient's (Co, N*Ho*W) rows (`gg`: output
+    rows of the input's full width, zeros past Wo); a strided one's is laid out (Co, N, H, W)
+    here, on the input's grid (dilated by the stride, zeros past Ho / Wo). Either way each
+    (ki, kj) of the sum is a shift along an image's flat (H*W) rows."""
     n, co, ho, wo = g.shape
     h, w = hw
     cin, cg, kh, kw = weight.shape[1] * groups, weight.shape[1], weight.shape[2], weight.shape[3]
-    gt = g.permute(1, 0, 2, 3)
-    if stride != (1, 1):
-        gt = _Dilate.apply(gt, stride=stride)
-    gt = constant_pad_nd(gt, (0, w - gt.shape[3], 0, h - gt.shape[2]))      # (Co, N, H, W)
+    if gg is None:
+        gt = g.permute(1, 0, 2, 3)
+        if stride != (1, 1):
+            gt = _Dilate.apply(gt, stride=stride)
+        gt = constant_pad_nd(gt, (0, w - gt.shape[3], 0, h - gt.shape[2]))      # (Co, N, H, W)
+        gg, la = gt.reshape((groups, co // groups, n * h * w)), h * w
+    else:
+        la = ho * w
     wt = weight.reshape((groups, co // groups, cg * kh * kw)).transpose(1, 2)
-    gcols = _ops.matmul(wt, gt.reshape((groups, co // groups, n * h * w)))   # (G, Cg*K, NHW)
-    gx = _Col2Im.apply(gcols, c=cin, k=(kh, kw), dilation=dilation, nhw=(n, h, w))
+    gcols = _ops.matmul(wt, gg)                                 # (G, Cg*K, N*La)
+    gx = _Col2Im.apply(gcols, c=cin, k=(kh, kw), dilation=dilation, nhw=(n, h, w), la=la)
     return gx.permute(1, 0, 2, 3)
 
 
-class _Col2Im(Primitive):
-    """Columns (G, C/G*kh*kw, N*H*W) on the input's grid summed into (C, N, H, W): for each
-    (ki, kj) one add of all C*N planes, shifted by ki*d*W + kj*d in a flat buffer (what
-    leaves a plane there is zeros of g past the valid windows: it adds nothing)."""
+_COL2IM_INS = {ins for ins, _ in _SIGNATURES["col2im"]}
+_COL2IM_MAX_TERMS = 4096     # larger kernels: the shifted adds (one invocation of webgpu's
+                             # sums a whole kernel's terms)
 
-    def forward(self, gcols, c, k, dilation, nhw):
+
+class _Col2Im(Primitive):
+    """Columns (G, C/G*kh*kw, N*La) summed into the image (C, N, H, W): for each (ki, kj), an
+    image's La-long row of columns added at the shift ki*d*W + kj*d of its flat (H*W) plane
+    (what would leave the plane is zeros of g past the valid windows: dropped). One col2im op
+    where its row takes the dtype (float32 / float64), else one add per (ki, kj)."""
+
+    def forward(self, gcols, c, k, dilation, nhw, la):
         n, h, w = nhw
         kh, kw = k
-        size = c * n * h * w
-        tail = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1]
-        buf = _raw.new_tensor((size + tail,), gcols._dtype)
-        _raw.fill(buf, 0.0)
-        kk, p = kh * kw, n * h * w
-        self.meta = (c, k, dilation, nhw, gcols.shape)
+        kk, hw = kh * kw, h * w
+        self.meta = (c, k, dilation, nhw, la, gcols.shape)
         src = gcols if gcols.is_contiguous() else _raw.contiguous(gcols)
-        for ki in range(kh):
-            for kj in range(kw):
-                shift = ki * dilation[0] * w + kj * dilation[1]
-                region = _as_strided(buf, shift, (c, p), (p, 1))
-                part = _as_strided(src, src._offset + (ki * kw + kj) * p, (c, p), (kk * p, 1))
-                v = _raw.view_of(region)
-                _raw.run("add", region, (v, _raw.view_of(part)))
-        return _as_strided(buf, 0, (c, n, h, w), (n * h * w, h * w, w, 1))
+        # (c, n, ki, kj, j') of the (G, Cg*K, N*La) columns
+        cols = _as_strided(src, src._offset, (c, n, kh, kw, la),
+                           (kk * n * la, la, kw * n * la, n * la, 1))
+        out = _raw.new_tensor((c, n, hw), src._dtype)
+        steps = (dilation[0] * w, dilation[1])
+        if (src._dtype,) in _COL2IM_INS and kk <= _COL2IM_MAX_TERMS:
+            _raw.run("col2im", out, (_raw.view_of(cols),),
+                     {"row_step": steps[0], "col_step": steps[1]})
+        else:
+            _raw.fill(out, 0.0)
+            for ki in range(kh):
+                for kj in range(kw):
+                    shift = ki * steps[0] + kj * steps[1]
+                    end = min(hw, shift + la)
+                    if shift >= end:
+                        continue
+                    region = _as_strided(out, shift, (c, n, end - shift), (n * hw, hw, 1))
+                    part = _as_strided(cols, cols._offset + ki * kw * n * la + kj * n * la,
+                                       (c, n, end - shift), (kk * n * la, la, 1))
+                    _raw.run("add", region, (_raw.view_of(region), _raw.view_of(part)))
+        return _as_strided(out, 0, (c, n, h, w), (n * hw, hw, w, 1))
 
     def backward(self, g):
-        c, (kh, kw), dilation, (n, h, w), shape = self.meta
-        tail = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1]
-        flat = constant_pad_nd(g.reshape((c * n * h * w,)), (0, tail))
-        p = n * h * w
-        cols = _as_strided(flat, flat._offset, (c, kh, kw, p),
-                           (p, dilation[0] * w, dilation[1], 1))
+        c, (kh, kw), dilation, (n, h, w), la, shape = self.meta
+        hw = h * w
+        reach = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1] + la
+        flat = g.reshape((c, n, hw))
+        if reach > hw:
+            flat = constant_pad_nd(flat, (0, reach - hw))
+        sc, sn, sj = flat._strides
+        cols = _as_strided(flat, flat._offset, (c, kh, kw, n, la),
+                           (sc, dilation[0] * w * sj, dilation[1] * sj, sn, sj))
         return (cols.reshape(shape),)
 
 

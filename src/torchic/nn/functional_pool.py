@@ -19,6 +19,8 @@ from ..creation import tensor as _tensor_from_data
 from ..dispatcher import runtime, storage_code
 from ..api import maximum as _ops_maximum, where as _where
 from ..functions import as_strided as _as_strided
+from ..functions.views import GatherRows as _GatherRows
+from ..ops import SIGNATURES as _SIGNATURES
 from ..tensor import Tensor
 from .functional_conv import _Conv2d
 from .functional_pad import _batched, _tuple, constant_pad_nd
@@ -114,22 +116,36 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         xp = constant_pad_nd(x, (p[1], extra[1], p[0], extra[0]), low)
     hp, wp = xp.shape[2:]
     kk = k[0] * k[1]
-    with no_grad():
-        sn, sc, sh, sw = xp._strides
-        win = _raw.contiguous(_as_strided(xp, xp._offset, (n, c, o[0], o[1], k[0], k[1]),
-                                          (sn, sc, s[0] * sh, s[1] * sw, d[0] * sh, d[1] * sw)))
-        arg = _as_strided(win, 0, (n, c, o[0], o[1], kk), win._strides[:4] + (1,)).argmax(-1)
-        geo = (n, c, h, w, k, s, p, d, o, hp, wp)
-        pos = None
+    geo = (n, c, h, w, k, s, p, d, o, hp, wp)
     # windows apart (stride >= the dilated kernel) on a backend whose scatter of single
     # elements is slow (webgpu's took seconds for a LeNet batch): the gradient placed by a
     # where, not scattered; elsewhere the scatter is faster than that where over
     # (..., kh, kw) runs (docs in the class)
     apart = all(ss >= dd * (kk_ - 1) + 1 for ss, dd, kk_ in zip(s, d, k)) and \
         xp.is_floating_point() and runtime().backend.slow_scatter
+    # the max_pool_index primitive where its row takes the dtype (float32 / float64) and the
+    # window is small: each window searched in place, no copy of the windows
+    searched = (xp._dtype,) in _INDEX_INS and kk <= _INDEX_MAX_WINDOW and not apart
+    pos = plane_pos = None
+    if searched:
+        xp = xp.contiguous()
+        with no_grad():
+            plane_pos = _window_max(xp, k, s, d, o)                # offsets in each plane
+            base = _const(("planes", n, c, hp * wp), lambda: (
+                np.arange(n * c) * (hp * wp)).reshape(n, c, 1, 1))
+            pos = plane_pos + base                                 # flat positions in xp
+        out = _GatherRows.apply(xp.reshape(-1), pos)
+    else:
+        with no_grad():
+            sn, sc, sh, sw = xp._strides
+            win = _raw.contiguous(_as_strided(xp, xp._offset, (n, c, o[0], o[1], k[0], k[1]),
+                                              (sn, sc, s[0] * sh, s[1] * sw, d[0] * sh,
+                                               d[1] * sw)))
+            arg = _as_strided(win, 0, (n, c, o[0], o[1], kk), win._strides[:4] + (1,)
+                              ).argmax(-1)
     if apart:
         out = _MaxPoolApart.apply(xp, win=win, arg=arg, k=k, s=s, d=d)
-    if not apart or return_indices:
+    if not searched and (not apart or return_indices):
         with no_grad():
             koff = _const(("koff", geo), lambda: (np.arange(k[0])[:, None] * d[0] * wp +
                                                  np.arange(k[1])[None, :] * d[1]).reshape(-1))
@@ -138,7 +154,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
                 (np.arange(o[0])[:, None] * s[0] * wp + np.arange(o[1])[None, :] * s[1])[None]
             ).reshape(n, c, o[0], o[1]))
             pos = koff[arg] + base                        # flat positions in xp
-    if not apart:
+    if not apart and not searched:
         out = xp.reshape(-1)[pos]
     if dims == 1:
         out = out.squeeze(2)
@@ -146,16 +162,37 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     if not return_indices:
         return out
     with no_grad():    # PyTorch's indices: the flat position in the input's own plane
-        table = _const(("unpad", geo), lambda: (
-            (np.arange(hp)[:, None] - p[0]) * w + np.arange(wp)[None, :] - p[1]
-        ).reshape(-1))
-        plane = _const(("plane", geo), lambda: (np.arange(n * c) * (hp * wp)).reshape(
-            n, c, 1, 1))
-        idx = table[pos - plane]
+        if plane_pos is None:
+            plane = _const(("plane", geo), lambda: (np.arange(n * c) * (hp * wp)).reshape(
+                n, c, 1, 1))
+            plane_pos = pos - plane
+        if (hp, wp) == (h, w) and not any(p):     # (a pad may also crop: the table's shift)
+            idx = plane_pos
+        else:
+            table = _const(("unpad", geo), lambda: (
+                (np.arange(hp)[:, None] - p[0]) * w + np.arange(wp)[None, :] - p[1]
+            ).reshape(-1))
+            idx = table[plane_pos]
         if dims == 1:
             idx = idx.squeeze(2)
         idx = idx.squeeze(0) if unbatched else idx
     return out, idx
+
+
+_INDEX_INS = {ins for ins, _ in _SIGNATURES["max_pool_index"]}
+_INDEX_MAX_WINDOW = 4096      # larger windows: the copy and argmax (one kernel invocation
+                              # of webgpu's reads a whole window)
+
+
+def _window_max(xp, k, s, d, o):
+    """The first maximum of each window of a contiguous padded (N, C, Hp, Wp) xp, as its
+    element offset in its plane (int64 (N, C, Ho, Wo)): one max_pool_index op on the
+    windows read in place."""
+    n, c, hp, wp = xp.shape
+    win = _as_strided(xp, xp._offset, (n, c, o[0], o[1], k[0], k[1]),
+                      (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1]))
+    out = _raw.new_tensor((n, c, o[0], o[1]), "i64")
+    return _raw.run("max_pool_index", out, (_raw.view_of(win),))
 
 
 class _MaxPoolApart(Primitive):

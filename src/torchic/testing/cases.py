@@ -813,6 +813,56 @@ case("cross_entropy_ignore_index",
 view("swapaxes", lambda a: torchic.swapaxes(a, 0, 2), lambda a: a.swapaxes(0, 2))
 view("swapdims", lambda a: a.swapdims(-1, 1), lambda a: a.swapaxes(-1, 1))
 
+# convolution / pooling (issue 42): max pooling's window search (max_pool_index), its values
+# gathered and its gradient scattered back to each window's first maximum
+def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
+    """max_pool2d of a (N, C, H, W) in float64: -inf padding, PyTorch's output size (no
+    ceil_mode); with indices, each maximum's flat index in its (H, W) plane instead."""
+    n, c, h, w = a.shape
+    ho = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    wo = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.empty((n, c, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            rows = [i * s[0] - p[0] + ki * d[0] for ki in range(k[0])]
+            cols = [j * s[1] - p[1] + kj * d[1] for kj in range(k[1])]
+            cells = [(r, q) for r in rows for q in cols if 0 <= r < h and 0 <= q < w]
+            vals = np.stack([a[:, :, r, q] for r, q in cells], -1)
+            best = np.argmax(vals, -1)
+            out[:, :, i, j] = (np.array([r * w + q for r, q in cells])[best] if indices
+                               else np.take_along_axis(vals, best[..., None], -1)[..., 0])
+    return out
+
+
+case("max_pool2d", lambda a: _F.max_pool2d(a, 3, stride=2, padding=1),
+     lambda a: _np_max_pool2d(a, (3, 3), (2, 2), (1, 1)), "other",
+     ("max_pool_index", "gather_rows", "scatter_add_rows"), [(2, 3, 7, 6)], kinks=True,
+     dtypes=("f64",))
+case("max_pool2d_dilated_indices",
+     lambda a: _F.max_pool2d(a, (2, 3), (1, 2), dilation=(2, 1), return_indices=True)[1].float(),
+     lambda a: _np_max_pool2d(a, (2, 3), (1, 2), (0, 0), (2, 1), indices=True), "other",
+     ("max_pool_index",), [(1, 2, 6, 7)], grad=False)
+
+
+def _np_conv2d(x, w, pad):
+    """conv2d of x (N, C, H, W) by w (Co, C, kh, kw), stride 1, zero padding, in float64."""
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    co, _, kh, kw = w.shape
+    ho, wo = x.shape[2] - kh + 1, x.shape[3] - kw + 1
+    out = np.zeros((x.shape[0], co, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,oc->nohw", x[:, :, i:i + ho, j:j + wo], w[:, :, i, j])
+    return out
+
+
+case("conv2d_input_grad", lambda x, w: _F.conv2d(x, w, padding=1),
+     lambda x, w: _np_conv2d(x, w, 1), "other", ("col2im", "matmul", "copy"),
+     [(2, 3, 6, 5), (4, 3, 3, 2)], dtypes=("f64",), tol={"atol": 1e-4, "rtol": 1e-4},
+     grad=(0,))     # (the weight's gradient multiplies by the saved columns: its derivative
+                    # in x, the second derivative's cross term, is not recorded)
+
+
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
                     ((), (3,)), ((0, 4), (1, 4))]

@@ -137,6 +137,36 @@ def argmax(out, ins, params):
     np.copyto(out, np.argmax(ins[0], axis=-1), casting="unsafe")
 
 
+def max_pool_index(out, ins, params):
+    """The first maximum of each (kh, kw) window of a (N, C, Ho, Wo, kh, kw) view, as its
+    element offset in its (n, c) plane (ops.py's contract)."""
+    a = ins[0]
+    if not out.size:
+        return
+    n, c, ho, wo, kh, kw = a.shape
+    s = [st // a.itemsize for st in a.strides]
+    win = a.reshape(n, c, ho, wo, kh * kw)
+    nan = np.isnan(win)
+    k = np.where(nan.any(-1), kh * kw - 1 - np.argmax(nan[..., ::-1], -1), np.argmax(win, -1))
+    ki, kj = np.divmod(k, kw)
+    pos = (np.arange(ho)[:, None] * s[2] + np.arange(wo)[None, :] * s[3]) + ki * s[4] + kj * s[5]
+    np.copyto(out, pos, casting="unsafe")
+
+
+def col2im(out, ins, params):
+    """Columns (R1, R2, kh, kw, La) summed into rows (R1, R2, L), (ki, kj) shifted by
+    ki * row_step + kj * col_step (ops.py's contract)."""
+    a = ins[0]
+    out[...] = 0
+    length, la = out.shape[-1], a.shape[-1]
+    for ki in range(a.shape[2]):
+        for kj in range(a.shape[3]):
+            shift = ki * params["row_step"] + kj * params["col_step"]
+            hi = min(length, shift + la)
+            if shift < hi:
+                out[..., shift:hi] += a[:, :, ki, kj, :hi - shift]
+
+
 def _shifted(a):
     """a - rowmax(a) in a new array of a's dtype."""
     return a - a.max(axis=1, keepdims=True)
@@ -436,6 +466,7 @@ KERNELS = {
     "bitwise_and": _binary(np.bitwise_and), "bitwise_or": _binary(np.bitwise_or),
     "bitwise_xor": _binary(np.bitwise_xor), "shift_left": _shift(True),
     "shift_right": _shift(False),
+    "max_pool_index": max_pool_index, "col2im": col2im,     # convolution / pooling (issue 42)
 }
 
 

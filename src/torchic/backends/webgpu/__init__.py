@@ -17,6 +17,7 @@ Layout of this package:
     rows.py         gather_rows / scatter_add_rows
     matmul.py       register-blocked batched matmul
     dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per pair of elements)
+    pool.py         max_pool_index (max pooling's window search), col2im
     adam.py         adam_update (the fused Adam / AdamW step, one invocation per element;
                     a recorded program's run of them as one dispatch)
 
@@ -39,7 +40,7 @@ from ...shape import numel
 from ...backend import KernelOverflowError
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import (adam, casts, dropout, elementwise, fuse, matmul, norm, reduce, replay, rows,
+from . import (adam, casts, dropout, elementwise, fuse, matmul, norm, pool, reduce, replay, rows,
                rowwise, wgsl, windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
@@ -284,6 +285,7 @@ KERNEL_TABLE.update({
     "dropout": dropout.kernel, "adam_update": adam.kernel,
     # elementwise math: integer bitwise ops (i32 words; int64's values are int32's here)
     **{op: _int_only(op, expr) for op, expr in elementwise.BITWISE.items()},
+    "max_pool_index": pool.kernel, "col2im": pool.col2im,     # convolution / pooling (issue 42)
 })
 
 
