@@ -619,7 +619,7 @@ class TensorMethods:
     def equal(self, other: Tensor) -> builtins.bool:
         """True when both tensors have the same shape and the same values (no broadcast; the
         dtypes promoted as == promotes; NaN is never equal)."""
-    def bernoulli(self, p: builtins.float | None = ..., *, generator: Any = ..., out: None = ...) -> Tensor:
+    def bernoulli(self, p: builtins.float | None = ..., *, generator: Any = ...) -> Tensor:
         """0 / 1 draws with the probabilities in `input` (in [0, 1]), in input's dtype."""
     def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor:
         """Fill self with 0 / 1 draws of probability p (a float, or a tensor broadcast to self)."""
