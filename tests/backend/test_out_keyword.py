@@ -204,3 +204,12 @@ def test_creation_out_dtype(backend):
     assert out.tolist() == [0, 1, 2, 3]
     _raises_like(lambda m: m.zeros(2, dtype=m.float32, out=m.empty(0, dtype=m.int64)),
                  "dtype Float does not match dtype of out parameter (Long)")
+
+
+def test_an_out_resized_inside_a_scope_outlives_it(backend):
+    out = torchic.zeros(1)
+    with torchic.track_tensors():
+        torchic.add(torchic.ones(4000), 1, out=torchic.empty(0))
+        with pytest.warns(UserWarning):
+            torchic.add(torchic.ones(4000), 1, out=out)   # grows out's storage in the scope
+    assert out.tolist() == [2.0] * 4000

@@ -46,7 +46,7 @@ from ..dtypes import dtype_code
 from ..promotion import SCALAR_TYPE_NAMES, can_cast_code
 from ..shape import contiguous_strides, numel
 from ..size import Size
-from ..tensor import Tensor
+from ..tensor import Storage, Tensor
 
 CAST, DTYPE, EXACT = "cast", "dtype", "exact"
 _OUT_TYPE = Tensor | tuple[Tensor, ...] | list[Tensor] | None     # out's annotation
@@ -341,13 +341,14 @@ def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
     item = ITEMSIZE[storage_code(rt.backend, self._dtype)]
     need = self._offset + numel(shape)
     if need * item > st.block.size:
-        # a new storage, the old one's elements first (views of the old storage keep it)
-        grown = raw.new_tensor((need,), self._dtype)
+        # a new storage, the old one's elements first (views of the old storage keep it);
+        # self's, not a track_tensors scope's (the scope would dispose it under self)
+        grown = Storage(rt, rt.alloc(need * item))
         have = st.block.size // item
         if have:
-            rt.run("copy", View(grown._storage.block, 0, (have,), (1,), self._dtype),
+            rt.run("copy", View(grown.block, 0, (have,), (1,), self._dtype),
                    (View(st.block, 0, (have,), (1,), self._dtype),), None)
-        self._storage = grown._storage
+        self._storage = grown
     self.shape = tuple.__new__(Size, shape)
     self._strides = contiguous_strides(shape)
     self._view = None
