@@ -70,6 +70,8 @@ def build(name, impl):
 
 
 def first_loss(offset):
+    """The bound a row's first loss is checked against: ln(vocab of the scripts' text) +
+    `offset` (module doc)."""
     _programs_dir()
     from _fixtures import TEXT
     return math.log(len(set(TEXT))) + offset
