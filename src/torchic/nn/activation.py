@@ -12,7 +12,7 @@ from .module import Module
 from .parameter import Parameter
 
 
-class GELU(Applies):
+class GELU(Applies, fn=F.gelu):
     """`F.gelu` as a module: `x * Phi(x)` (Phi the standard normal CDF), or its tanh
     approximation with `approximate="tanh"`."""
 
@@ -22,7 +22,7 @@ class GELU(Applies):
             raise RuntimeError("approximate argument must be either none or tanh.")
         self.approximate = approximate
 
-    _fn, _args = staticmethod(F.gelu), ("approximate",)
+    _args = ("approximate",)
 
 
 class _Inplace(Applies):
@@ -34,9 +34,8 @@ class _Inplace(Applies):
         self.inplace = inplace
 
 
-class SiLU(_Inplace):
+class SiLU(_Inplace, fn=F.silu):
     """`F.silu` as a module: `x * sigmoid(x)` (the swish)."""
-    _fn = staticmethod(F.silu)
 
 
 class _Alpha(Applies):
@@ -49,9 +48,9 @@ class _Alpha(Applies):
         self.inplace = inplace
 
 
-class LeakyReLU(Applies):
+class LeakyReLU(Applies, fn=F.leaky_relu):
     """`F.leaky_relu` as a module: `x` where positive, else `negative_slope * x`."""
-    _fn, _args = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
+    _args = ("negative_slope", "inplace")
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
@@ -59,14 +58,13 @@ class LeakyReLU(Applies):
         self.inplace = inplace
 
 
-class ELU(_Alpha):
+class ELU(_Alpha, fn=F.elu):
     """`F.elu` as a module: `x` where positive, else `alpha * (exp(x) - 1)`."""
-    _fn = staticmethod(F.elu)
 
 
 # -- nn-rest (issue 42): the other activation modules of torch.nn ----------------------------
 
-class Hardtanh(Applies):
+class Hardtanh(Applies, fn=F.hardtanh):
     """`F.hardtanh` as a module: x clamped to [min_val, max_val]."""
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
@@ -78,7 +76,7 @@ class Hardtanh(Applies):
         if self.max_val <= self.min_val:
             raise AssertionError("max_val must be greater than min_val")
 
-    _fn, _args = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
+    _args = ("min_val", "max_val", "inplace")
 
 
 class ReLU6(Hardtanh):
@@ -89,58 +87,53 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
 
-class Hardswish(_Inplace):
+class Hardswish(_Inplace, fn=F.hardswish):
     """`x * relu6(x + 3) / 6` (`F.hardswish`)."""
-    _fn, _repr = staticmethod(F.hardswish), ()
+    _repr = ()
 
 
-class Hardsigmoid(_Inplace):
+class Hardsigmoid(_Inplace, fn=F.hardsigmoid):
     """`relu6(x + 3) / 6` (`F.hardsigmoid`)."""
-    _fn, _repr = staticmethod(F.hardsigmoid), ()
+    _repr = ()
 
 
-class Mish(_Inplace):
+class Mish(_Inplace, fn=F.mish):
     """`x * tanh(softplus(x))` (`F.mish`)."""
-    _fn, _repr = staticmethod(F.mish), ()
+    _repr = ()
 
 
-class SELU(_Inplace):
+class SELU(_Inplace, fn=F.selu):
     """`scale * elu(x, alpha)` with SELU's constants (`F.selu`)."""
-    _fn = staticmethod(F.selu)
 
 
-class CELU(_Alpha):
+class CELU(_Alpha, fn=F.celu):
     """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`F.celu`)."""
-    _fn = staticmethod(F.celu)
 
 
-class GLU(Applies):
+class GLU(Applies, fn=F.glu):
     """The gated linear unit along `dim`: `a * sigmoid(b)` of the input's two halves."""
-    _fn, _args = staticmethod(F.glu), ("dim",)
+    _args = ("dim",)
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
 
 
-class LogSigmoid(Applies):
+class LogSigmoid(Applies, fn=F.logsigmoid):
     """`log(sigmoid(x))` (`F.logsigmoid`)."""
-    _fn = staticmethod(F.logsigmoid)
 
 
-class Softsign(Applies):
+class Softsign(Applies, fn=F.softsign):
     """`x / (1 + |x|)` (`F.softsign`)."""
-    _fn = staticmethod(F.softsign)
 
 
-class Tanhshrink(Applies):
+class Tanhshrink(Applies, fn=F.tanhshrink):
     """`x - tanh(x)` (`F.tanhshrink`)."""
-    _fn = staticmethod(F.tanhshrink)
 
 
-class Softplus(Applies):
+class Softplus(Applies, fn=F.softplus):
     """`log(1 + exp(beta * x)) / beta`, linear above `threshold` (`F.softplus`)."""
-    _fn, _args = staticmethod(F.softplus), ("beta", "threshold")
+    _args = ("beta", "threshold")
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
@@ -148,9 +141,9 @@ class Softplus(Applies):
         self.threshold = threshold
 
 
-class Softshrink(Applies):
+class Softshrink(Applies, fn=F.softshrink):
     """`x - lambd` above lambd, `x + lambd` below -lambd, 0 between (`F.softshrink`)."""
-    _fn, _args = staticmethod(F.softshrink), ("lambd",)
+    _args = ("lambd",)
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
@@ -160,14 +153,13 @@ class Softshrink(Applies):
         return str(self.lambd)
 
 
-class Hardshrink(Softshrink):
+class Hardshrink(Softshrink, fn=F.hardshrink):
     """x where `|x| > lambd`, else 0 (`F.hardshrink`)."""
-    _fn = staticmethod(F.hardshrink)
 
 
-class Threshold(Applies):
+class Threshold(Applies, fn=F.threshold):
     """x where `x > threshold`, else `value` (`F.threshold`)."""
-    _fn, _args = staticmethod(F.threshold), ("threshold", "value", "inplace")
+    _args = ("threshold", "value", "inplace")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
@@ -176,10 +168,10 @@ class Threshold(Applies):
         self.inplace = inplace
 
 
-class PReLU(Applies):
+class PReLU(Applies, fn=F.prelu):
     """x where positive, else `weight * x` with a learned weight: one slope, or one per
     channel (`num_parameters`), initialized to `init`."""
-    _fn, _args, _repr = staticmethod(F.prelu), ("weight",), ("num_parameters",)
+    _args, _repr = ("weight",), ("num_parameters",)
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
                  dtype: Any = None) -> None:
@@ -193,10 +185,10 @@ class PReLU(Applies):
         _init.constant_(self.weight, self.init)
 
 
-class RReLU(Applies):
+class RReLU(Applies, fn=F.rrelu):
     """The randomized leaky ReLU (`F.rrelu`): random negative slopes in [lower, upper) in
     training, their mean in eval."""
-    _fn, _args = staticmethod(F.rrelu), ("lower", "upper", "training", "inplace")
+    _args = ("lower", "upper", "training", "inplace")
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
                  inplace: bool = False) -> None:
@@ -206,9 +198,8 @@ class RReLU(Applies):
         self.inplace = inplace
 
 
-class Softmin(OverDim):
+class Softmin(OverDim, fn=F.softmin):
     """`softmax(-x)` along `dim` (`F.softmin`)."""
-    _fn = staticmethod(F.softmin)
 
 
 class Softmax2d(Module):

@@ -225,24 +225,20 @@ class ReLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class Tanh(Applies):
+class Tanh(Applies, fn=F.tanh):
     """The hyperbolic tangent elementwise (`F.tanh`)."""
-    _fn = staticmethod(F.tanh)
 
 
-class Sigmoid(Applies):
+class Sigmoid(Applies, fn=F.sigmoid):
     """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`)."""
-    _fn = staticmethod(F.sigmoid)
 
 
-class Softmax(OverDim):
+class Softmax(OverDim, fn=F.softmax):
     """`F.softmax` over dim `dim` (the last when None): each slice sums to 1."""
-    _fn = staticmethod(F.softmax)
 
 
-class LogSoftmax(Softmax):
+class LogSoftmax(Softmax, fn=F.log_softmax):
     """`F.log_softmax` over dim `dim` (the last when None)."""
-    _fn = staticmethod(F.log_softmax)
 
 
 class Flatten(Module):
@@ -275,7 +271,7 @@ class _DropoutNd(Applies):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout(_DropoutNd):
+class Dropout(_DropoutNd, fn=F.dropout):
     """In training mode, zeroes each element with probability `p` and scales the others by
     `1 / (1 - p)`; in eval mode (`model.eval()`), returns the input unchanged.
 
@@ -295,7 +291,6 @@ class Dropout(_DropoutNd):
         >>> m.eval()(torch.ones(3))
         tensor([1., 1., 1.])
     """
-    _fn = staticmethod(F.dropout)
 
 
 class LayerNorm(Module):

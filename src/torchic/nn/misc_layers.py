@@ -153,35 +153,30 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class ChannelShuffle(Applies):
+class ChannelShuffle(Applies, fn=F.channel_shuffle):
     """`F.channel_shuffle(input, groups)`."""
-    _fn, _args = staticmethod(F.channel_shuffle), ("groups",)
+    _args = ("groups",)
 
     def __init__(self, groups: int) -> None:
         super().__init__()
         self.groups = groups
 
 
-class Dropout1d(_DropoutNd):
+class Dropout1d(_DropoutNd, fn=F.dropout1d):
     """Zero whole channels of (N, C, L) / (C, L) input in training (`F.dropout1d`)."""
-    _fn = staticmethod(F.dropout1d)
 
 
-class Dropout2d(_DropoutNd):
+class Dropout2d(_DropoutNd, fn=F.dropout2d):
     """Zero whole channels of (N, C, H, W) / (C, H, W) input in training."""
-    _fn = staticmethod(F.dropout2d)
 
 
-class Dropout3d(_DropoutNd):
+class Dropout3d(_DropoutNd, fn=F.dropout3d):
     """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input in training."""
-    _fn = staticmethod(F.dropout3d)
 
 
-class AlphaDropout(_DropoutNd):
+class AlphaDropout(_DropoutNd, fn=F.alpha_dropout):
     """`F.alpha_dropout` in training, the identity in eval."""
-    _fn = staticmethod(F.alpha_dropout)
 
 
-class FeatureAlphaDropout(_DropoutNd):
+class FeatureAlphaDropout(_DropoutNd, fn=F.feature_alpha_dropout):
     """`F.feature_alpha_dropout` in training, the identity in eval."""
-    _fn = staticmethod(F.feature_alpha_dropout)
