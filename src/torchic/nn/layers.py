@@ -38,6 +38,19 @@ def reset_affine(module: Module) -> None:
         init.zeros_(module.bias)
 
 
+def embedding_options(module: Module) -> str:
+    """The max_norm / norm_type / scale_grad_by_freq part of an embedding layer's repr
+    (each where not its default), as PyTorch writes it."""
+    s = ""
+    if module.max_norm is not None:
+        s += f", max_norm={module.max_norm}"
+    if module.norm_type != 2:
+        s += f", norm_type={module.norm_type}"
+    if module.scale_grad_by_freq:
+        s += f", scale_grad_by_freq={module.scale_grad_by_freq}"
+    return s
+
+
 class Identity(Module):
     """Returns its input unchanged (any constructor arguments are ignored)."""
 
@@ -187,12 +200,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += embedding_options(self)
         if self.sparse:
             s += ", sparse=True"
         return s

@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .applies import Applies
-from .layers import _DropoutNd
+from .layers import _DropoutNd, embedding_options
 from .module import Module
 from .parameter import Parameter
 
@@ -118,13 +118,7 @@ class EmbeddingBag(Module):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}" + embedding_options(self)
         s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
