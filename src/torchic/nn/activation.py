@@ -12,7 +12,7 @@ from .module import Module
 from .parameter import Parameter
 
 
-class GELU(Applies):
+class GELU(Applies, fn=F.gelu):
     """`F.gelu` as a module: `x * Phi(x)` (Phi the standard normal CDF), or its tanh
     approximation with `approximate="tanh"`.
 
@@ -34,7 +34,7 @@ class GELU(Applies):
             raise RuntimeError("approximate argument must be either none or tanh.")
         self.approximate = approximate
 
-    _fn, _args = staticmethod(F.gelu), ("approximate",)
+    _args = ("approximate",)
 
 
 class _Inplace(Applies):
@@ -46,7 +46,7 @@ class _Inplace(Applies):
         self.inplace = inplace
 
 
-class SiLU(_Inplace):
+class SiLU(_Inplace, fn=F.silu):
     """`F.silu` as a module: `x * sigmoid(x)` (the swish).
 
     Args:
@@ -61,7 +61,6 @@ class SiLU(_Inplace):
         >>> m(x)
         tensor([-0.0719, -0.2689,  0.0000,  0.3112,  6.9936])
     """
-    _fn = staticmethod(F.silu)
 
 
 class _Alpha(Applies):
@@ -74,7 +73,7 @@ class _Alpha(Applies):
         self.inplace = inplace
 
 
-class LeakyReLU(Applies):
+class LeakyReLU(Applies, fn=F.leaky_relu):
     """`F.leaky_relu` as a module: `x` where positive, else `negative_slope * x`.
 
     Args:
@@ -90,7 +89,7 @@ class LeakyReLU(Applies):
         >>> m(x)
         tensor([-0.4000, -0.1000,  0.0000,  0.5000,  7.0000])
     """
-    _fn, _args = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
+    _args = ("negative_slope", "inplace")
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
@@ -98,7 +97,7 @@ class LeakyReLU(Applies):
         self.inplace = inplace
 
 
-class ELU(_Alpha):
+class ELU(_Alpha, fn=F.elu):
     """`F.elu` as a module: `x` where positive, else `alpha * (exp(x) - 1)`.
 
     Args:
@@ -114,12 +113,11 @@ class ELU(_Alpha):
         >>> m(x)
         tensor([-0.9817, -0.6321,  0.0000,  0.5000,  7.0000])
     """
-    _fn = staticmethod(F.elu)
 
 
 # -- nn-rest (issue 42): the other activation modules of torch.nn ----------------------------
 
-class Hardtanh(Applies):
+class Hardtanh(Applies, fn=F.hardtanh):
     """`F.hardtanh` as a module: x clamped to [min_val, max_val].
 
     Args:
@@ -148,7 +146,7 @@ class Hardtanh(Applies):
         if self.max_val <= self.min_val:
             raise AssertionError("max_val must be greater than min_val")
 
-    _fn, _args = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
+    _args = ("min_val", "max_val", "inplace")
 
 
 class ReLU6(Hardtanh):
@@ -172,7 +170,7 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
 
-class Hardswish(_Inplace):
+class Hardswish(_Inplace, fn=F.hardswish):
     """`x * relu6(x + 3) / 6` (`F.hardswish`).
 
     Args:
@@ -187,10 +185,10 @@ class Hardswish(_Inplace):
         >>> m(x)
         tensor([-0.0000, -0.3333,  0.0000,  0.2917,  7.0000])
     """
-    _fn, _repr = staticmethod(F.hardswish), ()
+    _repr = ()
 
 
-class Hardsigmoid(_Inplace):
+class Hardsigmoid(_Inplace, fn=F.hardsigmoid):
     """`relu6(x + 3) / 6` (`F.hardsigmoid`).
 
     Args:
@@ -205,10 +203,10 @@ class Hardsigmoid(_Inplace):
         >>> m(x)
         tensor([0.0000, 0.3333, 0.5000, 0.5833, 1.0000])
     """
-    _fn, _repr = staticmethod(F.hardsigmoid), ()
+    _repr = ()
 
 
-class Mish(_Inplace):
+class Mish(_Inplace, fn=F.mish):
     """`x * tanh(softplus(x))` (`F.mish`).
 
     Args:
@@ -223,10 +221,10 @@ class Mish(_Inplace):
         >>> m(x)
         tensor([-0.0726, -0.3034,  0.0000,  0.3752,  7.0000])
     """
-    _fn, _repr = staticmethod(F.mish), ()
+    _repr = ()
 
 
-class SELU(_Inplace):
+class SELU(_Inplace, fn=F.selu):
     """`scale * elu(x, alpha)` with SELU's constants (`F.selu`).
 
     Args:
@@ -241,10 +239,9 @@ class SELU(_Inplace):
         >>> m(x)
         tensor([-1.7259, -1.1113,  0.0000,  0.5254,  7.3549])
     """
-    _fn = staticmethod(F.selu)
 
 
-class CELU(_Alpha):
+class CELU(_Alpha, fn=F.celu):
     """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`F.celu`).
 
     Args:
@@ -260,10 +257,9 @@ class CELU(_Alpha):
         >>> m(x)
         tensor([-0.9817, -0.6321,  0.0000,  0.5000,  7.0000])
     """
-    _fn = staticmethod(F.celu)
 
 
-class GLU(Applies):
+class GLU(Applies, fn=F.glu):
     """The gated linear unit along `dim`: `a * sigmoid(b)` of the input's two halves.
 
     Args:
@@ -277,14 +273,14 @@ class GLU(Applies):
         >>> m(torch.tensor([[1.0, 2.0, 0.0, 100.0]]))
         tensor([[0.5000, 2.0000]])
     """
-    _fn, _args = staticmethod(F.glu), ("dim",)
+    _args = ("dim",)
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
 
 
-class LogSigmoid(Applies):
+class LogSigmoid(Applies, fn=F.logsigmoid):
     """`log(sigmoid(x))` (`F.logsigmoid`).
 
     Shape:
@@ -296,10 +292,9 @@ class LogSigmoid(Applies):
         >>> m(x)
         tensor([-4.0181e+00, -1.3133e+00, -6.9315e-01, -4.7408e-01, -9.1147e-04])
     """
-    _fn = staticmethod(F.logsigmoid)
 
 
-class Softsign(Applies):
+class Softsign(Applies, fn=F.softsign):
     """`x / (1 + |x|)` (`F.softsign`).
 
     Shape:
@@ -311,10 +306,9 @@ class Softsign(Applies):
         >>> m(x)
         tensor([-0.8000, -0.5000,  0.0000,  0.3333,  0.8750])
     """
-    _fn = staticmethod(F.softsign)
 
 
-class Tanhshrink(Applies):
+class Tanhshrink(Applies, fn=F.tanhshrink):
     """`x - tanh(x)` (`F.tanhshrink`).
 
     Shape:
@@ -326,10 +320,9 @@ class Tanhshrink(Applies):
         >>> m(x)
         tensor([-3.0007, -0.2384,  0.0000,  0.0379,  6.0000])
     """
-    _fn = staticmethod(F.tanhshrink)
 
 
-class Softplus(Applies):
+class Softplus(Applies, fn=F.softplus):
     """`log(1 + exp(beta * x)) / beta`, linear above `threshold` (`F.softplus`).
 
     Args:
@@ -345,7 +338,7 @@ class Softplus(Applies):
         >>> m(x)
         tensor([0.0181, 0.3133, 0.6931, 0.9741, 7.0009])
     """
-    _fn, _args = staticmethod(F.softplus), ("beta", "threshold")
+    _args = ("beta", "threshold")
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
@@ -353,7 +346,7 @@ class Softplus(Applies):
         self.threshold = threshold
 
 
-class Softshrink(Applies):
+class Softshrink(Applies, fn=F.softshrink):
     """`x - lambd` above lambd, `x + lambd` below -lambd, 0 between (`F.softshrink`).
 
     Args:
@@ -368,7 +361,7 @@ class Softshrink(Applies):
         >>> m(x)
         tensor([-3.5000, -0.5000,  0.0000,  0.0000,  6.5000])
     """
-    _fn, _args = staticmethod(F.softshrink), ("lambd",)
+    _args = ("lambd",)
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
@@ -378,7 +371,7 @@ class Softshrink(Applies):
         return str(self.lambd)
 
 
-class Hardshrink(Softshrink):
+class Hardshrink(Softshrink, fn=F.hardshrink):
     """x where `|x| > lambd`, else 0 (`F.hardshrink`).
 
     Args:
@@ -393,10 +386,9 @@ class Hardshrink(Softshrink):
         >>> m(x)
         tensor([-4., -1.,  0.,  0.,  7.])
     """
-    _fn = staticmethod(F.hardshrink)
 
 
-class Threshold(Applies):
+class Threshold(Applies, fn=F.threshold):
     """x where `x > threshold`, else `value` (`F.threshold`).
 
     Args:
@@ -413,7 +405,7 @@ class Threshold(Applies):
         >>> m(x)
         tensor([20.0000, 20.0000, 20.0000,  0.5000,  7.0000])
     """
-    _fn, _args = staticmethod(F.threshold), ("threshold", "value", "inplace")
+    _args = ("threshold", "value", "inplace")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
@@ -422,7 +414,7 @@ class Threshold(Applies):
         self.inplace = inplace
 
 
-class PReLU(Applies):
+class PReLU(Applies, fn=F.prelu):
     """x where positive, else `weight * x` with a learned weight: one slope, or one per channel
     (`num_parameters`), initialized to `init`.
 
@@ -445,7 +437,7 @@ class PReLU(Applies):
         >>> m(x).tolist()
         [-1.0, -0.25, 0.0, 0.5, 7.0]
     """
-    _fn, _args, _repr = staticmethod(F.prelu), ("weight",), ("num_parameters",)
+    _args, _repr = ("weight",), ("num_parameters",)
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
                  dtype: Any = None) -> None:
@@ -459,7 +451,7 @@ class PReLU(Applies):
         _init.constant_(self.weight, self.init)
 
 
-class RReLU(Applies):
+class RReLU(Applies, fn=F.rrelu):
     """The randomized leaky ReLU (`F.rrelu`): random negative slopes in [lower, upper) in
     training, their mean in eval.
 
@@ -477,7 +469,7 @@ class RReLU(Applies):
         >>> m(x)
         tensor([-0.8000, -0.2000,  0.0000,  0.5000,  7.0000])
     """
-    _fn, _args = staticmethod(F.rrelu), ("lower", "upper", "training", "inplace")
+    _args = ("lower", "upper", "training", "inplace")
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
                  inplace: bool = False) -> None:
@@ -487,7 +479,7 @@ class RReLU(Applies):
         self.inplace = inplace
 
 
-class Softmin(OverDim):
+class Softmin(OverDim, fn=F.softmin):
     """`softmax(-x)` along `dim` (`F.softmin`).
 
     Args:
@@ -501,7 +493,6 @@ class Softmin(OverDim):
         >>> m(torch.tensor([1.0, 2.0, 3.0]))
         tensor([0.6652, 0.2447, 0.0900])
     """
-    _fn = staticmethod(F.softmin)
 
 
 class Softmax2d(Module):

@@ -11,7 +11,7 @@ from .module import Module
 class Applies(Module):
     """A Module whose forward is `_fn(input, *settings)`.
 
-    `_fn` is the function (a staticmethod); `_args` names the settings passed after the
+    `_fn` is the function (a staticmethod, given as the class keyword `fn`); `_args` names the settings passed after the
     input, in order: attributes the constructor set, or "training" for the module's mode.
     `_repr` names those extra_repr shows (default: `_args`): `name=value` each (a string
     quoted), "inplace" only where set (`inplace=True`), "training" never.
@@ -20,6 +20,12 @@ class Applies(Module):
     _fn: Any = None
     _args: tuple[str, ...] = ()
     _repr: tuple[str, ...] | None = None
+
+    def __init_subclass__(cls, fn: Any = None, **kwargs: Any) -> None:
+        """`class Tanh(Applies, fn=F.tanh)`: the function the subclass applies."""
+        super().__init_subclass__(**kwargs)
+        if fn is not None:
+            cls._fn = staticmethod(fn)
 
     def forward(self, input: Tensor) -> Tensor:
         if not self._args:

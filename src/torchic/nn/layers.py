@@ -38,6 +38,19 @@ def reset_affine(module: Module) -> None:
         init.zeros_(module.bias)
 
 
+def embedding_options(module: Module) -> str:
+    """The max_norm / norm_type / scale_grad_by_freq part of an embedding layer's repr
+    (each where not its default), as PyTorch writes it."""
+    s = ""
+    if module.max_norm is not None:
+        s += f", max_norm={module.max_norm}"
+    if module.norm_type != 2:
+        s += f", norm_type={module.norm_type}"
+    if module.scale_grad_by_freq:
+        s += f", scale_grad_by_freq={module.scale_grad_by_freq}"
+    return s
+
+
 class Identity(Module):
     """Returns its input unchanged (any constructor arguments are ignored).
 
@@ -196,12 +209,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += embedding_options(self)
         if self.sparse:
             s += ", sparse=True"
         return s
@@ -234,7 +242,7 @@ class ReLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class Tanh(Applies):
+class Tanh(Applies, fn=F.tanh):
     """The hyperbolic tangent elementwise (`F.tanh`).
 
     Shape:
@@ -246,10 +254,9 @@ class Tanh(Applies):
         >>> m(x)
         tensor([-0.9993, -0.7616,  0.0000,  0.4621,  1.0000])
     """
-    _fn = staticmethod(F.tanh)
 
 
-class Sigmoid(Applies):
+class Sigmoid(Applies, fn=F.sigmoid):
     """`1 / (1 + exp(-x))` elementwise (`F.sigmoid`).
 
     Shape:
@@ -261,10 +268,9 @@ class Sigmoid(Applies):
         >>> m(x)
         tensor([0.0180, 0.2689, 0.5000, 0.6225, 0.9991])
     """
-    _fn = staticmethod(F.sigmoid)
 
 
-class Softmax(OverDim):
+class Softmax(OverDim, fn=F.softmax):
     """`F.softmax` over dim `dim` (the last when None): each slice sums to 1.
 
     Args:
@@ -279,10 +285,9 @@ class Softmax(OverDim):
         >>> m(torch.tensor([[1.0, 2.0, 3.0]]))
         tensor([[0.0900, 0.2447, 0.6652]])
     """
-    _fn = staticmethod(F.softmax)
 
 
-class LogSoftmax(Softmax):
+class LogSoftmax(Softmax, fn=F.log_softmax):
     """`F.log_softmax` over dim `dim` (the last when None).
 
     Args:
@@ -296,7 +301,6 @@ class LogSoftmax(Softmax):
         >>> m(torch.tensor([[1.0, 2.0, 3.0]]))
         tensor([[-2.4076, -1.4076, -0.4076]])
     """
-    _fn = staticmethod(F.log_softmax)
 
 
 class Flatten(Module):
@@ -342,7 +346,7 @@ class _DropoutNd(Applies):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout(_DropoutNd):
+class Dropout(_DropoutNd, fn=F.dropout):
     """In training mode, zeroes each element with probability `p` and scales the others by
     `1 / (1 - p)`; in eval mode (`model.eval()`), returns the input unchanged.
 
@@ -362,7 +366,6 @@ class Dropout(_DropoutNd):
         >>> m.eval()(torch.ones(3))
         tensor([1., 1., 1.])
     """
-    _fn = staticmethod(F.dropout)
 
 
 class LayerNorm(Module):

@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .applies import Applies
-from .layers import _DropoutNd
+from .layers import _DropoutNd, embedding_options
 from .module import Module
 from .parameter import Parameter
 
@@ -191,13 +191,7 @@ class EmbeddingBag(Module):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}" + embedding_options(self)
         s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
@@ -239,7 +233,7 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class ChannelShuffle(Applies):
+class ChannelShuffle(Applies, fn=F.channel_shuffle):
     """`F.channel_shuffle(input, groups)`.
 
     Args:
@@ -252,14 +246,14 @@ class ChannelShuffle(Applies):
         >>> nn.ChannelShuffle(2)(torch.arange(4.0).reshape(1, 4, 1)).flatten()
         tensor([0., 2., 1., 3.])
     """
-    _fn, _args = staticmethod(F.channel_shuffle), ("groups",)
+    _args = ("groups",)
 
     def __init__(self, groups: int) -> None:
         super().__init__()
         self.groups = groups
 
 
-class Dropout1d(_DropoutNd):
+class Dropout1d(_DropoutNd, fn=F.dropout1d):
     """Zero whole channels of (N, C, L) / (C, L) input in training (`F.dropout1d`).
 
     Args:
@@ -275,10 +269,9 @@ class Dropout1d(_DropoutNd):
         tensor([[[1., 1., 1.],
                  [1., 1., 1.]]])
     """
-    _fn = staticmethod(F.dropout1d)
 
 
-class Dropout2d(_DropoutNd):
+class Dropout2d(_DropoutNd, fn=F.dropout2d):
     """Zero whole channels of (N, C, H, W) / (C, H, W) input in training.
 
     Args:
@@ -293,10 +286,9 @@ class Dropout2d(_DropoutNd):
         >>> m(torch.randn(20, 16, 32, 32)).shape
         torchic.Size([20, 16, 32, 32])
     """
-    _fn = staticmethod(F.dropout2d)
 
 
-class Dropout3d(_DropoutNd):
+class Dropout3d(_DropoutNd, fn=F.dropout3d):
     """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input in training.
 
     Args:
@@ -311,10 +303,9 @@ class Dropout3d(_DropoutNd):
         >>> m(torch.randn(20, 16, 4, 32, 32)).shape
         torchic.Size([20, 16, 4, 32, 32])
     """
-    _fn = staticmethod(F.dropout3d)
 
 
-class AlphaDropout(_DropoutNd):
+class AlphaDropout(_DropoutNd, fn=F.alpha_dropout):
     """`F.alpha_dropout` in training, the identity in eval.
 
     Args:
@@ -329,10 +320,9 @@ class AlphaDropout(_DropoutNd):
         >>> m(torch.tensor([1.0, -1.0]))
         tensor([ 1., -1.])
     """
-    _fn = staticmethod(F.alpha_dropout)
 
 
-class FeatureAlphaDropout(_DropoutNd):
+class FeatureAlphaDropout(_DropoutNd, fn=F.feature_alpha_dropout):
     """`F.feature_alpha_dropout` in training, the identity in eval.
 
     Args:
@@ -348,4 +338,3 @@ class FeatureAlphaDropout(_DropoutNd):
         tensor([[[1., 1.],
                  [1., 1.]]])
     """
-    _fn = staticmethod(F.feature_alpha_dropout)
