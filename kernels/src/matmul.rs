@@ -1292,4 +1292,59 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_batch_against_one_matrix_runs_as_one_product() {
+        use crate::view::DType;
+        // a (5, 7, 9) contiguous, b (9, 6) transposed (a weight (6, 9)) broadcast over 5
+        let (nb, m, k, n) = (5, 7, 9, 6);
+        let mut a: Vec<f32> = (0..nb * m * k).map(|i| (i % 17) as f32 - 8.0).collect();
+        let mut w: Vec<f32> = (0..n * k).map(|i| (i % 5) as f32 * 0.5 - 1.0).collect();
+        let want: Vec<f32> = (0..nb * m * n)
+            .map(|o| {
+                let (row, j) = (o / n, o % n);
+                (0..k).map(|p| a[row * k + p] * w[j * k + p]).sum()
+            })
+            .collect();
+        let (ki, mi, ni) = (k as isize, m as isize, n as isize);
+        let av = Arr::new(
+            a.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[nb, m, k],
+            &[mi * ki, ki, 1],
+        );
+        let bv = Arr::new(
+            w.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[nb, k, n],
+            &[0, 1, ki],
+        );
+        let mut c = vec![f32::NAN; nb * m * n];
+        let cv = Arr::new(
+            c.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[nb, m, n],
+            &[mi * ni, ni, 1],
+        );
+        let (o1, a1, b1) = one_batch(&cv, &av, &bv).expect("folds");
+        assert_eq!(
+            (a1.shape(), b1.shape(), o1.shape()),
+            (&[1, nb * m, k][..], &[1, k, n][..], &[1, nb * m, n][..])
+        );
+        for threads in [1, 2] {
+            matmul(&Pool::new(threads), &cv, &av, &bv).unwrap();
+            assert!(c
+                .iter()
+                .zip(&want)
+                .all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())));
+        }
+        // a's batch not one run of rows (a transposed (m, nb, k) tensor): no fold
+        let at = Arr::new(
+            a.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[nb, m, k],
+            &[ki, nb as isize * ki, 1],
+        );
+        assert!(one_batch(&cv, &at, &bv).is_none());
+    }
 }

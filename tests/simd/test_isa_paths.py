@@ -68,7 +68,8 @@ class _FakeLib:
 
     def op_fuses(self, code):    # (as the rows say: the library's check passes)
         from torchic import ops
-        return int(self.names[code] in ops.STAGES)
+        fuse = ops.FUSE[self.names[code]]
+        return 1 if fuse == ops.STAGE else 2 if fuse == ops.APART else 0
 
 
 def test_library_op_codes_are_looked_up_by_name(monkeypatch):
