@@ -326,6 +326,9 @@ impl typed::Fold<i64> for Fold {
 /// sum / max / min: f32 and i32 through reduce.rs, f64 and i64 through typed.rs
 fn reduction(pool: &Pool, op: &Op, red: Red) -> KResult {
     let [o, a, ..] = &op.v;
+    if pool::is_window_max(red == Red::Max, a, op.naxes) {
+        return pool::window_max(pool, o, a);
+    }
     match a.dtype {
         DType::F64 => typed::reduce::<f64, _>(pool, Fold(red), o, a, op.naxes),
         DType::I64 => typed::reduce::<i64, _>(pool, Fold(red), o, a, op.naxes),

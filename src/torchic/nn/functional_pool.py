@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import raw as _raw, scopes
-from ..autograd import Primitive, no_grad
+from ..autograd import Primitive, create_graph_on, no_grad
 from ..creation import tensor as _tensor_from_data
 from ..dispatcher import runtime, storage_code
 from ..api import maximum as _ops_maximum, where as _where
 from ..functions import as_strided as _as_strided
-from ..functions.views import GatherRows as _GatherRows
+from ..functions.views import GatherRows as _GatherRows, ScatterAddRows as _ScatterAddRows
 from ..ops import SIGNATURES as _SIGNATURES
 from ..tensor import Tensor
 from .functional_conv import _Conv2d
@@ -131,10 +131,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         xp = xp.contiguous()
         with no_grad():
             plane_pos = _window_max(xp, k, s, d, o)                # offsets in each plane
-            base = _const(("planes", n, c, hp * wp), lambda: (
-                np.arange(n * c) * (hp * wp)).reshape(n, c, 1, 1))
-            pos = plane_pos + base                                 # flat positions in xp
-        out = _GatherRows.apply(xp.reshape(-1), pos)
+        out = _MaxPool.apply(xp, plane_pos, k=k, s=s, d=d)
     else:
         with no_grad():
             sn, sc, sh, sw = xp._strides
@@ -193,6 +190,32 @@ def _window_max(xp, k, s, d, o):
                       (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1]))
     out = _raw.new_tensor((n, c, o[0], o[1]), "i64")
     return _raw.run("max_pool_index", out, (_raw.view_of(win),))
+
+
+class _MaxPool(Primitive):
+    """Max pooling of a contiguous padded xp (N, C, Hp, Wp) given each window's maximum as
+    its offset in its plane (max_pool_index's): the values are one max reduction over the
+    windows read in place; the gradient is scattered to those maxima (the first maximum, or
+    the last NaN, as PyTorch's)."""
+
+    def forward(self, xp, plane_pos, k, s, d):
+        n, c, hp, wp = xp.shape
+        self.pos, self.shape = plane_pos, xp.shape
+        ho, wo = plane_pos.shape[2:]
+        win = _as_strided(xp, xp._offset, (n, c, ho, wo, k[0], k[1]),
+                          (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1]))
+        return _raw.reduce("max", win, (4, 5))
+
+    def backward(self, g):
+        n, c, hp, wp = self.shape
+        base = _const(("planes", n, c, hp * wp), lambda: (
+            np.arange(n * c) * (hp * wp)).reshape(n, c, 1, 1))
+        with no_grad():
+            pos = self.pos + base                                  # flat positions in xp
+        table = (n * c * hp * wp, 1)
+        gx = _ScatterAddRows.apply(g, pos, table) if create_graph_on() else \
+            _GatherRows.scatter(g, pos, table)
+        return gx.reshape(self.shape), None
 
 
 class _MaxPoolApart(Primitive):

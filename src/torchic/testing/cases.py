@@ -814,7 +814,7 @@ view("swapaxes", lambda a: torchic.swapaxes(a, 0, 2), lambda a: a.swapaxes(0, 2)
 view("swapdims", lambda a: a.swapdims(-1, 1), lambda a: a.swapaxes(-1, 1))
 
 # convolution / pooling (issue 42): max pooling's window search (max_pool_index), its values
-# gathered and its gradient scattered back to each window's first maximum
+# (a max over the windows) and its gradient scattered back to each window's maximum
 def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
     """max_pool2d of a (N, C, H, W) in float64: -inf padding, PyTorch's output size (no
     ceil_mode); with indices, each maximum's flat index in its (H, W) plane instead."""
@@ -836,12 +836,12 @@ def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
 
 case("max_pool2d", lambda a: _F.max_pool2d(a, 3, stride=2, padding=1),
      lambda a: _np_max_pool2d(a, (3, 3), (2, 2), (1, 1)), "other",
-     ("max_pool_index", "gather_rows", "scatter_add_rows"), [(2, 3, 7, 6)], kinks=True,
+     ("max_pool_index", "max", "scatter_add_rows"), [(2, 3, 7, 6)], kinks=True,
      dtypes=("f64",))
 case("max_pool2d_dilated_indices",
      lambda a: _F.max_pool2d(a, (2, 3), (1, 2), dilation=(2, 1), return_indices=True)[1].float(),
      lambda a: _np_max_pool2d(a, (2, 3), (1, 2), (0, 0), (2, 1), indices=True), "other",
-     ("max_pool_index",), [(1, 2, 6, 7)], grad=False)
+     ("max_pool_index",), [(1, 2, 6, 7)], grad=False, big=((2, 4, 24, 30),))
 
 
 def _np_conv2d(x, w, pad):
@@ -859,6 +859,7 @@ def _np_conv2d(x, w, pad):
 case("conv2d_input_grad", lambda x, w: _F.conv2d(x, w, padding=1),
      lambda x, w: _np_conv2d(x, w, 1), "other", ("col2im", "matmul", "copy"),
      [(2, 3, 6, 5), (4, 3, 3, 2)], dtypes=("f64",), tol={"atol": 1e-4, "rtol": 1e-4},
+     big=((4, 8, 12, 12), (4, 8, 3, 2)),
      grad=(0,))     # (the weight's gradient multiplies by the saved columns: its derivative
                     # in x, the second derivative's cross term, is not recorded)
 
