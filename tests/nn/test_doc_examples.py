@@ -26,9 +26,7 @@ DOCUMENTED_LAYERS = ["Linear", "Embedding", "LayerNorm", "Dropout", "BatchNorm1d
 F_UNDOCUMENTED: set[str] = set()
 # the public layers of torchic.nn still waiting for their Args / Shape / Example (may only
 # shrink, as F_UNDOCUMENTED)
-NN_UNDOCUMENTED = set("""
-RNNBase RNNCellBase
-""".split())
+NN_UNDOCUMENTED: set[str] = set()
 # parameters an Args section need not name: PyTorch's deprecated reduction spellings and
 # private ones
 UNNAMED_PARAMS = {"size_average", "reduce", "_stacklevel", "_random_samples"}

@@ -131,7 +131,35 @@ def _permute_rows(t, index):
 
 class RNNBase(Module):
     """The shared machinery of RNN, LSTM and GRU (PyTorch's RNNBase): the parameters, their
-    init, the argument checks and the layer / direction loop."""
+    init, the argument checks and the layer / direction loop. Build the subclasses; this
+    base is public for `isinstance` checks and for code that names PyTorch's class.
+
+    Args:
+        mode: `"RNN_TANH"`, `"RNN_RELU"`, `"LSTM"` or `"GRU"` (the gate count: 1, 1, 4, 3).
+        input_size: the features of each input step.
+        hidden_size: the features of the hidden state.
+        num_layers: recurrent layers stacked, each reading the one below. Default: 1.
+        bias: whether the layers have `bias_ih_l*` / `bias_hh_l*`. Default: True.
+        batch_first: input and output as `(N, L, H)` instead of `(L, N, H)`. Default: False.
+        dropout: dropout on every layer's output but the last (training only). Default: 0.
+        bidirectional: a second direction reading the sequence backwards. Default: False.
+        proj_size: LSTM only: project the hidden state to this size (0: none). Default: 0.
+        device: accepted for PyTorch's signature (torchic places tensors on its backend).
+        dtype: the parameters' dtype (default: the default float dtype).
+
+    Shape:
+        - Input: `(L, N, input_size)` (`(N, L, input_size)` with batch_first) or `(L,
+          input_size)` unbatched.
+        - Output: `(L, N, D * H_out)`, D = 2 if bidirectional else 1, H_out = proj_size or
+          hidden_size; the final state `(D * num_layers, N, H_out)`.
+
+    Example:
+        >>> rnn = nn.RNNBase("GRU", 4, 8, num_layers=2)
+        >>> [name for name, _ in rnn.named_parameters()][:4]
+        ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
+        >>> rnn.weight_ih_l0.shape
+        torchic.Size([24, 4])
+    """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,

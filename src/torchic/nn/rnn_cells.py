@@ -16,8 +16,27 @@ __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
 class RNNCellBase(Module):
-    """The parameters of one recurrent step: weight_ih (G, input_size), weight_hh
-    (G, hidden_size), bias_ih / bias_hh (G,), all ~ U(-1/sqrt(hidden), 1/sqrt(hidden))."""
+    """The parameters of one recurrent step (PyTorch's RNNCellBase, the base of RNNCell,
+    LSTMCell and GRUCell): weight_ih (G, input_size), weight_hh (G, hidden_size), bias_ih /
+    bias_hh (G,), G = num_chunks * hidden_size, all ~ U(-1/sqrt(hidden), 1/sqrt(hidden)).
+
+    Args:
+        input_size: the features of the input.
+        hidden_size: the features of the hidden state.
+        bias: whether the cell has bias_ih and bias_hh.
+        num_chunks: the gates stacked in each weight (RNNCell 1, GRUCell 3, LSTMCell 4).
+        device: accepted for PyTorch's signature (torchic places tensors on its backend).
+        dtype: the parameters' dtype (default: the default float dtype).
+
+    Shape:
+        - weight_ih: `(num_chunks * hidden_size, input_size)`; weight_hh:
+          `(num_chunks * hidden_size, hidden_size)`.
+
+    Example:
+        >>> cell = nn.RNNCellBase(3, 5, bias=True, num_chunks=4)
+        >>> cell.weight_ih.shape, cell.weight_hh.shape
+        (torchic.Size([20, 3]), torchic.Size([20, 5]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
                  device: Any = None, dtype: Any = None) -> None:
