@@ -279,6 +279,9 @@ def test_deleting_an_iterator_mid_epoch_stops_its_workers():
 def test_keyboard_interrupt_in_the_main_process_stops_the_workers():
     # (the signal is sent once the workers run: a Ctrl-C that lands in an at-fork callback
     # while they start is swallowed by CPython as unraisable)
+    # (Python's own handler: a process started in the background by a non-interactive
+    # shell inherits SIGINT ignored, and then no press ever arrives)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     it = iter(DataLoader(Slow(0.05), batch_size=1, num_workers=2))
     next(it)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
@@ -289,6 +292,7 @@ def test_keyboard_interrupt_in_the_main_process_stops_the_workers():
                 pass
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, handler)
     del it
     assert _no_children()
 
