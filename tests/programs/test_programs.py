@@ -48,6 +48,9 @@ PROGRAMS = [("bigram_counts", {}), ("bigram_nn", {}), ("bigram", {}), ("mlp", {}
            [(f"word_lm[{m}]", {"model": m}) for m in ("LSTM", "GRU", "Transformer")] + \
            [("custom_function_fit", {})] + \
            [("time_sequence_prediction", {})]   # LSTMCell + LBFGS in float64 (pytorch/examples)
+# issue 42 classics: pytorch/examples' MNIST net on synthetic images; the seq2seq tutorial's GRUs
+PROGRAMS += [("cnn_images", {})] + \
+            [(f"seq2seq_gru[{d}]", {"decoder": d}) for d in ("attention", "plain")]
 # programs that run in float64, which webgpu does not hold (skipped there)
 FLOAT64_PROGRAMS = {"time_sequence_prediction"}
 
