@@ -290,6 +290,44 @@ def _layer_norm(data, rng):
           rng=rng, atol=1e-4, grad_atol=1e-3, grad_rtol=3e-3)
 
 
+@fuzz("max_pool2d")
+def _max_pool2d(data, rng):
+    """F.max_pool2d over random windows, strides, padding and dilation (max_pool_index): the
+    values and the indices; no gradient check (a window's near-ties defeat finite
+    differences; CASES["max_pool2d"] checks the gradient)."""
+    from torchic.testing.cases import _np_max_pool2d
+    k = data.draw(st.sampled_from(((1, 1), (2, 2), (3, 3), (2, 3))), label="kernel")
+    s = data.draw(st.sampled_from(((1, 1), (2, 2), (1, 2))), label="stride")
+    d = data.draw(st.sampled_from(((1, 1), (2, 1))), label="dilation")
+    p = tuple(data.draw(st.integers(0, kk // 2), label="padding") for kk in k)
+    hw = tuple(data.draw(st.integers(dd * (kk - 1) + 1, 9), label="size") for kk, dd in zip(k, d))
+    nc = data.draw(st.sampled_from(((1, 1), (2, 3))), label="batch, channels")
+    x = draw_input(data, rng, nc + hw, allow_expand=False)
+    note(f"kernel={k} stride={s} padding={p} dilation={d}: {describe([x])}")
+    check(lambda t: torchic.nn.functional.max_pool2d(t, k, s, p, d),
+          lambda a: _np_max_pool2d(a, k, s, p, d), [x], grad=False)
+    check(lambda t: torchic.nn.functional.max_pool2d(t, k, s, p, d, return_indices=True)[1],
+          lambda a: _np_max_pool2d(a, k, s, p, d, indices=True).astype(np.int64), [x],
+          grad=False)
+
+
+@fuzz("conv2d")
+def _conv2d(data, rng):
+    """F.conv2d with padding, values and both gradients (the input's through col2im)."""
+    from torchic.testing.cases import _np_conv2d
+    c, co = data.draw(st.sampled_from(((1, 2), (3, 4), (2, 1))), label="channels")
+    k = data.draw(st.sampled_from(((1, 1), (3, 3), (2, 3))), label="kernel")
+    pad = data.draw(st.integers(0, min(k) // 2), label="padding")
+    hw = tuple(data.draw(st.integers(kk, 7), label="size") for kk in k)
+    n = data.draw(st.sampled_from((1, 2)), label="batch")
+    x = draw_input(data, rng, (n, c) + hw)
+    w = draw_input(data, rng, (co, c) + k, label="weight")
+    note(f"padding={pad}: {describe([x, w])}")
+    check(lambda t, wt: torchic.nn.functional.conv2d(t, wt, padding=pad),
+          lambda a, wa: _np_conv2d(a, wa, pad), [x, w], rng=rng, atol=1e-4,
+          grad_atol=1e-3, grad_rtol=3e-3)
+
+
 @fuzz("causal_attention")
 def _causal_attention(data, rng):
     """F.scaled_dot_product_attention(is_causal=True): PyTorch's top-left causal mask."""

@@ -837,7 +837,7 @@ def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
 case("max_pool2d", lambda a: _F.max_pool2d(a, 3, stride=2, padding=1),
      lambda a: _np_max_pool2d(a, (3, 3), (2, 2), (1, 1)), "other",
      ("max_pool_index", "max", "scatter_add_rows"), [(2, 3, 7, 6)], kinks=True,
-     dtypes=("f64",))
+     dtypes=("f64",), special=Special((np.resize(SPECIAL, (2, 3, 7, 6)),)))
 case("max_pool2d_dilated_indices",
      lambda a: _F.max_pool2d(a, (2, 3), (1, 2), dilation=(2, 1), return_indices=True)[1].float(),
      lambda a: _np_max_pool2d(a, (2, 3), (1, 2), (0, 0), (2, 1), indices=True), "other",
@@ -860,6 +860,8 @@ case("conv2d_input_grad", lambda x, w: _F.conv2d(x, w, padding=1),
      lambda x, w: _np_conv2d(x, w, 1), "other", ("col2im", "matmul", "copy"),
      [(2, 3, 6, 5), (4, 3, 3, 2)], dtypes=("f64",), tol={"atol": 1e-4, "rtol": 1e-4},
      big=((4, 8, 12, 12), (4, 8, 3, 2)),
+     special=Special((np.resize(SPECIAL[:10], (2, 3, 6, 5)),
+                      np.linspace(-1.0, 1.0, 72, dtype=np.float32).reshape(4, 3, 3, 2))),
      grad=(0,))     # (the weight's gradient multiplies by the saved columns: its derivative
                     # in x, the second derivative's cross term, is not recorded)
 
