@@ -33,6 +33,24 @@ def register(storage):
         scope.storages.append(weakref.ref(storage))
 
 
+class untracked:
+    """`with untracked():` allocations in the block belong to no scope (caches: the scalar
+    constants, pooling's index tables, eye). Context-local, as the scopes are: another
+    thread's or task's scope goes on tracking its own allocations meanwhile (swapping the
+    global `active` count instead once made a concurrent thread's temporaries escape their
+    scope)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> "untracked":
+        self._token = _scope.set(None)
+        return self
+
+    def __exit__(self, *exc: Any) -> Literal[False]:
+        _scope.reset(self._token)
+        return False
+
+
 def keep(*tensors: Any) -> Any:
     """Exempt tensors from disposal by every enclosing track_tensors scope."""
     exempt(t._storage for t in _iter_tensors(tensors))

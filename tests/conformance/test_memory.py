@@ -352,3 +352,28 @@ def test_a_constant_evicted_while_an_op_reads_it(backend):
             CASES[name].check(layout="contiguous")
     finally:
         functions.MAX_CONSTANTS = saved
+
+
+def test_a_cache_filled_by_another_thread_leaves_this_scope_whole(backend):
+    """A cache allocation (a new scalar constant) leaves the scopes only of its own context:
+    it once zeroed the global count of open scopes, so a tensor the main thread created
+    inside track_tensors meanwhile escaped its scope (seen once in the full suite)."""
+    stop = threading.Event()
+
+    def fill_constants():
+        k = 0
+        while not stop.is_set():
+            functions.constant(5000.0 + k % 1000, "f32")
+            k += 1
+
+    filler = threading.Thread(target=fill_constants)
+    filler.start()
+    try:
+        outer = torchic.ones(5)
+        for _ in range(200):
+            with torchic.track_tensors():
+                made = [outer * 2 for _ in range(5)]
+            assert all(t.is_disposed for t in made)
+    finally:
+        stop.set()
+        filler.join()

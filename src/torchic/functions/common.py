@@ -34,14 +34,11 @@ def constant(value, dtype="f32"):
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
         while len(_constants) >= MAX_CONSTANTS:
             del _constants[next(iter(_constants))]
-        active, scopes.active = scopes.active, 0   # never disposed by a scope
-        try:
+        with scopes.untracked():   # a cache: never disposed by a scope
             with np.errstate(over="ignore"):
                 arr = to_host(np.array(value).astype(DTYPES[dtype] if dtype != "bf16"
                                                      else np.float32), dtype)
             t = raw.write(raw.new_tensor((), dtype), arr)
-        finally:
-            scopes.active = active
         _constants[key] = t
     return t
 

@@ -275,11 +275,8 @@ def _eye(n):
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
         if len(_eye_cache) > 16:
             _eye_cache.clear()
-        active, scopes.active = scopes.active, 0   # a cache: never disposed by a scope
-        try:
+        with scopes.untracked():   # a cache: never disposed by a scope
             t = _tensor_from_data(np.eye(n, dtype=np.float32))
-        finally:
-            scopes.active = active
         _eye_cache[n] = t
     return t
 

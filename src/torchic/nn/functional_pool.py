@@ -41,12 +41,9 @@ def _const(key, build, dtype=None):
     if t is None or t._storage.runtime is not rt or t._storage.block is None:
         if len(_CACHE) >= 256:
             _CACHE.clear()
-        active, scopes.active = scopes.active, 0
-        try:
+        with scopes.untracked():   # a cache: never disposed by a scope
             arr = build()
             t = _tensor_from_data(arr) if dtype is None else _tensor_from_data(arr, dtype=dtype)
-        finally:
-            scopes.active = active
         _CACHE[full] = t
     return t
 
