@@ -123,6 +123,18 @@ def test_tables_show_values_and_ratios():
     assert "workers vs numpy" in text and "0.25x" in text
 
 
+def test_a_suite_mixing_units_shows_a_unit_column():
+    recs = [_rec("simd", "conv", "lenet", "b64", 1, 5.0, "ms/step", 0.005),
+            _rec("torch", "conv", "lenet", "b64", 1, 4.0, "ms/step", 0.004),
+            _rec("simd", "conv", "conv2d_fwd_bwd", "b8", 1, 60.0, "GFLOPS", 0.02),
+            _rec("torch", "conv", "conv2d_fwd_bwd", "b8", 1, 120.0, "GFLOPS", 0.01)]
+    res = dict(_results(), records=recs, impls=_impls("simd", "torch"))
+    headers, rows, metric = report.suite_table(res, "conv")
+    assert headers[:4] == ["case", "size", "unit", "threads"] and metric == report.MIXED_UNITS
+    assert [r[2] for r in rows] == ["ms/step", "GFLOPS"]
+    assert [r[-1] for r in rows] == ["0.80x", "0.50x"]
+
+
 def test_terminal_header_and_report_share_the_machine_wording():
     m = dict(_results()["machine"], memory={"total_gib": 8.0},
              webgpu_adapter={"device": "llvmpipe", "adapter_type": "CPU", "backend_type": "Vulkan"},

@@ -9,7 +9,7 @@ from .machine import blas_summary, env_text, hardware, openblas_env_text, versio
 from .runner import fmt
 
 SUITE_TITLES = {
-    "matmul": "matmul: square float32 C = A @ B",
+    "matmul": "matmul: square C = A @ B (float32; the matmul_f64 rows float64)",
     "elementwise": "elementwise: float32 arrays",
     "reduce": "reductions: sum, softmax over rows, cross-entropy (mean loss)",
     "overhead": "overhead: tiny ops, issue to result",
@@ -33,6 +33,7 @@ UNIT_NOTES = {
     "µs/op": "µs per op, lower is better",
     "ms/step": "ms per step, lower is better",
 }
+MIXED_UNITS = "units per case in the unit column; `vs` columns are speedups (> 1: torchic faster)"
 
 HOW_TO_READ = (
     "Every figure is the median of repeated samples after warm-up, measured in one process in "
@@ -100,11 +101,14 @@ def suite_table(results, suite):
     pairs = [(x, r) for x, r in pairs
              if any(_value(rec(*k, x)) is not None and _value(rec(*k, r)) is not None
                     for k in rows_keys)]
-    headers = ["case", "size", "threads"] + impls + [f"{x} vs {r}" for x, r in pairs]
+    metrics = {r["case"]: r["metric"] for r in recs}
+    mixed = len(set(metrics.values())) > 1     # (conv: ms/step and GFLOPS): a unit column
+    headers = (["case", "size"] + ["unit"] * mixed + ["threads"] + impls
+               + [f"{x} vs {r}" for x, r in pairs])
     rows = []
-    metric = recs[0]["metric"]
+    metric = MIXED_UNITS if mixed else recs[0]["metric"]
     for k in rows_keys:
-        row = [k[0], k[1], "-" if k[2] is None else str(k[2])]
+        row = [k[0], k[1]] + [metrics[k[0]]] * mixed + ["-" if k[2] is None else str(k[2])]
         for n in impls:
             row.append(_cell(rec(*k, n)))
         for x, r in pairs:
