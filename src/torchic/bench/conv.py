@@ -16,11 +16,11 @@ QUICK_RESNET = {"batch": 1, "channels": 8, "size": 14, "kernel": 3}
 
 
 def _lib(impl):
-    """torchic or torch for this impl (the others have no conv)."""
+    """torchic or torch (CPU or CUDA) for this impl (the others have no conv)."""
     if impl.kind == "torchic":
         import torchic
         return torchic
-    if impl.name == "torch":
+    if impl.name in ("torch", "torch-cuda"):      # (impl.tensor puts the data on its device)
         import torch
         return torch
     raise _impls.NotSupported("conv: torchic and PyTorch eager only")
