@@ -78,6 +78,16 @@ pub extern "C" fn tk_op_fuses(i: i64) -> i32 {
         })
 }
 
+/// The inputs op code `i` writes in place, as a bit mask (bit k: input k; `Contract::writes`),
+/// -1 past the end: Python checks them against ops.py's rows (`writes`) at load.
+#[no_mangle]
+pub extern "C" fn tk_op_writes(i: i64) -> i64 {
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| OPS.get(i))
+        .map_or(-1, |d| d.contract.writes().iter().map(|&k| 1i64 << k).sum())
+}
+
 #[no_mangle]
 pub extern "C" fn tk_new(threads: i64) -> *mut Ctx {
     arch::active();

@@ -108,12 +108,10 @@ pub fn plan_apart(ops: &[Op]) -> Vec<Run> {
     runs
 }
 
-/// out and the inputs an op writes in place (adam_update: m and v)
+/// out and the inputs an op writes in place (its contract's `writes`: adam_update's m, v)
 fn written_views(op: &Op) -> Vec<Arr> {
     let mut w = vec![op.v[0]];
-    if matches!(op.def.contract, Contract::AdamUpdate) {
-        w.extend([op.v[2], op.v[3]]);
-    }
+    w.extend(op.def.contract.writes().iter().map(|&i| op.v[1 + i]));
     w
 }
 

@@ -78,6 +78,15 @@ impl Contract {
             AdamUpdate => 4,
         }
     }
+
+    /// The inputs the kernel also writes in place (indices among the inputs; ops.py's
+    /// `writes`, checked against the rows at load through `tk_op_writes`).
+    pub const fn writes(self) -> &'static [usize] {
+        match self {
+            Contract::AdamUpdate => &[1, 2],
+            _ => &[],
+        }
+    }
 }
 
 /// Runs one validated op: `op.v` holds out, then the inputs.

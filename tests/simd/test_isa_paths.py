@@ -71,6 +71,10 @@ class _FakeLib:
         fuse = ops.FUSE[self.names[code]]
         return 1 if fuse == ops.STAGE else 2 if fuse == ops.APART else 0
 
+    def op_writes(self, code):   # (as the rows say)
+        from torchic import ops
+        return sum(1 << k for k in ops.BY_NAME[self.names[code]].writes)
+
 
 def test_library_op_codes_are_looked_up_by_name(monkeypatch):
     """The Python side asks the library for its op names: a library listing the same ops

@@ -70,7 +70,18 @@ def test_the_simd_library_fuses_exactly_the_ops_the_rows_call_stages():
 
         def op_fuses(self, code):
             return 1 if names[code] == "sum" else lib.op_fuses(code)
+
+        def op_writes(self, code):
+            return lib.op_writes(code)
     assert "fuse ['sum'] otherwise than ops.py's rows" in simd._check_table(Disagrees())
+
+    class WritesOtherwise(Disagrees):   # fusing as the rows say, but adam_update writes g
+        def op_fuses(self, code):
+            return lib.op_fuses(code)
+
+        def op_writes(self, code):
+            return 0b111 if names[code] == "adam_update" else lib.op_writes(code)
+    assert "inputs of ['adam_update'] in place otherwise" in simd._check_table(WritesOtherwise())
 
 
 def test_workers_split_rule_comes_from_the_rows():

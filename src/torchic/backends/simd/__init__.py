@@ -151,6 +151,13 @@ def _check_table(lib):
             return (f"the compiled kernels ({lib.path}) fuse {sorted(mine ^ rows)} "
                     f"otherwise than ops.py's rows say (fuse == {kind!r}): rebuild with "
                     f"python -m torchic.backends.simd.build")
+    writes = {name: lib.op_writes(code) for code, name in enumerate(names)}
+    rows = {op.name: sum(1 << k for k in op.writes) for op in _ops.OPS}
+    if writes != rows:    # (fuse.rs's multi-tensor pass relies on them)
+        wrong = sorted(n for n in rows if writes.get(n) != rows[n])
+        return (f"the compiled kernels ({lib.path}) write inputs of {wrong} in place "
+                f"otherwise than ops.py's rows say (`writes`): rebuild with "
+                f"python -m torchic.backends.simd.build")
     KERNEL_TABLE.update((name, code) for code, name in enumerate(names))
     return ""
 

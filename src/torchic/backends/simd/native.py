@@ -68,6 +68,7 @@ class Native:
             "tk_isa": ([], c_char_p),
             "tk_op_name": ([c_int64], c_char_p),
             "tk_op_fuses": ([c_int64], ctypes.c_int32),
+            "tk_op_writes": ([c_int64], c_int64),
             "tk_new": ([c_int64], c_void_p),
             "tk_free": ([c_void_p], None),
             "tk_add_arena": ([c_void_p, ctypes.c_uint64, ctypes.c_uint64], c_int64),
@@ -114,6 +115,10 @@ class Native:
     def op_fuses(self, code):
         """1 when the op of this code fuses as an elementwise stage (kernels/src/fuse.rs)."""
         return self.pydll.tk_op_fuses(code)
+
+    def op_writes(self, code):
+        """The inputs the op of this code writes in place: a bit mask (bit k: input k)."""
+        return self.pydll.tk_op_writes(code)
 
     def isa(self):
         return self.pydll.tk_isa().decode()
