@@ -23,10 +23,11 @@ arena bound whole, and a kernel finds its operand through an element offset amon
 parameter words, so moving a slot within its arena changes only those words. Which
 words they are is measured, not declared by each kernel: `capture` issues the program
 once more per slot with that block's offsets moved by SHIFT 32-bit words (2 SHIFT halves
-of a native float16 view) and diffs the words. A replay that moves slots patches the words in the program's parameter buffer
-(one stream-ordered write, only when the moves differ from the last replay's). A move
-keeps its arena (the bind groups name arenas) and is a whole number of 256-byte steps,
-so the alignment every kernel chose its vector width by still holds (`fits`).
+of a native float16 view) and diffs the words. A replay that moves slots patches the
+words in the program's parameter buffer (one stream-ordered write, only when the moves
+differ from the last replay's). A move keeps its arena (the bind groups name arenas) and
+is a whole number of 256-byte steps, so the alignment every kernel chose its vector width
+by still holds (`fits`).
 """
 
 import numpy as np
