@@ -1,7 +1,8 @@
 """webgpu's dtypes (docs/DTYPES.md, "Per backend" and "webgpu's int64 rule").
 
 Every code but float64 is one 32-bit word per element (bool / uint8 / int8 / int16 / int64
-as i32 words, float16 / bfloat16 as f32 words holding exact half values): each round-trips
+as i32 words, bfloat16 as f32 words holding exact half values, float16 too where the device
+lacks shader-f16 or TORCHIC_WEBGPU_F16=0, else 2 bytes: test_webgpu_f16.py): each round-trips
 host -> GPU -> host exactly; float64 is refused naming the alternative; an int64 value
 outside int32 raises OverflowError at the write, and int64 arithmetic that leaves int32
 raises OverflowError naming the op at the next read or sync. The kernels that see other
@@ -124,8 +125,9 @@ def test_every_code_round_trips_exactly(heap):
 def test_the_backend_declares_its_storage(rt):
     be = rt.backend
     assert set(be.dtypes) == set(CODES) and "f64" not in be.dtypes
+    native = "shader-f16" in be.gpu.features       # (and TORCHIC_WEBGPU_F16 not 0)
     assert be.storage == {"b8": "i32", "u8": "i32", "i8": "i32", "i16": "i32", "i64": "i32",
-                          "f16": "f32", "bf16": "f32"}
+                          "bf16": "f32", **({} if native else {"f16": "f32"})}
     assert "float32" in be.refusals["f64"] and "workers / simd" in be.refusals["f64"]
 
 

@@ -64,7 +64,7 @@ def _i32_bits(x):
 
 
 # -- dtypes: host arrays <-> storage words (docs/DTYPES.md; wgsl.STORAGE) -------------------
-_WORDS = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
+_WORDS = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32), "f16": np.dtype(np.float16)}
 _HOST = {"b8": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32,
          "i64": np.int64, "f16": np.float16, "bf16": np.uint16, "f32": np.float32,
          "f64": np.float64}
@@ -81,9 +81,11 @@ def _int64_refusal(lo, hi):
     return OverflowError(casts.INT64_WRITE.format(lo=lo, hi=hi))
 
 
-def _to_words(array, code):
-    """A host array of `code` as a contiguous array of its storage words."""
-    words = _WORDS[wgsl.storage(code)]
+def _to_words(array, code, storage=wgsl.STORAGE):
+    """A host array of `code` as a contiguous array of its storage words (`storage`: the
+    device's memory types, GPU.storage)."""
+    wgsl.storage(code)      # (a code webgpu does not hold: TypeError)
+    words = _WORDS[storage[code]]
     array = np.asarray(array)
     if code == "bf16":      # (its bits, uint16: the high half of a float32)
         bits = np.ascontiguousarray(array, dtype=np.uint16).astype(np.uint32) << 16
@@ -148,7 +150,8 @@ def _fill_word(code, value):
 _NARROW_BITS = {"u8": 8, "i8": 8, "i16": 16}
 # what `python -m torchic info` says of them (docs/DTYPES.md, "Per backend")
 DTYPES_TEXT = ("float32, int32; bool, uint8, int8, int16 and int64 as int32 words (int64 "
-               "within int32: OverflowError outside); float16, bfloat16 as float32 words; "
+               "within int32: OverflowError outside); float16 natively (2 bytes) where the "
+               "adapter has shader-f16, else as float32 words; bfloat16 as float32 words; "
                "no float64")
 
 
@@ -299,7 +302,9 @@ class WebGPUBackend(Backend):
     name = "webgpu"
     alignment = 256
     # dtypes (docs/DTYPES.md, "Per backend"; wgsl.STORAGE): one 32-bit word per element, f32
-    # or i32; float64 refused (raw.py raises the TypeError when a tensor is made)
+    # or i32, but float16 natively where the device has shader-f16 (the instance's
+    # `storage`, from GPU.storage); float64 refused (raw.py raises the TypeError when a
+    # tensor is made)
     dtypes = tuple(wgsl.STORAGE)
     storage = {code: st for code, st in wgsl.STORAGE.items() if code != st}
     refusals = {"f64": wgsl.F64_REFUSAL}
@@ -332,6 +337,8 @@ class WebGPUBackend(Backend):
         _touched = _made_device = True
         want = adapter if adapter is not None else (os.environ.get(ENV_ADAPTER) or None)
         self.gpu = GPU(want, batch_ops)
+        self.storage = {code: st for code, st in self.gpu.storage.items() if code != st}
+        self._item = self.gpu.item
         if max_binding is not None:
             self.gpu.set_window(max_binding)
         # the allocator's arenas: usually within one storage binding; a larger tensor gets
@@ -353,20 +360,20 @@ class WebGPUBackend(Backend):
             self.gpu.new_arena(nbytes)
 
     def buffers(self, view):
-        """(GPU buffer or Window to bind, element offset of the view's origin in it)."""
+        """(GPU buffer or Window to bind, element offset of the view's origin in it: in
+        elements of its memory type, GPU.item)."""
         blk = view.block
         if blk.arena is None:           # an internal buffer (gpu.RawView)
-            return blk.buffer, blk.offset // 4 + view.offset
+            return blk.buffer, blk.offset // self._item[view.dtype] + view.offset
         if self.gpu.big[blk.arena]:     # an arena larger than a binding: a window of it
             return windows.buffers(self.gpu, view)
-        return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
+        return self.gpu.arenas[blk.arena], blk.offset // self._item[view.dtype] + view.offset
 
     def _location(self, view):
-        """(GPU buffer, element offset) of a view, for copies (no binding: whole arenas)."""
+        """(GPU buffer, byte offset) of a view, for copies (no binding: whole arenas)."""
         blk = view.block
-        if blk.arena is None:
-            return blk.buffer, blk.offset // 4 + view.offset
-        return self.gpu.arenas[blk.arena], blk.offset // 4 + view.offset
+        buf = blk.buffer if blk.arena is None else self.gpu.arenas[blk.arena]
+        return buf, blk.offset + view.offset * self._item[view.dtype]
 
     # stream -----------------------------------------------------------------------
     # Every entry point checks _closed under _lock, which close() takes: another thread's
@@ -400,10 +407,11 @@ class WebGPUBackend(Backend):
         dead = fuse.dead_stores(runs, records, frees) if fuse.enabled() else {}
 
         def issue(moved):           # moved: a block whose offsets go replay.SHIFT further
-            if moved is not None:
-                def buffers(view, real=self.buffers):
+            if moved is not None:     # (SHIFT 32-bit words: 2 SHIFT halves of a float16)
+                def buffers(view, real=self.buffers, item=self._item):
                     buf, base = real(view)
-                    return buf, base + replay.SHIFT if view.block is moved else base
+                    return buf, (base + replay.SHIFT * 4 // item[view.dtype]
+                                 if view.block is moved else base)
                 self.buffers = buffers
             try:
                 for k, run in enumerate(runs):
@@ -456,8 +464,8 @@ class WebGPUBackend(Backend):
     def to_storage(self, array, code):
         """A host array of `code` (its NumPy dtype, dispatcher.DTYPES) as storage words:
         int64 outside int32 raises OverflowError (the int64 rule), bfloat16's bits widen
-        to float32, float16 converts exactly."""
-        return _to_words(array, code)
+        to float32, float16 converts exactly (or stays float16: native storage)."""
+        return _to_words(array, code, self.gpu.storage)
 
     def from_storage(self, array, code):
         """Storage words read from a `code` view, back in code's NumPy dtype (float16 /
@@ -468,20 +476,24 @@ class WebGPUBackend(Backend):
         with self._lock:
             if self._closed:
                 raise self.closed_error()
-            array = _to_words(array, view.dtype)
+            array = _to_words(array, view.dtype, self.gpu.storage)
             if array.size == 0:
                 return
-            if _is_contiguous(view):
-                buf, base = self._location(view)
-                self.gpu.write(buf, base * 4, array)
+            buf, at = self._location(view)
+            # (buffer copies move 4-byte units: a native float16 view at an odd half, or of
+            # an odd length, is written by the kernel below)
+            if _is_contiguous(view) and at % 4 == 0 and array.nbytes % 4 == 0:
+                self.gpu.write(buf, at, array)
                 return
             if self.gpu.any_big and windows.too_big(self.gpu, view):
                 _, _, parts = windows.plan(self.gpu, "write", (view,), None)
                 for (sub,), (axis, r0, n) in parts:
                     self.write(sub, array[(slice(None),) * axis + (slice(r0, r0 + n),)])
                 return
+            if array.nbytes % 4:        # (an upload too: one more half, unread)
+                array = np.append(array.reshape(-1), array.dtype.type(0))
             buf, at = self.gpu.stage_upload(array)
-            src = RawView(buf, at, view.shape, wgsl.storage(view.dtype))
+            src = RawView(buf, at, view.shape, self.gpu.storage[view.dtype])
             elementwise.run(self.gpu, "write", "a", view, (src,), buffers=self.buffers)
 
     def read(self, view):
@@ -490,36 +502,44 @@ class WebGPUBackend(Backend):
                 raise self.closed_error()
             shape = tuple(view.shape)
             n = numel(shape)
-            dtype = _WORDS[wgsl.storage(view.dtype)]
+            dtype = _WORDS[self.gpu.storage[view.dtype]]
+            nbytes = n * dtype.itemsize
             if n == 0:
                 self.gpu.read(self.gpu.status, 0, 0)
             elif _is_contiguous(view):
-                buf, base = self._location(view)
-                if n * 4 <= READ_CHUNK:
-                    data = self.gpu.read(buf, base * 4, n * 4)
-                else:       # through a staging buffer of at most READ_CHUNK bytes
-                    data = np.empty(n * 4, np.uint8)
-                    for at in range(0, n * 4, READ_CHUNK):
-                        data[at:at + READ_CHUNK] = self.gpu.read(
-                            buf, base * 4 + at, min(READ_CHUNK, n * 4 - at))
-            elif n * 4 > READ_CHUNK or (self.gpu.any_big and windows.too_big(self.gpu, view)):
+                data = self._read_bytes(*self._location(view), nbytes)
+            elif nbytes > READ_CHUNK or (self.gpu.any_big and windows.too_big(self.gpu, view)):
                 return self._read_in_parts(view, n)
             else:   # gather the view into a contiguous scratch area first
-                scratch = self.gpu.scratch_buffer("readback", n * 4)
+                scratch = self.gpu.scratch_buffer("readback", nbytes)
                 dst = RawView(scratch, 0, shape, view.dtype)
                 elementwise.run(self.gpu, "read", "a", dst, (view,), buffers=self.buffers)
-                data = self.gpu.read(scratch, 0, n * 4)
+                data = self._read_bytes(scratch, 0, nbytes)
             self._check()
             if n == 0:
                 return np.zeros(shape, _host(view.dtype))
             return _from_words(data.view(dtype).reshape(shape), view.dtype)
 
+    def _read_bytes(self, buf, at, nbytes):
+        """Bytes [at, at + nbytes) of a buffer, through a staging buffer of at most READ_CHUNK
+        bytes a copy (copies move 4-byte units: a native float16 view's range is widened to
+        them, the extra bytes dropped)."""
+        lo, hi = at // 4 * 4, -(-(at + nbytes) // 4) * 4
+        if hi - lo <= READ_CHUNK:
+            data = self.gpu.read(buf, lo, hi - lo)
+        else:
+            data = np.empty(hi - lo, np.uint8)
+            for k in range(lo, hi, READ_CHUNK):
+                data[k - lo:k - lo + READ_CHUNK] = self.gpu.read(buf, k, min(READ_CHUNK, hi - k))
+        return data[at - lo:at - lo + nbytes]
+
     def _read_in_parts(self, view, n):
         """A large strided view (more than READ_CHUNK bytes, or than a binding), in parts."""
         data = np.empty(view.shape, _host(view.dtype))
-        if n * 4 > READ_CHUNK:      # rows of the first axis longer than 1, READ_CHUNK a part
+        item = self._item[view.dtype]
+        if n * item > READ_CHUNK:   # rows of the first axis longer than 1, READ_CHUNK a part
             axis = next(d for d, k in enumerate(view.shape) if k > 1)
-            rows = max(1, READ_CHUNK // 4 // (n // view.shape[axis]))
+            rows = max(1, READ_CHUNK // item // (n // view.shape[axis]))
             parts = [((windows.narrow(view, axis, r0, min(rows, view.shape[axis] - r0)),),
                       (axis, r0, min(rows, view.shape[axis] - r0)))
                      for r0 in range(0, view.shape[axis], rows)]
@@ -576,6 +596,7 @@ class WebGPUBackend(Backend):
                 "backend_type": a["backend_type"], "adapter_type": a["adapter_type"],
                 "max_arena_bytes": self.max_arena_bytes,
                 "features": list(self.gpu.features),
+                "float16": "native" if self.gpu.storage["f16"] == "f16" else "float32 words",
                 "pipelines": len(self.gpu.pipelines), **self.gpu.stats}
 
     def timed(self, fn):

@@ -1,9 +1,11 @@
 """dtypes on webgpu (docs/DTYPES.md, "Per backend"): casts, narrow ints, half rounding, and
 the int64 rule's overflow checks, as WGSL expressions for elementwise.py's generator.
 
-Every code webgpu holds is one 32-bit word per element (wgsl.STORAGE): bool, uint8, int8,
-int16 and int64 as i32 words, float16 and bfloat16 as f32 words. So one kernel serves a
-storage type, and what differs by logical code is said here:
+Every code webgpu holds is computed in one 32-bit word per element (wgsl.STORAGE): bool,
+uint8, int8, int16 and int64 as i32 words, float16 and bfloat16 as f32 words (float16 is
+stored natively, 2 bytes, where the device has shader-f16: wgsl.storage_table; loaded into
+an f32 word and stored back, exact for the half values written here). So one kernel serves
+a word type, and what differs by logical code is said here:
 
 * **narrow ints** (u8 / i8 / i16 / b8): a result computed on i32 words is narrowed as
   PyTorch narrows it where it is stored (`narrow`): wrapped to the type (two's

@@ -17,6 +17,8 @@ the adapter's name / vendor / description, a backend type ("vulkan", "metal",
 
 import os
 
+from ...dispatcher import env_choice
+
 ENV_ADAPTER = "TORCHIC_WEBGPU_ADAPTER"
 
 DRIVER_HINT = ("install a Vulkan driver; on Debian/Ubuntu without a GPU, Mesa's CPU "
@@ -34,6 +36,10 @@ WANTED_LIMITS = (
     "max-compute-workgroups-per-dimension",
 )
 WANTED_FEATURES = ("timestamp-query",)
+# float16 tensors stored natively (2 bytes an element, wgsl.storage_table) where the adapter
+# has WGSL's `shader-f16`; TORCHIC_WEBGPU_F16=0 keeps them in f32 words (tests of that path)
+F16_FEATURE = "shader-f16"
+ENV_F16 = "TORCHIC_WEBGPU_F16"
 
 
 # Mesa's Vulkan drivers install an implicit layer, device-select, that looks for a Wayland
@@ -175,7 +181,10 @@ def create_device(adapter):
     """Request a device with the adapter's full storage limits and the optional features."""
     limits = dict(adapter.limits)
     required_limits = {k: limits[k] for k in WANTED_LIMITS if k in limits}
-    features = [f for f in WANTED_FEATURES if f in adapter.features]
+    wanted = WANTED_FEATURES
+    if env_choice(ENV_F16, "1", ("0", "1")) == "1":
+        wanted += (F16_FEATURE,)
+    features = [f for f in wanted if f in adapter.features]
     device = adapter.request_device_sync(required_features=features,
                                          required_limits=required_limits,
                                          label="torchic")

@@ -4,8 +4,9 @@ One generator covers them all. An op is a WGSL expression over the loaded
 inputs ``a``, ``b``, ``c`` (snippet tables below); the generator wraps it in
 one of three index schemes, picked per call after collapsing dims:
 
-* ``v4``: every operand contiguous, 16-byte aligned, f32, length % 4 == 0 (or every one
-  i32 words, the expression one of ``V4_INT``: ``vec4<i32>``):
+* ``v4``: every operand contiguous, 4-element aligned, f32 (or native f16: ``vec4<f16>``
+  loaded into ``vec4<f32>``), length % 4 == 0 (or every one i32 words, the expression one
+  of ``V4_INT``: ``vec4<i32>``):
   one ``vec4<f32>`` per invocation (the expression is evaluated on vec4s:
   snippets use ``T`` for the value type, ``f32`` or ``vec4<f32>``);
 * ``c``: every operand contiguous: ``x[base + i]``;
@@ -17,7 +18,7 @@ pipeline serves every shape with the same (op, dtypes, scheme).
 """
 
 from . import casts, wgsl
-from .wgsl import STORAGE, WG, par
+from .wgsl import WG, par
 
 MAX_DIMS = 6
 
@@ -362,21 +363,23 @@ def _build(expr, out_t, in_ts, scheme, nextra):
     """WGSL source for one (expression, dtypes, scheme)."""
     names = "abc"[:len(in_ts)]
     v4 = scheme == "v4"
-    vt = {"f32": "v4", "i32": "v4i"}
+    vt = {"f32": "v4", "i32": "v4i", "f16": "v4h"}
     bind = [("O", vt[out_t] if v4 else out_t)] + [(n.upper(), vt[t] if v4 else t)
                                              for n, t in zip(names, in_ts)]
+    half = "vec4<f16>" if v4 else "f16"     # (native float16: loaded into f32, stored back)
     src = wgsl.header(bind) + wgsl.FLOAT_FNS + prelude(expr, v4)
     body = [wgsl.linear_id(), f"let n = {par(0)};", "if (i >= n) { return; }"]
     nin = len(in_ts)
     unravel, idx, k = operand_indices(scheme, nin + 1, 1)
     body += unravel
     extra = [par(k + e) for e in range(nextra)]
-    for j, name in enumerate(names):
-        body.append(f"let {name} = {name.upper()}[{idx[j + 1]}];")
+    for j, (name, t) in enumerate(zip(names, in_ts)):
+        load = f"{name.upper()}[{idx[j + 1]}]"
+        body.append(f"let {name} = {f'T({load})' if t == 'f16' else load};")
     e = expr
     for q, p in enumerate(extra):
         e = e.replace(f"{{p{q}}}", p)
-    body.append(f"O[{idx[0]}] = {e};")
+    body.append(f"O[{idx[0]}] = {f'{half}({e})' if out_t == 'f16' else e};")
     src += wgsl.entry() + "  " + "\n  ".join(body) + "\n}\n"
     return src, nin + 1
 
@@ -421,7 +424,7 @@ def _plan(gpu, expr, views, shape0, bases, extra, vec_ok):
     shape, strides = collapse(shape0, [v.strides for v in views])
     if len(shape) > MAX_DIMS:
         return None, "split", None, None, None
-    dtypes = tuple(STORAGE[v.dtype] for v in views)
+    dtypes = tuple(gpu.storage[v.dtype] for v in views)
     scheme, words, count = _scheme(expr, dtypes, shape, strides, bases, vec_ok)
     slots = [1 + j for j in range(len(views))] if scheme in ("v4", "c") else \
         [1 + len(shape) + j * (1 + len(shape)) for j in range(len(views))]
@@ -437,7 +440,8 @@ def _scheme(expr, dtypes, shape, strides, bases, vec_ok):
         n *= s
     contiguous = len(shape) == 1 and all(s[0] == 1 for s in strides)
     if (contiguous and vec_ok and n % 4 == 0 and all(b % 4 == 0 for b in bases) and (
-            (all(d == "f32" for d in dtypes) and not any(f in expr for f in SCALAR_ONLY))
+            (all(d in ("f32", "f16") for d in dtypes) and
+             not any(f in expr for f in SCALAR_ONLY))
             or (expr in V4_INT and all(d == "i32" for d in dtypes)) or expr in V4_ANY)):
         return "v4", [n // 4] + [b // 4 for b in bases], n // 4
     if contiguous:
@@ -456,7 +460,7 @@ def _encode(gpu, opname, expr, views, bufs, bases, shape, strides, extra, vec_ok
                     [b + j * s[0] for b, s in zip(bases, strides)], shape[1:],
                     [s[1:] for s in strides], extra, vec_ok)
         return
-    dtypes = tuple(STORAGE[v.dtype] for v in views)
+    dtypes = tuple(gpu.storage[v.dtype] for v in views)
     scheme, words, count = _scheme(expr, dtypes, shape, strides, bases, vec_ok)
     words.extend(extra)
     key = ("ew", expr, dtypes, scheme, len(extra))

@@ -22,7 +22,8 @@ to the GPU per op except to *encode*:
   set_pipeline + set_bind_group + dispatch.
 * **Whole arenas are bound**, never sub-ranges; kernels index with element
   offsets from the parameters. int32 tensors live in the same buffers, bound
-  a second time as ``array<i32>`` when an op needs them.
+  a second time as ``array<i32>`` when an op needs them (native float16 ones
+  as ``array<f16>``, their offsets in halves: ``GPU.storage`` / ``GPU.item``).
 * **Reads** copy into one persistent staging buffer (grown on demand) together
   with the status words, submit, map, copy out, unmap. ``queue.read_buffer``
   (a new buffer + encoder + submit per call) is never used.
@@ -46,8 +47,8 @@ import numpy as np
 
 from ...dispatcher import env_choice
 from ...interrupts import sigint_held
-from .device import create_device, import_wgpu, select_adapter
-from .wgsl import MAX_TAGS, PARAM_WORDS, STATUS_WORDS
+from .device import F16_FEATURE, create_device, import_wgpu, select_adapter
+from .wgsl import ITEMSIZE, MAX_TAGS, PARAM_WORDS, STATUS_WORDS, storage_table
 
 UPLOAD_BYTES = 4 << 20
 STAGING_MIN = 1 << 16
@@ -133,6 +134,11 @@ class GPU:
         wgpu = self.wgpu = import_wgpu()
         self.adapter = select_adapter(adapter)
         self.device, self.features = create_device(self.adapter)
+        # how each dtype code lies in memory on this device (wgsl.storage_table: float16
+        # natively where the device has shader-f16) and its bytes an element: views'
+        # element offsets are in those units
+        self.storage = storage_table(F16_FEATURE in self.features)
+        self.item = {code: ITEMSIZE[st] for code, st in self.storage.items()}
         self.queue = self.device.queue
         lim = dict(self.device.limits)
         self.limits = lim

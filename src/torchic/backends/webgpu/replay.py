@@ -22,11 +22,12 @@ output tensors it returns), so no copy goes in or out. Every tensor lives in a h
 arena bound whole, and a kernel finds its operand through an element offset among its
 parameter words, so moving a slot within its arena changes only those words. Which
 words they are is measured, not declared by each kernel: `capture` issues the program
-once more per slot with that block's offsets moved by SHIFT elements and diffs the
-words. A replay that moves slots patches the words in the program's parameter buffer
-(one stream-ordered write, only when the moves differ from the last replay's). A move
-keeps its arena (the bind groups name arenas) and is a whole number of 256-byte steps,
-so the alignment every kernel chose its vector width by still holds (`fits`).
+once more per slot with that block's offsets moved by SHIFT 32-bit words (2 SHIFT halves
+of a native float16 view) and diffs the words. A replay that moves slots patches the
+words in the program's parameter buffer (one stream-ordered write, only when the moves
+differ from the last replay's). A move keeps its arena (the bind groups name arenas) and
+is a whole number of 256-byte steps, so the alignment every kernel chose its vector width
+by still holds (`fits`).
 """
 
 import numpy as np
@@ -35,13 +36,13 @@ from .gpu import PARAM_WORDS, _env_count
 
 ENV_REPLAY_CHUNK = "TORCHIC_WEBGPU_REPLAY_CHUNK"
 
-SHIFT = 1 << 20    # elements a slot's views move by in its diff capture (a multiple of 64)
+SHIFT = 1 << 20    # 32-bit words a slot's views move by in its diff capture (a multiple of 64)
 MOVE_STEP = 256    # bytes: a slot moves by whole steps (kernels pick vec4 paths by alignment)
 
 
 class Slot:
     """Where a slot's block was recorded, and its offset words: positions in the program's
-    parameter words and each one's step (the word moves by step / SHIFT per element)."""
+    parameter words and each one's step (the word moves by step / SHIFT per 32-bit word)."""
 
     __slots__ = ("arena", "offset", "positions", "steps")
 
@@ -92,8 +93,11 @@ def _slot(block, dispatches, shifted, stride):
             return None
         for j, (a, b) in enumerate(zip(w, w2)):
             if a != b:
-                step = b - a       # SHIFT / (elements per word unit): 1, 4 (vec4 offsets) ...
-                if step <= 0 or SHIFT % step or (MOVE_STEP // 4) % (SHIFT // step):
+                # the word's change for SHIFT words moved: SHIFT (element offsets), SHIFT / 4
+                # (vec4 offsets), 2 SHIFT (native float16's halves); a move of MOVE_STEP
+                # bytes must change it by a whole number
+                step = b - a
+                if step <= 0 or (step * (MOVE_STEP // 4)) % SHIFT:
                     return None
                 positions.append(i * stride // 4 + j)
                 steps.append(step)
@@ -103,7 +107,7 @@ def _slot(block, dispatches, shifted, stride):
 def capture(gpu, issue, slots=()):
     """Run issue(None) (which issues kernels) collecting its dispatches -> a Recording, or
     None when there is nothing to capture or it raised. `slots`: blocks a replay may move;
-    issue(block) must issue the same kernels with block's views SHIFT elements further."""
+    issue(block) must issue the same kernels with block's views SHIFT 32-bit words further."""
     if gpu.capturing is not None:
         return None
     tags_before = set(list(gpu.fixed_tags))

@@ -31,8 +31,9 @@ from .wgsl import par
 SW = 64  # scatter workgroup width
 
 
-def _gather_src():
-    bind = [("O", "f32"), ("TB", "f32"), ("IX", "i32")]
+def _gather_src(t):
+    """(t: the rows' memory type: "f32", for every 32-bit word, or native "f16")"""
+    bind = [("O", t), ("TB", t), ("IX", "i32")]
     R, D, V, ob, tb, tsv, tsd, ib, isr, tag = (par(i) for i in range(10))
     L = [wgsl.linear_id(), f"if (i >= {R} * {D}) {{ return; }}",
          f"let r = i / {D};", f"let d = i % {D};",
@@ -54,7 +55,8 @@ def gather(gpu, out, ins, *, buffers):
     tag = gpu.new_tag("gather_rows", f"index {{bad}} is out of range [0, {V})")
     if D == 0:   # still check the indices: run one invocation per row with D = 1 writing nothing
         return _check_only(gpu, idx, V, tag, buffers)
-    prog = gpu.program(("gather",), _gather_src)
+    t = "f16" if gpu.storage[out.dtype] == "f16" else "f32"     # (a pure copy of the bits)
+    prog = gpu.program(("gather", t), lambda: _gather_src(t))
     words = [R, D, V, ob, tb, table.strides[0], table.strides[1], ib, idx.strides[0], tag]
     gpu.dispatch(prog, [obuf, tbuf, ibuf], words, wgsl.grid(-(-R * D // wgsl.WG), gpu.max_groups))
 

@@ -4,8 +4,9 @@ Every program sees the same binding layout (so bind groups are shared by all
 programs with the same number of operands):
 
     @binding(0 .. n-1)  the operands: whole heap arenas (or internal buffers),
-                        declared ``array<f32>``, ``array<i32>`` or ``array<vec4<f32>>``
-                        as the program needs (one buffer may be bound several times)
+                        declared ``array<f32>``, ``array<i32>``, ``array<vec4<f32>>``
+                        (or native float16's ``array<f16>``: STORAGE's comment) as the
+                        program needs (one buffer may be bound several times)
     @binding(n)         ``P``: 64 u32 words of op parameters (element offsets, shapes,
                         strides...) at a dynamic offset in the batch's uniform buffer
     @binding(n + 1)     ``ST``: the status words (index errors), see gpu.py
@@ -25,22 +26,35 @@ WG = 256  # workgroup size of the elementwise / gather programs
 # LOOP_BUDGET, cutting long rows over more workgroups or passes instead.
 LOOP_BUDGET = 16384
 
-# dtypes (docs/DTYPES.md, "Per backend"): every code webgpu holds is one 32-bit word per
-# element, an f32 or an i32 word (its storage code). Kernels get Views of the logical code
-# and bind them by their storage: bool / uint8 / int8 / int16 / int64 as i32 words (bool
-# 0 / 1; int64 within int32: the backend's int64 rule), float16 / bfloat16 as f32 words
-# holding values the half type holds exactly (converted where written: host writes, copy,
-# fill; a later optimization: native f16 storage where the adapter has `shader-f16`).
-# float64 is refused (WGSL has no 64-bit floats).
+# dtypes (docs/DTYPES.md, "Per backend"). STORAGE: the 32-bit word a kernel computes each
+# code webgpu holds in, an f32 or an i32 word. Kernels get Views of the logical code and
+# compute on these words: bool / uint8 / int8 / int16 / int64 as i32 words (bool 0 / 1;
+# int64 within int32: the backend's int64 rule), float16 / bfloat16 as f32 words holding
+# values the half type holds exactly (rounded to nearest even where written: host writes,
+# copy, fill). float64 is refused (WGSL has no 64-bit floats).
 STORAGE = {"f32": "f32", "f16": "f32", "bf16": "f32",
            "i32": "i32", "i64": "i32", "i16": "i32", "i8": "i32", "u8": "i32", "b8": "i32"}
+# How a device lays each code out in memory (`storage_table`, THE place that decides it, once
+# per device: GPU.storage): the word above, except float16 where the device has WGSL's
+# `shader-f16` (and TORCHIC_WEBGPU_F16 is not 0): natively, 2 bytes an element, bound as
+# `array<f16>` (or `array<vec4<f16>>`), loaded into an f32 register and stored back by
+# WGSL's conversion, exact for the f16 values kernels store (a cast rounds to nearest even
+# first: casts.round_f16). bfloat16 stays an f32 word (WGSL has no bf16 type).
+NATIVE_F16 = {**STORAGE, "f16": "f16"}
 F64_REFUSAL = ("webgpu has no float64 (WGSL has no 64-bit floats): use float32, or the "
                "workers / simd backend")
-TYPES = {**STORAGE, "u32": "u32", "v4": "vec4<f32>", "v4i": "vec4<i32>"}
+TYPES = {**NATIVE_F16, "u32": "u32", "v4": "vec4<f32>", "v4i": "vec4<i32>", "v4h": "vec4<f16>"}
+ITEMSIZE = {"f32": 4, "i32": 4, "f16": 2}     # bytes an element of each memory type
+
+
+def storage_table(native_f16):
+    """code -> its memory type ("f32" / "i32" / "f16") on a device with native float16
+    storage or without (see NATIVE_F16)."""
+    return NATIVE_F16 if native_f16 else STORAGE
 
 
 def storage(code):
-    """The storage code ("f32" / "i32") of a dtype code webgpu holds; TypeError otherwise."""
+    """The word ("f32" / "i32") a kernel computes a code webgpu holds in; TypeError otherwise."""
     st = STORAGE.get(code)
     if st is None:
         raise TypeError(F64_REFUSAL if code == "f64" else
@@ -62,7 +76,7 @@ def par(i):
 
 def header(bindings):
     """bindings: list of (name, type key) in binding order."""
-    lines = []
+    lines = ["enable f16;"] if any(t in ("f16", "v4h") for _, t in bindings) else []
     for i, (name, t) in enumerate(bindings):
         lines.append(f"@group(0) @binding({i}) var<storage, read_write> {name}: "
                      f"array<{TYPES[t]}>;")

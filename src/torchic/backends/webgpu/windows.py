@@ -53,9 +53,10 @@ def span(view):
     return lo, hi + 1
 
 
-def limit(gpu):
-    """Elements one view may span to be sure of a window."""
-    return (gpu.window - GRID_MIN) // 4
+def limit(gpu, view):
+    """Elements one view may span to be sure of a window (4 bytes an element, or 2: a
+    native float16 view's, GPU.item)."""
+    return (gpu.window - GRID_MIN) // gpu.item[view.dtype]
 
 
 def too_big(gpu, view):
@@ -63,15 +64,15 @@ def too_big(gpu, view):
     if blk.arena is None or not gpu.big[blk.arena]:
         return False
     lo, hi = span(view)
-    return hi - lo > limit(gpu)
+    return hi - lo > limit(gpu, view)
 
 
 def buffers(gpu, view):
     """(Window, element base within it) of a view in a big arena."""
     blk = view.block
     lo, hi = span(view)
-    base = blk.offset // 4
-    lo_b, hi_b = (base + lo) * 4, (base + hi) * 4
+    item = gpu.item[view.dtype]
+    lo_b, hi_b = blk.offset + lo * item, blk.offset + hi * item
     size = gpu.arena_sizes[blk.arena]
     step = gpu.window // 2
     while True:
@@ -83,7 +84,7 @@ def buffers(gpu, view):
         raise TooLargeError(f"an operand of {hi_b - lo_b} bytes is larger than the adapter's "
                             f"largest storage binding ({gpu.window} bytes)")
     win = gpu.window_buffer(blk.arena, start, min(gpu.window, size - start))
-    return win, base + view.offset - start // 4
+    return win, (blk.offset - start) // item + view.offset
 
 
 # -- cutting ops into row ranges -----------------------------------------------------------
@@ -99,10 +100,10 @@ def _rows_per_part(gpu, views, cuts, n):
     view one row of which spans more than a window (a transposed operand: the parts' own
     plans cut it along another axis) leaves the rows to the others, or 1 when they would
     take all n."""
-    room = limit(gpu)
     rows, wide = n, False
     for k, axis in cuts:
         v = views[k]
+        room = limit(gpu, v)
         s = abs(v.strides[axis])
         if s == 0:
             continue
@@ -229,9 +230,9 @@ def plan(gpu, op, views, params):
             continue
         if kind == "compact":   # rows of view 1 by their number of elements
             per_row = numel(views[1].shape) // n
-            if per_row > limit(gpu):
+            if per_row > limit(gpu, views[1]):
                 continue
-            rows = max(1, min(n, limit(gpu) // max(1, per_row)))
+            rows = max(1, min(n, limit(gpu, views[1]) // max(1, per_row)))
         else:
             rows = _rows_per_part(gpu, views, cuts, n)
             if rows >= n:       # (cuts no operand that is too big: no progress)
@@ -253,7 +254,8 @@ def plan(gpu, op, views, params):
         return best
     v = views[big[0]]
     lo, hi = span(v)
-    raise TooLargeError(f"op {op!r}: an operand of shape {list(v.shape)} spans {4 * (hi - lo)} "
+    raise TooLargeError(f"op {op!r}: an operand of shape {list(v.shape)} spans "
+                        f"{gpu.item[v.dtype] * (hi - lo)} "
                         f"bytes, more than the adapter's largest storage binding "
                         f"({gpu.window} bytes), and this op cannot be cut so that it fits")
 
@@ -286,7 +288,7 @@ def run(be, op, out, ins, params, depth=0):
         p = plan(gpu, op, (out,) + tuple(ins), params)
     except TooLargeError:
         wide = [v for v in ins if too_big(gpu, v)]
-        if cut != ops.CUT_MATMUL or any(numel(v.shape) > limit(gpu) for v in wide):
+        if cut != ops.CUT_MATMUL or any(numel(v.shape) > limit(gpu, v) for v in wide):
             raise
         # an operand spread wider than a window (a strided B, which no rule cuts: two
         # batch dims, or a transposed B whose rows each span more than a window) whose
