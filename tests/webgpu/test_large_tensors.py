@@ -241,8 +241,14 @@ def test_adam_update_cut_into_row_ranges_past_a_binding(big_rt):
     ref_p, m, v = p0.copy(), np.zeros_like(p0), np.zeros_like(p0)
     s = np.asarray(opt._fused_scalars(opt.param_groups[0], [{"step": 0}])[0], np.float32)
     adam_update(ref_p, (g0, m, v, s), None)
-    np.testing.assert_array_equal(p.detach().numpy(), ref_p)
-    np.testing.assert_array_equal(opt.state[p]["exp_avg_sq"].numpy(), v)
+    if big_rt.backend.describe()["adapter_type"] == "CPU":     # lavapipe: IEEE f32, the bits
+        np.testing.assert_array_equal(p.detach().numpy(), ref_p)
+        np.testing.assert_array_equal(opt.state[p]["exp_avg_sq"].numpy(), v)
+    else:   # a GPU's division and sqrt are within WGSL's 2.5 ulp, not correctly rounded
+        ulps = 4 * np.finfo(np.float32).eps
+        err = np.abs(p.detach().numpy() - ref_p) / (np.abs(ref_p) + 0.1)    # (0.1: the rate)
+        assert err.max() <= ulps, err.max()
+        np.testing.assert_allclose(opt.state[p]["exp_avg_sq"].numpy(), v, rtol=ulps)
 
 
 def test_causal_softmax_cut_past_a_binding(big_rt, rng):
