@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from .. import api as _ops, raw as _raw
 from ..autograd import Primitive, create_graph_on
 from ..functions import as_strided as _as_strided, reshape_raw as _reshape_raw
+from ..functions.matmul import int_matmul as _int_matmul
 from ..ops import SIGNATURES as _SIGNATURES
 from ..tensor import Tensor
 from .functional_pad import (_batched, _check_float, _gather_dim, _tuple,  # noqa: F401
@@ -74,7 +75,8 @@ class _Conv2d(Primitive):
         co, cg, kh, kw = weight.shape
         cols, (ho, wo, wr) = _windows(x, (kh, kw), stride, dilation, groups)
         wv = _reshape_raw(weight, (groups, co // groups, cg * kh * kw))
-        prod = _raw.matmul(wv, cols)                      # (G, Co/G, N*Ho*Wr)
+        prod = _raw.matmul(wv, cols) if x._dtype not in _CONV_INTS else \
+            _int_matmul(wv, cols)                         # (G, Co/G, N*Ho*Wr)
         l_ = ho * wr
         prod = _as_strided(prod, 0, (n, co, ho, wo), (l_, n * l_, wr, 1))   # a permuted view
         out = _raw.contiguous(prod) if bias is None else \
@@ -278,10 +280,25 @@ def _conv_transpose(x, weight, stride, padding, output_padding, groups, dilation
 _PAD_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _conv_input(input, weight, bias, dims, op):
-    """A convolution's checks (float tensors, a (dims + 2)-d weight) and its input as a
-    batch: (x, whether the input was unbatched)."""
-    _check_float(input, weight, bias, op=op)
+# the integer dtypes PyTorch CPU convolves (exactly, wrapping): every one for a direct
+# convolution, int64 alone for a transposed one
+_CONV_INTS = ("i8", "u8", "i16", "i32", "i64")
+
+
+def _conv_input(input, weight, bias, dims, op, ints=_CONV_INTS):
+    """A convolution's checks (float or `ints` tensors of one dtype, a (dims + 2)-d weight)
+    and its input as a batch: (x, whether the input was unbatched)."""
+    if isinstance(input, Tensor) and input._dtype in _CONV_INTS:
+        if input._dtype not in ints:
+            raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype}'")
+        for t in (weight, bias):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"{op}(): argument must be a Tensor, not {type(t).__name__}")
+            if t is not None and t._dtype != input._dtype:
+                raise RuntimeError(f"{op}: Input type ({input.dtype}) and weight / bias type "
+                                   f"({t.dtype}) should be the same")
+    else:
+        _check_float(input, weight, bias, op=op)
     if weight.ndim != dims + 2:
         raise RuntimeError(f"{op}: expected a {dims + 2}-d weight, got {list(weight.shape)}")
     return _batched(input, dims, op)
@@ -300,6 +317,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims, op,
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
+    if x._dtype in _CONV_INTS and x._dtype != "i64" and any(d > 1 for d in dilation):
+        raise NotImplementedError(f"\"{op}\" with dilation > 1 not implemented for "
+                                  f"'{x.dtype}' (PyTorch's slow_conv_dilated: int64 alone)")
     if c != weight.shape[1] * groups or weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(x.shape)} to have {weight.shape[1] * groups} "
@@ -394,7 +414,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, dims, op):
-    x, unbatched = _conv_input(input, weight, bias, dims, op)
+    x, unbatched = _conv_input(input, weight, bias, dims, op, ints=("i64",))
     stride = _tuple(stride, dims, "stride")
     padding = _tuple(padding, dims, "padding")
     output_padding = _tuple(output_padding, dims, "output_padding")
