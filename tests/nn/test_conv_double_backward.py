@@ -106,3 +106,22 @@ def test_conv2d_gradient_penalty_matches_torch(backend):
         outs.append((wt.grad.detach().numpy(), xt.grad.detach().numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("op,xs,ws,kw", [
+    ("conv2d", (1, 4, 6, 5), (4, 2, 2, 3), dict(stride=(2, 1), padding=1, dilation=(1, 2),
+                                                groups=2)),
+    ("conv1d", (2, 3, 7), (3, 1, 3), dict(padding=1, groups=3)),
+    ("conv_transpose2d", (1, 2, 3, 4), (2, 2, 2, 2), dict(stride=2, padding=1,
+                                                          output_padding=1)),
+], ids=["conv2d", "conv1d_depthwise", "conv_transpose2d"])
+def test_conv_gradgradcheck_float64(backend, op, xs, ws, kw):
+    """gradgradcheck (finite differences of the recorded first derivatives) in float64."""
+    if backend == "webgpu":
+        pytest.skip("webgpu holds no float64")
+    rng = np.random.default_rng(7)
+    x, w = (torchic.tensor(rng.standard_normal(s), dtype=torchic.float64, requires_grad=True)
+            for s in (xs, ws))
+    nb = ws[1] * kw.get("groups", 1) if op.startswith("conv_transpose") else ws[0]
+    b = torchic.tensor(rng.standard_normal(nb), dtype=torchic.float64, requires_grad=True)
+    assert torchic.autograd.gradgradcheck(lambda *a: getattr(TF, op)(*a, **kw), (x, w, b))
