@@ -5,7 +5,7 @@ PyTorch (CPU, 2.13) takes the LAST NaN of a window where it holds several (its s
 (it goes to that element), must match on every path torchic takes: windows searched in
 place (max_pool_index), webgpu's non-overlapping windows (the gradient by a where),
 the composite of float16 / bfloat16 (no max_pool_index row) and adaptive pooling's
-gathered windows.
+gathered windows. Also max pooling's double backward (its recorded scatter).
 """
 
 import numpy as np
@@ -89,3 +89,22 @@ def test_large_window_nan_winner_matches_torch(backend, dtype):
     tv.sum().backward()
     cv.sum().backward()
     np.testing.assert_array_equal(xc.grad.float().numpy(), xt.grad.float().numpy())
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("max_pool2d_2x2", lambda f, t: f.max_pool2d(t, 2)),
+    ("max_pool2d_3x3_s1_p1", lambda f, t: f.max_pool2d(t, 3, 1, 1)),
+    ("max_pool1d_2", lambda f, t: f.max_pool1d(t.flatten(2), 2)),
+    ("adaptive_max_pool2d", lambda f, t: f.adaptive_max_pool2d(t, (3, 2))),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_max_pool_double_backward_matches_torch(backend, name, fn):
+    """A first gradient that depends on x through the pooled values (sum(pool(x) ** 3)),
+    differentiated again: the scatter of g to the maxima must be recorded (create_graph)."""
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 6)).astype(np.float32)
+    res = []
+    for lib, f in ((torch, F), (torchic, TF)):
+        t = lib.tensor(x, requires_grad=True)
+        (g,) = lib.autograd.grad((fn(f, t) ** 3).sum(), t, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), t)
+        res.append(h.detach().numpy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-4, atol=1e-4)

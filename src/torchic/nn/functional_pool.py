@@ -234,7 +234,8 @@ class _MaxPool(Primitive):
         with no_grad():
             pos = self.pos + base                                  # flat positions in xp
         table = (n * c * hp * wp, 1)
-        gx = _ScatterAddRows.apply(g, pos, table) if create_graph_on() else \
+        # (recorded: g as rows of one element, the shape its gather-back gradient comes in)
+        gx = _ScatterAddRows.apply(g.unsqueeze(-1), pos, table) if create_graph_on() else \
             _GatherRows.scatter(g, pos, table)
         return gx.reshape(self.shape), None
 
@@ -252,6 +253,8 @@ class _MaxPoolApart(_MaxPool):
         return super().forward(xp, plane_pos, k, s, d)
 
     def backward(self, g):
+        if create_graph_on():          # (the where's result is copied unrecorded)
+            return super().backward(g)
         (n, c, hp, wp), k, s, d = self.geo
         ho, wo = g.shape[2:]
         grid = _const(("apart", ho, wo, wp, k, s, d), lambda: (
