@@ -6,16 +6,19 @@ padded input read as windows through strides (a zero-copy view), copied once int
 by the weight (G, Co/G, C/G*kh*kw). The input's gradient is W^T @ g summed back into the
 image by kh*kw shifted whole-plane adds (_Col2Im); the weight's one product over every
 window of the batch. A transposed convolution is a direct one of the dilated, padded input
-with the flipped weight. Every gradient is a differentiable tensor expression except
-_Col2Im's own (a strided copy). 1-d convolutions are 2-d ones of height 1. Design and
-figures: docs/perf/conv.md.
+with the flipped weight. Every gradient is recorded when the backward pass is
+(create_graph): the input's is W^T @ g and _Col2Im (whose gradient, _Im2Col, has _Col2Im's
+as its own), the weight's a convolution of x by g (_weight_grad: its x term too), so
+derivatives of every order match PyTorch's. 1-d convolutions are 2-d ones of height 1.
+Design and figures: docs/perf/conv.md.
 """
 
 from collections.abc import Sequence
 
 from .. import api as _ops, raw as _raw
-from ..autograd import Primitive
+from ..autograd import Primitive, create_graph_on
 from ..functions import as_strided as _as_strided, reshape_raw as _reshape_raw
+from ..functions.matmul import int_matmul as _int_matmul
 from ..ops import SIGNATURES as _SIGNATURES
 from ..tensor import Tensor
 from .functional_pad import (_batched, _check_float, _gather_dim, _tuple,  # noqa: F401
@@ -72,14 +75,16 @@ class _Conv2d(Primitive):
         co, cg, kh, kw = weight.shape
         cols, (ho, wo, wr) = _windows(x, (kh, kw), stride, dilation, groups)
         wv = _reshape_raw(weight, (groups, co // groups, cg * kh * kw))
-        prod = _raw.matmul(wv, cols)                      # (G, Co/G, N*Ho*Wr)
+        prod = _raw.matmul(wv, cols) if x._dtype not in _CONV_INTS else \
+            _int_matmul(wv, cols)                         # (G, Co/G, N*Ho*Wr)
         l_ = ho * wr
         prod = _as_strided(prod, 0, (n, co, ho, wo), (l_, n * l_, wr, 1))   # a permuted view
         out = _raw.contiguous(prod) if bias is None else \
             _raw.binary("add", prod, _reshape_raw(bias, (co, 1, 1)))   # (the add lays it out)
         self.meta = (x.shape, stride, dilation, groups, wr)
         if self.needs_grad and self.needs_grad[1]:
-            self.save(weight, cols)
+            # x itself only for a recorded backward's weight gradient (its input term)
+            self.save(weight, cols, x if self.needs_grad[0] else None)
         else:
             self.save(weight)
         return out
@@ -101,11 +106,34 @@ class _Conv2d(Primitive):
         if need_x:
             gx = _input_grad(g, weight, (h, w), stride, dilation, groups,
                              gg if stride == (1, 1) else None)
-        if need_w:     # one product over every window of the batch: (Co/G, N*L) @ (N*L, K)
+        if need_w and need_x and create_graph_on():
+            # recorded, its x term included: a convolution of x by g (second derivatives)
+            gw = _weight_grad(cols[1], g, weight.shape, stride, dilation, groups)
+        elif need_w:   # one product over every window of the batch: (Co/G, N*L) @ (N*L, K)
             gw = _ops.matmul(gg, cols[0].transpose(-1, -2)).reshape(weight.shape)
         if need_b:
             gb = g.sum((0, 2, 3))
         return gx, gw, gb
+
+
+def _weight_grad(x, g, kshape, stride, dilation, groups):
+    """conv2d's weight gradient (Co, C/G, kh, kw) as a convolution of x by g, recorded in
+    both (create_graph): gw[o, c, ki, kj] = sum over n, i, j of g[n, o, i, j] *
+    x[n, c, ki*d + i*s, kj*d + j*s], i.e. x with its batch as channels, (C/G, G*N, H, W),
+    convolved (stride d, dilation s, G groups) by g as filters, (Co, N, Ho, Wo). Its own
+    backward is _Conv2d's again: derivatives of every order."""
+    n, c, h, w = x.shape
+    co, cg, kh, kw = kshape
+    ho, wo = g.shape[2:]
+    hn = dilation[0] * (kh - 1) + stride[0] * (ho - 1) + 1    # the rows the windows reach
+    wn = dilation[1] * (kw - 1) + stride[1] * (wo - 1) + 1
+    if (hn, wn) != (h, w):
+        x = x[:, :, :hn, :wn]
+    xt = x.reshape((n, groups, cg, hn, wn)).permute(2, 1, 0, 3, 4).reshape(
+        (cg, groups * n, hn, wn))
+    out = _Conv2d.apply(xt, g.permute(1, 0, 2, 3), None, stride=dilation, dilation=stride,
+                        groups=groups)                           # (C/G, Co, kh, kw)
+    return out.permute(1, 0, 2, 3)
 
 
 def _input_grad(g, weight, hw, stride, dilation, groups, gg=None):
@@ -172,16 +200,36 @@ class _Col2Im(Primitive):
         return _as_strided(out, 0, (c, n, h, w), (n * hw, hw, w, 1))
 
     def backward(self, g):
-        c, (kh, kw), dilation, (n, h, w), la, shape = self.meta
-        hw = h * w
-        reach = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1] + la
-        flat = g.reshape((c, n, hw))
-        if reach > hw:
-            flat = constant_pad_nd(flat, (0, reach - hw))
-        sc, sn, sj = flat._strides
-        cols = _as_strided(flat, flat._offset, (c, kh, kw, n, la),
-                           (sc, dilation[0] * w * sj, dilation[1] * sj, sn, sj))
-        return (cols.reshape(shape),)
+        if create_graph_on():
+            return (_Im2Col.apply(g, meta=self.meta),)
+        return (_im2col(g, self.meta),)
+
+
+def _im2col(g, meta):
+    """_Col2Im's gradient: the image g (C, N, H, W) read as its columns (G, C/G*kh*kw,
+    N*La), one strided copy."""
+    c, (kh, kw), dilation, (n, h, w), la, shape = meta
+    hw = h * w
+    reach = (kh - 1) * dilation[0] * w + (kw - 1) * dilation[1] + la
+    flat = g.reshape((c, n, hw))
+    if reach > hw:
+        flat = constant_pad_nd(flat, (0, reach - hw))
+    sc, sn, sj = flat._strides
+    cols = _as_strided(flat, flat._offset, (c, kh, kw, n, la),
+                       (sc, dilation[0] * w * sj, dilation[1] * sj, sn, sj))
+    return cols.reshape(shape)
+
+
+class _Im2Col(Primitive):
+    """_Col2Im's gradient, recorded (create_graph): its own gradient is _Col2Im's."""
+
+    def forward(self, g, meta):
+        self.meta = meta
+        return _raw.contiguous(_im2col(g, meta))
+
+    def backward(self, g):
+        c, k, dilation, nhw, la, _ = self.meta
+        return (_Col2Im.apply(g, c=c, k=k, dilation=dilation, nhw=nhw, la=la),)
 
 
 class _Dilate(Primitive):
@@ -232,10 +280,25 @@ def _conv_transpose(x, weight, stride, padding, output_padding, groups, dilation
 _PAD_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _conv_input(input, weight, bias, dims, op):
-    """A convolution's checks (float tensors, a (dims + 2)-d weight) and its input as a
-    batch: (x, whether the input was unbatched)."""
-    _check_float(input, weight, bias, op=op)
+# the integer dtypes PyTorch CPU convolves (exactly, wrapping): every one for a direct
+# convolution, int64 alone for a transposed one
+_CONV_INTS = ("i8", "u8", "i16", "i32", "i64")
+
+
+def _conv_input(input, weight, bias, dims, op, ints=_CONV_INTS):
+    """A convolution's checks (float or `ints` tensors of one dtype, a (dims + 2)-d weight)
+    and its input as a batch: (x, whether the input was unbatched)."""
+    if isinstance(input, Tensor) and input._dtype in _CONV_INTS:
+        if input._dtype not in ints:
+            raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype}'")
+        for t in (weight, bias):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"{op}(): argument must be a Tensor, not {type(t).__name__}")
+            if t is not None and t._dtype != input._dtype:
+                raise RuntimeError(f"{op}: Input type ({input.dtype}) and weight / bias type "
+                                   f"({t.dtype}) should be the same")
+    else:
+        _check_float(input, weight, bias, op=op)
     if weight.ndim != dims + 2:
         raise RuntimeError(f"{op}: expected a {dims + 2}-d weight, got {list(weight.shape)}")
     return _batched(input, dims, op)
@@ -254,6 +317,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims, op,
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
+    if x._dtype in _CONV_INTS and x._dtype != "i64" and any(d > 1 for d in dilation):
+        raise NotImplementedError(f"\"{op}\" with dilation > 1 not implemented for "
+                                  f"'{x.dtype}' (PyTorch's slow_conv_dilated: int64 alone)")
     if c != weight.shape[1] * groups or weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(x.shape)} to have {weight.shape[1] * groups} "
@@ -348,7 +414,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, dims, op):
-    x, unbatched = _conv_input(input, weight, bias, dims, op)
+    x, unbatched = _conv_input(input, weight, bias, dims, op, ints=("i64",))
     stride = _tuple(stride, dims, "stride")
     padding = _tuple(padding, dims, "padding")
     output_padding = _tuple(output_padding, dims, "output_padding")

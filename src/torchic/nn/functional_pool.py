@@ -1,8 +1,9 @@
 """Pooling and max_unpool: torch.nn.functional's spellings (resampling: functional_resample).
 
-Max pooling reads the windows through strides (one copy), takes their argmax, and gathers
-the winners from the input (so the gradient goes to the first maximum of each window, as
-PyTorch's, through the gather's scatter-add). Average pooling is a one-channel convolution
+Max pooling searches each window in place (max_pool_index: the first maximum, or the last
+NaN, as PyTorch's) and scatters the gradient to those winners; dtypes without that row
+(ints, huge windows) copy the windows out and take the same winner by a composite (float16 /
+bfloat16 pool as float32: exact). Average pooling is a one-channel convolution
 with a ones kernel divided by each window's count; adaptive average pooling is separable: a
 product by a small (out, in) averaging matrix per spatial dim (as functional_resample's
 interpolations); adaptive max pooling gathers padded windows from an index table.
@@ -97,8 +98,20 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, dims, o
     return x, unbatched, k, s, p, d, o
 
 
+def _half(pool, input, *args):
+    """A float16 / bfloat16 max pool as float32's (exact: a selection), its values cast
+    back: float32's path has the max_pool_index and scatter_add_rows rows they lack."""
+    out = pool(input.float(), *args)
+    if isinstance(out, tuple):
+        return out[0].to(input.dtype), out[1]
+    return out.to(input.dtype)
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, dims,
               op):
+    if isinstance(input, Tensor) and input._dtype in ("f16", "bf16"):
+        return _half(_max_pool, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, dims, op)
     x, unbatched, k, s, p, d, o = _pool_args(input, kernel_size, stride, padding, dilation,
                                              ceil_mode, dims, op, ints=True)
     n, c, h, w = x.shape
@@ -122,25 +135,21 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         xp.is_floating_point() and runtime().backend.slow_scatter
     # the max_pool_index primitive where its row takes the dtype (float32 / float64) and the
     # window is small: each window searched in place, no copy of the windows
-    searched = (xp._dtype,) in _INDEX_INS and kk <= _INDEX_MAX_WINDOW and not apart
-    pos = plane_pos = None
-    if searched:
+    searched = (xp._dtype,) in _INDEX_INS and kk <= _INDEX_MAX_WINDOW
+    pos = None
+    if searched or apart:
         xp = xp.contiguous()
+    if searched:
         with no_grad():
             plane_pos = _window_max(xp, k, s, d, o)                # offsets in each plane
-        out = _MaxPool.apply(xp, plane_pos, k=k, s=s, d=d)
     else:
         with no_grad():
             sn, sc, sh, sw = xp._strides
             win = _raw.contiguous(_as_strided(xp, xp._offset, (n, c, o[0], o[1], k[0], k[1]),
                                               (sn, sc, s[0] * sh, s[1] * sw, d[0] * sh,
                                                d[1] * sw)))
-            arg = _as_strided(win, 0, (n, c, o[0], o[1], kk), win._strides[:4] + (1,)
-                              ).argmax(-1)
-    if apart:
-        out = _MaxPoolApart.apply(xp, win=win, arg=arg, k=k, s=s, d=d)
-    if not searched and (not apart or return_indices):
-        with no_grad():
+            arg = _window_arg(_as_strided(win, 0, (n, c, o[0], o[1], kk),
+                                          win._strides[:4] + (1,)))
             koff = _const(("koff", geo), lambda: (np.arange(k[0])[:, None] * d[0] * wp +
                                                  np.arange(k[1])[None, :] * d[1]).reshape(-1))
             base = _const(("base", geo), lambda: (
@@ -148,7 +157,14 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
                 (np.arange(o[0])[:, None] * s[0] * wp + np.arange(o[1])[None, :] * s[1])[None]
             ).reshape(n, c, o[0], o[1]))
             pos = koff[arg] + base                        # flat positions in xp
-    if not apart and not searched:
+            plane = _const(("plane", geo), lambda: (np.arange(n * c) * (hp * wp)).reshape(
+                n, c, 1, 1))
+            plane_pos = pos - plane
+    if apart:
+        out = _MaxPoolApart.apply(xp, plane_pos, k=k, s=s, d=d)
+    elif searched:
+        out = _MaxPool.apply(xp, plane_pos, k=k, s=s, d=d)
+    else:
         out = xp.reshape(-1)[pos]
     if dims == 1:
         out = out.squeeze(2)
@@ -156,10 +172,6 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     if not return_indices:
         return out
     with no_grad():    # PyTorch's indices: the flat position in the input's own plane
-        if plane_pos is None:
-            plane = _const(("plane", geo), lambda: (np.arange(n * c) * (hp * wp)).reshape(
-                n, c, 1, 1))
-            plane_pos = pos - plane
         if (hp, wp) == (h, w) and not any(p):     # (a pad may also crop: the table's shift)
             idx = plane_pos
         else:
@@ -171,6 +183,18 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
             idx = idx.squeeze(2)
         idx = idx.squeeze(0) if unbatched else idx
     return out, idx
+
+
+def _window_arg(win):
+    """Each window's maximum along win's last dim by PyTorch's max pooling rule (int64): the
+    last NaN where a window holds one, else the first maximum (argmax's first NaN is not
+    it). The composite of the dtypes max_pool_index has no row for (float16, ints)."""
+    arg = win.argmax(-1)
+    if not win.is_floating_point():
+        return arg
+    kk = win.shape[-1]
+    last = _where(win.isnan(), _const(("karange", kk), lambda: np.arange(kk)), -1).amax(-1)
+    return _where(last >= 0, last, arg)
 
 
 _INDEX_INS = {ins for ins, _ in _SIGNATURES["max_pool_index"]}
@@ -210,28 +234,34 @@ class _MaxPool(Primitive):
         with no_grad():
             pos = self.pos + base                                  # flat positions in xp
         table = (n * c * hp * wp, 1)
-        gx = _ScatterAddRows.apply(g, pos, table) if create_graph_on() else \
+        # (recorded: g as rows of one element, the shape its gather-back gradient comes in)
+        gx = _ScatterAddRows.apply(g.unsqueeze(-1), pos, table) if create_graph_on() else \
             _GatherRows.scatter(g, pos, table)
         return gx.reshape(self.shape), None
 
 
-class _MaxPoolApart(Primitive):
+class _MaxPoolApart(_MaxPool):
     """Max pooling whose windows do not overlap (stride >= the dilated kernel: LeNet's, VGG's
-    2x2 / 2): each window's maximum, and a gradient that goes to the window's first maximum
-    (its argmax) by one where over the windows and one strided copy into zeros of x, no
-    scatter (webgpu's scatter of single elements took seconds for a LeNet batch)."""
+    2x2 / 2): _MaxPool's values, and a gradient that goes to each window's maximum (the
+    offset `plane_pos` names: the first maximum, or the last NaN) by one where over the
+    windows (the offset against a table of each window element's) and one strided copy
+    into zeros of x, no scatter (webgpu's scatter of single elements took seconds for a
+    LeNet batch)."""
 
-    def forward(self, xp, win, arg, k, s, d):
-        n, c, ho, wo = arg.shape
-        self.arg, self.geo = arg, (xp.shape, k, s, d)
-        return _as_strided(win, 0, (n, c, ho, wo, k[0] * k[1]),
-                           win._strides[:4] + (1,)).amax(-1)
+    def forward(self, xp, plane_pos, k, s, d):
+        self.geo = (xp.shape, k, s, d)
+        return super().forward(xp, plane_pos, k, s, d)
 
     def backward(self, g):
+        if create_graph_on():          # (the where's result is copied unrecorded)
+            return super().backward(g)
         (n, c, hp, wp), k, s, d = self.geo
         ho, wo = g.shape[2:]
-        grid = _const(("apart", k), lambda: np.arange(k[0] * k[1]).reshape(k))
-        gw = _where(self.arg.reshape((n, c, ho, wo, 1, 1)) == grid,
+        grid = _const(("apart", ho, wo, wp, k, s, d), lambda: (
+            (np.arange(ho) * s[0] * wp)[:, None, None, None] +
+            (np.arange(wo) * s[1])[None, :, None, None] +
+            (np.arange(k[0]) * d[0] * wp)[:, None] + np.arange(k[1]) * d[1]))
+        gw = _where(self.pos.reshape((n, c, ho, wo, 1, 1)) == grid,
                     g.reshape((n, c, ho, wo, 1, 1)), 0.0)         # (N, C, Ho, Wo, kh, kw)
         buf = _raw.new_tensor((n, c, hp, wp), g._dtype)
         if (ho * s[0], wo * s[1]) != (hp, wp) or k != s or d != (1, 1):
@@ -475,6 +505,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
 
 
 def _adaptive_max(input, output_size, return_indices, dims, op):
+    if isinstance(input, Tensor) and input._dtype in ("f16", "bf16"):
+        return _half(_adaptive_max, input, output_size, return_indices, dims, op)
     _check_input(input, op)
     x, unbatched = _batched(input, dims, op)
     if dims == 1:
@@ -501,9 +533,20 @@ def _adaptive_max(input, output_size, return_indices, dims, op):
     xe = constant_pad_nd(x.reshape((n * c, h * w)), (0, 1), -math.inf)     # (NC, HW+1)
     with no_grad():
         win = xe[:, tab].reshape((n * c, o[0] * o[1], kmax))
-        arg = win.argmax(-1)                                              # (NC, L)
-        lidx = _const(("aml", geo), lambda: (np.arange(o[0] * o[1]) * kmax)[None, :])
-        pos = tab[arg + lidx]                                             # (NC, L) in h*w
+        lw = o[0] * o[1]
+        if (win._dtype,) in _INDEX_INS and kmax <= _INDEX_MAX_WINDOW:
+            # max_pool_index over the gathered windows as (NC, 1, 1, L, 1, kmax) (PyTorch's
+            # rule: the last NaN): each maximum's offset l * kmax + k in its row of windows
+            if not win.is_contiguous():
+                win = _raw.contiguous(win)
+            view = _as_strided(win, win._offset, (n * c, 1, 1, lw, 1, kmax),
+                               (lw * kmax, 0, 0, kmax, 0, 1))
+            at = _raw.run("max_pool_index", _raw.new_tensor((n * c, 1, 1, lw), "i64"),
+                          (_raw.view_of(view),)).reshape((n * c, lw))
+            pos = tab[at]                                                 # (NC, L) in h*w
+        else:
+            lidx = _const(("aml", geo), lambda: (np.arange(lw) * kmax)[None, :])
+            pos = tab[_window_arg(win) + lidx]                            # (NC, L) in h*w
         plane = _const(("amp", n * c, h * w), lambda: (np.arange(n * c) * (h * w + 1))[:, None])
     out = xe.reshape(-1)[pos + plane].reshape((n, c) + o)
     if dims == 1:

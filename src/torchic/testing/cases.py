@@ -815,6 +815,14 @@ view("swapdims", lambda a: a.swapdims(-1, 1), lambda a: a.swapaxes(-1, 1))
 
 # convolution / pooling (issue 42): max pooling's window search (max_pool_index), its values
 # (a max over the windows) and its gradient scattered back to each window's maximum
+def _np_pool_arg(vals):
+    """PyTorch's max pooling winner along the last axis: the last NaN where there is one,
+    else the first maximum (np.argmax's first NaN is not it)."""
+    nan = np.isnan(vals)
+    last = vals.shape[-1] - 1 - np.argmax(nan[..., ::-1], -1)
+    return np.where(nan.any(-1), last, np.argmax(vals, -1))
+
+
 def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
     """max_pool2d of a (N, C, H, W) in float64: -inf padding, PyTorch's output size (no
     ceil_mode); with indices, each maximum's flat index in its (H, W) plane instead."""
@@ -828,7 +836,7 @@ def _np_max_pool2d(a, k, s, p, d=(1, 1), indices=False):
             cols = [j * s[1] - p[1] + kj * d[1] for kj in range(k[1])]
             cells = [(r, q) for r in rows for q in cols if 0 <= r < h and 0 <= q < w]
             vals = np.stack([a[:, :, r, q] for r, q in cells], -1)
-            best = np.argmax(vals, -1)
+            best = _np_pool_arg(vals)
             out[:, :, i, j] = (np.array([r * w + q for r, q in cells])[best] if indices
                                else np.take_along_axis(vals, best[..., None], -1)[..., 0])
     return out
@@ -842,6 +850,40 @@ case("max_pool2d_dilated_indices",
      lambda a: _F.max_pool2d(a, (2, 3), (1, 2), dilation=(2, 1), return_indices=True)[1].float(),
      lambda a: _np_max_pool2d(a, (2, 3), (1, 2), (0, 0), (2, 1), indices=True), "other",
      ("max_pool_index",), [(1, 2, 6, 7)], grad=False, big=((2, 4, 24, 30),))
+
+
+# max pooling's NaN and tie rule (PyTorch: the last NaN of a window, else its first maximum),
+# on every path: the searched windows, webgpu's non-overlapping ones, the composite of the
+# dtypes without a max_pool_index row, adaptive pooling's gathered windows
+def _np_adaptive_max_index(a, o):
+    """adaptive_max_pool2d's indices of a (N, C, H, W) in float64 (PyTorch's windows)."""
+    n, c, h, w = a.shape
+    out = np.empty((n, c) + o)
+    for i in range(o[0]):
+        for j in range(o[1]):
+            rows = range(i * h // o[0], -(-(i + 1) * h // o[0]))
+            cols = range(j * w // o[1], -(-(j + 1) * w // o[1]))
+            cells = np.array([r * w + q for r in rows for q in cols])
+            out[:, :, i, j] = cells[_np_pool_arg(a.reshape(n, c, h * w)[..., cells])]
+    return out
+
+
+# windows of several NaNs, of NaN with +-inf, ties of equal maxima (+-0 too) and of -inf only
+_POOL_NAN = np.array([[NAN, 1.0, NAN, NAN, 3.0, 3.0],
+                      [2.0, NAN, 3.0, NAN, 3.0, 3.0],
+                      [INF, NAN, -INF, -INF, 0.0, -0.0],
+                      [NAN, INF, -INF, -INF, -0.0, 0.0]], np.float32)
+case("max_pool2d_nan_ties_indices",
+     lambda a: _F.max_pool2d(a, 2, return_indices=True)[1].float(),
+     lambda a: _np_max_pool2d(a, (2, 2), (2, 2), (0, 0), indices=True), "other",
+     ("max_pool_index",), [(2, 3, 4, 6)], grad=False, dtypes=("f64", "f16", "i32"),
+     out_dtype=lambda code: "f32",
+     special=Special((np.stack([_POOL_NAN, _POOL_NAN[::-1], _POOL_NAN[:, ::-1]])[None],)))
+case("adaptive_max_pool2d_nan_ties_indices",
+     lambda a: _F.adaptive_max_pool2d(a, (3, 2), return_indices=True)[1].float(),
+     lambda a: _np_adaptive_max_index(a, (3, 2)), "other", ("max_pool_index",),
+     [(2, 3, 4, 6)], grad=False, dtypes=("f64", "f16"), out_dtype=lambda code: "f32",
+     special=Special((np.stack([_POOL_NAN, _POOL_NAN[::-1], _POOL_NAN[:, ::-1]])[None],)))
 
 
 def _np_conv2d(x, w, pad):
@@ -862,8 +904,7 @@ case("conv2d_input_grad", lambda x, w: _F.conv2d(x, w, padding=1),
      big=((4, 8, 12, 12), (4, 8, 3, 2)),
      special=Special((np.resize(SPECIAL[:10], (2, 3, 6, 5)),
                       np.linspace(-1.0, 1.0, 72, dtype=np.float32).reshape(4, 3, 3, 2))),
-     grad=(0,))     # (the weight's gradient multiplies by the saved columns: its derivative
-                    # in x, the second derivative's cross term, is not recorded)
+     grad=True)
 
 
 # shapes the binary cases also run on (broadcasting)
