@@ -399,8 +399,11 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
             while jc < n {
                 let nc = ncb.min(n - jc);
                 // B's rows are read in place too when few A panels would reuse the packed
-                // block (m small): packing B costs O(k n) against O(m n k) of work
-                let direct_b = direct
+                // block (m small): packing B costs O(k n) against O(m n k) of work. Also
+                // under a packed A (M not in whole micro-panels, or a wide product): LeNet
+                // conv1's (6, 25) @ (25, 43008) has one A panel, so every packed B panel
+                // was used once (docs/perf/conv.md, "Two threads")
+                let direct_b = (direct || mc <= S::MR)
                     && b.cs == 1
                     && b.rs > 0
                     && nc % nr == 0
@@ -1306,6 +1309,8 @@ mod tests {
             (1, 1, 4100),
             (16, 150, 2048), // the dot path at its thin limit
             (17, 16, 2100),
+            (6, 600, 300), // one A panel (M < MR) packed, B read in place over two K slices
+            (3, 1000, 25), // the same, a packed B block at the ragged end
         ];
         for isa in Isa::all_supported() {
             for &(m, n, k) in &sizes {
