@@ -400,10 +400,12 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                 let nc = ncb.min(n - jc);
                 // B's rows are read in place too when few A panels would reuse the packed
                 // block (m small): packing B costs O(k n) against O(m n k) of work. Also
-                // under a packed A (M not in whole micro-panels, or a wide product): LeNet
-                // conv1's (6, 25) @ (25, 43008) has one A panel, so every packed B panel
-                // was used once (docs/perf/conv.md, "Two threads")
-                let direct_b = (direct || mc <= S::MR)
+                // under a packed A (M not in whole micro-panels, or a wide product) when
+                // the block has at most 2 A panels, each packed B panel used once or
+                // twice: LeNet conv1's (6, 25) @ (25, 43008) 330 -> 190 us, conv2's
+                // (16, 150) @ (150, 6144) 400-530 -> 300 us; with every A panel of a
+                // (100, 512) @ (512, 2048) it lost 1.5x (docs/perf/conv.md, "Two threads")
+                let direct_b = (direct || mc <= 2 * S::MR)
                     && b.cs == 1
                     && b.rs > 0
                     && nc % nr == 0
@@ -1311,6 +1313,7 @@ mod tests {
             (17, 16, 2100),
             (6, 600, 300), // one A panel (M < MR) packed, B read in place over two K slices
             (3, 1000, 25), // the same, a packed B block at the ragged end
+            (13, 700, 40), // two A panels packed (one an edge), B read in place
         ];
         for isa in Isa::all_supported() {
             for &(m, n, k) in &sizes {
