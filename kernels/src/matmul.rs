@@ -399,8 +399,13 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
             while jc < n {
                 let nc = ncb.min(n - jc);
                 // B's rows are read in place too when few A panels would reuse the packed
-                // block (m small): packing B costs O(k n) against O(m n k) of work
-                let direct_b = direct
+                // block (m small): packing B costs O(k n) against O(m n k) of work. Also
+                // under a packed A (M not in whole micro-panels, or a wide product) when
+                // the block has at most 2 A panels, each packed B panel used once or
+                // twice: LeNet conv1's (6, 25) @ (25, 43008) 330 -> 190 us, conv2's
+                // (16, 150) @ (150, 6144) 400-530 -> 300 us; with every A panel of a
+                // (100, 512) @ (512, 2048) it lost 1.5x (docs/perf/conv.md, "Two threads")
+                let direct_b = (direct || mc <= 2 * S::MR)
                     && b.cs == 1
                     && b.rs > 0
                     && nc % nr == 0
@@ -755,6 +760,41 @@ impl Split {
     }
 }
 
+impl Split {
+    /// The cut of a product that takes the dot path (`is_dot`), and its alignment: as many
+    /// threads as `plan` gives it, but one product is cut along its wide side into one
+    /// part per such thread, in whole dot tiles (4 rows or 2 columns). The thin side stays
+    /// whole in every part, so each part is a dot product too, and each re-reads it (one
+    /// part per thread keeps that to one read per thread). `plan` cuts in the blocked
+    /// path's micro-tiles (32 columns on AVX-512): LeNet conv1's weight gradient,
+    /// (6, 43008) @ (43008, 25), ran on one thread whatever the pool held.
+    pub fn plan_dot(
+        nb: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+        threads: usize,
+        blk: &Blocking,
+    ) -> (Split, usize) {
+        let split_n = n >= m;
+        let align = if split_n { 2 } else { 4 };
+        let s = Split::plan(nb, m, n, k, threads, blk, false);
+        if s.by_batch {
+            return (Split { split_n, ..s }, align);
+        }
+        let useful = threads.min(nb * m * n * k / blk.par_min_macs.max(1)).max(1);
+        let len = if split_n { n } else { m };
+        let parts = useful.min(len.div_ceil(align)).max(1);
+        let split = Split {
+            tasks: nb * parts,
+            by_batch: false,
+            split_n,
+            parts,
+        };
+        (split, align)
+    }
+}
+
 /// The batch geometry of a product a (B, M, K) @ b (B, K, N), or with two batch dims
 /// (B1, B2, ...): batch item bi lies at (bi / B2) * stride0 + (bi % B2) * stride1 of each
 /// operand (B2 = 1, stride1 = 0 in 3-d). Shared by every element type's GEMM.
@@ -836,13 +876,29 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     let asd = [0, a.st[d + 1], a.st[d + 2]];
     let bsd = [0, b.st[d + 1], b.st[d + 2]];
     let blk = dispatch(Derived);
-    let Split {
-        tasks: ntasks,
-        by_batch,
-        split_n,
-        parts,
-    } = Split::plan(nb, m, n, k, pool.threads(), &blk, asd[2] == 1 && asd[1] > 0);
-    let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
+    let threads = pool.threads();
+    let dot = is_dot(
+        m,
+        n,
+        k,
+        &Mat::new(std::ptr::null(), asd[1], asd[2]),
+        &Mat::new(std::ptr::null(), bsd[1], bsd[2]),
+    );
+    let (
+        Split {
+            tasks: ntasks,
+            by_batch,
+            split_n,
+            parts,
+        },
+        align,
+    ) = if dot {
+        Split::plan_dot(nb, m, n, k, threads, &blk)
+    } else {
+        let s = Split::plan(nb, m, n, k, threads, &blk, asd[2] == 1 && asd[1] > 0);
+        (s, if s.split_n { blk.nr } else { blk.mr })
+    };
+    let len = if split_n { n } else { m };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
     let one = |bi: usize, part: usize| {
         let (lo, hi) = if parts == 1 {
@@ -1255,6 +1311,9 @@ mod tests {
             (1, 1, 4100),
             (16, 150, 2048), // the dot path at its thin limit
             (17, 16, 2100),
+            (6, 600, 300), // one A panel (M < MR) packed, B read in place over two K slices
+            (3, 1000, 25), // the same, a packed B block at the ragged end
+            (13, 700, 40), // two A panels packed (one an edge), B read in place
         ];
         for isa in Isa::all_supported() {
             for &(m, n, k) in &sizes {
@@ -1346,5 +1405,79 @@ mod tests {
             &[ki, nb as isize * ki, 1],
         );
         assert!(one_batch(&cv, &at, &bv).is_none());
+    }
+
+    #[test]
+    fn dot_path_products_are_cut_over_threads_bit_for_bit() {
+        use crate::view::DType;
+        let blk = Blocking::derive(&crate::cpuinfo::DEFAULT, 8, 6);
+        // conv1's weight gradient shape: columns, one part per thread, in pairs
+        let (s, align) = Split::plan_dot(1, 6, 25, 43008, 2, &blk);
+        assert_eq!(
+            (s.parts, s.tasks, s.split_n, s.by_batch, align),
+            (2, 2, true, false, 2)
+        );
+        // rows when M is the wide side; one part where one thread has all the work
+        let (s, align) = Split::plan_dot(1, 150, 16, 6144, 4, &blk);
+        assert_eq!((s.parts, s.split_n, align), (4, false, 4));
+        assert_eq!(Split::plan_dot(1, 6, 25, 2048, 1, &blk).0.parts, 1);
+        // (m, n, k): the wide side cut; odd sizes leave ragged last parts
+        for (m, n, k) in [(6, 25, 4099), (16, 150, 2048), (37, 5, 3001)] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.5)
+                .collect();
+            // b (k, n) column-major: each column one contiguous run (the dot path's layout)
+            let mut bt: Vec<f32> = (0..n * k)
+                .map(|i| ((i * 5) % 11) as f32 * 0.5 - 2.0)
+                .collect();
+            let mut a = a;
+            let av = Arr::new(
+                a.as_mut_ptr() as *mut u8,
+                DType::F32,
+                &[1, m, k],
+                &[(m * k) as isize, k as isize, 1],
+            );
+            let bv = Arr::new(
+                bt.as_mut_ptr() as *mut u8,
+                DType::F32,
+                &[1, k, n],
+                &[(n * k) as isize, 1, k as isize],
+            );
+            assert!(is_dot(
+                m,
+                n,
+                k,
+                &Mat::new(std::ptr::null(), k as isize, 1),
+                &Mat::new(std::ptr::null(), 1, k as isize)
+            ));
+            let mut outs = Vec::new();
+            for threads in [1, 2, 3] {
+                let mut c = vec![f32::NAN; m * n];
+                let cv = Arr::new(
+                    c.as_mut_ptr() as *mut u8,
+                    DType::F32,
+                    &[1, m, n],
+                    &[(m * n) as isize, n as isize, 1],
+                );
+                matmul(&Pool::new(threads), &cv, &av, &bv).unwrap();
+                outs.push(c);
+            }
+            let want: Vec<f32> = (0..m * n)
+                .map(|o| {
+                    (0..k)
+                        .map(|p| a[(o / n) * k + p] as f64 * bt[(o % n) * k + p] as f64)
+                        .sum::<f64>() as f32
+                })
+                .collect();
+            assert!(outs[0]
+                .iter()
+                .zip(&want)
+                .all(|(x, y)| (x - y).abs() <= 1e-3 * (1.0 + y.abs())));
+            // every element is the same dot whatever the cut
+            assert!(outs.iter().all(|c| c
+                .iter()
+                .zip(&outs[0])
+                .all(|(x, y)| x.to_bits() == y.to_bits())));
+        }
     }
 }

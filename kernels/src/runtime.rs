@@ -34,6 +34,13 @@ pub const READ_SPIN_SPARE_CORE: Duration = Duration::from_millis(2);
 /// ops, and waking a sleeping thread costs 10-20 us on a VM (an interrupt to a
 /// halted vCPU); a yielding spin leaves the CPU to any thread that wants it.
 pub const COORD_SPIN: Duration = Duration::from_micros(1000);
+/// How long an idle pool helper spins (yielding) before it sleeps: as long as the idle
+/// coordinator does. The ops a training step splits come tens to hundreds of us apart
+/// (small ops and the Python side's issue between them: an LSTM step's per-timestep
+/// product, a LeNet step's conv products); a helper asleep after SPIN was woken for each
+/// (a futex wake-up, 10-100 us on a VM) and joined an op of 20-200 us late or not at all,
+/// so the second thread gained nothing (docs/perf/conv.md, "Two threads").
+pub const HELPER_SPIN: Duration = COORD_SPIN;
 
 /// Spin until `ready()` or `limit` has passed. After the first few
 /// microseconds every check also yields the CPU: if the thread we are waiting
@@ -191,7 +198,7 @@ fn helper_loop(sh: &PoolShared) {
         let fresh = |sh: &PoolShared| {
             PoolShared::epoch(sh.state.load(Acquire)) != seen || sh.stop.load(Relaxed)
         };
-        if !spin_until(SPIN, || fresh(sh)) {
+        if !spin_until(HELPER_SPIN, || fresh(sh)) {
             sh.sleepers.fetch_add(1, SeqCst);
             let mut g = sh.mx.lock().unwrap();
             while !fresh(sh) {

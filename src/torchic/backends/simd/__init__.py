@@ -7,7 +7,7 @@ of its time handing off; the queue, the coordinator and the pool are Rust
 The calling thread packs each op into a record (cached ``struct.pack``
 pieces: a view's words are cached on the View) and appends it to a pending
 list; one ctypes call pushes the whole list as one batch when BATCH_OPS
-records wait, when an op touches a block of EAGER_BYTES or more (big work
+records wait, when an operand view spans EAGER_BYTES or more (big work
 starts at once), and before every read, sync and host write (batching cuts
 the per-op cost of the push about tenfold). The coordinator runs the records
 in issue order; large ops are split over ``threads`` workers (the coordinator +
@@ -34,6 +34,7 @@ Python array has to be kept alive until the write runs (nothing to get wrong
 when a KeyboardInterrupt lands between two statements of the issue path).
 """
 
+import math
 import os
 import struct
 import threading
@@ -63,8 +64,11 @@ _ERROR_KINDS = {1: IndexError, 2: ValueError, 3: RuntimeError}
 _ISA_NAMES = ("scalar", "avx2", "avx2+fma", "avx512", "avx512f", "neon")
 _KERNELS = "Rust (kernels/, std + core::arch)"
 # Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,
-# and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
-# records before it, so large work starts as soon as it is issued.
+# and an op with an operand view of EAGER_BYTES or more (its elements, not its block's:
+# an LSTM step's ops on one row of the sequence's (T, N, H) buffers are small work) is
+# pushed at once, with the records before it, so large work starts as soon as it is
+# issued. (Sized by the block, every op of the LSTM recurrence was pushed alone: a
+# ctypes call and a coordinator wake-up per op, 6.7k pushes for 7.2k ops a step.)
 BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
@@ -91,14 +95,16 @@ _BLOCK = struct.Struct("<3q")     # a slot's block at push: arena, byte offset, 
 
 
 def _pack_view(v):
-    """A view's words of the op record (cached on the view: see run)."""
+    """(a view's words of the op record, whether it spans EAGER_BYTES or more), cached on
+    the view (see run)."""
     b = v.block
     shape = v.shape
     nd = len(shape)
     if nd > 16:
         raise ValueError(f"the simd backend supports up to 16 dims, got shape {shape}")
-    packed = _VIEW_STRUCTS[nd].pack(b.arena, b.offset, b.size, v.offset, _DTYPE_CODES[v.dtype],
-                                    nd, *shape, *v.strides)
+    packed = (_VIEW_STRUCTS[nd].pack(b.arena, b.offset, b.size, v.offset,
+                                     _DTYPE_CODES[v.dtype], nd, *shape, *v.strides),
+              math.prod(shape) * _ITEMSIZE[v.dtype] >= EAGER_BYTES)
     if v.resolved is None:
         v.resolved = packed
     return packed
@@ -308,11 +314,12 @@ class SimdBackend(Backend):
             else:   # the common case: a header that depends only on (op, input count)
                 header = _HEADERS.get((op, len(inputs))) or _plain_header(op, len(inputs))
             # a view's packed words are cached on it (views are immutable)
-            parts = [header, out.resolved or _pack_view(out)]
-            eager = out.block.size >= EAGER_BYTES
+            words, eager = out.resolved or _pack_view(out)
+            parts = [header, words]
             for v in inputs:
-                parts.append(v.resolved or _pack_view(v))
-                if v.block.size >= EAGER_BYTES:
+                words, big = v.resolved or _pack_view(v)
+                parts.append(words)
+                if big:
                     eager = True
         except (struct.error, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"op {op!r}: bad op name, params or view ({exc!r}); shapes, strides "
@@ -358,7 +365,7 @@ class SimdBackend(Backend):
         if arr.shape != tuple(view.shape):
             arr = arr.reshape(view.shape)
         try:
-            data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)
+            data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)[0]
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
         # a small write (behind pending ops, all small: see run) runs now if the stream is idle
