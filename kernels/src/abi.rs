@@ -121,7 +121,9 @@ pub const MAX_SLOTS: i64 = 1 << 16;
 /// framing is broken or the runtime is closed (nothing is queued; the message
 /// is in `tk_push_error`). Each record is validated on the coordinator just
 /// before it runs; an invalid one does not run and is reported like a
-/// kernel error (`tk_take_error`).
+/// kernel error (`tk_take_error`). An idle stream runs the batch at once on the
+/// calling thread instead (`Stream::push_or_inline`), so callers release the GIL
+/// around this call.
 #[no_mangle]
 pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
     let ctx = &*ctx;
@@ -235,7 +237,7 @@ unsafe fn queue(
             Ok(seq) => seq as i64,
             Err(batch) => ctx.stream.push(batch) as i64,
         },
-        Ok(batch) => ctx.stream.push(batch) as i64,
+        Ok(batch) => ctx.stream.push_or_inline(batch) as i64,
         Err(msg) => {
             *ctx.push_error.lock().unwrap() = msg;
             -1

@@ -349,6 +349,14 @@ const DIRECT_A_MAX_N: usize = 256;
 /// few A panels would reuse a packed B block (measured: docs/perf/simd_matmul.md)
 const DIRECT_B_MAX_M: usize = 256;
 
+/// Does gemm_blocked read B's (row-major) rows in place for a product of `m` rows and
+/// depth `k` (K slices of `kc`)? Where few A panels would reuse a packed B block. (The
+/// one rule: `Split::plan` asks it of a part too.)
+#[inline(always)]
+fn b_in_place(m: usize, k: usize, kc: usize) -> bool {
+    m <= DIRECT_B_MAX_M / 2 || (m <= DIRECT_B_MAX_M && k <= kc)
+}
+
 /// one product, one thread, blocked: C[m x n] (ldc) = A[m x k] @ B[k x n]
 ///
 /// Loop order (BLIS, transposed to row-major C): the A micro-panel is the
@@ -400,11 +408,8 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                 let nc = ncb.min(n - jc);
                 // B's rows are read in place too when few A panels would reuse the packed
                 // block (m small): packing B costs O(k n) against O(m n k) of work
-                let direct_b = direct
-                    && b.cs == 1
-                    && b.rs > 0
-                    && nc % nr == 0
-                    && (m <= DIRECT_B_MAX_M / 2 || (m <= DIRECT_B_MAX_M && k <= kcb));
+                let direct_b =
+                    direct && b.cs == 1 && b.rs > 0 && nc % nr == 0 && b_in_place(m, k, kcb);
                 if !direct_b {
                     // B's columns are the rows of its transpose
                     pack::<S>(nr, nc, kc, Mat::new(b.at(pc, jc), b.cs, b.rs), pb);
@@ -710,6 +715,14 @@ impl Split {
     /// reads it in place for narrow products) and B is packed once in all, where row
     /// parts each pack the whole of B. Zen 5, 2 threads, interleaved (mmsplit): 1024^3
     /// 324 -> 356 GFLOPS, 512^3 348 -> 388; 2048^3 (8 parts either way) the same.
+    ///
+    /// `min_part` bounds a part that packs (it re-packs the other operand); a row part
+    /// that packs nothing (A's and B's rows read in place: narrow, short products such as
+    /// 128^3 or 256^3, `b_rows` = B's rows unit-stride) costs only its claim, so such
+    /// products get TASKS_PER_THREAD parts per thread of whole micro-panels: a helper
+    /// that wakes late, or shares its core, then takes fewer of them instead of the
+    /// caller waiting for its half (docs/perf/simd_kernel_rows.md).
+    #[allow(clippy::too_many_arguments)]
     pub fn plan(
         nb: usize,
         m: usize,
@@ -718,6 +731,7 @@ impl Split {
         threads: usize,
         blk: &Blocking,
         a_rows: bool,
+        b_rows: bool,
     ) -> Split {
         let macs = nb * m * n * k;
         let useful = threads.min(macs / blk.par_min_macs.max(1)).max(1);
@@ -737,14 +751,20 @@ impl Split {
             };
         }
         let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
-        let most = (len / blk.min_part).max(useful);
         let parts = if narrow {
             narrow_parts
         } else {
-            (useful * TASKS_PER_THREAD)
-                .min(most)
-                .min(len.div_ceil(align))
-                .max(1)
+            let tasks = (useful * TASKS_PER_THREAD).min(len.div_ceil(align)).max(1);
+            // (the rows of one of `tasks` parts, as `chunk` cuts them)
+            let rows = len.div_ceil(tasks).next_multiple_of(align);
+            let packs_nothing = !split_n
+                && a_rows
+                && b_rows
+                && n <= DIRECT_A_MAX_N
+                && n.is_multiple_of(blk.nr)
+                && b_in_place(rows, k, blk.kc);
+            let min_part = if packs_nothing { align } else { blk.min_part };
+            tasks.min((len / min_part).max(useful))
         };
         Split {
             tasks: nb * parts,
@@ -841,7 +861,16 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         by_batch,
         split_n,
         parts,
-    } = Split::plan(nb, m, n, k, pool.threads(), &blk, asd[2] == 1 && asd[1] > 0);
+    } = Split::plan(
+        nb,
+        m,
+        n,
+        k,
+        pool.threads(),
+        &blk,
+        asd[2] == 1 && asd[1] > 0,
+        bsd[2] == 1 && bsd[1] > 0,
+    );
     let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
     let one = |bi: usize, part: usize| {
@@ -1161,7 +1190,7 @@ mod tests {
     fn split_uses_threads_only_for_enough_work() {
         let blk = Blocking::derive(&crate::cpuinfo::DEFAULT, 8, 6);
         let p = blk.par_min_macs;
-        let plan = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, false);
+        let plan = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, false, false);
         let whole = Split {
             tasks: 1,
             by_batch: true,
@@ -1210,7 +1239,7 @@ mod tests {
         assert_eq!(plan(1, 6, 6, 1 << 20, 4).parts, 1);
         // A's rows read in place (M in whole micro-panels: mr 6 here): columns, in parts no wider than DIRECT_A_MAX_N, while
         // there are at most TASKS_PER_THREAD of them per thread
-        let with_a_rows = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true);
+        let with_a_rows = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true, false);
         let cols = |p| Split {
             split_n: true,
             ..parts(p)
@@ -1233,6 +1262,21 @@ mod tests {
         assert_eq!(
             with_a_rows(1, 1030, 1024, 1024, 2),
             plan(1, 1030, 1024, 1024, 2)
+        );
+        // both operands' rows read in place by every part (narrow and short): parts of
+        // whole micro-panels, TASKS_PER_THREAD per thread, where min_part gave one each
+        let in_place = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true, true);
+        assert_eq!(in_place(1, 128, 128, 128, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(in_place(1, 256, 256, 256, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(in_place(1, 96, 96, 2048, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(plan(1, 96, 96, 2048, 2), two);
+        assert_eq!(in_place(1, 18, 16, 1 << 16, 8), parts(3)); // (18 rows: 3 panels of 6)
+                                                               // a part that would pack B (taller than DIRECT_B_MAX_M / 2, K past one slice), or
+                                                               // A (wider than DIRECT_A_MAX_N), keeps min_part
+        assert_eq!(in_place(1, 2048, 256, 2048, 2), plan(1, 2048, 256, 2048, 2));
+        assert_eq!(
+            in_place(1, 1024, 1024, 1024, 2),
+            with_a_rows(1, 1024, 1024, 1024, 2)
         );
     }
 

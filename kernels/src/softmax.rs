@@ -333,11 +333,17 @@ pub fn rows(
         ignore,
         pairs: kind == Kind::CrossEntropy && out.nd == 2,
     };
-    let n = split_count(
-        r * c.max(1),
-        pool.threads(),
-        crate::elementwise::PAR_MIN / 2,
-    )
+    // Threads as work allows; then TASKS_PER_THREAD row ranges per thread, claimed as
+    // threads come free: a helper that wakes late or shares its core with another
+    // process takes fewer of them, where with one range each the call waited for its half
+    // (2 threads, 4096 x 1024: docs/perf/simd_kernel_rows.md)
+    let min_chunk = crate::elementwise::PAR_MIN / 2;
+    let threads = split_count(r * c.max(1), pool.threads(), min_chunk);
+    let n = if threads > 1 {
+        threads * crate::matmul::TASKS_PER_THREAD
+    } else {
+        1
+    }
     .min(r);
     pool.run(n, &|i| {
         let (lo, hi) = chunk(r, n, i, 1);

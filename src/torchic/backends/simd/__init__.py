@@ -64,7 +64,9 @@ _ISA_NAMES = ("scalar", "avx2", "avx2+fma", "avx512", "avx512f", "neon")
 _KERNELS = "Rust (kernels/, std + core::arch)"
 # Op records are pushed in batches (see SimdBackend.run): at most BATCH_OPS wait,
 # and an op that touches a block of EAGER_BYTES or more is pushed at once, with the
-# records before it, so large work starts as soon as it is issued.
+# records before it, so large work starts as soon as it is issued. (Every push runs its
+# batch on the calling thread when the stream is idle, kernels/src/runtime.rs
+# Stream::push_or_inline: the calling thread is then the pool's first worker.)
 BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16

@@ -89,8 +89,9 @@ class Native:
         # blocking calls release the GIL; the rest keep it
         self.wait = self.cdll.tk_wait
         self.free = self.cdll.tk_free
-        self.push = self.pydll.tk_push
-        self.write = self.pydll.tk_write
+        # (a push may run its batch on the calling thread: Stream::push_or_inline)
+        self.push = self.cdll.tk_push
+        self.write = self.cdll.tk_write
         self.push_error = self.pydll.tk_push_error
         self.new = self.pydll.tk_new
         self.add_arena = self.pydll.tk_add_arena
