@@ -69,7 +69,7 @@ const _: () = assert!(
 const _: () = assert!(2 * crate::arch::neon::Neon::MR + 3 <= 32);
 
 /// parts of one product per thread (see `Split::plan`)
-pub const TASKS_PER_THREAD: usize = 4;
+pub use crate::runtime::TASKS_PER_THREAD;
 /// A part of a product (`Split::plan`) packs the whole other operand again (k x n floats
 /// for a part of m rows) and then makes m multiply-adds per float it packed: m / 2W cycles
 /// of both FMA pipes. Packing a float (a strided read from L3, a write to L2, both cores

@@ -65,6 +65,11 @@ fn spin_until(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
 
 type Job = *const (dyn Fn(usize) + Sync);
 
+/// Tasks per pool thread for work cut into parts (`view::split_tasks`, matmul's
+/// `Split::plan`): the pool's threads claim them as they come free, so a thread that
+/// starts late takes fewer.
+pub const TASKS_PER_THREAD: usize = 4;
+
 const NEXT_BITS: u64 = 20;
 const NEXT_MASK: u64 = (1 << NEXT_BITS) - 1;
 pub const MAX_TASKS: usize = NEXT_MASK as usize;

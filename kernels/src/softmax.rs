@@ -13,7 +13,7 @@
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::math;
 use crate::runtime::{KResult, KernelError, Pool};
-use crate::view::{chunk, split_count, Arr};
+use crate::view::{chunk, split_tasks, Arr};
 
 #[inline(always)]
 pub(crate) unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
@@ -333,17 +333,12 @@ pub fn rows(
         ignore,
         pairs: kind == Kind::CrossEntropy && out.nd == 2,
     };
-    // Threads as work allows; then TASKS_PER_THREAD row ranges per thread, claimed as
-    // threads come free: a helper that wakes late or shares its core with another
-    // process takes fewer of them, where with one range each the call waited for its half
-    // (2 threads, 4096 x 1024: docs/perf/simd_kernel_rows.md)
-    let min_chunk = crate::elementwise::PAR_MIN / 2;
-    let threads = split_count(r * c.max(1), pool.threads(), min_chunk);
-    let n = if threads > 1 {
-        threads * crate::matmul::TASKS_PER_THREAD
-    } else {
-        1
-    }
+    // (row ranges: TASKS_PER_THREAD per thread, see split_tasks)
+    let n = split_tasks(
+        r * c.max(1),
+        pool.threads(),
+        crate::elementwise::PAR_MIN / 2,
+    )
     .min(r);
     pool.run(n, &|i| {
         let (lo, hi) = chunk(r, n, i, 1);
