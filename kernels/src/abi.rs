@@ -131,24 +131,13 @@ pub const MAX_SLOTS: i64 = 1 << 16;
 /// framing is broken or the runtime is closed (nothing is queued; the message
 /// is in `tk_push_error`). Each record is validated on the coordinator just
 /// before it runs; an invalid one does not run and is reported like a
-/// kernel error (`tk_take_error`).
+/// kernel error (`tk_take_error`). An idle stream runs the batch at once on the
+/// calling thread instead (`Stream::push_or_inline`), so callers release the GIL
+/// around this call.
 #[no_mangle]
 pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
     let ctx = &*ctx;
-    queue(ctx, rec, n, false, |words, starts| {
-        if starts.iter().any(|&s| words[s] == OP_WRITE) {
-            return Err("a write goes through tk_write".into());
-        }
-        Ok(Vec::new())
-    })
-}
-
-/// `tk_push`, but the batch runs at once on the calling thread when the stream is
-/// idle (`Stream::run_inline`): what a read pushes just before it waits.
-#[no_mangle]
-pub unsafe extern "C" fn tk_push_inline(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
-    let ctx = &*ctx;
-    queue(ctx, rec, n, true, |words, starts| {
+    queue(ctx, rec, n, |words, starts| {
         if starts.iter().any(|&s| words[s] == OP_WRITE) {
             return Err("a write goes through tk_write".into());
         }
@@ -167,31 +156,11 @@ pub unsafe extern "C" fn tk_write(
     src: *const u8,
     nbytes: i64,
 ) -> i64 {
-    write(&*ctx, rec, n, src, nbytes, false)
+    write(&*ctx, rec, n, src, nbytes)
 }
 
-/// `tk_write`, but run at once on the calling thread when the stream is idle
-/// (`Stream::run_inline`): a small upload (a batch of indices) that a read follows.
-#[no_mangle]
-pub unsafe extern "C" fn tk_write_inline(
-    ctx: *mut Ctx,
-    rec: *const u8,
-    n: i64,
-    src: *const u8,
-    nbytes: i64,
-) -> i64 {
-    write(&*ctx, rec, n, src, nbytes, true)
-}
-
-unsafe fn write(
-    ctx: &Ctx,
-    rec: *const u8,
-    n: i64,
-    src: *const u8,
-    nbytes: i64,
-    inline: bool,
-) -> i64 {
-    queue(ctx, rec, n, inline, |words, starts| {
+unsafe fn write(ctx: &Ctx, rec: *const u8, n: i64, src: *const u8, nbytes: i64) -> i64 {
+    queue(ctx, rec, n, |words, starts| {
         if starts.len() != 1 || words[0] != OP_WRITE {
             return Err("tk_write takes exactly one write record".into());
         }
@@ -216,7 +185,6 @@ unsafe fn queue(
     ctx: &Ctx,
     rec: *const u8,
     n: i64,
-    inline: bool,
     data: impl FnOnce(&[i64], &[usize]) -> Result<Vec<u8>, String>,
 ) -> i64 {
     let batch = (|| {
@@ -241,11 +209,7 @@ unsafe fn queue(
         })
     })();
     match batch {
-        Ok(batch) if inline => match ctx.stream.run_inline(batch) {
-            Ok(seq) => seq as i64,
-            Err(batch) => ctx.stream.push(batch) as i64,
-        },
-        Ok(batch) => ctx.stream.push(batch) as i64,
+        Ok(batch) => ctx.stream.push_or_inline(batch) as i64,
         Err(msg) => {
             *ctx.push_error.lock().unwrap() = msg;
             -1

@@ -378,7 +378,7 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         by_batch,
         split_n,
         parts,
-    } = Split::plan(nb, m, n, k, pool.threads(), &blk, false);
+    } = Split::plan(nb, m, n, k, pool.threads(), &blk, false, false);
     let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
     let (ap, bp, cp) = (a.d() as usize, b.d() as usize, out.d() as usize);
     let (ars, acs, brs, bcs) = (a.st[d + 1], a.st[d + 2], b.st[d + 1], b.st[d + 2]);

@@ -10,7 +10,7 @@
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::math;
 use crate::runtime::{KResult, Pool, SendPtr};
-use crate::view::{chunk, split_count, Arr, Nest};
+use crate::view::{chunk, split_tasks, Arr, Nest};
 
 /// below this many elements per thread an op is not split
 pub const PAR_MIN: usize = 1 << 15;
@@ -326,7 +326,7 @@ fn tasks(pool: &Pool, total: usize, out: &Arr) -> usize {
     if !ok {
         1
     } else {
-        split_count(total, pool.threads(), PAR_MIN)
+        split_tasks(total, pool.threads(), PAR_MIN)
     }
 }
 

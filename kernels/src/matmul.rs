@@ -69,7 +69,7 @@ const _: () = assert!(
 const _: () = assert!(2 * crate::arch::neon::Neon::MR + 3 <= 32);
 
 /// parts of one product per thread (see `Split::plan`)
-pub const TASKS_PER_THREAD: usize = 4;
+pub use crate::runtime::TASKS_PER_THREAD;
 /// A part of a product (`Split::plan`) packs the whole other operand again (k x n floats
 /// for a part of m rows) and then makes m multiply-adds per float it packed: m / 2W cycles
 /// of both FMA pipes. Packing a float (a strided read from L3, a write to L2, both cores
@@ -349,6 +349,14 @@ const DIRECT_A_MAX_N: usize = 256;
 /// few A panels would reuse a packed B block (measured: docs/perf/simd_matmul.md)
 const DIRECT_B_MAX_M: usize = 256;
 
+/// Does gemm_blocked read B's (row-major) rows in place for a product of `m` rows and
+/// depth `k` (K slices of `kc`)? Where few A panels would reuse a packed B block. (The
+/// one rule: `Split::plan` asks it of a part too.)
+#[inline(always)]
+fn b_in_place(m: usize, k: usize, kc: usize) -> bool {
+    m <= DIRECT_B_MAX_M / 2 || (m <= DIRECT_B_MAX_M && k <= kc)
+}
+
 /// one product, one thread, blocked: C[m x n] (ldc) = A[m x k] @ B[k x n]
 ///
 /// Loop order (BLIS, transposed to row-major C): the A micro-panel is the
@@ -409,7 +417,7 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                     && b.cs == 1
                     && b.rs > 0
                     && nc % nr == 0
-                    && (m <= DIRECT_B_MAX_M / 2 || (m <= DIRECT_B_MAX_M && k <= kcb));
+                    && b_in_place(m, k, kcb);
                 if !direct_b {
                     // B's columns are the rows of its transpose
                     pack::<S>(nr, nc, kc, Mat::new(b.at(pc, jc), b.cs, b.rs), pb);
@@ -715,6 +723,14 @@ impl Split {
     /// reads it in place for narrow products) and B is packed once in all, where row
     /// parts each pack the whole of B. Zen 5, 2 threads, interleaved (mmsplit): 1024^3
     /// 324 -> 356 GFLOPS, 512^3 348 -> 388; 2048^3 (8 parts either way) the same.
+    ///
+    /// `min_part` bounds a part that packs (it re-packs the other operand); a row part
+    /// that packs nothing (A's and B's rows read in place: narrow, short products such as
+    /// 128^3 or 256^3, `b_rows` = B's rows unit-stride) costs only its claim, so such
+    /// products get TASKS_PER_THREAD parts per thread of whole micro-panels: a helper
+    /// that wakes late, or shares its core, then takes fewer of them instead of the
+    /// caller waiting for its half (docs/perf/simd_kernel_rows.md).
+    #[allow(clippy::too_many_arguments)]
     pub fn plan(
         nb: usize,
         m: usize,
@@ -723,6 +739,7 @@ impl Split {
         threads: usize,
         blk: &Blocking,
         a_rows: bool,
+        b_rows: bool,
     ) -> Split {
         let macs = nb * m * n * k;
         let useful = threads.min(macs / blk.par_min_macs.max(1)).max(1);
@@ -742,14 +759,20 @@ impl Split {
             };
         }
         let (len, align) = if split_n { (n, blk.nr) } else { (m, blk.mr) };
-        let most = (len / blk.min_part).max(useful);
         let parts = if narrow {
             narrow_parts
         } else {
-            (useful * TASKS_PER_THREAD)
-                .min(most)
-                .min(len.div_ceil(align))
-                .max(1)
+            let tasks = (useful * TASKS_PER_THREAD).min(len.div_ceil(align)).max(1);
+            // (the rows of one of `tasks` parts, as `chunk` cuts them)
+            let rows = len.div_ceil(tasks).next_multiple_of(align);
+            let packs_nothing = !split_n
+                && a_rows
+                && b_rows
+                && n <= DIRECT_A_MAX_N
+                && n.is_multiple_of(blk.nr)
+                && b_in_place(rows, k, blk.kc);
+            let min_part = if packs_nothing { align } else { blk.min_part };
+            tasks.min((len / min_part).max(useful))
         };
         Split {
             tasks: nb * parts,
@@ -778,7 +801,7 @@ impl Split {
     ) -> (Split, usize) {
         let split_n = n >= m;
         let align = if split_n { 2 } else { 4 };
-        let s = Split::plan(nb, m, n, k, threads, blk, false);
+        let s = Split::plan(nb, m, n, k, threads, blk, false, false);
         if s.by_batch {
             return (Split { split_n, ..s }, align);
         }
@@ -895,7 +918,8 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     ) = if dot {
         Split::plan_dot(nb, m, n, k, threads, &blk)
     } else {
-        let s = Split::plan(nb, m, n, k, threads, &blk, asd[2] == 1 && asd[1] > 0);
+        let (a_rows, b_rows) = (asd[2] == 1 && asd[1] > 0, bsd[2] == 1 && bsd[1] > 0);
+        let s = Split::plan(nb, m, n, k, threads, &blk, a_rows, b_rows);
         (s, if s.split_n { blk.nr } else { blk.mr })
     };
     let len = if split_n { n } else { m };
@@ -1217,7 +1241,7 @@ mod tests {
     fn split_uses_threads_only_for_enough_work() {
         let blk = Blocking::derive(&crate::cpuinfo::DEFAULT, 8, 6);
         let p = blk.par_min_macs;
-        let plan = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, false);
+        let plan = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, false, false);
         let whole = Split {
             tasks: 1,
             by_batch: true,
@@ -1266,7 +1290,7 @@ mod tests {
         assert_eq!(plan(1, 6, 6, 1 << 20, 4).parts, 1);
         // A's rows read in place (M in whole micro-panels: mr 6 here): columns, in parts no wider than DIRECT_A_MAX_N, while
         // there are at most TASKS_PER_THREAD of them per thread
-        let with_a_rows = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true);
+        let with_a_rows = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true, false);
         let cols = |p| Split {
             split_n: true,
             ..parts(p)
@@ -1289,6 +1313,21 @@ mod tests {
         assert_eq!(
             with_a_rows(1, 1030, 1024, 1024, 2),
             plan(1, 1030, 1024, 1024, 2)
+        );
+        // both operands' rows read in place by every part (narrow and short): parts of
+        // whole micro-panels, TASKS_PER_THREAD per thread, where min_part gave one each
+        let in_place = |nb, m, n, k, t| Split::plan(nb, m, n, k, t, &blk, true, true);
+        assert_eq!(in_place(1, 128, 128, 128, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(in_place(1, 256, 256, 256, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(in_place(1, 96, 96, 2048, 2), parts(2 * TASKS_PER_THREAD));
+        assert_eq!(plan(1, 96, 96, 2048, 2), two);
+        assert_eq!(in_place(1, 18, 16, 1 << 16, 8), parts(3)); // (18 rows: 3 panels of 6)
+                                                               // a part that would pack B (taller than DIRECT_B_MAX_M / 2, K past one slice), or
+                                                               // A (wider than DIRECT_A_MAX_N), keeps min_part
+        assert_eq!(in_place(1, 2048, 256, 2048, 2), plan(1, 2048, 256, 2048, 2));
+        assert_eq!(
+            in_place(1, 1024, 1024, 1024, 2),
+            with_a_rows(1, 1024, 1024, 1024, 2)
         );
     }
 

@@ -72,6 +72,11 @@ fn spin_until(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
 
 type Job = *const (dyn Fn(usize) + Sync);
 
+/// Tasks per pool thread for work cut into parts (`view::split_tasks`, matmul's
+/// `Split::plan`): the pool's threads claim them as they come free, so a thread that
+/// starts late takes fewer.
+pub const TASKS_PER_THREAD: usize = 4;
+
 const NEXT_BITS: u64 = 20;
 const NEXT_MASK: u64 = (1 << NEXT_BITS) - 1;
 pub const MAX_TASKS: usize = NEXT_MASK as usize;
@@ -327,6 +332,25 @@ impl<T: Task + 'static> Stream<T> {
             } else {
                 SPIN
             },
+        }
+    }
+
+    /// Run a task now on the calling thread when the stream is idle (`run_inline`), else
+    /// queue it: what every push does (abi.rs `tk_push`). Queued on an idle stream, a task
+    /// costs two hand-offs (the coordinator's wake-up, then the reader's) and puts a
+    /// third thread beside the caller and the pool's helper on a 2-core machine, and the
+    /// caller that reads it soon spins or sleeps beside them: a lone 128^3 product ran at
+    /// 0.55x NumPy on 2 threads, 0.71x on 1 on the loaded machine, with 2-2.5x NumPy's
+    /// CPU time on 2 threads. Inline, the caller is the pool's first worker, as PyTorch's
+    /// and NumPy's callers are; what it gives up is overlapping its next Python with the
+    /// op, which measured no better (an MLP's forward + backward, 1 thread:
+    /// docs/perf/simd_kernel_rows.md). The coordinator still runs whatever is pushed
+    /// while the stream is busy (another Python thread's ops, compiled programs).
+    /// Returns the sequence number of the task's last op.
+    pub fn push_or_inline(&self, task: T) -> u64 {
+        match self.run_inline(task) {
+            Ok(seq) => seq,
+            Err(task) => self.push(task),
         }
     }
 

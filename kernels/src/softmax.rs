@@ -13,7 +13,7 @@
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::math;
 use crate::runtime::{KResult, KernelError, Pool};
-use crate::view::{chunk, split_count, Arr};
+use crate::view::{chunk, split_tasks, Arr};
 
 #[inline(always)]
 pub(crate) unsafe fn row_max<S: Simd>(p: *const f32, n: usize) -> f32 {
@@ -333,7 +333,8 @@ pub fn rows(
         ignore,
         pairs: kind == Kind::CrossEntropy && out.nd == 2,
     };
-    let n = split_count(
+    // (row ranges: TASKS_PER_THREAD per thread, see split_tasks)
+    let n = split_tasks(
         r * c.max(1),
         pool.threads(),
         crate::elementwise::PAR_MIN / 2,

@@ -354,6 +354,18 @@ pub fn split_count(total: usize, max_tasks: usize, min_chunk: usize) -> usize {
     (total / min_chunk.max(1)).clamp(1, max_tasks.max(1))
 }
 
+/// Pool tasks for `total` items over `threads`: as many threads as get `min_chunk` each
+/// (`split_count`), then `TASKS_PER_THREAD` tasks per thread (whole items: at most
+/// `total`), claimed as threads come free. A helper that wakes late or shares its core
+/// with another process then takes fewer tasks, where with one task per thread the
+/// caller waited for its half (docs/perf/simd_kernel_rows.md).
+pub fn split_tasks(total: usize, threads: usize, min_chunk: usize) -> usize {
+    match split_count(total, threads, min_chunk) {
+        t if t > 1 => (t * crate::runtime::TASKS_PER_THREAD).min(total),
+        t => t,
+    }
+}
+
 /// bounds of chunk `t` of `parts` over `total`, aligned to `align`
 #[inline]
 pub fn chunk(total: usize, parts: usize, t: usize, align: usize) -> (usize, usize) {

@@ -69,15 +69,17 @@ _KERNELS = "Rust (kernels/, std + core::arch)"
 # pushed at once, with the records before it, so large work starts as soon as it is
 # issued. (Sized by the block, every op of the LSTM recurrence was pushed alone: a
 # ctypes call and a coordinator wake-up per op, 6.7k pushes for 7.2k ops a step.)
+# Every push (ops, host writes) runs its batch on the calling thread when the stream is
+# idle (kernels/src/runtime.rs Stream::push_or_inline; the GIL is released meanwhile), the
+# calling thread being the pool's first worker, as NumPy's and PyTorch's callers are: small
+# programs (a lecture script's get_batch, a makemore step) never wait for the coordinator
+# to wake, which costs 20 us to milliseconds on a busy machine for work it would finish in
+# a few us, and a lone product has no third thread beside the pool's (docs/perf/
+# eager_overhead.md, simd_kernel_rows.md). The coordinator runs what is pushed while the
+# stream is busy (another Python thread's ops, compiled programs).
 BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
-# Every other batch (ops on blocks under EAGER_BYTES: a few thousand elements, a kernel of
-# a microsecond or so), and a write of less, runs on the calling thread when the stream is
-# idle (Stream::run_inline), as a read's last batch does: small programs (a lecture
-# script's get_batch, a makemore step) then never wait for the coordinator to wake, which
-# costs 20 us to milliseconds on a busy machine for work it would finish in a few us
-# (docs/perf/eager_overhead.md).
 
 # the record header: op code, view count, i0, i1, i2 (int64), value (f64): each param
 # goes where its op's row in ops.py says (`record`: i0, i1 or value; i1's param may be
@@ -211,7 +213,6 @@ class SimdBackend(Backend):
         self.heap = HostHeap()
         self._ctx = lib.new(self.threads)
         self._push = lib.push
-        self._push_inline = lib.push_inline
         self._wait = lib.wait
         self._pending = []       # op records not pushed yet (see run)
         self._flush_lock = threading.Lock()
@@ -258,7 +259,7 @@ class SimdBackend(Backend):
         pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
         if eager or len(pending) >= BATCH_PARTS:
             with self._flush_lock:    # (flush() without its check: pending is not empty)
-                self._push_pending(inline=not eager)
+                self._push_pending()
 
     def pack(self, records, slots=(), frees=None):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
@@ -326,15 +327,15 @@ class SimdBackend(Backend):
                              f"and offsets must be ints that fit in int64") from None
         return parts, eager
 
-    def flush(self, inline=False):
-        """Push every pending op record to the Rust stream in one call (`inline`: run them
-        on this thread, now, if the stream is idle: what a read does before it waits)."""
+    def flush(self):
+        """Push every pending op record to the Rust stream in one call (run on this thread,
+        now, if the stream is idle)."""
         if self._pending:
             # the lock keeps batches of several Python threads in append order
             with self._flush_lock:
-                self._push_pending(inline)
+                self._push_pending()
 
-    def _push_pending(self, inline=False):
+    def _push_pending(self):
         # (under _flush_lock)
         if self._closed:
             raise self.closed_error()
@@ -345,7 +346,7 @@ class SimdBackend(Backend):
         if n:
             data = b"".join(pending[:n])
             words, ctx = len(data) >> 3, self._ctx
-            push = self._push_inline if inline else self._push
+            push = self._push
             # Between this del and the push there is no call, so no KeyboardInterrupt
             # can land there (Python raises it after a call returns): a record is
             # never lost nor pushed twice. Records appended meanwhile stay pending.
@@ -368,13 +369,11 @@ class SimdBackend(Backend):
             data = _HEADER.pack(OP_WRITE, 1, 0, 0, 0, 0.0) + _pack_view(view)[0]
         except (struct.error, KeyError, TypeError) as exc:
             raise ValueError(f"write: bad view {view} ({exc!r})") from None
-        # a small write (behind pending ops, all small: see run) runs now if the stream is idle
-        inline = arr.nbytes < EAGER_BYTES
-        write = self._lib.write_inline if inline else self._lib.write
         with self._flush_lock:    # (every push to the Rust stream is under the lock)
-            self._push_pending(inline)   # (raises closed_error once closed; registers arenas)
+            self._push_pending()   # (raises closed_error once closed; registers arenas)
             # Rust copies the data during this call
-            if write(self._ctx, data, len(data) >> 3, arr.ctypes.data, arr.nbytes) < 0:
+            if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data,
+                               arr.nbytes) < 0:
                 self._push_failed()
 
     def _take_errors(self):
@@ -406,7 +405,7 @@ class SimdBackend(Backend):
 
     def sync(self):
         if self._pending:
-            self.flush(inline=True)     # the wait below then has nothing left to wait for
+            self.flush()     # (run here when the stream is idle: the wait then has nothing left)
         if self._wait(self._ctx, 0):    # 0: the last op pushed (as Rust counts)
             self._take_errors()
         if self._closed:    # (before or during the wait: close drops queued ops unrun)

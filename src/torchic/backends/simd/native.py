@@ -90,8 +90,9 @@ class Native:
         # blocking calls release the GIL; the rest keep it
         self.wait = self.cdll.tk_wait
         self.free = self.cdll.tk_free
-        self.push = self.pydll.tk_push
-        self.write = self.pydll.tk_write
+        # (a push may run its batch on the calling thread: Stream::push_or_inline)
+        self.push = self.cdll.tk_push
+        self.write = self.cdll.tk_write
         self.push_error = self.pydll.tk_push_error
         self.new = self.pydll.tk_new
         self.add_arena = self.pydll.tk_add_arena
@@ -100,17 +101,6 @@ class Native:
         self.prepare = self.pydll.tk_prepare
         self.push_program = self.pydll.tk_push_program
         self.release_program = self.pydll.tk_release_program
-        # tk_push, run on the calling thread when the stream is idle (a read's last push;
-        # it may run kernels, so the GIL is released); a library built before it: tk_push
-        # (tk_write_inline: the same for a host write)
-        self.push_inline = self._optional("tk_push_inline", sig["tk_push"]) or self.push
-        self.write_inline = self._optional("tk_write_inline", sig["tk_write"]) or self.write
-
-    def _optional(self, name, signature):
-        fn = getattr(self.cdll, name, None)
-        if fn is not None:
-            fn.argtypes, fn.restype = signature
-        return fn
 
     def op_fuses(self, code):
         """1 when the op of this code fuses as an elementwise stage (kernels/src/fuse.rs)."""
