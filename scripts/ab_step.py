@@ -16,22 +16,6 @@ def _user():
     return resource.getrusage(resource.RUSAGE_SELF).ru_utime
 
 
-def steps(name, lib, tc_impl):
-    if name == "lenet":
-        from torchic.bench import conv
-
-        class _Impl:
-            kind = "torchic" if tc_impl else "reference"
-            name = "torchic" if tc_impl else "torch"
-
-            @staticmethod
-            def tensor(a):
-                return lib.tensor(a)
-        return conv.lenet_step(_Impl, dict(conv.LENET))
-    from torchic.bench import lstm
-    return lstm.training_step(lib, dict(lstm.CFG))
-
-
 def timed(step, n):
     ts, us = [], []
     for _ in range(n):
@@ -52,19 +36,20 @@ def main():
     a = ap.parse_args()
     import torchic as tc
     import torch
+    from torchic.bench import conv
     threads = [int(t) for t in a.threads.split(",")]
     res = {}
     for r in range(a.rounds):
         for t in threads:
             tc.init("simd", threads=t)
-            s = steps(a.model, tc, True)
+            s = conv.model_step(a.model, tc)
             for _ in range(3):
                 s()
             res.setdefault(("simd", t), []).append(timed(s, a.steps))
             del s
             if not a.no_torch:
                 torch.set_num_threads(t)
-                s = steps(a.model, torch, False)
+                s = conv.model_step(a.model, torch)
                 for _ in range(3):
                     s()
                 res.setdefault(("torch", t), []).append(timed(s, a.steps))

@@ -16,23 +16,6 @@ import statistics
 import time
 
 
-def make_step(name):
-    import torchic as tc
-    if name == "lenet":
-        from torchic.bench import conv
-
-
-        class _Impl:
-            kind, name = "torchic", "torchic"
-
-            @staticmethod
-            def tensor(a):
-                return tc.tensor(a)
-        return conv.lenet_step(_Impl, dict(conv.LENET))
-    from torchic.bench import lstm
-    return lstm.training_step(tc, dict(lstm.CFG))
-
-
 def capture(step, rt):
     records = []
     run = rt.run
@@ -67,8 +50,9 @@ def kind(op, out, inputs):
 def profile(name, threads, repeat, tries):
     import torchic as tc
     from torchic import dispatcher
+    from torchic.bench import conv
     tc.init("simd", threads=threads)
-    step = make_step(name)
+    step = conv.model_step(name, tc)
     for _ in range(3):
         step()
     times = []

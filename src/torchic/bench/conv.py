@@ -73,6 +73,22 @@ def lenet_step(impl, cfg):
     return step
 
 
+def model_step(name, lib):
+    """fn(): one training step of the bench's "lenet" or "lstm" model on `lib` (the torchic
+    or torch module itself, not a bench impl: scripts/profile_ops.py, scripts/ab_step.py)."""
+    if name == "lstm":
+        from . import lstm
+        return lstm.training_step(lib, dict(lstm.CFG))
+    if name != "lenet":
+        raise ValueError(f"model must be 'lenet' or 'lstm', got {name!r}")
+
+    class LibImpl:
+        kind = "torchic" if lib.__name__ == "torchic" else "reference"
+        name = "torchic" if lib.__name__ == "torchic" else "torch"
+        tensor = staticmethod(lib.tensor)
+    return lenet_step(LibImpl, dict(LENET))
+
+
 def lenet_first_loss(cfg):
     import torch
     weights, x, y = lenet_data(cfg)
