@@ -49,15 +49,59 @@ fn each<const N: usize>(
     });
 }
 
-/// `lanes!(name, (x: A, ...) -> O)`: a contiguous-run loop `name(n, out, inputs, f)`
-/// compiled for AVX-512 and AVX2 (picked by the active ISA) and for the baseline.
+/// Outputs of at least STREAM_MIN_BYTES, contiguous, are written with streaming stores, as
+/// the f32 kernels' are (elementwise.rs): they cannot stay in cache for the next op, and
+/// skipping the read-for-ownership saves a third of the traffic (f64 / i64 neg and add
+/// over 64 MB ran at 0.5-0.6x of f32's bytes per second without them).
+fn streams(out: &Arr) -> bool {
+    out.numel() * out.itemsize() >= crate::elementwise::STREAM_MIN_BYTES && out.is_contiguous()
+}
+
+/// a cache line, aligned: one line of out computed here, then streamed
+#[cfg(target_arch = "x86_64")]
+const LINE: usize = 64;
+#[cfg(target_arch = "x86_64")]
+#[repr(align(64))]
+struct Line([u8; LINE]);
+
+/// stream one line to `dst` (64-byte aligned): AVX-512, one store
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn put512(dst: *mut u8, line: &Line) {
+    use std::arch::x86_64::*;
+    _mm512_stream_si512(
+        dst as *mut __m512i,
+        _mm512_load_si512(line.0.as_ptr() as *const __m512i),
+    )
+}
+
+/// stream one line to `dst` (64-byte aligned): AVX2, two stores
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn put256(dst: *mut u8, line: &Line) {
+    use std::arch::x86_64::*;
+    let (d, l) = (dst as *mut __m256i, line.0.as_ptr() as *const __m256i);
+    _mm256_stream_si256(d, _mm256_load_si256(l));
+    _mm256_stream_si256(d.add(1), _mm256_load_si256(l.add(1)));
+}
+
+/// orders a run's streaming stores before the pool's join (another thread reads them next)
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn fence() {
+    std::arch::x86_64::_mm_sfence()
+}
+
+/// `lanes!(name, (x: A, ...) -> O)`: a contiguous-run loop `name(n, out, inputs, f, stream)`
+/// compiled for AVX-512 and AVX2 (picked by the active ISA) and for the baseline; `stream`:
+/// out's whole cache lines written with streaming stores (`streams`; x86 only).
 macro_rules! lanes {
     ($name:ident, $($x:ident : $t:ident),+) => {
         /// # Safety
         /// `n` elements at each pointer (out may equal an input)
         #[inline(always)]
         unsafe fn $name<$($t: Elem,)+ O: Elem, F: Fn($($t),+) -> O>(
-            n: usize, o: *mut O, $($x: *const $t,)+ f: &F,
+            n: usize, o: *mut O, $($x: *const $t,)+ f: &F, stream: bool,
         ) {
             #[inline(always)]
             unsafe fn body<$($t: Elem,)+ O: Elem, F: Fn($($t),+) -> O>(
@@ -67,26 +111,57 @@ macro_rules! lanes {
                     *o.add(i) = f($(*$x.add(i)),+);
                 }
             }
+            /// `body`, out's whole 64-byte lines computed into an aligned line and
+            /// streamed out (`put`), the parts before the first and after the last plain
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            unsafe fn lines<$($t: Elem,)+ O: Elem, F: Fn($($t),+) -> O>(
+                n: usize, o: *mut O, $($x: *const $t,)+ f: &F, put: unsafe fn(*mut u8, &Line),
+            ) {
+                let per = LINE / std::mem::size_of::<O>();
+                let mut i = ((LINE - o as usize % LINE) % LINE / std::mem::size_of::<O>()).min(n);
+                body(i, o, $($x,)+ f);
+                let mut line = Line([0; LINE]);
+                while i + per <= n {
+                    let l = line.0.as_mut_ptr() as *mut O;
+                    for j in 0..per {
+                        *l.add(j) = f($(*$x.add(i + j)),+);
+                    }
+                    put(o.add(i) as *mut u8, &line);
+                    i += per;
+                }
+                body(n - i, o.add(i), $($x.add(i),)+ f);
+                fence();
+            }
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx2,fma")]
                 unsafe fn v512<$($t: Elem,)+ O: Elem, F: Fn($($t),+) -> O>(
-                    n: usize, o: *mut O, $($x: *const $t,)+ f: &F,
+                    n: usize, o: *mut O, $($x: *const $t,)+ f: &F, stream: bool,
                 ) {
-                    body(n, o, $($x,)+ f)
+                    if stream {
+                        lines(n, o, $($x,)+ f, put512)
+                    } else {
+                        body(n, o, $($x,)+ f)
+                    }
                 }
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn v256<$($t: Elem,)+ O: Elem, F: Fn($($t),+) -> O>(
-                    n: usize, o: *mut O, $($x: *const $t,)+ f: &F,
+                    n: usize, o: *mut O, $($x: *const $t,)+ f: &F, stream: bool,
                 ) {
-                    body(n, o, $($x,)+ f)
+                    if stream {
+                        lines(n, o, $($x,)+ f, put256)
+                    } else {
+                        body(n, o, $($x,)+ f)
+                    }
                 }
                 match active() {
-                    Isa::Avx512 => return v512(n, o, $($x,)+ f),
-                    Isa::Avx2 => return v256(n, o, $($x,)+ f),
+                    Isa::Avx512 => return v512(n, o, $($x,)+ f, stream),
+                    Isa::Avx2 => return v256(n, o, $($x,)+ f, stream),
                     _ => {}
                 }
             }
+            let _ = stream;
             body(n, o, $($x,)+ f)
         }
     };
@@ -102,11 +177,12 @@ pub fn map1<A: Elem, O: Elem>(
     a: &Arr,
     f: impl Fn(A) -> O + Sync,
 ) -> KResult {
+    let stream = streams(out);
     each(pool, [out, a], &|[o, x], [so, sx], n| {
         // SAFETY: `each` gives runs of n elements inside the validated views
         unsafe {
             if so == 1 && sx == 1 {
-                lanes1(n, o as *mut O, x as *const A, &f);
+                lanes1(n, o as *mut O, x as *const A, &f, stream);
             } else {
                 for i in 0..n as isize {
                     O::put(o, i * so, f(A::get(x, i * sx)));
@@ -125,17 +201,18 @@ pub fn map2<A: Elem, B: Elem, O: Elem>(
     b: &Arr,
     f: impl Fn(A, B) -> O + Sync,
 ) -> KResult {
+    let stream = streams(out);
     each(pool, [out, a, b], &|[o, x, y], [so, sx, sy], n| {
         // SAFETY: `each` gives runs of n elements inside the validated views
         unsafe {
             if so == 1 && sx == 1 && sy == 1 {
-                lanes2(n, o as *mut O, x as *const A, y as *const B, &f);
+                lanes2(n, o as *mut O, x as *const A, y as *const B, &f, stream);
             } else if so == 1 && sx == 1 && sy == 0 {
                 let yv = B::get(y, 0);
-                lanes1(n, o as *mut O, x as *const A, &|xv| f(xv, yv));
+                lanes1(n, o as *mut O, x as *const A, &|xv| f(xv, yv), stream);
             } else if so == 1 && sx == 0 && sy == 1 {
                 let xv = A::get(x, 0);
-                lanes1(n, o as *mut O, y as *const B, &|yv| f(xv, yv));
+                lanes1(n, o as *mut O, y as *const B, &|yv| f(xv, yv), stream);
             } else {
                 for i in 0..n as isize {
                     O::put(o, i * so, f(A::get(x, i * sx), B::get(y, i * sy)));
@@ -155,6 +232,7 @@ pub fn map3<A: Elem, B: Elem, C: Elem, O: Elem>(
     c: &Arr,
     f: impl Fn(A, B, C) -> O + Sync,
 ) -> KResult {
+    let stream = streams(out);
     each(pool, [out, a, b, c], &|[o, x, y, z],
                                  [so, sx, sy, sz],
                                  n| {
@@ -168,6 +246,7 @@ pub fn map3<A: Elem, B: Elem, C: Elem, O: Elem>(
                     y as *const B,
                     z as *const C,
                     &f,
+                    stream,
                 );
             } else {
                 for i in 0..n as isize {
