@@ -330,9 +330,10 @@ fn tasks(pool: &Pool, total: usize, out: &Arr) -> usize {
     }
 }
 
-/// streaming stores for this output? (contiguous and big: see STREAM_MIN_BYTES)
-fn streams(out: &Arr) -> bool {
-    out.numel() * 4 >= STREAM_MIN_BYTES && out.is_contiguous()
+/// streaming stores for this output? (contiguous and big: see STREAM_MIN_BYTES; typed.rs's
+/// kernels of the other dtypes ask it too)
+pub(crate) fn streams(out: &Arr) -> bool {
+    out.numel() * out.itemsize() >= STREAM_MIN_BYTES && out.is_contiguous()
 }
 
 /// Runs `op` on views = [out, its K inputs] (inputs broadcast to out's shape).

@@ -741,8 +741,7 @@ impl Split {
         a_rows: bool,
         b_rows: bool,
     ) -> Split {
-        let macs = nb * m * n * k;
-        let useful = threads.min(macs / blk.par_min_macs.max(1)).max(1);
+        let useful = Split::useful(nb, m, n, k, threads, blk);
         let narrow_parts = n.div_ceil(DIRECT_A_MAX_N).max(useful);
         // (gemm_blocked reads A in place in whole MR-row panels only)
         let narrow = a_rows
@@ -781,9 +780,12 @@ impl Split {
             parts,
         }
     }
-}
 
-impl Split {
+    /// The threads worth using on a product: each gets `par_min_macs` at least.
+    fn useful(nb: usize, m: usize, n: usize, k: usize, threads: usize, blk: &Blocking) -> usize {
+        threads.min(nb * m * n * k / blk.par_min_macs.max(1)).max(1)
+    }
+
     /// The cut of a product that takes the dot path (`is_dot`), and its alignment: as many
     /// threads as `plan` gives it, but one product is cut along its wide side into one
     /// part per such thread, in whole dot tiles (4 rows or 2 columns). The thin side stays
@@ -805,7 +807,7 @@ impl Split {
         if s.by_batch {
             return (Split { split_n, ..s }, align);
         }
-        let useful = threads.min(nb * m * n * k / blk.par_min_macs.max(1)).max(1);
+        let useful = Split::useful(nb, m, n, k, threads, blk);
         let len = if split_n { n } else { m };
         let parts = useful.min(len.div_ceil(align)).max(1);
         let split = Split {
@@ -1321,9 +1323,10 @@ mod tests {
         assert_eq!(in_place(1, 256, 256, 256, 2), parts(2 * TASKS_PER_THREAD));
         assert_eq!(in_place(1, 96, 96, 2048, 2), parts(2 * TASKS_PER_THREAD));
         assert_eq!(plan(1, 96, 96, 2048, 2), two);
-        assert_eq!(in_place(1, 18, 16, 1 << 16, 8), parts(3)); // (18 rows: 3 panels of 6)
-                                                               // a part that would pack B (taller than DIRECT_B_MAX_M / 2, K past one slice), or
-                                                               // A (wider than DIRECT_A_MAX_N), keeps min_part
+        // (18 rows: 3 panels of 6)
+        assert_eq!(in_place(1, 18, 16, 1 << 16, 8), parts(3));
+        // a part that would pack B (taller than DIRECT_B_MAX_M / 2, K past one slice), or
+        // A (wider than DIRECT_A_MAX_N), keeps min_part
         assert_eq!(in_place(1, 2048, 256, 2048, 2), plan(1, 2048, 256, 2048, 2));
         assert_eq!(
             in_place(1, 1024, 1024, 1024, 2),

@@ -49,13 +49,11 @@ fn each<const N: usize>(
     });
 }
 
-/// Outputs of at least STREAM_MIN_BYTES, contiguous, are written with streaming stores, as
-/// the f32 kernels' are (elementwise.rs): they cannot stay in cache for the next op, and
-/// skipping the read-for-ownership saves a third of the traffic (f64 / i64 neg and add
-/// over 64 MB ran at 0.5-0.6x of f32's bytes per second without them).
-fn streams(out: &Arr) -> bool {
-    out.numel() * out.itemsize() >= crate::elementwise::STREAM_MIN_BYTES && out.is_contiguous()
-}
+// Outputs of at least STREAM_MIN_BYTES, contiguous, are written with streaming stores by
+// the rule of the f32 kernels (elementwise.rs `streams`): they cannot stay in cache for the
+// next op, and skipping the read-for-ownership saves a third of the traffic (f64 / i64 neg
+// and add over 64 MB ran at 0.5-0.6x of f32's bytes per second without them).
+use crate::elementwise::streams;
 
 /// a cache line, aligned: one line of out computed here, then streamed
 #[cfg(target_arch = "x86_64")]

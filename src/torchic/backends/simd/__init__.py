@@ -345,8 +345,7 @@ class SimdBackend(Backend):
         n = len(pending)    # (always at a record boundary: see run)
         if n:
             data = b"".join(pending[:n])
-            words, ctx = len(data) >> 3, self._ctx
-            push = self._push
+            words, ctx, push = len(data) >> 3, self._ctx, self._push
             # Between this del and the push there is no call, so no KeyboardInterrupt
             # can land there (Python raises it after a call returns): a record is
             # never lost nor pushed twice. Records appended meanwhile stay pending.
