@@ -131,13 +131,13 @@ pub const MAX_SLOTS: i64 = 1 << 16;
 /// framing is broken or the runtime is closed (nothing is queued; the message
 /// is in `tk_push_error`). Each record is validated on the coordinator just
 /// before it runs; an invalid one does not run and is reported like a
-/// kernel error (`tk_take_error`). An idle stream runs the batch at once on the
-/// calling thread instead (`Stream::push_or_inline`), so callers release the GIL
-/// around this call.
+/// kernel error (`tk_take_error`). With `inline` != 0 an idle stream runs the
+/// batch at once on the calling thread instead (`Stream::push_or_inline`), so callers
+/// release the GIL around this call; with 0 it is always queued.
 #[no_mangle]
-pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64) -> i64 {
+pub unsafe extern "C" fn tk_push(ctx: *mut Ctx, rec: *const u8, n: i64, inline: i64) -> i64 {
     let ctx = &*ctx;
-    queue(ctx, rec, n, |words, starts| {
+    queue(ctx, rec, n, inline != 0, |words, starts| {
         if starts.iter().any(|&s| words[s] == OP_WRITE) {
             return Err("a write goes through tk_write".into());
         }
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn tk_write(
 }
 
 unsafe fn write(ctx: &Ctx, rec: *const u8, n: i64, src: *const u8, nbytes: i64) -> i64 {
-    queue(ctx, rec, n, |words, starts| {
+    queue(ctx, rec, n, true, |words, starts| {
         if starts.len() != 1 || words[0] != OP_WRITE {
             return Err("tk_write takes exactly one write record".into());
         }
@@ -185,6 +185,7 @@ unsafe fn queue(
     ctx: &Ctx,
     rec: *const u8,
     n: i64,
+    inline: bool,
     data: impl FnOnce(&[i64], &[usize]) -> Result<Vec<u8>, String>,
 ) -> i64 {
     let batch = (|| {
@@ -209,7 +210,8 @@ unsafe fn queue(
         })
     })();
     match batch {
-        Ok(batch) => ctx.stream.push_or_inline(batch) as i64,
+        Ok(batch) if inline => ctx.stream.push_or_inline(batch) as i64,
+        Ok(batch) => ctx.stream.push(batch) as i64,
         Err(msg) => {
             *ctx.push_error.lock().unwrap() = msg;
             -1

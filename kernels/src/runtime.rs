@@ -41,6 +41,8 @@ pub const COORD_SPIN: Duration = Duration::from_micros(1000);
 /// (a futex wake-up, 10-100 us on a VM) and joined an op of 20-200 us late or not at all,
 /// so the second thread gained nothing (docs/perf/conv.md, "Two threads").
 pub const HELPER_SPIN: Duration = COORD_SPIN;
+/// How often a reader asleep in `Stream::wait` wakes to help the pool again.
+pub const HELP_POLL: Duration = Duration::from_millis(1);
 
 /// Spin until `ready()` or `limit` has passed. After the first few
 /// microseconds every check also yields the CPU: if the thread we are waiting
@@ -86,6 +88,14 @@ struct PoolShared {
     job: UnsafeCell<Job>,
     pending: AtomicUsize,
     sleepers: AtomicUsize,
+    /// Helpers claim tasks only while the gate is open (`Pool::open`): always when the
+    /// pool leaves a core free, else while the calling thread runs a task inline or waits
+    /// for the stream. A helper that took a task while the Python thread issues on the
+    /// same core could be preempted by it for a whole scheduler slice, and the op (and
+    /// every op behind it) waits for that task: the coordinator then works alone and the
+    /// Python thread keeps its core.
+    always_open: bool,
+    openers: AtomicUsize,
     mx: Mutex<()>,
     cv: Condvar,
     stop: AtomicBool,
@@ -103,6 +113,10 @@ impl PoolShared {
     #[inline]
     fn epoch(s: u64) -> u64 {
         s >> 40
+    }
+    #[inline]
+    fn is_open(&self) -> bool {
+        self.always_open || self.openers.load(SeqCst) > 0
     }
     /// claim and run tasks of epoch `e` until none is left
     fn work(&self, e: u64) {
@@ -134,13 +148,21 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// `threads` workers in all: the calling (coordinator) thread + threads-1 helpers
+    /// `threads` workers in all: the calling (coordinator) thread + threads-1 helpers; the
+    /// gate always open when they leave a core of this machine free
     pub fn new(threads: usize) -> Pool {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Pool::with_gate(threads, threads < cores)
+    }
+
+    fn with_gate(threads: usize, always_open: bool) -> Pool {
         let shared = Arc::new(PoolShared {
             state: AtomicU64::new(0),
             job: UnsafeCell::new(&noop as &(dyn Fn(usize) + Sync) as Job),
             pending: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
+            always_open,
+            openers: AtomicUsize::new(0),
             mx: Mutex::new(()),
             cv: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -159,6 +181,27 @@ impl Pool {
 
     pub fn threads(&self) -> usize {
         self.handles.len() + 1
+    }
+
+    /// Let the helpers claim tasks (the gate, `PoolShared::always_open`) until the guard
+    /// drops. (SeqCst, as the job's publication in `run`, which then wakes sleeping
+    /// helpers: a helper going to sleep re-checks the gate under `mx`.)
+    pub fn open(&self) -> GateGuard<'_> {
+        self.shared.openers.fetch_add(1, SeqCst);
+        GateGuard(&self.shared)
+    }
+
+    /// Claim and run tasks of the job running now, if any are unclaimed, as a helper
+    /// does (the claim protocol makes any thread a safe helper); true if it ran one.
+    /// A reader waiting on the stream calls it: it takes the closed gate's place.
+    pub fn help(&self) -> bool {
+        let sh = &*self.shared;
+        let s = sh.state.load(Acquire);
+        if s & NEXT_MASK >= (s >> NEXT_BITS) & NEXT_MASK {
+            return false;
+        }
+        sh.work(PoolShared::epoch(s));
+        true
     }
 
     /// Run f(0..ntasks) over the pool; returns when all have finished.
@@ -184,7 +227,8 @@ impl Pool {
         // SeqCst: ordered before the `sleepers` load below (no lost wake-up)
         sh.state
             .store((e << 40) | ((ntasks as u64) << NEXT_BITS), SeqCst);
-        if sh.sleepers.load(SeqCst) > 0 {
+        // (helpers asleep behind a closed gate are woken when it opens: `open`)
+        if sh.is_open() && sh.sleepers.load(SeqCst) > 0 {
             let _g = sh.mx.lock().unwrap();
             sh.cv.notify_all();
         }
@@ -197,11 +241,22 @@ impl Pool {
     }
 }
 
+/// An open gate (`Pool::open`); closes when dropped.
+pub struct GateGuard<'a>(&'a PoolShared);
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        self.0.openers.fetch_sub(1, SeqCst);
+    }
+}
+
 fn helper_loop(sh: &PoolShared) {
     let mut seen = 0u64;
     loop {
+        // a job it has not worked on, with the gate open (or the pool stopping)
         let fresh = |sh: &PoolShared| {
-            PoolShared::epoch(sh.state.load(Acquire)) != seen || sh.stop.load(Relaxed)
+            (PoolShared::epoch(sh.state.load(Acquire)) != seen && sh.is_open())
+                || sh.stop.load(Relaxed)
         };
         if !spin_until(HELPER_SPIN, || fresh(sh)) {
             sh.sleepers.fetch_add(1, SeqCst);
@@ -336,7 +391,8 @@ impl<T: Task + 'static> Stream<T> {
     }
 
     /// Run a task now on the calling thread when the stream is idle (`run_inline`), else
-    /// queue it: what every push does (abi.rs `tk_push`). Queued on an idle stream, a task
+    /// queue it: what a push of small ops does (abi.rs `tk_push` with `inline`; a batch
+    /// that ends in a large op is queued, so Python issues the next ops beside it). Queued on an idle stream, a task
     /// costs two hand-offs (the coordinator's wake-up, then the reader's) and puts a
     /// third thread beside the caller and the pool's helper on a 2-core machine, and the
     /// caller that reads it soon spins or sleeps beside them: a lone 128^3 product ran at
@@ -405,11 +461,13 @@ impl<T: Task + 'static> Stream<T> {
         }
         let first = self.next_seq.fetch_add(ops, Relaxed);
         let seq = first + ops - 1;
+        let gate = self.pool.open(); // (the caller is the pool's first worker)
         task.run(&self.pool, &mut |result| {
             if let Err((name, e)) = result {
                 record_error(sh, name, e);
             }
         });
+        drop(gate);
         drop(task);
         finish(sh, seq);
         sh.pushed.store(seq, SeqCst);
@@ -432,22 +490,43 @@ impl<T: Task + 'static> Stream<T> {
     /// Block until task `seq` (and so every earlier one) has run.
     pub fn wait(&self, seq: u64) {
         let sh = &*self.shared;
-        if spin_until(self.read_spin, || sh.done.load(Acquire) >= seq) {
-            return;
-        }
-        // Sleep until `done` reaches seq. The reader registers its target in `wake_at`
-        // (fetch_min, under the lock) and re-checks `done`; `finish` stores `done` and
-        // then reads `wake_at` (both SeqCst), so one of them sees the other: no lost
-        // wake-up, and no wake-up at all for the batches before the one waited for.
-        let mut g = sh.wait_mx.lock().unwrap();
+        let ready = || sh.done.load(Acquire) >= seq;
+        // A reader with a pool beside it works on the coordinator's split ops while it
+        // waits (`Pool::help`), in the closed gate's place: the Python thread's core is
+        // the second worker once Python has nothing left to issue, with no hand-off.
+        // It spins (yielding) as long as the idle coordinator does, from its last task: its
+        // core has nothing else to run while Python waits, and a compiled step's split ops
+        // come a few small ops apart.
+        let helps = self.pool.threads() > 1;
+        let spin = if helps { COORD_SPIN } else { self.read_spin };
         loop {
-            sh.wake_at.fetch_min(seq, SeqCst);
-            if sh.done.load(SeqCst) >= seq {
-                break;
+            while spin_until(spin, || ready() || (helps && self.pool.help())) {
+                if ready() {
+                    return;
+                }
             }
-            g = sh.wait_cv.wait(g).unwrap();
+            // Sleep until `done` reaches seq (a helping reader wakes every HELP_POLL to
+            // look for work again). The reader registers its target in `wake_at`
+            // (fetch_min, under the lock) and re-checks `done`; `finish` stores `done`
+            // and then reads `wake_at` (both SeqCst), so one of them sees the other: no
+            // lost wake-up, and no wake-up at all for the batches before the one waited for.
+            let mut g = sh.wait_mx.lock().unwrap();
+            loop {
+                sh.wake_at.fetch_min(seq, SeqCst);
+                if sh.done.load(SeqCst) >= seq {
+                    return;
+                }
+                if !helps {
+                    g = sh.wait_cv.wait(g).unwrap();
+                    continue;
+                }
+                let (g2, timeout) = sh.wait_cv.wait_timeout(g, HELP_POLL).unwrap();
+                g = g2;
+                if timeout.timed_out() {
+                    break;
+                }
+            }
         }
-        drop(g);
     }
 
     pub fn has_error(&self) -> bool {
@@ -564,6 +643,57 @@ impl<T: Task + 'static> Drop for Stream<T> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_closed_gate_keeps_helpers_off_and_a_helping_thread_takes_tasks() {
+        let pool = Pool::with_gate(2, false);
+        let me = std::thread::current().id();
+        for _ in 0..200 {
+            let others = AtomicUsize::new(0);
+            pool.run(8, &|_| {
+                if std::thread::current().id() != me {
+                    others.fetch_add(1, Relaxed);
+                }
+            });
+            assert_eq!(
+                others.load(Relaxed),
+                0,
+                "a helper claimed a task behind a closed gate"
+            );
+        }
+        // another thread calling help() (a waiting reader) works on the job beside its caller
+        let stop = AtomicBool::new(false);
+        let helped = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Relaxed) {
+                    pool.help();
+                    std::hint::spin_loop();
+                }
+            });
+            let hits: Vec<AtomicUsize> = (0..200).map(|_| AtomicUsize::new(0)).collect();
+            pool.run(200, &|t| {
+                hits[t].fetch_add(1, Relaxed);
+                if std::thread::current().id() != me {
+                    helped.fetch_add(1, Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            });
+            stop.store(true, Relaxed);
+            assert!(hits.iter().all(|h| h.load(Relaxed) == 1));
+        });
+        assert!(
+            helped.load(Relaxed) > 0,
+            "help() took no task of a 200 ms job"
+        );
+        // an open gate lets the helper in again: every task still runs once
+        let _gate = pool.open();
+        let hits: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+        pool.run(64, &|t| {
+            hits[t].fetch_add(1, Relaxed);
+        });
+        assert!(hits.iter().all(|h| h.load(Relaxed) == 1));
+    }
 
     #[test]
     fn pool_runs_every_task_once_across_many_jobs() {

@@ -69,14 +69,17 @@ _KERNELS = "Rust (kernels/, std + core::arch)"
 # pushed at once, with the records before it, so large work starts as soon as it is
 # issued. (Sized by the block, every op of the LSTM recurrence was pushed alone: a
 # ctypes call and a coordinator wake-up per op, 6.7k pushes for 7.2k ops a step.)
-# Every push (ops, host writes) runs its batch on the calling thread when the stream is
-# idle (kernels/src/runtime.rs Stream::push_or_inline; the GIL is released meanwhile), the
-# calling thread being the pool's first worker, as NumPy's and PyTorch's callers are: small
-# programs (a lecture script's get_batch, a makemore step) never wait for the coordinator
-# to wake, which costs 20 us to milliseconds on a busy machine for work it would finish in
-# a few us, and a lone product has no third thread beside the pool's (docs/perf/
-# eager_overhead.md, simd_kernel_rows.md). The coordinator runs what is pushed while the
-# stream is busy (another Python thread's ops, compiled programs).
+# A batch of small ops (BATCH_OPS full, or before a read, sync or host write) runs on the
+# calling thread when the stream is idle (kernels/src/runtime.rs Stream::push_or_inline;
+# the GIL is released meanwhile), the calling thread being the pool's first worker, as
+# NumPy's and PyTorch's callers are: small programs (a lecture script's get_batch, a
+# makemore step) never wait for the coordinator to wake, which costs 20 us to milliseconds
+# on a busy machine for work it would finish in a few us (docs/perf/eager_overhead.md,
+# simd_kernel_rows.md). A batch ending in an EAGER_BYTES op is queued instead: the
+# coordinator runs it while this thread issues the next ops (a LeNet step's issue overlaps
+# its kernels), and a reader that then waits works on the coordinator's split ops itself
+# (Stream::wait, Pool::help), so a lone product read at once loses nothing to the hand-off
+# (docs/perf/conv.md, "Issue beside the kernels").
 BATCH_OPS = 16
 BATCH_PARTS = 4 * BATCH_OPS     # pending holds a header + one packed view per operand
 EAGER_BYTES = 1 << 16
@@ -259,7 +262,7 @@ class SimdBackend(Backend):
         pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
         if eager or len(pending) >= BATCH_PARTS:
             with self._flush_lock:    # (flush() without its check: pending is not empty)
-                self._push_pending()
+                self._push_pending(inline=not eager)
 
     def pack(self, records, slots=(), frees=None):
         """(op, out, inputs, params) records decoded and validated once by the Rust side
@@ -335,7 +338,7 @@ class SimdBackend(Backend):
             with self._flush_lock:
                 self._push_pending()
 
-    def _push_pending(self):
+    def _push_pending(self, inline=True):
         # (under _flush_lock)
         if self._closed:
             raise self.closed_error()
@@ -350,7 +353,7 @@ class SimdBackend(Backend):
             # can land there (Python raises it after a call returns): a record is
             # never lost nor pushed twice. Records appended meanwhile stay pending.
             del pending[:n]
-            if push(ctx, data, words) < 0:
+            if push(ctx, data, words, inline) < 0:
                 self._push_failed()
 
     def _push_failed(self):

@@ -72,7 +72,7 @@ class Native:
             "tk_new": ([c_int64], c_void_p),
             "tk_free": ([c_void_p], None),
             "tk_add_arena": ([c_void_p, ctypes.c_uint64, ctypes.c_uint64], c_int64),
-            "tk_push": ([c_void_p, c_char_p, c_int64], c_int64),
+            "tk_push": ([c_void_p, c_char_p, c_int64, c_int64], c_int64),
             "tk_write": ([c_void_p, c_char_p, c_int64, c_void_p, c_int64], c_int64),
             "tk_push_error": ([c_void_p, c_char_p, c_int64], c_int64),
             "tk_wait": ([c_void_p, c_int64], ctypes.c_int32),
