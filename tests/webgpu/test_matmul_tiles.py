@@ -152,8 +152,26 @@ def test_tuned_table_picks_first_and_ladder_is_the_general_path(monkeypatch):
 def test_committed_table_names_known_tiles():
     for adapter, rows in matmul_table.TABLE.items():
         assert adapter == matmul.adapter_key({"device": adapter})
-        for cls, tile in rows.items():
+        for cls, row in rows.items():
+            tile, target = row if isinstance(row, tuple) else (row, None)
             assert tile in matmul.CONFIGS, (adapter, cls, tile)
+            assert target is None or (isinstance(target, int) and target >= 0), (cls, row)
+
+
+def test_a_table_row_with_its_own_split_target(monkeypatch):
+    big = 48 << 10
+    table = {"o22k11": ("128x128x16-8x16", 0), "o24k12": "128x128x16-8x16"}
+    assert matmul.choose_tile_and_split(1, 2048, 2048, 2048, big, table) == \
+        ("128x128x16-8x16", 0)
+    assert matmul.choose_tile(1, 2048, 2048, 2048, big, table) == "128x128x16-8x16"
+    assert matmul.choose_tile_and_split(1, 4096, 4096, 4096, big, table) == \
+        ("128x128x16-8x16", None)
+    # 256 workgroups of K 2048: the default target splits K in 2, the row's 0 never does
+    assert matmul.split_k(256, 2048 * 2048, 2048, 16) == (2, 1024)
+    assert matmul.split_k(256, 2048 * 2048, 2048, 16, 0) == (1, 2048)
+    # the environment variable (benchmarks) wins over the row's target
+    monkeypatch.setenv(matmul.ENV_SPLIT, "528")
+    assert matmul.split_k(256, 2048 * 2048, 2048, 16, 0) == (2, 1024)
 
 
 def test_adapter_key_and_table_lookup(rt):

@@ -181,22 +181,32 @@ def table_key(B, M, N, K, modes):
 
 
 def choose_tile(B, M, N, K, smem_limit, table=None, modes=None):
+    """The tile for a problem: TORCHIC_WEBGPU_MATMUL_TILE, else the table's row, else the
+    ladder's first tile that gives MIN_GROUPS workgroups."""
+    return choose_tile_and_split(B, M, N, K, smem_limit, table, modes)[0]
+
+
+def choose_tile_and_split(B, M, N, K, smem_limit, table=None, modes=None):
+    """(tile, split-K workgroup target): a table row is a tile, or (tile, target) where the
+    tuner measured that tile best with its own target (0: never split); None is split_k's
+    default, SPLIT_TARGET_GROUPS."""
     forced = env_choice(ENV_TILE, None, tuple(CONFIGS))
     if forced:
-        return forced
+        return forced, None
     table = table or {}
     keys = (table_key(B, M, N, K, modes), f"*/{modes}") if modes else ()
     for key in keys + (shape_class(B, M, N, K),):
         hit = table.get(key)
-        if hit in CONFIGS and smem_bytes(hit) <= smem_limit:
-            return hit
+        tile, target = hit if isinstance(hit, tuple) else (hit, None)
+        if tile in CONFIGS and smem_bytes(tile) <= smem_limit:
+            return tile, target
     for name in LADDER:
         bm, bn, _, _, _ = CONFIGS[name]
         if smem_bytes(name) > smem_limit:
             continue
         if B * (-(-M // bm)) * (-(-N // bn)) >= MIN_GROUPS:
-            return name
-    return LADDER[-1]
+            return name, None
+    return LADDER[-1], None
 
 
 def _program(gpu, key, build):
@@ -636,7 +646,8 @@ def run(gpu, out, ins, *, buffers, tile=None, stages=None):
         amode, aw2 = "t4", (K * M // 4 if nba > 1 else 0)
         aw = [0, B2 * aw2, 1, M // 4]
     modes = amode + bmode
-    name = tile or choose_tile(B, M, N, K, gpu.max_workgroup_storage, tuned_table(gpu), modes)
+    name, target = (tile, None) if tile else \
+        choose_tile_and_split(B, M, N, K, gpu.max_workgroup_storage, tuned_table(gpu), modes)
     gpu.matmul_last = (table_key(B, M, N, K, modes), name)     # (benchmarks read it)
     cfg = CONFIGS[name]
     BM, BN, BK = cfg[:3]
@@ -645,7 +656,7 @@ def run(gpu, out, ins, *, buffers, tile=None, stages=None):
     gx, gy = -(-N // BN), -(-M // BM)
     if gx > gpu.max_groups or gy > gpu.max_groups:
         raise NotImplementedError(f"matmul of {M}x{N} exceeds the dispatch grid")
-    S, kc = split_k(B * gx * gy, B * M * N, K, BK)
+    S, kc = split_k(B * gx * gy, B * M * N, K, BK, target)
     in_tile = bias is not None and S == 1
     if bias is not None:
         bibuf, bi0 = buffers(bias)
@@ -737,9 +748,10 @@ def bias_rows(bias, shape):
     return View(bias.block, bias.offset, shape, (0,) * (len(shape) - 1) + bias.strides, "f32")
 
 
-def split_k(groups, outsize, K, BK):
-    """(splits, K per split) for a matmul that gives `groups` workgroups unsplit."""
-    target = _env_count(ENV_SPLIT, SPLIT_TARGET_GROUPS)   # (0: never split)
+def split_k(groups, outsize, K, BK, target=None):
+    """(splits, K per split) for a matmul that gives `groups` workgroups unsplit; `target`:
+    the workgroups to reach (0: never split; None: SPLIT_TARGET_GROUPS), the table row's."""
+    target = _env_count(ENV_SPLIT, SPLIT_TARGET_GROUPS if target is None else target)
     if groups >= target or K < 2 * SPLIT_MIN_K:
         return 1, K
     # splits that stay within the target (none from target / 2 workgroups up; "ceil": the

@@ -1,7 +1,8 @@
 """The matmul tuner's table: per adapter, the fastest tile for each shape class.
 
-Keys: a lower-case substring of the adapter's name (matmul.adapter_key), then
-matmul.shape_class(B, M, N, K) (log2 buckets of the output size and of K, "t" for an
+A row is a tile name, or (tile, split-K workgroup target) where the tile was measured best
+with its own target (0: never split; matmul.split_k). Keys: a lower-case substring of the
+adapter's name (matmul.adapter_key), then matmul.shape_class(B, M, N, K) (log2 buckets of the output size and of K, "t" for an
 output side under 64), with "/" and the operands' load modes (matmul.table_key) when the
 row holds for those modes only; "*/" + modes is the adapter's tile for those modes in a
 class the table lacks. A class missing here takes matmul's general ladder. Measured with
@@ -25,7 +26,10 @@ TABLE = {
         'o24k8/t4v4': '64x128x16-km-p',  # gpt dW proj (B,C,T)^@(B,T,C): 28.3 -> 38.6 (38.3)
         # row-major A copied transposed for these (matmul.RELAYOUT_A_MIN), copy included:
         'o24k12/t4v4': '128x128x16-8x16-km-p-sb',  # sq 4096: 41.3 -> 45.4 -> 48.3 (50.9)
-        'o22k11/t4v4': '128x64x16-km-p',  # sq 2048: 38.7 -> 41.0 (50.3)
+        # sq 2048: 38.7 -> 41.0 (50.3); 2026-12-06 on the H100, one run (torch 50.29):
+        # 128x64x16-km-p 43.75 (split in 2 by the default target), 128x128x16-8x16-km-p-sb
+        # split in 2 42.58, unsplit (256 workgroups of K 2048: one wave) 46.10 (0.92)
+        'o22k11/t4v4': ('128x128x16-8x16-km-p-sb', 0),
         'o25k9/t4v4': '64x64x16-8x8-km-p-sb',  # mlp x@W (BT,C)@(C,4C): 39.8 -> 41.9 (45.3); -sb 43.6
         # (with the split-K floor rounding, a later run: 1024^3 30.5 -> 32.7 (38.1))
         'o20k10/t4v4': '128x64x16-km-p',  # sq 1024
