@@ -66,6 +66,7 @@ class LSTMRecurrence(Primitive):
         if wide != code:        # float16 / bfloat16: computed in float32, rounded back
             xp, h0, c0, w_hh = (raw.cast(t, wide) for t in (xp, h0, c0, w_hh))
         steps, n, hs = xp.shape[0], h0.shape[0], h0.shape[1]
+        xp = raw.contiguous(xp)     # (rows each within a row of memory: webgpu cuts rows)
         ys = raw.new_tensor((steps + 2, n, hs), wide)       # hidden states, then c_T
         acts = raw.new_tensor((steps, n, 4 * hs), wide)     # the gates' activations
         state = raw.new_tensor((n, steps + 1, 2, hs), wide)     # cells (and their grads)

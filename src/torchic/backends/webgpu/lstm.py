@@ -12,7 +12,6 @@ strides, a base and strides, s base and strides (3). lstm_cell_grad: n, H, 0, ou
 base and strides, s base and strides (4), dh base and strides, r base and strides.
 """
 
-from ...shape import numel
 from . import elementwise, wgsl
 from .wgsl import WG, par
 
