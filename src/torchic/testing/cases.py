@@ -931,10 +931,10 @@ def _lstm(reverse):
     return lambda xp, h0, c0, w: LSTMRecurrence.apply(xp, h0, c0, w, reverse=reverse)
 
 
-case("lstm_cell", _lstm(False), _np_lstm, "other", ("lstm_cell", "lstm_cell_grad", "matmul"),
+case("lstm_recurrence", _lstm(False), _np_lstm, "other", ("lstm_cell", "lstm_cell_grad", "matmul"),
      [(3, 2, 12), (2, 3), (2, 3), (12, 3)], dtypes=("f64", "f16"),
      big=((2, 20, 256), (20, 64), (20, 64), (256, 64)))
-case("lstm_cell_grad", _lstm(True), lambda *a: _np_lstm(*a, reverse=True), "other",
+case("lstm_recurrence_reverse", _lstm(True), lambda *a: _np_lstm(*a, reverse=True), "other",
      ("lstm_cell", "lstm_cell_grad", "matmul"), [(4, 3, 20), (3, 5), (3, 5), (20, 5)],
      dtypes=("f64",), big=((3, 24, 128), (24, 32), (24, 32), (128, 32)))
 
