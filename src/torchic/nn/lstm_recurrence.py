@@ -58,9 +58,11 @@ class LSTMRecurrence(Primitive):
     (gate gradients into row t of dxp (T, N, 4H), dc_prev in place) and the product
     dgates @ W_hh, and forms the weight gradient as ONE product over all T * N rows
     (dW_hh = dgates^T @ [previous h]). float16 / bfloat16 run in float32 (as raw computes
-    them). Its backward is not itself differentiable (double backward raises)."""
+    them). Under create_graph=True the backward recomputes the recurrence from the inputs
+    with recorded ops and differentiates that (second derivatives)."""
 
     def forward(self, xp, h0, c0, w_hh, reverse=False):
+        self.inputs = (xp, h0, c0, w_hh)     # (create_graph's backward recomputes from them)
         code = xp._dtype
         wide = COMPUTE_AS.get(code, code)
         if wide != code:        # float16 / bfloat16: computed in float32, rounded back
@@ -92,8 +94,8 @@ class LSTMRecurrence(Primitive):
         return ys if wide == code else raw.cast(ys, code)
 
     def backward(self, grad):
-        if is_grad_enabled():
-            raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
+        if is_grad_enabled():       # create_graph: a differentiable backward
+            return self._recorded_backward(grad)
         h0, w_hh, ys, acts, state = self.saved
         steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
         code, wide, reverse = self.code, acts._dtype, self.reverse
@@ -120,3 +122,28 @@ class LSTMRecurrence(Primitive):
         if wide != code:
             grads = tuple(None if g is None else raw.cast(g, code) for g in grads)
         return grads
+
+    def _recorded_backward(self, grad):
+        """The gradients as recorded ops (create_graph=True: second derivatives): the
+        recurrence recomputed from the inputs with differentiable ops (rnn.py's LSTM step
+        as composites), then differentiated by the engine."""
+        from .. import api
+        from ..autograd import grad as autograd_grad
+        xp, h0, c0, w_hh = self.inputs
+        hs = h0.shape[1]
+        h, c, hidden = h0, c0, [None] * xp.shape[0]
+        order = range(xp.shape[0] - 1, -1, -1) if self.reverse else range(xp.shape[0])
+        for t in order:
+            z = xp[t] + api.matmul(h, w_hh.t())
+            i, f, o = (api.sigmoid(z[:, k * hs:(k + 1) * hs]) for k in (0, 1, 3))
+            c = f * c + i * api.tanh(z[:, 2 * hs:3 * hs])
+            h = hidden[t] = o * api.tanh(c)
+        rows = hidden + [h0] if self.reverse else [h0] + hidden
+        ys = api.stack(rows + [c], 0)
+        wanted = [k for k, need in enumerate(self.needs_grad) if need]
+        got = autograd_grad(ys, [self.inputs[k] for k in wanted], grad, create_graph=True,
+                            allow_unused=True)
+        grads = [None] * 4
+        for k, g in zip(wanted, got):
+            grads[k] = g
+        return tuple(grads)
