@@ -43,6 +43,7 @@ pub mod elem;
 pub mod elementwise;
 pub mod fuse;
 pub mod gather;
+pub mod lstm;
 pub mod math;
 pub mod math64;
 pub mod matmul;

@@ -10,8 +10,8 @@ use crate::record::Op;
 use crate::runtime::{KResult, Pool};
 use crate::view::DType;
 use crate::{
-    adam, copy, dgemm, dropout, elementwise as ew, gather, math64, matmul, norm, pool, reduce,
-    rows64, softmax, typed,
+    adam, copy, dgemm, dropout, elementwise as ew, gather, lstm, math64, matmul, norm, pool,
+    reduce, rows64, softmax, typed,
 };
 use reduce::Red;
 use softmax::Kind;
@@ -63,6 +63,10 @@ pub enum Contract {
     /// a (R1, R2, kh, kw, La) float any strides -> out (R1, R2, L) contiguous, same dtype;
     /// the steps in i0 and i1 (a convolution's input gradient, issue 42)
     Col2Im,
+    /// x, r, a (N, 4H), s (N, 2, H) -> out h (N, H); a and s written (lstm cell, issue 42)
+    LstmCell,
+    /// a (N, 4H), s (N, 2, 2, H), dh, r (N, H) -> out (N, 4H); s written (lstm cell)
+    LstmCellGrad,
 }
 
 impl Contract {
@@ -75,7 +79,7 @@ impl Contract {
             Binary | IntBinary | Compare | CrossEntropy | Matmul | Gather | ScatterAdd
             | SoftmaxGrad | Dropout | Bitwise => 2,
             Where | CrossEntropyGrad | LayerNorm | LayerNormGrad | MatmulBias => 3,
-            AdamUpdate => 4,
+            AdamUpdate | LstmCell | LstmCellGrad => 4,
         }
     }
 
@@ -84,6 +88,8 @@ impl Contract {
     pub const fn writes(self) -> &'static [usize] {
         match self {
             Contract::AdamUpdate => &[1, 2],
+            Contract::LstmCell => &[2, 3],
+            Contract::LstmCellGrad => &[1],
             _ => &[],
         }
     }
@@ -571,6 +577,11 @@ pub static OPS: &[OpDef] = &[
     }),
     row("col2im", C::Col2Im, |p, op| {
         pool::col2im(p, &op.v[0], &op.v[1], op.steps)
+    }),
+    // lstm cell (issue 42)
+    row("lstm_cell", C::LstmCell, |p, op| lstm::run(p, &op.v, false)),
+    row("lstm_cell_grad", C::LstmCellGrad, |p, op| {
+        lstm::run(p, &op.v, true)
     }),
 ];
 

@@ -855,6 +855,9 @@ fn check_contract<'a>(op: &mut Op<'a>, rec: &[i64], data: &'a [u8]) -> Result<()
             }
         }
         Contract::AdamUpdate => crate::adam::check_views(&op.v)?,
+        Contract::LstmCell | Contract::LstmCellGrad => {
+            crate::lstm::check_views(&op.v, kind == Contract::LstmCellGrad, kind.writes())?
+        }
         Contract::Write => {
             if data.len() as i128 != o.numel() as i128 * o.itemsize() as i128 {
                 return Err(format!(

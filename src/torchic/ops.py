@@ -310,6 +310,24 @@ OPS = (
        "out[r1, r2, j] = the sum over (ki, kj) with 0 <= j' = j - ki * row_step - kj * "
        "col_step < La of a[r1, r2, ki, kj, j'], in row-major (ki, kj) order (what would land "
        "past a row's end is dropped)", record=(("row_step", "i0"), ("col_step", "i1"))),
+    # lstm cell (issue 42): one LSTM step's elementwise work in one pass each way
+    # (nn/lstm_recurrence.py: a step is the recurrent product, then this)
+    Op("lstm_cell", "other", 4, "F, F, F, F -> F", (), ROWS, CUT_ROWS, NEVER,
+       "x (N, 4H), r (N, 4H), a (N, 4H), s (N, 2, H), any strides -> out h (N, H): with "
+       "z = x + r (the step's input projection and h_prev @ W_hh^T, PyTorch's gate order i, "
+       "f, g, o) and c_prev = s[:, 0]: a = [sigmoid(z_i), sigmoid(z_f), tanh(z_g), "
+       "sigmoid(z_o)] and c = a_f * c_prev + a_i * a_g written into a and s[:, 1] (inputs "
+       "written in place); out = a_o * tanh(c). Each product and sum rounded to the dtype "
+       "(no fused multiply-add), in this order", writes=(2, 3)),
+    Op("lstm_cell_grad", "other", 4, "F, F, F, F -> F", (), ROWS, CUT_ROWS, NEVER,
+       "a (N, 4H), s (N, 2, 2, H), dh (N, H), r (N, H), any strides -> out (N, 4H): a as "
+       "lstm_cell wrote it, c_prev = s[:, 0, 0], c = s[:, 1, 0], the next step's dc = "
+       "s[:, 1, 1]; with d = dh + r (the gradient of h from outside and through the next "
+       "step's product), t = tanh(c) and dc' = (d * a_o) * (1 - t * t) + dc: out = [dc' * "
+       "(a_g * (a_i (1 - a_i))), dc' * (c_prev * (a_f (1 - a_f))), dc' * (a_i * (1 - a_g * "
+       "a_g)), d * (t * (a_o (1 - a_o)))] (the gate pre-activations' gradients, i, f, g, o) "
+       "and s[:, 0, 1] = dc' * a_f written in place (the gradient of c_prev); each product "
+       "rounded, in this order", writes=(1,)),
 )
 
 def signatures(spec):

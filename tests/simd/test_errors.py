@@ -193,3 +193,29 @@ def test_close_is_idempotent_with_work_queued():
     rt.close()
     rt.close()
     assert rt.backend.describe()["isa"] in ("avx512f", "avx2+fma", "neon", "scalar")
+
+
+# lstm cell (issue 42)
+def test_bad_lstm_cell_records_are_refused(h):
+    """lstm_cell writes a and s, lstm_cell_grad s: Rust refuses mis-shaped operands, mixed
+    dtypes, a written view overlapping another or repeating elements, before any write."""
+    n, hs = 3, 5
+    x, r, a = (h.put(np.full((n, 4 * hs), k, np.float32)) for k in (0.5, 0.25, 0.0))
+    s = h.put(np.ones((n, 2, hs), np.float32))
+    out = h.empty((n, hs))
+    _refused(h, "lstm_cell", out, (x, r, a, h.put(np.ones((n, 3, hs), np.float32))),
+             match="s shape")
+    _refused(h, "lstm_cell", out, (x, r, x, s), match="overlaps")
+    _refused(h, "lstm_cell", out, (x, r, a, h.view(s, 0, (n, 2, hs), (0, hs, 1))),
+             match="repeats")
+    _refused(h, "lstm_cell", out, (h.put(np.zeros((n, 4 * hs)), dtype="f64"), r, a, s),
+             match="dtype")
+    np.testing.assert_array_equal(h.rt.read(a), np.zeros((n, 4 * hs)))      # nothing ran
+    h.rt.run("lstm_cell", out, (x, r, a, s), {})       # a good record runs after them
+    sig = 1 / (1 + np.exp(-0.75))
+    np.testing.assert_allclose(h.rt.read(s)[:, 1], sig + sig * np.tanh(0.75), rtol=1e-6)
+    s4 = h.put(np.ones((n, 2, 2, hs), np.float32))
+    dh = h.put(np.ones((n, hs), np.float32))
+    _refused(h, "lstm_cell_grad", h.empty((n, 4 * hs)),
+             (a, s4, dh, h.put(np.ones((n, 4), np.float32))), match="r shape")
+    _refused(h, "lstm_cell_grad", h.empty((n, 4 * hs)), (a, s4, s4, dh), match="dh shape")

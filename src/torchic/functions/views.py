@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 
 from .. import raw
+from ..ops import OUT
 from ..autograd import LazyGrad, Primitive, create_graph_on, is_grad_enabled
 from ..shape import (broadcast_strides, contiguous_strides, inverse_permutation,
                      logical_positions, numel, permute_meta, slice_meta)
@@ -156,7 +157,9 @@ class SliceGrad(LazyGrad):
                 continue
             if g._dtype != buf._dtype:
                 g = raw.cast(g, buf._dtype)
-            if region.is_contiguous():     # in place: exact aliasing of out and a (ops.py)
+            # in place: exact aliasing of out and a (ops.py); float16 / bfloat16 / narrow
+            # ints (no add row: computed wider) through raw.binary and a copy back
+            if region.is_contiguous() and (buf._dtype, buf._dtype) in OUT["add"]:
                 v = raw.view_of(region)
                 raw.run("add", region, (v, raw.broadcast_view(g, region.shape)))
             else:                          # out must be contiguous: add, then copy back

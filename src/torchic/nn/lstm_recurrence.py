@@ -2,24 +2,21 @@
 path for unpacked inputs without proj_size; rnn.py's step loop serves the others).
 
 The step loop of rnn.py records an autograd node per op per step and, in the backward, adds
-one small weight-gradient product per step into dW_hh. Here forward and backward are loops
-of raw ops writing into contiguous rows of buffers the node owns, and the weight gradient is
-one product over all steps: on bench/lstm.py's LSTM language model (2 layers, hidden 256,
-T 64, batch 32) that took the simd step from 1.8x PyTorch CPU's time to about 1x.
+one small weight-gradient product per step into dW_hh. Here a step is two ops each way: the
+recurrent product and one fused cell op (ops.py's lstm_cell forward, lstm_cell_grad
+backward), writing into rows of buffers the node owns, and the weight gradient is one
+product over all steps. On bench/lstm.py's LSTM language model (2 layers, hidden 256, T 64,
+batch 32) the per-op loop took the simd step from 1.8x PyTorch CPU's time to about 1x; the
+fused cell ops cut its records from 17 a step to 4 (docs/perf/conv.md, LSTM).
 """
 
 from .. import raw
 from ..autograd import Primitive
 from ..functions.common import as_strided
 from ..grad_mode import is_grad_enabled
+from ..ops import COMPUTE_AS
 
 __all__ = ["LSTMRecurrence"]
-
-
-def _row_range(t, first, count):
-    """Rows first..first+count of a contiguous tensor's dim 0, as a view (no op)."""
-    inner = t._strides[0]
-    return as_strided(t, t._offset + first * inner, (count,) + t.shape[1:], t._strides)
 
 
 def _row(t, i):
@@ -27,14 +24,22 @@ def _row(t, i):
     return as_strided(t, t._offset + i * t._strides[0], t.shape[1:], t._strides[1:])
 
 
-def _gate(t, k, hs):
-    """Gate block k ((N, H) columns k*H..(k+1)*H) of a contiguous (N, 4H) tensor, a view."""
-    return as_strided(t, t._offset + k * hs, (t.shape[0], hs), (t._strides[0], 1))
+def _plane(state, k, j):
+    """Boundary k's cell (j = 0) or its gradient (j = 1), (N, H), of the (N, T + 1, 2, H)
+    state buffer, as a view."""
+    st = state._strides
+    return as_strided(state, k * st[1] + j * st[2], (state.shape[0], state.shape[3]),
+                      (st[0], 1))
 
 
-def _into(op, out, *inputs):
-    """op of same-shaped inputs written into `out` (a view of a buffer this node owns)."""
-    return raw.run(op, out, tuple(raw.view_of(x) for x in inputs))
+def _cells(state, k, with_grads):
+    """Boundaries k and k + 1 of the state buffer: their cells (N, 2, H) (c_prev, c), or
+    with_grads the cells and their gradients (N, 2, 2, H)."""
+    n, _, _, hs = state.shape
+    st = state._strides
+    if with_grads:
+        return as_strided(state, k * st[1], (n, 2, 2, hs), st)
+    return as_strided(state, k * st[1], (n, 2, hs), (st[0], st[1], 1))
 
 
 class LSTMRecurrence(Primitive):
@@ -44,102 +49,101 @@ class LSTMRecurrence(Primitive):
     beside them (forward: [h0, h_1 .. h_T]; reverse: [h_0 .. h_{T-1}, h0]), then c at the
     end of the sequence.
 
-    Forward and backward are loops of raw ops writing into contiguous rows of buffers the
-    node owns (ops.py's contract: outs contiguous), so a step costs no autograd node, stack
-    or cat: 8 ops a step forward, 9 backward. The backward computes the activations'
-    derivatives for all steps at once before its loop, keeps the gate gradients gate-major
-    (T, 4, N, H) so one op writes three gates of a step, and forms the weight gradient as ONE
-    product over all T * N rows (dW_hh = dgates^T @ [previous h]) instead of T small ones
-    each added into dW_hh. Its backward is not itself differentiable (double backward
-    raises)."""
+    A step is the product h_prev @ W_hh^T and one lstm_cell op, which writes the gates'
+    activations (saved, (T, N, 4H)), the new cell and h into rows of buffers the node owns
+    (ops.py's contract: outs contiguous), so a step costs no autograd node, stack or cat.
+    The cells live in a state buffer (N, T + 1, 2, H) in the order the steps run: boundary
+    k holds the cell after k steps and, in the backward, its gradient, so that one step's
+    (c_prev, dc_prev, c, dc) is one view (N, 2, 2, H) of it. The backward is lstm_cell_grad
+    (gate gradients into row t of dxp (T, N, 4H), dc_prev in place) and the product
+    dgates @ W_hh, and forms the weight gradient as ONE product over all T * N rows
+    (dW_hh = dgates^T @ [previous h]). float16 / bfloat16 run in float32 (as raw computes
+    them). Under create_graph=True the backward recomputes the recurrence from the inputs
+    with recorded ops and differentiates that (second derivatives)."""
 
     def forward(self, xp, h0, c0, w_hh, reverse=False):
-        steps, n, hs = xp.shape[0], h0.shape[0], h0.shape[1]
+        self.inputs = (xp, h0, c0, w_hh)     # (create_graph's backward recomputes from them)
         code = xp._dtype
-        xp = raw.contiguous(xp)
-        ys = raw.new_tensor((steps + 2, n, hs), code)       # hidden states, then c_T
-        acts = raw.new_tensor((steps, n, 4 * hs), code)     # sigmoid of every gate
-        gs = raw.new_tensor((steps, n, hs), code)           # tanh of the cell gate
-        cells = raw.new_tensor((steps + 1, n, hs), code)    # c, the initial one beside them
-        tanhs = raw.new_tensor((steps, n, hs), code)
+        wide = COMPUTE_AS.get(code, code)
+        if wide != code:        # float16 / bfloat16: computed in float32, rounded back
+            xp, h0, c0, w_hh = (raw.cast(t, wide) for t in (xp, h0, c0, w_hh))
+        steps, n, hs = xp.shape[0], h0.shape[0], h0.shape[1]
+        xp = raw.contiguous(xp)     # (rows each within a row of memory: webgpu cuts rows)
+        ys = raw.new_tensor((steps + 2, n, hs), wide)       # hidden states, then c_T
+        acts = raw.new_tensor((steps, n, 4 * hs), wide)     # the gates' activations
+        state = raw.new_tensor((n, steps + 1, 2, hs), wide)     # cells (and their grads)
         init = steps if reverse else 0
         raw.copy_into(_row(ys, init), h0)
-        raw.copy_into(_row(cells, init), c0)
-        h, c = _row(ys, init), _row(cells, init)
+        raw.copy_into(_plane(state, 0, 0), c0)
+        h = _row(ys, init)
         # w_hh^T laid out once: the product per step reads it row-major (a measured 1.5x
         # over reading w_hh through swapped strides at (32, 256) @ (256, 1024))
         w_t = raw.contiguous(as_strided(w_hh, w_hh._offset, (hs, 4 * hs),
                                         (w_hh._strides[1], w_hh._strides[0])))
         order = range(steps - 1, -1, -1) if reverse else range(steps)
-        for t in order:
-            gates = raw.binary("add", _row(xp, t), raw.matmul(h, w_t))
-            a, g = _row(acts, t), _row(gs, t)
-            _into("sigmoid", a, gates)
-            _into("tanh", g, _gate(gates, 2, hs))
-            c_t = _row(cells, t if reverse else t + 1)
-            _into("add", c_t, raw.binary("mul", _gate(a, 1, hs), c),
-                  raw.binary("mul", _gate(a, 0, hs), g))
-            tc = _row(tanhs, t)
-            _into("tanh", tc, c_t)
+        for k, t in enumerate(order):
+            r = raw.matmul(h, w_t)
             h = _row(ys, t if reverse else t + 1)
-            _into("mul", h, _gate(a, 3, hs), tc)
-            c = c_t
-        raw.copy_into(_row(ys, steps + 1), c)
-        self.reverse = reverse
+            raw.run("lstm_cell", h, tuple(raw.view_of(v) for v in (
+                _row(xp, t), r, _row(acts, t), _cells(state, k, False))))
+        raw.copy_into(_row(ys, steps + 1), _plane(state, steps, 0))
+        self.reverse, self.code = reverse, code
         # (the buffers are saved tensors: freed with the graph, kept by retain_graph=True,
         # and an in-place change of the output is caught at backward)
-        self.save(h0, c0, w_hh, ys, acts, gs, cells, tanhs)
-        return ys
+        self.save(h0, w_hh, ys, acts, state)
+        return ys if wide == code else raw.cast(ys, code)
 
     def backward(self, grad):
-        if is_grad_enabled():
-            raise RuntimeError("double backward through nn.LSTM is not supported in torchic")
-        h0, c0, w_hh, ys, acts, gs, cells, tanhs = self.saved
+        if is_grad_enabled():       # create_graph: a differentiable backward
+            return self._recorded_backward(grad)
+        h0, w_hh, ys, acts, state = self.saved
         steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
-        code = acts._dtype
-        reverse = self.reverse
-        grad = raw.contiguous(grad)
-        one = raw.full((1,), 1.0, code)
-        rows = steps * n
-
-        def gate_of_all(t, k):     # gate k of every step: (T * N, H), strided
-            return as_strided(t, t._offset + k * hs, (rows, hs), (4 * hs, 1))
-
-        # every step's d(gate pre-activation) / d(c) factors, gate-major (4, T, N, H):
-        # i: g s_i (1 - s_i), f: c_prev s_f (1 - s_f), g: s_i (1 - g^2), o: tanh(c) s_o (1 - s_o)
-        facs = raw.binary("mul", acts, raw.binary("sub", one, acts))
-        p = raw.new_tensor((4, rows, hs), code)
-        prev_c = _row_range(cells, 1 if reverse else 0, steps).reshape(rows, hs)
-        g_all = gs.reshape(rows, hs)
-        _into("mul", _row(p, 0), g_all, gate_of_all(facs, 0))
-        _into("mul", _row(p, 1), prev_c, gate_of_all(facs, 1))
-        _into("mul", _row(p, 2), gate_of_all(acts, 0),
-              raw.binary("sub", one, raw.binary("mul", g_all, g_all)))
-        _into("mul", _row(p, 3), tanhs.reshape(rows, hs), gate_of_all(facs, 3))
-        dtanhs = raw.binary("sub", one, raw.binary("mul", tanhs, tanhs))
-        dgm = raw.new_tensor((4, n, hs), code)             # one step's gate gradients
-        dxp = raw.new_tensor((steps, n, 4 * hs), code)     # all of them, (T, N, 4H)
-        order = range(steps) if reverse else range(steps - 1, -1, -1)
-        dh_next, dc_next = None, _row(grad, steps + 1)
-        for t in order:
-            a = _row(acts, t)
-            g_t = _row(grad, t if reverse else t + 1)
-            dh = g_t if dh_next is None else raw.binary("add", g_t, dh_next)
-            dc = raw.binary("add", raw.binary("mul", raw.binary("mul", dh, _gate(a, 3, hs)),
-                                              _row(dtanhs, t)), dc_next)
-            p_t = as_strided(p, t * n * hs, (4, n, hs), (rows * hs, hs, 1))
-            _into("mul", _row_range(dgm, 0, 3), dc.expand(3, n, hs), _row_range(p_t, 0, 3))
-            _into("mul", _row(dgm, 3), dh, _row(p_t, 3))
-            dx = _row(dxp, t)                              # (N, 4H) <- (4, N, H)
-            raw.copy_into(as_strided(dx, dx._offset, (n, 4, hs), (4 * hs, hs, 1)),
-                          as_strided(dgm, 0, (n, 4, hs), (hs, n * hs, 1)))
-            dc_next = raw.binary("mul", dc, _gate(a, 1, hs))
-            dh_next = raw.matmul(dx, w_hh)
-        init = steps if reverse else 0
-        dh0 = raw.binary("add", dh_next, _row(grad, init))
+        code, wide, reverse = self.code, acts._dtype, self.reverse
+        grad = raw.contiguous(grad if grad._dtype == wide else raw.cast(grad, wide))
+        dxp = raw.new_tensor((steps, n, 4 * hs), wide)     # the gate gradients, (T, N, 4H)
+        # dc of the last boundary: the gradient of c_T (the output's last row)
+        raw.copy_into(_plane(state, steps, 1), _row(grad, steps + 1))
+        r = raw.full((n, hs), 0.0, wide)         # dh through the next step's product
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        for k in range(steps - 1, -1, -1):
+            t = order[k]
+            dx = _row(dxp, t)
+            raw.run("lstm_cell_grad", dx, tuple(raw.view_of(v) for v in (
+                _row(acts, t), _cells(state, k, True), _row(grad, t if reverse else t + 1),
+                r)))
+            r = raw.matmul(dx, w_hh)
+        dh0 = raw.binary("add", r, _row(grad, steps if reverse else 0))
+        dc0 = raw.contiguous(_plane(state, 0, 1))
         dw = None
         if self.needs_grad[3]:
-            prev = _row_range(ys, 1 if reverse else 0, steps)       # h_{t-1} of every step t
-            dw = raw.matmul(dxp.reshape(rows, 4 * hs), prev.reshape(rows, hs),
-                            transpose_a=True)
-        return dxp, dh0, dc_next, dw
+            prev = as_strided(ys, (1 if reverse else 0) * n * hs, (steps * n, hs), (hs, 1))
+            dw = raw.matmul(dxp.reshape(steps * n, 4 * hs), prev, transpose_a=True)
+        grads = (dxp, dh0, dc0, dw)
+        if wide != code:
+            grads = tuple(None if g is None else raw.cast(g, code) for g in grads)
+        return grads
+
+    def _recorded_backward(self, grad):
+        """The gradients as recorded ops (create_graph=True: second derivatives): the
+        recurrence recomputed from the inputs with differentiable ops (rnn.py's LSTM step
+        as composites), then differentiated by the engine."""
+        from .. import api
+        from ..autograd import grad as autograd_grad
+        xp, h0, c0, w_hh = self.inputs
+        hs = h0.shape[1]
+        h, c, hidden = h0, c0, [None] * xp.shape[0]
+        order = range(xp.shape[0] - 1, -1, -1) if self.reverse else range(xp.shape[0])
+        for t in order:
+            z = xp[t] + api.matmul(h, w_hh.t())
+            i, f, o = (api.sigmoid(z[:, k * hs:(k + 1) * hs]) for k in (0, 1, 3))
+            c = f * c + i * api.tanh(z[:, 2 * hs:3 * hs])
+            h = hidden[t] = o * api.tanh(c)
+        rows = hidden + [h0] if self.reverse else [h0] + hidden
+        ys = api.stack(rows + [c], 0)
+        wanted = [k for k, need in enumerate(self.needs_grad) if need]
+        got = autograd_grad(ys, [self.inputs[k] for k in wanted], grad, create_graph=True,
+                            allow_unused=True)
+        grads = [None] * 4
+        for k, g in zip(wanted, got):
+            grads[k] = g
+        return tuple(grads)

@@ -907,6 +907,38 @@ case("conv2d_input_grad", lambda x, w: _F.conv2d(x, w, padding=1),
      grad=True)
 
 
+# lstm cell (issue 42): an LSTM layer-direction's recurrence (nn/lstm_recurrence.py), its
+# steps the recurrent product and lstm_cell, its backward lstm_cell_grad and the product
+def _np_lstm(xp, h0, c0, w_hh, reverse=False):
+    """[h0, h_1 .. h_T, c_T] (reverse: [h_0 .. h_{T-1}, h0, c_0]) of xp (T, N, 4H) in
+    float64 (PyTorch's gate order i, f, g, o)."""
+    steps, hs = xp.shape[0], h0.shape[1]
+    ys = np.zeros((steps + 2,) + h0.shape)
+    h, c = h0, c0
+    ys[steps if reverse else 0] = h0
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        z = xp[t] + h @ w_hh.T
+        i, f, o = (_sigmoid(z[:, k * hs:(k + 1) * hs]) for k in (0, 1, 3))
+        c = f * c + i * np.tanh(z[:, 2 * hs:3 * hs])
+        h = o * np.tanh(c)
+        ys[t if reverse else t + 1] = h
+    ys[steps + 1] = c
+    return ys
+
+
+def _lstm(reverse):
+    from torchic.nn.lstm_recurrence import LSTMRecurrence
+    return lambda xp, h0, c0, w: LSTMRecurrence.apply(xp, h0, c0, w, reverse=reverse)
+
+
+case("lstm_recurrence", _lstm(False), _np_lstm, "other", ("lstm_cell", "lstm_cell_grad", "matmul"),
+     [(3, 2, 12), (2, 3), (2, 3), (12, 3)], dtypes=("f64", "f16"),
+     big=((2, 20, 256), (20, 64), (20, 64), (256, 64)))
+case("lstm_recurrence_reverse", _lstm(True), lambda *a: _np_lstm(*a, reverse=True), "other",
+     ("lstm_cell", "lstm_cell_grad", "matmul"), [(4, 3, 20), (3, 5), (3, 5), (20, 5)],
+     dtypes=("f64",), big=((3, 24, 128), (24, 32), (24, 32), (128, 32)))
+
+
 # shapes the binary cases also run on (broadcasting)
 BROADCAST_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 4)), ((4,), (2, 3, 4)), ((2, 1), (1, 3)),
                     ((), (3,)), ((0, 4), (1, 4))]

@@ -442,6 +442,39 @@ def adam_update(out, ins, params):
     out += denom
 
 
+# lstm cell (issue 42): one LSTM step each way, in the composite's order of operations
+def lstm_cell(out, ins, params):
+    """ops.py's lstm_cell: the gates' activations into a, the new cell into s[:, 1], the
+    hidden state into out."""
+    x, r, a, s = ins
+    hs = out.shape[1]
+    np.add(x, r, out=a)
+    for k in (0, 1, 3):
+        _sigmoid(a[:, k * hs:(k + 1) * hs], a[:, k * hs:(k + 1) * hs])
+    np.tanh(a[:, 2 * hs:3 * hs], out=a[:, 2 * hs:3 * hs])
+    c = s[:, 1]
+    np.multiply(a[:, hs:2 * hs], s[:, 0], out=c)
+    c += a[:, :hs] * a[:, 2 * hs:3 * hs]
+    np.tanh(c, out=out)
+    out *= a[:, 3 * hs:]
+
+
+def lstm_cell_grad(out, ins, params):
+    """ops.py's lstm_cell_grad: the gate gradients into out, dc_prev into s[:, 0, 1]."""
+    a, s, dh, r = ins
+    hs = dh.shape[1]
+    one = out.dtype.type(1)
+    ai, af, ag, ao = (a[:, k * hs:(k + 1) * hs] for k in range(4))
+    d = dh + r
+    t = np.tanh(s[:, 1, 0])
+    dc = (d * ao) * (one - t * t) + s[:, 1, 1]
+    np.multiply(dc, ag * (ai * (one - ai)), out=out[:, :hs])
+    np.multiply(dc, s[:, 0, 0] * (af * (one - af)), out=out[:, hs:2 * hs])
+    np.multiply(dc, ai * (one - ag * ag), out=out[:, 2 * hs:3 * hs])
+    np.multiply(d, t * (ao * (one - ao)), out=out[:, 3 * hs:])
+    np.multiply(dc, af, out=s[:, 0, 1])
+
+
 KERNELS = {
     "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
     "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
@@ -467,6 +500,7 @@ KERNELS = {
     "bitwise_xor": _binary(np.bitwise_xor), "shift_left": _shift(True),
     "shift_right": _shift(False),
     "max_pool_index": max_pool_index, "col2im": col2im,     # convolution / pooling (issue 42)
+    "lstm_cell": lstm_cell, "lstm_cell_grad": lstm_cell_grad,     # lstm cell (issue 42)
 }
 
 

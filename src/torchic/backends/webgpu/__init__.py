@@ -18,6 +18,8 @@ Layout of this package:
     matmul.py       register-blocked batched matmul
     dropout.py      dropout (x times a Threefry-2x32 mask, one invocation per pair of elements)
     pool.py         max_pool_index (max pooling's window search), col2im
+    lstm.py         lstm_cell / lstm_cell_grad (one LSTM step each way, one invocation per
+                    element of h)
     adam.py         adam_update (the fused Adam / AdamW step, one invocation per element;
                     a recorded program's run of them as one dispatch)
 
@@ -40,8 +42,8 @@ from ...shape import numel
 from ...backend import KernelOverflowError
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
                            env_int, register_backend)
-from . import (adam, casts, dropout, elementwise, fuse, matmul, norm, pool, reduce, replay, rows,
-               rowwise, wgsl, windows)
+from . import (adam, casts, dropout, elementwise, fuse, lstm, matmul, norm, pool, reduce, replay,
+               rows, rowwise, wgsl, windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
 from .gpu import RawView
 
@@ -289,6 +291,7 @@ KERNEL_TABLE.update({
     # elementwise math: integer bitwise ops (i32 words; int64's values are int32's here)
     **{op: _int_only(op, expr) for op, expr in elementwise.BITWISE.items()},
     "max_pool_index": pool.kernel, "col2im": pool.col2im,     # convolution / pooling (issue 42)
+    "lstm_cell": lstm.cell, "lstm_cell_grad": lstm.cell_grad,   # lstm cell (issue 42)
 })
 
 
