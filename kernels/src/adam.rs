@@ -12,7 +12,7 @@
 
 use crate::arch::{dispatch, Kernel, Simd};
 use crate::runtime::{KResult, Pool};
-use crate::view::{chunk, split_count, Arr, DType};
+use crate::view::{chunk, one_float_dtype, split_count, Arr};
 
 /// elements per pool task at least (a few microseconds of work)
 const PAR_MIN: usize = 1 << 14;
@@ -88,15 +88,7 @@ impl Kernel for AdamK {
 pub fn check_views(v: &[Arr]) -> Result<(), String> {
     let names = ["out", "g", "m", "v", "s"];
     // (all f32, or all f64: rows64.rs)
-    for (x, name) in v.iter().zip(names) {
-        if x.dtype != v[0].dtype || !matches!(x.dtype, DType::F32 | DType::F64) {
-            return Err(format!(
-                "{name} has dtype {}, out {} (f32 or f64, all alike)",
-                x.dtype.name(),
-                v[0].dtype.name()
-            ));
-        }
-    }
+    one_float_dtype(v, &names)?;
     for (x, name) in v[..4].iter().zip(names) {
         if !x.is_contiguous() {
             return Err(format!(
@@ -170,6 +162,7 @@ pub fn adam_update(pool: &Pool, p: &Arr, g: &Arr, m: &Arr, v: &Arr, s: &Arr) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::DType;
 
     #[test]
     fn update_follows_the_rows_order_in_f32() {

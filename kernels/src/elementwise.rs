@@ -90,7 +90,7 @@ ew_op!(Where, |c, a, b| S::select(S::eq(c, S::zero()), b, a));
 
 /// Load up to W lanes of a run with stride s (1, 0 or general); `n` valid lanes.
 #[inline(always)]
-unsafe fn ld<S: Simd>(p: *const f32, s: isize, n: usize) -> S::F {
+pub(crate) unsafe fn ld<S: Simd>(p: *const f32, s: isize, n: usize) -> S::F {
     if s == 0 {
         S::splat(*p)
     } else if n == S::W {
@@ -111,7 +111,7 @@ unsafe fn ld<S: Simd>(p: *const f32, s: isize, n: usize) -> S::F {
 }
 
 #[inline(always)]
-unsafe fn st<S: Simd>(p: *mut f32, s: isize, v: S::F, n: usize) {
+pub(crate) unsafe fn st<S: Simd>(p: *mut f32, s: isize, v: S::F, n: usize) {
     if s == 1 {
         if n == S::W {
             S::store(p, v)

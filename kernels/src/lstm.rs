@@ -9,10 +9,11 @@
 //! math64's sigmoid, as typed.rs's f64 unary ops). Rows are split over the pool.
 
 use crate::arch::{dispatch_on, Isa, Kernel, Simd};
+use crate::elementwise;
 use crate::math;
 use crate::math64;
 use crate::runtime::{KResult, Pool};
-use crate::view::{chunk, split_count, Arr, DType};
+use crate::view::{chunk, one_float_dtype, split_count, Arr, DType};
 
 /// (N * H) elements per pool task at least (each does five transcendental functions)
 const PAR_MIN: usize = 1 << 12;
@@ -80,24 +81,13 @@ const GDH: usize = 8;
 const GR: usize = 9;
 const GOUT: usize = 10;
 
-/// `n` lanes of row r of a plane from column j (the rest 0)
+/// `n` lanes of row r of a plane from column j (elementwise.rs's strided load)
 ///
 /// # Safety
 /// inside a function compiled for S; lanes inside the plane's view
 #[inline(always)]
 unsafe fn ld<S: Simd>(m: &Plane<f32>, r: usize, j: usize, n: usize) -> S::F {
-    let p = m.at(r, j);
-    if m.cs == 1 {
-        S::load_upto(p, n, 0.0)
-    } else if n == S::W {
-        S::load_strided(p, m.cs)
-    } else {
-        let mut buf = [0f32; 16];
-        for (i, b) in buf.iter_mut().enumerate().take(n) {
-            *b = *p.offset(i as isize * m.cs);
-        }
-        S::load(buf.as_ptr())
-    }
+    elementwise::ld::<S>(m.at(r, j), m.cs, n)
 }
 
 /// store the first `n` lanes of v into row r of a plane from column j
@@ -106,20 +96,7 @@ unsafe fn ld<S: Simd>(m: &Plane<f32>, r: usize, j: usize, n: usize) -> S::F {
 /// inside a function compiled for S; lanes inside the plane's (written) view
 #[inline(always)]
 unsafe fn st<S: Simd>(m: &Plane<f32>, r: usize, j: usize, v: S::F, n: usize) {
-    let p = m.at(r, j);
-    if m.cs == 1 {
-        if n == S::W {
-            S::store(p, v)
-        } else {
-            S::store_part(p, v, n)
-        }
-    } else {
-        let mut buf = [0f32; 16];
-        S::store(buf.as_mut_ptr(), v);
-        for (i, b) in buf.iter().enumerate().take(n) {
-            *p.offset(i as isize * m.cs) = *b;
-        }
-    }
+    elementwise::st::<S>(m.at(r, j), m.cs, v, n)
 }
 
 /// lstm_cell in f32 over rows lo..hi
@@ -377,15 +354,7 @@ pub fn check_views(v: &[Arr], grad: bool, writes: &[usize]) -> Result<(), String
     } else {
         ["out", "x", "r", "a", "s"]
     };
-    for (x, name) in v.iter().zip(names) {
-        if x.dtype != v[0].dtype || !matches!(x.dtype, DType::F32 | DType::F64) {
-            return Err(format!(
-                "{name} has dtype {}, out {} (f32 or f64, all alike)",
-                x.dtype.name(),
-                v[0].dtype.name()
-            ));
-        }
-    }
+    one_float_dtype(v, &names)?;
     if !v[0].is_contiguous() {
         return Err(format!(
             "out must be contiguous, strides {:?}",

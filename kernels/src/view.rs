@@ -375,6 +375,21 @@ pub fn chunk(total: usize, parts: usize, t: usize, align: usize) -> (usize, usiz
     (lo, hi)
 }
 
+/// Every view of `v` (named by `names`, in order) has v[0]'s dtype, and it is f32 or f64:
+/// the rule of the fused float ops (adam_update, lstm_cell / lstm_cell_grad).
+pub fn one_float_dtype(v: &[Arr], names: &[&str]) -> Result<(), String> {
+    for (x, name) in v.iter().zip(names) {
+        if x.dtype != v[0].dtype || !matches!(x.dtype, DType::F32 | DType::F64) {
+            return Err(format!(
+                "{name} has dtype {}, out {} (f32 or f64, all alike)",
+                x.dtype.name(),
+                v[0].dtype.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
