@@ -119,8 +119,7 @@ def permute(input: Tensor, *order: int | Sequence[int],
     dims = order if dims is None else _keyword_shape(order, dims, "dims")
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    permute_meta(a.shape, a._strides, dims)   # validates
-    dims = tuple(normalize_axis(d, a.ndim) for d in dims)
+    dims = permute_meta(a.shape, a._strides, dims)[2]   # validated and normalized
     if dims == tuple(range(a.ndim)):
         return a
     return Permute.apply(a, dims=dims)
@@ -138,11 +137,11 @@ def transpose(input: Tensor, dim0: int | None = None, dim1: int | None = None) -
     if dim0 is None or dim1 is None:
         raise TypeError("transpose needs both dim0 and dim1 (or neither, for 2-D)")
     d0, d1 = normalize_axis(dim0, a.ndim), normalize_axis(dim1, a.ndim)
-    if a.ndim == 0:
+    if a.ndim == 0 or d0 == d1:
         return a
     dims = list(range(a.ndim))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return permute(a, dims)
+    return Permute.apply(a, dims=tuple(dims))     # (a permutation by construction)
 
 
 def expand(input: Tensor, *sizes: int | Sequence[int],
