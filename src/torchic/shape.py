@@ -48,6 +48,8 @@ def _row_major(shape):
 
 
 def is_contiguous(shape, strides):
+    if _strides_cache.get(shape) == strides:     # the common case: row-major strides
+        return True
     step = 1
     # (reversed() of a torchic.Size would index it through its Python __getitem__)
     for d, s in zip(reversed(tuple(shape)), reversed(strides)):
