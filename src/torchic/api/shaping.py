@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..formats import check_memory_format
+from ..grad_mode import is_grad_enabled
 from ..functions import (Cat, Contiguous, Expand, IndexView, MatMul, Permute, Reshape,
                          as_operand)
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
@@ -220,9 +221,16 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     part_shape, part_strides, step = shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], \
         strides[d]
     lead = (slice(None),) * d       # (the key each view's gradient places its slice with)
-    return tuple(IndexView.apply(a, key=lead + (i,),
-                                 meta=(offset + i * step, part_shape, part_strides))
-                 for i in range(shape[d]))
+    if a.requires_grad and is_grad_enabled():
+        return tuple([IndexView.apply(a, key=lead + (i,),
+                                      meta=(offset + i * step, part_shape, part_strides))
+                      for i in range(shape[d])])
+    # nothing to record (Primitive.apply would run forward on a new node per view, and
+    # drop it): one node's forward makes every view (`for i in ix` in a script's get_batch)
+    node = IndexView()
+    node.needs_grad = ()
+    return tuple([node.forward(a, lead + (i,), (offset + i * step, part_shape, part_strides))
+                  for i in range(shape[d])])
 
 
 def iter_rows(a: Tensor) -> Iterator[Tensor]:
