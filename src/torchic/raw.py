@@ -83,7 +83,7 @@ def run(op, out, inputs, params=None):
     the runtime out lives on (new_tensor made it on the current one). The operands' dtypes
     are checked against the op's row (ops.out_dtype: TypeError naming the op)."""
     ov = out._view or view_of(out)
-    codes = tuple(v.dtype for v in inputs)
+    codes = tuple([v.dtype for v in inputs])
     if OUT[op].get(codes) != ov.dtype:
         out_dtype(op, codes, ov.dtype)
     out._storage.runtime.run(op, ov, inputs, params)

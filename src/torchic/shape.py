@@ -100,8 +100,10 @@ def broadcast_shapes(*shapes):
     """NumPy broadcasting of shapes; ValueError naming the shapes if impossible."""
     if len(shapes) == 2:   # fast path: one shape is a trailing part of the other (x + bias)
         a, b = shapes
-        if a == b:
+        if a == b or not b:       # (a 0-d operand: a scalar's constant)
             return a
+        if not a:
+            return b
         if len(a) >= len(b) and a[len(a) - len(b):] == b:
             return a
         if len(b) > len(a) and b[len(b) - len(a):] == a:

@@ -103,7 +103,7 @@ class Primitive:
     def save(self, *tensors):
         if self.needs_grad:
             self._saved = tensors
-            self._versions = tuple(None if t is None else t._storage.version for t in tensors)
+            self._versions = tuple([None if t is None else t._storage.version for t in tensors])
 
     @property
     def saved(self):
