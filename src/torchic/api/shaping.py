@@ -283,15 +283,17 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         tensor([[0., 1.],
                 [0., 1.]])
     """
-    tensors = [as_operand(t) for t in tensors]
+    tensors = [t if t.__class__ is Tensor else as_operand(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    shape, code, mixed = tensors[0].shape, tensors[0]._dtype, False
     for i, t in enumerate(tensors):      # PyTorch's error class and message
-        if t.shape != tensors[0].shape:
+        if t.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"{list(shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {i}")
-    d = normalize_axis(dim, tensors[0].ndim + 1)
-    if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):
+        mixed = mixed or t._dtype != code
+    d = normalize_axis(dim, len(shape) + 1)
+    if mixed:
         tensors, _ = promote(*tensors)
     return Cat.apply(*tensors, dim=d, stack=True)
