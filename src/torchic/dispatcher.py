@@ -145,7 +145,7 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
-        self.layouts = {}          # (shape, code) -> (bytes, strides): raw.new_tensor's cache
+        self.layouts = {}     # (shape, code) -> (bytes, strides, Size): raw.new_tensor's cache
         self.recorder = None       # compile's recorder while it records a call (recording.py)
         # restore() is the instance dict's own update: one C call (see rebind)
         self.restore = self.__dict__.update

@@ -15,6 +15,7 @@ from .dtypes import host_values
 from .ops import COMPUTE_AS, OUT, SIGNATURES, out_dtype
 from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, matmul_layout,
                     numel, transposed_meta)
+from .size import Size
 from .tensor import Storage, Tensor
 
 def nbytes(rt, shape, code):
@@ -34,21 +35,23 @@ def new_tensor(shape, dtype="f32"):
     """
     if type(shape) is not tuple:
         shape = tuple(shape)
-    rt = runtime()
+    rt = dispatcher._runtime or runtime()
     layouts = rt.layouts
     layout = layouts.get((shape, dtype))
     if layout is None:
         if len(layouts) >= 4096:
             layouts.clear()
-        layout = layouts[(shape, dtype)] = (nbytes(rt, shape, dtype), contiguous_strides(shape))
-    block = rt.alloc(layout[0])
+        layout = layouts[(shape, dtype)] = (nbytes(rt, shape, dtype), contiguous_strides(shape),
+                                            Size(shape))
+    nbytes_, strides, size = layout
+    block = rt.alloc(nbytes_)
     storage = Storage(rt, block)
     if scopes.active:
         scopes.register(storage)
     v = block.view
     if v is None or v.shape != shape or v.dtype != dtype:
-        v = block.view = View(block, 0, shape, layout[1], dtype)
-    return Tensor._make(storage, 0, shape, layout[1], dtype, view=v)
+        v = block.view = View(block, 0, shape, strides, dtype)
+    return Tensor._make(storage, 0, size, strides, dtype, view=v)
 
 
 def view_of(t):
@@ -80,7 +83,7 @@ def run(op, out, inputs, params=None):
     the runtime out lives on (new_tensor made it on the current one). The operands' dtypes
     are checked against the op's row (ops.out_dtype: TypeError naming the op)."""
     ov = out._view or view_of(out)
-    codes = tuple(v.dtype for v in inputs)
+    codes = tuple([v.dtype for v in inputs])
     if OUT[op].get(codes) != ov.dtype:
         out_dtype(op, codes, ov.dtype)
     out._storage.runtime.run(op, ov, inputs, params)
@@ -216,12 +219,13 @@ def reduce(op, a, axes):
     code = OUT[op].get((a._dtype,))
     if code is None:
         return _computed(reduce, op, (a,), axes)
-    kept = [d for d in range(a.ndim) if d not in axes]
+    a_shape, a_strides = tuple(a.shape), a._strides    # (a Size indexes through Python)
+    kept = [d for d in range(len(a_shape)) if d not in axes]
     perm = kept + list(axes)
-    shape = tuple(a.shape[d] for d in perm)
-    strides = tuple(a._strides[d] for d in perm)
+    shape = tuple(a_shape[d] for d in perm)
+    strides = tuple(a_strides[d] for d in perm)
     v = view_of(a)
-    out = new_tensor(tuple(a.shape[d] for d in kept), code)
+    out = new_tensor(tuple(a_shape[d] for d in kept), code)
     return run(op, out, (View(v.block, v.offset, shape, strides, v.dtype),),
                {"naxes": len(axes)})
 
@@ -261,8 +265,8 @@ def matmul(a, b, bias=None, *, transpose_a=False, transpose_b=False):
                                                     transpose_b=transpose_b), op, operands)
     va, vb = view_of(a), view_of(b)
     if len(a.shape) == 2 and len(b.shape) == 2:     # the common case: nothing to plan
-        out = new_tensor((a.shape[1] if transpose_a else a.shape[0],
-                          b.shape[0] if transpose_b else b.shape[1]), code)
+        (m, k), (k2, n) = a.shape, b.shape
+        out = new_tensor((k if transpose_a else m, k2 if transpose_b else n), code)
         out._storage.runtime.run(op, _batch_of_one(out._view),
                                  (_batch_of_one(va, transpose_a),
                                   _batch_of_one(vb, transpose_b)) + extra, None)
@@ -401,7 +405,8 @@ def numpy(t: Tensor) -> np.ndarray:
 def values(t: Tensor) -> np.ndarray:
     """The tensor's values as a new NumPy array (bf16 as float32), whether or not it
     requires grad: `Tensor._read` (item, tolist, printing). A sync point."""
-    return host_values(read(t), t._dtype)
+    arr = (dispatcher._runtime or runtime()).read(view_of(t))    # (read's, written out)
+    return arr if t._dtype != "bf16" else host_values(arr, "bf16")
 
 
 def read(t: Tensor) -> np.ndarray:

@@ -48,8 +48,11 @@ def _row_major(shape):
 
 
 def is_contiguous(shape, strides):
+    if _strides_cache.get(shape) == strides:     # the common case: row-major strides
+        return True
     step = 1
-    for d, s in zip(reversed(shape), reversed(strides)):
+    # (reversed() of a torchic.Size would index it through its Python __getitem__)
+    for d, s in zip(reversed(tuple(shape)), reversed(strides)):
         if d != 1 and s != step:
             return False
         step *= d
@@ -65,6 +68,8 @@ def view_extent(offset, shape, strides):
 
 
 def normalize_axis(axis, ndim, what="dim"):
+    if axis.__class__ is int and -ndim <= axis < ndim:    # the common case
+        return axis % ndim
     if isinstance(axis, bool) or not isinstance(axis, int):
         if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):  # NumPy ints pass
             raise TypeError(f"{what} must be an int, got {type(axis).__name__}")
@@ -95,11 +100,16 @@ def broadcast_shapes(*shapes):
     """NumPy broadcasting of shapes; ValueError naming the shapes if impossible."""
     if len(shapes) == 2:   # fast path: one shape is a trailing part of the other (x + bias)
         a, b = shapes
+        if a == b or not b:       # (a 0-d operand: a scalar's constant)
+            return a
+        if not a:
+            return b
         if len(a) >= len(b) and a[len(a) - len(b):] == b:
             return a
         if len(b) > len(a) and b[len(b) - len(a):] == a:
             return b
     ndim = max(len(s) for s in shapes)
+    shapes = [tuple(s) for s in shapes]      # (a torchic.Size indexes through Python)
     out = []
     for i in range(-ndim, 0):
         size = 1
@@ -132,7 +142,9 @@ def broadcast_strides(shape, strides, target):
 
 def transposed_meta(shape, strides):
     """(shape, strides) of the same elements with the last two dims swapped (no copy)."""
-    return (shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]))
+    *lead, m, n = shape       # (unpacked: a torchic.Size indexes through Python)
+    *slead, sm, sn = strides
+    return (*lead, n, m), (*slead, sn, sm)
 
 
 class MatmulLayout(NamedTuple):
@@ -274,6 +286,7 @@ def slice_meta(offset, shape, strides, key):
 
     `key` is a tuple. Raises IndexError / TypeError naming the problem.
     """
+    shape = tuple(shape)      # (a torchic.Size indexes through Python)
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")

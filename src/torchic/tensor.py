@@ -342,10 +342,10 @@ class Tensor(_Methods):
             >>> torchic.tensor([2.5]).item()
             2.5
         """
-        if self.numel() != 1:
+        if self.shape and numel(self.shape) != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape "
                              f"{list(self.shape)}")
-        return self._read().reshape(()).item()
+        return self._read().item()     # (NumPy's item() of any one-element array)
 
     def tolist(self) -> list:
         """The values as nested Python lists (a number for a 0-d tensor)."""
@@ -370,9 +370,9 @@ class Tensor(_Methods):
         return int(self.item())
 
     def __index__(self):
-        if self._dtype not in INT_CODES or self.numel() != 1:
+        if self._dtype not in INT_CODES or (self.shape and numel(self.shape) != 1):
             raise TypeError("only a one-element integer tensor can be used as an index")
-        return int(self.item())
+        return self._read().item()     # (a Python int: NumPy's item() of an integer array)
 
     def __bool__(self):
         if self.numel() != 1:

@@ -57,11 +57,11 @@ def _to_float(tensors, code):
     return [cast_to(t, code) for t in tensors], code
 
 
-def _keeps(code, scalar_class):
-    """Whether a tensor of dtype `code` keeps it with a Python scalar of `scalar_class`
-    (int or float) as the other operand: a float tensor always, a non-bool integer tensor
-    with an int (promotion.result_code's rule for a weak scalar)."""
-    return is_floating(code) or (scalar_class is int and code != BOOL)
+# the (dtype code, Python scalar class) pairs where a tensor keeps its dtype with a Python
+# int / float as the other operand: a float tensor always, a non-bool integer tensor with an
+# int (promotion.result_code's rule for a weak scalar); a set: the binary ops' hot test
+_KEEPS = frozenset((code, cls) for code in DTYPES for cls in (int, float)
+                   if is_floating(code) or (cls is int and code != BOOL))
 
 
 def _binary_fn(cls, name, doc, example=""):
@@ -80,10 +80,10 @@ def _binary_fn(cls, name, doc, example=""):
         ca, cb = a.__class__, b.__class__
         if ca is Tensor and cb is Tensor and a._dtype == b._dtype:
             code = a._dtype
-        elif ca is Tensor and (cb is float or cb is int) and _keeps(a._dtype, cb):
+        elif ca is Tensor and (cb is float or cb is int) and (a._dtype, cb) in _KEEPS:
             code = a._dtype
             b = constant(b, code)
-        elif cb is Tensor and (ca is float or ca is int) and _keeps(b._dtype, ca):
+        elif cb is Tensor and (ca is float or ca is int) and (b._dtype, ca) in _KEEPS:
             code = b._dtype
             a = constant(a, code)
         else:

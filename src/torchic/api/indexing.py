@@ -201,10 +201,11 @@ def _leading_slice(a, key):
             except TypeError:
                 return None
         bounds.append(v)
-    start, stop, _ = slice(*bounds).indices(a.shape[0])
+    shape = tuple(a.shape)      # (a torchic.Size indexes through Python)
+    start, stop, _ = slice(*bounds).indices(shape[0])
     length = stop - start if stop > start else 0
     return (a._offset + start * a._strides[0] if length else a._offset,
-            (length,) + a.shape[1:], a._strides, (slice(start, stop),))
+            (length,) + shape[1:], a._strides, (slice(start, stop),))
 
 
 def getitem(a: Tensor, key: Any) -> Tensor:

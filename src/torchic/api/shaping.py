@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..formats import check_memory_format
+from ..grad_mode import is_grad_enabled
 from ..functions import (Cat, Contiguous, Expand, IndexView, MatMul, Permute, Reshape,
                          as_operand)
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
@@ -119,8 +120,7 @@ def permute(input: Tensor, *order: int | Sequence[int],
     dims = order if dims is None else _keyword_shape(order, dims, "dims")
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    permute_meta(a.shape, a._strides, dims)   # validates
-    dims = tuple(normalize_axis(d, a.ndim) for d in dims)
+    dims = permute_meta(a.shape, a._strides, dims)[2]   # validated and normalized
     if dims == tuple(range(a.ndim)):
         return a
     return Permute.apply(a, dims=dims)
@@ -138,11 +138,11 @@ def transpose(input: Tensor, dim0: int | None = None, dim1: int | None = None) -
     if dim0 is None or dim1 is None:
         raise TypeError("transpose needs both dim0 and dim1 (or neither, for 2-D)")
     d0, d1 = normalize_axis(dim0, a.ndim), normalize_axis(dim1, a.ndim)
-    if a.ndim == 0:
+    if a.ndim == 0 or d0 == d1:
         return a
     dims = list(range(a.ndim))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return permute(a, dims)
+    return Permute.apply(a, dims=tuple(dims))     # (a permutation by construction)
 
 
 def expand(input: Tensor, *sizes: int | Sequence[int],
@@ -221,9 +221,16 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     part_shape, part_strides, step = shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], \
         strides[d]
     lead = (slice(None),) * d       # (the key each view's gradient places its slice with)
-    return tuple(IndexView.apply(a, key=lead + (i,),
-                                 meta=(offset + i * step, part_shape, part_strides))
-                 for i in range(shape[d]))
+    if a.requires_grad and is_grad_enabled():
+        return tuple([IndexView.apply(a, key=lead + (i,),
+                                      meta=(offset + i * step, part_shape, part_strides))
+                      for i in range(shape[d])])
+    # nothing to record (Primitive.apply would run forward on a new node per view, and
+    # drop it): one node's forward makes every view (`for i in ix` in a script's get_batch)
+    node = IndexView()
+    node.needs_grad = ()
+    return tuple([node.forward(a, lead + (i,), (offset + i * step, part_shape, part_strides))
+                  for i in range(shape[d])])
 
 
 def iter_rows(a: Tensor) -> Iterator[Tensor]:
@@ -276,15 +283,17 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         tensor([[0., 1.],
                 [0., 1.]])
     """
-    tensors = [as_operand(t) for t in tensors]
+    tensors = [t if t.__class__ is Tensor else as_operand(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    shape, code, mixed = tensors[0].shape, tensors[0]._dtype, False
     for i, t in enumerate(tensors):      # PyTorch's error class and message
-        if t.shape != tensors[0].shape:
+        if t.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"{list(shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {i}")
-    d = normalize_axis(dim, tensors[0].ndim + 1)
-    if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):
+        mixed = mixed or t._dtype != code
+    d = normalize_axis(dim, len(shape) + 1)
+    if mixed:
         tensors, _ = promote(*tensors)
     return Cat.apply(*tensors, dim=d, stack=True)

@@ -65,26 +65,27 @@ class Primitive:
     @classmethod
     def apply(cls, *args, **params):
         node = cls()
-        needs = None
         if _grad_enabled.get():
-            for i, a in enumerate(args):
+            for a in args:
                 if getattr(a, "requires_grad", False):
-                    needs = tuple(getattr(x, "requires_grad", False) for x in args)
                     break
-        if needs is None:
+            else:
+                a = None
+        else:
+            a = None
+        if a is None:
             # nothing to record: inputs don't require grad, so nothing inside will either
             node.needs_grad = ()
             return node.forward(*args, **params)
-        node.needs_grad = needs
+        needs = node.needs_grad = tuple([getattr(x, "requires_grad", False) for x in args])
         node._saved = ()
         token = _grad_enabled.set(False)
         try:
             out = node.forward(*args, **params)
         finally:
             _grad_enabled.reset(token)
-        node.edges = tuple(
-            (a.grad_fn if a.grad_fn is not None else a) if need else None
-            for a, need in zip(args, needs))
+        node.edges = tuple([(a.grad_fn if a.grad_fn is not None else a) if need else None
+                            for a, need in zip(args, needs)])
         node.freed = False
         node.retained = None
         saved = node._saved
@@ -102,7 +103,7 @@ class Primitive:
     def save(self, *tensors):
         if self.needs_grad:
             self._saved = tensors
-            self._versions = tuple(None if t is None else t._storage.version for t in tensors)
+            self._versions = tuple([None if t is None else t._storage.version for t in tensors])
 
     @property
     def saved(self):

@@ -82,8 +82,8 @@ class Adam(Optimizer):
                     # re-computes them (and counts the steps) at every replay of a compiled step
                     rows = host_values(functools.partial(
                         self._fused_scalars, group, [st for _, _, st in of_dtype]), dtype)
-                    for i, (p, g, state) in enumerate(of_dtype):
-                        raw.adam_update(p, g, state["exp_avg"], state["exp_avg_sq"], rows[i])
+                    for (p, g, state), row in zip(of_dtype, rows.unbind(0)):
+                        raw.adam_update(p, g, state["exp_avg"], state["exp_avg_sq"], row)
         return loss
 
     def _state_of(self, p, amsgrad):
