@@ -54,6 +54,7 @@ pub mod record;
 pub mod reduce;
 pub mod rows64;
 pub mod runtime;
+pub mod select;
 pub mod softmax;
 pub mod typed;
 pub mod view;

@@ -277,6 +277,10 @@ fn select(pool: &Pool, op: &Op) -> KResult {
     if [cond, a, b].iter().all(|v| v.dtype == DType::F32) {
         return ew::map(pool, ew::Where, [o, cond, a, b]);
     }
+    // (float32 under a bool mask: masked_fill's; select.rs)
+    if cond.dtype == DType::B8 && [o, a, b].iter().all(|v| v.dtype == DType::F32) {
+        return crate::select::where_f32(pool, o, cond, a, b);
+    }
     crate::with_elem!(o.dtype, T, {
         if cond.dtype == DType::B8 {
             typed::map3::<Bool, T, T, T>(

@@ -95,7 +95,9 @@ class Guard:
             seen.add(id(m))
             d = m.__dict__
             for key in ("_parameters", "_buffers", "_modules"):
-                self.registries.append((d[key], tuple(d[key].values())))
+                # (the values kept, so their ids stay theirs; compared as ids: one C loop)
+                values = tuple(d[key].values())
+                self.registries.append((d[key], values, tuple(map(id, values))))
             self.modes.append((m, getattr(m, "training", None)))
             roots.extend(c for c in d["_modules"].values() if c is not None)
             tensors += [t for key in ("_parameters", "_buffers") for t in d[key].values()
@@ -125,9 +127,8 @@ class Guard:
         for t, flag in self.flags:
             if t.requires_grad != flag:
                 return False
-        for registry, values in self.registries:
-            if len(registry) != len(values) or any(
-                    a is not b for a, b in zip(registry.values(), values)):
+        for registry, _, ids in self.registries:
+            if tuple(map(id, registry.values())) != ids:
                 return False
         for m, mode in self.modes:
             if getattr(m, "training", None) is not mode:
