@@ -328,6 +328,23 @@ def _conv2d(data, rng):
           grad_atol=1e-3, grad_rtol=3e-3)
 
 
+@fuzz("lstm_recurrence")
+def _lstm_recurrence(data, rng):
+    """One LSTM layer-direction's recurrence (nn/lstm_recurrence.py: the recurrent product,
+    lstm_cell forward, lstm_cell_grad backward) over random steps, batch and hidden sizes,
+    either direction: the hidden states and final cell, and every input's gradient."""
+    reverse = data.draw(st.booleans(), label="reverse")
+    steps = data.draw(st.integers(1, 4), label="steps")
+    n = data.draw(st.sampled_from((1, 2, 3)), label="batch")
+    hs = data.draw(st.sampled_from((1, 3, 5, 17)), label="hidden")
+    shapes = [(steps, n, 4 * hs), (n, hs), (n, hs), (4 * hs, hs)]
+    inputs = [draw_input(data, rng, s, label=name, allow_expand=False)
+              for s, name in zip(shapes, ("xp", "h0", "c0", "w_hh"))]
+    note(f"reverse={reverse}: {describe(inputs)}")
+    case = CASES["lstm_recurrence_reverse" if reverse else "lstm_recurrence"]
+    check(case.fn, case.ref, inputs, rng=rng, atol=1e-4, grad_atol=1e-3, grad_rtol=3e-3)
+
+
 @fuzz("causal_attention")
 def _causal_attention(data, rng):
     """F.scaled_dot_product_attention(is_causal=True): PyTorch's top-left causal mask."""

@@ -933,7 +933,13 @@ def _lstm(reverse):
 
 case("lstm_recurrence", _lstm(False), _np_lstm, "other", ("lstm_cell", "lstm_cell_grad", "matmul"),
      [(3, 2, 12), (2, 3), (2, 3), (12, 3)], dtypes=("f64", "f16"),
-     big=((2, 20, 256), (20, 64), (20, 64), (256, 64)))
+     big=((2, 20, 256), (20, 64), (20, 64), (256, 64)),
+     # NaN / inf / huge gate pre-activations: saturated gates, and NaN carried on through
+     # the cell and the recurrent product (the first step's h0, c0 and w_hh ordinary)
+     special=Special((np.resize(SPECIAL, (3, 2, 12)),
+                      np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3),
+                      np.linspace(0.5, -0.5, 6, dtype=np.float32).reshape(2, 3),
+                      np.linspace(-0.3, 0.3, 36, dtype=np.float32).reshape(12, 3))))
 case("lstm_recurrence_reverse", _lstm(True), lambda *a: _np_lstm(*a, reverse=True), "other",
      ("lstm_cell", "lstm_cell_grad", "matmul"), [(4, 3, 20), (3, 5), (3, 5), (20, 5)],
      dtypes=("f64",), big=((3, 24, 128), (24, 32), (24, 32), (128, 32)))

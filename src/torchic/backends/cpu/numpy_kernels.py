@@ -25,9 +25,17 @@ def _relu(a, out):
     np.maximum(a, np.float32(0), out=out)
 
 
+def _negative(a, out):
+    """-a, as a product by -1 (the same bits: signed zeros, NaN's sign, ints wrapping):
+    NumPy 2.4's float32 np.negative writes a strided `out` wrongly on AVX-512 (np.negative
+    (x[:, 1], out=y[:, 2]) stored row 0's input neighbours), and lstm_cell's sigmoid
+    writes into column slices."""
+    np.multiply(a, -1, out=out)
+
+
 def _sigmoid(a, out):
     # 1 / (1 + exp(-a)); exp overflow to inf gives the right limit 0
-    np.negative(a, out=out)
+    _negative(a, out)
     np.exp(out, out=out)
     out += np.float32(1)
     np.reciprocal(out, out=out)
@@ -476,7 +484,7 @@ def lstm_cell_grad(out, ins, params):
 
 
 KERNELS = {
-    "neg": _unary(np.negative), "exp": _unary(np.exp), "log": _unary(np.log),
+    "neg": _unary(_negative), "exp": _unary(np.exp), "log": _unary(np.log),
     "relu": _unary(_relu), "tanh": _unary(np.tanh), "sigmoid": _unary(_sigmoid),
     "sqrt": _unary(np.sqrt), "abs": _unary(np.abs), "sin": _unary(np.sin), "cos": _unary(np.cos),
     "add": _binary(np.add), "sub": _binary(np.subtract), "mul": _binary(np.multiply),
