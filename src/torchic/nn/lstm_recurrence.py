@@ -62,7 +62,7 @@ class LSTMRecurrence(Primitive):
     with recorded ops and differentiates that (second derivatives)."""
 
     def forward(self, xp, h0, c0, w_hh, reverse=False):
-        self.inputs = (xp, h0, c0, w_hh)     # (create_graph's backward recomputes from them)
+        inputs = (xp, h0, c0, w_hh)     # (create_graph's backward recomputes from them)
         code = xp._dtype
         wide = COMPUTE_AS.get(code, code)
         if wide != code:        # float16 / bfloat16: computed in float32, rounded back
@@ -88,15 +88,16 @@ class LSTMRecurrence(Primitive):
                 _row(xp, t), r, _row(acts, t), _cells(state, k, False))))
         raw.copy_into(_row(ys, steps + 1), _plane(state, steps, 0))
         self.reverse, self.code = reverse, code
-        # (the buffers are saved tensors: freed with the graph, kept by retain_graph=True,
-        # and an in-place change of the output is caught at backward)
-        self.save(h0, w_hh, ys, acts, state)
+        # (the buffers and the inputs are saved tensors: freed with the graph, kept by
+        # retain_graph=True, and an in-place change of the output or an input is caught at
+        # backward)
+        self.save(h0, w_hh, ys, acts, state, *inputs)
         return ys if wide == code else raw.cast(ys, code)
 
     def backward(self, grad):
         if is_grad_enabled():       # create_graph: a differentiable backward
             return self._recorded_backward(grad)
-        h0, w_hh, ys, acts, state = self.saved
+        h0, w_hh, ys, acts, state = self.saved[:5]
         steps, n, hs = acts.shape[0], h0.shape[0], h0.shape[1]
         code, wide, reverse = self.code, acts._dtype, self.reverse
         grad = raw.contiguous(grad if grad._dtype == wide else raw.cast(grad, wide))
@@ -129,7 +130,8 @@ class LSTMRecurrence(Primitive):
         as composites), then differentiated by the engine."""
         from .. import api
         from ..autograd import grad as autograd_grad
-        xp, h0, c0, w_hh = self.inputs
+        inputs = self.saved[5:]
+        xp, h0, c0, w_hh = inputs
         hs = h0.shape[1]
         h, c, hidden = h0, c0, [None] * xp.shape[0]
         order = range(xp.shape[0] - 1, -1, -1) if self.reverse else range(xp.shape[0])
@@ -141,7 +143,7 @@ class LSTMRecurrence(Primitive):
         rows = hidden + [h0] if self.reverse else [h0] + hidden
         ys = api.stack(rows + [c], 0)
         wanted = [k for k, need in enumerate(self.needs_grad) if need]
-        got = autograd_grad(ys, [self.inputs[k] for k in wanted], grad, create_graph=True,
+        got = autograd_grad(ys, [inputs[k] for k in wanted], grad, create_graph=True,
                             allow_unused=True)
         grads = [None] * 4
         for k, g in zip(wanted, got):
