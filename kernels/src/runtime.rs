@@ -144,7 +144,10 @@ impl PoolShared {
 
 pub struct Pool {
     shared: Arc<PoolShared>,
-    handles: Vec<JoinHandle<()>>,
+    /// workers in all (the caller + the helpers)
+    threads: usize,
+    /// the helpers' threads, joined by `stop` (the stream's close) or on drop
+    handles: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Pool {
@@ -167,7 +170,7 @@ impl Pool {
             cv: Condvar::new(),
             stop: AtomicBool::new(false),
         });
-        let handles = (1..threads.max(1))
+        let handles: Vec<JoinHandle<()>> = (1..threads.max(1))
             .map(|i| {
                 let sh = shared.clone();
                 std::thread::Builder::new()
@@ -176,11 +179,30 @@ impl Pool {
                     .expect("spawn pool thread")
             })
             .collect();
-        Pool { shared, handles }
+        Pool {
+            shared,
+            threads: threads.max(1),
+            handles: Mutex::new(handles),
+        }
     }
 
     pub fn threads(&self) -> usize {
-        self.handles.len() + 1
+        self.threads
+    }
+
+    /// Stop and join the helpers (idempotent). Tasks run after it run on the caller alone
+    /// (`run` claims whatever no helper took). The stream's `close` calls it: the context
+    /// outlives the close (abi.rs `tk_free`), so its pool is never dropped.
+    pub fn stop(&self) {
+        self.shared.stop.store(true, SeqCst);
+        {
+            let _g = self.shared.mx.lock().unwrap();
+            self.shared.cv.notify_all();
+        }
+        let handles: Vec<JoinHandle<()>> = self.handles.lock().unwrap().drain(..).collect();
+        for h in handles {
+            let _ = h.join();
+        }
     }
 
     /// Let the helpers claim tasks (the gate, `PoolShared::always_open`) until the guard
@@ -209,7 +231,7 @@ impl Pool {
         if ntasks == 0 {
             return;
         }
-        if ntasks == 1 || self.handles.is_empty() {
+        if ntasks == 1 || self.threads == 1 {
             for t in 0..ntasks {
                 f(t);
             }
@@ -277,14 +299,7 @@ fn helper_loop(sh: &PoolShared) {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.shared.stop.store(true, SeqCst);
-        {
-            let _g = self.shared.mx.lock().unwrap();
-            self.shared.cv.notify_all();
-        }
-        for h in self.handles.drain(..) {
-            let _ = h.join();
-        }
+        self.stop();
     }
 }
 
@@ -614,7 +629,7 @@ fn coordinator_loop<T: Task>(sh: &StreamShared<T>, pool: &Pool) {
 impl<T: Task + 'static> Stream<T> {
     /// Stop the coordinator (the op running now finishes, queued ones are
     /// dropped unrun and counted as done, so every waiter is released) and
-    /// join it. Idempotent. Later pushes are dropped the same way.
+    /// join it and the pool's helpers. Idempotent. Later pushes are dropped the same way.
     pub fn close(&self) {
         self.shared.stop.store(true, SeqCst);
         {
@@ -625,6 +640,9 @@ impl<T: Task + 'static> Stream<T> {
         if let Some(h) = handle {
             let _ = h.join();
         }
+        // no op runs on the pool now (inline runs push under the caller's lock, as close
+        // is called): its helpers go too
+        self.pool.stop();
         // nothing runs any more: mark everything pushed as done, wake waiters
         let _q = self.shared.queue.lock().unwrap();
         self.shared.done.store(self.last_seq(), SeqCst);
@@ -693,6 +711,33 @@ mod tests {
             hits[t].fetch_add(1, Relaxed);
         });
         assert!(hits.iter().all(|h| h.load(Relaxed) == 1));
+    }
+
+    #[test]
+    fn a_stopped_pool_has_joined_its_helpers_and_runs_jobs_on_the_caller() {
+        let pool = Pool::new(3);
+        let helper = AtomicUsize::new(0);
+        let probe = Mutex::new(Vec::new());
+        pool.run(64, &|_| {
+            probe.lock().unwrap().push(std::thread::current().id());
+        });
+        pool.stop();
+        pool.stop(); // idempotent
+        assert!(pool.handles.lock().unwrap().is_empty());
+        let me = std::thread::current().id();
+        let hits: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+        pool.run(64, &|t| {
+            hits[t].fetch_add(1, Relaxed);
+            if std::thread::current().id() != me {
+                helper.fetch_add(1, Relaxed);
+            }
+        });
+        assert!(hits.iter().all(|h| h.load(Relaxed) == 1));
+        assert_eq!(
+            helper.load(Relaxed),
+            0,
+            "a stopped pool's helper ran a task"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 """Errors: bad indices and invalid op records surface as KernelError at the next read
 (an invalid record never runs); the runtime stays usable afterwards."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -220,3 +222,20 @@ def test_close_is_idempotent_with_work_queued():
     rt.close()
     rt.close()
     assert rt.backend.describe()["isa"] in ("avx512f", "avx2+fma", "neon", "scalar")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_closing_a_runtime_joins_its_threads():
+    # the coordinator and the pool's helpers go with close (the Rust context itself is kept:
+    # abi.rs tk_free), so re-initializing in a loop does not pile up threads
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+    dispatcher.init("simd", threads=3).close()
+    before = threads()
+    for _ in range(4):
+        rt = dispatcher.init("simd", threads=3)
+        assert threads() >= before + 3       # the coordinator and two helpers
+        blk = rt.alloc(1 << 20)
+        rt.run("fill", View(blk, 0, (1 << 18,), (1,), "f32"), (), {"value": 1.0})
+        rt.close()
+        assert threads() == before
