@@ -409,11 +409,14 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                 // B's rows are read in place too when few A panels would reuse the packed
                 // block (m small): packing B costs O(k n) against O(m n k) of work. Also
                 // under a packed A (M not in whole micro-panels, or a wide product) when
-                // the block has at most 2 A panels, each packed B panel used once or
-                // twice: LeNet conv1's (6, 25) @ (25, 43008) 330 -> 190 us, conv2's
-                // (16, 150) @ (150, 6144) 400-530 -> 300 us; with every A panel of a
-                // (100, 512) @ (512, 2048) it lost 1.5x (docs/perf/conv.md, "Two threads")
-                let direct_b = (direct || mc <= 2 * S::MR)
+                // the block has at most 4 A panels, each packed B panel used up to 4
+                // times: LeNet conv1's (6, 25) @ (25, 43008) 330 -> 190 us, conv2's
+                // (16, 150) @ (150, 6144) 400-530 -> 300 us (2 panels); the LSTM's per-step
+                // (32, 256) @ (256, 1024) 217 -> 175 us (4 panels; m 17-32 at n 512-4096,
+                // k 64-2048: +10-25%, docs/perf/simd_matmul.md "Four A panels"); with
+                // every A panel of a (100, 512) @ (512, 2048) it lost 1.5x (docs/perf/conv.md,
+                // "Two threads")
+                let direct_b = (direct || mc <= 4 * S::MR)
                     && b.cs == 1
                     && b.rs > 0
                     && nc % nr == 0
