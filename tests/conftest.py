@@ -7,6 +7,7 @@ backend is an error, not a skip.
 """
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -54,3 +55,26 @@ def backend(backend_name):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cpu_only_torch_seeding():
+    """PyTorch's torch.manual_seed seeds every device's generator: on a machine without CUDA
+    it queues CUDA's seeding for a lazy init and formats the caller's whole stack to do so
+    (0.1-0.7 ms a call, deeper under pytest). The database walks seed before every sample
+    and every call: that was ~40% of the OpInfo walk's time. Where torch has no CUDA, the
+    CPU generator is all manual_seed changes, so the tests seed it alone (same state, same
+    return value). torchic's own manual_seed is untouched."""
+    torch = sys.modules.get("torch")        # imported by the collected test modules, if any
+    if torch is None or not hasattr(torch, "default_generator") or torch.cuda.is_available():
+        yield
+        return
+    original = torch.manual_seed
+
+    def manual_seed(seed):
+        return torch.default_generator.manual_seed(int(seed))
+    torch.manual_seed = manual_seed
+    try:
+        yield
+    finally:
+        torch.manual_seed = original

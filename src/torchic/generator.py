@@ -40,6 +40,7 @@ Transcendentals in double (log1p, sin, cos) are the platform libm's, through `ma
 PyTorch's are; the float32 AVX2 path uses no libm at all.
 """
 
+import functools
 import math
 import numbers
 import os
@@ -66,14 +67,17 @@ _f32 = np.float32
 _f64 = np.float64
 
 
+@functools.lru_cache(maxsize=32)
 def seeded_state(seed):
-    """mt19937's init_genrand: the 624 state words for `seed` (its low 32 bits)."""
-    state = np.empty(_N, dtype=np.uint32)
-    x = seed & 0xFFFFFFFF
-    state[0] = x
+    """mt19937's init_genrand: the 624 state words for `seed` (its low 32 bits), read-only.
+    Cached: programs and tests re-seed with the same few seeds (the loop is ~100 us)."""
+    words = [seed & 0xFFFFFFFF]
+    x = words[0]
     for j in range(1, _N):
         x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFFFFFF
-        state[j] = x
+        words.append(x)
+    state = np.array(words, dtype=np.uint32)
+    state.flags.writeable = False
     return state
 
 
