@@ -66,14 +66,31 @@ class HeapBlock(Block):
     with the same sizes step after step, so the next tensor placed here usually has the
     same layout and reuses the View, and with it what the backend cached on the View."""
 
-    __slots__ = ("view",)
+    __slots__ = ("view", "known", "shared")
 
     def __init__(self, arena, offset, size):
         super().__init__(arena, offset, size)
         self.view = None
+        self.known = None         # known.py: (code, offset, values) of its elements, or None
+        self.shared = False       # known.py: NumPy aliases its memory (never known again)
 
     def retire(self):
         self.view = None          # (a View refers back to its block: no cycle left behind)
+
+
+def forget(op, out, inputs):
+    """known.py: what was known of the blocks op writes (its output's, and its inputs'
+    that ops.WRITES names) is forgotten. Each backend's run calls it, when the output's
+    block has a known value or the op writes an input."""
+    out.block.known = None
+    for k in _ops.WRITES.get(op, ()):
+        inputs[k].block.known = None
+
+
+def share(block):
+    """known.py: NumPy aliases `block`'s memory (a backend's host_array): never known."""
+    block.known = None
+    block.shared = True
 
 
 class View:
@@ -145,6 +162,10 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
+        # the integer codes the backend stores as they are (known.py: what a host write or
+        # an op's result may be remembered as)
+        self.exact_ints = frozenset(c for c in INT_CODES if c in backend.dtypes
+                                    and backend.storage.get(c, c) == c)
         self.layouts = {}     # (shape, code) -> (bytes, strides, Size): raw.new_tensor's cache
         self.recorder = None       # compile's recorder while it records a call (recording.py)
         # restore() is the instance dict's own update: one C call (see rebind)

@@ -1,0 +1,110 @@
+"""Host-known values of integer tensors: `int(i)`, `i.item()` and `t[i:i + 8]` of a 0-d
+integer tensor without a sync or a read (issue 45, eager small programs).
+
+A heap block may carry `known = (code, offset, values)`: the block's elements of dtype
+`code` at element offsets offset, offset + 1, ... are `values` (Python ints) as of the last
+op issued. Stream order makes that exact: whatever writes the block is issued later, and
+every way a block is written forgets what is known of it when the write is issued:
+
+* each backend's `run` (the op's output block, and the inputs of ops that write in place:
+  ops.WRITES), `write` (host -> heap) and `push_packed` (a compiled program's argument and
+  output slots), and a compiled program's replay (recording.py: every block it touches);
+* a block whose memory NumPy aliases (`host_array`: DLPack, `np.asarray(t, copy=False)`,
+  the collectives' and DistributedDataParallel's host views) is `shared`: never known again;
+* a new Storage starts with nothing known, and a freed block forgets.
+
+Values become known three ways: a read of one element reads up to WINDOW elements of its
+block from there (iterating a small integer tensor reads it once, not once per element); a
+host write of a small integer array (`torch.tensor`, `randint`) remembers what it wrote; an
+add / sub / mul of a known 0-d integer tensor with a Python int or another known one
+remembers the result (the op still runs: the tensor holds the value for the kernels). The
+last two only for dtypes the backend stores as they are (webgpu keeps int64 in 32-bit
+words: an overflow there is the kernel's error). Nothing is known or used while
+torchic.compile records a call (a replay runs no Python: a value seen while recording must
+not steer it; a read there stays the recorder's CompileError).
+"""
+
+import numpy as np
+
+from . import dispatcher
+from .dispatcher import DTYPES, INT_CODES, ITEMSIZE, View, storage_code
+
+WINDOW = 64      # elements one read of one element brings back (and remembers)
+LIMIT = 256      # the largest host write whose values are remembered
+
+# code -> (lowest, highest) value: an arithmetic result outside is not remembered (it wraps)
+_RANGE = {c: (-(1 << (8 * ITEMSIZE[c] - 1)), (1 << (8 * ITEMSIZE[c] - 1)) - 1)
+          for c in ("i8", "i16", "i32", "i64")}
+_RANGE["u8"] = (0, 255)
+
+ARITH = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}
+
+
+def value(t):
+    """The known value of one-element integer tensor t, or None (then read it)."""
+    st = t._storage
+    block = st.block
+    if block is None:
+        return None
+    k = block.known
+    if k is None or k[0] != t._dtype:
+        return None
+    rt = dispatcher._runtime
+    if rt is not st.runtime or rt.recorder is not None:
+        return None
+    j = t._offset - k[1]
+    values = k[2]
+    return values[j] if 0 <= j < len(values) else None
+
+
+def read_one(t):
+    """Read the value of one-element integer tensor t (a sync), with up to WINDOW - 1
+    elements of its block after it, all remembered; a Python int."""
+    st = t._storage
+    rt = dispatcher._runtime or dispatcher.runtime()
+    if st.runtime is not rt or st.block is None:
+        st.check_usable()
+    block, code = st.block, t._dtype
+    n = min(WINDOW, block.size // ITEMSIZE[storage_code(rt.backend, code)] - t._offset)
+    if block.shared or rt.recorder is not None or n < 1:
+        return rt.read(View(block, t._offset, (), (), code)).item()
+    values = rt.read(View(block, t._offset, (n,), (1,), code)).tolist()
+    block.known = (code, t._offset, values)
+    return values[0]
+
+
+def remember(t, values):
+    """Record `values` (a list of Python ints, t's elements in row-major order) as t's
+    contents, just after the op or write that gives them was issued; kept only for a
+    contiguous integer tensor of a dtype its backend stores as it is, outside a recording,
+    in a block no NumPy array aliases."""
+    st = t._storage
+    block, rt = st.block, st.runtime
+    if block is None or block.shared or rt.recorder is not None or \
+            t._dtype not in rt.exact_ints or not t.is_contiguous():
+        return
+    block.known = (t._dtype, t._offset, values)
+
+
+def written(t, array):
+    """After a host write of `array` into t: remember it when it is small and already of
+    t's dtype (no cast between: the backend stores exactly these values)."""
+    if t._dtype in INT_CODES and isinstance(array, np.ndarray) and array.size <= LIMIT and array.dtype == DTYPES[t._dtype] \
+            and array.shape == t.shape:
+        remember(t, array.ravel().tolist())
+
+
+def arith(op, out, x, y):
+    """out = op(x, y), just issued, where x and y are 0-d tensors or Python ints: remember
+    out's value when both are known and it fits out's dtype. Returns out."""
+    if x.__class__ is not int:
+        x = value(x)
+    if y.__class__ is not int:
+        y = value(y)
+    if x is not None and y is not None and out._dtype in _RANGE:
+        z = ARITH[op](x, y)
+        low, high = _RANGE[out._dtype]
+        if low <= z <= high:
+            remember(out, [z])
+    return out
+
