@@ -141,6 +141,12 @@ def backend_class(name):
     return _BACKENDS[name]
 
 
+def _int_range(code, stored):
+    """(lowest, highest) of the values both integer codes hold."""
+    a, b = np.iinfo(DTYPES[code]), np.iinfo(DTYPES[stored])
+    return max(int(a.min), int(b.min)), min(int(a.max), int(b.max))
+
+
 class Runtime:
     """One initialized backend with its heap. ``init`` makes a new one."""
 
@@ -162,10 +168,11 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
-        # the integer codes the backend stores as they are (known.py: what a host write or
-        # an op's result may be remembered as)
-        self.exact_ints = frozenset(c for c in INT_CODES if c in backend.dtypes
-                                    and backend.storage.get(c, c) == c)
+        # known.py: per integer code the backend holds, the values an op's result of that
+        # code is stored exactly as (its range, and its storage code's: webgpu's int64 is
+        # 32-bit words), what such a result may be remembered as without a read
+        self.int_ranges = {c: _int_range(c, backend.storage.get(c, c)) for c in INT_CODES
+                           if c in backend.dtypes and backend.storage.get(c, c) in INT_CODES}
         self.layouts = {}     # (shape, code) -> (bytes, strides, Size): raw.new_tensor's cache
         self.recorder = None       # compile's recorder while it records a call (recording.py)
         # restore() is the instance dict's own update: one C call (see rebind)

@@ -7,21 +7,24 @@ op issued. Stream order makes that exact: whatever writes the block is issued la
 every way a block is written forgets what is known of it when the write is issued:
 
 * each backend's `run` (the op's output block, and the inputs of ops that write in place:
-  ops.WRITES), `write` (host -> heap) and `push_packed` (a compiled program's argument and
-  output slots), and a compiled program's replay (recording.py: every block it touches);
+  ops.WRITES) and `write` (host -> heap); a compiled program's replay (recording.py: every
+  block its records touch, and the caller's argument and output blocks it runs on);
 * a block whose memory NumPy aliases (`host_array`: DLPack, `np.asarray(t, copy=False)`,
-  the collectives' and DistributedDataParallel's host views) is `shared`: never known again;
+  the collectives' and DistributedDataParallel's host views) is `shared`: nothing is known
+  of it while that storage lives (the alias holds it);
 * a new Storage starts with nothing known, and a freed block forgets.
 
 Values become known three ways: a read of one element reads up to WINDOW elements of its
 block from there (iterating a small integer tensor reads it once, not once per element); a
 host write of a small integer array (`torch.tensor`, `randint`) remembers what it wrote; an
 add / sub / mul of a known 0-d integer tensor with a Python int or another known one
-remembers the result (the op still runs: the tensor holds the value for the kernels). The
-last two only for dtypes the backend stores as they are (webgpu keeps int64 in 32-bit
-words: an overflow there is the kernel's error). Nothing is known or used while
-torchic.compile records a call (a replay runs no Python: a value seen while recording must
-not steer it; a read there stays the recorder's CompileError).
+remembers the result (the op still runs: the tensor holds the value for the kernels), when
+it lies in what the result's dtype and the backend's storage of it hold (Runtime.int_ranges:
+webgpu keeps int64 in 32-bit words; outside, the kernel wraps or raises). A host write is
+remembered only for an array already of the tensor's dtype (what a write cannot store, it
+refuses). Nothing is known or used while torchic.compile records a call (a replay runs no
+Python: a value seen while recording must not steer it; a read there stays the recorder's
+CompileError).
 """
 
 import numpy as np
@@ -31,11 +34,6 @@ from .dispatcher import DTYPES, INT_CODES, ITEMSIZE, View, storage_code
 
 WINDOW = 64      # elements one read of one element brings back (and remembers)
 LIMIT = 256      # the largest host write whose values are remembered
-
-# code -> (lowest, highest) value: an arithmetic result outside is not remembered (it wraps)
-_RANGE = {c: (-(1 << (8 * ITEMSIZE[c] - 1)), (1 << (8 * ITEMSIZE[c] - 1)) - 1)
-          for c in ("i8", "i16", "i32", "i64")}
-_RANGE["u8"] = (0, 255)
 
 ARITH = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}
 
@@ -75,13 +73,13 @@ def read_one(t):
 
 def remember(t, values):
     """Record `values` (a list of Python ints, t's elements in row-major order) as t's
-    contents, just after the op or write that gives them was issued; kept only for a
-    contiguous integer tensor of a dtype its backend stores as it is, outside a recording,
-    in a block no NumPy array aliases."""
+    contents, just after the op or write that gives them was issued (the caller knows the
+    backend stores exactly these: Runtime.int_ranges); kept only for a contiguous integer
+    tensor, outside a recording, in a block no NumPy array aliases."""
     st = t._storage
     block, rt = st.block, st.runtime
     if block is None or block.shared or rt.recorder is not None or \
-            t._dtype not in rt.exact_ints or not t.is_contiguous():
+            t._dtype not in rt.int_ranges or not t.is_contiguous():
         return
     block.known = (t._dtype, t._offset, values)
 
@@ -101,10 +99,11 @@ def arith(op, out, x, y):
         x = value(x)
     if y.__class__ is not int:
         y = value(y)
-    if x is not None and y is not None and out._dtype in _RANGE:
-        z = ARITH[op](x, y)
-        low, high = _RANGE[out._dtype]
-        if low <= z <= high:
-            remember(out, [z])
+    if x is not None and y is not None:
+        bounds = out._storage.runtime.int_ranges.get(out._dtype)
+        if bounds is not None:
+            z = ARITH[op](x, y)
+            if bounds[0] <= z <= bounds[1]:
+                remember(out, [z])
     return out
 

@@ -44,7 +44,8 @@ class Storage:
     def __init__(self, runtime, block):
         self.runtime = runtime
         self.block = block
-        block.known = None     # (a recycled block: nothing of its old contents is known)
+        block.known = None     # (known.py: a recycled block starts with nothing known and
+        block.shared = False   # no NumPy alias: an alias holds the storage it was made of)
         self.version = 0   # bumped by every in-place write (autograd checks it)
 
     def __del__(self):
