@@ -94,16 +94,18 @@ def written(t, array):
 
 def arith(op, out, x, y):
     """out = op(x, y), just issued, where x and y are 0-d tensors or Python ints: remember
-    out's value when both are known and it fits out's dtype. Returns out."""
+    out's value when both are known and it fits out's dtype and storage. Returns out."""
     if x.__class__ is not int:
         x = value(x)
     if y.__class__ is not int:
         y = value(y)
-    if x is not None and y is not None:
-        bounds = out._storage.runtime.int_ranges.get(out._dtype)
-        if bounds is not None:
-            z = ARITH[op](x, y)
-            if bounds[0] <= z <= bounds[1]:
-                remember(out, [z])
+    if x is None or y is None:
+        return out
+    st = out._storage      # (a new 0-d tensor: its own contiguous block)
+    rt = st.runtime
+    bounds = rt.int_ranges.get(out._dtype)
+    if bounds is not None and rt.recorder is None:
+        z = ARITH[op](x, y)
+        if bounds[0] <= z <= bounds[1]:
+            st.block.known = (out._dtype, out._offset, [z])
     return out
-
