@@ -33,6 +33,7 @@ from .. import raw
 from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
 from ..functions import Cast, Cat, GatherRows, IndexView, Permute, Reshape, as_strided, constant
+from ..functions.views import mark_view
 from ..shape import numel, slice_meta
 from ..tensor import Tensor
 
@@ -208,11 +209,19 @@ def _leading_slice(a, key):
             (length,) + shape[1:], a._strides, (slice(start, stop),))
 
 
+# the node mark_view is given for a view made without a record (it reads needs_grad only)
+_UNRECORDED = IndexView()
+_UNRECORDED.needs_grad = ()
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     if key.__class__ is slice:     # the commonest key, without the general parse
         meta = _leading_slice(a, key)
         if meta is not None:
-            return IndexView.apply(a, key=meta[3], meta=meta[:3])
+            if a.requires_grad:
+                return IndexView.apply(a, key=meta[3], meta=meta[:3])
+            # nothing to record: IndexView.forward's view, without apply's node and frames
+            return mark_view(_UNRECORDED, a, Tensor._make(a._storage, *meta[:3], a._dtype))
     given = key
     key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
