@@ -15,16 +15,20 @@ every way a block is written forgets what is known of it when the write is issue
 * a new Storage starts with nothing known, and a freed block forgets.
 
 Values become known three ways: a read of one element reads up to WINDOW elements of its
-block from there (iterating a small integer tensor reads it once, not once per element); a
-host write of a small integer array (`torch.tensor`, `randint`) remembers what it wrote; an
-add / sub / mul of a known 0-d integer tensor with a Python int or another known one
-remembers the result (the op still runs: the tensor holds the value for the kernels), when
-it lies in what the result's dtype and the backend's storage of it hold (Runtime.int_ranges:
-webgpu keeps int64 in 32-bit words; outside, the kernel wraps or raises). A host write is
-remembered only for an array already of the tensor's dtype (what a write cannot store, it
-refuses). Nothing is known or used while torchic.compile records a call (a replay runs no
-Python: a value seen while recording must not steer it; a read there stays the recorder's
-CompileError).
+block from there (iterating a small integer tensor reads it once, not once per element);
+creation's host write of a small integer array into a new tensor (`torch.tensor`,
+`randint`) remembers it, when the array is of the tensor's dtype (what a backend cannot
+store, its write refuses); an add / sub / mul of a known 0-d integer tensor with a Python
+int or another known one remembers the result (the op still runs: the tensor holds the
+value for the kernels), when it lies in what the result's dtype and the backend's storage
+of it hold (Runtime.int_ranges: webgpu keeps int64 in 32-bit words; outside, the kernel
+wraps or raises). Nothing is known or used while torchic.compile records a call (a replay
+runs no Python: a value seen while recording must not steer it; a read there stays the
+recorder's CompileError).
+
+Threads: an entry is set on a new tensor's block (no other thread has it yet), or, for a
+read, before the read is issued, naming a list filled after it: a write another thread
+issues meanwhile forgets the entry, and the list filled later is then nobody's.
 """
 
 import numpy as np
@@ -66,9 +70,14 @@ def read_one(t):
     n = min(WINDOW, block.size // ITEMSIZE[storage_code(rt.backend, code)] - t._offset)
     if block.shared or rt.recorder is not None or n < 1:
         return rt.read(View(block, t._offset, (), (), code)).item()
-    values = rt.read(View(block, t._offset, (n,), (1,), code)).tolist()
+    # the values are filled into a list the block names before the read is issued: a write
+    # another thread issues meanwhile forgets the block's entry, and the list filled after
+    # it is then nobody's (the read's values never stand for memory written later)
+    values = []
     block.known = (code, t._offset, values)
-    return values[0]
+    got = rt.read(View(block, t._offset, (n,), (1,), code)).tolist()
+    values.extend(got)      # (one call: atomic for another thread's value())
+    return got[0]
 
 
 def remember(t, values):
@@ -85,8 +94,9 @@ def remember(t, values):
 
 
 def written(t, array):
-    """After a host write of `array` into t: remember it when it is small and already of
-    t's dtype (no cast between: the backend stores exactly these values)."""
+    """After the host write of `array` into new tensor t (creation's: no other thread has
+    t yet): remember it when it is small and already of t's dtype (no cast between: the
+    backend stores exactly these values)."""
     if t._dtype in INT_CODES and isinstance(array, np.ndarray) and array.size <= LIMIT and array.dtype == DTYPES[t._dtype] \
             and array.shape == t.shape:
         remember(t, array.ravel().tolist())

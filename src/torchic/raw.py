@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from . import dispatcher, known, scopes
-from .dispatcher import INT_CODES, ITEMSIZE, View, runtime, storage_code
+from . import dispatcher, scopes
+from .dispatcher import ITEMSIZE, View, runtime, storage_code
 from .dtypes import host_values
 from .ops import COMPUTE_AS, OUT, SIGNATURES, out_dtype
 from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, matmul_layout,
@@ -380,8 +380,6 @@ def write(t, array, source=None):
         runtime().write(view_of(t), array)
     else:
         runtime().write(view_of(t), array, source)
-    if t._dtype in INT_CODES:      # (known.py: a small integer write is remembered)
-        known.written(t, array)
     return t
 
 

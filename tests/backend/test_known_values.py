@@ -298,3 +298,37 @@ def test_compiled_outputs_are_fresh_each_replay(backend):
     for v in range(4):
         y = f(tc.tensor([v, v]))
         _check(y[0], v + 1)
+
+
+def test_a_write_issued_during_a_read_is_not_hidden(backend):
+    """(another thread's write between a read's issue and its return: the read's window
+    must not stand for the memory written after it)"""
+    base = tc.tensor([1, 2, 3])
+    base.add_(0)          # (nothing known of it now)
+    assert _known(base[1]) is None
+    rt = dispatcher.runtime()
+    real = rt.read
+
+    def read_then_another_write(view):
+        got = real(view)
+        base[1] = 9       # issued after the read: as another thread's write would be
+        return got
+    saved = rt.rebind(read=read_then_another_write)
+    try:
+        assert int(base[0]) == 1
+    finally:
+        rt.restore(saved)
+    _check(base[1], 9)
+
+
+def test_new_small_int_tensors_need_no_read(backend):
+    count, restore = _reads()
+    try:
+        t = tc.tensor([4, 5, 6])
+        ix = tc.randint(0, 50, (8,))
+        values = [int(v) for v in t] + [int(i + 1) for i in ix]
+    finally:
+        restore()
+    assert values[:3] == [4, 5, 6]
+    assert values[3:] == [v + 1 for v in ix.tolist()]
+    assert count[0] == 0
