@@ -6,6 +6,8 @@ Each staleness test first makes a value known (a read: known on every backend), 
 is (so the test can fail), writes the storage one way, then checks int(), item(), a slice
 bound and an index key see the new value, as PyTorch's do."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -332,3 +334,42 @@ def test_new_small_int_tensors_need_no_read(backend):
     assert values[:3] == [4, 5, 6]
     assert values[3:] == [v + 1 for v in ix.tolist()]
     assert count[0] == 0
+
+
+_FORK_SCRIPT = """
+import json, os, sys
+import torchic as tc
+tc.init(sys.argv[1], threads=1)
+ix = tc.tensor([3, 4, 5])
+i = ix[1]
+j = i + 10
+assert int(i) == 4 and int(j) == 14
+pid = os.fork()
+if pid == 0:
+    before = [int(i), int(j)]
+    ix[1] = 40
+    j.add_(1)
+    print(json.dumps({"child": before + [int(i), int(j), int(ix[1] + 1)]}), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+after = [int(i), int(j)]
+ix.add_(100)
+print(json.dumps({"parent": after + [int(i), int(j)]}), flush=True)
+"""
+
+
+def test_fork_child_and_parent_each_see_their_own_writes(backend):
+    if backend == "webgpu":
+        pytest.skip("a forked child cannot use webgpu (test_fork_threads.py)")
+    import json
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", _FORK_SCRIPT, backend], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    got = {}
+    for line in out.stdout.splitlines():
+        got.update(json.loads(line))
+    assert got["child"] == [4, 14, 40, 15, 41]
+    assert got["parent"] == [4, 14, 104, 14]
