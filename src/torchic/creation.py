@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import dispatcher, raw
+from . import dispatcher, known, raw
 from .allocator import HeapFullError
 from .devices import check_device
 from .formats import check_like_kwargs
@@ -164,6 +164,8 @@ def from_numpy_array(arr, code, requires_grad=False, source=None):
     t = raw.new_tensor(arr.shape, code)
     if arr.size:
         raw.write(t, arr.copy() if not arr.flags.owndata else arr, source)
+        if code in INT_CODES:     # (known.py: a small integer tensor's values kept)
+            known.written(t, arr)
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -66,14 +66,31 @@ class HeapBlock(Block):
     with the same sizes step after step, so the next tensor placed here usually has the
     same layout and reuses the View, and with it what the backend cached on the View."""
 
-    __slots__ = ("view",)
+    __slots__ = ("view", "known", "shared")
 
     def __init__(self, arena, offset, size):
         super().__init__(arena, offset, size)
         self.view = None
+        self.known = None         # known.py: (code, offset, values) of its elements, or None
+        self.shared = False       # known.py: NumPy aliases its memory (never known again)
 
     def retire(self):
         self.view = None          # (a View refers back to its block: no cycle left behind)
+
+
+def forget(op, out, inputs):
+    """known.py: what was known of the blocks op writes (its output's, and its inputs'
+    that ops.WRITES names) is forgotten. Each backend's run calls it, when the output's
+    block has a known value or the op writes an input."""
+    out.block.known = None
+    for k in _ops.WRITES.get(op, ()):
+        inputs[k].block.known = None
+
+
+def share(block):
+    """known.py: NumPy aliases `block`'s memory (a backend's host_array): never known."""
+    block.known = None
+    block.shared = True
 
 
 class View:
@@ -124,6 +141,12 @@ def backend_class(name):
     return _BACKENDS[name]
 
 
+def _int_range(code, stored):
+    """(lowest, highest) of the values both integer codes hold."""
+    a, b = np.iinfo(DTYPES[code]), np.iinfo(DTYPES[stored])
+    return max(int(a.min), int(b.min)), min(int(a.max), int(b.max))
+
+
 class Runtime:
     """One initialized backend with its heap. ``init`` makes a new one."""
 
@@ -145,6 +168,11 @@ class Runtime:
         self.run = backend.run
         self.read = backend.read
         self.sync = backend.sync
+        # known.py: per integer code the backend holds, the values an op's result of that
+        # code is stored exactly as (its range, and its storage code's: webgpu's int64 is
+        # 32-bit words), what such a result may be remembered as without a read
+        self.int_ranges = {c: _int_range(c, backend.storage.get(c, c)) for c in INT_CODES
+                           if c in backend.dtypes and backend.storage.get(c, c) in INT_CODES}
         self.layouts = {}     # (shape, code) -> (bytes, strides, Size): raw.new_tensor's cache
         self.recorder = None       # compile's recorder while it records a call (recording.py)
         # restore() is the instance dict's own update: one C call (see rebind)

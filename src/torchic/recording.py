@@ -194,6 +194,7 @@ class Program:
         written.update(id(r[2][k].block) for r in self.records for k in ops.WRITES.get(r[0], ()))
         self.written_inputs = [i for i, t in enumerate(inputs) if id(t._view.block) in written]
         touched = {id(v.block): v.block for r in self.records for v in (r[1],) + r[2]}
+        self.touched = list(touched.values())     # (known.py: forgotten at each replay)
         # blocks that outlive the call: hold their Storages so none is recycled under us
         outside = {i: b for i, b in touched.items() if i not in temp_ids}
         for i, (block, line) in rec.freed_outside.items():
@@ -316,6 +317,8 @@ class Program:
                 f"another compiled function's recording, at {_user_line()}: call the "
                 f"compiled function inside that one too")
         slots = self._arguments_in(tensors)
+        for block in self.touched:      # known.py: the replay writes them (no run() sees it)
+            block.known = None
         if self.stages:
             self._stage_host_writes()
         # the outputs the program writes where the caller gets them: new tensors, whose
@@ -337,6 +340,8 @@ class Program:
                     else:
                         slots.append((raw.view_of(mine).block, 0))
                         copied.append((t, mine))
+            for block, _ in slots or ():    # (the caller's argument and output blocks)
+                block.known = None
             self.rt.backend.push_packed(self._packed, slots)
         for t, mine in copied:
             raw.copy_into(t, mine)
@@ -375,6 +380,7 @@ class Program:
             if self._packed is not None:
                 self.rt.backend.release_packed(self._packed)
             self.temporaries, self.held, self.records, self._packed = [], [], [], None
+            self.touched = []
 
     def __del__(self):
         try:

@@ -271,7 +271,8 @@ def permute_meta(shape, strides, dims):
     dims = tuple(normalize_axis(d, ndim) for d in dims)
     if sorted(dims) != list(range(ndim)):
         raise ValueError(f"permute dims {dims} are not a permutation of 0..{ndim - 1}")
-    return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), dims
+    shape, strides = tuple(shape), tuple(strides)     # (a Size indexes through Python)
+    return tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]), dims
 
 
 def inverse_permutation(dims):

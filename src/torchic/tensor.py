@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from . import dispatcher
+from . import dispatcher, known
 from .devices import CPU, device as _Device
 from .dispatcher import FLOAT_CODES, INT_CODES
 from .dtypes import DType, default_float, dtype_of
@@ -44,6 +44,8 @@ class Storage:
     def __init__(self, runtime, block):
         self.runtime = runtime
         self.block = block
+        block.known = None     # (known.py: a recycled block starts with nothing known and
+        block.shared = False   # no NumPy alias: an alias holds the storage it was made of)
         self.version = 0   # bumped by every in-place write (autograd checks it)
 
     def __del__(self):
@@ -57,12 +59,14 @@ class Storage:
             return
         if block is not None:
             self.block = None
+            block.known = None
             self.runtime.free(block)
 
     def dispose(self):
         block = self.block
         if block is not None:
             self.block = None
+            block.known = None
             self.runtime.free(block)
 
     def check_usable(self):
@@ -345,6 +349,9 @@ class Tensor(_Methods):
         if self.shape and numel(self.shape) != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape "
                              f"{list(self.shape)}")
+        if self._dtype in INT_CODES:     # (known.py: no sync when its value is known)
+            v = known.value(self)
+            return v if v is not None else known.read_one(self)
         return self._read().item()     # (NumPy's item() of any one-element array)
 
     def tolist(self) -> list:
@@ -372,7 +379,8 @@ class Tensor(_Methods):
     def __index__(self):
         if self._dtype not in INT_CODES or (self.shape and numel(self.shape) != 1):
             raise TypeError("only a one-element integer tensor can be used as an index")
-        return self._read().item()     # (a Python int: NumPy's item() of an integer array)
+        v = known.value(self)     # (known.py: no sync when its value is known)
+        return v if v is not None else known.read_one(self)
 
     def __bool__(self):
         if self.numel() != 1:

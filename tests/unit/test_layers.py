@@ -20,6 +20,7 @@ LAYERS = [
     ["allocator"],
     ["backend"],
     ["dispatcher"],
+    ["known"],    # issue 45: host-known values of integer tensors
     ["dtypes"],
     ["devices", "cuda", "formats"],
     ["tensor"],

@@ -16,8 +16,8 @@ it).
 
 import numpy as np
 
-from .. import raw
-from ..dispatcher import DTYPES, runtime, storage_code
+from .. import known, raw
+from ..dispatcher import DTYPES, INT_CODES, runtime, storage_code
 from ..dtypes import default_float
 from ..functions import (UNARY, Add, Cast, Div, Maximum, Minimum, Mul, Pow, Sub, Where,
                          as_operand, constant)
@@ -67,6 +67,7 @@ _KEEPS = frozenset((code, cls) for code in DTYPES for cls in (int, float)
 def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     floating_only = primitive not in INT_BINARY
+    host_known = primitive in known.ARITH   # (0-d integer results remembered: known.py)
 
     def op(input: Tensor | float, other: Tensor | float, *, alpha: float = 1) -> Tensor:
         a, b = input, other       # PyTorch's keyword names, the short ones below
@@ -80,11 +81,17 @@ def _binary_fn(cls, name, doc, example=""):
         ca, cb = a.__class__, b.__class__
         if ca is Tensor and cb is Tensor and a._dtype == b._dtype:
             code = a._dtype
+            if host_known and not a.shape and not b.shape and code in INT_CODES:
+                return known.arith(primitive, raw.binary(primitive, a, b), a, b)
         elif ca is Tensor and (cb is float or cb is int) and (a._dtype, cb) in _KEEPS:
             code = a._dtype
+            if host_known and cb is int and not a.shape and code in INT_CODES:
+                return known.arith(primitive, raw.binary(primitive, a, constant(b, code)), a, b)
             b = constant(b, code)
         elif cb is Tensor and (ca is float or ca is int) and (b._dtype, ca) in _KEEPS:
             code = b._dtype
+            if host_known and ca is int and not b.shape and code in INT_CODES:
+                return known.arith(primitive, raw.binary(primitive, constant(a, code), b), a, b)
             a = constant(a, code)
         else:
             (a, b), code = promote(a, b)

@@ -23,7 +23,6 @@ refused with PyTorch's IndexError.
 """
 
 import builtins
-import weakref
 from typing import Any
 import numbers
 
@@ -33,6 +32,7 @@ from .. import raw
 from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
 from ..functions import Cast, Cat, GatherRows, IndexView, Permute, Reshape, as_strided, constant
+from ..functions.views import mark_view
 from ..shape import numel, slice_meta
 from ..tensor import Tensor
 
@@ -43,33 +43,14 @@ def _is_advanced(k):
     return isinstance(k, np.ndarray) and k.ndim > 0
 
 
-def key_tuple(key, value=None):
+def key_tuple(key):
     """The key as a tuple, a 0-d integer tensor in it read as an int (PyTorch's rule: it
-    picks like an int, so the result is a view; reading it is a sync).
-
-    `value` (setitem's): when it is the view the last getitem made with this very key,
-    unchanged since (its 0-d tensors at the same versions), their values are that
-    getitem's: `t[ix] += v` reads ix once, not twice (the second read would wait for the
-    in-place add)."""
+    picks like an int, so the result is a view; its value is read once, then known:
+    known.py, so `t[ix] += v` reads ix at most once)."""
     key = key if isinstance(key, tuple) else (key,)
     if builtins.any(_is_int_scalar(k) for k in key):
-        memo = _last_scalar_key[0]
-        if value is not None and memo is not None and memo[0]() is value and \
-                len(memo[1]) == len(key) and builtins.all(
-                    a is b for a, b in zip(memo[1], key)) and memo[2] == _versions(key):
-            return memo[3]
         return tuple(k.item() if _is_int_scalar(k) else k for k in key)
     return key
-
-
-# (weakref to the view, the key, its 0-d tensors' versions, the key as read): the last
-# getitem through a key with 0-d integer tensors (one slot: `t[ix] += v` is a getitem
-# straight followed by a setitem)
-_last_scalar_key = [None]
-
-
-def _versions(key):
-    return tuple(k._storage.version for k in key if _is_int_scalar(k))
 
 
 _INDEX_CODES = ("i8", "i16", "i32", "i64")     # index tensors; bool and uint8 are masks
@@ -208,21 +189,23 @@ def _leading_slice(a, key):
             (length,) + shape[1:], a._strides, (slice(start, stop),))
 
 
+# the node mark_view is given for a view made without a record (it reads needs_grad only)
+_UNRECORDED = IndexView()
+_UNRECORDED.needs_grad = ()
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     if key.__class__ is slice:     # the commonest key, without the general parse
         meta = _leading_slice(a, key)
         if meta is not None:
-            return IndexView.apply(a, key=meta[3], meta=meta[:3])
-    given = key
+            if a.requires_grad:
+                return IndexView.apply(a, key=meta[3], meta=meta[:3])
+            # nothing to record: IndexView.forward's view, without apply's node and frames
+            return mark_view(_UNRECORDED, a, Tensor._make(a._storage, *meta[:3], a._dtype))
     key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
     if not advanced:
-        out = IndexView.apply(a, key=key)
-        given = given if isinstance(given, tuple) else (given,)
-        if given is not key:      # (a new tuple: 0-d tensors in it were read)
-            if builtins.any(_is_int_scalar(k) for k in given):
-                _last_scalar_key[0] = (weakref.ref(out), given, _versions(given), key)
-        return out
+        return IndexView.apply(a, key=key)
     if len(advanced) == 1:
         at = advanced[0]
         k = key[at]

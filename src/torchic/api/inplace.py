@@ -198,7 +198,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     """t[key] = value (a scalar, or a tensor broadcast to the selected region); through an
     advanced key or under autograd, out of place and written back (indexing.assign)."""
     record = _check_inplace(t, value)
-    key = key_tuple(key, value)
+    key = key_tuple(key)
     if record and not is_advanced_key(key):      # t[key].copy_(value), as PyTorch does
         copy_(getitem(t, key), value)
         return t

@@ -11,7 +11,9 @@ from ..functions import (Cat, Contiguous, Expand, IndexView, MatMul, Permute, Re
                          as_operand)
 from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_axis, numel,
                      permute_meta, reshape_strides)
+from ..functions.views import mark_view
 from ..shape import ShapeError   # issue 44: shape errors are RuntimeErrors too
+from ..size import Size
 from ..tensor import Tensor
 from .elementwise import promote
 from .indexing import getitem  # noqa: F401  (re-exported: other api modules import it here)
@@ -227,9 +229,12 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
                       for i in range(shape[d])])
     # nothing to record (Primitive.apply would run forward on a new node per view, and
     # drop it): one node's forward makes every view (`for i in ix` in a script's get_batch)
+    # nothing to record: the views made directly (IndexView.forward's, without its frames;
+    # mark_view links each to the base as a view made outside a graph)
     node = IndexView()
     node.needs_grad = ()
-    return tuple([node.forward(a, lead + (i,), (offset + i * step, part_shape, part_strides))
+    make, st, code, part_shape = Tensor._make, a._storage, a._dtype, Size(part_shape)
+    return tuple([mark_view(node, a, make(st, offset + i * step, part_shape, part_strides, code))
                   for i in range(shape[d])])
 
 

@@ -124,4 +124,5 @@ class Linear(Primitive):
 
 def _rows(t):
     """t (..., rows, cols) as one (all rows, cols) matrix: a view when its strides allow."""
-    return reshape_raw(t, (numel(t.shape[:-1]), t.shape[-1]))
+    shape = tuple(t.shape)       # (a torchic.Size indexes through Python)
+    return reshape_raw(t, (numel(shape[:-1]), shape[-1]))

@@ -78,8 +78,8 @@ class _RowsOnLastAxis(Primitive):
     def _rows(self, t):
         """t (the input's shape) with the axis moved last, as (rows, n); 0-d: one row."""
         moved = _permuted(t, self.perm) if self.perm != sorted(self.perm) else t
-        n = moved.shape[-1] if moved.ndim else 1
-        return reshape_raw(moved, (numel(moved.shape[:-1]), n))
+        shape = tuple(moved.shape)       # (a torchic.Size indexes through Python)
+        return reshape_raw(moved, (numel(shape[:-1]), shape[-1] if shape else 1))
 
     def _from_rows(self, t2d, shape):
         """The inverse of _rows: a (rows, n) result back to `shape` (a view)."""

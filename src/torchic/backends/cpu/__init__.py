@@ -7,7 +7,8 @@ in ops.py.
 
 import numpy as np
 
-from ...dispatcher import DTYPES, Backend, env_int, register_backend
+from ...dispatcher import DTYPES, Backend, env_int, forget, register_backend, share
+from ...ops import WRITES
 from . import numpy_kernels
 from .heap import HostHeap
 from .stream import OpStream, PackedRecord, ReadRecord, SyncRecord, WorkerPool, WriteRecord
@@ -35,13 +36,17 @@ class WorkersBackend(Backend):
         self.heap.new_arena(nbytes)
 
     def host_array(self, view):
+        share(view.block)
         return self.heap.alias(view)
 
     # stream
     def run(self, op, out, inputs, params):
+        if out.block.known is not None or op in WRITES:
+            forget(op, out, inputs)
         self.stream.put((op, out, inputs, params))
 
     def write(self, view, array):
+        view.block.known = None
         self.stream.put(WriteRecord(view, array))
 
     def pack(self, records, slots=(), frees=None):

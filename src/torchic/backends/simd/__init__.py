@@ -43,10 +43,12 @@ import weakref
 import numpy as np
 
 from ... import ops as _ops
-from ...dispatcher import DTYPES, Backend, KernelError, register_backend
+from ...dispatcher import DTYPES, Backend, KernelError, forget, register_backend, share
 from ...interrupts import sigint_held
 from ..cpu.heap import HostHeap
 from . import native
+
+_WRITES = _ops.WRITES
 
 # op name (ops.py) -> the Rust library's code for it: the library lists its op names
 # (tk_op_name), and _check_table fills in the codes when it loads, after checking that
@@ -236,6 +238,7 @@ class SimdBackend(Backend):
         self.heap.new_arena(nbytes)
 
     def host_array(self, view):
+        share(view.block)
         return self.heap.alias(view)
 
     def _register_arenas(self):
@@ -257,6 +260,8 @@ class SimdBackend(Backend):
     # the push; a read copies out of the heap under the lock too (close empties the heap's
     # arena list). A use after close raises Backend.closed_error() (dispatcher.py).
     def run(self, op, out, inputs, params):
+        if out.block.known is not None or op in _WRITES:
+            forget(op, out, inputs)
         parts, eager = self._record_parts(op, out, inputs, params)
         pending = self._pending
         pending.extend(parts)     # one call: atomic under the GIL, so records never interleave
@@ -364,6 +369,7 @@ class SimdBackend(Backend):
         raise ValueError(f"simd backend rejected an op batch: {msg}")
 
     def write(self, view, array):
+        view.block.known = None
         arr = np.ascontiguousarray(array, dtype=DTYPES[view.dtype])
         if arr.shape != tuple(view.shape):
             arr = arr.reshape(view.shape)

@@ -41,7 +41,7 @@ from ... import ops as _ops
 from ...shape import numel
 from ...backend import KernelOverflowError
 from ...dispatcher import (DTYPES, Backend, BackendUnavailableError, KernelError, _positive_int,
-                           env_int, register_backend)
+                           env_int, forget, register_backend)
 from . import (adam, casts, dropout, elementwise, fuse, lstm, matmul, norm, pool, reduce, replay,
                rows, rowwise, wgsl, windows)
 from .device import ENV_ADAPTER, availability, list_adapters  # noqa: F401
@@ -383,6 +383,8 @@ class WebGPUBackend(Backend):
     # shutdown() cannot empty the GPU's arena list between the check and the op
     # (Backend's docstring).
     def run(self, op, out, inputs, params):
+        if out.block.known is not None or op in _ops.WRITES:
+            forget(op, out, inputs)
         with self._lock:
             if self._closed:
                 raise self.closed_error()
@@ -476,6 +478,7 @@ class WebGPUBackend(Backend):
         return _from_words(array, code)
 
     def write(self, view, array):
+        view.block.known = None
         with self._lock:
             if self._closed:
                 raise self.closed_error()
