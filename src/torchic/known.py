@@ -34,7 +34,7 @@ issues meanwhile forgets the entry, and the list filled later is then nobody's.
 import numpy as np
 
 from . import dispatcher
-from .dispatcher import DTYPES, INT_CODES, ITEMSIZE, View, storage_code
+from .dispatcher import DTYPES, ITEMSIZE, View, storage_code
 
 WINDOW = 64      # elements one read of one element brings back (and remembers)
 LIMIT = 256      # the largest host write whose values are remembered
@@ -94,11 +94,11 @@ def remember(t, values):
 
 
 def written(t, array):
-    """After the host write of `array` into new tensor t (creation's: no other thread has
-    t yet): remember it when it is small and already of t's dtype (no cast between: the
+    """After the host write of `array` into new integer tensor t (creation's: no other
+    thread has t yet): remember it when it is small and already of t's dtype (no cast between: the
     backend stores exactly these values)."""
-    if t._dtype in INT_CODES and isinstance(array, np.ndarray) and array.size <= LIMIT and array.dtype == DTYPES[t._dtype] \
-            and array.shape == t.shape:
+    if isinstance(array, np.ndarray) and array.size <= LIMIT and \
+            array.dtype == DTYPES[t._dtype] and array.shape == t.shape:
         remember(t, array.ravel().tolist())
 
 

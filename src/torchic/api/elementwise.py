@@ -79,29 +79,30 @@ def _binary_fn(cls, name, doc, example=""):
         # two tensors of one dtype, and a tensor with a Python int / float that keeps its
         # dtype (a float tensor with either, an int tensor with an int: a weak scalar)
         ca, cb = a.__class__, b.__class__
+        x, y = a, b       # (as given: known.arith reads a Python int as itself)
         if ca is Tensor and cb is Tensor and a._dtype == b._dtype:
             code = a._dtype
-            if host_known and not a.shape and not b.shape and code in INT_CODES:
-                return known.arith(primitive, raw.binary(primitive, a, b), a, b)
         elif ca is Tensor and (cb is float or cb is int) and (a._dtype, cb) in _KEEPS:
             code = a._dtype
-            if host_known and cb is int and not a.shape and code in INT_CODES:
-                return known.arith(primitive, raw.binary(primitive, a, constant(b, code)), a, b)
             b = constant(b, code)
         elif cb is Tensor and (ca is float or ca is int) and (b._dtype, ca) in _KEEPS:
             code = b._dtype
-            if host_known and ca is int and not b.shape and code in INT_CODES:
-                return known.arith(primitive, raw.binary(primitive, constant(a, code), b), a, b)
             a = constant(a, code)
         else:
             (a, b), code = promote(a, b)
+            x = None      # (promoted operands: their results are not remembered)
         if floating_only and not is_floating(code):
             (a, b), code = _to_float((a, b), code)
         elif code == BOOL:
             return _bool_arithmetic(primitive, a, b)
         if a.requires_grad or b.requires_grad:
             return apply(a, b)
-        return raw.binary(primitive, a, b)
+        out = raw.binary(primitive, a, b)
+        # a 0-d integer result of add / sub / mul of a fast-path pair (x, y: 0-d tensors or
+        # Python ints) is remembered when both values are known
+        if host_known and x is not None and not out.shape and code in INT_CODES:
+            return known.arith(primitive, out, x, y)
+        return out
     op.__name__ = name
     op.__doc__ = _OPERANDS_DOC.format(what=doc, example=example)
     return op

@@ -189,9 +189,10 @@ def _leading_slice(a, key):
             (length,) + shape[1:], a._strides, (slice(start, stop),))
 
 
-# the node mark_view is given for a view made without a record (it reads needs_grad only)
-_UNRECORDED = IndexView()
-_UNRECORDED.needs_grad = ()
+# the node mark_view is given for a view made without a record (it reads needs_grad only):
+# getitem's leading slice and unbind's views
+UNRECORDED_NODE = IndexView()
+UNRECORDED_NODE.needs_grad = ()
 
 
 def getitem(a: Tensor, key: Any) -> Tensor:
@@ -201,7 +202,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
             if a.requires_grad:
                 return IndexView.apply(a, key=meta[3], meta=meta[:3])
             # nothing to record: IndexView.forward's view, without apply's node and frames
-            return mark_view(_UNRECORDED, a, Tensor._make(a._storage, *meta[:3], a._dtype))
+            return mark_view(UNRECORDED_NODE, a, Tensor._make(a._storage, *meta[:3], a._dtype))
     key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
     if not advanced:

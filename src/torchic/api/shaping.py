@@ -17,6 +17,7 @@ from ..size import Size
 from ..tensor import Tensor
 from .elementwise import promote
 from .indexing import getitem  # noqa: F401  (re-exported: other api modules import it here)
+from .indexing import UNRECORDED_NODE
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -227,14 +228,12 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         return tuple([IndexView.apply(a, key=lead + (i,),
                                       meta=(offset + i * step, part_shape, part_strides))
                       for i in range(shape[d])])
-    # nothing to record (Primitive.apply would run forward on a new node per view, and
-    # drop it): one node's forward makes every view (`for i in ix` in a script's get_batch)
-    # nothing to record: the views made directly (IndexView.forward's, without its frames;
-    # mark_view links each to the base as a view made outside a graph)
-    node = IndexView()
-    node.needs_grad = ()
+    # nothing to record (`for i in ix` in a script's get_batch): the views made directly
+    # (IndexView.forward's, without a node and frames per view; mark_view links each to the
+    # base as a view made outside a graph)
     make, st, code, part_shape = Tensor._make, a._storage, a._dtype, Size(part_shape)
-    return tuple([mark_view(node, a, make(st, offset + i * step, part_shape, part_strides, code))
+    return tuple([mark_view(UNRECORDED_NODE, a,
+                            make(st, offset + i * step, part_shape, part_strides, code))
                   for i in range(shape[d])])
 
 
