@@ -104,6 +104,7 @@ class Generator:
             device, seed = None, device           # Generator(seed): torchic's spelling
         self.device = check_device(device, "Generator(): ")
         self._bits = np.random.MT19937()
+        self._engine_state: tuple[Any, int] | None = None
         self.manual_seed(DEFAULT_SEED if seed is None else seed)
 
     # -- seeding and state --------------------------------------------------------------
@@ -127,9 +128,18 @@ class Generator:
         return seed
 
     def _set_engine(self, key, pos, fresh):
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": np.asarray(key, dtype=np.uint32), "pos": pos}}
+        # kept until the engine is next used (_engine): NumPy's state setter takes ~40 us,
+        # and code seeds more often than it draws (a test seeds before every call)
+        self._engine_state = (key, pos)
         self._fresh = fresh          # seeded, nothing drawn: PyTorch's next_ is then 0
+
+    def _engine(self) -> np.random.MT19937:
+        if self._engine_state is not None:
+            key, pos = self._engine_state
+            self._bits.state = {"bit_generator": "MT19937",
+                                "state": {"key": np.asarray(key, dtype=np.uint32), "pos": pos}}
+            self._engine_state = None
+        return self._bits
 
     def get_state(self) -> np.ndarray:
         """The state as PyTorch's torch.get_rng_state() bytes (CPUGeneratorImplState).
@@ -137,7 +147,7 @@ class Generator:
         torchic tensors hold no uint8, so this is a NumPy uint8 array of 5056 bytes, equal
         to torch's ByteTensor `.numpy()`; set_state takes it back (or torch's own).
         """
-        st = self._bits.state["state"]
+        st = self._engine().state["state"]
         pos = int(st["pos"])
         rec = np.zeros((), dtype=_STATE_LAYOUT)
         rec["seed"] = self._seed
@@ -191,7 +201,7 @@ class Generator:
         if n <= 0:
             return np.empty(0, dtype=np.uint32)
         self._fresh = False
-        return self._bits.random_raw(n).astype(np.uint32)
+        return self._engine().random_raw(n).astype(np.uint32)
 
     def random64(self, n: int) -> np.ndarray:
         """n outputs of random64(): uint64, each from two 32-bit draws (first is high)."""

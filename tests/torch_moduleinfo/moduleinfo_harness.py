@@ -26,7 +26,8 @@ The design, in the order a run goes:
    raises is not counted.
 
 The torch side of every input (state, outputs, gradients) is computed once per process and
-cached, so each backend only runs torchic.
+cached, so the coverage script's walk over every backend runs torch once; the baseline test
+drops it after each backend's walk (`forget_references`).
 """
 
 import os
@@ -51,6 +52,11 @@ MODES = (True, False)          # training, eval
 
 _DB = None
 _REF_CACHE = {}
+
+
+def forget_references():
+    """Drop the cached torch side of every input (db_walk.check_baseline, after a walk)."""
+    _REF_CACHE.clear()
 
 
 def module_db():
