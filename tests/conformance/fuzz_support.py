@@ -52,13 +52,13 @@ PROFILE = "torchic-long" if LONG else "torchic-ci"
 
 
 def examples_for(backend):
-    """Examples per op: 200 on CPU backends, 50 on webgpu (lavapipe is slow), 10,000 long."""
+    """Examples per op: 150 on CPU backends, 50 on webgpu (lavapipe is slow), 10,000 long."""
     env = os.environ.get("TORCHIC_FUZZ_EXAMPLES")
     if env:
         return int(env)
     if LONG:
         return 10_000
-    return 50 if backend in GPU_BACKENDS else 200
+    return 50 if backend in GPU_BACKENDS else 150
 
 
 def fuzz_settings(backend):

@@ -11,7 +11,7 @@ once; see fuzz_support.py) and values, then checks values and gradients
 (finite differences of the float64 reference). ``compose`` draws short random
 programs over several ops.
 
-Examples per op: 200 on CPU backends, 50 on webgpu (TORCHIC_FUZZ_EXAMPLES
+Examples per op: 150 on CPU backends, 50 on webgpu (TORCHIC_FUZZ_EXAMPLES
 overrides, TORCHIC_FUZZ_LONG=1 runs 10,000 with fresh randomness). The CI
 profile is derandomized and database-free, so a failure reproduces exactly.
 """
