@@ -34,7 +34,7 @@ from .devices import check_device
 from .formats import check_like_kwargs
 from .generator import Generator
 from .shape import infer_shape, numel as _numel
-from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, ITEMSIZE
+from .dispatcher import DTYPES, FLOAT_CODES, INT_CODES, INT_LIMITS, ITEMSIZE
 from .dtypes import (SCALAR_TYPE_NAMES, code_of_array, dtype_code, dtype_of, host_values,
                      infer_code, to_host)
 from .tensor import Tensor
@@ -387,8 +387,8 @@ def _int_arg(name, v):
 def _integers(values, code, what):
     """int64 draws, checked to fit integer code `code` (from_numpy_array casts them)."""
     if code in INT_CODES:
-        info = np.iinfo(DTYPES[code])
-        if values.size and (values.min() < info.min or values.max() > info.max):
+        lowest, highest = INT_LIMITS[code]
+        if values.size and (values.min() < lowest or values.max() > highest):
             raise RuntimeError(f"{what}: values outside {dtype_of(code).name}; use a wider "
                                f"dtype or a range within it")
     return values
@@ -411,13 +411,12 @@ def randint(low: int, high: int | Sequence[int] | None = None,
     check_device(device, "randint(): ")
     shape = _shape_args(size if isinstance(size, (tuple, list)) else (size,))
     code = dtype_code(dtype, "i64")
-    if code in INT_CODES and not (np.iinfo(DTYPES[code]).min <= low and
-                                  high - 1 <= np.iinfo(DTYPES[code]).max):
+    if code in INT_CODES and not (INT_LIMITS[code][0] <= low and high - 1 <= INT_LIMITS[code][1]):
         raise RuntimeError(f"randint: [{low}, {high}) does not fit {dtype_of(code).name}")
     _check_host_size(_numel(shape), f"randint of shape {list(shape)}", code)
+    # (the draws lie in [low, high), checked above to fit the dtype: no scan of them)
     def draw():
-        return _integers(_gen(generator).randint(_numel(shape), low, high).reshape(shape), code,
-                         "randint")
+        return _gen(generator).randint(_numel(shape), low, high).reshape(shape)
     return from_numpy_array(draw(), code, requires_grad, draw)
 
 

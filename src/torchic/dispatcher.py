@@ -44,6 +44,8 @@ if tuple(DTYPES) != _ops.CODES:
     raise TypeError("dispatcher.DTYPES and ops.CODES must name the same codes")
 FLOAT_CODES = ("f16", "bf16", "f32", "f64")
 INT_CODES = ("u8", "i8", "i16", "i32", "i64")
+# integer code -> (lowest, highest) value it holds (np.iinfo once, not per call)
+INT_LIMITS = {c: (int(np.iinfo(DTYPES[c]).min), int(np.iinfo(DTYPES[c]).max)) for c in INT_CODES}
 
 
 def storage_code(backend, code):
@@ -143,8 +145,8 @@ def backend_class(name):
 
 def _int_range(code, stored):
     """(lowest, highest) of the values both integer codes hold."""
-    a, b = np.iinfo(DTYPES[code]), np.iinfo(DTYPES[stored])
-    return max(int(a.min), int(b.min)), min(int(a.max), int(b.max))
+    (a_min, a_max), (b_min, b_max) = INT_LIMITS[code], INT_LIMITS[stored]
+    return max(a_min, b_min), min(a_max, b_max)
 
 
 class Runtime:

@@ -4,6 +4,7 @@ A view remembers its base (`mark_view`), so that an in-place op on the view is r
 the base as PyTorch records it (`CopySlices`, api/inplace.py).
 """
 
+import functools
 import operator
 import weakref
 
@@ -365,6 +366,17 @@ class ScatterAddRows(Primitive):
 STACK_GATHER_PARTS = 8
 
 
+@functools.lru_cache(maxsize=256)
+def _part_positions(shape, strides):
+    """Each element's position within a part of `shape` and `strides` (int32, read-only:
+    cached, a training loop stacks the same parts every step)."""
+    grid = np.zeros((), np.int32)
+    for size, stride in zip(shape, strides):
+        grid = np.add.outer(grid, np.arange(size, dtype=np.int32) * np.int32(stride))
+    grid.flags.writeable = False
+    return grid
+
+
 def _stack_gathered(tensors, dim):
     """torch.stack of views of one storage with one layout (`[data[i:i + 8] for i in ix]`)
     as one gather of their elements' positions (one upload and one op, where the copies cost
@@ -383,10 +395,7 @@ def _stack_gathered(tensors, dim):
     hi = max(offsets) + sum(s for s in spans if s > 0)     # the last position read
     if lo < 0 or hi >= 2 ** 31:
         return None
-    grid = np.zeros((), np.int32)        # each element's position within a part
-    for size, stride in zip(shape, strides):
-        grid = np.add.outer(grid, np.arange(size, dtype=np.int32) * np.int32(stride))
-    positions = np.add.outer(np.array(offsets, np.int32), grid)
+    positions = np.add.outer(np.array(offsets, np.int32), _part_positions(tuple(shape), strides))
     if dim:
         positions = np.moveaxis(positions, 0, dim)
     idx = raw.write(raw.new_tensor((positions.size,), "i32"), positions.ravel())

@@ -34,6 +34,7 @@ Python array has to be kept alive until the write runs (nothing to get wrong
 when a KeyboardInterrupt lands between two statements of the issue path).
 """
 
+import ctypes
 import math
 import os
 import struct
@@ -115,6 +116,15 @@ def _pack_view(v):
     if v.resolved is None:
         v.resolved = packed
     return packed
+
+
+def _address(arr):
+    """The address of a C-contiguous array's first byte. (ctypes' view of a writable array,
+    ~0.8 us; `arr.ctypes.data` builds NumPy's ctypes helper, ~2.5 us: paid per host write.)"""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(arr))
+    except (TypeError, ValueError):     # read-only or empty: NumPy's way
+        return arr.ctypes.data
 
 
 def _plain_header(op, inputs):
@@ -222,7 +232,7 @@ class SimdBackend(Backend):
         self._pending = []       # op records not pushed yet (see run)
         self._flush_lock = threading.Lock()
         self._registered = 0     # arenas registered with the Rust side
-        self._errbuf = __import__("ctypes").create_string_buffer(4096)
+        self._errbuf = ctypes.create_string_buffer(4096)
         self._closed = False
         # runs on close(), on garbage collection, or at interpreter exit (before
         # NumPy frees the arenas the Rust threads may still be writing)
@@ -380,8 +390,7 @@ class SimdBackend(Backend):
         with self._flush_lock:    # (every push to the Rust stream is under the lock)
             self._push_pending()   # (raises closed_error once closed; registers arenas)
             # Rust copies the data during this call
-            if self._lib.write(self._ctx, data, len(data) >> 3, arr.ctypes.data,
-                               arr.nbytes) < 0:
+            if self._lib.write(self._ctx, data, len(data) >> 3, _address(arr), arr.nbytes) < 0:
                 self._push_failed()
 
     def _take_errors(self):
