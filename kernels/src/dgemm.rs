@@ -242,6 +242,43 @@ unsafe fn micro<S: DSimd, const MR: usize, const NV: usize>(
     }
 }
 
+/// Pack `len` lines of `kb` elements (A's rows, B's columns) into panels of `r` lines,
+/// element-interleaved: panel q holds line q r + i's element p at `q kb r + p r + i`, the
+/// lines past `len` zero. Line i's element p is at `src + i line_step + p elem_step`;
+/// lines one element apart (a row-major B) are copied a row of the panel at a time.
+///
+/// # Safety
+/// `dst` holds `len.div_ceil(r) * r * kb` f64; the lines lie in `src`'s matrix
+#[inline(always)]
+unsafe fn pack_panels(
+    dst: *mut f64,
+    src: *const f64,
+    len: usize,
+    kb: usize,
+    r: usize,
+    line_step: isize,
+    elem_step: isize,
+) {
+    for q in 0..len.div_ceil(r) {
+        let panel = dst.add(q * kb * r);
+        let first = src.offset((q * r) as isize * line_step);
+        let h = r.min(len - q * r);
+        for p in 0..kb {
+            let (from, to) = (first.offset(p as isize * elem_step), panel.add(p * r));
+            if line_step == 1 {
+                core::ptr::copy_nonoverlapping(from, to, h);
+            } else {
+                for i in 0..h {
+                    *to.add(i) = *from.offset(i as isize * line_step);
+                }
+            }
+            for i in h..r {
+                *to.add(i) = 0.0;
+            }
+        }
+    }
+}
+
 /// # Safety
 /// the matrices of `g` at their strides
 #[inline(always)]
@@ -278,45 +315,14 @@ unsafe fn gemm<S: DSimd, const MR: usize, const NV: usize>(g: G) {
             let mpanels = mb.div_ceil(MR);
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
-                for ip in 0..mpanels {
-                    let dst = ap.as_mut_ptr().add(ip * kb * MR);
-                    let i0 = ic + ip * MR;
-                    let h = MR.min(m - i0);
-                    for ii in 0..h {
-                        let src = g.a.offset((i0 + ii) as isize * g.ars + pc as isize * g.acs);
-                        for p in 0..kb {
-                            *dst.add(p * MR + ii) = *src.offset(p as isize * g.acs);
-                        }
-                    }
-                    for ii in h..MR {
-                        for p in 0..kb {
-                            *dst.add(p * MR + ii) = 0.0;
-                        }
-                    }
-                }
+                let a0 = g.a.offset(ic as isize * g.ars + pc as isize * g.acs);
+                pack_panels(ap.as_mut_ptr(), a0, mb, kb, MR, g.ars, g.acs);
                 for jc in (0..n).step_by(ncb) {
                     let nb = ncb.min(n - jc);
                     let npanels = nb.div_ceil(nr);
-                    // pack B[pc.., jc..]: panel jp holds kb rows of nr columns
-                    for jp in 0..npanels {
-                        let dst = bp.as_mut_ptr().add(jp * kb * nr);
-                        let j0 = jc + jp * nr;
-                        let w = nr.min(n - j0);
-                        for p in 0..kb {
-                            let src = g.b.offset((pc + p) as isize * g.brs + j0 as isize * g.bcs);
-                            let d = dst.add(p * nr);
-                            if g.bcs == 1 {
-                                core::ptr::copy_nonoverlapping(src, d, w);
-                            } else {
-                                for jj in 0..w {
-                                    *d.add(jj) = *src.offset(jj as isize * g.bcs);
-                                }
-                            }
-                            for jj in w..nr {
-                                *d.add(jj) = 0.0;
-                            }
-                        }
-                    }
+                    // B[pc.., jc..]'s columns are the lines: panel jp holds kb rows of nr
+                    let b0 = g.b.offset(pc as isize * g.brs + jc as isize * g.bcs);
+                    pack_panels(bp.as_mut_ptr(), b0, nb, kb, nr, g.bcs, g.brs);
                     // (the A micro-panel stays in L1 while the B block streams from L2)
                     for ip in 0..mpanels {
                         let i0 = ic + ip * MR;
