@@ -144,14 +144,14 @@ def _as_int(values, code, what):
             raise RuntimeError(f"value cannot be converted to type {name} without overflow "
                                f"({what}: nan or inf in the float data)")
         values = np.trunc(values)
-    info = np.iinfo(DTYPES[code])
-    low = -int(info.max) if info.min == 0 else info.min
-    if values.size and (values.min() < low or values.max() > info.max):
+    lowest, highest = INT_LIMITS[code]
+    low = -highest if lowest == 0 else lowest
+    if values.size and (values.min() < low or values.max() > highest):
         raise IntegerOverflowError(f"value cannot be converted to type {name} without "
                                    f"overflow: integer data does not fit in {name} ({what}: "
                                    f"values in [{values.min()}, {values.max()}])")
-    if info.min == 0 and values.size and values.min() < 0:
-        values = values.astype(np.int64) % (int(info.max) + 1)
+    if lowest == 0 and values.size and values.min() < 0:
+        values = values.astype(np.int64) % (highest + 1)
     return np.asarray(values, dtype=DTYPES[code], order="C")
 
 

@@ -168,11 +168,11 @@ def fill_value(code, value):
     exact = isinstance(value, (bool, int, np.integer))
     v = int(value) if exact else float(value)
     if code in dispatcher.INT_CODES:
-        info = np.iinfo(dispatcher.DTYPES[code])
-        low = -info.max if info.min == 0 else info.min       # (unsigned: -255 wraps to 1)
+        lowest, highest = dispatcher.INT_LIMITS[code]
+        low = -highest if lowest == 0 else lowest       # (unsigned: -255 wraps to 1)
         if exact or math.isfinite(v):
-            if low <= v <= info.max:
-                return int(v) % (info.max + 1) if v < 0 and info.min == 0 else int(v)
+            if low <= v <= highest:
+                return int(v) % (highest + 1) if v < 0 and lowest == 0 else int(v)
     elif not exact and (not math.isfinite(v) or abs(v) <= _FLOAT_MAX[code]):
         return v
     elif exact and abs(v) <= _FLOAT_MAX[code]:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import raw as _raw, scopes
 from ..autograd import Primitive, create_graph_on, no_grad
 from ..creation import tensor as _tensor_from_data
-from ..dispatcher import runtime, storage_code
+from ..dispatcher import INT_LIMITS, runtime, storage_code
 from ..api import maximum as _ops_maximum, where as _where
 from ..functions import as_strided as _as_strided
 from ..functions.views import GatherRows as _GatherRows, ScatterAddRows as _ScatterAddRows
@@ -50,8 +50,7 @@ def _const(key, build, dtype=None):
 
 
 _INTS = ("i8", "u8", "i16", "i32", "i64")
-_INT_MIN = {code: int(np.iinfo(code.replace("i", "int").replace("u", "uint")).min)
-            for code in _INTS}
+_INT_MIN = {code: INT_LIMITS[code][0] for code in _INTS}
 
 
 def _check_input(input, op, ints=False):

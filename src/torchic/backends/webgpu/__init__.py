@@ -597,7 +597,8 @@ class WebGPUBackend(Backend):
 
     def describe(self):
         from .device import describe_adapter
-        a = describe_adapter(self.gpu.adapter)
+        with self.gpu.guard:      # (wgpu-py's Python properties: see GPU)
+            a = describe_adapter(self.gpu.adapter)
         return {"backend": self.name, "adapter": a["name"], "vendor": a["vendor"],
                 "backend_type": a["backend_type"], "adapter_type": a["adapter_type"],
                 "max_arena_bytes": self.max_arena_bytes,

@@ -133,6 +133,9 @@ class GPU:
     def _setup(self, adapter, batch_ops):
         wgpu = self.wgpu = import_wgpu()
         self.adapter = select_adapter(adapter)
+        # the adapter's info read here, under the guard: a later read (the matmul tile
+        # table's key) would run wgpu-py's Python property on the op path
+        self.adapter_info = dict(self.adapter.info)
         self.device, self.features = create_device(self.adapter)
         # how each dtype code lies in memory on this device (wgsl.storage_table: float16
         # natively where the device has shader-f16) and its bytes an element: views'

@@ -167,7 +167,7 @@ def tuned_table(gpu):
     """{shape class: tile} measured on gpu's adapter, or {} (cached on the GPU object)."""
     table = getattr(gpu, "matmul_table", None)
     if table is None:
-        name = table_adapter(gpu.adapter.info)
+        name = table_adapter(gpu.adapter_info)
         table = gpu.matmul_table = matmul_table.TABLE[name] if name else {}
     return table
 
