@@ -17,39 +17,41 @@ use crate::runtime::{KResult, Pool};
 use crate::softmax::{row_affine, row_exp_sum, row_max};
 use crate::view::{chunk, split_count, Arr};
 
-/// erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2): the Chebyshev fit of Numerical
-/// Recipes' erfcc, relative error < 1.2e-7 for every z >= 0 (numpy_kernels.ERFC_P).
-#[allow(clippy::excessive_precision)] // the published digits (numpy_kernels.ERFC_P's too)
-const ERFC_P: [f32; 10] = [
-    -1.26551223,
-    1.00002368,
-    0.37409196,
-    0.09678418,
-    -0.18628806,
-    0.27886807,
-    -1.13520398,
-    1.48851587,
-    -0.82215223,
-    0.17087277,
+/// erfc(z) e^(z^2) / t as a polynomial in t = 1 / (1 + z / 2), z >= 0: our own fit
+/// (weighted least squares, Lawson's iterations toward the minimax of the relative error)
+/// on t in [1 / 5.7, 1], z <= 9.4, beyond which e^(-z^2) is below the smallest normal float.
+/// Relative error 4.2e-8 in exact arithmetic, 2.2e-7 evaluated in float32 (Horner).
+/// One e^(-z^2) then serves the cdf and the pdf (GELU's gradient needs both).
+#[allow(clippy::excessive_precision)] // the fitted digits, rounded to f32 by the compiler
+const ERFC_Q: [f32; 9] = [
+    2.820_879_938_6e-1,
+    2.823_480_119_4e-1,
+    2.433_002_393_7e-1,
+    2.019_165_132_0e-1,
+    -2.481_910_140_8e-2,
+    2.754_622_799_2e-1,
+    -4.849_362_560_2e-1,
+    2.834_873_144_5e-1,
+    -5.884_703_733_1e-2,
 ];
 #[allow(clippy::excessive_precision)] // rounded to f32 by the compiler
 const SQRT_2_OVER_PI: f32 = 0.797_884_56;
 
-/// Phi(x), the normal cdf: erfc(|x| / sqrt 2) / 2 below 0, 1 minus that above.
+/// (Phi(x), e^(-x^2 / 2)): the normal cdf, erfc(|x| / sqrt 2) / 2 below 0 and 1 minus that
+/// above, and the Gaussian factor it is made with (phi(x) is that over sqrt(2 pi)).
 #[inline(always)]
-unsafe fn cdf<S: Simd>(x: S::F) -> S::F {
+unsafe fn cdf_and_gauss<S: Simd>(x: S::F) -> (S::F, S::F) {
     let one = S::splat(1.0);
     let z = S::mul(S::abs(x), S::splat(std::f32::consts::FRAC_1_SQRT_2));
     let t = S::div(one, S::fma(S::splat(0.5), z, one));
-    let mut p = S::splat(ERFC_P[9]);
-    for c in ERFC_P[..9].iter().rev() {
-        p = S::fma(p, t, S::splat(*c));
+    let mut q = S::splat(ERFC_Q[8]);
+    for c in ERFC_Q[..8].iter().rev() {
+        q = S::fma(q, t, S::splat(*c));
     }
-    let e = S::mul(
-        S::mul(S::splat(0.5), t),
-        math::exp::<S>(S::sub(p, S::mul(z, z))),
-    );
-    S::select(S::lt(x, S::zero()), e, S::sub(one, e))
+    // e^(-z^2) <= 1: the exp without overflow handling (0 below the smallest normal)
+    let gauss = math::exp_nonpositive::<S>(S::mul(S::neg(z), z));
+    let e = S::mul(S::mul(S::mul(S::splat(0.5), t), q), gauss);
+    (S::select(S::lt(x, S::zero()), e, S::sub(one, e)), gauss)
 }
 
 /// tanh(sqrt(2/pi) (x + 0.044715 x^3))
@@ -67,7 +69,7 @@ pub struct Gelu;
 impl EwOp<1> for Gelu {
     #[inline(always)]
     unsafe fn apply<S: Simd>([x]: [S::F; 1]) -> S::F {
-        S::mul(x, cdf::<S>(x))
+        S::mul(x, cdf_and_gauss::<S>(x).0)
     }
 }
 
@@ -89,9 +91,9 @@ pub struct GeluGrad;
 impl EwOp<2> for GeluGrad {
     #[inline(always)]
     unsafe fn apply<S: Simd>([x, g]: [S::F; 2]) -> S::F {
-        let e = math::exp::<S>(S::mul(S::splat(-0.5), S::mul(x, x)));
-        let pdf = S::mul(e, S::splat(0.398_942_3));
-        S::mul(g, S::fma(x, pdf, cdf::<S>(x)))
+        let (cdf, gauss) = cdf_and_gauss::<S>(x);
+        let pdf = S::mul(gauss, S::splat(0.398_942_3));
+        S::mul(g, S::fma(x, pdf, cdf))
     }
 }
 
