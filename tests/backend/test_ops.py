@@ -289,6 +289,28 @@ def test_layer_norm_and_gelu_match_torch(backend, cols):
         np.testing.assert_allclose(got, ref, atol=2e-4, rtol=1e-4)
 
 
+def test_gelu_and_its_gradient_over_the_float32_range(backend):
+    """The exact GELU's erfc fit (numpy_kernels.ERFC_Q, one on every backend) against float64
+    over [-14, 14] and log-spaced small values: relative error in both tails (where
+    x Phi(x) is tiny, down to 1e-30), absolute error of the gradient (it crosses 0)."""
+    import math
+    from torchic import raw
+    x = np.concatenate([np.linspace(-14, 14, 20001), -np.logspace(-6, 1.2, 2001),
+                        np.logspace(-6, 1.2, 2001)]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    phi = 0.5 * np.array([math.erfc(v) for v in -x64 / math.sqrt(2)])
+    want = x64 * phi
+    want_grad = phi + x64 * np.exp(-0.5 * x64 * x64) / math.sqrt(2 * math.pi)
+    xt = torchic.tensor(x)
+    got = raw.unary("gelu", xt).numpy().astype(np.float64)
+    grad = raw.binary("gelu_grad", xt, torchic.ones(x.shape)).numpy().astype(np.float64)
+    tiny = np.abs(want) < 1e-30
+    assert np.abs(got[tiny] - want[tiny]).max() < 1e-30
+    rel = np.abs(got[~tiny] / want[~tiny] - 1)
+    assert rel.max() < 3e-5 and rel[np.abs(x[~tiny]) <= 5].max() < 3e-6, rel.max()
+    assert np.abs(grad - want_grad).max() < 1e-6
+
+
 @pytest.mark.parametrize("is_causal", [True, False])
 def test_scaled_dot_product_attention_matches_torch(backend, is_causal):
     torch = pytest.importorskip("torch")
