@@ -29,10 +29,6 @@ import time
 
 import numpy as np
 
-MODELS = {
-    "nanogpt": dict(n_layer=4, n_head=4, n_embd=128, block=64, batch=12),
-    "makemore": dict(n_layer=4, n_head=4, n_embd=64, block=16, batch=32),
-}
 
 
 def gpt_data():
@@ -48,7 +44,7 @@ def gpt_data():
 
 def config(name):
     from torchic.bench import gpt
-    return dict(gpt.FULL, dropout=0.0, **MODELS[name])
+    return gpt.CPU_MODELS[name]
 
 
 def torchic_step(cfg, compiled=True, fuse=True):

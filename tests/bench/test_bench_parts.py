@@ -71,6 +71,28 @@ def test_targets_pass_fail_and_missing():
     assert all(r["status"] == "n/a" for r in rows if r["issue"] == 6)
 
 
+def test_compiled_gpt_steps_are_judged_against_torch_compile_on_cpu():
+    """issue 45: each CPU GPT model's compiled step against torch.compile's (<= 0.7x its
+    time), its eager step against PyTorch eager's; torch-compile is asked for by name."""
+    from torchic.bench import gpt, impls
+    label = gpt.label(gpt.CPU_MODELS["makemore"])
+    recs = [_rec("simd", "compile", "gpt", label, 1, 10.0, "ms/step"),
+            _rec("torch-compile", "compile", "gpt", label, 1, 14.0, "ms/step"),
+            _rec("simd", "train", "gpt", label, 1, 20.0, "ms/step"),
+            _rec("torch", "train", "gpt", label, 1, 19.0, "ms/step")]
+    rows = targets.evaluate(recs, _impls("simd", "torch", "torch-compile"), gpu_real=False)
+    by = {(r["title"], r["threads"]): r for r in rows}
+    compiled = by[("GPT makemore step compiled vs torch.compile, time", 1)]
+    assert compiled["status"] == "FAIL" and compiled["ratio"] == pytest.approx(10 / 14)
+    eager = by[("GPT makemore step eager vs PyTorch eager, time", 1)]
+    assert eager["status"] == "FAIL" and eager["ratio"] == pytest.approx(20 / 19)
+    assert by[("GPT nanogpt step compiled vs torch.compile, time", 1)]["status"] == "missing"
+    default, _ = impls.resolve(backends=["none"])
+    assert "torch-compile" not in [i.name for i in default]
+    named, skipped = impls.resolve(backends=["none"], references=["torch-compile"])
+    assert [i.name for i in named] + [n for n, _ in skipped] == ["torch-compile"]
+
+
 def test_exp_goal_at_the_most_threads_and_copy_shares_at_one():
     recs = [_rec("simd", "elementwise", "exp", "16M", 1, 12.0, "GB/s"),
             _rec("numpy", "elementwise", "exp", "16M", 1, 10.0, "GB/s"),

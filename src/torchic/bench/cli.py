@@ -39,9 +39,10 @@ def build_parser():
                    help="torchic backends, comma-separated, or 'none' (default: every "
                         "registered one; unavailable ones are skipped with a note)")
     p.add_argument("--refs", "--references", dest="references", type=_csv(str), default=None,
-                   help="reference libraries: numpy,torch,torch-cuda,torch-cuda-compile,tinygrad "
-                        "or 'none' "
-                        "(default: every importable one)")
+                   help="reference libraries: numpy,torch,torch-compile,torch-cuda,"
+                        "torch-cuda-compile,tinygrad or 'none' (default: every importable one "
+                        "but torch-compile, PyTorch CPU's torch.compile of the gpt steps, whose "
+                        "compiling takes minutes)")
     p.add_argument("--threads", type=_csv(int), default=None,
                    help="thread counts, comma-separated (default: matmul 1,2,4..cores; "
                         "other suites 1,cores)")

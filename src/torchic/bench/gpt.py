@@ -32,6 +32,12 @@ FULL = {"n_layer": 6, "n_head": 6, "n_embd": 384, "block": 256, "batch": 64, "dr
         "lr": 1e-3, "betas": (0.9, 0.99), "weight_decay": 0.1, "eps": 1e-8,
         "warmup_iters": 100, "lr_decay_iters": 5000, "min_lr": 1e-4, "grad_clip": 1.0}
 SMALL = dict(FULL, n_layer=2, n_head=2, n_embd=64, block=32, batch=8)
+# issue 45's two CPU models (no dropout; the step-time rows take a fixed learning rate and
+# no clipping: training_step(schedule=False)): nanoGPT's CPU recipe and a makemore-style one
+CPU_MODELS = {
+    "nanogpt": dict(FULL, dropout=0.0, n_layer=4, n_head=4, n_embd=128, block=64, batch=12),
+    "makemore": dict(FULL, dropout=0.0, n_layer=4, n_head=4, n_embd=64, block=16, batch=32),
+}
 
 
 def label(cfg):

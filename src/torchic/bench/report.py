@@ -13,9 +13,10 @@ SUITE_TITLES = {
     "elementwise": "elementwise: float32 arrays",
     "reduce": "reductions: sum, softmax over rows, cross-entropy (mean loss)",
     "overhead": "overhead: tiny ops, issue to result",
-    "train": "train: makemore MLP step (context 3, emb 10, vocab 27, SGD, incl. loss.item())",
-    "compile": "compile: torchic.compile'd chain and makemore step (torchic) vs the references' "
-               "eager code",
+    "train": "train: training steps, eager (makemore MLP, makemore Transformer, GPTs, the "
+             "lecture scripts; loss.item() included)",
+    "compile": "compile: torchic.compile'd chain, makemore and GPT steps (torchic) vs the "
+               "references' eager code (torch-compile / torch-cuda-compile: torch.compile)",
     "memory": "memory: torchic heap across a short training run (torchic.memory())",
     # issue 42 (bench/conv.py)
     "conv": "conv: LeNet training step (b64 28x28, SGD, incl. loss.item()) and a ResNet-shaped "

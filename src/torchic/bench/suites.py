@@ -374,9 +374,12 @@ def train_suite(ctx):
 
 # -- train: the nanoGPT-shaped GPT (issue 17) --------------------------------------------------
 def gpt_settings(ctx):
-    """The small GPT everywhere; nanoGPT's shakespeare_char size (6 x 384, T 256, batch 64)
-    when a real GPU is in the run, and only on GPU implementations (~1 TFLOP a step)."""
-    return [gpt.SMALL] + ([gpt.FULL] if ctx["gpu"] and not ctx["quick"] else [])
+    """The small GPT everywhere; issue 45's two CPU models (nanoGPT's CPU recipe and a
+    makemore-style one, no dropout) unless quick; nanoGPT's shakespeare_char size (6 x 384,
+    T 256, batch 64) when a real GPU is in the run, and only on GPU implementations (~1
+    TFLOP a step)."""
+    cpu = [] if ctx["quick"] else list(gpt.CPU_MODELS.values())
+    return [gpt.SMALL] + cpu + ([gpt.FULL] if ctx["gpu"] and not ctx["quick"] else [])
 
 
 @functools.lru_cache(None)
@@ -387,7 +390,8 @@ def gpt_data():
 
 def gpt_cases(ctx, suite):
     """The gpt rows of `suite`: "train" steps eagerly; "compile" records torchic's step with
-    torchic.compile (the references stay eager, torch-cuda-compile uses torch.compile).
+    torchic.compile (the references stay eager; torch-compile and torch-cuda-compile use
+    torch.compile).
     Dropout draws differ per library, so the first-step check is a bound, not a match:
     with nanoGPT's init (std 0.02) the first loss is ln(vocab) within a few percent (the
     exact match with PyTorch is tests/bench/test_gpt_vs_torch.py, masks shared)."""

@@ -109,6 +109,14 @@ def issue_targets():
                     gpu_only=True))
     t.append(Target(17, "GPT step vs torch.compile on CUDA, time", "webgpu", "compile", "gpt",
                     full, None, "<=", "torch-cuda-compile", threads=None, gpu_only=True))
+    # issue 45: the two CPU GPT models, torchic.compile against torch.compile (CPU, the same
+    # threads; `--refs torch-compile`) and eager against PyTorch eager
+    for name, cfg in gpt.CPU_MODELS.items():
+        label = gpt.label(cfg)
+        t.append(Target(45, f"GPT {name} step compiled vs torch.compile, time", "simd",
+                        "compile", "gpt", label, 0.7, "<=", "torch-compile"))
+        t.append(Target(45, f"GPT {name} step eager vs PyTorch eager, time", "simd", "train",
+                        "gpt", label, 1.0, "<=", "torch"))
     return t
 
 
