@@ -26,7 +26,9 @@ workers coordinator then hung in set()), 1 press in ~150 of the storm test under
 The pipeline and bind-group caches are emptied before each run so that presses land in
 the first-time paths (compiling a shader) too; in "grow" mode each run starts from a new
 runtime, so presses land while the heap makes and registers its first arena (a press
-there once made simd's Rust side use another arena's memory: results read as 0). In
+there once made simd's Rust side use another arena's memory: results read as 0; and on
+webgpu a new GPU's first product read wgpu-py's `adapter.info` property outside the guard,
+for the matmul tile table: the press was raised inside wgpu-py, ~1 pass in 10 under load). In
 "compile" mode the workload is a new torchic.compile'd step called four times (warm-up,
 recording, two replays), so presses land in the recording and the replays too (a press
 at the start of the recorder's install once left it installed: every later compile was
