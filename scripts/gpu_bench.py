@@ -867,7 +867,7 @@ def main():
                           "adapter_type": info["adapter_type"], "python": platform.python_version(),
                           "wgpu": __import__("wgpu").__version__, "timestamps": b.ts,
                           "host": platform.node(),
-                          "matmul_table": wmm.table_adapter(b.be.gpu.adapter.info)}}
+                          "matmul_table": wmm.table_adapter(b.be.gpu.adapter_info)}}
     if with_torch:
         import torch
         result["machine"]["torch"] = torch.__version__
@@ -894,7 +894,7 @@ def main():
                                                   envs=[e for e in args.envs.split(",") if e])
         if args.tune:
             rows = result["suggested_table"] = suggest_table(result["matmul_shapes"])
-            key = wmm.adapter_key(b.be.gpu.adapter.info)
+            key = wmm.adapter_key(b.be.gpu.adapter_info)
             text = (f"    {key!r}: {{\n" + "".join(f"        {c!r}: {t!r},  # {n}\n"
                                                for c, (t, n) in rows.items()) + "    },\n")
             with open(os.path.join(outdir, "matmul_table_rows.txt"), "w") as f:

@@ -177,7 +177,7 @@ def test_a_table_row_with_its_own_split_target(monkeypatch):
 def test_adapter_key_and_table_lookup(rt):
     assert matmul.adapter_key({"device": "NVIDIA  H200"}) == "nvidia h200"
     gpu = rt.backend.gpu
-    key = matmul.adapter_key(gpu.adapter.info)
+    key = matmul.adapter_key(gpu.adapter_info)
     want = next((t for name, t in matmul_table.TABLE.items() if name in key), {})
     assert matmul.tuned_table(gpu) == want
 
@@ -285,7 +285,7 @@ def test_h200_rows_take_a_km_tile_for_a_transposed_a():
 
 def test_an_h100_takes_the_h200s_rows_until_tuned():
     def gpu(name):
-        return SimpleNamespace(adapter=SimpleNamespace(info={"device": name, "description": ""}))
+        return SimpleNamespace(adapter_info={"device": name, "description": ""})
     h200 = matmul.tuned_table(gpu("NVIDIA H200"))
     assert h200 and matmul.tuned_table(gpu("NVIDIA H100 80GB HBM3")) is h200
     # an H100 of another SM count (PCIe: 114) keeps the ladder
