@@ -30,7 +30,6 @@ import time
 import numpy as np
 
 
-
 def gpt_data():
     """(tokens, vocab): the bench's names text, or where the `names` package is missing
     (a bare machine) a seeded random text over the same 27 symbols (timing only)."""

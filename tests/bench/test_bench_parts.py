@@ -91,6 +91,10 @@ def test_compiled_gpt_steps_are_judged_against_torch_compile_on_cpu():
     assert "torch-compile" not in [i.name for i in default]
     named, skipped = impls.resolve(backends=["none"], references=["torch-compile"])
     assert [i.name for i in named] + [n for n, _ in skipped] == ["torch-compile"]
+    # the CPU models are CPU rows: a GPU implementation (lavapipe: ~6 s a step) skips them
+    impls.TorchicImpl("simd").gpt_size_check(gpt.CPU_MODELS["nanogpt"])
+    with pytest.raises(impls.NotSupported, match="CPU implementations only"):
+        impls.TorchicImpl("webgpu").gpt_size_check(gpt.CPU_MODELS["nanogpt"])
 
 
 def test_exp_goal_at_the_most_threads_and_copy_shares_at_one():

@@ -140,6 +140,9 @@ class Impl:
     def gpt_size_check(self, cfg):
         if cfg == gpt.FULL and not self.gpu:
             raise NotSupported("the full-size GPT runs on GPU implementations only")
+        if cfg in gpt.CPU_MODELS.values() and self.gpu:
+            # issue 45's CPU rows (lavapipe takes ~6 s a nanogpt step)
+            raise NotSupported("the CPU GPT models run on CPU implementations only")
 
 
 def makemore_step(lib, params, X, Y, batch, lr, rng, to_index, compile=None):

@@ -375,7 +375,8 @@ def train_suite(ctx):
 # -- train: the nanoGPT-shaped GPT (issue 17) --------------------------------------------------
 def gpt_settings(ctx):
     """The small GPT everywhere; issue 45's two CPU models (nanoGPT's CPU recipe and a
-    makemore-style one, no dropout) unless quick; nanoGPT's shakespeare_char size (6 x 384,
+    makemore-style one, no dropout) unless quick, on CPU implementations only (Impl.
+    gpt_size_check); nanoGPT's shakespeare_char size (6 x 384,
     T 256, batch 64) when a real GPU is in the run, and only on GPU implementations (~1
     TFLOP a step)."""
     cpu = [] if ctx["quick"] else list(gpt.CPU_MODELS.values())
