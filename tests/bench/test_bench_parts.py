@@ -97,6 +97,30 @@ def test_compiled_gpt_steps_are_judged_against_torch_compile_on_cpu():
         impls.TorchicImpl("webgpu").gpt_size_check(gpt.CPU_MODELS["nanogpt"])
 
 
+def test_lenet_and_lstm_steps_are_judged_against_pytorch():
+    """issue 42: the LeNet and LSTM LM steps at most PyTorch CPU's time, at each thread
+    count; the conv2d row is shown, not judged."""
+    from torchic.bench import conv, lstm
+    lenet, lm = conv.lenet_label(conv.LENET), lstm.label(lstm.CFG)
+    resnet = conv.resnet_label(conv.RESNET)
+    recs = [_rec("simd", "conv", "lenet", lenet, 1, 6.0, "ms/step"),
+            _rec("torch", "conv", "lenet", lenet, 1, 8.0, "ms/step"),
+            _rec("simd", "conv", "lenet", lenet, 2, 7.0, "ms/step"),
+            _rec("torch", "conv", "lenet", lenet, 2, 6.0, "ms/step"),
+            _rec("simd", "lstm", "lstm_lm", lm, 1, 170.0, "ms/step"),
+            _rec("torch", "lstm", "lstm_lm", lm, 1, 190.0, "ms/step"),
+            _rec("simd", "conv", "conv2d_fwd_bwd", resnet, 1, 56.0, "GFLOPS"),
+            _rec("torch", "conv", "conv2d_fwd_bwd", resnet, 1, 76.0, "GFLOPS")]
+    rows = targets.evaluate(recs, _impls("simd", "torch"), gpu_real=False)
+    by = {(r["title"], r["threads"]): r for r in rows}
+    assert by[("LeNet step b64 vs PyTorch, time", 1)]["status"] == "PASS"
+    two = by[("LeNet step b64 vs PyTorch, time", 2)]
+    assert two["status"] == "FAIL" and two["ratio"] == pytest.approx(7 / 6)
+    assert by[("LSTM LM step vs PyTorch, time", 1)]["ratio"] == pytest.approx(170 / 190)
+    shown = by[("conv2d fwd+bwd (ResNet-shaped) vs PyTorch", 1)]
+    assert shown["status"] == "info" and shown["ratio"] == pytest.approx(56 / 76)
+
+
 def test_exp_goal_at_the_most_threads_and_copy_shares_at_one():
     recs = [_rec("simd", "elementwise", "exp", "16M", 1, 12.0, "GB/s"),
             _rec("numpy", "elementwise", "exp", "16M", 1, 10.0, "GB/s"),

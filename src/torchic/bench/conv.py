@@ -130,17 +130,24 @@ def resnet_conv_expected(cfg):
     return float(w.grad.reshape(-1)[0])
 
 
+def lenet_label(cfg):
+    return f"b{cfg['batch']} 28x28"
+
+
+def resnet_label(b):
+    k, c, s = b["kernel"], b["channels"], b["size"]
+    return f"b{b['batch']} {c}->{c} {k}x{k} {s}x{s}"
+
+
 def conv_suite(ctx, case_cls):
     """The cases; `case_cls` is suites.Case (passed in: suites imports this module)."""
     lenet, b = (QUICK_LENET, QUICK_RESNET) if ctx.get("quick") else (LENET, RESNET)
     flops = 3 * 2 * b["batch"] * b["channels"] ** 2 * b["kernel"] ** 2 * b["size"] ** 2
     return [
-        case_cls("conv", "lenet", f"b{lenet['batch']} 28x28", dict(lenet), "ms/step", 1,
+        case_cls("conv", "lenet", lenet_label(lenet), dict(lenet), "ms/step", 1,
                  lambda impl: lenet_step(impl, lenet), lambda: lenet_first_loss(lenet),
                  rtol=1e-4, atol=1e-4),
-        case_cls("conv", "conv2d_fwd_bwd",
-                 f"b{b['batch']} {b['channels']}->{b['channels']} {b['kernel']}x{b['kernel']} "
-                 f"{b['size']}x{b['size']}", dict(b), "GFLOPS", flops,
+        case_cls("conv", "conv2d_fwd_bwd", resnet_label(b), dict(b), "GFLOPS", flops,
                  lambda impl: resnet_conv_step(impl, b), lambda: resnet_conv_expected(b),
                  rtol=1e-3, atol=1e-4),
     ]

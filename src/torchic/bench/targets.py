@@ -14,7 +14,7 @@ reported as "missing" with the reason, never silently dropped.
 from dataclasses import dataclass
 from typing import Optional
 
-from . import gpt
+from . import conv, gpt, lstm
 
 
 @dataclass
@@ -109,6 +109,14 @@ def issue_targets():
                     gpu_only=True))
     t.append(Target(17, "GPT step vs torch.compile on CUDA, time", "webgpu", "compile", "gpt",
                     full, None, "<=", "torch-cuda-compile", threads=None, gpu_only=True))
+    # issue 42: the LeNet and LSTM LM training steps at least as fast as PyTorch CPU's, at
+    # each thread count; the ResNet-shaped conv2d's GFLOPS shown beside PyTorch's
+    t.append(Target(42, "LeNet step b64 vs PyTorch, time", "simd", "conv", "lenet",
+                    conv.lenet_label(conv.LENET), 1.0, "<=", "torch"))
+    t.append(Target(42, "LSTM LM step vs PyTorch, time", "simd", "lstm", "lstm_lm",
+                    lstm.label(lstm.CFG), 1.0, "<=", "torch"))
+    t.append(Target(42, "conv2d fwd+bwd (ResNet-shaped) vs PyTorch", "simd", "conv",
+                    "conv2d_fwd_bwd", conv.resnet_label(conv.RESNET), None, ">=", "torch"))
     # issue 45: the two CPU GPT models, torchic.compile against torch.compile (CPU, the same
     # threads; `--refs torch-compile`) and eager against PyTorch eager
     for name, cfg in gpt.CPU_MODELS.items():

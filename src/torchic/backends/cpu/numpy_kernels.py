@@ -286,13 +286,15 @@ ERFC_Q = (2.8208799386e-01, 2.8234801194e-01, 2.4330023937e-01, 2.0191651320e-01
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
-def _cdf_gauss(x):
+def _cdf_gauss(x, with_gauss=True):
     """(Phi(x), e^(-x^2 / 2)) in x's dtype: the fit above in float32; math.erfc's in
-    float64 (full precision: float64 is checked against float64 references)."""
+    float64 (full precision: float64 is checked against float64 references), where the
+    exp is taken only `with_gauss` (the gradient's pdf; the fit needs it anyway)."""
     F = x.dtype.type
-    gauss = np.exp(F(-0.5) * x * x)
     if x.dtype == np.float64:
-        return 0.5 * np.asarray(_ERFC(x * -0.7071067811865476)).astype(np.float64), gauss
+        cdf = 0.5 * np.asarray(_ERFC(x * -0.7071067811865476)).astype(np.float64)
+        return cdf, np.exp(-0.5 * x * x) if with_gauss else None
+    gauss = np.exp(F(-0.5) * x * x)
     z = np.abs(x) * F(0.7071067811865476)
     t = F(1) / (F(1) + F(0.5) * z)
     q = F(ERFC_Q[-1])
@@ -309,7 +311,7 @@ def _tanh_inner(x):
 
 def gelu(out, ins, params):
     x = ins[0]
-    np.multiply(x, _cdf_gauss(x)[0], out=out)
+    np.multiply(x, _cdf_gauss(x, with_gauss=False)[0], out=out)
 
 
 def gelu_tanh(out, ins, params):
