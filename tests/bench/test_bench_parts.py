@@ -121,6 +121,33 @@ def test_lenet_and_lstm_steps_are_judged_against_pytorch():
     assert shown["status"] == "info" and shown["ratio"] == pytest.approx(56 / 76)
 
 
+def test_compiled_lenet_and_lstm_steps_are_judged_against_torch_compile(monkeypatch):
+    """issue 45: the compiled LeNet / LSTM LM steps at most 0.7x torch.compile's time; the
+    torch-compile reference compiles them, PyTorch eager does not."""
+    from torchic.bench import conv, impls, lstm
+    lenet, lm = conv.lenet_label(conv.LENET), lstm.label(lstm.CFG)
+    recs = [_rec("simd", "compile", "lenet", lenet, 2, 6.0, "ms/step"),
+            _rec("torch-compile", "compile", "lenet", lenet, 2, 10.0, "ms/step"),
+            _rec("simd", "compile", "lstm_lm", lm, 2, 80.0, "ms/step"),
+            _rec("torch-compile", "compile", "lstm_lm", lm, 2, 100.0, "ms/step")]
+    rows = targets.evaluate(recs, _impls("simd", "torch-compile"), gpu_real=False)
+    by = {(r["title"], r["threads"]): r for r in rows}
+    assert by[("LeNet step b64 compiled vs torch.compile, time", 2)]["status"] == "PASS"
+    lstm_row = by[("LSTM LM step compiled vs torch.compile, time", 2)]
+    assert lstm_row["status"] == "FAIL" and lstm_row["ratio"] == pytest.approx(0.8)
+    compiled = impls.TorchCompileImpl("cpu")
+    seen = []
+    monkeypatch.setattr(conv, "lenet_step", lambda impl, cfg, c: seen.append(c))
+    monkeypatch.setattr(lstm, "training_step",
+                        lambda lib, cfg, device, compile: seen.append(compile))
+    compiled.lenet_step(conv.QUICK_LENET)
+    compiled.lstm_step(lstm.QUICK)
+    impls.TorchImpl("cpu").lenet_step(conv.QUICK_LENET)
+    impls.TorchImpl("cpu").lstm_step(lstm.QUICK)
+    import torch
+    assert seen == [True, torch.compile, False, None]
+
+
 def test_exp_goal_at_the_most_threads_and_copy_shares_at_one():
     recs = [_rec("simd", "elementwise", "exp", "16M", 1, 12.0, "GB/s"),
             _rec("numpy", "elementwise", "exp", "16M", 1, 10.0, "GB/s"),

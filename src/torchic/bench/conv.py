@@ -15,15 +15,17 @@ QUICK_LENET = {"batch": 8, "lr": 0.01}          # --quick (CI): toy sizes
 QUICK_RESNET = {"batch": 1, "channels": 8, "size": 14, "kernel": 3}
 
 
-def _lib(impl):
-    """torchic or torch (CPU or CUDA) for this impl (the others have no conv)."""
+def _lib(impl, compiled=False):
+    """torchic or torch (CPU or CUDA) for this impl (the others have no conv); the
+    torch.compile references only for a compiled step."""
     if impl.kind == "torchic":
         import torchic
         return torchic
-    if impl.name in ("torch", "torch-cuda"):      # (impl.tensor puts the data on its device)
-        import torch
+    compiles = ("torch-compile", "torch-cuda-compile") if compiled else ()
+    if impl.name in ("torch", "torch-cuda") + compiles:
+        import torch                           # (impl.tensor puts the data on its device)
         return torch
-    raise _impls.NotSupported("conv: torchic and PyTorch eager only")
+    raise _impls.NotSupported("conv: torchic and PyTorch only")
 
 
 def lenet_data(cfg):
@@ -51,9 +53,11 @@ def lenet_loss(lib, P, x, y):
     return F.cross_entropy(F.linear(h, P["f3.w"], P["f3.b"]), y)
 
 
-def lenet_step(impl, cfg):
-    """fn(): one SGD step of LeNet on the same batch; returns the loss before the step."""
-    lib = _lib(impl)
+def lenet_step(impl, cfg, compiled=False):
+    """fn(): one SGD step of LeNet on the same batch; returns the loss before the step.
+    compiled: the step (zero_grad, forward, backward, update) is compiled by the impl's
+    library (torchic.compile; torch.compile for the torch-compile references)."""
+    lib = _lib(impl, compiled)
     weights, x, y = lenet_data(cfg)
     with lib.enable_grad():
         P = {k: impl.tensor(v).requires_grad_() for k, v in weights.items()}
@@ -63,13 +67,18 @@ def lenet_step(impl, cfg):
     if getattr(yt, "dtype", None) is not None and "int" in str(yt.dtype):
         yt = yt.long()
 
+    def train(xt, yt):
+        opt.zero_grad()
+        loss = lenet_loss(lib, P, xt, yt)
+        loss.backward()
+        opt.step()
+        return loss
+    if compiled:
+        train = lib.compile(train)
+
     def step():
         with lib.enable_grad():
-            opt.zero_grad()
-            loss = lenet_loss(lib, P, xt, yt)
-            loss.backward()
-            opt.step()
-        return loss.item()
+            return train(xt, yt).item()
     return step
 
 
@@ -145,7 +154,7 @@ def conv_suite(ctx, case_cls):
     flops = 3 * 2 * b["batch"] * b["channels"] ** 2 * b["kernel"] ** 2 * b["size"] ** 2
     return [
         case_cls("conv", "lenet", lenet_label(lenet), dict(lenet), "ms/step", 1,
-                 lambda impl: lenet_step(impl, lenet), lambda: lenet_first_loss(lenet),
+                 lambda impl: impl.lenet_step(lenet), lambda: lenet_first_loss(lenet),
                  rtol=1e-4, atol=1e-4),
         case_cls("conv", "conv2d_fwd_bwd", resnet_label(b), dict(b), "GFLOPS", flops,
                  lambda impl: resnet_conv_step(impl, b), lambda: resnet_conv_expected(b),

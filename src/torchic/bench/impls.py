@@ -39,7 +39,7 @@ import statistics
 
 import numpy as np
 
-from . import gpt, lstm, suites
+from . import conv, gpt, lstm, suites
 
 OPS = ("matmul", "add", "mul", "exp", "tanh", "copy", "sum", "softmax", "cross_entropy")
 
@@ -134,8 +134,11 @@ class Impl:
     def gpt_step(self, cfg, compiled=False):
         raise NotSupported("train gpt")
 
-    def lstm_step(self, cfg):           # the LSTM language model (bench/lstm.py)
+    def lstm_step(self, cfg, compiled=False):   # the LSTM language model (bench/lstm.py)
         raise NotSupported("train lstm")
+
+    def lenet_step(self, cfg, compiled=False):  # the LeNet step (bench/conv.py)
+        raise NotSupported("conv")
 
     def gpt_size_check(self, cfg):
         if cfg == gpt.FULL and not self.gpu:
@@ -344,9 +347,12 @@ class TorchicImpl(Impl):
         return transformer_step(tc, params, cfg, data["X"], data["Y"],
                                 np.random.default_rng(data["seed"]), tc.tensor)
 
-    def lstm_step(self, cfg):           # the LSTM language model (bench/lstm.py)
+    def lstm_step(self, cfg, compiled=False):   # the LSTM language model (bench/lstm.py)
         import torchic as tc
-        return lstm.training_step(tc, cfg)
+        return lstm.training_step(tc, cfg, compile=tc.compile if compiled else None)
+
+    def lenet_step(self, cfg, compiled=False):
+        return conv.lenet_step(self, cfg, compiled)
 
     def gpt_step(self, cfg, compiled=False):
         import torchic as tc
@@ -614,9 +620,13 @@ class TorchImpl(Impl):
                 return step()
         return step_with_grad
 
-    def lstm_step(self, cfg):           # the LSTM language model (bench/lstm.py)
+    def lstm_step(self, cfg, compiled=False):   # the LSTM language model (bench/lstm.py)
         import torch
-        return lstm.training_step(torch, cfg, None if self.device == "cpu" else self.device)
+        return lstm.training_step(torch, cfg, None if self.device == "cpu" else self.device,
+                                  compile=torch.compile if compiled else None)
+
+    def lenet_step(self, cfg, compiled=False):
+        return conv.lenet_step(self, cfg, compiled)
 
     def gpt_step(self, cfg, compiled=False):
         import torch
@@ -633,7 +643,8 @@ class TorchImpl(Impl):
 
 class TorchCompileImpl(TorchImpl):
     """PyTorch (CPU: inductor's C++ kernels; CUDA: its Triton kernels) with torch.compile of
-    the GPT training step (the gpt cases only): the peer of torchic.compile (issue 45)."""
+    the GPT, LeNet and LSTM training steps (those cases only): the peer of torchic.compile
+    (issue 45)."""
 
     def __init__(self, device="cuda"):
         super().__init__(device)
@@ -650,12 +661,18 @@ class TorchCompileImpl(TorchImpl):
         return ok, why
 
     def op_fn(self, *_):
-        raise NotSupported("torch.compile rows are the gpt cases only")
+        raise NotSupported("torch.compile rows are the gpt, lenet and lstm steps only")
 
     kernel = op = mlp_step = transformer_step = op_fn
 
     def gpt_step(self, cfg, compiled=False):
         return super().gpt_step(cfg, compiled=True)
+
+    def lstm_step(self, cfg, compiled=False):
+        return super().lstm_step(cfg, compiled=True)
+
+    def lenet_step(self, cfg, compiled=False):
+        return super().lenet_step(cfg, compiled=True)
 
 
 # -- tinygrad --------------------------------------------------------------------------------

@@ -85,9 +85,10 @@ class Batches:
         return self.stream[win], self.stream[win + 1]
 
 
-def training_step(lib, cfg, device=None):
+def training_step(lib, cfg, device=None, compile=None):
     """A zero-argument callable: one Adam step of the LM on the next batch, returning the
-    loss as a float (read back, so the step's work is done when it returns)."""
+    loss as a float (read back, so the step's work is done when it returns). `compile`
+    wraps the step's forward, backward and update (torchic.compile, torch.compile)."""
     weights, stream = data(cfg)
     model = model_class(lib)(cfg)
     model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
@@ -97,18 +98,23 @@ def training_step(lib, cfg, device=None):
     batches = Batches(stream, cfg["seq"], cfg["batch"])
     F = lib.nn.functional
 
+    def train(x, y):
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, cfg["vocab"]), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+    if compile is not None:
+        train = compile(train)
+
     def step():
         x, y = batches.get()
         x, y = lib.tensor(x), lib.tensor(y)
         if device is not None:
             x, y = x.to(device), y.to(device)
         with lib.enable_grad():
-            logits = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, cfg["vocab"]), y.reshape(-1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        return loss.item()
+            return train(x, y).item()
     return step
 
 

@@ -15,7 +15,7 @@ SUITE_TITLES = {
     "overhead": "overhead: tiny ops, issue to result",
     "train": "train: training steps, eager (makemore MLP, makemore Transformer, GPTs, the "
              "lecture scripts; loss.item() included)",
-    "compile": "compile: torchic.compile'd chain, makemore and GPT steps (torchic) vs the "
+    "compile": "compile: torchic.compile'd chain, makemore, LeNet, LSTM LM and GPT steps (torchic) vs the "
                "references' eager code (torch-compile / torch-cuda-compile: torch.compile)",
     "memory": "memory: torchic heap across a short training run (torchic.memory())",
     # issue 42 (bench/conv.py)

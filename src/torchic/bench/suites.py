@@ -406,8 +406,9 @@ def gpt_cases(ctx, suite):
 
 # -- compile: torchic.compile against eager references (issue 16) ---------------------------
 def compile_suite(ctx):
-    """The overhead chain and the makemore step, torchic compiled (torchic.compile) against
-    the references' eager figures (PyTorch eager, the hand-written NumPy step)."""
+    """The overhead chain, the makemore, LeNet, LSTM LM and GPT steps, torchic compiled
+    (torchic.compile) against the references' eager figures (PyTorch eager, the hand-written
+    NumPy step) and torch.compile's where asked for (--refs torch-compile)."""
     a_np, b_np = _randn(_rng(8), 32, 32), _randn(_rng(9), 32, 32)
 
     def chain(impl):
@@ -435,7 +436,24 @@ def compile_suite(ctx):
             "compile", "makemore", makemore_label(cfg), dict(cfg), "ms/step", 1,
             lambda impl, cfg=cfg: step(impl, cfg),
             lambda cfg=cfg: makemore_first_loss(cfg), rtol=1e-4, atol=1e-5))
-    return cases + gpt_cases(ctx, "compile")
+    return cases + net_cases(ctx) + gpt_cases(ctx, "compile")
+
+
+def net_cases(ctx):
+    """The LeNet and LSTM LM steps of issue 42 under torchic.compile (issue 45: against
+    torch.compile's, `--refs torch-compile`; PyTorch eager beside them)."""
+    lenet_cfg = conv.QUICK_LENET if ctx["quick"] else conv.LENET
+    lstm_cfg = lstm.QUICK if ctx["quick"] else lstm.CFG
+
+    def compiled(impl):
+        return impl.kind == "torchic"
+    return [
+        Case("compile", "lenet", conv.lenet_label(lenet_cfg), dict(lenet_cfg), "ms/step", 1,
+             lambda impl: impl.lenet_step(lenet_cfg, compiled(impl)),
+             lambda: conv.lenet_first_loss(lenet_cfg), rtol=1e-4, atol=1e-4),
+        Case("compile", "lstm_lm", lstm.label(lstm_cfg), dict(lstm_cfg), "ms/step", 1,
+             lambda impl: impl.lstm_step(lstm_cfg, compiled(impl)),
+             lambda: lstm.first_loss(lstm_cfg), rtol=1e-4, atol=1e-5)]
 
 
 # -- train: a makemore-style Transformer -------------------------------------------------------

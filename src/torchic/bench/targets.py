@@ -117,6 +117,11 @@ def issue_targets():
                     lstm.label(lstm.CFG), 1.0, "<=", "torch"))
     t.append(Target(42, "conv2d fwd+bwd (ResNet-shaped) vs PyTorch", "simd", "conv",
                     "conv2d_fwd_bwd", conv.resnet_label(conv.RESNET), None, ">=", "torch"))
+    # issue 45: the LeNet and LSTM LM steps compiled, against torch.compile's (CPU)
+    t.append(Target(45, "LeNet step b64 compiled vs torch.compile, time", "simd", "compile",
+                    "lenet", conv.lenet_label(conv.LENET), 0.7, "<=", "torch-compile"))
+    t.append(Target(45, "LSTM LM step compiled vs torch.compile, time", "simd", "compile",
+                    "lstm_lm", lstm.label(lstm.CFG), 0.7, "<=", "torch-compile"))
     # issue 45: the two CPU GPT models, torchic.compile against torch.compile (CPU, the same
     # threads; `--refs torch-compile`) and eager against PyTorch eager
     for name, cfg in gpt.CPU_MODELS.items():
