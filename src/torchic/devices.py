@@ -149,28 +149,27 @@ def check_device(dev: Any, context: str = "") -> device:
 
 # -- the process-wide settings a PyTorch script makes at its top -------------------------------
 
-_num_threads = None       # what set_num_threads recorded (None: the runtime's own count)
-
 
 def set_num_threads(n: int) -> None:
-    """PyTorch's torch.set_num_threads: recorded, and reported by get_num_threads.
+    """PyTorch's torch.set_num_threads: the worker threads of the runtime that starts next
+    (the default one at a script's first op, or an init() without `threads`), and what
+    get_num_threads reports.
 
-    A runtime's worker threads are fixed when it starts, so this does not resize the running
-    pool (tensors would not survive a restart); torchic.init(threads=n) is what sets it.
+    A runtime's worker threads are fixed when it starts, so this does not resize a running
+    pool (tensors would not survive a restart); torchic.init(threads=n) restarts with n.
     """
-    global _num_threads
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads(): argument 'int' must be int, not {_type_name(n)}")
     if n <= 0:
         raise RuntimeError("Number of threads must be positive")
-    _num_threads = n
+    dispatcher.requested_threads = n
 
 
 def get_num_threads() -> int:
-    """What set_num_threads recorded, else the current runtime's worker threads (the
+    """What set_num_threads asked for, else the current runtime's worker threads (the
     number of cores when no runtime has started)."""
-    if _num_threads is not None:
-        return _num_threads
+    if dispatcher.requested_threads is not None:
+        return dispatcher.requested_threads
     rt = dispatcher._runtime
     if rt is not None and not rt.closed:
         return rt.backend.threads

@@ -346,6 +346,10 @@ def _synchronous(backend):
 
 _runtime = None
 _runtime_lock = threading.Lock()
+# what torchic.set_num_threads asked for (None: nothing): the worker threads of a runtime
+# started later without its own `threads` (a script's torch.set_num_threads(1) at its top
+# comes before the first op starts the default runtime)
+requested_threads = None
 
 DEFAULT_HEAP_CAP = 8 << 30
 
@@ -374,7 +378,8 @@ def init(backend: str | None = None, threads: int | None = None, heap_cap: int |
     """Start (or switch to) a backend. Tensors of the previous runtime become unusable.
 
     backend: "workers", "simd" or "webgpu" (default: $TORCHIC_BACKEND, else the fastest built).
-    threads: worker threads for the CPU backends (default: the number of cores).
+    threads: worker threads for the CPU backends (default: what set_num_threads asked for,
+        else the number of cores).
     heap_cap: the most bytes the heap may grow to (default 8 GiB, env TORCHIC_HEAP_CAP).
         Creation functions refuse a tensor larger than the cap before building it.
     sync: run every op to completion before returning, so a kernel error (an index
@@ -395,6 +400,8 @@ def _init(backend, threads, heap_cap, sync, options, replace):
     ok, why = cls.available()
     if not ok:
         raise BackendUnavailableError(f"backend {name!r} is not available: {why}")
+    if threads is None:
+        threads = requested_threads
     if threads is not None:
         threads = _positive_int(threads, "threads must be a positive int")
     if heap_cap is None:

@@ -143,10 +143,35 @@ def test_backends_shims_match_a_cpu_torch():
 
 # -- threads, default dtype ------------------------------------------------------------------------
 
+@pytest.mark.parametrize("name", ["workers", "simd"])
+def test_set_num_threads_before_the_first_op_sizes_the_runtime(name):
+    """A script's torch.set_num_threads(1) at its top: the default runtime its first op
+    starts has one worker thread, as does an init() without threads; init(threads=n) and
+    a runtime already running keep their own count. (A fresh process: the first op.)"""
+    import os
+    import subprocess
+    import sys
+    if not torchic.dispatcher.backend_class(name).available()[0]:
+        pytest.skip(f"{name} unavailable")
+    code = (
+        "import torchic\n"
+        "torchic.set_num_threads(1)\n"
+        "x = torchic.ones(4) * 2\n"
+        "rt = torchic.dispatcher.runtime()\n"
+        "print(rt.backend.name, rt.backend.threads, float(x.sum()))\n"
+        "print(torchic.init(threads=2).backend.threads)\n"
+        "print(torchic.init().backend.threads, torchic.get_num_threads())\n")
+    env = dict(os.environ, TORCHIC_BACKEND=name)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == [f"{name} 1 8.0", "2", "1 1"], out.stdout
+
+
 def test_num_threads_and_default_dtype(backend):
-    old = devices._num_threads
+    old = torchic.dispatcher.requested_threads
     try:
-        devices._num_threads = None
+        torchic.dispatcher.requested_threads = None
         rt = torchic.dispatcher.runtime()
         assert torchic.get_num_threads() == rt.backend.threads
         torchic.set_num_threads(3)
@@ -156,7 +181,7 @@ def test_num_threads_and_default_dtype(backend):
         with pytest.raises(TypeError):
             torchic.set_num_threads(2.5)
     finally:
-        devices._num_threads = old
+        torchic.dispatcher.requested_threads = old
     assert torchic.get_default_dtype() is torchic.float32
     try:
         for d in (torchic.float64, np.float64, "float64", torchic.float32, torchic.float,
