@@ -136,7 +136,11 @@ def test_compiled_lenet_and_lstm_steps_are_judged_against_torch_compile(monkeypa
     lstm_row = by[("LSTM LM step compiled vs torch.compile, time", 2)]
     assert lstm_row["status"] == "FAIL" and lstm_row["ratio"] == pytest.approx(0.8)
     compiled = impls.TorchCompileImpl("cpu")
-    seen = []
+    import torch._dynamo
+    seen, resets = [], []
+    # each compiled step starts from a clean dynamo cache (past its recompile limit dynamo
+    # would run the shared `train` / optimizer code eagerly)
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(1))
     monkeypatch.setattr(conv, "lenet_step", lambda impl, cfg, c: seen.append(c))
     monkeypatch.setattr(lstm, "training_step",
                         lambda lib, cfg, device, compile: seen.append(compile))
@@ -144,8 +148,7 @@ def test_compiled_lenet_and_lstm_steps_are_judged_against_torch_compile(monkeypa
     compiled.lstm_step(lstm.QUICK)
     impls.TorchImpl("cpu").lenet_step(conv.QUICK_LENET)
     impls.TorchImpl("cpu").lstm_step(lstm.QUICK)
-    import torch
-    assert seen == [True, torch.compile, False, None]
+    assert seen == [True, torch.compile, False, None] and len(resets) == 2
 
 
 def test_exp_goal_at_the_most_threads_and_copy_shares_at_one():

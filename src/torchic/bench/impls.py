@@ -665,14 +665,26 @@ class TorchCompileImpl(TorchImpl):
 
     kernel = op = mlp_step = transformer_step = op_fn
 
+    # Each step is compiled from a clean slate: dynamo keys its cache on the code object
+    # (one `train` for every GPT size, one optimizer `step` for every model) and, past
+    # config.recompile_limit (8) guard failures, runs that code eagerly from then on: a
+    # run's later rounds and cases were timing PyTorch eager under this name.
     def gpt_step(self, cfg, compiled=False):
+        _reset_dynamo()
         return super().gpt_step(cfg, compiled=True)
 
     def lstm_step(self, cfg, compiled=False):
+        _reset_dynamo()
         return super().lstm_step(cfg, compiled=True)
 
     def lenet_step(self, cfg, compiled=False):
+        _reset_dynamo()
         return super().lenet_step(cfg, compiled=True)
+
+
+def _reset_dynamo():
+    import torch._dynamo
+    torch._dynamo.reset()
 
 
 # -- tinygrad --------------------------------------------------------------------------------
