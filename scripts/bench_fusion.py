@@ -82,7 +82,9 @@ def torchic_step(cfg, compiled=True, fuse=True):
 
 def torch_step(cfg, compiled=True):
     import torch
-    from torchic.bench import gpt, suites
+    from torchic.bench import gpt, impls, suites
+    if compiled:
+        impls.reset_dynamo()    # (a clean cache: see impls.TorchCompileImpl)
     torch.manual_seed(suites.SEED)
     step = gpt.training_step(torch, cfg, *gpt_data(),
                              compile=torch.compile if compiled else None, schedule=False)

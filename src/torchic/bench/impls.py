@@ -670,19 +670,19 @@ class TorchCompileImpl(TorchImpl):
     # config.recompile_limit (8) guard failures, runs that code eagerly from then on: a
     # run's later rounds and cases were timing PyTorch eager under this name.
     def gpt_step(self, cfg, compiled=False):
-        _reset_dynamo()
+        reset_dynamo()
         return super().gpt_step(cfg, compiled=True)
 
     def lstm_step(self, cfg, compiled=False):
-        _reset_dynamo()
+        reset_dynamo()
         return super().lstm_step(cfg, compiled=True)
 
     def lenet_step(self, cfg, compiled=False):
-        _reset_dynamo()
+        reset_dynamo()
         return super().lenet_step(cfg, compiled=True)
 
 
-def _reset_dynamo():
+def reset_dynamo():
     import torch._dynamo
     torch._dynamo.reset()
 
