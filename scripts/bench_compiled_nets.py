@@ -1,6 +1,8 @@
 """Issue 45's row for issue 42's models: the LeNet and LSTM LM training steps (bench/conv.py,
 bench/lstm.py: the same weights, batches and optimizers) eager and compiled, torchic (simd)
 beside PyTorch CPU in one process, rounds interleaved; ms per step (median of 3 rounds).
+(The bench's rows of the same steps: `python -m torchic bench compile --cases lenet,lstm_lm
+--refs torch,torch-compile`.)
 
     PYTHONPATH=$PWD/src python scripts/bench_compiled_nets.py lenet 1
     PYTHONPATH=$PWD/src python scripts/bench_compiled_nets.py lstm 2 torchic.compile,torch.compile
@@ -18,48 +20,10 @@ ALL = "torchic.eager,torchic.compile,torch.eager,torch.compile"
 
 
 def make_step(lib, model_name, compiled):
-    """step() -> the loss (a float): one training step of `model_name` on lib."""
-    from torchic.bench import conv, lstm
-    if model_name == "lenet":
-        weights, x, y = conv.lenet_data(conv.LENET)
-        params = {k: lib.tensor(v, requires_grad=True) for k, v in weights.items()}
-        opt = lib.optim.SGD(list(params.values()), lr=conv.LENET["lr"])
-        xt, yt = lib.tensor(x), lib.tensor(y)
-
-        def train(xb, yb):
-            opt.zero_grad()
-            loss = conv.lenet_loss(lib, params, xb, yb)
-            loss.backward()
-            opt.step()
-            return loss
-        fn = lib.compile(train) if compiled else train
-
-        def step():
-            with lib.enable_grad():
-                return fn(xt, yt).item()
-        return step
-    cfg = dict(lstm.CFG)
-    weights, stream = lstm.data(cfg)
-    model = lstm.model_class(lib)(cfg)
-    model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
-    opt = lib.optim.Adam(model.parameters(), lr=cfg["lr"])
-    batches = lstm.Batches(stream, cfg["seq"], cfg["batch"])
-    F = lib.nn.functional
-
-    def train_lm(xb, yb):
-        logits = model(xb)
-        loss = F.cross_entropy(logits.reshape(-1, cfg["vocab"]), yb.reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-    fn_lm = lib.compile(train_lm) if compiled else train_lm
-
-    def step_lm():
-        xb, yb = batches.get()
-        with lib.enable_grad():
-            return fn_lm(lib.tensor(xb), lib.tensor(yb)).item()
-    return step_lm
+    """step() -> the loss (a float): one training step of `model_name` on lib (the bench's
+    own step, bench/conv.py model_step)."""
+    from torchic.bench import conv
+    return conv.model_step(model_name, lib, compiled)
 
 
 def main():

@@ -97,22 +97,29 @@ def test_compiled_gpt_steps_are_judged_against_torch_compile_on_cpu():
         impls.TorchicImpl("webgpu").gpt_size_check(gpt.CPU_MODELS["nanogpt"])
 
 
+def _judged(recs, *impl_names):
+    """The target rows evaluated on `recs`, by (title, threads)."""
+    rows = targets.evaluate(recs, _impls(*impl_names), gpu_real=False)
+    return {(r["title"], r["threads"]): r for r in rows}
+
+
 def test_lenet_and_lstm_steps_are_judged_against_pytorch():
     """issue 42: the LeNet and LSTM LM steps at most PyTorch CPU's time, at each thread
     count; the conv2d row is shown, not judged."""
     from torchic.bench import conv, lstm
     lenet, lm = conv.lenet_label(conv.LENET), lstm.label(lstm.CFG)
     resnet = conv.resnet_label(conv.RESNET)
-    recs = [_rec("simd", "conv", "lenet", lenet, 1, 6.0, "ms/step"),
-            _rec("torch", "conv", "lenet", lenet, 1, 8.0, "ms/step"),
-            _rec("simd", "conv", "lenet", lenet, 2, 7.0, "ms/step"),
-            _rec("torch", "conv", "lenet", lenet, 2, 6.0, "ms/step"),
-            _rec("simd", "lstm", "lstm_lm", lm, 1, 170.0, "ms/step"),
-            _rec("torch", "lstm", "lstm_lm", lm, 1, 190.0, "ms/step"),
-            _rec("simd", "conv", "conv2d_fwd_bwd", resnet, 1, 56.0, "GFLOPS"),
-            _rec("torch", "conv", "conv2d_fwd_bwd", resnet, 1, 76.0, "GFLOPS")]
-    rows = targets.evaluate(recs, _impls("simd", "torch"), gpu_real=False)
-    by = {(r["title"], r["threads"]): r for r in rows}
+    recs = [_rec(impl, suite, case, label, threads, value, unit)
+            for impl, suite, case, label, threads, value, unit in (
+                ("simd", "conv", "lenet", lenet, 1, 6.0, "ms/step"),
+                ("torch", "conv", "lenet", lenet, 1, 8.0, "ms/step"),
+                ("simd", "conv", "lenet", lenet, 2, 7.0, "ms/step"),
+                ("torch", "conv", "lenet", lenet, 2, 6.0, "ms/step"),
+                ("simd", "lstm", "lstm_lm", lm, 1, 170.0, "ms/step"),
+                ("torch", "lstm", "lstm_lm", lm, 1, 190.0, "ms/step"),
+                ("simd", "conv", "conv2d_fwd_bwd", resnet, 1, 56.0, "GFLOPS"),
+                ("torch", "conv", "conv2d_fwd_bwd", resnet, 1, 76.0, "GFLOPS"))]
+    by = _judged(recs, "simd", "torch")
     assert by[("LeNet step b64 vs PyTorch, time", 1)]["status"] == "PASS"
     two = by[("LeNet step b64 vs PyTorch, time", 2)]
     assert two["status"] == "FAIL" and two["ratio"] == pytest.approx(7 / 6)
@@ -126,12 +133,12 @@ def test_compiled_lenet_and_lstm_steps_are_judged_against_torch_compile(monkeypa
     torch-compile reference compiles them, PyTorch eager does not."""
     from torchic.bench import conv, impls, lstm
     lenet, lm = conv.lenet_label(conv.LENET), lstm.label(lstm.CFG)
-    recs = [_rec("simd", "compile", "lenet", lenet, 2, 6.0, "ms/step"),
-            _rec("torch-compile", "compile", "lenet", lenet, 2, 10.0, "ms/step"),
-            _rec("simd", "compile", "lstm_lm", lm, 2, 80.0, "ms/step"),
-            _rec("torch-compile", "compile", "lstm_lm", lm, 2, 100.0, "ms/step")]
-    rows = targets.evaluate(recs, _impls("simd", "torch-compile"), gpu_real=False)
-    by = {(r["title"], r["threads"]): r for r in rows}
+    recs = [_rec(impl, "compile", case, label, 2, ms, "ms/step")
+            for impl, case, label, ms in (("simd", "lenet", lenet, 6.0),
+                                          ("torch-compile", "lenet", lenet, 10.0),
+                                          ("simd", "lstm_lm", lm, 80.0),
+                                          ("torch-compile", "lstm_lm", lm, 100.0))]
+    by = _judged(recs, "simd", "torch-compile")
     assert by[("LeNet step b64 compiled vs torch.compile, time", 2)]["status"] == "PASS"
     lstm_row = by[("LSTM LM step compiled vs torch.compile, time", 2)]
     assert lstm_row["status"] == "FAIL" and lstm_row["ratio"] == pytest.approx(0.8)

@@ -82,12 +82,14 @@ def lenet_step(impl, cfg, compiled=False):
     return step
 
 
-def model_step(name, lib):
+def model_step(name, lib, compiled=False):
     """fn(): one training step of the bench's "lenet" or "lstm" model on `lib` (the torchic
-    or torch module itself, not a bench impl: scripts/profile_ops.py, scripts/ab_step.py)."""
+    or torch module itself, not a bench impl: scripts/profile_ops.py, scripts/ab_step.py,
+    scripts/bench_compiled_nets.py); compiled: by lib.compile (torchic.compile /
+    torch.compile)."""
     if name == "lstm":
         from . import lstm
-        return lstm.training_step(lib, dict(lstm.CFG))
+        return lstm.training_step(lib, dict(lstm.CFG), compile=lib.compile if compiled else None)
     if name != "lenet":
         raise ValueError(f"model must be 'lenet' or 'lstm', got {name!r}")
 
@@ -95,7 +97,7 @@ def model_step(name, lib):
         kind = "torchic" if lib.__name__ == "torchic" else "reference"
         name = "torchic" if lib.__name__ == "torchic" else "torch"
         tensor = staticmethod(lib.tensor)
-    return lenet_step(LibImpl, dict(LENET))
+    return lenet_step(LibImpl, dict(LENET), compiled)
 
 
 def lenet_first_loss(cfg):
