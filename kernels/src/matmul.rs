@@ -18,7 +18,8 @@
 //! Edge tiles (M % MR, N % NR) run the same kernel on zero-padded panels into
 //! a scratch tile and copy back only the valid part.
 //!
-//! Narrow products (n <= 256) with a row-major A skip packing A: the
+//! Narrow products (n <= 256) with a row-major A skip packing A (but a last partial
+//! MR-row panel): the
 //! microkernel broadcasts from MR rows of A in place (packing A costs O(m k)
 //! against O(m n k) of work). When m is small too (<= 256), B's row-major rows
 //! are read in place as well: few A panels would reuse a packed B block. (The
@@ -243,6 +244,8 @@ impl Drop for Scratch {
 thread_local! {
     static PACK_A: RefCell<Scratch> = const { RefCell::new(Scratch { ptr: std::ptr::null_mut(), layout: None }) };
     static PACK_B: RefCell<Scratch> = const { RefCell::new(Scratch { ptr: std::ptr::null_mut(), layout: None }) };
+    /// the calling thread's `SharedB` of its current product
+    static PACK_SHARED: RefCell<Scratch> = const { RefCell::new(Scratch { ptr: std::ptr::null_mut(), layout: None }) };
 }
 
 /// Pack rows 0..len of `src` (each kc long) into r-row micro-panels, zero-padded:
@@ -351,6 +354,97 @@ unsafe fn micro<S: Simd, const MR: usize, const PACKED: bool>(
     }
 }
 
+/// B packed whole, once, for all the row parts of one product cut over threads (`matmul`),
+/// where each part would otherwise pack all of B again for its rows (a part of 256 rows
+/// re-packs every float of B for 256 multiply-adds with it). K slice `pc` (KC rows, the
+/// last one shorter) holds the micro-panels of every column, laid out as gemm_blocked
+/// packs a block, so a part reads block (pc, jc) in place (`panel`). The packing itself
+/// is cut over the threads by columns (`PackB`). Zen 3 (AVX2), 2 threads, 8 row parts:
+/// 1024^3 and 2048^3 +8-10% (docs/perf/simd_matmul.md, "One packed B for all row parts").
+#[derive(Clone, Copy)]
+struct SharedB {
+    p: *const f32,
+    /// B's columns rounded up to whole micro-panels (NR)
+    npad: usize,
+}
+// SAFETY: the packed buffer is written before any part reads it (two pool runs) and only read after
+unsafe impl Send for SharedB {}
+// SAFETY: as for Send
+unsafe impl Sync for SharedB {}
+
+impl SharedB {
+    /// the micro-panel of columns j.. (a multiple of NR) in the K slice that starts at row
+    /// pc and is kc deep
+    #[inline(always)]
+    unsafe fn panel(&self, pc: usize, j: usize, kc: usize) -> *const f32 {
+        self.p.add(pc * self.npad + j * kc)
+    }
+}
+
+/// the largest B packed whole for row parts (4096^2 floats); past it each part packs its own blocks
+const SHARED_B_MAX_BYTES: usize = 64 << 20;
+/// a shared packing buffer past this size is freed after its product
+const SHARED_B_KEEP_BYTES: usize = 16 << 20;
+
+/// Do the row parts of `s` (a cut of `nb` products m x k @ k x n, not the dot path) share
+/// one packed B (`SharedB`)? Where each part would pack all of B (B's rows, `b_rows` unit
+/// stride, are read in place only under `b_in_place`) and B packed fits SHARED_B_MAX_BYTES.
+fn shares_b(
+    s: &Split,
+    nb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    blk: &Blocking,
+    b_rows: bool,
+) -> bool {
+    let part_rows = m.div_ceil(s.parts.max(1)).next_multiple_of(blk.mr);
+    nb == 1
+        && !s.by_batch
+        && !s.split_n
+        && s.parts > 1
+        && !(b_rows && b_in_place(part_rows, k, blk.kc))
+        && k * n.next_multiple_of(blk.nr) * 4 <= SHARED_B_MAX_BYTES
+}
+
+/// Pack columns lo..hi (lo a multiple of NR) of B (k x n) for every K slice of `kc` rows
+/// into `dst`, in SharedB's layout (rows of npad floats per K row).
+struct PackB {
+    b: Mat,
+    k: usize,
+    kc: usize,
+    npad: usize,
+    lo: usize,
+    hi: usize,
+    dst: *mut f32,
+}
+
+impl Kernel for PackB {
+    type Out = ();
+    fn run<S: Simd>(self) {
+        let PackB {
+            b,
+            k,
+            kc,
+            npad,
+            lo,
+            hi,
+            dst,
+        } = self;
+        let mut pc = 0;
+        while pc < k {
+            let kcs = kc.min(k - pc);
+            // SAFETY: b holds k x n floats at its strides, hi <= n; dst holds k x npad floats
+            // and slice pc's columns lo..hi (padded to whole panels) end within its npad
+            unsafe {
+                let src = Mat::new(b.at(pc, lo), b.cs, b.rs); // B's columns: rows of B^T
+                pack::<S>(2 * S::W, hi - lo, kcs, src, dst.add(pc * npad + lo * kcs));
+            }
+            pc += kc;
+        }
+    }
+}
+
 /// widest product whose A is read in place rather than packed (see gemm_blocked)
 const DIRECT_A_MAX_N: usize = 256;
 /// tallest product whose B is read in place too (see gemm_blocked): up to here
@@ -381,6 +475,7 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
         b,
         c,
         ldc,
+        packed_b,
         ..
     } = g;
     let nr = 2 * S::W;
@@ -403,13 +498,17 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
         let mut pc = 0;
         while pc < k {
             let kc = kcb.min(k - pc);
-            // A row-major A in whole MR-row panels is read in place when n is small:
-            // packing A costs O(m k) against O(m n k) of work; for wide products the MR
-            // rows read in place (often 4 KiB apart: one L1 set) lose to the packed
-            // panel (docs/perf/simd_matmul.md)
-            let direct = a.cs == 1 && a.rs > 0 && mc % MR == 0 && n <= DIRECT_A_MAX_N;
-            if !direct {
-                pack::<S>(MR, mc, kc, Mat::new(a.at(ic, pc), a.rs, a.cs), pa);
+            // A row-major A is read in place when n is small: packing A costs O(m k)
+            // against O(m n k) of work; for wide products the MR rows read in place
+            // (often 4 KiB apart: one L1 set) lose to the packed panel
+            // (docs/perf/simd_matmul.md). Its whole MR-row panels, that is: a last
+            // partial panel is packed (zero-padded) alone, so 128 rows are 21 panels in
+            // place and one packed, not 22 packed (128^3: 80 -> 92 GFLOPS on Zen 3)
+            let direct = a.cs == 1 && a.rs > 0 && n <= DIRECT_A_MAX_N;
+            let in_place_rows = if direct { mc / MR * MR } else { 0 };
+            if in_place_rows < mc {
+                let rest = Mat::new(a.at(ic + in_place_rows, pc), a.rs, a.cs);
+                pack::<S>(MR, mc - in_place_rows, kc, rest, pa);
             }
             let mut jc = 0;
             while jc < n {
@@ -424,22 +523,24 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                 // k 64-2048: +10-25%, docs/perf/simd_matmul.md "Four A panels"); with
                 // every A panel of a (100, 512) @ (512, 2048) it lost 1.5x (docs/perf/conv.md,
                 // "Two threads")
-                let direct_b = (direct || mc <= 4 * S::MR)
+                let direct_b = packed_b.is_none()
+                    && (direct || mc <= 4 * S::MR)
                     && b.cs == 1
                     && b.rs > 0
                     && nc % nr == 0
                     && b_in_place(m, k, kcb);
-                if !direct_b {
+                if !direct_b && packed_b.is_none() {
                     // B's columns are the rows of its transpose
                     pack::<S>(nr, nc, kc, Mat::new(b.at(pc, jc), b.cs, b.rs), pb);
                 }
                 let mut ir = 0;
                 while ir < mc {
                     let mm = MR.min(mc - ir);
-                    let ap = if direct {
+                    let in_place = ir < in_place_rows;
+                    let ap = if in_place {
                         a.at(ic + ir, pc)
                     } else {
-                        pa.add(ir * kc) as *const f32
+                        pa.add((ir - in_place_rows) * kc) as *const f32
                     };
                     let lda = a.rs as usize;
                     let mut jr = 0;
@@ -447,6 +548,8 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                         let nn = nr.min(nc - jr);
                         let (bp, ldb) = if direct_b {
                             (b.at(pc, jc + jr), b.rs as usize)
+                        } else if let Some(sb) = packed_b {
+                            (sb.panel(pc, jc + jr, kc), nr)
                         } else {
                             (pb.add(jr * kc) as *const f32, nr)
                         };
@@ -456,7 +559,7 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
                         } else {
                             (tile.as_mut_ptr(), nr, false) // an edge tile: via scratch
                         };
-                        if direct {
+                        if in_place {
                             micro::<S, MR, false>(kc, ap, lda, bp, ldb, c_to, ldc_to, acc_to);
                         } else {
                             micro::<S, MR, true>(kc, ap, lda, bp, ldb, c_to, ldc_to, acc_to);
@@ -684,6 +787,8 @@ struct GemmK {
     /// None: the ISA's derived blocking (`Blocking::of`); Some: an explicit one (tests,
     /// mmbench sweeps; its mr / nr must be the ISA's)
     blk: Option<Blocking>,
+    /// B already packed whole for this blocking (`SharedB`), or None: packed here
+    packed_b: Option<SharedB>,
 }
 // SAFETY: pointers into validated views; tasks write disjoint tiles of c
 unsafe impl Send for GemmK {}
@@ -776,7 +881,9 @@ impl Split {
     ) -> Split {
         let useful = Split::useful(nb, m, n, k, threads, blk);
         let narrow_parts = n.div_ceil(DIRECT_A_MAX_N).max(useful);
-        // (gemm_blocked reads A in place in whole MR-row panels only)
+        // (M in whole MR-row panels, as measured on Zen 5: with a partial last panel, which
+        // gemm_blocked packs, 2048^3 on Zen 3 ran 5-10% slower cut so than in row parts
+        // sharing one packed B)
         let narrow = a_rows
             && m.is_multiple_of(blk.mr)
             && n > DIRECT_A_MAX_N
@@ -942,23 +1049,49 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         &Mat::new(std::ptr::null(), asd[1], asd[2]),
         &Mat::new(std::ptr::null(), bsd[1], bsd[2]),
     );
-    let (
-        Split {
-            tasks: ntasks,
-            by_batch,
-            split_n,
-            parts,
-        },
-        align,
-    ) = if dot {
+    let (split, align) = if dot {
         Split::plan_dot(nb, m, n, k, threads, &blk)
     } else {
         let (a_rows, b_rows) = (asd[2] == 1 && asd[1] > 0, bsd[2] == 1 && bsd[1] > 0);
         let s = Split::plan(nb, m, n, k, threads, &blk, a_rows, b_rows);
         (s, if s.split_n { blk.nr } else { blk.mr })
     };
+    let Split {
+        tasks: ntasks,
+        by_batch,
+        split_n,
+        parts,
+    } = split;
     let len = if split_n { n } else { m };
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
+    // one packed B for every row part of a product whose parts would each pack all of it
+    let npad = n.next_multiple_of(blk.nr);
+    let b_rows = bsd[2] == 1 && bsd[1] > 0;
+    let share = !dot && shares_b(&split, nb, m, n, k, &blk, b_rows);
+    let shared_b = if share {
+        let dst = PACK_SHARED.with(|s| s.borrow_mut().get(k * npad)) as usize;
+        let tasks = threads.min(npad / blk.nr);
+        pool.run(tasks, &|t| {
+            let (lo, hi) = crate::view::chunk(n, tasks, t, blk.nr);
+            if lo < hi {
+                dispatch(PackB {
+                    b: Mat::new(bp as *const f32, bsd[1], bsd[2]),
+                    k,
+                    kc: blk.kc,
+                    npad,
+                    lo,
+                    hi,
+                    dst: dst as *mut f32,
+                });
+            }
+        });
+        Some(SharedB {
+            p: dst as *const f32,
+            npad,
+        })
+    } else {
+        None
+    };
     let one = |bi: usize, part: usize| {
         let (lo, hi) = if parts == 1 {
             (0, len)
@@ -986,6 +1119,7 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
             c: c0.wrapping_add(c_off),
             ldc: n,
             blk: Some(blk),
+            packed_b: shared_b,
         };
         dispatch(g);
     };
@@ -998,6 +1132,9 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         });
     } else {
         pool.run(ntasks, &|t| one(t / parts, t % parts));
+    }
+    if share && k * npad * 4 > SHARED_B_KEEP_BYTES {
+        PACK_SHARED.with(|s| s.borrow_mut().release());
     }
     Ok(())
 }
@@ -1102,6 +1239,7 @@ pub unsafe fn sgemm_st_rows(
         c,
         ldc,
         blk,
+        packed_b: None,
     });
 }
 
@@ -1379,6 +1517,8 @@ mod tests {
             (25, 300, 520),
             (48, 64, 45),   // whole tiles: A and B read in place (small m)
             (96, 128, 700), // the same over two K slices (accumulating)
+            (100, 64, 700), // A in place but a last partial panel (packed), B in place
+            (130, 96, 700), // the same with B packed
             (240, 96, 100),
             (20, 1000, 40), // N cut into equal blocks, an edge tile in the last
             (6, 25, 3001),  // the dot path (with B transposed): K slices, a K tail
@@ -1416,6 +1556,7 @@ mod tests {
                             c: c.as_mut_ptr(),
                             ldc: n,
                             blk: None,
+                            packed_b: None,
                         },
                     );
                     for (x, y) in c.iter().zip(&want) {
@@ -1482,6 +1623,68 @@ mod tests {
             &[ki, nb as isize * ki, 1],
         );
         assert!(one_batch(&cv, &at, &bv).is_none());
+    }
+
+    #[test]
+    fn row_parts_share_one_packed_b_bit_for_bit() {
+        use crate::view::DType;
+        let blk = dispatch(Derived);
+        // (m, n, k): ragged last part, last panel (n % NR) and last K slice; B row-major
+        // and transposed (a Linear's weight)
+        for (m, n, k, bt) in [
+            (1001, 300, 700, false),
+            (1001, 300, 700, true),
+            (1027, 777, 333, false),
+        ] {
+            let mut a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.5)
+                .collect();
+            let mut b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 5) % 11) as f32 * 0.5 - 2.0)
+                .collect();
+            let (brs, bcs) = if bt { (1, k) } else { (n, 1) };
+            let s = Split::plan(1, m, n, k, 2, &blk, true, !bt);
+            assert!(shares_b(&s, 1, m, n, k, &blk, !bt), "{m}x{n}x{k}: {s:?}");
+            let av = Arr::new(
+                a.as_mut_ptr() as *mut u8,
+                DType::F32,
+                &[1, m, k],
+                &[(m * k) as isize, k as isize, 1],
+            );
+            let bv = Arr::new(
+                b.as_mut_ptr() as *mut u8,
+                DType::F32,
+                &[1, k, n],
+                &[(n * k) as isize, brs as isize, bcs as isize],
+            );
+            let mut outs = Vec::new();
+            for threads in [1, 2, 3] {
+                let mut c = vec![f32::NAN; m * n];
+                let cv = Arr::new(
+                    c.as_mut_ptr() as *mut u8,
+                    DType::F32,
+                    &[1, m, n],
+                    &[(m * n) as isize, n as isize, 1],
+                );
+                matmul(&Pool::new(threads), &cv, &av, &bv).unwrap();
+                outs.push(c);
+            }
+            let want = reference(m, n, k, &a, k, 1, &b, brs, bcs);
+            for (x, y) in outs[0].iter().zip(&want) {
+                assert!(
+                    (*x as f64 - y).abs() <= 1e-4 * (1.0 + y.abs()),
+                    "{x} vs {y}"
+                );
+            }
+            // the packed values and the order of the sums are those of one thread's
+            assert!(outs.iter().all(|c| c
+                .iter()
+                .zip(&outs[0])
+                .all(|(x, y)| x.to_bits() == y.to_bits())));
+        }
+        // B's rows read in place by every part: nothing shared
+        let s = Split::plan(1, 256, 256, 256, 2, &blk, true, true);
+        assert!(!shares_b(&s, 1, 256, 256, 256, &blk, true));
     }
 
     #[test]
