@@ -1625,62 +1625,78 @@ mod tests {
         assert!(one_batch(&cv, &at, &bv).is_none());
     }
 
+    /// `len` multiples of 1/4 in [-1.5, 1.5], in a cycle of `modulo`: exact
+    /// products, sums that depend on their order only through rounding
+    fn ramp(len: usize, step: usize, modulo: usize) -> Vec<f32> {
+        (0..len)
+            .map(|i| ((i * step) % modulo) as f32 * 0.25 - 1.5)
+            .collect()
+    }
+
+    /// a (m x k, row-major) @ b (k x n at row / column strides `bs`) through `matmul` on
+    /// pools of 1, 2 and 3 threads: asserts that every cut gives the same bits and that they
+    /// are the product within `rtol`
+    fn same_bits_over_threads(
+        (m, n, k): (usize, usize, usize),
+        a: &mut [f32],
+        b: &mut [f32],
+        (brs, bcs): (usize, usize),
+        rtol: f64,
+    ) {
+        use crate::view::DType;
+        let av = Arr::new(
+            a.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[1, m, k],
+            &[(m * k) as isize, k as isize, 1],
+        );
+        let bv = Arr::new(
+            b.as_mut_ptr() as *mut u8,
+            DType::F32,
+            &[1, k, n],
+            &[(n * k) as isize, brs as isize, bcs as isize],
+        );
+        let mut outs = Vec::new();
+        for threads in [1, 2, 3] {
+            let mut c = vec![f32::NAN; m * n];
+            let cv = Arr::new(
+                c.as_mut_ptr() as *mut u8,
+                DType::F32,
+                &[1, m, n],
+                &[(m * n) as isize, n as isize, 1],
+            );
+            matmul(&Pool::new(threads), &cv, &av, &bv).unwrap();
+            outs.push(c);
+        }
+        let want = reference(m, n, k, a, k, 1, b, brs, bcs);
+        for (x, y) in outs[0].iter().zip(&want) {
+            assert!(
+                (*x as f64 - y).abs() <= rtol * (1.0 + y.abs()),
+                "{m}x{n}x{k}: {x} vs {y}"
+            );
+        }
+        assert!(outs.iter().all(|c| c
+            .iter()
+            .zip(&outs[0])
+            .all(|(x, y)| x.to_bits() == y.to_bits())));
+    }
+
     #[test]
     fn row_parts_share_one_packed_b_bit_for_bit() {
-        use crate::view::DType;
         let blk = dispatch(Derived);
         // (m, n, k): ragged last part, last panel (n % NR) and last K slice; B row-major
-        // and transposed (a Linear's weight)
+        // and transposed (a Linear's weight). The packed values and the order of the sums
+        // are one thread's, so every cut gives the same bits.
         for (m, n, k, bt) in [
             (1001, 300, 700, false),
             (1001, 300, 700, true),
             (1027, 777, 333, false),
         ] {
-            let mut a: Vec<f32> = (0..m * k)
-                .map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.5)
-                .collect();
-            let mut b: Vec<f32> = (0..k * n)
-                .map(|i| ((i * 5) % 11) as f32 * 0.5 - 2.0)
-                .collect();
-            let (brs, bcs) = if bt { (1, k) } else { (n, 1) };
+            let (mut a, mut b) = (ramp(m * k, 7, 13), ramp(k * n, 5, 11));
             let s = Split::plan(1, m, n, k, 2, &blk, true, !bt);
             assert!(shares_b(&s, 1, m, n, k, &blk, !bt), "{m}x{n}x{k}: {s:?}");
-            let av = Arr::new(
-                a.as_mut_ptr() as *mut u8,
-                DType::F32,
-                &[1, m, k],
-                &[(m * k) as isize, k as isize, 1],
-            );
-            let bv = Arr::new(
-                b.as_mut_ptr() as *mut u8,
-                DType::F32,
-                &[1, k, n],
-                &[(n * k) as isize, brs as isize, bcs as isize],
-            );
-            let mut outs = Vec::new();
-            for threads in [1, 2, 3] {
-                let mut c = vec![f32::NAN; m * n];
-                let cv = Arr::new(
-                    c.as_mut_ptr() as *mut u8,
-                    DType::F32,
-                    &[1, m, n],
-                    &[(m * n) as isize, n as isize, 1],
-                );
-                matmul(&Pool::new(threads), &cv, &av, &bv).unwrap();
-                outs.push(c);
-            }
-            let want = reference(m, n, k, &a, k, 1, &b, brs, bcs);
-            for (x, y) in outs[0].iter().zip(&want) {
-                assert!(
-                    (*x as f64 - y).abs() <= 1e-4 * (1.0 + y.abs()),
-                    "{x} vs {y}"
-                );
-            }
-            // the packed values and the order of the sums are those of one thread's
-            assert!(outs.iter().all(|c| c
-                .iter()
-                .zip(&outs[0])
-                .all(|(x, y)| x.to_bits() == y.to_bits())));
+            let bs = if bt { (1, k) } else { (n, 1) };
+            same_bits_over_threads((m, n, k), &mut a, &mut b, bs, 1e-4);
         }
         // B's rows read in place by every part: nothing shared
         let s = Split::plan(1, 256, 256, 256, 2, &blk, true, true);
@@ -1689,7 +1705,6 @@ mod tests {
 
     #[test]
     fn dot_path_products_are_cut_over_threads_bit_for_bit() {
-        use crate::view::DType;
         let blk = Blocking::derive(&crate::cpuinfo::DEFAULT, 8, 6);
         // conv1's weight gradient shape: columns, one part per thread, in pairs
         let (s, align) = Split::plan_dot(1, 6, 25, 43008, 2, &blk);
@@ -1701,28 +1716,11 @@ mod tests {
         let (s, align) = Split::plan_dot(1, 150, 16, 6144, 4, &blk);
         assert_eq!((s.parts, s.split_n, align), (4, false, 4));
         assert_eq!(Split::plan_dot(1, 6, 25, 2048, 1, &blk).0.parts, 1);
-        // (m, n, k): the wide side cut; odd sizes leave ragged last parts
+        // (m, n, k): the wide side cut; odd sizes leave ragged last parts; every element is
+        // the same dot whatever the cut
         for (m, n, k) in [(6, 25, 4099), (16, 150, 2048), (37, 5, 3001)] {
-            let a: Vec<f32> = (0..m * k)
-                .map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.5)
-                .collect();
             // b (k, n) column-major: each column one contiguous run (the dot path's layout)
-            let mut bt: Vec<f32> = (0..n * k)
-                .map(|i| ((i * 5) % 11) as f32 * 0.5 - 2.0)
-                .collect();
-            let mut a = a;
-            let av = Arr::new(
-                a.as_mut_ptr() as *mut u8,
-                DType::F32,
-                &[1, m, k],
-                &[(m * k) as isize, k as isize, 1],
-            );
-            let bv = Arr::new(
-                bt.as_mut_ptr() as *mut u8,
-                DType::F32,
-                &[1, k, n],
-                &[(n * k) as isize, 1, k as isize],
-            );
+            let (mut a, mut bt) = (ramp(m * k, 7, 13), ramp(k * n, 5, 11));
             assert!(is_dot(
                 m,
                 n,
@@ -1730,34 +1728,7 @@ mod tests {
                 &Mat::new(std::ptr::null(), k as isize, 1),
                 &Mat::new(std::ptr::null(), 1, k as isize)
             ));
-            let mut outs = Vec::new();
-            for threads in [1, 2, 3] {
-                let mut c = vec![f32::NAN; m * n];
-                let cv = Arr::new(
-                    c.as_mut_ptr() as *mut u8,
-                    DType::F32,
-                    &[1, m, n],
-                    &[(m * n) as isize, n as isize, 1],
-                );
-                matmul(&Pool::new(threads), &cv, &av, &bv).unwrap();
-                outs.push(c);
-            }
-            let want: Vec<f32> = (0..m * n)
-                .map(|o| {
-                    (0..k)
-                        .map(|p| a[(o / n) * k + p] as f64 * bt[(o % n) * k + p] as f64)
-                        .sum::<f64>() as f32
-                })
-                .collect();
-            assert!(outs[0]
-                .iter()
-                .zip(&want)
-                .all(|(x, y)| (x - y).abs() <= 1e-3 * (1.0 + y.abs())));
-            // every element is the same dot whatever the cut
-            assert!(outs.iter().all(|c| c
-                .iter()
-                .zip(&outs[0])
-                .all(|(x, y)| x.to_bits() == y.to_bits())));
+            same_bits_over_threads((m, n, k), &mut a, &mut bt, (1, k), 1e-3);
         }
     }
 }
