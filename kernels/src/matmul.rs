@@ -18,10 +18,9 @@
 //! Edge tiles (M % MR, N % NR) run the same kernel on zero-padded panels into
 //! a scratch tile and copy back only the valid part.
 //!
-//! Narrow products (n <= 256) with a row-major A skip packing A (but a last partial
-//! MR-row panel): the
-//! microkernel broadcasts from MR rows of A in place (packing A costs O(m k)
-//! against O(m n k) of work). When m is small too (<= 256), B's row-major rows
+//! Narrow products (n <= 256) with a row-major A skip packing A (all but a last
+//! partial MR-row panel): the microkernel broadcasts from MR rows of A in place
+//! (packing A costs O(m k) against O(m n k) of work). When m is small too (<= 256), B's row-major rows
 //! are read in place as well: few A panels would reuse a packed B block. (The
 //! measurements behind both limits: docs/perf/simd_matmul.md.)
 //! Small path: a product whose operands fit in half of L1 runs a direct loop (SIMD
@@ -503,7 +502,8 @@ unsafe fn gemm_blocked<S: Simd, const MR: usize>(g: GemmK, blk: Blocking) {
             // (often 4 KiB apart: one L1 set) lose to the packed panel
             // (docs/perf/simd_matmul.md). Its whole MR-row panels, that is: a last
             // partial panel is packed (zero-padded) alone, so 128 rows are 21 panels in
-            // place and one packed, not 22 packed (128^3: 80 -> 92 GFLOPS on Zen 3)
+            // place and one packed, not 22 packed (Zen 3, 1 thread: 128^3 83 -> 88 GFLOPS,
+            // 64^3 70 -> 90)
             let direct = a.cs == 1 && a.rs > 0 && n <= DIRECT_A_MAX_N;
             let in_place_rows = if direct { mc / MR * MR } else { 0 };
             if in_place_rows < mc {
@@ -1049,10 +1049,11 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
         &Mat::new(std::ptr::null(), asd[1], asd[2]),
         &Mat::new(std::ptr::null(), bsd[1], bsd[2]),
     );
+    // A's / B's rows unit-stride (read in place where the blocked loops allow)
+    let (a_rows, b_rows) = (asd[2] == 1 && asd[1] > 0, bsd[2] == 1 && bsd[1] > 0);
     let (split, align) = if dot {
         Split::plan_dot(nb, m, n, k, threads, &blk)
     } else {
-        let (a_rows, b_rows) = (asd[2] == 1 && asd[1] > 0, bsd[2] == 1 && bsd[1] > 0);
         let s = Split::plan(nb, m, n, k, threads, &blk, a_rows, b_rows);
         (s, if s.split_n { blk.nr } else { blk.mr })
     };
@@ -1066,7 +1067,6 @@ pub fn matmul(pool: &Pool, out: &Arr, a: &Arr, b: &Arr) -> KResult {
     let (ap, bp, cp) = (a.f() as usize, b.f() as usize, out.f() as usize);
     // one packed B for every row part of a product whose parts would each pack all of it
     let npad = n.next_multiple_of(blk.nr);
-    let b_rows = bsd[2] == 1 && bsd[1] > 0;
     let share = !dot && shares_b(&split, nb, m, n, k, &blk, b_rows);
     let shared_b = if share {
         let dst = PACK_SHARED.with(|s| s.borrow_mut().get(k * npad)) as usize;
