@@ -19,10 +19,11 @@ block from there (iterating a small integer tensor reads it once, not once per e
 creation's host write of a small integer array into a new tensor (`torch.tensor`,
 `randint`) remembers it, when the array is of the tensor's dtype (what a backend cannot
 store, its write refuses); an add / sub / mul of a known 0-d integer tensor with a Python
-int or another known one remembers the result (the op still runs: the tensor holds the
-value for the kernels), when it lies in what the result's dtype and the backend's storage
-of it hold (Runtime.int_ranges: webgpu keeps int64 in 32-bit words; outside, the kernel
-wraps or raises). Nothing is known or used while torchic.compile records a call (a replay
+int or another known one runs no kernel when the result lies in what the result's dtype
+and the backend's storage of it hold (Runtime.int_ranges: webgpu keeps int64 in 32-bit
+words; outside, the kernel runs, and wraps or raises): the result is a tensor.HostScalar,
+its value on the host, its block allocated and written only when something needs the
+memory (most such results are only slice bounds: `data[i:i + 8]`). Nothing is known or used while torchic.compile records a call (a replay
 runs no Python: a value seen while recording must not steer it; a read there stays the
 recorder's CompileError).
 
@@ -45,6 +46,10 @@ ARITH = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}
 def value(t):
     """The known value of one-element integer tensor t, or None (then read it)."""
     st = t._storage
+    pending = st.pending      # (a HostScalar's value, not yet in memory: tensor.py)
+    if pending is not None and pending[0] == t._dtype and st.runtime is dispatcher._runtime \
+            and st.runtime.recorder is None:
+        return pending[1]
     block = st.block
     if block is None:
         return None
@@ -102,20 +107,19 @@ def written(t, array):
         remember(t, array.ravel().tolist())
 
 
-def arith(op, out, x, y):
-    """out = op(x, y), just issued, where x and y are 0-d tensors or Python ints: remember
-    out's value when both are known and it fits out's dtype and storage. Returns out."""
+def arith(op, code, x, y):
+    """op(x, y) ("add", "sub", "mul") of 0-d tensors or Python ints of integer dtype `code`
+    when both values are known and the result fits what the current backend stores of
+    `code` exactly (its value: the result need not be computed by a kernel), else None."""
     if x.__class__ is not int:
         x = value(x)
     if y.__class__ is not int:
         y = value(y)
     if x is None or y is None:
-        return out
-    st = out._storage      # (a new 0-d tensor: its own contiguous block)
-    rt = st.runtime
-    bounds = rt.int_ranges.get(out._dtype)
-    if bounds is not None and rt.recorder is None:
-        z = ARITH[op](x, y)
-        if bounds[0] <= z <= bounds[1]:
-            st.block.known = (out._dtype, out._offset, [z])
-    return out
+        return None
+    rt = dispatcher._runtime
+    bounds = rt.int_ranges.get(code)
+    if bounds is None or rt.recorder is not None:
+        return None
+    z = ARITH[op](x, y)
+    return z if bounds[0] <= z <= bounds[1] else None

@@ -206,7 +206,7 @@ class Program:
                     f"instead (x.copy_(new_value), x.add_(...))")
         blocks = set(outside)
         self.held = [r for r in gc.get_referrers(*outside.values())
-                     if type(r) is Storage and id(r.block) in blocks] if outside else []
+                     if isinstance(r, Storage) and id(r.block) in blocks] if outside else []
         self._packed = None
         self._slotted = self.rt.backend.program_slots
         self.fresh_outputs = [False] * len(outputs)

@@ -115,7 +115,7 @@ class track_tensors:
         parent = scope.parent
         for ref in scope.storages:
             st = ref()
-            if st is None or st.block is None:
+            if st is None or st.disposed:
                 continue
             if id(st) in kept:
                 if parent is not None:

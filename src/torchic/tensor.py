@@ -11,6 +11,7 @@ onto the class by one table in methods.py.
 """
 
 import asyncio
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any, overload
 
@@ -40,6 +41,7 @@ class Storage:
     """One heap block of one runtime. Freed when the last reference dies or on dispose."""
 
     __slots__ = ("runtime", "block", "version", "__weakref__")
+    pending = None      # HostScalar's (dtype code, value) not yet in memory; never for a block
 
     def __init__(self, runtime, block):
         self.runtime = runtime
@@ -69,13 +71,87 @@ class Storage:
             block.known = None
             self.runtime.free(block)
 
+    @property
+    def disposed(self):
+        """Whether the block was given back (dispose(), a scope, the last reference)."""
+        return self.block is None
+
     def check_usable(self):
-        if self.block is None:
-            raise RuntimeError("this tensor has been disposed (by dispose() or a "
-                               "track_tensors scope); it can no longer be used")
+        # (the runtime first: a HostScalar of a closed runtime has no block either)
         if self.runtime is not dispatcher._runtime:
             raise RuntimeError(dispatcher.closed_message(
                 self.runtime.backend.name, getattr(self.runtime, "closed_by", "torchic.init()")))
+        if self.block is None:
+            raise RuntimeError("this tensor has been disposed (by dispose() or a "
+                               "track_tensors scope); it can no longer be used")
+
+
+_BLOCK = Storage.block     # the slot under HostScalar's `block` property
+_MATERIALIZE = threading.Lock()
+
+
+class HostScalar(Storage):
+    """The storage of a 0-d integer result whose value is known on the host (known.py: `i + 8`
+    of a known index): no block and no kernel until something needs its memory.
+
+    A program uses most such results only as ints (slice bounds, `int(i)`); the first
+    access of `block` (an op reading it, a write into it, a host alias) allocates the block
+    and issues the write of the value, under a lock, so two threads get one block, and the
+    write is issued before the op that asked for the block. A recorder's call
+    (torchic.compile) materializes through the real entry points: the block is the caller's
+    state, not one of the program's temporaries, and the value is constant."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self, runtime, code, value):
+        self.runtime = runtime
+        _BLOCK.__set__(self, None)
+        self.version = 0
+        self.pending = (code, value)    # (dtype code, Python int) until materialized
+
+    @property
+    def block(self):
+        block = _BLOCK.__get__(self)
+        if block is None and self.pending is not None:
+            block = self._materialize()
+        return block
+
+    @block.setter
+    def block(self, block):
+        _BLOCK.__set__(self, block)
+
+    @property
+    def disposed(self):
+        return self.pending is None and _BLOCK.__get__(self) is None
+
+    def _materialize(self):
+        with _MATERIALIZE:
+            block = _BLOCK.__get__(self)
+            pending = self.pending
+            rt = self.runtime
+            if block is not None or pending is None or rt is not dispatcher._runtime:
+                return block       # (another thread's, or disposed, or a closed runtime's)
+            code, value = pending
+            rec = rt.recorder
+            alloc, write = (rt.alloc, rt.write) if rec is None else \
+                (rec.real["alloc"], rec.real["write"])
+            block = alloc(dispatcher.ITEMSIZE[dispatcher.storage_code(rt.backend, code)])
+            block.known = None
+            block.shared = False
+            write(dispatcher.View(block, 0, (), (), code),
+                  np.array(value, dtype=dispatcher.DTYPES[code]))
+            block.known = (code, 0, [value])
+            _BLOCK.__set__(self, block)
+            self.pending = None
+            return block
+
+    def __del__(self):
+        self.pending = None
+        Storage.__del__(self)
+
+    def dispose(self):
+        self.pending = None
+        Storage.dispose(self)
 
 
 class Tensor(_Methods):
@@ -232,7 +308,7 @@ class Tensor(_Methods):
     @property
     def is_disposed(self) -> bool:
         """Whether the storage was freed (by `dispose()` or a `track_tensors` scope)."""
-        return self._storage.block is None
+        return self._storage.disposed
 
     def __len__(self):
         if not self.shape:

@@ -373,3 +373,126 @@ def test_fork_child_and_parent_each_see_their_own_writes(backend):
         got.update(json.loads(line))
     assert got["child"] == [4, 14, 40, 15, 41]
     assert got["parent"] == [4, 14, 104, 14]
+
+
+# -- results held on the host (tensor.HostScalar): no kernel until the memory is needed --
+
+
+def _held(t):
+    """Whether t's value is held on the host only (no block yet)."""
+    return t._storage.pending is not None
+
+
+def test_known_arithmetic_issues_no_kernel(backend):
+    from torchic.testing.checks import issued_ops
+    data = tc.arange(100)
+    ix = tc.tensor([3, 50, 91])
+    out = []
+    ops = issued_ops(lambda: out.extend((i + 8, 1 + i, i - 2, i * 3, (i + 1) + (i + 8))
+                                        for i in ix))
+    assert ops == []
+    for i, (a, b, c, d, e) in zip((3, 50, 91), out):
+        assert _held(a) and (a.dtype, a.shape) == (tc.int64, ())
+        assert [int(a), int(b), int(c), int(d), int(e)] == [i + 8, 1 + i, i - 2, i * 3, 2 * i + 9]
+        assert data[i:a].tolist() == list(range(i, i + 8))
+    assert issued_ops(lambda: int(out[0][0]) + out[0][0].item()) == []
+    assert _held(out[0][0])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_held_result_in_a_kernel_equals_pytorchs(backend, dtype):
+    tdt, cdt = getattr(torch, dtype), getattr(tc, dtype)
+    j, e = tc.tensor(5, dtype=cdt) + 7, torch.tensor(5, dtype=tdt) + 7
+    assert _held(j)
+    v = torch.arange(4, dtype=tdt)
+    for f in (lambda x, a, lib: a + x, lambda x, a, lib: x * a,
+              lambda x, a, lib: x.reshape(1).expand(3), lambda x, a, lib: lib.stack([x, x + 1]),
+              lambda x, a, lib: a[x % 4]):
+        got = f(j, tc.arange(4, dtype=cdt), tc)
+        want = f(e, v, torch)
+        assert got.dtype == cdt and got.tolist() == want.tolist()
+    assert not _held(j)   # (materialized: its block holds the value and knows it)
+    assert int(j) == 12 and j.item() == 12 and _known(j) == 12
+
+
+def test_held_result_written_in_place(backend):
+    j = tc.tensor(4) + 1
+    j += 2
+    _check(j, 7)
+    k = tc.tensor(4) * 2
+    k.copy_(tc.tensor(30))
+    _check(k, 30)
+    m = tc.tensor(1) - 1
+    tc.add(tc.tensor(6), 4, out=m)
+    _check(m, 10)
+    n = tc.tensor(2) + 2
+    raw.write(n, np.array(41, dtype=np.int64))
+    _check(n, 41)
+
+
+def test_held_result_host_alias(backend):
+    if backend == "webgpu":
+        pytest.skip("webgpu tensors have no host alias")
+    j = tc.tensor(4) + 5
+    alias = np.asarray(j, copy=False)
+    assert int(alias) == 9
+    alias[()] = 60
+    _check(j, 60)
+
+
+def test_held_result_disposed_scoped_and_closed(backend):
+    j = tc.tensor(1) + 1
+    assert not j.is_disposed
+    j.dispose()
+    assert j.is_disposed
+    with pytest.raises(RuntimeError, match="disposed"):
+        int(j)
+    with pytest.raises(RuntimeError, match="disposed"):
+        tc.ones(2, dtype=tc.int64) + j
+    made = []
+
+    @tc.track_tensors
+    def scoped():
+        made.append(tc.tensor(4) + 1)
+        assert _held(made[0])
+        return tc.tensor(4) + 2     # (a result: kept)
+    result = scoped()
+    assert made[0].is_disposed and not result.is_disposed and int(result) == 6
+    old = tc.tensor(3) + 4
+    tc.init(backend)
+    with pytest.raises(RuntimeError, match="closed|init"):
+        tc.ones(2, dtype=tc.int64) + old
+
+
+def test_held_result_captured_by_a_compiled_function(backend):
+    offset = tc.tensor(10) + 5      # made outside, held on the host
+    calls = []
+
+    @tc.compile
+    def shift(x):
+        calls.append(1)
+        return x + offset
+
+    assert _held(offset)
+    for v in range(5):                # eager, recorded (materialized there), replays
+        assert shift(tc.tensor([v, 2 * v])).tolist() == [v + 15, 2 * v + 15]
+    assert len(calls) == 2            # (the replays ran no Python)
+    assert not _held(offset) and int(offset) == 15
+
+
+def test_threads_materialize_one_block(backend):
+    import threading
+    for _ in range(20):
+        j = tc.tensor(20) + 2
+        results, barrier = [], threading.Barrier(4)
+
+        def use():
+            barrier.wait()
+            results.append((tc.arange(3) + j).tolist())
+        threads = [threading.Thread(target=use) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [[22, 23, 24]] * 4
+        _check(j, 22)

@@ -97,12 +97,14 @@ def _binary_fn(cls, name, doc, example=""):
             return _bool_arithmetic(primitive, a, b)
         if a.requires_grad or b.requires_grad:
             return apply(a, b)
-        out = raw.binary(primitive, a, b)
-        # a 0-d integer result of add / sub / mul of a fast-path pair (x, y: 0-d tensors or
-        # Python ints) is remembered when both values are known
-        if host_known and x is not None and not out.shape and code in INT_CODES:
-            return known.arith(primitive, out, x, y)
-        return out
+        # add / sub / mul of a fast-path pair (x, y: 0-d tensors or Python ints) of known
+        # integer values: the result's value, no kernel (known.py)
+        if host_known and x is not None and not a.shape and not b.shape and \
+                code in INT_CODES:
+            z = known.arith(primitive, code, x, y)
+            if z is not None:
+                return raw.host_scalar(z, code)
+        return raw.binary(primitive, a, b)
     op.__name__ = name
     op.__doc__ = _OPERANDS_DOC.format(what=doc, example=example)
     return op
