@@ -44,6 +44,9 @@ def check_device(t, device):
     check(device, f"to({device!r}): ")
 
 
+_STAYS = frozenset({"cpu", "cpu:0"})     # device strings .to() accepts and moves nothing
+
+
 def parse_to(t, args, kwargs):
     """PyTorch's .to() overloads -> (dtype code or None, copy); raises before anything runs.
 
@@ -83,6 +86,8 @@ def parse_to(t, args, kwargs):
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to: .to(dtype) / .to(device) / .to(device, dtype) / .to(other) / copy=True."""
+    if not kwargs and len(args) == 1 and args[0].__class__ is str and args[0] in _STAYS:
+        return self      # (a CPU script's x.to(device) every step: nothing to parse or move)
     code, copy = parse_to(self, args, kwargs)
     out = self if code is None else to_dtype(self, code)
     return out.clone() if copy and out is self else out

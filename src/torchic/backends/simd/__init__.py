@@ -50,6 +50,9 @@ from ..cpu.heap import HostHeap
 from . import native
 
 _WRITES = _ops.WRITES
+# ops whose first input is a table read only at the rows an index names (a gather): its
+# span is not the op's work, so it never makes the op EAGER_BYTES (see run)
+_INDEXED_TABLE = frozenset(op.name for op in _ops.OPS if op.split == _ops.INDEX_ROWS)
 
 # op name (ops.py) -> the Rust library's code for it: the library lists its op names
 # (tk_op_name), and _check_table fills in the codes when it loads, after checking that
@@ -340,6 +343,9 @@ class SimdBackend(Backend):
                 parts.append(words)
                 if big:
                     eager = True
+            if eager and op in _INDEXED_TABLE:     # (sized without the table)
+                eager = (out.resolved or _pack_view(out))[1] or \
+                    any((v.resolved or _pack_view(v))[1] for v in inputs[1:])
         except (struct.error, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"op {op!r}: bad op name, params or view ({exc!r}); shapes, strides "
                              f"and offsets must be ints that fit in int64") from None
