@@ -145,9 +145,15 @@ class HostScalar(Storage):
             self.pending = None
             return block
 
-    def __del__(self):
-        self.pending = None
-        Storage.__del__(self)
+    def __del__(self):      # (Storage's, without the property: most never get a block)
+        try:
+            block = _BLOCK.__get__(self)
+        except AttributeError:     # never finished
+            return
+        if block is not None:
+            _BLOCK.__set__(self, None)
+            block.known = None
+            self.runtime.free(block)
 
     def dispose(self):
         self.pending = None

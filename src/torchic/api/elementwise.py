@@ -64,10 +64,24 @@ _KEEPS = frozenset((code, cls) for code in DTYPES for cls in (int, float)
                    if is_floating(code) or (cls is int and code != BOOL))
 
 
+def _int_scalar_pair(a, b, ca, cb):
+    """The integer dtype code of a binary op of a 0-d integer tensor with a Python int or a
+    0-d tensor of its dtype (either order: the dtype the result keeps), else None."""
+    if ca is Tensor:
+        if a.shape or not (cb is int or (cb is Tensor and not b.shape and b._dtype == a._dtype)):
+            return None
+        code = a._dtype
+    elif ca is int and cb is Tensor and not b.shape:
+        code = b._dtype
+    else:
+        return None
+    return code if code in INT_CODES else None
+
+
 def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     floating_only = primitive not in INT_BINARY
-    host_known = primitive in known.ARITH   # (0-d integer results remembered: known.py)
+    host_known = primitive in known.ARITH   # (known 0-d integer operands: known.py)
 
     def op(input: Tensor | float, other: Tensor | float, *, alpha: float = 1) -> Tensor:
         a, b = input, other       # PyTorch's keyword names, the short ones below
@@ -75,11 +89,17 @@ def _binary_fn(cls, name, doc, example=""):
             _check_bool_sub(a, b)
         if alpha.__class__ is not int or alpha != 1:
             a, b = _alpha_scaled(primitive, a, b, alpha)
+        ca, cb = a.__class__, b.__class__
+        # add / sub / mul of known 0-d integers: the result's value, no kernel (known.py)
+        if host_known and ca is not float and cb is not float:
+            code = _int_scalar_pair(a, b, ca, cb)
+            if code is not None:
+                z = known.arith(primitive, code, a, b)
+                if z is not None:
+                    return raw.host_scalar(z, code)
         # the common pairs decided here (what promote would decide), the rest by promote:
         # two tensors of one dtype, and a tensor with a Python int / float that keeps its
         # dtype (a float tensor with either, an int tensor with an int: a weak scalar)
-        ca, cb = a.__class__, b.__class__
-        x, y = a, b       # (as given: known.arith reads a Python int as itself)
         if ca is Tensor and cb is Tensor and a._dtype == b._dtype:
             code = a._dtype
         elif ca is Tensor and (cb is float or cb is int) and (a._dtype, cb) in _KEEPS:
@@ -90,20 +110,12 @@ def _binary_fn(cls, name, doc, example=""):
             a = constant(a, code)
         else:
             (a, b), code = promote(a, b)
-            x = None      # (promoted operands: their results are not remembered)
         if floating_only and not is_floating(code):
             (a, b), code = _to_float((a, b), code)
         elif code == BOOL:
             return _bool_arithmetic(primitive, a, b)
         if a.requires_grad or b.requires_grad:
             return apply(a, b)
-        # add / sub / mul of a fast-path pair (x, y: 0-d tensors or Python ints) of known
-        # integer values: the result's value, no kernel (known.py)
-        if host_known and x is not None and not a.shape and not b.shape and \
-                code in INT_CODES:
-            z = known.arith(primitive, code, x, y)
-            if z is not None:
-                return raw.host_scalar(z, code)
         return raw.binary(primitive, a, b)
     op.__name__ = name
     op.__doc__ = _OPERANDS_DOC.format(what=doc, example=example)
