@@ -20,9 +20,10 @@
 //!
 //! Narrow products (n <= 256) with a row-major A skip packing A (all but a last
 //! partial MR-row panel): the microkernel broadcasts from MR rows of A in place
-//! (packing A costs O(m k) against O(m n k) of work). When m is small too (<= 256), B's row-major rows
-//! are read in place as well: few A panels would reuse a packed B block. (The
-//! measurements behind both limits: docs/perf/simd_matmul.md.)
+//! (packing A costs O(m k) against O(m n k) of work). When m is small too
+//! (<= 256), B's row-major rows are read in place as well: few A panels would
+//! reuse a packed B block. (The measurements behind both limits:
+//! docs/perf/simd_matmul.md.)
 //! Small path: a product whose operands fit in half of L1 runs a direct loop (SIMD
 //! over N when B's rows are contiguous): packing would cost as much as it saves.
 //! Threads (`Split::plan`): only as many as get `par_min_macs` of work each; the batch,

@@ -23,9 +23,9 @@ int or another known one runs no kernel when the result lies in what the result'
 and the backend's storage of it hold (Runtime.int_ranges: webgpu keeps int64 in 32-bit
 words; outside, the kernel runs, and wraps or raises): the result is a tensor.HostScalar,
 its value on the host, its block allocated and written only when something needs the
-memory (most such results are only slice bounds: `data[i:i + 8]`). Nothing is known or used while torchic.compile records a call (a replay
-runs no Python: a value seen while recording must not steer it; a read there stays the
-recorder's CompileError).
+memory (most such results are only slice bounds: `data[i:i + 8]`). Nothing is known or
+used while torchic.compile records a call (a replay runs no Python: a value seen while
+recording must not steer it; a read there stays the recorder's CompileError).
 
 Threads: an entry is set on a new tensor's block (no other thread has it yet), or, for a
 read, before the read is issued, naming a list filled after it: a write another thread
