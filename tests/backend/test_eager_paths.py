@@ -38,13 +38,18 @@ def test_stack_mixed_dtypes_and_0d(backend):
 def test_stack_of_many_views_of_one_tensor(backend, dim, dtype):
     """get_batch's `torch.stack([data[i:i + 8] for i in ix])`: many views of one tensor (one
     gather, functions/views.py's _stack_gathered), strided and overlapping views included;
-    a float stack's gradient reaches every view's elements (repeated ones summed)."""
+    a float stack's gradient reaches every view's elements (repeated ones summed). Parts
+    whose elements are evenly spaced (a row, a column, a contiguous block, every other
+    column, an expanded element) stacked along dim 0 gather rows of an overlapping view;
+    the rest, and other dims, gather positions."""
     base = np.random.default_rng(1).standard_normal((40, 6))
     a_np = {"float32": base.astype(np.float32), "int64": (base * 10).astype(np.int64),
             "bool": base > 0}[dtype]
     ix = [3, 5, 3, 9, 0, 1, 2, 30, 31, 7, 12, 4]
     picks = [lambda x, i: x[i:i + 5], lambda x, i: x[i], lambda x, i: x[i:i + 3, 1:4],
-             lambda x, i: x.T[:, i:i + 2], lambda x, i: x[i:i + 4, ::2]]
+             lambda x, i: x.T[:, i:i + 2], lambda x, i: x[i:i + 4, ::2],
+             lambda x, i: x[:, i % 6], lambda x, i: x[i, :1].expand(4),
+             lambda x, i: x[i:i + 2, 1:2], lambda x, i: x[i:i + 2, 1:2].T]
 
     def run(L):
         x = L.tensor(a_np, requires_grad=dtype == "float32")

@@ -287,17 +287,27 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         tensor([[0., 1.],
                 [0., 1.]])
     """
-    tensors = [t if t.__class__ is Tensor else as_operand(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    shape, code, mixed = tensors[0].shape, tensors[0]._dtype, False
+    first = tensors[0]
+    shape, code = first.shape, first._dtype
+    for t in tensors:     # (one pass for the common case: tensors of one shape and dtype)
+        if t.__class__ is not Tensor or t._dtype != code or t.shape != shape:
+            tensors = _stack_operands(tensors)
+            break
+    return Cat.apply(*tensors, dim=normalize_axis(dim, len(shape) + 1), stack=True)
+
+
+def _stack_operands(tensors):
+    """stack's parts as tensors of one dtype (promoted), or PyTorch's error for parts of
+    several shapes."""
+    tensors = [as_operand(t) for t in tensors]
+    shape = tensors[0].shape
     for i, t in enumerate(tensors):      # PyTorch's error class and message
         if t.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {i}")
-        mixed = mixed or t._dtype != code
-    d = normalize_axis(dim, len(shape) + 1)
-    if mixed:
+    if builtins.any(t._dtype != tensors[0]._dtype for t in tensors):
         tensors, _ = promote(*tensors)
-    return Cat.apply(*tensors, dim=d, stack=True)
+    return tensors

@@ -379,8 +379,11 @@ def _part_positions(shape, strides):
 
 def _stack_gathered(tensors, dim):
     """torch.stack of views of one storage with one layout (`[data[i:i + 8] for i in ix]`)
-    as one gather of their elements' positions (one upload and one op, where the copies cost
-    one op per part); None when the parts are not such views."""
+    as one gather (one upload and one op, where the copies cost one op per part); None when
+    the parts are not such views. Parts whose elements are evenly spaced (1-D, or
+    row-major) stacked along dim 0 gather whole rows of an overlapping view of the storage
+    (row r: the part that starts at element r), so only their offsets are uploaded; other
+    layouts gather each element's position."""
     first = tensors[0]
     storage, strides, shape = first._storage, first._strides, first.shape
     offsets = []
@@ -388,19 +391,41 @@ def _stack_gathered(tensors, dim):
         if t._storage is not storage or t._strides != strides:
             return None
         offsets.append(t._offset)
-    if not numel(shape):
+    count = numel(shape)
+    if not count:
         return None
     spans = [(size - 1) * stride for size, stride in zip(shape, strides)]
     lo = min(offsets) + sum(s for s in spans if s < 0)
     hi = max(offsets) + sum(s for s in spans if s > 0)     # the last position read
     if lo < 0 or hi >= 2 ** 31:
         return None
+    step = _even_step(shape, strides)
+    if dim == 0 and step is not None and step >= 0:
+        idx = raw.write(raw.new_tensor((len(offsets),), "i32"), np.array(offsets, np.int32))
+        table = as_strided(first, 0, (max(offsets) + 1, count), (1, step))
+        return reshape_raw(raw.gather_rows(table, idx), (len(offsets),) + tuple(shape))
     positions = np.add.outer(np.array(offsets, np.int32), _part_positions(tuple(shape), strides))
     if dim:
         positions = np.moveaxis(positions, 0, dim)
     idx = raw.write(raw.new_tensor((positions.size,), "i32"), positions.ravel())
     table = as_strided(first, 0, (hi + 1, 1), (1, 1))
     return reshape_raw(raw.gather_rows(table, idx), positions.shape)
+
+
+def _even_step(shape, strides):
+    """The distance between consecutive elements of a view read in row-major order when it
+    is one for all of them (a 1-D view's stride; 1 for a contiguous one), else None."""
+    step = None
+    inner = 1                      # the elements of the dims after this one
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 1:
+            continue
+        if step is None:
+            step = stride
+        elif stride != step * inner:
+            return None
+        inner *= size
+    return 1 if step is None else step
 
 
 class Cat(Primitive):
