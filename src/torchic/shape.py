@@ -312,11 +312,11 @@ def slice_meta(offset, shape, strides, key):
         if isinstance(k, slice):
             bounds = []
             for name, v in (("start", k.start), ("stop", k.stop), ("step", k.step)):
-                # anything with __index__ bounds a slice (NumPy ints, one-element int tensors:
-                # data[i:i + block_size] for a 0-d index tensor i), as in PyTorch
+                # anything with __index__ bounds a slice (NumPy ints, bools, one-element int
+                # tensors: data[i:i + block_size] for a 0-d index tensor i), as in PyTorch
                 if v is not None:
                     try:
-                        v = operator.index(v) if not isinstance(v, bool) else None
+                        v = operator.index(v)
                     except TypeError:
                         v = None
                     if v is None:

@@ -70,6 +70,35 @@ def test_stack_of_views_with_0d_bounds(backend):
     assert x.tolist() == [list(range(i, i + 8)) for i in ix.tolist()]
 
 
+@pytest.mark.parametrize("wrap", ["int", "tensor", "numpy", "bool"])
+def test_leading_slice_bounds(backend, wrap):
+    """`x[a:b]` (api/indexing.py's _leading_slice: bounds worked out directly) against
+    PyTorch for bounds in range, past either end, negative, reversed and None, given as ints,
+    0-d integer tensors, NumPy ints or bools; the view's gradient lands in its rows."""
+    values = [None, -100, -7, -6, -3, -1, 0, 1, 3, 5, 6, 7, 100]
+    if wrap == "bool":
+        values = [None, False, True]
+    a_np = np.arange(24, dtype=np.float32).reshape(6, 4)
+
+    def bound(L, v):
+        if v is None or wrap in ("int", "bool"):
+            return v
+        return np.int64(v) if wrap == "numpy" else L.tensor(v)
+
+    def run(L):
+        x = L.tensor(a_np, requires_grad=True)
+        out = []
+        for start in values:
+            for stop in values:
+                y = x[bound(L, start):bound(L, stop)]
+                (y * (start or 1)).sum().backward()
+                out.append(y.detach().numpy())
+        return out + [x.grad.numpy()]
+    for got, want in zip(*_both(run)):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
 def test_stack_double_backward(backend):
     def run(L):
         x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)

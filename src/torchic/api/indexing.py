@@ -166,27 +166,42 @@ def _wrap_negative(idx, size):
 
 
 def _leading_slice(a, key):
-    """(offset, shape, strides, key with int bounds) of `a[key]` for a key that is one slice
-    of step 1 with int / None / one-element integer tensor bounds (`data[i:i + block_size]`,
-    `x[:n]`), worked out directly; None for any other key (slice_meta's general walk, and its
-    errors)."""
+    """(offset, shape, start, stop) of `a[key]` for a key that is one slice of step 1 with
+    int / None / one-element integer tensor bounds (`data[i:i + block_size]`, `x[:n]`),
+    worked out directly (start and stop clipped as slice.indices does); None for any other
+    key (slice_meta's general walk, and its errors)."""
     if key.step is not None or not a.shape:
         return None
-    bounds = []
-    for v in (key.start, key.stop):
-        if v is not None and v.__class__ is not int:
-            if v.__class__ is not Tensor:
-                return None
-            try:
-                v = v.__index__()
-            except TypeError:
-                return None
-        bounds.append(v)
-    shape = tuple(a.shape)      # (a torchic.Size indexes through Python)
-    start, stop, _ = slice(*bounds).indices(shape[0])
+    dims = tuple(a.shape)       # (a torchic.Size indexes through Python)
+    start, stop = key.start, key.stop
+    if start.__class__ is not int:
+        start = _bound(start)
+    if stop.__class__ is not int:
+        stop = _bound(stop)
+    if start is _NOT_A_BOUND or stop is _NOT_A_BOUND:
+        return None
+    n = dims[0]
+    if start is None or stop is None or not 0 <= start <= stop <= n:   # (else in range)
+        start, stop, _ = slice(start, stop).indices(n)
     length = stop - start if stop > start else 0
     return (a._offset + start * a._strides[0] if length else a._offset,
-            (length,) + shape[1:], a._strides, (slice(start, stop),))
+            (length,) + dims[1:], start, stop)
+
+
+_NOT_A_BOUND = object()
+
+
+def _bound(v):
+    """A slice bound other than an int as an int (a one-element integer tensor's value), or
+    None, or _NOT_A_BOUND for anything else (the general walk decides)."""
+    if v is None:
+        return None
+    if v.__class__ is not Tensor:
+        return _NOT_A_BOUND
+    try:
+        return v.__index__()
+    except TypeError:
+        return _NOT_A_BOUND
 
 
 # the node mark_view is given for a view made without a record (it reads needs_grad only):
@@ -199,10 +214,13 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     if key.__class__ is slice:     # the commonest key, without the general parse
         meta = _leading_slice(a, key)
         if meta is not None:
+            offset, shape, start, stop = meta
             if a.requires_grad:
-                return IndexView.apply(a, key=meta[3], meta=meta[:3])
+                return IndexView.apply(a, key=(slice(start, stop),),
+                                       meta=(offset, shape, a._strides))
             # nothing to record: IndexView.forward's view, without apply's node and frames
-            return mark_view(UNRECORDED_NODE, a, Tensor._make(a._storage, *meta[:3], a._dtype))
+            return mark_view(UNRECORDED_NODE, a,
+                             Tensor._make(a._storage, offset, shape, a._strides, a._dtype))
     key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
     if not advanced:
