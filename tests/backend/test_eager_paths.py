@@ -33,6 +33,21 @@ def test_stack_mixed_dtypes_and_0d(backend):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_stack_of_any_sequence(backend):
+    """stack takes a list, a tuple or any iterable of tensors, Python numbers and arrays
+    among them (made tensors as any operand is), and checks the first part as it does the
+    rest."""
+    t = torchic.tensor([1.0, 2.0])
+    for parts in ([t, t * 2], (t, t * 2), (x for x in [t, t * 2]), [[1.0, 2.0], t * 2],
+                  [np.array([1.0, 2.0], np.float32), t * 2]):
+        assert torchic.stack(parts).tolist() == [[1.0, 2.0], [2.0, 4.0]]
+    assert torchic.stack([1, 2]).tolist() == [1, 2]
+    with pytest.raises(RuntimeError, match="non-empty"):
+        torchic.stack(iter([]))
+    with pytest.raises(RuntimeError, match="equal size"):
+        torchic.stack([[1.0], t])
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
 def test_stack_of_many_views_of_one_tensor(backend, dim, dtype):

@@ -287,15 +287,20 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         tensor([[0., 1.],
                 [0., 1.]])
     """
+    if tensors.__class__ is not list and tensors.__class__ is not tuple:
+        tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tensors[0]
-    shape, code = first.shape, first._dtype
-    for t in tensors:     # (one pass for the common case: tensors of one shape and dtype)
-        if t.__class__ is not Tensor or t._dtype != code or t.shape != shape:
-            tensors = _stack_operands(tensors)
-            break
-    return Cat.apply(*tensors, dim=normalize_axis(dim, len(shape) + 1), stack=True)
+    if first.__class__ is not Tensor:
+        tensors = _stack_operands(tensors)
+    else:
+        shape, code = first.shape, first._dtype
+        for t in tensors:   # (one pass for the common case: tensors of one shape and dtype)
+            if t.__class__ is not Tensor or t._dtype != code or t.shape != shape:
+                tensors = _stack_operands(tensors)
+                break
+    return Cat.apply(*tensors, dim=normalize_axis(dim, tensors[0].ndim + 1), stack=True)
 
 
 def _stack_operands(tensors):
