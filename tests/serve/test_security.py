@@ -214,8 +214,10 @@ def test_bad_last_event_id_is_400(server, finished_run):
 # -- queue cap and time limit (a server of their own) ---------------------------------------------
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory):
+    # (a limit that toy.slow's 20 s passes and a toy.echo run, a worker process started and
+    # torchic imported, never reaches: 2 s did on a machine with both cores busy)
     srv = start_server(tmp_path_factory.mktemp("strict"), "--max-queued", "1",
-                       "--run-timeout", "2")
+                       "--run-timeout", "8")
     yield srv
     assert stop_server(srv) == 0, srv.stderr()[-3000:]
 
@@ -251,7 +253,7 @@ def test_a_run_past_its_time_limit_is_stopped_and_failed(strict):
     end = end_of(events)
     assert end["status"] == "failed"
     errors = [e["message"] for e in events if e["type"] == "error"]
-    assert errors == ["stopped: the run took longer than its time limit of 2 s (--run-timeout)"]
+    assert errors == ["stopped: the run took longer than its time limit of 8 s (--run-timeout)"]
     assert len(rows(events)) < 400
     pid = next(e["pid"] for e in events if e["type"] == "start")
     with pytest.raises(ProcessLookupError):
