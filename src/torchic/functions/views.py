@@ -395,16 +395,18 @@ def _stack_gathered(tensors, dim):
     if not count:
         return None
     spans = [(size - 1) * stride for size, stride in zip(shape, strides)]
+    last_start = max(offsets)
     lo = min(offsets) + sum(s for s in spans if s < 0)
-    hi = max(offsets) + sum(s for s in spans if s > 0)     # the last position read
+    hi = last_start + sum(s for s in spans if s > 0)     # the last position read
     if lo < 0 or hi >= 2 ** 31:
         return None
+    starts = np.array(offsets, np.int32)
     step = _even_step(shape, strides)
     if dim == 0 and step is not None and step >= 0:
-        idx = raw.write(raw.new_tensor((len(offsets),), "i32"), np.array(offsets, np.int32))
-        table = as_strided(first, 0, (max(offsets) + 1, count), (1, step))
+        idx = raw.write(raw.new_tensor((len(offsets),), "i32"), starts)
+        table = as_strided(first, 0, (last_start + 1, count), (1, step))
         return reshape_raw(raw.gather_rows(table, idx), (len(offsets),) + tuple(shape))
-    positions = np.add.outer(np.array(offsets, np.int32), _part_positions(tuple(shape), strides))
+    positions = np.add.outer(starts, _part_positions(tuple(shape), strides))
     if dim:
         positions = np.moveaxis(positions, 0, dim)
     idx = raw.write(raw.new_tensor((positions.size,), "i32"), positions.ravel())
