@@ -86,11 +86,10 @@ class Storage:
                                "track_tensors scope); it can no longer be used")
 
 
-_BLOCK = Storage.block     # the slot under HostScalar's `block` property
 _MATERIALIZE = threading.Lock()
 
 
-class HostScalar(Storage):
+class HostScalar:
     """The storage of a 0-d integer result whose value is known on the host (known.py: `i + 8`
     of a known index): no block and no kernel until something needs its memory.
 
@@ -99,65 +98,59 @@ class HostScalar(Storage):
     and issues the write of the value, under a lock, so two threads get one block, and the
     write is issued before the op that asked for the block. A recorder's call
     (torchic.compile) materializes through the real entry points: the block is the caller's
-    state, not one of the program's temporaries, and the value is constant."""
+    state, not one of the program's temporaries, and the value is constant.
 
-    __slots__ = ("pending",)
+    The block, once made, is held by a plain Storage (`held`) whose finalizer frees it; so a
+    HostScalar has no finalizer of its own: most are born and die as a slice bound, and a
+    finalizer would be a Python call at every death. It has Storage's fields and methods."""
+
+    __slots__ = ("runtime", "version", "pending", "held", "__weakref__")
 
     def __init__(self, runtime, code, value):
         self.runtime = runtime
-        _BLOCK.__set__(self, None)
         self.version = 0
         self.pending = (code, value)    # (dtype code, Python int) until materialized
+        self.held = None                # the Storage of its block, once made
 
     @property
     def block(self):
-        block = _BLOCK.__get__(self)
-        if block is None and self.pending is not None:
-            block = self._materialize()
-        return block
-
-    @block.setter
-    def block(self, block):
-        _BLOCK.__set__(self, block)
+        held = self.held
+        if held is not None:
+            return held.block
+        return None if self.pending is None else self._materialize()
 
     @property
     def disposed(self):
-        return self.pending is None and _BLOCK.__get__(self) is None
+        held = self.held
+        return self.pending is None and (held is None or held.block is None)
+
+    check_usable = Storage.check_usable
 
     def _materialize(self):
         with _MATERIALIZE:
-            block = _BLOCK.__get__(self)
-            pending = self.pending
-            rt = self.runtime
-            if block is not None or pending is None or rt is not dispatcher._runtime:
-                return block       # (another thread's, or disposed, or a closed runtime's)
+            held, pending, rt = self.held, self.pending, self.runtime
+            if held is not None:
+                return held.block      # (another thread's)
+            if pending is None or rt is not dispatcher._runtime:
+                return None            # (disposed, or a closed runtime's)
             code, value = pending
             rec = rt.recorder
             alloc, write = (rt.alloc, rt.write) if rec is None else \
                 (rec.real["alloc"], rec.real["write"])
-            block = alloc(dispatcher.ITEMSIZE[dispatcher.storage_code(rt.backend, code)])
-            block.known = None
-            block.shared = False
+            held = Storage(rt, alloc(dispatcher.ITEMSIZE[dispatcher.storage_code(rt.backend,
+                                                                                  code)]))
+            block = held.block
             write(dispatcher.View(block, 0, (), (), code),
                   np.array(value, dtype=dispatcher.DTYPES[code]))
             block.known = (code, 0, [value])
-            _BLOCK.__set__(self, block)
+            self.held = held
             self.pending = None
             return block
 
-    def __del__(self):      # (Storage's, without the property: most never get a block)
-        try:
-            block = _BLOCK.__get__(self)
-        except AttributeError:     # never finished
-            return
-        if block is not None:
-            _BLOCK.__set__(self, None)
-            block.known = None
-            self.runtime.free(block)
-
     def dispose(self):
         self.pending = None
-        Storage.dispose(self)
+        if self.held is not None:
+            self.held.dispose()
 
 
 class Tensor(_Methods):

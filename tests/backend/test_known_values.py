@@ -496,3 +496,20 @@ def test_threads_materialize_one_block(backend):
             t.join()
         assert results == [[22, 23, 24]] * 4
         _check(j, 22)
+
+
+def test_held_result_frees_its_block_when_it_dies(backend):
+    import gc
+    gc.collect()
+    before = tc.memory()["bytes_in_use"]
+    never = [tc.tensor(20) + k for k in range(50)]   # never materialized: no block at all
+    assert all(_held(t) for t in never)
+    assert tc.memory()["bytes_in_use"] == before
+    row = tc.zeros(1, dtype=tc.int64)
+    used = [(row + t).tolist() for t in never]       # each materialized by a kernel reading it
+    assert used == [[20 + k] for k in range(50)]
+    assert not any(_held(t) for t in never)
+    assert tc.memory()["bytes_in_use"] > before
+    del never, row
+    gc.collect()
+    assert tc.memory()["bytes_in_use"] == before
