@@ -16,7 +16,7 @@ from .ops import COMPUTE_AS, OUT, SIGNATURES, out_dtype
 from .shape import (broadcast_shapes, broadcast_strides, contiguous_strides, matmul_layout,
                     numel, transposed_meta)
 from .size import Size
-from .tensor import HostScalar, Storage, Tensor
+from .tensor import HostScalar, Storage, Tensor, make
 
 def nbytes(rt, shape, code):
     """The heap bytes a contiguous `code` tensor of `shape` takes on runtime rt: numel times
@@ -51,7 +51,7 @@ def new_tensor(shape, dtype="f32"):
     v = block.view
     if v is None or v.shape != shape or v.dtype != dtype:
         v = block.view = View(block, 0, shape, strides, dtype)
-    return Tensor._make(storage, 0, size, strides, dtype, view=v)
+    return make(storage, 0, size, strides, dtype, view=v)
 
 
 def host_scalar(value, code):
@@ -61,7 +61,7 @@ def host_scalar(value, code):
     storage = HostScalar(rt, code, value)
     if scopes.active:
         scopes.register(storage)
-    return Tensor._make(storage, 0, _SCALAR, (), code)
+    return make(storage, 0, _SCALAR, (), code)
 
 
 _SCALAR = Size(())

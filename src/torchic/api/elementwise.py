@@ -64,20 +64,6 @@ _KEEPS = frozenset((code, cls) for code in DTYPES for cls in (int, float)
                    if is_floating(code) or (cls is int and code != BOOL))
 
 
-def _int_scalar_pair(a, b, ca, cb):
-    """The integer dtype code of a binary op of a 0-d integer tensor with a Python int or a
-    0-d tensor of its dtype (either order: the dtype the result keeps), else None."""
-    if ca is Tensor:
-        if a.shape or not (cb is int or (cb is Tensor and not b.shape and b._dtype == a._dtype)):
-            return None
-        code = a._dtype
-    elif ca is int and cb is Tensor and not b.shape:
-        code = b._dtype
-    else:
-        return None
-    return code if code in INT_CODES else None
-
-
 def _binary_fn(cls, name, doc, example=""):
     apply, primitive = cls.apply, cls.op
     floating_only = primitive not in INT_BINARY
@@ -90,10 +76,13 @@ def _binary_fn(cls, name, doc, example=""):
         if alpha.__class__ is not int or alpha != 1:
             a, b = _alpha_scaled(primitive, a, b, alpha)
         ca, cb = a.__class__, b.__class__
-        # add / sub / mul of known 0-d integers: the result's value, no kernel (known.py)
-        if host_known and ca is not float and cb is not float:
-            code = _int_scalar_pair(a, b, ca, cb)
-            if code is not None:
+        # add / sub / mul of known 0-d integers (a 0-d tensor with a Python int, or two of
+        # one dtype): the result's value, no kernel (known.py)
+        if host_known and (ca is Tensor and not a.shape and (
+                cb is int or cb is Tensor and not b.shape and b._dtype == a._dtype)
+                or ca is int and cb is Tensor and not b.shape):
+            code = a._dtype if ca is Tensor else b._dtype
+            if code in INT_CODES:
                 z = known.arith(primitive, code, a, b)
                 if z is not None:
                     return raw.host_scalar(z, code)

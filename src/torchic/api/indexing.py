@@ -28,13 +28,14 @@ import numbers
 
 import numpy as np
 
-from .. import raw
+from .. import known, raw
 from ..autograd import is_grad_enabled
 from ..creation import tensor as _tensor_from_data
+from ..dispatcher import INT_CODES
 from ..functions import Cast, Cat, GatherRows, IndexView, Permute, Reshape, as_strided, constant
 from ..functions.views import mark_view
 from ..shape import numel, slice_meta
-from ..tensor import Tensor
+from ..tensor import Tensor, make
 
 
 def _is_advanced(k):
@@ -198,6 +199,10 @@ def _bound(v):
         return None
     if v.__class__ is not Tensor:
         return _NOT_A_BOUND
+    if not v.shape and v._dtype in INT_CODES:    # (__index__'s test and first step)
+        k = known.value(v)
+        if k is not None:
+            return k
     try:
         return v.__index__()
     except TypeError:
@@ -220,7 +225,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
                                        meta=(offset, shape, a._strides))
             # nothing to record: IndexView.forward's view, without apply's node and frames
             return mark_view(UNRECORDED_NODE, a,
-                             Tensor._make(a._storage, offset, shape, a._strides, a._dtype))
+                             make(a._storage, offset, shape, a._strides, a._dtype))
     key = key_tuple(key)
     advanced = [i for i, k in enumerate(key) if _is_advanced(k)]
     if not advanced:

@@ -14,7 +14,7 @@ from ..shape import (broadcast_strides, infer_shape, normalize_axes, normalize_a
 from ..functions.views import mark_view
 from ..shape import ShapeError   # issue 44: shape errors are RuntimeErrors too
 from ..size import Size
-from ..tensor import Tensor
+from ..tensor import Tensor, make
 from .elementwise import promote
 from .indexing import getitem  # noqa: F401  (re-exported: other api modules import it here)
 from .indexing import UNRECORDED_NODE
@@ -231,7 +231,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     # nothing to record (`for i in ix` in a script's get_batch): the views made directly
     # (IndexView.forward's, without a node and frames per view; mark_view links each to the
     # base as a view made outside a graph)
-    make, st, code, part_shape = Tensor._make, a._storage, a._dtype, Size(part_shape)
+    st, code, part_shape = a._storage, a._dtype, Size(part_shape)
     return tuple([mark_view(UNRECORDED_NODE, a,
                             make(st, offset + i * step, part_shape, part_strides, code))
                   for i in range(shape[d])])

@@ -89,7 +89,7 @@ class Primitive:
         node.freed = False
         node.retained = None
         saved = node._saved
-        if saved and any(t is out for t in saved):
+        if saved and id(out) in map(id, saved):     # (`in` on tensors would call ==)
             # save the output as a detached alias (same storage and version counter):
             # out -> node -> out would be a reference cycle, freed only by the cyclic GC
             node._saved_out = tuple(i for i, t in enumerate(saved) if t is out)
@@ -473,7 +473,7 @@ def run(tensors, gradients, retain_graph=None, create_graph=False, inputs=None,
                     pending.setdefault(id(edge), _GradSum()).add(g)
                 else:
                     # a gradient made for this input alone may become .grad without a copy
-                    private = g is not grad and sum(x is g for x in input_grads) == 1
+                    private = g is not grad and list(map(id, input_grads)).count(id(g)) == 1
                     _accumulate(edge, g, private)
                 fed.add(id(edge))
             if counts is not None:   # before the hooks: they see each leaf's whole gradient

@@ -13,7 +13,7 @@ from ..dispatcher import DTYPES, runtime
 from ..dtypes import to_host
 from ..promotion import scalar_code
 from ..shape import contiguous_strides, reshape_strides
-from ..tensor import Tensor
+from ..tensor import Tensor, make
 
 _constants = {}
 MAX_CONSTANTS = 256
@@ -71,7 +71,7 @@ def sum_to_shape(g, shape):
 
 def as_strided(t, offset, shape, strides):
     """A tensor sharing t's storage, read with another offset / shape / strides."""
-    return Tensor._make(t._storage, offset, tuple(shape), tuple(strides), t._dtype)
+    return make(t._storage, offset, tuple(shape), tuple(strides), t._dtype)
 
 
 def reshape_raw(t, shape):
