@@ -630,32 +630,58 @@ unsafe fn gemm_small<S: Simd>(g: GemmK) {
 }
 
 /// rows i..i+R of C in the direct loop (B's rows contiguous, readable in whole vectors
-/// up to n rounded up to the lanes: gemm_small)
+/// up to n rounded up to the lanes: gemm_small), two vectors of columns at a time where
+/// they fit: R x 2 independent FMA chains, where R alone (4) left the two FMA pipes waiting
+/// on the FMA latency (AVX2's 16-wide attention tiles: one vector a row was half the rate)
 #[inline(always)]
-#[allow(clippy::needless_range_loop)] // r indexes acc and computes the row address in step
 unsafe fn small_rows<S: Simd, const R: usize>(g: GemmK, i: usize) {
+    let (n, w) = (g.n, S::W);
+    let padded = n.next_multiple_of(w);
+    let mut j = 0;
+    while j + 2 * w <= padded {
+        small_tile::<S, R, 2>(g, i, j);
+        j += 2 * w;
+    }
+    if j < n {
+        small_tile::<S, R, 1>(g, i, j);
+    }
+}
+
+/// C[i..i+R, j..j+V*W] (clipped at n) of the direct loop: one accumulator per row and
+/// vector, summed over k in order (the bits do not depend on V)
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // r and v index acc and compute addresses in step
+unsafe fn small_tile<S: Simd, const R: usize, const V: usize>(g: GemmK, i: usize, j: usize) {
     let GemmK {
         n, k, a, b, c, ldc, ..
     } = g;
     let w = S::W;
-    let mut j = 0;
-    while j < n {
-        let mut acc = [S::zero(); R];
-        for kk in 0..k {
-            let bv = S::load(b.at(kk, j));
-            for r in 0..R {
-                acc[r] = S::fma(S::splat(*a.at(i + r, kk)), bv, acc[r]);
-            }
+    let mut acc = [[S::zero(); V]; R];
+    for kk in 0..k {
+        let mut bv = [S::zero(); V];
+        for v in 0..V {
+            bv[v] = S::load(b.at(kk, j + v * w));
         }
         for r in 0..R {
-            let cp = c.add((i + r) * ldc + j);
-            if j + w <= n {
-                S::store(cp, acc[r]);
-            } else {
-                S::store_part(cp, acc[r], n - j);
+            let av = S::splat(*a.at(i + r, kk));
+            for v in 0..V {
+                acc[r][v] = S::fma(av, bv[v], acc[r][v]);
             }
         }
-        j += w;
+    }
+    for r in 0..R {
+        for v in 0..V {
+            let jj = j + v * w;
+            if jj >= n {
+                break;
+            }
+            let cp = c.add((i + r) * ldc + jj);
+            if jj + w <= n {
+                S::store(cp, acc[r][v]);
+            } else {
+                S::store_part(cp, acc[r][v], n - jj);
+            }
+        }
     }
 }
 
@@ -1532,6 +1558,7 @@ mod tests {
             (13, 700, 40), // two A panels packed (one an edge), B read in place
             (16, 16, 16),  // the small path: attention's q @ k^T per (batch, head), B copied
             (9, 20, 16),   // the small path: N not whole vectors (B copied, padded)
+            (5, 40, 12),   // the small path: pairs of vectors, a last one partial (AVX-512)
         ];
         for isa in Isa::all_supported() {
             for &(m, n, k) in &sizes {
